@@ -1,0 +1,182 @@
+package httpapi
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/envelope"
+	"github.com/deskkit/deskkit/trash"
+)
+
+// Prefix is where every route is mounted.
+const Prefix = "/api/v1"
+
+// DefaultMaxBodyBytes is the largest request body DecodeJSON accepts.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Authenticator turns a bearer token into the principal it names.
+// Authenticate returns an error wrapping deskkit.ErrUnauthenticated for a
+// token it does not know (answered 401); any other error is unexpected
+// (answered 500 and logged).
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (deskkit.Principal, error)
+}
+
+// Config names the services to mount; nil services are not mounted, and
+// their routes answer 404.
+type Config struct {
+	Authenticator Authenticator // required
+	Trash         *trash.Trash
+	Logger        *slog.Logger     // unexpected errors go here; slog.Default if nil
+	Now           func() time.Time // the clock of envelope datetimes; time.Now if nil
+	MaxBodyBytes  int64            // DefaultMaxBodyBytes if 0
+}
+
+func (c *Config) withDefaults() Config {
+	var out Config
+	if c != nil {
+		out = *c
+	}
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	if out.MaxBodyBytes == 0 {
+		out.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	return out
+}
+
+func (c *Config) validate() error {
+	if c.Authenticator == nil {
+		return errors.New("httpapi: Authenticator is required")
+	}
+	if c.MaxBodyBytes < 0 {
+		return errors.New("httpapi: MaxBodyBytes must not be negative")
+	}
+	return nil
+}
+
+// Route is a method and a path template as the OpenAPI document writes it
+// ("/api/v1/task/trash/{id}").
+type Route struct {
+	Method string
+	Path   string
+}
+
+// Endpoint is an authenticated operation: it gets the request, the
+// principal and the path parameters, and returns the data of a success
+// envelope or an error for the error table.
+type Endpoint func(r *http.Request, p deskkit.Principal, ps httprouter.Params) (any, error)
+
+// Server is the HTTP API: an http.Handler that answers every route under
+// Prefix with an envelope.
+type Server struct {
+	cfg    Config
+	router *httprouter.Router
+	routes []Route
+}
+
+//go:embed openapi.json
+var openAPIDocument []byte
+
+// New builds the handler of the services cfg names.
+func New(cfg *Config) (*Server, error) {
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: c, router: httprouter.New()}
+	s.router.NotFound = http.HandlerFunc(s.notFound)
+	s.router.MethodNotAllowed = http.HandlerFunc(s.methodNotAllowed)
+	s.router.PanicHandler = s.panicked
+	s.router.HandleOPTIONS = false
+	s.router.RedirectTrailingSlash = false
+	s.router.RedirectFixedPath = false
+
+	s.router.GET(Prefix+"/openapi.json", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openAPIDocument)
+	})
+	s.routes = append(s.routes, Route{http.MethodGet, Prefix + "/openapi.json"})
+	if c.Trash != nil {
+		s.mountTrash(c.Trash)
+	}
+	return s, nil
+}
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.router.ServeHTTP(w, r)
+}
+
+// Routes lists deskkit's own routes, in the OpenAPI document's path syntax;
+// routes added with Handle are not among them.
+func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
+
+// Handle mounts a host endpoint at Prefix+path (httprouter syntax,
+// "/demo/task/:id"), with deskkit's authentication, body limit, envelope
+// and error table. The reference server mounts its demo routes this way.
+func (s *Server) Handle(method, path string, fn Endpoint) {
+	s.router.Handle(method, Prefix+path, s.endpoint(fn))
+}
+
+func (s *Server) handle(method, path string, fn Endpoint) {
+	s.Handle(method, path, fn)
+	s.routes = append(s.routes, Route{method, Prefix + openAPIPath(path)})
+}
+
+// openAPIPath turns "/a/:id" into "/a/{id}".
+func openAPIPath(path string) string {
+	parts := strings.Split(path, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") {
+			parts[i] = "{" + p[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+func (s *Server) endpoint(fn Endpoint) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		p, err := s.authenticate(r)
+		if err != nil {
+			s.WriteError(w, r, err)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		data, err := fn(r, p, ps)
+		if err != nil {
+			s.WriteError(w, r, err)
+			return
+		}
+		envelope.Write(w, http.StatusOK, envelope.OK(data, s.cfg.Now()))
+	}
+}
+
+func (s *Server) authenticate(r *http.Request) (deskkit.Principal, error) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return deskkit.Principal{}, deskkit.ErrUnauthenticated
+	}
+	p, err := s.cfg.Authenticator.Authenticate(r.Context(), token)
+	if err != nil {
+		return deskkit.Principal{}, err
+	}
+	if !p.Valid() {
+		return deskkit.Principal{}, deskkit.ErrUnauthenticated
+	}
+	return p, nil
+}

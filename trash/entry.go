@@ -1,0 +1,87 @@
+package trash
+
+import (
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// TargetType is the kind of thing a trash entry holds.
+type TargetType string
+
+// The target types.
+const (
+	TargetTask   TargetType = "TASK"
+	TargetSprint TargetType = "TASK_SPRINT"
+)
+
+// Valid reports whether t is one of the target types.
+func (t TargetType) Valid() bool { return t == TargetTask || t == TargetSprint }
+
+// Entry is one deleted task or sprint waiting in the trash.
+//
+// The four display fields are filled only by a search with InfoScope
+// InfoDetail, from the Config.Users hook; they are empty (and left out of
+// JSON) otherwise.
+type Entry struct {
+	ID          int64      `json:"id"`
+	TenantID    int64      `json:"tenantId"`
+	ProjectID   int64      `json:"projectId"`
+	TargetType  TargetType `json:"targetType"`
+	TargetID    int64      `json:"targetId"`
+	TargetName  string     `json:"targetName"`
+	SprintID    *int64     `json:"sprintId"` // the sprint a task belonged to; nil for sprints and sprint-less tasks
+	CreatedBy   int64      `json:"createdBy"`
+	DeletedBy   int64      `json:"deletedBy"`
+	DeletedDate time.Time  `json:"deletedDate"`
+
+	CreatedByName   string `json:"createdByName,omitempty"`
+	CreatedByAvatar string `json:"createdByAvatar,omitempty"`
+	DeletedByName   string `json:"deletedByName,omitempty"`
+	DeletedByAvatar string `json:"deletedByAvatar,omitempty"`
+}
+
+// row is an entry as stored.
+type row struct {
+	bun.BaseModel `bun:"table:deskkit_trash,alias:t"`
+
+	ID               int64      `bun:"id,pk,autoincrement"`
+	TenantID         int64      `bun:"tenant_id,notnull"`
+	ProjectID        int64      `bun:"project_id,notnull"`
+	TargetType       TargetType `bun:"target_type,notnull"`
+	TargetID         int64      `bun:"target_id,notnull"`
+	TargetName       string     `bun:"target_name,notnull"`
+	TargetNameFolded string     `bun:"target_name_folded,notnull"`
+	SprintID         *int64     `bun:"sprint_id"`
+	CreatedBy        int64      `bun:"created_by,notnull"`
+	DeletedBy        int64      `bun:"deleted_by,notnull"`
+	DeletedDate      time.Time  `bun:"deleted_date,notnull"`
+}
+
+func (r *row) entry() Entry {
+	return Entry{
+		ID:          r.ID,
+		TenantID:    r.TenantID,
+		ProjectID:   r.ProjectID,
+		TargetType:  r.TargetType,
+		TargetID:    r.TargetID,
+		TargetName:  r.TargetName,
+		SprintID:    r.SprintID,
+		CreatedBy:   r.CreatedBy,
+		DeletedBy:   r.DeletedBy,
+		DeletedDate: r.DeletedDate.UTC(),
+	}
+}
+
+func entries(rows []row) []Entry {
+	out := make([]Entry, len(rows))
+	for i := range rows {
+		out[i] = rows[i].entry()
+	}
+	return out
+}
+
+// fold is the case folding of names for search: the stored folded name and
+// every search term go through it.
+func fold(s string) string { return strings.ToLower(s) }
