@@ -3,6 +3,7 @@ module github.com/deskkit/deskkit
 go 1.26.8
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/julienschmidt/httprouter v1.3.0
 	github.com/ory/dockertest/v3 v3.12.0
 	github.com/uptrace/bun v1.2.18

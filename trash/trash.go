@@ -1,6 +1,7 @@
 package trash
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
@@ -449,9 +450,11 @@ func (t *Trash) restore(ctx context.Context, tx bun.Tx, tenantID int64, es []row
 			return 0, fmt.Errorf("trash: take sprints: %w", err)
 		}
 	}
-	// Sprints (those among es and those just taken) before tasks.
+	// Sprints (those among es and those just taken) before tasks, each in id order.
 	all := append(sprints, es...)
-	slices.SortStableFunc(all, func(a, b row) int { return sprintFirst(a.TargetType) - sprintFirst(b.TargetType) })
+	slices.SortFunc(all, func(a, b row) int {
+		return cmp.Or(sprintFirst(a.TargetType)-sprintFirst(b.TargetType), cmp.Compare(a.ID, b.ID))
+	})
 	return len(all), t.apply(ctx, tx, all, true)
 }
 
@@ -473,8 +476,11 @@ func (t *Trash) purge(ctx context.Context, tx bun.Tx, tenantID int64, es []row) 
 			return 0, fmt.Errorf("trash: take tasks of sprints: %w", err)
 		}
 	}
+	// Tasks before their sprints, each in id order.
 	all := append(tasks, es...)
-	slices.SortStableFunc(all, func(a, b row) int { return sprintFirst(b.TargetType) - sprintFirst(a.TargetType) })
+	slices.SortFunc(all, func(a, b row) int {
+		return cmp.Or(sprintFirst(b.TargetType)-sprintFirst(a.TargetType), cmp.Compare(a.ID, b.ID))
+	})
 	return len(all), t.apply(ctx, tx, all, false)
 }
 
