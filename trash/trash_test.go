@@ -599,8 +599,8 @@ func testPermissions(t *testing.T, db *bun.DB) {
 	inProject2 := f.add(t, alice, trash.NewEntry{ProjectID: 2, TargetType: trash.TargetTask, TargetID: 3, TargetName: "project 2"})
 	inProject666 := f.add(t, alice, trash.NewEntry{ProjectID: 666, TargetType: trash.TargetTask, TargetID: 4, TargetName: "project 666"})
 
-	wantErr(t, f.trash.Restore(ctx, bob, byAlice.ID), trash.ErrForbidden)  // bob manages project 2 only
-	wantErr(t, f.trash.Clear(ctx, carol, byAlice.ID), trash.ErrForbidden)  // neither deleted nor created it
+	wantErr(t, f.trash.Restore(ctx, bob, byAlice.ID), trash.ErrForbidden) // bob manages project 2 only
+	wantErr(t, f.trash.Clear(ctx, carol, byAlice.ID), trash.ErrForbidden) // neither deleted nor created it
 	if err := f.trash.Restore(ctx, carol, inProject666.ID); err == nil || errors.Is(err, trash.ErrForbidden) {
 		t.Errorf("restore when the authorizer fails = %v, want its error passed on", err)
 	}
