@@ -97,6 +97,9 @@ func query(r *http.Request) (url.Values, error) {
 // only checks that v holds no parameter but allowed.
 func only(v url.Values, allowed ...string) error {
 	for name := range v {
+		if name == "" {
+			return deskkit.Invalid("query string", "must not hold a parameter without a name")
+		}
 		ok := false
 		for _, a := range allowed {
 			ok = ok || name == a

@@ -113,6 +113,9 @@ func ParseQuery(v url.Values) (Query, error) {
 	filters := make([]Filter, MaxFilters)
 	seen := make([]bool, MaxFilters)
 	for name, vals := range v {
+		if name == "" {
+			return Query{}, deskkit.Invalid("query string", "must not hold a parameter without a name")
+		}
 		if len(vals) != 1 {
 			return Query{}, deskkit.Invalid(name, "must be given once")
 		}
