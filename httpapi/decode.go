@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -96,7 +98,7 @@ func query(r *http.Request) (url.Values, error) {
 
 // only checks that v holds no parameter but allowed.
 func only(v url.Values, allowed ...string) error {
-	for name := range v {
+	for _, name := range slices.Sorted(maps.Keys(v)) {
 		if name == "" {
 			return deskkit.Invalid("query string", "must not hold a parameter without a name")
 		}

@@ -2,8 +2,10 @@ package trash
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,7 +114,9 @@ func ParseQuery(v url.Values) (Query, error) {
 	var q Query
 	filters := make([]Filter, MaxFilters)
 	seen := make([]bool, MaxFilters)
-	for name, vals := range v {
+	// Sorted, so that of several bad parameters the same one is always named.
+	for _, name := range slices.Sorted(maps.Keys(v)) {
+		vals := v[name]
 		if name == "" {
 			return Query{}, deskkit.Invalid("query string", "must not hold a parameter without a name")
 		}
