@@ -281,11 +281,15 @@ type cond struct {
 
 // plan is a validated query, ready to run.
 type plan struct {
-	conds    []cond
-	order    string
-	limit    int
-	offset   int
-	detailed bool
+	// counted: the query filters by tenant, type and perhaps project only,
+	// so deskkit_trash_counts has its total.
+	counted   bool
+	projectID int64
+	conds     []cond
+	order     string
+	limit     int
+	offset    int
+	detailed  bool
 }
 
 // compile validates q, applies its defaults, and turns it into conditions.
@@ -299,6 +303,8 @@ func (q Query) compile() (plan, error) {
 		return p, deskkit.Invalid("targetType", "must be TASK or TASK_SPRINT")
 	}
 	p.conds = append(p.conds, cond{"t.target_type = ?", []any{string(q.TargetType)}})
+	p.counted = q.TargetName == "" && q.DeletedDate == nil && len(q.Filters) == 0
+	p.projectID = q.ProjectID
 	if q.ProjectID < 0 {
 		return p, deskkit.Invalid("projectId", "must be a positive integer")
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -206,13 +207,27 @@ func (t *Trash) Count(ctx context.Context, p deskkit.Principal, projectID int64)
 	if projectID < 1 {
 		return 0, deskkit.Invalid("projectId", "must be a positive integer")
 	}
-	n, err := t.db.NewSelect().Model((*row)(nil)).
-		Where("t.tenant_id = ? AND t.project_id = ?", p.TenantID, projectID).
-		Count(ctx)
+	n, err := t.counted(ctx, p.TenantID, "", projectID)
 	if err != nil {
 		return 0, fmt.Errorf("trash: count: %w", err)
 	}
-	return int64(n), nil
+	return n, nil
+}
+
+// counted reads deskkit_trash_counts, which triggers keep exact: the entries
+// of a tenant, of one type unless typ is "", of one project unless
+// projectID is 0.
+func (t *Trash) counted(ctx context.Context, tenantID int64, typ TargetType, projectID int64) (int64, error) {
+	q := t.db.NewSelect().Table("deskkit_trash_counts").ColumnExpr("coalesce(sum(entries), 0)").Where("tenant_id = ?", tenantID)
+	if typ != "" {
+		q = q.Where("target_type = ?", typ)
+	}
+	if projectID != 0 {
+		q = q.Where("project_id = ?", projectID)
+	}
+	var n int64
+	err := q.Scan(ctx, &n)
+	return n, err
 }
 
 // Search returns a page of p's tenant's entries matching q, and how many
@@ -226,17 +241,42 @@ func (t *Trash) Search(ctx context.Context, p deskkit.Principal, q Query) (Page,
 	if err != nil {
 		return Page{}, err
 	}
-	var rows []row
-	sel := t.db.NewSelect().Model(&rows).Where("t.tenant_id = ?", p.TenantID)
-	for _, c := range pl.conds {
-		sel = sel.Where(c.sql, c.args...)
+	filtered := func(q *bun.SelectQuery) *bun.SelectQuery {
+		q = q.Where("t.tenant_id = ?", p.TenantID)
+		for _, c := range pl.conds {
+			q = q.Where(c.sql, c.args...)
+		}
+		return q
 	}
-	// ScanAndCount runs the page and the count concurrently on two connections.
-	total, err := sel.OrderExpr(pl.order).Limit(pl.limit).Offset(pl.offset).ScanAndCount(ctx)
-	if err != nil {
+	// The page and the total run concurrently, on two connections.
+	var (
+		rows     []row
+		total    int64
+		totalErr error
+		wg       sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if pl.counted {
+			total, totalErr = t.counted(ctx, p.TenantID, q.TargetType, pl.projectID)
+			return
+		}
+		var n int
+		n, totalErr = filtered(t.db.NewSelect().TableExpr("deskkit_trash AS t")).Count(ctx)
+		total = int64(n)
+	}()
+	// A deferred join: page through ids alone (an index-only scan for the
+	// common orders), then read the page's rows. Deep offsets then skip
+	// index entries instead of whole rows.
+	ids := filtered(t.db.NewSelect().TableExpr("deskkit_trash AS t").Column("t.id")).
+		OrderExpr(pl.order).Limit(pl.limit).Offset(pl.offset)
+	err = t.db.NewSelect().Model(&rows).Where("t.id IN (?)", ids).OrderExpr(pl.order).Scan(ctx)
+	wg.Wait()
+	if err = errors.Join(err, totalErr); err != nil {
 		return Page{}, fmt.Errorf("trash: search: %w", err)
 	}
-	page := Page{Total: int64(total), List: entries(rows)}
+	page := Page{Total: total, List: entries(rows)}
 	if pl.detailed && t.cfg.Users != nil && len(page.List) > 0 {
 		if err := t.resolveUsers(ctx, p.TenantID, page.List); err != nil {
 			return Page{}, err

@@ -205,15 +205,52 @@ func TestConformance(t *testing.T) {
 			{"AllOwnEntriesOnly", testAllOwnEntriesOnly},
 			{"Retention", testRetention},
 			{"ConcurrentRestoreAndClear", testConcurrentRestoreAndClear},
+			{"EntriesNeverMove", testEntriesNeverMove},
 		}
 		// Each case migrates the shared database once more (a no-op after the
 		// first) and works in a project of its own, so cases do not meet.
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				tc.fn(t, freshDB(t, db))
+				checkCounts(t, db)
 			})
 		}
 	})
+}
+
+// checkCounts compares the trigger-kept counts with the rows themselves.
+func checkCounts(t *testing.T, db *bun.DB) {
+	t.Helper()
+	type group struct {
+		TenantID   int64  `bun:"tenant_id"`
+		TargetType string `bun:"target_type"`
+		ProjectID  int64  `bun:"project_id"`
+		Entries    int64  `bun:"entries"`
+	}
+	ctx := context.Background()
+	var actual, kept []group
+	if err := db.NewRaw("SELECT tenant_id, target_type, project_id, count(*) AS entries FROM deskkit_trash GROUP BY tenant_id, target_type, project_id ORDER BY 1, 2, 3").Scan(ctx, &actual); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.NewRaw("SELECT tenant_id, target_type, project_id, entries FROM deskkit_trash_counts WHERE entries <> 0 ORDER BY 1, 2, 3").Scan(ctx, &kept); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(actual, kept); diff != "" {
+		t.Errorf("deskkit_trash_counts disagrees with deskkit_trash (-rows +counts):\n%s", diff)
+	}
+}
+
+func testEntriesNeverMove(t *testing.T, db *bun.DB) {
+	f := setup(t, db, nil)
+	e := f.add(t, alice, task(1, "stays"))
+	for _, set := range []string{"project_id = 2", "tenant_id = 2", "target_type = 'TASK_SPRINT'"} {
+		if _, err := db.ExecContext(context.Background(), "UPDATE deskkit_trash SET "+set+" WHERE id = ?", e.ID); err == nil {
+			t.Errorf("UPDATE SET %s was allowed; the counts would lie", set)
+		}
+	}
+	if _, err := db.ExecContext(context.Background(), "UPDATE deskkit_trash SET target_name = 'renamed' WHERE id = ?", e.ID); err != nil {
+		t.Errorf("renaming an entry: %v", err)
+	}
 }
 
 // freshDB empties the trash table between cases that share a database.

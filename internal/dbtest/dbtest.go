@@ -95,8 +95,7 @@ func OpenPostgres(t testing.TB) *bun.DB {
 	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA ?", bun.Ident(schema)); err != nil {
 		t.Fatalf("create schema: %v", err)
 	}
-	conn := searchPathConnector{pgdriver.NewConnector(pgdriver.WithDSN(dsn)), schema}
-	db := bun.NewDB(sql.OpenDB(conn), pgdialect.New())
+	db := OpenSchema(dsn, schema)
 	t.Cleanup(func() {
 		db.Close()
 		cleanup := database.OpenPostgres(dsn)
@@ -119,6 +118,14 @@ func ensureExtensions(ctx context.Context, db *bun.DB) error {
 		_, err := tx.ExecContext(ctx, "CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
 		return err
 	})
+}
+
+// OpenSchema opens PostgreSQL at dsn with search_path set to schema, then
+// public. The schema must exist and be named by the caller, not a client.
+func OpenSchema(dsn, schema string, opts ...pgdriver.Option) *bun.DB {
+	opts = append([]pgdriver.Option{pgdriver.WithDSN(dsn)}, opts...)
+	conn := searchPathConnector{pgdriver.NewConnector(opts...), schema}
+	return bun.NewDB(sql.OpenDB(conn), pgdialect.New())
 }
 
 // searchPathConnector opens connections whose search_path is the test's

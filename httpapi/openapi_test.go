@@ -1,0 +1,666 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/google/go-cmp/cmp"
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/trash"
+)
+
+// fakeAuthenticator is the host's token check.
+type fakeAuthenticator struct {
+	AuthenticateFn func(ctx context.Context, token string) (deskkit.Principal, error)
+}
+
+func (f *fakeAuthenticator) Authenticate(ctx context.Context, token string) (deskkit.Principal, error) {
+	return f.AuthenticateFn(ctx, token)
+}
+
+// fakeRestorer is the host's task store; by default it records what it is
+// asked to do.
+type fakeRestorer struct {
+	RestoreFn func(ctx context.Context, tx bun.Tx, e trash.Entry) error
+	PurgeFn   func(ctx context.Context, tx bun.Tx, e trash.Entry) error
+}
+
+func (f *fakeRestorer) Restore(ctx context.Context, tx bun.Tx, e trash.Entry) error {
+	return f.RestoreFn(ctx, tx, e)
+}
+
+func (f *fakeRestorer) Purge(ctx context.Context, tx bun.Tx, e trash.Entry) error {
+	return f.PurgeFn(ctx, tx, e)
+}
+
+// fakeAuthorizer names project managers.
+type fakeAuthorizer struct {
+	CanManageProjectFn func(ctx context.Context, p deskkit.Principal, projectID int64) (bool, error)
+}
+
+func (f *fakeAuthorizer) CanManageProject(ctx context.Context, p deskkit.Principal, projectID int64) (bool, error) {
+	return f.CanManageProjectFn(ctx, p, projectID)
+}
+
+// fakeUsers shows users for detailed searches.
+type fakeUsers struct {
+	ResolveUsersFn func(ctx context.Context, tenantID int64, ids []int64) (map[int64]trash.UserInfo, error)
+}
+
+func (f *fakeUsers) ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]trash.UserInfo, error) {
+	return f.ResolveUsersFn(ctx, tenantID, ids)
+}
+
+var (
+	_ httpapi.Authenticator = (*fakeAuthenticator)(nil)
+	_ trash.Restorer        = (*fakeRestorer)(nil)
+	_ trash.Authorizer      = (*fakeAuthorizer)(nil)
+	_ trash.UserResolver    = (*fakeUsers)(nil)
+)
+
+// The users of tenant 1, by token. "broken" makes the authenticator fail
+// unexpectedly, which the API answers 500.
+var (
+	admin = deskkit.Principal{UserID: 1, TenantID: 1, Admin: true}
+	alice = deskkit.Principal{UserID: 2, TenantID: 1}
+	bob   = deskkit.Principal{UserID: 3, TenantID: 1}
+	carol = deskkit.Principal{UserID: 4, TenantID: 1} // manages project 10 through the Authorizer
+)
+
+var tokens = map[string]deskkit.Principal{"admin": admin, "alice": alice, "bob": bob, "carol": carol}
+
+var names = map[int64]trash.UserInfo{
+	1: {Name: "Admin", Avatar: "https://example.com/admin.png"},
+	2: {Name: "Alice", Avatar: "https://example.com/alice.png"},
+	3: {Name: "Bob", Avatar: "https://example.com/bob.png"},
+}
+
+var now = time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)
+
+// fixture is the trash every test starts with, all in project 10.
+type fixture struct {
+	sprint  trash.Entry // alice's sprint 100
+	task    trash.Entry // alice's task 200, of sprint 100
+	loose   trash.Entry // alice's task 201, in no sprint
+	bobTask trash.Entry // bob's task 300
+}
+
+type env struct {
+	url    string
+	doc    *openapi3.T
+	router routers.Router
+	srv    *httpapi.Server
+	fx     fixture
+
+	mu    sync.Mutex
+	calls []string // what the restorer was asked, e.g. "restore TASK 200"
+}
+
+func (e *env) record(verb string, en trash.Entry) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls = append(e.calls, fmt.Sprintf("%s %s %d", verb, en.TargetType, en.TargetID))
+}
+
+func (e *env) recorded() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.calls)
+}
+
+// setup starts a server over a fresh SQLite trash holding the fixture, and
+// loads and validates the OpenAPI document the server serves.
+func setup(t *testing.T) *env {
+	t.Helper()
+	ctx := t.Context()
+	db := dbtest.OpenSQLite(t)
+	if err := trash.Migrate(ctx, db); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	e := &env{}
+	restorer := &fakeRestorer{
+		RestoreFn: func(_ context.Context, _ bun.Tx, en trash.Entry) error { e.record("restore", en); return nil },
+		PurgeFn:   func(_ context.Context, _ bun.Tx, en trash.Entry) error { e.record("purge", en); return nil },
+	}
+	tr, err := trash.New(db, restorer, &trash.Config{
+		Now: func() time.Time { return now },
+		Authorizer: &fakeAuthorizer{CanManageProjectFn: func(_ context.Context, p deskkit.Principal, projectID int64) (bool, error) {
+			return p.UserID == carol.UserID && projectID == 10, nil
+		}},
+		Users: &fakeUsers{ResolveUsersFn: func(_ context.Context, _ int64, ids []int64) (map[int64]trash.UserInfo, error) {
+			out := map[int64]trash.UserInfo{}
+			for _, id := range ids {
+				if u, ok := names[id]; ok {
+					out[id] = u
+				}
+			}
+			return out, nil
+		}},
+	})
+	if err != nil {
+		t.Fatalf("trash.New: %v", err)
+	}
+	add := func(p deskkit.Principal, ne trash.NewEntry) trash.Entry {
+		t.Helper()
+		en, err := tr.Add(ctx, db, p, ne)
+		if err != nil {
+			t.Fatalf("add %+v: %v", ne, err)
+		}
+		return en
+	}
+	sprintID := int64(100)
+	e.fx = fixture{
+		sprint:  add(alice, trash.NewEntry{ProjectID: 10, TargetType: trash.TargetSprint, TargetID: 100, TargetName: "Sprint one", CreatedBy: alice.UserID}),
+		task:    add(alice, trash.NewEntry{ProjectID: 10, TargetType: trash.TargetTask, TargetID: 200, TargetName: "Write docs", SprintID: &sprintID, CreatedBy: admin.UserID}),
+		loose:   add(alice, trash.NewEntry{ProjectID: 10, TargetType: trash.TargetTask, TargetID: 201, TargetName: "Fix bug", CreatedBy: alice.UserID}),
+		bobTask: add(bob, trash.NewEntry{ProjectID: 10, TargetType: trash.TargetTask, TargetID: 300, TargetName: "Bob's task", CreatedBy: bob.UserID}),
+	}
+
+	e.srv, err = httpapi.New(&httpapi.Config{
+		Authenticator: &fakeAuthenticator{AuthenticateFn: func(_ context.Context, token string) (deskkit.Principal, error) {
+			if token == "broken" {
+				return deskkit.Principal{}, errors.New("user directory unreachable")
+			}
+			p, ok := tokens[token]
+			if !ok {
+				return deskkit.Principal{}, fmt.Errorf("unknown token: %w", deskkit.ErrUnauthenticated)
+			}
+			return p, nil
+		}},
+		Trash:  tr,
+		Logger: slog.New(slog.DiscardHandler),
+		Now:    func() time.Time { return now },
+	})
+	if err != nil {
+		t.Fatalf("httpapi.New: %v", err)
+	}
+	ts := httptest.NewServer(e.srv)
+	t.Cleanup(ts.Close)
+	e.url = ts.URL
+
+	resp, body := e.do(t, http.MethodGet, httpapi.Prefix+"/openapi.json", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET openapi.json: status %d: %s", resp.StatusCode, body)
+	}
+	loader := openapi3.NewLoader()
+	e.doc, err = loader.LoadFromData(body)
+	if err != nil {
+		t.Fatalf("load OpenAPI document: %v", err)
+	}
+	if err := e.doc.Validate(ctx); err != nil {
+		t.Fatalf("OpenAPI document is not valid: %v", err)
+	}
+	e.router, err = legacy.NewRouter(e.doc)
+	if err != nil {
+		t.Fatalf("router: %v", err)
+	}
+	return e
+}
+
+// do sends a request to the server, with the bearer token if not "".
+func (e *env) do(t *testing.T, method, target, token string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, e.url+target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, target, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", method, target, err)
+	}
+	return resp, body
+}
+
+func TestOpenAPIDocumentCoversRoutes(t *testing.T) {
+	e := setup(t)
+
+	documented := map[httpapi.Route]bool{}
+	for p, item := range e.doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented[httpapi.Route{Method: method, Path: p}] = true
+		}
+	}
+	served := map[httpapi.Route]bool{}
+	for _, r := range e.srv.Routes() {
+		served[r] = true
+		if !documented[r] {
+			t.Errorf("route %s %s is not in the OpenAPI document", r.Method, r.Path)
+		}
+	}
+	for r := range documented {
+		if !served[r] {
+			t.Errorf("operation %s %s of the OpenAPI document is not a route of the server", r.Method, r.Path)
+		}
+	}
+}
+
+// responseCase is one real request and what the server must answer.
+type responseCase struct {
+	name   string
+	op     string // operationId whose responses the answer must match; "" for an unknown route
+	method string
+	target func(fx fixture) string // path and query
+	token  string
+
+	reqValid   bool // the request conforms to the document, as kin-openapi checks it
+	wantStatus int
+	wantKey    string                 // ext.eKey of an error
+	wantData   func(fx fixture) any   // data of a success; nil wants null
+	wantCalls  []string               // what the restorer is asked, in order
+	wantAfter  func(fx fixture) int64 // entries of project 10 left afterwards, if not nil
+}
+
+func path(format string, args ...any) func(fixture) string {
+	return func(fixture) string { return fmt.Sprintf(format, args...) }
+}
+
+func search(v url.Values) func(fixture) string {
+	return func(fixture) string { return httpapi.Prefix + "/task/trash/search?" + v.Encode() }
+}
+
+func entryPath(pick func(fixture) trash.Entry, suffix string) func(fixture) string {
+	return func(fx fixture) string { return fmt.Sprintf("%s/task/trash/%d%s", httpapi.Prefix, pick(fx).ID, suffix) }
+}
+
+func detailed(en trash.Entry) trash.Entry {
+	en.CreatedByName, en.CreatedByAvatar = names[en.CreatedBy].Name, names[en.CreatedBy].Avatar
+	en.DeletedByName, en.DeletedByAvatar = names[en.DeletedBy].Name, names[en.DeletedBy].Avatar
+	return en
+}
+
+func left(n int64) func(fixture) int64 { return func(fixture) int64 { return n } }
+
+var (
+	sprintOf  = func(fx fixture) trash.Entry { return fx.sprint }
+	taskOf    = func(fx fixture) trash.Entry { return fx.task }
+	looseOf   = func(fx fixture) trash.Entry { return fx.loose }
+	bobTaskOf = func(fx fixture) trash.Entry { return fx.bobTask }
+)
+
+var responseCases = []responseCase{
+	// GET /openapi.json
+	{name: "document", op: "getOpenAPIDocument", method: http.MethodGet, target: path("/api/v1/openapi.json"),
+		reqValid: true, wantStatus: 200},
+	{name: "document wrong method", op: "getOpenAPIDocument", method: http.MethodPost, target: path("/api/v1/openapi.json"),
+		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+
+	// GET /task/trash/search
+	{name: "search by name order", op: "searchTrash", method: http.MethodGet,
+		target: search(url.Values{"targetType": {"TASK"}, "projectId": {"10"}, "orderBy": {"targetName"}, "orderSort": {"ASC"}, "pageSize": {"2"}, "infoScope": {"BASIC"}}),
+		token:  "alice", reqValid: true, wantStatus: 200,
+		wantData: func(fx fixture) any { return trash.Page{Total: 3, List: []trash.Entry{fx.bobTask, fx.loose}} }},
+	{name: "search detail with filters", op: "searchTrash", method: http.MethodGet,
+		target: search(url.Values{
+			"targetType": {"TASK"}, "infoScope": {"DETAIL"}, "pageNo": {"1"},
+			"filters[0].key": {"sprintId"}, "filters[0].op": {"IS_NOT_NULL"},
+			"filters[1].key": {"targetName"}, "filters[1].op": {"MATCH"}, "filters[1].value": {"DOCS"},
+			"filters[2].key": {"deletedDate"}, "filters[2].op": {"LESS_THAN_EQUAL"}, "filters[2].value": {"2026-11-22 01:00:00"},
+		}),
+		token: "bob", reqValid: true, wantStatus: 200,
+		wantData: func(fx fixture) any { return trash.Page{Total: 1, List: []trash.Entry{detailed(fx.task)}} }},
+	{name: "search sprints by date", op: "searchTrash", method: http.MethodGet,
+		target: search(url.Values{"targetType": {"TASK_SPRINT"}, "deletedDate": {"2026-11-22T01:00:00Z"}, "targetName": {"sprint"}}),
+		token:  "alice", reqValid: true, wantStatus: 200,
+		wantData: func(fx fixture) any { return trash.Page{Total: 1, List: []trash.Entry{fx.sprint}} }},
+	{name: "search past the last page", op: "searchTrash", method: http.MethodGet,
+		target: search(url.Values{"targetType": {"TASK"}, "pageNo": {"100000"}, "pageSize": {"2000"}, "orderBy": {"deletedDate"}}),
+		token:  "alice", reqValid: true, wantStatus: 200,
+		wantData: func(fixture) any { return trash.Page{Total: 3, List: []trash.Entry{}} }},
+	{name: "search page size out of bounds", op: "searchTrash", method: http.MethodGet,
+		target: search(url.Values{"targetType": {"TASK"}, "pageSize": {"2001"}}),
+		token:  "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "search without target type", op: "searchTrash", method: http.MethodGet,
+		target: search(url.Values{"projectId": {"10"}}),
+		token:  "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "search unknown filter op", op: "searchTrash", method: http.MethodGet,
+		target: search(url.Values{"targetType": {"TASK"}, "filters[0].key": {"id"}, "filters[0].op": {"LIKE"}, "filters[0].value": {"1"}}),
+		token:  "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "search without token", op: "searchTrash", method: http.MethodGet,
+		target:     search(url.Values{"targetType": {"TASK"}}),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "search authenticator fails", op: "searchTrash", method: http.MethodGet,
+		target: search(url.Values{"targetType": {"TASK"}}),
+		token:  "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "search wrong method", op: "searchTrash", method: http.MethodPost,
+		target: search(url.Values{"targetType": {"TASK"}}),
+		token:  "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+
+	// GET /task/trash/count
+	{name: "count", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count?projectId=10"),
+		token: "bob", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return 4 }},
+	{name: "count empty project", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count?projectId=11"),
+		token: "bob", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return 0 }},
+	{name: "count without project", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count"),
+		token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	// OpenAPI cannot say "no other parameters" or "at most once", so these
+	// requests conform to the document; its descriptions say they are 400.
+	{name: "count unknown parameter", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count?projectId=10&project=10"),
+		token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "count project given twice", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count?projectId=10&projectId=11"),
+		token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "count unknown token", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count?projectId=10"),
+		token: "mallory", reqValid: true, wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "count authenticator fails", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count?projectId=10"),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "count wrong method", op: "countTrash", method: http.MethodPut, target: path("/api/v1/task/trash/count?projectId=10"),
+		token: "bob", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+
+	// PATCH /task/trash/{id}/back
+	{name: "restore task with its sprint", op: "restoreTrash", method: http.MethodPatch, target: entryPath(taskOf, "/back"),
+		token: "alice", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return nil },
+		wantCalls: []string{"restore TASK_SPRINT 100", "restore TASK 200"}, wantAfter: left(2)},
+	{name: "restore by project manager", op: "restoreTrash", method: http.MethodPatch, target: entryPath(looseOf, "/back"),
+		token: "carol", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return nil },
+		wantCalls: []string{"restore TASK 201"}, wantAfter: left(3)},
+	{name: "restore bad id", op: "restoreTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/0/back"),
+		token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "restore without token", op: "restoreTrash", method: http.MethodPatch, target: entryPath(taskOf, "/back"),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized, wantAfter: left(4)},
+	{name: "restore another user's entry", op: "restoreTrash", method: http.MethodPatch, target: entryPath(sprintOf, "/back"),
+		token: "bob", reqValid: true, wantStatus: 403, wantKey: httpapi.KeyForbidden, wantAfter: left(4)},
+	{name: "restore unknown id", op: "restoreTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/9999/back"),
+		token: "admin", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
+	{name: "restore authenticator fails", op: "restoreTrash", method: http.MethodPatch, target: entryPath(taskOf, "/back"),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "restore wrong method", op: "restoreTrash", method: http.MethodPost, target: entryPath(taskOf, "/back"),
+		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+
+	// PATCH /task/trash/back
+	{name: "restore all own", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=10"),
+		token: "alice", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return 3 },
+		wantCalls: []string{"restore TASK_SPRINT 100", "restore TASK 200", "restore TASK 201"}, wantAfter: left(1)},
+	{name: "restore all as admin", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=10"),
+		token: "admin", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return 4 },
+		wantCalls: []string{"restore TASK_SPRINT 100", "restore TASK 200", "restore TASK 201", "restore TASK 300"}, wantAfter: left(0)},
+	{name: "restore all bad project", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=-1"),
+		token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "restore all without token", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=10"),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "restore all authenticator fails", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=10"),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "restore all wrong method", op: "restoreAllTrash", method: http.MethodGet, target: path("/api/v1/task/trash/back?projectId=10"),
+		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+
+	// DELETE /task/trash/{id}
+	{name: "clear sprint with its task", op: "clearTrash", method: http.MethodDelete, target: entryPath(sprintOf, ""),
+		token: "alice", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return nil },
+		wantCalls: []string{"purge TASK 200", "purge TASK_SPRINT 100"}, wantAfter: left(2)},
+	{name: "clear by admin", op: "clearTrash", method: http.MethodDelete, target: entryPath(bobTaskOf, ""),
+		token: "admin", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return nil },
+		wantCalls: []string{"purge TASK 300"}, wantAfter: left(3)},
+	{name: "clear id not a number", op: "clearTrash", method: http.MethodDelete, target: path("/api/v1/task/trash/abc"),
+		token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "clear without token", op: "clearTrash", method: http.MethodDelete, target: entryPath(looseOf, ""),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "clear another user's entry", op: "clearTrash", method: http.MethodDelete, target: entryPath(looseOf, ""),
+		token: "bob", reqValid: true, wantStatus: 403, wantKey: httpapi.KeyForbidden, wantAfter: left(4)},
+	{name: "clear unknown id", op: "clearTrash", method: http.MethodDelete, target: path("/api/v1/task/trash/9999"),
+		token: "alice", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
+	{name: "clear authenticator fails", op: "clearTrash", method: http.MethodDelete, target: entryPath(looseOf, ""),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "clear wrong method", op: "clearTrash", method: http.MethodPut, target: entryPath(looseOf, ""),
+		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+
+	// DELETE /task/trash
+	{name: "clear all own", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
+		token: "bob", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return 1 },
+		wantCalls: []string{"purge TASK 300"}, wantAfter: left(3)},
+	{name: "clear all by project manager", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
+		token: "carol", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return 4 },
+		wantCalls: []string{"purge TASK 200", "purge TASK 201", "purge TASK 300", "purge TASK_SPRINT 100"}, wantAfter: left(0)},
+	{name: "clear all bad project", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=0"),
+		token: "admin", wantStatus: 400, wantKey: httpapi.KeyValidation, wantAfter: left(4)},
+	{name: "clear all without token", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "clear all authenticator fails", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "clear all wrong method", op: "clearAllTrash", method: http.MethodPost, target: path("/api/v1/task/trash?projectId=10"),
+		token: "admin", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+
+	// No route.
+	{name: "unknown route", method: http.MethodGet, target: path("/api/v1/task/bin"),
+		token: "alice", wantStatus: 404, wantKey: httpapi.KeyRouteNotFound},
+	{name: "unknown route outside prefix", method: http.MethodDelete, target: path("/task/trash/1"),
+		wantStatus: 404, wantKey: httpapi.KeyRouteNotFound},
+}
+
+// TestOpenAPIResponses sends real requests and checks every answer against
+// the document; it then checks that every documented response of every
+// operation was seen.
+func TestOpenAPIResponses(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]bool{} // "operationId status"
+	t.Run("cases", func(t *testing.T) {
+		for _, tc := range responseCases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				e := setup(t)
+				checkResponse(t, e, tc)
+				mu.Lock()
+				seen[fmt.Sprintf("%s %d", tc.op, tc.wantStatus)] = true
+				mu.Unlock()
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+
+	e := setup(t)
+	for p, item := range e.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for status := range op.Responses.Map() {
+				if !seen[op.OperationID+" "+status] {
+					t.Errorf("no case answers %s %s (%s) with %s", method, p, op.OperationID, status)
+				}
+			}
+		}
+	}
+}
+
+func checkResponse(t *testing.T, e *env, tc responseCase) {
+	t.Helper()
+	target := tc.target(e.fx)
+	resp, body := e.do(t, tc.method, target, tc.token)
+
+	if resp.StatusCode != tc.wantStatus {
+		t.Fatalf("%s %s: status %d, want %d; body %s", tc.method, target, resp.StatusCode, tc.wantStatus, body)
+	}
+
+	// The request as kin-openapi sees it: same method, target and credential.
+	req := httptest.NewRequestWithContext(t.Context(), tc.method, target, nil)
+	if tc.token != "" {
+		req.Header.Set("Authorization", "Bearer "+tc.token)
+	}
+	route, pathParams := findOperation(t, e, req, resp, tc)
+
+	if route != nil && tc.wantStatus != http.StatusMethodNotAllowed {
+		err := openapi3filter.ValidateRequest(t.Context(), &openapi3filter.RequestValidationInput{
+			Request: req, PathParams: pathParams, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: bearerPresent},
+		})
+		switch {
+		case tc.reqValid && err != nil:
+			t.Errorf("request %s %s does not conform to the document: %v", tc.method, target, err)
+		case !tc.reqValid && err == nil:
+			t.Errorf("request %s %s conforms to the document, but the server rejects it with %d", tc.method, target, resp.StatusCode)
+		}
+	}
+
+	if route != nil {
+		err := openapi3filter.ValidateResponse(t.Context(), &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams, Route: route},
+			Status:                 resp.StatusCode,
+			Header:                 resp.Header,
+			Body:                   io.NopCloser(bytes.NewReader(body)),
+			Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+		})
+		if err != nil {
+			t.Errorf("response to %s %s does not match the document:\n%v\nbody: %s", tc.method, target, err, body)
+		}
+	} else {
+		validateRouteNotFound(t, e, resp, body)
+	}
+
+	if tc.op == "getOpenAPIDocument" && tc.wantStatus == http.StatusOK {
+		return // the body is the document, not an envelope
+	}
+	var env struct {
+		Code string          `json:"code"`
+		Data json.RawMessage `json:"data"`
+		Ext  map[string]any  `json:"ext"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Fatalf("body is not an envelope: %v: %s", err, body)
+	}
+	if tc.wantKey != "" {
+		if got := env.Ext["eKey"]; got != tc.wantKey {
+			t.Errorf("ext.eKey = %v, want %s; body %s", got, tc.wantKey, body)
+		}
+	} else {
+		var want any
+		if tc.wantData != nil {
+			want = tc.wantData(e.fx)
+		}
+		if diff := cmp.Diff(jsonValue(t, want), jsonValue(t, env.Data)); diff != "" {
+			t.Errorf("data mismatch (-want +got):\n%s", diff)
+		}
+	}
+	if diff := cmp.Diff(tc.wantCalls, e.recorded()); diff != "" {
+		t.Errorf("restorer calls mismatch (-want +got):\n%s", diff)
+	}
+	if tc.wantAfter != nil {
+		_, body := e.do(t, http.MethodGet, "/api/v1/task/trash/count?projectId=10", "admin")
+		var count struct{ Data int64 }
+		if err := json.Unmarshal(body, &count); err != nil {
+			t.Fatalf("count: %v: %s", err, body)
+		}
+		if want := tc.wantAfter(e.fx); count.Data != want {
+			t.Errorf("project 10 has %d entries afterwards, want %d", count.Data, want)
+		}
+	}
+}
+
+// findOperation finds the documented operation tc answers for. A 405 is
+// checked against tc.op, whose method the Allow header must name; an
+// unknown route has no operation.
+func findOperation(t *testing.T, e *env, req *http.Request, resp *http.Response, tc responseCase) (*routers.Route, map[string]string) {
+	t.Helper()
+	if tc.op == "" {
+		if route, _, err := e.router.FindRoute(req); err == nil {
+			t.Fatalf("%s %s is documented as %s, but the server has no route for it", req.Method, req.URL, route.Operation.OperationID)
+		}
+		return nil, nil
+	}
+	lookup := req
+	if tc.wantStatus == http.StatusMethodNotAllowed {
+		if _, _, err := e.router.FindRoute(req); err == nil {
+			t.Fatalf("%s %s is documented, but the server answers 405", req.Method, req.URL)
+		}
+		method := operationMethod(e.doc, tc.op)
+		allow := strings.Split(resp.Header.Get("Allow"), ", ")
+		if !slices.Contains(allow, method) {
+			t.Errorf("405 Allow header %q does not name %s, the method of %s", resp.Header.Get("Allow"), method, tc.op)
+		}
+		lookup = req.Clone(req.Context())
+		lookup.Method = method
+	}
+	route, pathParams, err := e.router.FindRoute(lookup)
+	if err != nil {
+		t.Fatalf("%s %s: no operation in the document: %v", lookup.Method, lookup.URL, err)
+	}
+	if route.Operation.OperationID != tc.op {
+		t.Fatalf("%s %s is documented as %s, want %s", lookup.Method, lookup.URL, route.Operation.OperationID, tc.op)
+	}
+	return route, pathParams
+}
+
+// operationMethod is the HTTP method of the documented operation.
+func operationMethod(doc *openapi3.T, operationID string) string {
+	for _, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.OperationID == operationID {
+				return method
+			}
+		}
+	}
+	return ""
+}
+
+// validateRouteNotFound checks the answer to a path no route serves against
+// the document's RouteNotFound response.
+func validateRouteNotFound(t *testing.T, e *env, resp *http.Response, body []byte) {
+	t.Helper()
+	ref := e.doc.Components.Responses["RouteNotFound"]
+	if ref == nil || ref.Value == nil {
+		t.Fatal("the document has no RouteNotFound response")
+	}
+	media := ref.Value.Content.Get(resp.Header.Get("Content-Type"))
+	if media == nil {
+		t.Fatalf("RouteNotFound has no content for %q", resp.Header.Get("Content-Type"))
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("body is not JSON: %v: %s", err, body)
+	}
+	if err := media.Schema.Value.VisitJSON(v, openapi3.MultiErrors()); err != nil {
+		t.Errorf("unknown-route answer does not match RouteNotFound:\n%v\nbody: %s", err, body)
+	}
+}
+
+// bearerPresent is the document's security as a client sees it: a bearer
+// token must be sent; whether it is known is the server's business.
+func bearerPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	h := in.RequestValidationInput.Request.Header.Get("Authorization")
+	if token, ok := strings.CutPrefix(h, "Bearer "); !ok || token == "" {
+		return errors.New("no bearer token")
+	}
+	return nil
+}
+
+// jsonValue is v as generic JSON, so that typed wants compare with decoded
+// bodies.
+func jsonValue(t *testing.T, v any) any {
+	t.Helper()
+	raw, ok := v.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
