@@ -85,6 +85,19 @@ type Server struct {
 	cfg    Config
 	router *httprouter.Router
 	routes []Route
+	// phantoms tell registered routes that serve only some of the paths they
+	// match (a workaround for httprouter's wildcard rules); such a route is
+	// left out of Allow for the paths it does not serve.
+	phantoms []func(method, path string) bool
+}
+
+func (s *Server) phantom(method, path string) bool {
+	for _, p := range s.phantoms {
+		if p(method, path) {
+			return true
+		}
+	}
+	return false
 }
 
 //go:embed openapi.json
@@ -104,10 +117,13 @@ func New(cfg *Config) (*Server, error) {
 	s.router.RedirectTrailingSlash = false
 	s.router.RedirectFixedPath = false
 
-	s.router.GET(Prefix+"/openapi.json", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+	serveDocument := func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		_, _ = w.Write(openAPIDocument)
-	})
+	}
+	s.router.GET(Prefix+"/openapi.json", serveDocument)
+	s.router.HEAD(Prefix+"/openapi.json", serveDocument)
 	s.routes = append(s.routes, Route{http.MethodGet, Prefix + "/openapi.json"})
 	if c.Trash != nil {
 		s.mountTrash(c.Trash)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -22,10 +23,14 @@ func (s *Server) mountTrash(t *trash.Trash) {
 	restoreAll := s.endpoint(h.restoreAll)
 	s.router.PATCH(Prefix+"/task/trash/:id", func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		if ps.ByName("id") != "back" {
-			s.notFound(w, r)
+			s.methodNotAllowed(w, r) // PATCH /task/trash/7: only DELETE serves that path
 			return
 		}
 		restoreAll(w, r, ps)
+	})
+	s.phantoms = append(s.phantoms, func(method, path string) bool {
+		rest, ok := strings.CutPrefix(path, Prefix+"/task/trash/")
+		return ok && method == http.MethodPatch && rest != "back" && !strings.Contains(rest, "/")
 	})
 	s.routes = append(s.routes, Route{http.MethodPatch, Prefix + "/task/trash/back"})
 }

@@ -1,0 +1,284 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/trash"
+)
+
+// The benchmarks measure the trash through the HTTP handler on PostgreSQL
+// with 1,000,000 entries in one tenant over 1,000 projects, in a schema
+// deskkit_bench that is loaded once and kept between runs:
+//
+//	DESKKIT_BENCH_DATABASE_URL='postgres://postgres@127.0.0.1:5432/test?sslmode=disable' \
+//	    go test ./httpapi -run '^$' -bench . -benchtime 200x
+//
+// Names: "Task <n> <verb>", plus " alpha" in every tenth (100,000 entries)
+// and " zephyrine" in every ten-thousandth (100 entries). Every twentieth
+// entry is a sprint. Projects 5001 (100,000 entries) and 5002 (10,000) are
+// reloaded before each clear-all and restore-all.
+const (
+	benchEntries   = 1_000_000
+	benchProjects  = 1_000
+	benchClearProj = 5001
+	benchClearSize = 100_000
+	benchRestProj  = 5002
+	benchRestSize  = 10_000
+	benchSchema    = "deskkit_bench"
+)
+
+// benchHost is a realistic host: its tasks live in bench_tasks, and batches
+// restore or purge them with one statement each.
+type benchHost struct{}
+
+func (benchHost) Restore(ctx context.Context, tx bun.Tx, e trash.Entry) error {
+	return benchHost{}.RestoreBatch(ctx, tx, []trash.Entry{e})
+}
+
+func (benchHost) Purge(ctx context.Context, tx bun.Tx, e trash.Entry) error {
+	return benchHost{}.PurgeBatch(ctx, tx, []trash.Entry{e})
+}
+
+func (benchHost) RestoreBatch(ctx context.Context, tx bun.Tx, es []trash.Entry) error {
+	_, err := tx.NewUpdate().Table("bench_tasks").Set("state = 'active'").Where("id IN (?)", bun.In(targetIDs(es))).Exec(ctx)
+	return err
+}
+
+func (benchHost) PurgeBatch(ctx context.Context, tx bun.Tx, es []trash.Entry) error {
+	_, err := tx.NewDelete().Table("bench_tasks").Where("id IN (?)", bun.In(targetIDs(es))).Exec(ctx)
+	return err
+}
+
+func targetIDs(es []trash.Entry) []int64 {
+	ids := make([]int64, len(es))
+	for i, e := range es {
+		ids[i] = e.TargetID
+	}
+	return ids
+}
+
+var (
+	benchOnce sync.Once
+	benchDB   *bun.DB
+	benchSrv  *Server
+	benchErr  error
+)
+
+func benchServer(b *testing.B) (*Server, *bun.DB) {
+	b.Helper()
+	dsn := os.Getenv("DESKKIT_BENCH_DATABASE_URL")
+	if dsn == "" {
+		b.Skip("set DESKKIT_BENCH_DATABASE_URL to a PostgreSQL DSN to run the trash benchmarks")
+	}
+	benchOnce.Do(func() { benchSrv, benchDB, benchErr = loadBench(dsn) })
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchSrv, benchDB
+}
+
+func loadBench(dsn string) (*Server, *bun.DB, error) {
+	ctx := context.Background()
+	admin := database.OpenPostgres(dsn)
+	defer admin.Close()
+	for _, q := range []string{
+		"CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public",
+		"CREATE SCHEMA IF NOT EXISTS " + benchSchema,
+	} {
+		if _, err := admin.ExecContext(ctx, q); err != nil {
+			return nil, nil, err
+		}
+	}
+	db := dbtest.OpenSchema(dsn, benchSchema, pgdriver.WithReadTimeout(30*time.Minute))
+	db.SetMaxOpenConns(8)
+	if err := trash.Migrate(ctx, db); err != nil {
+		return nil, nil, err
+	}
+	for _, q := range []string{
+		"CREATE TABLE IF NOT EXISTS bench_meta (entries BIGINT NOT NULL)",
+		"CREATE TABLE IF NOT EXISTS bench_tasks (id BIGINT PRIMARY KEY, state TEXT NOT NULL)",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return nil, nil, err
+		}
+	}
+	var loaded int64
+	_ = db.NewSelect().Table("bench_meta").ColumnExpr("coalesce(max(entries), 0)").Scan(ctx, &loaded)
+	if loaded != benchEntries {
+		start := time.Now()
+		for _, q := range []string{
+			"TRUNCATE deskkit_trash, bench_meta, bench_tasks",
+			fmt.Sprintf(`INSERT INTO deskkit_trash (tenant_id, project_id, target_type, target_id, target_name, target_name_folded, sprint_id, created_by, deleted_by, deleted_date)
+SELECT 1, i %% %d + 1, CASE WHEN i %% 20 = 0 THEN 'TASK_SPRINT' ELSE 'TASK' END, i, n.name, lower(n.name), NULL, i %% 50 + 1, i %% 37 + 1,
+       timestamptz '2026-01-01 00:00:00+00' + i * interval '10 seconds'
+FROM generate_series(1, %d) AS i,
+LATERAL (SELECT 'Task ' || i || ' ' || (ARRAY['design','review','deploy','fix','write','test','plan'])[i %% 7 + 1]
+        || CASE WHEN i %% 10 = 3 THEN ' alpha' ELSE '' END
+        || CASE WHEN i %% 10000 = 7 THEN ' zephyrine' ELSE '' END AS name) AS n`, benchProjects, benchEntries),
+			fmt.Sprintf("INSERT INTO bench_meta VALUES (%d)", benchEntries),
+			"VACUUM ANALYZE deskkit_trash",
+		} {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return nil, nil, fmt.Errorf("load: %w", err)
+			}
+		}
+		fmt.Fprintf(os.Stderr, "loaded %d entries in %s\n", benchEntries, time.Since(start).Round(time.Second))
+	}
+	tr, err := trash.New(db, benchHost{}, &trash.Config{BatchSize: 1000})
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := New(&Config{Authenticator: tokens{"admin": {UserID: 1, TenantID: 1, Admin: true}}, Trash: tr})
+	return srv, db, err
+}
+
+// loadProject refills project with n trashed tasks backed by host rows.
+func loadProject(b *testing.B, db *bun.DB, project int64, n int) {
+	b.Helper()
+	ctx := context.Background()
+	base := project * 10_000_000
+	for _, q := range []string{
+		fmt.Sprintf("DELETE FROM deskkit_trash WHERE tenant_id = 1 AND project_id = %d", project),
+		fmt.Sprintf("DELETE FROM bench_tasks WHERE id > %d AND id <= %d", base, base+int64(n)),
+		fmt.Sprintf(`INSERT INTO deskkit_trash (tenant_id, project_id, target_type, target_id, target_name, target_name_folded, sprint_id, created_by, deleted_by, deleted_date)
+SELECT 1, %d, 'TASK', %d + i, 'Bulk ' || i, 'bulk ' || i, NULL, 1, 1, now() FROM generate_series(1, %d) AS i`, project, base, n),
+		fmt.Sprintf("INSERT INTO bench_tasks SELECT %d + i, 'trashed' FROM generate_series(1, %d) AS i", base, n),
+		"ANALYZE deskkit_trash",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// call runs one request through the handler and fails on a non-200.
+func call(b testing.TB, srv *Server, method, target string) {
+	req := httptest.NewRequest(method, target, nil)
+	req.Header.Set("Authorization", "Bearer admin")
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		b.Fatalf("%s %s: %d %s", method, target, rec.Code, rec.Body)
+	}
+}
+
+// timings collects per-operation latencies and reports their median, p95 and max.
+type timings []time.Duration
+
+func (ts timings) report(b *testing.B, prefix string) {
+	if len(ts) == 0 {
+		return
+	}
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(s[len(s)/2]), prefix+"p50-ms")
+	b.ReportMetric(ms(s[len(s)*95/100]), prefix+"p95-ms")
+	b.ReportMetric(ms(s[len(s)-1]), prefix+"max-ms")
+}
+
+func benchRequest(b *testing.B, method string, target func(i int) string) {
+	srv, _ := benchServer(b)
+	call(b, srv, method, target(0)) // warm the connection pool and caches
+	ts := make(timings, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		call(b, srv, method, target(i))
+		ts = append(ts, time.Since(start))
+	}
+	b.StopTimer()
+	ts.report(b, "")
+}
+
+func BenchmarkSearchRareName(b *testing.B) {
+	benchRequest(b, "GET", func(int) string {
+		return "/api/v1/task/trash/search?targetType=TASK&targetName=zephyr&pageNo=1&pageSize=10"
+	})
+}
+
+func BenchmarkSearchCommonName(b *testing.B) {
+	benchRequest(b, "GET", func(int) string {
+		return "/api/v1/task/trash/search?targetType=TASK&targetName=alpha&pageNo=1&pageSize=10"
+	})
+}
+
+func BenchmarkCountProject(b *testing.B) {
+	benchRequest(b, "GET", func(i int) string { return fmt.Sprintf("/api/v1/task/trash/count?projectId=%d", i%benchProjects+1) })
+}
+
+func BenchmarkSearchDeepPage(b *testing.B) {
+	benchRequest(b, "GET", func(int) string {
+		return "/api/v1/task/trash/search?targetType=TASK&orderBy=id&pageNo=1000&pageSize=100"
+	})
+}
+
+// BenchmarkClearAll100k clears a project of 100,000 entries while a client
+// searches other projects; it reports the clear's time and the concurrent
+// searches' latencies (search-p50-ms, ...).
+func BenchmarkClearAll100k(b *testing.B) {
+	srv, db := benchServer(b)
+	var all, searches timings
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		loadProject(b, db, benchClearProj, benchClearSize)
+		b.StartTimer()
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), 1))
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				start := time.Now()
+				call(b, srv, "GET", fmt.Sprintf("/api/v1/task/trash/search?targetType=TASK&projectId=%d&pageSize=10", rng.IntN(benchProjects)+1))
+				searches = append(searches, time.Since(start))
+			}
+		}()
+		start := time.Now()
+		call(b, srv, "DELETE", fmt.Sprintf("/api/v1/task/trash?projectId=%d", benchClearProj))
+		all = append(all, time.Since(start))
+		close(done)
+		wg.Wait()
+	}
+	b.StopTimer()
+	all.report(b, "clear-")
+	searches.report(b, "search-")
+	b.ReportMetric(float64(len(searches)), "searches")
+}
+
+func BenchmarkRestoreAll10k(b *testing.B) {
+	srv, db := benchServer(b)
+	var all timings
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		loadProject(b, db, benchRestProj, benchRestSize)
+		b.StartTimer()
+		start := time.Now()
+		call(b, srv, "PATCH", fmt.Sprintf("/api/v1/task/trash/back?projectId=%d", benchRestProj))
+		all = append(all, time.Since(start))
+	}
+	b.StopTimer()
+	all.report(b, "restore-")
+}
+
+var _ = deskkit.Principal{}
