@@ -71,7 +71,18 @@
 //
 // Migrate creates deskkit_trash and its indexes (on PostgreSQL also a
 // pg_trgm trigram index for substring search, creating the extension if
-// needed) under the deskkit_trash_migrations table. The same statements
+// needed) under the deskkit_trash_migrations table.
+//
+// deskkit_trash_counts holds the number of entries per tenant, target type
+// and project, kept exact by triggers on deskkit_trash, so that any writer
+// (Add in a host transaction, the batch jobs, a bulk load with plain
+// INSERTs) keeps it right. Counts and the totals of searches that filter by
+// type and project only read it instead of counting rows: a tenant-wide
+// total over a million entries costs a few hundred counter rows. The price
+// is that two transactions adding or removing entries of one project queue
+// on that project's counter row until the first commits; keep delete
+// transactions short. Rows never move between tenants, projects or types
+// (a trigger refuses it); other columns may be updated. The same statements
 // serve PostgreSQL and SQLite; the few differences sit side by side in the
 // migration template, and batch jobs use FOR UPDATE SKIP LOCKED on
 // PostgreSQL only. On SQLite, open the database with IMMEDIATE transactions

@@ -241,12 +241,12 @@ func (t *Trash) Search(ctx context.Context, p deskkit.Principal, q Query) (Page,
 	if err != nil {
 		return Page{}, err
 	}
-	filtered := func(q *bun.SelectQuery) *bun.SelectQuery {
-		q = q.Where("t.tenant_id = ?", p.TenantID)
+	filtered := func(sel *bun.SelectQuery) *bun.SelectQuery {
+		sel = sel.Where("t.tenant_id = ?", p.TenantID)
 		for _, c := range pl.conds {
-			q = q.Where(c.sql, c.args...)
+			sel = sel.Where(c.sql, c.args...)
 		}
-		return q
+		return sel
 	}
 	// The page and the total run concurrently, on two connections.
 	var (
