@@ -206,6 +206,7 @@ func TestConformance(t *testing.T) {
 			{"Retention", testRetention},
 			{"ConcurrentRestoreAndClear", testConcurrentRestoreAndClear},
 			{"EntriesNeverMove", testEntriesNeverMove},
+			{"ConcurrentRetention", testConcurrentRetention},
 		}
 		// Each case migrates the shared database once more (a no-op after the
 		// first) and works in a project of its own, so cases do not meet.
@@ -237,6 +238,46 @@ func checkCounts(t *testing.T, db *bun.DB) {
 	}
 	if diff := cmp.Diff(actual, kept); diff != "" {
 		t.Errorf("deskkit_trash_counts disagrees with deskkit_trash (-rows +counts):\n%s", diff)
+	}
+}
+
+// testConcurrentRetention runs PurgeExpired from two "replicas" (two Trash
+// values on one database) at once: every entry is purged exactly once.
+func testConcurrentRetention(t *testing.T, db *bun.DB) {
+	const entries = 60
+	a := setup(t, db, &trash.Config{Retention: time.Hour, BatchSize: 7})
+	b := setup(t, db, &trash.Config{Retention: time.Hour, BatchSize: 7})
+	for i := int64(1); i <= entries; i++ {
+		p := alice
+		if i%3 == 0 {
+			p = eve
+		}
+		a.add(t, p, task(i, "expiring"))
+	}
+	a.clock.Advance(2 * time.Hour)
+	b.clock.Advance(3 * time.Hour)
+	var wg sync.WaitGroup
+	counts := make([]int, 2)
+	errs := make([]error, 2)
+	for i, f := range []*fixture{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			counts[i], errs[i] = f.trash.PurgeExpired(context.Background())
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if counts[0]+counts[1] != entries {
+		t.Fatalf("purged %d + %d, want %d in all", counts[0], counts[1], entries)
+	}
+	calls := append(a.restorer.Calls(), b.restorer.Calls()...)
+	slices.Sort(calls)
+	total := len(calls)
+	if distinct := len(slices.Compact(calls)); total != entries || distinct != entries {
+		t.Fatalf("hook purged %d times, %d distinct targets; want each of %d once", total, distinct, entries)
 	}
 }
 
