@@ -1,0 +1,211 @@
+// Command embed is a host application with deskkit inside it: its own
+// router, its own tasks table and its own API keys, with deskkit's trash API
+// mounted under /api/v1/ next to its own routes.
+//
+//	go run ./examples/embed
+//	curl -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/tasks
+//	curl -X DELETE -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/tasks/1
+//	curl -H 'Authorization: Bearer key-ada' 'http://127.0.0.1:8081/api/v1/task/trash/search?targetType=TASK'
+//
+// The points to take away: the host deletes a task and puts it in the trash
+// in one transaction of its own (deleteTask); deskkit calls back into the
+// host to restore or purge it (Restore, Purge); and deskkit asks the host's
+// Authenticator who is calling.
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/trash"
+)
+
+func main() {
+	db, err := database.OpenSQLite("embed.db")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	handler, err := newApp(context.Background(), db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &http.Server{Addr: "127.0.0.1:8081", Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	log.Printf("listening on http://%s", srv.Addr)
+	log.Fatal(srv.ListenAndServe())
+}
+
+// apiKeys is the host's own authentication: fixed API keys, each naming a
+// principal. It serves both the host's routes and deskkit's.
+type apiKeys map[string]deskkit.Principal
+
+// Authenticate compares token with every key, in constant time over hashes
+// of equal length, so that the time taken tells nothing about how close a
+// guess came to a key.
+func (k apiKeys) Authenticate(_ context.Context, token string) (deskkit.Principal, error) {
+	got := sha256.Sum256([]byte(token))
+	var found deskkit.Principal
+	for key, p := range k {
+		want := sha256.Sum256([]byte(key))
+		if subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
+			found = p
+		}
+	}
+	if !found.Valid() {
+		return deskkit.Principal{}, deskkit.ErrUnauthenticated
+	}
+	return found, nil
+}
+
+// task is a row of the host's own table.
+type task struct {
+	bun.BaseModel `bun:"table:tasks"`
+
+	ID        int64  `bun:"id,pk,autoincrement" json:"id"`
+	TenantID  int64  `bun:"tenant_id" json:"-"`
+	ProjectID int64  `bun:"project_id" json:"projectId"`
+	Title     string `bun:"title" json:"title"`
+	CreatedBy int64  `bun:"created_by" json:"createdBy"`
+	Deleted   bool   `bun:"deleted" json:"-"`
+}
+
+// host is the application: its routes, and the trash's hooks.
+type host struct {
+	db    *bun.DB
+	keys  apiKeys
+	trash *trash.Trash
+}
+
+// newApp creates the host's table and a few tasks if missing, and returns
+// the host's handler with deskkit mounted in it.
+func newApp(ctx context.Context, db *bun.DB) (http.Handler, error) {
+	if _, err := db.NewCreateTable().Model((*task)(nil)).IfNotExists().Exec(ctx); err != nil {
+		return nil, err
+	}
+	if n, err := db.NewSelect().Model((*task)(nil)).Count(ctx); err != nil {
+		return nil, err
+	} else if n == 0 {
+		seed := []task{
+			{TenantID: 1, ProjectID: 1, Title: "Draft the launch plan", CreatedBy: 1},
+			{TenantID: 1, ProjectID: 1, Title: "Book the venue", CreatedBy: 1},
+		}
+		if _, err := db.NewInsert().Model(&seed).Exec(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := trash.Migrate(ctx, db); err != nil {
+		return nil, err
+	}
+
+	h := &host{db: db, keys: apiKeys{"key-ada": {UserID: 1, TenantID: 1, Admin: true}}}
+	tr, err := trash.New(db, h, nil)
+	if err != nil {
+		return nil, err
+	}
+	h.trash = tr
+	api, err := httpapi.New(&httpapi.Config{Authenticator: h.keys, Trash: tr})
+	if err != nil {
+		return nil, err
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /tasks", h.listTasks)
+	mux.HandleFunc("DELETE /tasks/{id}", h.deleteTask)
+	mux.Handle("/api/v1/", api) // deskkit's routes carry the /api/v1 prefix themselves
+	return mux, nil
+}
+
+// principal authenticates a request to the host's own routes.
+func (h *host) principal(r *http.Request) (deskkit.Principal, bool) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return deskkit.Principal{}, false
+	}
+	p, err := h.keys.Authenticate(r.Context(), token)
+	return p, err == nil
+}
+
+func (h *host) listTasks(w http.ResponseWriter, r *http.Request) {
+	p, ok := h.principal(r)
+	if !ok {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	tasks := []task{}
+	if err := h.db.NewSelect().Model(&tasks).Where("tenant_id = ? AND NOT deleted", p.TenantID).Order("id").Scan(r.Context()); err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(tasks)
+}
+
+// deleteTask hides the task and puts it in the trash in one transaction:
+// if deskkit refuses the entry, the task is not deleted either.
+func (h *host) deleteTask(w http.ResponseWriter, r *http.Request) {
+	p, ok := h.principal(r)
+	if !ok {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		http.Error(w, "id must be a positive integer", http.StatusBadRequest)
+		return
+	}
+	err = h.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		var t task
+		err := tx.NewSelect().Model(&t).Where("id = ? AND tenant_id = ? AND NOT deleted", id, p.TenantID).Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return deskkit.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		if _, err := tx.NewUpdate().Model(&t).Set("deleted = TRUE").WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		_, err = h.trash.Add(ctx, tx, p, trash.NewEntry{
+			ProjectID: t.ProjectID, TargetType: trash.TargetTask, TargetID: t.ID, TargetName: t.Title, CreatedBy: t.CreatedBy,
+		})
+		return err
+	})
+	switch {
+	case errors.Is(err, deskkit.ErrNotFound):
+		http.Error(w, "no such task", http.StatusNotFound)
+	case errors.Is(err, deskkit.ErrInvalid):
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	case err != nil:
+		http.Error(w, "internal error", http.StatusInternalServerError)
+	default:
+		fmt.Fprintln(w, "moved to the trash")
+	}
+}
+
+// Restore is called by deskkit, inside its transaction, to bring a task back.
+func (h *host) Restore(ctx context.Context, tx bun.Tx, e trash.Entry) error {
+	_, err := tx.NewUpdate().Model((*task)(nil)).Set("deleted = FALSE").
+		Where("id = ? AND tenant_id = ?", e.TargetID, e.TenantID).Exec(ctx)
+	return err
+}
+
+// Purge is called by deskkit, inside its transaction, to delete a task for good.
+func (h *host) Purge(ctx context.Context, tx bun.Tx, e trash.Entry) error {
+	_, err := tx.NewDelete().Model((*task)(nil)).
+		Where("id = ? AND tenant_id = ? AND deleted", e.TargetID, e.TenantID).Exec(ctx)
+	return err
+}

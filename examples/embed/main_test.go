@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/trash"
+)
+
+// TestEmbed runs the host: its own route and deskkit's answer side by side,
+// and deleting a task puts it in deskkit's trash.
+func TestEmbed(t *testing.T) {
+	db, err := database.OpenSQLite(filepath.Join(t.TempDir(), "embed.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	handler, err := newApp(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(handler)
+	defer srv.Close()
+
+	call := func(method, path, key string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+	titles := func() string {
+		t.Helper()
+		_, body := call(http.MethodGet, "/tasks", "key-ada")
+		var ts []task
+		if err := json.Unmarshal([]byte(body), &ts); err != nil {
+			t.Fatalf("GET /tasks: %v: %s", err, body)
+		}
+		var out []string
+		for _, x := range ts {
+			out = append(out, x.Title)
+		}
+		return strings.Join(out, "; ")
+	}
+
+	// The host's route and deskkit's, with the host's keys.
+	if got := titles(); got != "Draft the launch plan; Book the venue" {
+		t.Errorf("tasks = %q", got)
+	}
+	if status, body := call(http.MethodGet, "/api/v1/task/trash/count?projectId=1", "key-ada"); status != http.StatusOK || !strings.Contains(body, `"data":0`) {
+		t.Errorf("trash count: %d %s", status, body)
+	}
+	for _, path := range []string{"/tasks", "/api/v1/task/trash/count?projectId=1"} {
+		if status, _ := call(http.MethodGet, path, "key-eve"); status != http.StatusUnauthorized {
+			t.Errorf("%s with an unknown key: %d, want 401", path, status)
+		}
+	}
+
+	// Deleting a task moves it to deskkit's trash.
+	if status, body := call(http.MethodDelete, "/tasks/2", "key-ada"); status != http.StatusOK {
+		t.Fatalf("delete: %d %s", status, body)
+	}
+	if got := titles(); got != "Draft the launch plan" {
+		t.Errorf("tasks after delete = %q", got)
+	}
+	_, body := call(http.MethodGet, "/api/v1/task/trash/search?targetType=TASK&targetName=venue", "key-ada")
+	var env struct{ Data trash.Page }
+	if err := json.Unmarshal([]byte(body), &env); err != nil || env.Data.Total != 1 {
+		t.Fatalf("search: %v %s", err, body)
+	}
+
+	// deskkit restores it through the host's Restore hook.
+	if status, body := call(http.MethodPatch, fmt.Sprintf("/api/v1/task/trash/%d/back", env.Data.List[0].ID), "key-ada"); status != http.StatusOK {
+		t.Fatalf("restore: %d %s", status, body)
+	}
+	if got := titles(); got != "Draft the launch plan; Book the venue" {
+		t.Errorf("tasks after restore = %q", got)
+	}
+
+	// One transaction: when deskkit refuses the entry (a title longer than
+	// a trash name may be), the task is not deleted either.
+	long := task{TenantID: 1, ProjectID: 1, Title: strings.Repeat("x", trash.MaxNameLength+1), CreatedBy: 1}
+	if _, err := db.NewInsert().Model(&long).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := call(http.MethodDelete, fmt.Sprintf("/tasks/%d", long.ID), "key-ada"); status != http.StatusBadRequest {
+		t.Errorf("delete of a long title: %d %s, want 400", status, body)
+	}
+	if n := strings.Count(titles(), ";"); n != 2 {
+		t.Errorf("the long task was deleted although its trash entry was refused")
+	}
+}

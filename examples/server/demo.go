@@ -1,0 +1,413 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/julienschmidt/httprouter"
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/internal/migrate"
+	"github.com/deskkit/deskkit/trash"
+)
+
+// The demo host is what a real application's task tracker would be: it owns
+// tasks and sprints, and deskkit's trash only keeps entries pointing at
+// them. Deleting hides a row and adds its entry in one transaction;
+// restoring and purging come back through the trash.Restorer hooks.
+//
+// A task or sprint is in one of three states. Active rows are visible.
+// Trashed rows have a trash entry of their own. Hidden tasks went away with
+// their sprint, have no entry, and come back (or are purged) with it.
+const (
+	stateActive  = "active"
+	stateTrashed = "trashed"
+	stateHidden  = "hidden"
+)
+
+//go:embed migrations/*.sql
+var demoMigrations embed.FS
+
+// migrateDemo creates the demo host's tables.
+func migrateDemo(ctx context.Context, db *bun.DB) error {
+	sub, err := fs.Sub(demoMigrations, "migrations")
+	if err != nil {
+		return err
+	}
+	return migrate.Run(ctx, db, "deskkit_demo_migrations", sub)
+}
+
+type demoSprint struct {
+	bun.BaseModel `bun:"table:deskkit_demo_sprints,alias:s"`
+
+	ID        int64  `bun:"id,pk,autoincrement" json:"id"`
+	TenantID  int64  `bun:"tenant_id,notnull" json:"-"`
+	ProjectID int64  `bun:"project_id,notnull" json:"projectId"`
+	Name      string `bun:"name,notnull" json:"name"`
+	CreatedBy int64  `bun:"created_by,notnull" json:"createdBy"`
+	State     string `bun:"state,notnull" json:"-"`
+}
+
+type demoTask struct {
+	bun.BaseModel `bun:"table:deskkit_demo_tasks,alias:t"`
+
+	ID        int64  `bun:"id,pk,autoincrement" json:"id"`
+	TenantID  int64  `bun:"tenant_id,notnull" json:"-"`
+	ProjectID int64  `bun:"project_id,notnull" json:"projectId"`
+	SprintID  *int64 `bun:"sprint_id" json:"sprintId"`
+	Name      string `bun:"name,notnull" json:"name"`
+	CreatedBy int64  `bun:"created_by,notnull" json:"createdBy"`
+	State     string `bun:"state,notnull" json:"-"`
+}
+
+// demoHost serves the demo routes and implements the trash's hooks.
+type demoHost struct {
+	db       *bun.DB
+	trash    *trash.Trash // set once the trash is built with this host as its Restorer
+	postgres bool
+}
+
+var (
+	_ trash.Restorer      = (*demoHost)(nil)
+	_ trash.BatchRestorer = (*demoHost)(nil)
+	_ trash.BatchPurger   = (*demoHost)(nil)
+)
+
+func newDemoHost(db *bun.DB) (*demoHost, error) {
+	d, err := migrate.DialectOf(db)
+	if err != nil {
+		return nil, err
+	}
+	return &demoHost{db: db, postgres: d.Postgres}, nil
+}
+
+// mount adds the demo routes to api, under its prefix, so they get its
+// authentication, envelope and error table.
+func (h *demoHost) mount(api *httpapi.Server) {
+	api.Handle(http.MethodPost, "/demo/sprint", h.createSprint)
+	api.Handle(http.MethodPost, "/demo/task", h.createTask)
+	api.Handle(http.MethodGet, "/demo/sprint/:id", h.getSprint)
+	api.Handle(http.MethodGet, "/demo/task/:id", h.getTask)
+	api.Handle(http.MethodDelete, "/demo/sprint/:id", h.deleteSprint)
+	api.Handle(http.MethodDelete, "/demo/task/:id", h.deleteTask)
+}
+
+// created is the data of a create: the new row's id.
+type created struct {
+	ID int64 `json:"id"`
+}
+
+// deleted is the data of a delete: the row's id and its trash entry's id.
+type deleted struct {
+	ID      int64 `json:"id"`
+	TrashID int64 `json:"trashId"`
+}
+
+type createSprintRequest struct {
+	ProjectID int64  `json:"projectId"`
+	Name      string `json:"name"`
+}
+
+func (h *demoHost) createSprint(r *http.Request, p deskkit.Principal, _ httprouter.Params) (any, error) {
+	var req createSprintRequest
+	if err := httpapi.DecodeJSON(r, &req); err != nil {
+		return nil, err
+	}
+	if err := checkProjectAndName(req.ProjectID, req.Name); err != nil {
+		return nil, err
+	}
+	s := demoSprint{TenantID: p.TenantID, ProjectID: req.ProjectID, Name: req.Name, CreatedBy: p.UserID, State: stateActive}
+	if _, err := h.db.NewInsert().Model(&s).Exec(r.Context()); err != nil {
+		return nil, fmt.Errorf("demo: create sprint: %w", err)
+	}
+	return created{s.ID}, nil
+}
+
+type createTaskRequest struct {
+	ProjectID int64  `json:"projectId"`
+	SprintID  *int64 `json:"sprintId"`
+	Name      string `json:"name"`
+}
+
+func (h *demoHost) createTask(r *http.Request, p deskkit.Principal, _ httprouter.Params) (any, error) {
+	var req createTaskRequest
+	if err := httpapi.DecodeJSON(r, &req); err != nil {
+		return nil, err
+	}
+	if err := checkProjectAndName(req.ProjectID, req.Name); err != nil {
+		return nil, err
+	}
+	if req.SprintID != nil && *req.SprintID < 1 {
+		return nil, deskkit.Invalid("sprintId", "must be a positive integer")
+	}
+	t := demoTask{TenantID: p.TenantID, ProjectID: req.ProjectID, SprintID: req.SprintID, Name: req.Name, CreatedBy: p.UserID, State: stateActive}
+	err := h.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		if req.SprintID != nil {
+			// The sprint must stay active until the task is in it: on
+			// PostgreSQL FOR SHARE makes a concurrent sprint delete wait for
+			// this transaction (and then hide the new task too); SQLite's
+			// write transactions queue anyway.
+			q := tx.NewSelect().Model((*demoSprint)(nil)).Column("id").
+				Where("s.id = ? AND s.tenant_id = ? AND s.project_id = ? AND s.state = ?", *req.SprintID, p.TenantID, req.ProjectID, stateActive)
+			if h.postgres {
+				q = q.For("SHARE")
+			}
+			var ids []int64
+			if err := q.Scan(ctx, &ids); err != nil {
+				return fmt.Errorf("demo: read sprint: %w", err)
+			}
+			if len(ids) == 0 {
+				return deskkit.Invalid("sprintId", "must name an active sprint of project %d", req.ProjectID)
+			}
+		}
+		_, err := tx.NewInsert().Model(&t).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return created{t.ID}, nil
+}
+
+func (h *demoHost) getSprint(r *http.Request, p deskkit.Principal, ps httprouter.Params) (any, error) {
+	id, err := pathID(ps)
+	if err != nil {
+		return nil, err
+	}
+	var s demoSprint
+	err = h.db.NewSelect().Model(&s).
+		Where("s.id = ? AND s.tenant_id = ? AND s.state = ?", id, p.TenantID, stateActive).
+		Scan(r.Context())
+	return found(s, err, "sprint")
+}
+
+func (h *demoHost) getTask(r *http.Request, p deskkit.Principal, ps httprouter.Params) (any, error) {
+	id, err := pathID(ps)
+	if err != nil {
+		return nil, err
+	}
+	var t demoTask
+	err = h.db.NewSelect().Model(&t).
+		Where("t.id = ? AND t.tenant_id = ? AND t.state = ?", id, p.TenantID, stateActive).
+		Scan(r.Context())
+	return found(t, err, "task")
+}
+
+// found turns a lookup of one row into the row or ErrNotFound: rows of other
+// tenants, trashed and hidden rows are all simply not there.
+func found[T any](v T, err error, what string) (any, error) {
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, deskkit.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("demo: read %s: %w", what, err)
+	}
+	return v, nil
+}
+
+// deleteSprint trashes the sprint and hides its active tasks, and adds the
+// sprint's trash entry, all in one transaction.
+func (h *demoHost) deleteSprint(r *http.Request, p deskkit.Principal, ps httprouter.Params) (any, error) {
+	id, err := pathID(ps)
+	if err != nil {
+		return nil, err
+	}
+	var out deleted
+	err = h.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		var ss []demoSprint
+		if _, err := tx.NewUpdate().Model((*demoSprint)(nil)).
+			Set("state = ?", stateTrashed).
+			Where("s.id = ? AND s.tenant_id = ? AND s.state = ?", id, p.TenantID, stateActive).
+			Returning("*").
+			Exec(ctx, &ss); err != nil {
+			return fmt.Errorf("demo: trash sprint: %w", err)
+		}
+		if len(ss) == 0 {
+			return deskkit.ErrNotFound
+		}
+		s := ss[0]
+		if _, err := tx.NewUpdate().Model((*demoTask)(nil)).
+			Set("state = ?", stateHidden).
+			Where("t.tenant_id = ? AND t.sprint_id = ? AND t.state = ?", p.TenantID, s.ID, stateActive).
+			Exec(ctx); err != nil {
+			return fmt.Errorf("demo: hide tasks: %w", err)
+		}
+		e, err := h.trash.Add(ctx, tx, p, trash.NewEntry{
+			ProjectID: s.ProjectID, TargetType: trash.TargetSprint, TargetID: s.ID, TargetName: s.Name, CreatedBy: s.CreatedBy,
+		})
+		out = deleted{ID: s.ID, TrashID: e.ID}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// deleteTask trashes the task and adds its trash entry in one transaction.
+func (h *demoHost) deleteTask(r *http.Request, p deskkit.Principal, ps httprouter.Params) (any, error) {
+	id, err := pathID(ps)
+	if err != nil {
+		return nil, err
+	}
+	var out deleted
+	err = h.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		var ts []demoTask
+		if _, err := tx.NewUpdate().Model((*demoTask)(nil)).
+			Set("state = ?", stateTrashed).
+			Where("t.id = ? AND t.tenant_id = ? AND t.state = ?", id, p.TenantID, stateActive).
+			Returning("*").
+			Exec(ctx, &ts); err != nil {
+			return fmt.Errorf("demo: trash task: %w", err)
+		}
+		if len(ts) == 0 {
+			return deskkit.ErrNotFound
+		}
+		t := ts[0]
+		e, err := h.trash.Add(ctx, tx, p, trash.NewEntry{
+			ProjectID: t.ProjectID, TargetType: trash.TargetTask, TargetID: t.ID, TargetName: t.Name, SprintID: t.SprintID, CreatedBy: t.CreatedBy,
+		})
+		out = deleted{ID: t.ID, TrashID: e.ID}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Restore brings back one entry's target; see RestoreBatch.
+func (h *demoHost) Restore(ctx context.Context, tx bun.Tx, e trash.Entry) error {
+	return h.RestoreBatch(ctx, tx, []trash.Entry{e})
+}
+
+// Purge deletes one entry's target for good; see PurgeBatch.
+func (h *demoHost) Purge(ctx context.Context, tx bun.Tx, e trash.Entry) error {
+	return h.PurgeBatch(ctx, tx, []trash.Entry{e})
+}
+
+// RestoreBatch makes the entries' sprints active with the tasks hidden with
+// them, then the entries' tasks, clearing the sprint of a task whose sprint
+// is gone for good. A target missing from the demo tables is skipped: its
+// entry leaves the trash with nothing to bring back.
+func (h *demoHost) RestoreBatch(ctx context.Context, tx bun.Tx, es []trash.Entry) error {
+	for _, g := range groupEntries(es) {
+		if len(g.sprints) > 0 {
+			if _, err := tx.NewUpdate().Model((*demoSprint)(nil)).
+				Set("state = ?", stateActive).
+				Where("s.tenant_id = ? AND s.id IN (?) AND s.state = ?", g.tenantID, bun.In(g.sprints), stateTrashed).
+				Exec(ctx); err != nil {
+				return fmt.Errorf("demo: restore sprints: %w", err)
+			}
+			if _, err := tx.NewUpdate().Model((*demoTask)(nil)).
+				Set("state = ?", stateActive).
+				Where("t.tenant_id = ? AND t.sprint_id IN (?) AND t.state = ?", g.tenantID, bun.In(g.sprints), stateHidden).
+				Exec(ctx); err != nil {
+				return fmt.Errorf("demo: restore tasks of sprints: %w", err)
+			}
+		}
+		if len(g.tasks) > 0 {
+			if _, err := tx.NewUpdate().Model((*demoTask)(nil)).
+				Set("state = ?", stateActive).
+				Set(`sprint_id = CASE WHEN EXISTS (
+					SELECT 1 FROM deskkit_demo_sprints AS s WHERE s.id = t.sprint_id AND s.tenant_id = t.tenant_id
+				) THEN t.sprint_id END`).
+				Where("t.tenant_id = ? AND t.id IN (?) AND t.state = ?", g.tenantID, bun.In(g.tasks), stateTrashed).
+				Exec(ctx); err != nil {
+				return fmt.Errorf("demo: restore tasks: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// PurgeBatch deletes the entries' tasks, then their sprints with the tasks
+// hidden with them. Only trashed rows go: an entry never deletes an active
+// row, whatever state the tables are in.
+func (h *demoHost) PurgeBatch(ctx context.Context, tx bun.Tx, es []trash.Entry) error {
+	for _, g := range groupEntries(es) {
+		if len(g.tasks) > 0 {
+			if _, err := tx.NewDelete().Model((*demoTask)(nil)).
+				Where("t.tenant_id = ? AND t.id IN (?) AND t.state = ?", g.tenantID, bun.In(g.tasks), stateTrashed).
+				Exec(ctx); err != nil {
+				return fmt.Errorf("demo: purge tasks: %w", err)
+			}
+		}
+		if len(g.sprints) > 0 {
+			if _, err := tx.NewDelete().Model((*demoTask)(nil)).
+				Where("t.tenant_id = ? AND t.sprint_id IN (?) AND t.state = ?", g.tenantID, bun.In(g.sprints), stateHidden).
+				Exec(ctx); err != nil {
+				return fmt.Errorf("demo: purge tasks of sprints: %w", err)
+			}
+			if _, err := tx.NewDelete().Model((*demoSprint)(nil)).
+				Where("s.tenant_id = ? AND s.id IN (?) AND s.state = ?", g.tenantID, bun.In(g.sprints), stateTrashed).
+				Exec(ctx); err != nil {
+				return fmt.Errorf("demo: purge sprints: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// entryGroup is the target ids of one tenant's entries, by type.
+type entryGroup struct {
+	tenantID       int64
+	sprints, tasks []int64
+}
+
+// groupEntries splits es by tenant, in order of first appearance: the trash
+// hands over one tenant at a time, but the hooks do not rely on it.
+func groupEntries(es []trash.Entry) []*entryGroup {
+	var out []*entryGroup
+	byTenant := map[int64]*entryGroup{}
+	for _, e := range es {
+		g := byTenant[e.TenantID]
+		if g == nil {
+			g = &entryGroup{tenantID: e.TenantID}
+			byTenant[e.TenantID] = g
+			out = append(out, g)
+		}
+		if e.TargetType == trash.TargetSprint {
+			g.sprints = append(g.sprints, e.TargetID)
+		} else {
+			g.tasks = append(g.tasks, e.TargetID)
+		}
+	}
+	return out
+}
+
+// pathID reads the :id path parameter.
+func pathID(ps httprouter.Params) (int64, error) {
+	id, err := strconv.ParseInt(ps.ByName("id"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, deskkit.Invalid("id", "must be a positive integer")
+	}
+	return id, nil
+}
+
+// checkProjectAndName checks the fields every create takes.
+func checkProjectAndName(projectID int64, name string) error {
+	switch {
+	case projectID < 1:
+		return deskkit.Invalid("projectId", "must be a positive integer")
+	case strings.TrimSpace(name) == "":
+		return deskkit.Invalid("name", "is required")
+	case utf8.RuneCountInString(name) > trash.MaxNameLength:
+		return deskkit.Invalid("name", "must be at most %d characters", trash.MaxNameLength)
+	case strings.ContainsFunc(name, unicode.IsControl):
+		// PostgreSQL text cannot hold NUL, and no name needs a control character.
+		return deskkit.Invalid("name", "must not contain control characters")
+	}
+	return nil
+}

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit/internal/directory"
+	"github.com/deskkit/deskkit/internal/migrate"
+	"github.com/deskkit/deskkit/trash"
+)
+
+// The seed command bulk-loads one tenant's trash for benchmarks:
+//
+//	go run ./examples/server seed -database-url postgres://... -projects 100 -entries 1000000
+//
+// Every entry is backed by a trashed row of the demo host, so restoring and
+// clearing seeded entries work as for entries made through the API.
+//
+// Entry number n (0, 1, 2, ... within the tenant; a second seed continues
+// after the demo rows the tenant has) is a sprint when n is a multiple of 20, 5% of entries, and
+// a task otherwise. Sprints go round-robin over the projects, tasks to
+// project n mod P + 1; about 80% of tasks belong to the latest sprint of
+// their project seeded so far. Deletion dates spread evenly over the 90 days
+// before the seed, oldest first, so a server with a shorter -retention will
+// purge the older ones.
+//
+// Names are built so that search terms of known selectivity exist. At
+// -entries 1000000 in a fresh tenant (950,000 tasks and 50,000 sprints):
+//
+//	targetType=TASK        targetName=task-0123457  1 entry (every name has its unique number)
+//	targetType=TASK        targetName=zephyr        100 entries (n mod 10000 = 4321: 1 in 10,000)
+//	targetType=TASK        targetName=alpha         about 73,000 (1 in 13 tasks)
+//	targetType=TASK        targetName=urgent        100,000 entries (n mod 10 = 7: 10% of all entries, 10.5% of tasks)
+//	targetType=TASK        targetName=task          all 950,000 tasks
+//	targetType=TASK_SPRINT targetName=release       5,000 sprints (10% of sprints)
+//	targetType=TASK_SPRINT targetName=sprint        all 50,000 sprints
+//
+// Other entry counts scale proportionally (zephyr matches entries/10,000).
+const (
+	seedSprintEvery  = 20                  // entry n is a sprint when n mod 20 = 0
+	seedUrgentEvery  = 10                  // "urgent" in tasks with n mod 10 = 7
+	seedUrgentAt     = 7                   // (never a sprint: 7 is not a multiple of 20)
+	seedRareEvery    = 10000               // "zephyr" in tasks with n mod 10000 = 4321
+	seedRareAt       = 4321                // (a task, and not an urgent one)
+	seedReleaseEvery = 10                  // "release" in sprints number k with k mod 10 = 3
+	seedReleaseAt    = 3                   // (sprint number k is entry 20k)
+	seedSprintless   = 5                   // 1 in 5 tasks has no sprint
+	seedSpread       = 90 * 24 * time.Hour // deletion dates spread over this
+	seedUsers        = 4                   // creators of seeded targets: seed-user-1 to -4
+	defaultSeedBatch = 5000                // entries per transaction; a few MB of SQL per statement
+	seedLogEvery     = 20                  // batches between progress logs
+)
+
+// Vocabulary of the names: no word contains another word or a search term
+// above, so the counts stay exact.
+var (
+	seedWords1 = [...]string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike"}
+	seedWords2 = [...]string{"login", "billing", "search", "export", "import", "mobile", "backend", "frontend", "docs", "cache", "queue"}
+)
+
+// seedConfig is what to seed.
+type seedConfig struct {
+	Tenant    string
+	Projects  int
+	Entries   int
+	BatchSize int              // defaultSeedBatch if 0
+	Now       func() time.Time // time.Now if nil
+}
+
+// seedResult counts what a seed added.
+type seedResult struct {
+	First         int64 // number of the first entry added
+	Sprints       int
+	Tasks         int
+	TasksInSprint int
+}
+
+func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, logger *slog.Logger) error {
+	fs := newFlagSet("seed", stderr, getenv)
+	cfg := seedConfig{}
+	fs.IntVar(&cfg.Projects, "projects", 10, "number of projects to spread entries over")
+	fs.IntVar(&cfg.Entries, "entries", 10000, "number of trash entries to add")
+	fs.StringVar(&cfg.Tenant, "tenant", demoTenant, "tenant to seed, created if missing")
+	fs.IntVar(&cfg.BatchSize, "batch", defaultSeedBatch, "entries per INSERT statement and transaction")
+	dbURL := fs.databaseURL()
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	db, err := openDB(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	start := time.Now()
+	res, err := seed(ctx, db, cfg, logger)
+	if err != nil {
+		return err
+	}
+	logger.InfoContext(ctx, "seeded", slog.String("tenant", cfg.Tenant), slog.Int("sprints", res.Sprints),
+		slog.Int("tasks", res.Tasks), slog.Int("tasksInSprint", res.TasksInSprint), slog.Duration("took", time.Since(start)))
+	_, err = fmt.Fprintf(stdout, "seeded %d entries (%d sprints, %d tasks) numbered %d to %d in tenant %q\n",
+		res.Sprints+res.Tasks, res.Sprints, res.Tasks, res.First, res.First+int64(cfg.Entries)-1, cfg.Tenant)
+	return err
+}
+
+// seedTrashRow is a row of deskkit_trash with the columns trash/migrations
+// creates. The trash package keeps its row type unexported and adds entries
+// one at a time through Trash.Add, validating each and checking for
+// conflicts; a bulk load of a million entries instead inserts thousands of
+// rows per statement, so it writes the table directly and must keep
+// target_name_folded as Add does (lower case of the name).
+type seedTrashRow struct {
+	bun.BaseModel `bun:"table:deskkit_trash"`
+
+	ID               int64            `bun:"id,pk,autoincrement"`
+	TenantID         int64            `bun:"tenant_id,notnull"`
+	ProjectID        int64            `bun:"project_id,notnull"`
+	TargetType       trash.TargetType `bun:"target_type,notnull"`
+	TargetID         int64            `bun:"target_id,notnull"`
+	TargetName       string           `bun:"target_name,notnull"`
+	TargetNameFolded string           `bun:"target_name_folded,notnull"`
+	SprintID         *int64           `bun:"sprint_id"`
+	CreatedBy        int64            `bun:"created_by,notnull"`
+	DeletedBy        int64            `bun:"deleted_by,notnull"`
+	DeletedDate      time.Time        `bun:"deleted_date,notnull"`
+}
+
+// seed adds cfg.Entries entries to the tenant's trash in transactions of
+// cfg.BatchSize entries; on an error the batches before it stay.
+func seed(ctx context.Context, db *bun.DB, cfg seedConfig, logger *slog.Logger) (seedResult, error) {
+	switch {
+	case cfg.Projects < 1:
+		return seedResult{}, errors.New("-projects must be a positive integer")
+	case cfg.Entries < 1:
+		return seedResult{}, errors.New("-entries must be a positive integer")
+	case cfg.BatchSize < 0:
+		return seedResult{}, errors.New("-batch must be a positive integer")
+	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = defaultSeedBatch
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	d, err := migrate.DialectOf(db)
+	if err != nil {
+		return seedResult{}, err
+	}
+	dir, err := directory.New(db, &directory.Config{Now: cfg.Now})
+	if err != nil {
+		return seedResult{}, err
+	}
+	tenant, err := dir.EnsureTenant(ctx, cfg.Tenant)
+	if err != nil {
+		return seedResult{}, fmt.Errorf("-tenant: %w", err)
+	}
+	deleter, err := dir.EnsureUser(ctx, tenant.ID, demoUsername, true)
+	if err != nil {
+		return seedResult{}, err
+	}
+	creators := make([]int64, seedUsers)
+	for i := range creators {
+		u, err := dir.EnsureUser(ctx, tenant.ID, fmt.Sprintf("seed-user-%d", i+1), false)
+		if err != nil {
+			return seedResult{}, err
+		}
+		creators[i] = u.ID
+	}
+	// Number on from the tenant's demo rows, trashed or not, so that a
+	// second seed does not repeat the first one's numbers.
+	first := 0
+	for _, model := range []any{(*demoSprint)(nil), (*demoTask)(nil)} {
+		n, err := db.NewSelect().Model(model).Where("tenant_id = ?", tenant.ID).Count(ctx)
+		if err != nil {
+			return seedResult{}, fmt.Errorf("count existing rows: %w", err)
+		}
+		first += n
+	}
+
+	s := seeder{
+		cfg:      cfg,
+		tenantID: tenant.ID,
+		deleter:  deleter.ID,
+		creators: creators,
+		first:    int64(first),
+		now:      cfg.Now().UTC().Truncate(time.Second),
+		step:     max(time.Second, (seedSpread / time.Duration(cfg.Entries)).Truncate(time.Second)),
+		latest:   map[int64]int64{},
+	}
+	res := seedResult{First: s.first}
+	for i, batch := 0, 0; i < cfg.Entries; i, batch = i+cfg.BatchSize, batch+1 {
+		end := min(i+cfg.BatchSize, cfg.Entries)
+		if err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			return s.batch(ctx, tx, i, end, &res)
+		}); err != nil {
+			return res, fmt.Errorf("seed entries %d to %d: %w", s.first+int64(i), s.first+int64(end)-1, err)
+		}
+		if batch%seedLogEvery == seedLogEvery-1 {
+			logger.InfoContext(ctx, "seeding", slog.Int("done", end), slog.Int("of", cfg.Entries))
+		}
+	}
+
+	// Fresh statistics, so that the planner knows the tables' new sizes and
+	// the benchmark measures plans, not stale estimates. VACUUM also sets
+	// the visibility map, which index-only scans of the trash rely on.
+	stmts := []string{"ANALYZE"}
+	if d.Postgres {
+		stmts = []string{"VACUUM ANALYZE deskkit_trash", "ANALYZE deskkit_demo_sprints", "ANALYZE deskkit_demo_tasks"}
+	}
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return res, fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return res, nil
+}
+
+// seeder carries a seed's state across batches.
+type seeder struct {
+	cfg      seedConfig
+	tenantID int64
+	deleter  int64
+	creators []int64
+	first    int64 // number of entry 0 of this seed
+	now      time.Time
+	step     time.Duration   // between the deletion dates of consecutive entries
+	latest   map[int64]int64 // project → its latest seeded sprint
+}
+
+// batch adds entries [from, to) of this seed inside tx: the demo rows first,
+// for their ids, then the trash rows pointing at them.
+func (s *seeder) batch(ctx context.Context, tx bun.Tx, from, to int, res *seedResult) error {
+	var sprints []demoSprint
+	var sprintNums []int64
+	for i := from; i < to; i++ {
+		n := s.first + int64(i)
+		if n%seedSprintEvery != 0 {
+			continue
+		}
+		sprints = append(sprints, demoSprint{
+			TenantID:  s.tenantID,
+			ProjectID: (n/seedSprintEvery)%int64(s.cfg.Projects) + 1,
+			Name:      seedName(n),
+			CreatedBy: s.creators[n%int64(len(s.creators))],
+			State:     stateTrashed,
+		})
+		sprintNums = append(sprintNums, n)
+	}
+	if len(sprints) > 0 {
+		// bun fills in the ids from RETURNING, in the order of the rows.
+		if _, err := tx.NewInsert().Model(&sprints).Exec(ctx); err != nil {
+			return fmt.Errorf("insert sprints: %w", err)
+		}
+		for _, sp := range sprints {
+			s.latest[sp.ProjectID] = sp.ID
+		}
+	}
+
+	var tasks []demoTask
+	var taskNums []int64
+	for i := from; i < to; i++ {
+		n := s.first + int64(i)
+		if n%seedSprintEvery == 0 {
+			continue
+		}
+		project := n%int64(s.cfg.Projects) + 1
+		var sprintID *int64
+		if id, ok := s.latest[project]; ok && mix(n)%seedSprintless != 0 {
+			sprintID = &id
+			res.TasksInSprint++
+		}
+		tasks = append(tasks, demoTask{
+			TenantID:  s.tenantID,
+			ProjectID: project,
+			SprintID:  sprintID,
+			Name:      seedName(n),
+			CreatedBy: s.creators[n%int64(len(s.creators))],
+			State:     stateTrashed,
+		})
+		taskNums = append(taskNums, n)
+	}
+	if len(tasks) > 0 {
+		if _, err := tx.NewInsert().Model(&tasks).Exec(ctx); err != nil {
+			return fmt.Errorf("insert tasks: %w", err)
+		}
+	}
+
+	rows := make([]seedTrashRow, 0, to-from)
+	for i, sp := range sprints {
+		rows = append(rows, s.trashRow(sprintNums[i], sp.ProjectID, trash.TargetSprint, sp.ID, sp.Name, nil, sp.CreatedBy))
+	}
+	for i, t := range tasks {
+		rows = append(rows, s.trashRow(taskNums[i], t.ProjectID, trash.TargetTask, t.ID, t.Name, t.SprintID, t.CreatedBy))
+	}
+	if _, err := tx.NewInsert().Model(&rows).Returning("NULL").Exec(ctx); err != nil {
+		return fmt.Errorf("insert trash entries: %w", err)
+	}
+	res.Sprints += len(sprints)
+	res.Tasks += len(tasks)
+	return nil
+}
+
+func (s *seeder) trashRow(n, project int64, typ trash.TargetType, id int64, name string, sprintID *int64, createdBy int64) seedTrashRow {
+	age := time.Duration(s.first+int64(s.cfg.Entries)-1-n) * s.step
+	return seedTrashRow{
+		TenantID:         s.tenantID,
+		ProjectID:        project,
+		TargetType:       typ,
+		TargetID:         id,
+		TargetName:       name,
+		TargetNameFolded: strings.ToLower(name), // as trash.Add folds names
+		SprintID:         sprintID,
+		CreatedBy:        createdBy,
+		DeletedBy:        s.deleter,
+		DeletedDate:      s.now.Add(-age),
+	}
+}
+
+// seedName is the name of entry n; see the seed command's comment for the
+// search terms it makes.
+func seedName(n int64) string {
+	kind := "task"
+	if n%seedSprintEvery == 0 {
+		kind = "sprint"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s-%07d %s %s", kind, n, seedWords1[n%int64(len(seedWords1))], seedWords2[(n/int64(len(seedWords1)))%int64(len(seedWords2))])
+	switch {
+	case kind == "sprint" && (n/seedSprintEvery)%seedReleaseEvery == seedReleaseAt:
+		b.WriteString(" release")
+	case n%seedUrgentEvery == seedUrgentAt:
+		b.WriteString(" urgent")
+	case n%seedRareEvery == seedRareAt:
+		b.WriteString(" zephyr")
+	}
+	return b.String()
+}
+
+// mix scrambles n (Fibonacci hashing), so that which tasks have no sprint
+// does not line up with projects or name words.
+func mix(n int64) uint64 { return (uint64(n) * 0x9E3779B97F4A7C15) >> 32 }
