@@ -64,6 +64,11 @@
 //   - InfoDetail adds names and avatars of creator and deleter through the
 //     UserResolver, one call per page.
 //
+// On PostgreSQL, substring search uses a trigram index. A term made of
+// trigrams that nearly every name shares (a word all names start with)
+// makes the index read long posting lists: tens of milliseconds on a million
+// entries once cached. Distinctive terms answer in about a millisecond.
+//
 // User input reaches SQL only as bound values of bun's placeholders; keys,
 // ops and order fields are looked up in fixed tables.
 //
