@@ -7,7 +7,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"sync"
 	"time"
@@ -110,11 +109,7 @@ var migrationFiles embed.FS
 // processes at once. On PostgreSQL it needs the pg_trgm extension, which it
 // creates if missing (a trusted extension: the database owner may).
 func Migrate(ctx context.Context, db *bun.DB) error {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return err
-	}
-	return migrate.Run(ctx, db, "deskkit_trash_migrations", sub)
+	return migrate.Run(ctx, db, "deskkit_trash_migrations", migrationFiles)
 }
 
 // NewEntry is what the host knows of a target it is deleting.
@@ -428,36 +423,59 @@ func (t *Trash) eachBatch(ctx context.Context, p deskkit.Principal, projectID in
 	}
 	total := 0
 	for _, typ := range order {
-		for {
-			var n int
-			err := t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				es, err := t.takeBatch(ctx, tx, func(q *bun.SelectQuery) *bun.SelectQuery {
-					return scope(q).Where("target_type = ?", typ)
-				})
-				if err != nil || len(es) == 0 {
-					return err
-				}
-				n, err = fn(ctx, tx, p.TenantID, es)
-				return err
-			})
-			if err != nil {
-				return total, err
-			}
-			if n == 0 {
-				break
-			}
-			total += n
+		n, err := t.inBatches(ctx, func(q *bun.SelectQuery) *bun.SelectQuery {
+			return scope(q).Where("target_type = ?", typ)
+		}, func(ctx context.Context, tx bun.Tx, es []row) (int, error) {
+			return fn(ctx, tx, p.TenantID, es)
+		})
+		total += n
+		if err != nil {
+			return total, err
 		}
 	}
 	return total, nil
 }
 
-// takeBatch deletes up to BatchSize entries that filter selects, oldest id
-// first, inside tx, and returns them. On PostgreSQL it skips rows another
+// inBatches takes the entries filter selects out of the trash, BatchSize at
+// a time in id order, each batch in a transaction of its own, and hands each
+// batch to fn, which returns how many entries it handled. Each batch starts
+// after the last id of the one before, so no batch walks again over what
+// earlier ones deleted (dead index entries until vacuum). Entries that a
+// concurrent operation holds are skipped on PostgreSQL and left to it.
+func (t *Trash) inBatches(ctx context.Context, filter func(*bun.SelectQuery) *bun.SelectQuery, fn func(ctx context.Context, tx bun.Tx, es []row) (int, error)) (int, error) {
+	total := 0
+	var after int64
+	for {
+		var n int
+		var last int64
+		err := t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			es, err := t.takeBatch(ctx, tx, filter, after)
+			if err != nil || len(es) == 0 {
+				return err
+			}
+			for _, e := range es {
+				last = max(last, e.ID)
+			}
+			n, err = fn(ctx, tx, es)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		if last == 0 {
+			return total, nil
+		}
+		total += n
+		after = last
+	}
+}
+
+// takeBatch deletes up to BatchSize entries that filter selects with ids
+// above afterID, lowest id first, inside tx, and returns them. On PostgreSQL it skips rows another
 // transaction holds, so concurrent batch jobs split the work instead of
 // queueing on each other.
-func (t *Trash) takeBatch(ctx context.Context, tx bun.Tx, filter func(*bun.SelectQuery) *bun.SelectQuery) ([]row, error) {
-	ids := filter(tx.NewSelect().Table("deskkit_trash").Column("id")).OrderExpr("id").Limit(t.cfg.BatchSize)
+func (t *Trash) takeBatch(ctx context.Context, tx bun.Tx, filter func(*bun.SelectQuery) *bun.SelectQuery, afterID int64) ([]row, error) {
+	ids := filter(tx.NewSelect().Table("deskkit_trash").Column("id")).Where("id > ?", afterID).OrderExpr("id").Limit(t.cfg.BatchSize)
 	if t.postgres {
 		ids = ids.For("UPDATE SKIP LOCKED")
 	}
@@ -576,39 +594,25 @@ func (t *Trash) PurgeExpired(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	cutoff := t.cfg.Now().UTC().Add(-t.cfg.Retention)
-	total := 0
-	for {
-		var n int
-		err := t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			es, err := t.takeBatch(ctx, tx, func(q *bun.SelectQuery) *bun.SelectQuery {
-				return q.Where("deleted_date < ?", cutoff)
-			})
-			if err != nil || len(es) == 0 {
-				return err
-			}
-			// A batch may span tenants; purge each tenant's part on its own so
-			// sprint-task lookups stay within the tenant.
-			byTenant := map[int64][]row{}
-			for _, e := range es {
-				byTenant[e.TenantID] = append(byTenant[e.TenantID], e)
-			}
-			for _, tenantID := range sortedKeys(byTenant) {
-				m, err := t.purge(ctx, tx, tenantID, byTenant[tenantID])
-				if err != nil {
-					return err
-				}
-				n += m
-			}
-			return nil
-		})
-		if err != nil {
-			return total, err
+	return t.inBatches(ctx, func(q *bun.SelectQuery) *bun.SelectQuery {
+		return q.Where("deleted_date < ?", cutoff)
+	}, func(ctx context.Context, tx bun.Tx, es []row) (int, error) {
+		// A batch may span tenants; purge each tenant's part on its own so
+		// sprint-task lookups stay within the tenant.
+		byTenant := map[int64][]row{}
+		for _, e := range es {
+			byTenant[e.TenantID] = append(byTenant[e.TenantID], e)
 		}
-		if n == 0 {
-			return total, nil
+		n := 0
+		for _, tenantID := range sortedKeys(byTenant) {
+			m, err := t.purge(ctx, tx, tenantID, byTenant[tenantID])
+			if err != nil {
+				return n, err
+			}
+			n += m
 		}
-		total += n
-	}
+		return n, nil
+	})
 }
 
 func sortedKeys(m map[int64][]row) []int64 {

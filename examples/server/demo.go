@@ -6,7 +6,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,11 +40,7 @@ var demoMigrations embed.FS
 
 // migrateDemo creates the demo host's tables.
 func migrateDemo(ctx context.Context, db *bun.DB) error {
-	sub, err := fs.Sub(demoMigrations, "migrations")
-	if err != nil {
-		return err
-	}
-	return migrate.Run(ctx, db, "deskkit_demo_migrations", sub)
+	return migrate.Run(ctx, db, "deskkit_demo_migrations", demoMigrations)
 }
 
 type demoSprint struct {

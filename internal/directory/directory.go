@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"time"
 	"unicode"
@@ -119,11 +118,7 @@ var migrationFiles embed.FS
 // Migrate creates or updates the directory's tables. It is safe to run from
 // several processes at once.
 func Migrate(ctx context.Context, db *bun.DB) error {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return err
-	}
-	return migrate.Run(ctx, db, "deskkit_directory_migrations", sub)
+	return migrate.Run(ctx, db, "deskkit_directory_migrations", migrationFiles)
 }
 
 type tenantRow struct {

@@ -38,7 +38,8 @@ func DialectOf(db bun.IDB) (Dialect, error) {
 	}
 }
 
-// Run applies the migrations in fsys that are not applied yet. table names
+// Run applies the migrations in fsys (found in any folder of it, by bun's
+// file names: 20261122000001_name.tx.up.sql) that are not applied yet. table names
 // the migrations table ("deskkit_trash_migrations"); the locks table is
 // table+"_locks". Several processes may call Run at once: on PostgreSQL they
 // queue on an advisory lock held by a session, so a crashed process never
