@@ -471,9 +471,9 @@ func (t *Trash) inBatches(ctx context.Context, filter func(*bun.SelectQuery) *bu
 }
 
 // takeBatch deletes up to BatchSize entries that filter selects with ids
-// above afterID, lowest id first, inside tx, and returns them. On PostgreSQL it skips rows another
-// transaction holds, so concurrent batch jobs split the work instead of
-// queueing on each other.
+// above afterID, lowest id first, inside tx, and returns them. On PostgreSQL
+// it skips rows another transaction holds, so concurrent batch jobs split
+// the work instead of queueing on each other.
 func (t *Trash) takeBatch(ctx context.Context, tx bun.Tx, filter func(*bun.SelectQuery) *bun.SelectQuery, afterID int64) ([]row, error) {
 	ids := filter(tx.NewSelect().Table("deskkit_trash").Column("id")).Where("id > ?", afterID).OrderExpr("id").Limit(t.cfg.BatchSize)
 	if t.postgres {
