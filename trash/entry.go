@@ -82,6 +82,8 @@ func entries(rows []row) []Entry {
 	return out
 }
 
-// fold is the case folding of names for search: the stored folded name and
-// every search term go through it.
-func fold(s string) string { return strings.ToLower(s) }
+// FoldName is the case folding of names for search: the stored
+// target_name_folded column and every search term go through it. Code that
+// writes deskkit_trash rows without Add (a bulk load) must fill
+// target_name_folded with it, or substring search will miss those rows.
+func FoldName(name string) string { return strings.ToLower(name) }

@@ -315,7 +315,7 @@ func (q Query) compile() (plan, error) {
 		if len([]rune(q.TargetName)) > MaxNameLength {
 			return p, deskkit.Invalid("targetName", "must be at most %d characters", MaxNameLength)
 		}
-		p.conds = append(p.conds, likeCond("t.target_name_folded", "%"+escapeLike(fold(q.TargetName))+"%", false))
+		p.conds = append(p.conds, likeCond("t.target_name_folded", "%"+escapeLike(FoldName(q.TargetName))+"%", false))
 	}
 	if q.DeletedDate != nil {
 		t := q.DeletedDate.UTC().Truncate(time.Second)
@@ -404,7 +404,7 @@ func (f Filter) compile(field string) (cond, error) {
 		if len([]rune(f.Value)) > MaxNameLength {
 			return cond{}, deskkit.Invalid(valField, "must be at most %d characters", MaxNameLength)
 		}
-		pattern := escapeLike(fold(f.Value)) + "%"
+		pattern := escapeLike(FoldName(f.Value)) + "%"
 		if f.Op == OpMatch || f.Op == OpNotMatch {
 			pattern = "%" + pattern
 		}

@@ -156,7 +156,7 @@ func (t *Trash) Add(ctx context.Context, db bun.IDB, p deskkit.Principal, e NewE
 		TargetType:       e.TargetType,
 		TargetID:         e.TargetID,
 		TargetName:       e.TargetName,
-		TargetNameFolded: fold(e.TargetName),
+		TargetNameFolded: FoldName(e.TargetName),
 		SprintID:         e.SprintID,
 		CreatedBy:        e.CreatedBy,
 		DeletedBy:        p.UserID,

@@ -114,8 +114,8 @@ func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 // creates. The trash package keeps its row type unexported and adds entries
 // one at a time through Trash.Add, validating each and checking for
 // conflicts; a bulk load of a million entries instead inserts thousands of
-// rows per statement, so it writes the table directly and must keep
-// target_name_folded as Add does (lower case of the name).
+// rows per statement, so it writes the table directly and fills
+// target_name_folded with trash.FoldName, as Add does.
 type seedTrashRow struct {
 	bun.BaseModel `bun:"table:deskkit_trash"`
 
@@ -315,7 +315,7 @@ func (s *seeder) trashRow(n, project int64, typ trash.TargetType, id int64, name
 		TargetType:       typ,
 		TargetID:         id,
 		TargetName:       name,
-		TargetNameFolded: strings.ToLower(name), // as trash.Add folds names
+		TargetNameFolded: trash.FoldName(name),
 		SprintID:         sprintID,
 		CreatedBy:        createdBy,
 		DeletedBy:        s.deleter,
