@@ -28,15 +28,16 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	_ "modernc.org/sqlite" // the pure-Go "sqlite" driver
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/httpapi"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/trash"
 )
 
 func main() {
-	db, err := database.OpenSQLite("embed.db")
+	db, err := openDB("embed.db")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -48,6 +49,17 @@ func main() {
 	srv := &http.Server{Addr: "127.0.0.1:8081", Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	log.Printf("listening on http://%s", srv.Addr)
 	log.Fatal(srv.ListenAndServe())
+}
+
+// openDB opens the host's SQLite file with bun, as any host would: deskkit
+// takes the *bun.DB it is given. Write-ahead log and IMMEDIATE transactions
+// with a busy timeout let concurrent writers queue instead of failing.
+func openDB(path string) (*bun.DB, error) {
+	sqldb, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_busy_timeout=10000&_journal_mode=WAL")
+	if err != nil {
+		return nil, err
+	}
+	return bun.NewDB(sqldb, sqlitedialect.New()), nil
 }
 
 // apiKeys is the host's own authentication: fixed API keys, each naming a

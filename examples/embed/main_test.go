@@ -11,14 +11,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/trash"
 )
 
 // TestEmbed runs the host: its own route and deskkit's answer side by side,
 // and deleting a task puts it in deskkit's trash.
 func TestEmbed(t *testing.T) {
-	db, err := database.OpenSQLite(filepath.Join(t.TempDir(), "embed.db"))
+	db, err := openDB(filepath.Join(t.TempDir(), "embed.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
