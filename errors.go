@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// Sentinel errors shared by every service. Service packages re-export the ones
-// they return (trash.ErrNotFound is ErrNotFound), so callers may test with
-// either name through errors.Is.
+// Sentinel errors shared by every service: the classes of error. Service
+// packages re-export the ones they return (trash.ErrNotFound is ErrNotFound)
+// and declare their own, more specific errors with NewError, which also
+// match their class through errors.Is.
 var (
 	// ErrUnauthenticated: no principal, or a credential that names none.
 	ErrUnauthenticated = errors.New("deskkit: unauthenticated")
@@ -19,12 +20,53 @@ var (
 	// ErrConflict: the request contradicts the current state.
 	ErrConflict = errors.New("deskkit: conflict")
 	// ErrInvalid: a request field breaks a rule. Errors that wrap it are
-	// *InputError values carrying the field and the rule.
+	// *InputError values carrying the field and the rule, or service errors
+	// of this class made by NewError.
 	ErrInvalid = errors.New("deskkit: invalid input")
 	// ErrRateLimited: a quota is exhausted. Errors that wrap it are
 	// *RateLimitError values carrying when to retry.
 	ErrRateLimited = errors.New("deskkit: rate limited")
+	// ErrUnavailable: a dependency (the database, above all) cannot answer in
+	// time. The request may succeed if retried later; nothing was changed.
+	ErrUnavailable = errors.New("deskkit: service unavailable")
 )
+
+// ClientMessager is implemented by errors whose message is meant for the
+// client as it is. httpapi sends ClientMessage as the envelope's msg; the
+// text of any other error never leaves the server.
+type ClientMessager interface {
+	ClientMessage() string
+}
+
+// RetryAfterer is implemented by errors that know when the client may try
+// again; httpapi sends it as the Retry-After header.
+type RetryAfterer interface {
+	RetryAfterDuration() time.Duration
+}
+
+// Error is a service's own sentinel error: it has a text for logs, a message
+// for the client, and a class among the sentinels above that it also
+// matches, so errors.Is(verify.ErrCodeExpired, deskkit.ErrInvalid) holds
+// while httpapi can still give it a key of its own.
+type Error struct {
+	class error
+	text  string
+	msg   string
+}
+
+// NewError returns a service error of class (one of the sentinels of this
+// package) with text for logs and msg for the client.
+func NewError(class error, text, msg string) *Error {
+	return &Error{class: class, text: text, msg: msg}
+}
+
+func (e *Error) Error() string { return e.text }
+
+// ClientMessage is the message for the client.
+func (e *Error) ClientMessage() string { return e.msg }
+
+// Is makes errors.Is(e, class) true.
+func (e *Error) Is(target error) bool { return target == e.class }
 
 // InputError says which request field broke which rule. Its message is meant
 // for the client: "pageSize must be between 1 and 2000".
@@ -40,6 +82,9 @@ func Invalid(field, format string, args ...any) *InputError {
 
 func (e *InputError) Error() string { return e.Field + " " + e.Rule }
 
+// ClientMessage is the field and the rule: "pageSize must be between 1 and 2000".
+func (e *InputError) ClientMessage() string { return e.Error() }
+
 // Is makes errors.Is(err, ErrInvalid) true for every *InputError.
 func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 
@@ -51,6 +96,12 @@ type RateLimitError struct {
 }
 
 func (e *RateLimitError) Error() string { return e.Message }
+
+// ClientMessage is Message.
+func (e *RateLimitError) ClientMessage() string { return e.Message }
+
+// RetryAfterDuration is RetryAfter.
+func (e *RateLimitError) RetryAfterDuration() time.Duration { return e.RetryAfter }
 
 // Is makes errors.Is(err, ErrRateLimited) true for every *RateLimitError.
 func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }

@@ -94,7 +94,7 @@ func benchServer(b *testing.B) (*Server, *bun.DB) {
 
 func loadBench(dsn string) (*Server, *bun.DB, error) {
 	ctx := context.Background()
-	admin := database.OpenPostgres(dsn)
+	admin := database.OpenPostgres(dsn, database.Options{MaxOpenConns: 2})
 	defer admin.Close()
 	for _, q := range []string{
 		"CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public",

@@ -74,10 +74,10 @@ type Route struct {
 	Path   string
 }
 
-// Endpoint is an authenticated operation: it gets the request, the
-// principal and the path parameters, and returns the data of a success
-// envelope or an error for the error table.
-type Endpoint func(r *http.Request, p deskkit.Principal, ps httprouter.Params) (any, error)
+// Endpoint is an authenticated operation: it gets the request (path
+// parameters through r.PathValue) and the principal, and returns the data of
+// a success envelope or an error for the error table.
+type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 
 // Server is the HTTP API: an http.Handler that answers every route under
 // Prefix with an envelope.
@@ -140,24 +140,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // routes added with Handle are not among them.
 func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
 
-// Handle mounts a host endpoint at Prefix+path (httprouter syntax,
-// "/demo/task/:id"), with deskkit's authentication, body limit, envelope
+// Handle mounts a host endpoint at Prefix+path, a template whose path
+// parameters are written {name} ("/demo/task/{id}") and read with
+// r.PathValue("id"), with deskkit's authentication, body limit, envelope
 // and error table. The reference server mounts its demo routes this way.
 func (s *Server) Handle(method, path string, fn Endpoint) {
-	s.router.Handle(method, Prefix+path, s.endpoint(fn))
+	s.router.Handle(method, Prefix+routerPath(path), s.endpoint(fn))
 }
 
 func (s *Server) handle(method, path string, fn Endpoint) {
 	s.Handle(method, path, fn)
-	s.routes = append(s.routes, Route{method, Prefix + openAPIPath(path)})
+	s.routes = append(s.routes, Route{method, Prefix + path})
 }
 
-// openAPIPath turns "/a/:id" into "/a/{id}".
-func openAPIPath(path string) string {
+// routerPath turns "/a/{id}" into httprouter's "/a/:id".
+func routerPath(path string) string {
 	parts := strings.Split(path, "/")
 	for i, p := range parts {
-		if strings.HasPrefix(p, ":") {
-			parts[i] = "{" + p[1:] + "}"
+		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
+			parts[i] = ":" + p[1:len(p)-1]
 		}
 	}
 	return strings.Join(parts, "/")
@@ -171,7 +172,10 @@ func (s *Server) endpoint(fn Endpoint) httprouter.Handle {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-		data, err := fn(r, p, ps)
+		for _, param := range ps {
+			r.SetPathValue(param.Key, param.Value)
+		}
+		data, err := fn(r, p)
 		if err != nil {
 			s.WriteError(w, r, err)
 			return

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/julienschmidt/httprouter"
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
@@ -330,9 +329,9 @@ func TestErrorTable(t *testing.T) {
 		"/internal":  secret,
 	}
 	for path, err := range endpoints {
-		f.srv.Handle("GET", "/test"+path, func(*http.Request, deskkit.Principal, httprouter.Params) (any, error) { return nil, err })
+		f.srv.Handle("GET", "/test"+path, func(*http.Request, deskkit.Principal) (any, error) { return nil, err })
 	}
-	f.srv.Handle("GET", "/test/panic", func(*http.Request, deskkit.Principal, httprouter.Params) (any, error) { panic("secret panic text") })
+	f.srv.Handle("GET", "/test/panic", func(*http.Request, deskkit.Principal) (any, error) { panic("secret panic text") })
 
 	f.do(t, "GET", "/api/v1/test/input", "alice", nil).expect(t, 400, "E0", KeyValidation)
 	f.do(t, "GET", "/api/v1/test/forbidden", "alice", nil).expect(t, 403, "E1", KeyForbidden)
@@ -365,7 +364,7 @@ func TestDecodeJSON(t *testing.T) {
 		Count int32  `json:"count"`
 		Tags  []string
 	}
-	f.srv.Handle("POST", "/test/json", func(r *http.Request, _ deskkit.Principal, _ httprouter.Params) (any, error) {
+	f.srv.Handle("POST", "/test/json", func(r *http.Request, _ deskkit.Principal) (any, error) {
 		var b body
 		if err := DecodeJSON(r, &b); err != nil {
 			return nil, err

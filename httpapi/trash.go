@@ -15,13 +15,13 @@ func (s *Server) mountTrash(t *trash.Trash) {
 	s.handle(http.MethodGet, "/task/trash/search", h.search)
 	s.handle(http.MethodGet, "/task/trash/count", h.count)
 	s.handle(http.MethodDelete, "/task/trash", h.clearAll)
-	s.handle(http.MethodDelete, "/task/trash/:id", h.clear)
-	s.handle(http.MethodPatch, "/task/trash/:id/back", h.restore)
+	s.handle(http.MethodDelete, "/task/trash/{id}", h.clear)
+	s.handle(http.MethodPatch, "/task/trash/{id}/back", h.restore)
 	// httprouter v1.3.0 panics when a static segment and a wildcard share a
 	// position, so PATCH /task/trash/back is served by the wildcard route and
 	// told apart by its value.
 	restoreAll := s.endpoint(h.restoreAll)
-	s.router.PATCH(Prefix+"/task/trash/:id", func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	s.router.PATCH(Prefix+routerPath("/task/trash/{id}"), func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		if ps.ByName("id") != "back" {
 			s.methodNotAllowed(w, r) // PATCH /task/trash/7: only DELETE serves that path
 			return
@@ -37,12 +37,12 @@ func (s *Server) mountTrash(t *trash.Trash) {
 
 type trashHandlers struct{ t *trash.Trash }
 
-func (h trashHandlers) search(r *http.Request, p deskkit.Principal, _ httprouter.Params) (any, error) {
+func (h trashHandlers) search(r *http.Request, p deskkit.Principal) (any, error) {
 	v, err := query(r)
 	if err != nil {
 		return nil, err
 	}
-	q, err := trash.ParseQuery(v)
+	q, err := parseSearchQuery(v)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func projectID(r *http.Request) (int64, error) {
 	return requiredID(v, "projectId")
 }
 
-func (h trashHandlers) count(r *http.Request, p deskkit.Principal, _ httprouter.Params) (any, error) {
+func (h trashHandlers) count(r *http.Request, p deskkit.Principal) (any, error) {
 	id, err := projectID(r)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func (h trashHandlers) count(r *http.Request, p deskkit.Principal, _ httprouter.
 	return h.t.Count(r.Context(), p, id)
 }
 
-func (h trashHandlers) clearAll(r *http.Request, p deskkit.Principal, _ httprouter.Params) (any, error) {
+func (h trashHandlers) clearAll(r *http.Request, p deskkit.Principal) (any, error) {
 	id, err := projectID(r)
 	if err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func (h trashHandlers) clearAll(r *http.Request, p deskkit.Principal, _ httprout
 	return h.t.ClearAll(r.Context(), p, id)
 }
 
-func (h trashHandlers) restoreAll(r *http.Request, p deskkit.Principal, _ httprouter.Params) (any, error) {
+func (h trashHandlers) restoreAll(r *http.Request, p deskkit.Principal) (any, error) {
 	id, err := projectID(r)
 	if err != nil {
 		return nil, err
@@ -85,16 +85,16 @@ func (h trashHandlers) restoreAll(r *http.Request, p deskkit.Principal, _ httpro
 	return h.t.RestoreAll(r.Context(), p, id)
 }
 
-func (h trashHandlers) clear(r *http.Request, p deskkit.Principal, ps httprouter.Params) (any, error) {
-	id, err := pathID("id", ps.ByName("id"))
+func (h trashHandlers) clear(r *http.Request, p deskkit.Principal) (any, error) {
+	id, err := pathID("id", r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
 	return nil, h.t.Clear(r.Context(), p, id)
 }
 
-func (h trashHandlers) restore(r *http.Request, p deskkit.Principal, ps httprouter.Params) (any, error) {
-	id, err := pathID("id", ps.ByName("id"))
+func (h trashHandlers) restore(r *http.Request, p deskkit.Principal) (any, error) {
+	id, err := pathID("id", r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}

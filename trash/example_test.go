@@ -37,7 +37,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	db, err := database.OpenSQLite(filepath.Join(dir, "example.db"))
+	db, err := database.OpenSQLite(filepath.Join(dir, "example.db"), database.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -85,26 +85,4 @@ func Example() {
 	// 1 Write the release notes 2026-11-22T10:00:00Z
 	// host: bring back TASK 42
 	// left in project 3: 0
-}
-
-// ParseQuery reads the HTTP API's query parameters; every problem names the
-// parameter and the rule it breaks.
-func ExampleParseQuery() {
-	q, err := trash.ParseQuery(map[string][]string{
-		"targetType":       {"TASK"},
-		"targetName":       {"login"},
-		"filters[0].key":   {"deletedDate"},
-		"filters[0].op":    {"GREATER_THAN"},
-		"filters[0].value": {"2026-11-01 00:00:00"},
-	})
-	fmt.Println(q.TargetType, q.TargetName, q.Filters, err)
-
-	_, err = trash.ParseQuery(map[string][]string{"targetType": {"TASK"}, "pageSize": {"5000"}})
-	fmt.Println(err)
-	_, err = trash.ParseQuery(map[string][]string{"targetType": {"TASK"}, "filters[3].key": {"id"}})
-	fmt.Println(err)
-	// Output:
-	// TASK login [{deletedDate GREATER_THAN 2026-11-01 00:00:00}] <nil>
-	// pageSize must be an integer between 1 and 2000
-	// filters[3].key has index 3; filter indexes are 0, 1 and 2
 }

@@ -2,10 +2,6 @@ package trash
 
 import (
 	"fmt"
-	"maps"
-	"net/url"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -106,111 +102,6 @@ type Page struct {
 	List  []Entry `json:"list"`
 }
 
-// ParseQuery reads a search from URL query parameters as the HTTP API takes
-// them (see the package documentation). Every problem is an
-// *deskkit.InputError naming the parameter; unknown parameters are errors
-// too, so that a misspelt filter never silently matches everything.
-func ParseQuery(v url.Values) (Query, error) {
-	var q Query
-	filters := make([]Filter, MaxFilters)
-	seen := make([]bool, MaxFilters)
-	// Sorted, so that of several bad parameters the same one is always named.
-	for _, name := range slices.Sorted(maps.Keys(v)) {
-		vals := v[name]
-		if name == "" {
-			return Query{}, deskkit.Invalid("query string", "must not hold a parameter without a name")
-		}
-		if len(vals) != 1 {
-			return Query{}, deskkit.Invalid(name, "must be given once")
-		}
-		val := vals[0]
-		var err error
-		switch name {
-		case "projectId":
-			q.ProjectID, err = parseID(name, val)
-		case "targetName":
-			q.TargetName = val
-		case "targetType":
-			q.TargetType = TargetType(val)
-		case "deletedDate":
-			var t time.Time
-			t, err = ParseTime(name, val)
-			q.DeletedDate = &t
-		case "pageNo":
-			q.PageNo, err = parseInt(name, val, 1, MaxPageNo)
-		case "pageSize":
-			q.PageSize, err = parseInt(name, val, 1, MaxPageSize)
-		case "orderBy":
-			q.OrderBy = OrderField(val)
-		case "orderSort":
-			q.OrderSort = SortOrder(val)
-		case "infoScope":
-			q.InfoScope = InfoScope(val)
-		default:
-			var n int
-			var part string
-			n, part, err = parseFilterName(name)
-			if err != nil {
-				break
-			}
-			seen[n] = true
-			switch part {
-			case "key":
-				filters[n].Key = val
-			case "op":
-				filters[n].Op = Op(val)
-			case "value":
-				filters[n].Value = val
-			}
-		}
-		if err != nil {
-			return Query{}, err
-		}
-	}
-	for n := range filters {
-		if seen[n] {
-			if filters[n].Key == "" {
-				return Query{}, deskkit.Invalid(fmt.Sprintf("filters[%d].key", n), "is required when filters[%d] is given", n)
-			}
-			q.Filters = append(q.Filters, filters[n])
-		}
-	}
-	return q, nil
-}
-
-var filterName = regexp.MustCompile(`^filters\[(\d+)\]\.(key|op|value)$`)
-
-func parseFilterName(name string) (int, string, error) {
-	m := filterName.FindStringSubmatch(name)
-	if m == nil {
-		if strings.HasPrefix(name, "filters") {
-			return 0, "", deskkit.Invalid(name, "must be filters[n].key, filters[n].op or filters[n].value")
-		}
-		return 0, "", deskkit.Invalid(name, "is not a search parameter")
-	}
-	n, err := strconv.Atoi(m[1])
-	if err != nil || n >= MaxFilters {
-		return 0, "", deskkit.Invalid(name, "has index %s; filter indexes are 0, 1 and 2", m[1])
-	}
-	return n, m[2], nil
-}
-
-func parseID(field, s string) (int64, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 1 {
-		return 0, deskkit.Invalid(field, "must be a positive integer")
-	}
-	return n, nil
-}
-
-func parseInt(field, s string, lo, hi int) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < lo || n > hi {
-		return 0, deskkit.Invalid(field, "must be an integer between %d and %d", lo, hi)
-	}
-	return n, nil
-}
-
 // TimeLayout is the second date format searches accept, besides RFC 3339.
 // It is read as UTC.
 const TimeLayout = "2006-01-02 15:04:05"
@@ -222,10 +113,15 @@ func ParseTime(field, s string) (time.Time, error) {
 	if err != nil {
 		t, err = time.ParseInLocation(TimeLayout, s, time.UTC)
 	}
-	if err != nil || t.Year() < 1 || t.Year() > 9999 {
+	// The range is checked in UTC, as the date is stored: 0001-01-01T00:00:00+01:00
+	// is year 0 in UTC, which PostgreSQL rejects.
+	if err != nil {
 		return time.Time{}, deskkit.Invalid(field, "must be a date as RFC 3339 or yyyy-MM-dd HH:mm:ss")
 	}
-	return t.UTC().Truncate(time.Second), nil
+	if t = t.UTC(); t.Year() < 1 || t.Year() > 9999 {
+		return time.Time{}, deskkit.Invalid(field, "must be a date between the years 1 and 9999 in UTC")
+	}
+	return t.Truncate(time.Second), nil
 }
 
 // keyKind is what a filter key compares.

@@ -12,7 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/julienschmidt/httprouter"
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
@@ -92,10 +91,10 @@ func newDemoHost(db *bun.DB) (*demoHost, error) {
 func (h *demoHost) mount(api *httpapi.Server) {
 	api.Handle(http.MethodPost, "/demo/sprint", h.createSprint)
 	api.Handle(http.MethodPost, "/demo/task", h.createTask)
-	api.Handle(http.MethodGet, "/demo/sprint/:id", h.getSprint)
-	api.Handle(http.MethodGet, "/demo/task/:id", h.getTask)
-	api.Handle(http.MethodDelete, "/demo/sprint/:id", h.deleteSprint)
-	api.Handle(http.MethodDelete, "/demo/task/:id", h.deleteTask)
+	api.Handle(http.MethodGet, "/demo/sprint/{id}", h.getSprint)
+	api.Handle(http.MethodGet, "/demo/task/{id}", h.getTask)
+	api.Handle(http.MethodDelete, "/demo/sprint/{id}", h.deleteSprint)
+	api.Handle(http.MethodDelete, "/demo/task/{id}", h.deleteTask)
 }
 
 // created is the data of a create: the new row's id.
@@ -114,7 +113,7 @@ type createSprintRequest struct {
 	Name      string `json:"name"`
 }
 
-func (h *demoHost) createSprint(r *http.Request, p deskkit.Principal, _ httprouter.Params) (any, error) {
+func (h *demoHost) createSprint(r *http.Request, p deskkit.Principal) (any, error) {
 	var req createSprintRequest
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return nil, err
@@ -135,7 +134,7 @@ type createTaskRequest struct {
 	Name      string `json:"name"`
 }
 
-func (h *demoHost) createTask(r *http.Request, p deskkit.Principal, _ httprouter.Params) (any, error) {
+func (h *demoHost) createTask(r *http.Request, p deskkit.Principal) (any, error) {
 	var req createTaskRequest
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return nil, err
@@ -175,8 +174,8 @@ func (h *demoHost) createTask(r *http.Request, p deskkit.Principal, _ httprouter
 	return created{t.ID}, nil
 }
 
-func (h *demoHost) getSprint(r *http.Request, p deskkit.Principal, ps httprouter.Params) (any, error) {
-	id, err := pathID(ps)
+func (h *demoHost) getSprint(r *http.Request, p deskkit.Principal) (any, error) {
+	id, err := pathID(r)
 	if err != nil {
 		return nil, err
 	}
@@ -187,8 +186,8 @@ func (h *demoHost) getSprint(r *http.Request, p deskkit.Principal, ps httprouter
 	return found(s, err, "sprint")
 }
 
-func (h *demoHost) getTask(r *http.Request, p deskkit.Principal, ps httprouter.Params) (any, error) {
-	id, err := pathID(ps)
+func (h *demoHost) getTask(r *http.Request, p deskkit.Principal) (any, error) {
+	id, err := pathID(r)
 	if err != nil {
 		return nil, err
 	}
@@ -213,8 +212,8 @@ func found[T any](v T, err error, what string) (any, error) {
 
 // deleteSprint trashes the sprint and hides its active tasks, and adds the
 // sprint's trash entry, all in one transaction.
-func (h *demoHost) deleteSprint(r *http.Request, p deskkit.Principal, ps httprouter.Params) (any, error) {
-	id, err := pathID(ps)
+func (h *demoHost) deleteSprint(r *http.Request, p deskkit.Principal) (any, error) {
+	id, err := pathID(r)
 	if err != nil {
 		return nil, err
 	}
@@ -251,8 +250,8 @@ func (h *demoHost) deleteSprint(r *http.Request, p deskkit.Principal, ps httprou
 }
 
 // deleteTask trashes the task and adds its trash entry in one transaction.
-func (h *demoHost) deleteTask(r *http.Request, p deskkit.Principal, ps httprouter.Params) (any, error) {
-	id, err := pathID(ps)
+func (h *demoHost) deleteTask(r *http.Request, p deskkit.Principal) (any, error) {
+	id, err := pathID(r)
 	if err != nil {
 		return nil, err
 	}
@@ -383,8 +382,8 @@ func groupEntries(es []trash.Entry) []*entryGroup {
 }
 
 // pathID reads the :id path parameter.
-func pathID(ps httprouter.Params) (int64, error) {
-	id, err := strconv.ParseInt(ps.ByName("id"), 10, 64)
+func pathID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
 		return 0, deskkit.Invalid("id", "must be a positive integer")
 	}

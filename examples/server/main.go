@@ -198,7 +198,7 @@ func (f durationFlag) Set(s string) error {
 // the demo host's tables. Every command runs the migrations, so that any of
 // them works on an empty database.
 func openDB(ctx context.Context, rawURL string) (*bun.DB, error) {
-	db, err := database.Open(rawURL)
+	db, err := database.Open(rawURL, database.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ func postgresDatabase(t *testing.T) string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	name := "deskkit_server_test_" + hex.EncodeToString(b)
-	admin := database.OpenPostgres(dsn)
+	admin := database.OpenPostgres(dsn, database.Options{MaxOpenConns: 2})
 	defer admin.Close()
 	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE ?", bun.Ident(name)); err != nil {
 		// The test role may lack CREATEDB where schemas are all dbtest needs.
@@ -60,7 +60,7 @@ func postgresDatabase(t *testing.T) string {
 		t.Skipf("cannot create a database, skipping: %v", err)
 	}
 	t.Cleanup(func() {
-		cleanup := database.OpenPostgres(dsn)
+		cleanup := database.OpenPostgres(dsn, database.Options{MaxOpenConns: 2})
 		defer cleanup.Close()
 		if _, err := cleanup.ExecContext(context.Background(), "DROP DATABASE ? WITH (FORCE)", bun.Ident(name)); err != nil {
 			t.Errorf("drop database %s: %v", name, err)
@@ -84,7 +84,7 @@ func authenticate(t *testing.T, rawURL, token string) (p struct {
 	Admin            bool
 }) {
 	t.Helper()
-	db, err := database.Open(rawURL)
+	db, err := database.Open(rawURL, database.Options{MaxOpenConns: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

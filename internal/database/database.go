@@ -1,13 +1,20 @@
 // Package database opens the databases deskkit supports from one URL, the
 // form the reference server and the tests take: "postgres://..." (or
-// "postgresql://...") for PostgreSQL, "sqlite:PATH" for an SQLite file.
+// "postgresql://...") for PostgreSQL, "sqlite:PATH" for an SQLite file. It
+// bounds the pool and every statement, retries transactions that lose a
+// deadlock, and tells errors that mean "the database cannot answer now"
+// from the rest.
 package database
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"runtime"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
@@ -16,42 +23,123 @@ import (
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
 
-// Open opens the database named by rawURL. It does not connect; call
-// PingContext to find out whether the database answers.
-func Open(rawURL string, opts ...pgdriver.Option) (*bun.DB, error) {
+// Defaults of Options.
+const (
+	// DefaultStatementTimeout bounds every PostgreSQL statement. The trash's
+	// batches and searches take milliseconds to a few hundred; ten seconds
+	// only stops a statement that has gone wrong.
+	DefaultStatementTimeout = 10 * time.Second
+	// DefaultDialTimeout bounds connecting to PostgreSQL.
+	DefaultDialTimeout = 5 * time.Second
+	// DefaultBusyTimeout is how long an SQLite writer queues for the lock.
+	DefaultBusyTimeout = 10 * time.Second
+)
+
+// DefaultMaxOpenConns is the pool size when Options leave it 0: four
+// connections a CPU, enough to keep the database busy without letting one
+// process take all of a shared server's connections (PostgreSQL allows 100
+// by default).
+func DefaultMaxOpenConns() int { return 4 * runtime.GOMAXPROCS(0) }
+
+// Options tune Open; the zero value means the defaults.
+type Options struct {
+	MaxOpenConns     int           // DefaultMaxOpenConns() if 0
+	StatementTimeout time.Duration // DefaultStatementTimeout if 0; PostgreSQL only
+	DialTimeout      time.Duration // DefaultDialTimeout if 0; PostgreSQL only
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxOpenConns == 0 {
+		o.MaxOpenConns = DefaultMaxOpenConns()
+	}
+	if o.StatementTimeout == 0 {
+		o.StatementTimeout = DefaultStatementTimeout
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	return o
+}
+
+// Open opens the database named by rawURL with a bounded pool. It does not
+// connect; call PingContext to find out whether the database answers.
+func Open(rawURL string, o Options) (*bun.DB, error) {
+	if o.MaxOpenConns < 0 || o.StatementTimeout < 0 || o.DialTimeout < 0 {
+		return nil, errors.New("database: pool size and timeouts must not be negative")
+	}
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return OpenPostgres(rawURL, opts...), nil
+		return OpenPostgres(rawURL, o), nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
-		return OpenSQLite(strings.TrimPrefix(rawURL, "sqlite:"))
+		return OpenSQLite(strings.TrimPrefix(rawURL, "sqlite:"), o)
 	default:
 		return nil, fmt.Errorf("database URL must start with postgres://, postgresql:// or sqlite:, got %q", redact(rawURL))
 	}
 }
 
-// OpenPostgres opens PostgreSQL through bun's pgdriver.
-func OpenPostgres(dsn string, opts ...pgdriver.Option) *bun.DB {
-	opts = append([]pgdriver.Option{pgdriver.WithDSN(dsn)}, opts...)
-	return bun.NewDB(sql.OpenDB(pgdriver.NewConnector(opts...)), pgdialect.New())
+// PostgresOptions are the pgdriver options for o: the dial timeout, and a
+// statement_timeout set on every connection, so that no statement holds a
+// connection (and its locks) for ever.
+func PostgresOptions(o Options) []pgdriver.Option {
+	o = o.withDefaults()
+	return []pgdriver.Option{
+		pgdriver.WithDialTimeout(o.DialTimeout),
+		pgdriver.WithConnParams(map[string]any{
+			"statement_timeout": o.StatementTimeout.Milliseconds(),
+		}),
+	}
 }
 
-// OpenSQLite opens (creating if needed) the SQLite file at path with the
-// settings deskkit relies on: write-ahead log so readers do not block the
-// writer, IMMEDIATE transactions so two writers queue instead of failing
-// half-way, a busy timeout to queue on, and foreign keys on.
-func OpenSQLite(path string) (*bun.DB, error) {
+// OpenPostgres opens PostgreSQL through bun's pgdriver.
+func OpenPostgres(dsn string, o Options) *bun.DB {
+	o = o.withDefaults()
+	opts := append([]pgdriver.Option{pgdriver.WithDSN(dsn)}, PostgresOptions(o)...)
+	sqldb := sql.OpenDB(pgdriver.NewConnector(opts...))
+	Bound(sqldb, o)
+	return bun.NewDB(sqldb, pgdialect.New())
+}
+
+// Bound applies o's pool size to sqldb, keeping as many idle connections
+// as it may open, so that a burst does not close and reopen them.
+func Bound(sqldb *sql.DB, o Options) {
+	o = o.withDefaults()
+	sqldb.SetMaxOpenConns(o.MaxOpenConns)
+	sqldb.SetMaxIdleConns(o.MaxOpenConns)
+	sqldb.SetConnMaxIdleTime(5 * time.Minute)
+}
+
+// SQLiteDSN is the modernc.org/sqlite data source name deskkit needs for the
+// file at path: write-ahead log so readers do not block the writer,
+// IMMEDIATE transactions so two writers queue instead of failing half-way,
+// a busy timeout to queue on, and foreign keys on. A host that opens SQLite
+// itself passes this to sql.Open("sqlite", ...).
+func SQLiteDSN(path string) string {
+	q := url.Values{}
+	q.Set("_txlock", "immediate")
+	q.Set("_busy_timeout", fmt.Sprint(DefaultBusyTimeout.Milliseconds()))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_foreign_keys", "1")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// OpenSQLite opens (creating if needed) the SQLite file at path with
+// SQLiteDSN's settings. A new file is created readable and writable by its
+// owner only; SQLite gives its -wal and -shm files the same mode.
+func OpenSQLite(path string, o Options) (*bun.DB, error) {
 	if path == "" {
 		return nil, fmt.Errorf("sqlite: URL needs a file path, e.g. sqlite:deskkit.db")
 	}
-	q := url.Values{}
-	q.Set("_txlock", "immediate")
-	q.Set("_busy_timeout", "10000")
-	q.Set("_journal_mode", "WAL")
-	q.Set("_foreign_keys", "1")
-	sqldb, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	o = o.withDefaults()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	f.Close()
+	sqldb, err := sql.Open("sqlite", SQLiteDSN(path))
 	if err != nil {
 		return nil, err
 	}
+	Bound(sqldb, o)
 	return bun.NewDB(sqldb, sqlitedialect.New()), nil
 }
 

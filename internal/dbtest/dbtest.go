@@ -66,7 +66,7 @@ func Open(t testing.TB, b Backend) *bun.DB {
 // OpenSQLite returns a fresh SQLite database in a file under t.TempDir.
 func OpenSQLite(t testing.TB) *bun.DB {
 	t.Helper()
-	db, err := database.OpenSQLite(filepath.Join(t.TempDir(), "test.db"))
+	db, err := database.OpenSQLite(filepath.Join(t.TempDir(), "test.db"), testPool)
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
@@ -86,7 +86,7 @@ func OpenPostgres(t testing.TB) *bun.DB {
 		t.Skipf("PostgreSQL not available, skipping: %v", err)
 	}
 	ctx := context.Background()
-	admin := database.OpenPostgres(dsn)
+	admin := database.OpenPostgres(dsn, adminPool)
 	defer admin.Close()
 	if err := ensureExtensions(ctx, admin); err != nil {
 		t.Fatalf("create extensions: %v", err)
@@ -98,7 +98,7 @@ func OpenPostgres(t testing.TB) *bun.DB {
 	db := OpenSchema(dsn, schema)
 	t.Cleanup(func() {
 		db.Close()
-		cleanup := database.OpenPostgres(dsn)
+		cleanup := database.OpenPostgres(dsn, adminPool)
 		defer cleanup.Close()
 		if _, err := cleanup.ExecContext(context.Background(), "DROP SCHEMA ? CASCADE", bun.Ident(schema)); err != nil {
 			t.Errorf("drop schema %s: %v", schema, err)
@@ -123,10 +123,20 @@ func ensureExtensions(ctx context.Context, db *bun.DB) error {
 // OpenSchema opens PostgreSQL at dsn with search_path set to schema, then
 // public. The schema must exist and be named by the caller, not a client.
 func OpenSchema(dsn, schema string, opts ...pgdriver.Option) *bun.DB {
-	opts = append([]pgdriver.Option{pgdriver.WithDSN(dsn)}, opts...)
+	opts = append(append([]pgdriver.Option{pgdriver.WithDSN(dsn)}, database.PostgresOptions(testPool)...), opts...)
 	conn := searchPathConnector{pgdriver.NewConnector(opts...), schema}
-	return bun.NewDB(sql.OpenDB(conn), pgdialect.New())
+	sqldb := sql.OpenDB(conn)
+	database.Bound(sqldb, testPool)
+	return bun.NewDB(sqldb, pgdialect.New())
 }
+
+// Pools of the test databases. The PostgreSQL server is shared by every test
+// binary on the machine (and allows 100 connections), so each test's pool is
+// small, and the short-lived admin pools smaller still.
+var (
+	testPool  = database.Options{MaxOpenConns: 8}
+	adminPool = database.Options{MaxOpenConns: 2}
+)
 
 // searchPathConnector opens connections whose search_path is the test's
 // schema, then public. (pgdriver's connection parameters would send
@@ -182,7 +192,7 @@ func startDocker() (string, error) {
 	dsn := fmt.Sprintf("postgres://postgres@%s/test?sslmode=disable", res.GetHostPort("5432/tcp"))
 	pool.MaxWait = 60 * time.Second
 	err = pool.Retry(func() error {
-		db := database.OpenPostgres(dsn)
+		db := database.OpenPostgres(dsn, adminPool)
 		defer db.Close()
 		return db.Ping()
 	})

@@ -21,7 +21,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	db, err := database.OpenSQLite(filepath.Join(dir, "example.db"))
+	db, err := database.OpenSQLite(filepath.Join(dir, "example.db"), database.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package trash_test
+package httpapi
 
 import (
 	"context"
@@ -11,12 +11,12 @@ import (
 	"github.com/deskkit/deskkit/trash"
 )
 
-// FuzzSearchQuery feeds raw query strings through ParseQuery and, when they
+// FuzzSearchQuery feeds raw query strings through parseSearchQuery and, when they
 // parse, through a real search on SQLite. Whatever the input, the only
 // errors allowed are input errors naming a field: anything else would reach
 // a client as a 500.
 //
-//	go test ./trash -run '^$' -fuzz FuzzSearchQuery -fuzztime 60s
+//	go test ./httpapi -run '^$' -fuzz FuzzSearchQuery -fuzztime 60s
 func FuzzSearchQuery(f *testing.F) {
 	seeds := []string{
 		"targetType=TASK",
@@ -39,7 +39,7 @@ func FuzzSearchQuery(f *testing.F) {
 	if err := trash.Migrate(ctx, db); err != nil {
 		f.Fatal(err)
 	}
-	tr, err := trash.New(db, &fakeRestorer{}, &trash.Config{Users: &fakeUsers{}})
+	tr, err := trash.New(db, &recordingRestorer{}, nil)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func FuzzSearchQuery(f *testing.F) {
 		if err != nil {
 			return // the HTTP layer answers 400 before the parser sees it
 		}
-		q, err := trash.ParseQuery(v)
+		q, err := parseSearchQuery(v)
 		if err != nil {
 			requireInputError(t, raw, err)
 			return

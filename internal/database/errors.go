@@ -1,0 +1,70 @@
+package database
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/uptrace/bun/driver/pgdriver"
+)
+
+// SQLSTATE returns err's PostgreSQL error code ("40P01"), or "" if err does
+// not come from PostgreSQL.
+func SQLSTATE(err error) string {
+	var pg pgdriver.Error
+	if errors.As(err, &pg) {
+		return pg.Field('C')
+	}
+	return ""
+}
+
+// Retryable reports whether err is a deadlock (40P01) or a serialization
+// failure (40001): the transaction was rolled back whole and may simply run
+// again.
+func Retryable(err error) bool {
+	switch SQLSTATE(err) {
+	case "40P01", "40001":
+		return true
+	}
+	return false
+}
+
+// Unavailable reports whether err means that the database could not answer
+// in time or at all, rather than that the request was wrong: the pool or a
+// statement ran out of time, the server is unreachable, refuses connections,
+// has too many clients, is shutting down, or cancelled the statement;
+// SQLite's lock stayed busy past the busy timeout. Such a request may
+// succeed later, and nothing it did was committed.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, sql.ErrConnDone) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return true
+	}
+	if code := SQLSTATE(err); code != "" {
+		switch {
+		case strings.HasPrefix(code, "08"), // connection exception
+			strings.HasPrefix(code, "53"),                     // insufficient resources: too many connections, out of memory
+			code == "57014",                                   // statement timeout or cancel
+			code == "57P01", code == "57P02", code == "57P03", // shutdown, crash, cannot connect now
+			code == "55P03": // lock not available (lock_timeout)
+			return true
+		}
+		return false
+	}
+	// modernc.org/sqlite: SQLITE_BUSY (5) and SQLITE_LOCKED (6) past the busy timeout.
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
+}
