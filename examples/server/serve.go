@@ -100,12 +100,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	base := baseURL(ln.Addr())
 	logger.InfoContext(ctx, "listening", slog.String("addr", ln.Addr().String()), slog.Duration("retention", cfg.retention))
 	fmt.Fprintf(stdout, "deskkit is listening on %s\n", base)
-	if token != "" {
-		auth := "-H 'Authorization: Bearer " + token + "'"
-		fmt.Fprintf(stdout, "Search the demo tenant's trash with:\n  curl %s '%s/api/v1/task/trash/search?targetType=TASK'\n", auth, base)
-		fmt.Fprintf(stdout, "Create a demo task, then delete it into the trash (use the id the first call answers):\n"+
-			"  curl %s -H 'Content-Type: application/json' -d '{\"projectId\":1,\"name\":\"My first task\"}' '%s/api/v1/demo/task'\n"+
-			"  curl %s -X DELETE '%s/api/v1/demo/task/1'\n", auth, base, auth, base)
+	if cfg.demo {
+		printDemoAccess(stdout, base, token)
 	}
 
 	var wg sync.WaitGroup
@@ -186,7 +182,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := trash.New(db, demo, &trash.Config{Users: dir, Now: cfg.Now, Retention: cfg.Retention})
+	tr, err := trash.New(db, demo, &trash.Config{Users: trashUsers{dir}, Now: cfg.Now, Retention: cfg.Retention})
 	if err != nil {
 		return nil, err
 	}
@@ -225,21 +221,6 @@ func writeStatus(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	fmt.Fprintf(w, "{\"status\":%q}\n", msg)
-}
-
-// demoToken makes sure the demo tenant and its admin user exist and issues
-// a new token for the user. A token is issued on every start because only
-// its hash is kept: the one printed last time cannot be printed again.
-func (a *app) demoToken(ctx context.Context) (string, error) {
-	tenant, err := a.dir.EnsureTenant(ctx, demoTenant)
-	if err != nil {
-		return "", err
-	}
-	user, err := a.dir.EnsureUser(ctx, tenant.ID, demoUsername, true)
-	if err != nil {
-		return "", err
-	}
-	return a.dir.IssueToken(ctx, user)
 }
 
 // purgeLoop purges expired trash entries on every tick until ctx ends. The
