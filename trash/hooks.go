@@ -47,15 +47,11 @@ type Authorizer interface {
 	CanManageProject(ctx context.Context, p deskkit.Principal, projectID int64) (bool, error)
 }
 
-// UserInfo is how a user is shown in a detailed search.
-type UserInfo struct {
-	Name   string
-	Avatar string
-}
-
 // UserResolver looks up how users are shown, for searches with InfoScope
-// InfoDetail. It is called once per page with every distinct user id of the
-// page; ids it does not return are shown with empty name and avatar.
+// InfoDetail, in the shape every service shares (deskkit.UserInfo). It is
+// called once per page with every distinct user id of the page; ids it does
+// not return are shown with empty name and avatar. An error it returns fails
+// the search and is passed on.
 type UserResolver interface {
-	ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]UserInfo, error)
+	ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error)
 }

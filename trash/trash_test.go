@@ -62,12 +62,12 @@ func (f fakeAuthorizer) CanManageProject(_ context.Context, p deskkit.Principal,
 
 type fakeUsers struct {
 	calls int
-	users map[int64]trash.UserInfo
+	users map[int64]deskkit.UserInfo
 }
 
-func (f *fakeUsers) ResolveUsers(_ context.Context, _ int64, ids []int64) (map[int64]trash.UserInfo, error) {
+func (f *fakeUsers) ResolveUsers(_ context.Context, _ int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
 	f.calls++
-	out := map[int64]trash.UserInfo{}
+	out := map[int64]deskkit.UserInfo{}
 	for _, id := range ids {
 		if u, ok := f.users[id]; ok {
 			out[id] = u
@@ -523,7 +523,7 @@ func testSearchDeletedDate(t *testing.T, db *bun.DB) {
 }
 
 func testSearchDetail(t *testing.T, db *bun.DB) {
-	users := &fakeUsers{users: map[int64]trash.UserInfo{1: {"Alice", "https://img/a.png"}, 2: {"Bob", ""}}}
+	users := &fakeUsers{users: map[int64]deskkit.UserInfo{1: {Name: "Alice", Avatar: "https://img/a.png"}, 2: {Name: "Bob"}}}
 	f := setup(t, db, &trash.Config{Users: users})
 	f.add(t, alice, task(1, "a"))
 	f.add(t, bob, trash.NewEntry{ProjectID: 1, TargetType: trash.TargetTask, TargetID: 2, TargetName: "b", CreatedBy: 1})
