@@ -1,0 +1,204 @@
+package database_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/dbtest"
+)
+
+func TestOpenSQLiteFilesAreOwnerOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "owner.db")
+	db, err := database.Open("sqlite:"+path, database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO t DEFAULT VALUES"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatalf("stat %s: %v (is the journal not WAL?)", name, err)
+		}
+		if mode := fi.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s has mode %v, want -rw-------", filepath.Base(name), mode)
+		}
+	}
+	var mode string
+	if err := db.NewRaw("PRAGMA journal_mode").Scan(ctx, &mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
+	}
+}
+
+func TestOpenRejects(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		opts database.Options
+	}{
+		{"mysql://x", database.Options{}},
+		{"sqlite:", database.Options{}},
+		{"sqlite:x.db", database.Options{MaxOpenConns: -1}},
+		{"postgres://postgres@127.0.0.1/test", database.Options{StatementTimeout: -time.Second}},
+	} {
+		if db, err := database.Open(tc.url, tc.opts); err == nil {
+			db.Close()
+			t.Errorf("Open(%q, %+v) succeeded", tc.url, tc.opts)
+		}
+	}
+}
+
+func TestPoolIsBounded(t *testing.T) {
+	db, err := database.Open("sqlite:"+filepath.Join(t.TempDir(), "pool.db"), database.Options{MaxOpenConns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := db.Stats().MaxOpenConnections; got != 3 {
+		t.Errorf("MaxOpenConnections = %d, want 3", got)
+	}
+	def, err := database.Open("sqlite:"+filepath.Join(t.TempDir(), "def.db"), database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer def.Close()
+	if got, want := def.Stats().MaxOpenConnections, database.DefaultMaxOpenConns(); got != want || want < 1 {
+		t.Errorf("default MaxOpenConnections = %d, want %d", got, want)
+	}
+}
+
+// Two transactions that lock two rows in opposite orders deadlock; PostgreSQL
+// aborts one with 40P01 and RunInTx runs it again, so both succeed.
+func TestRunInTxRetriesDeadlock(t *testing.T) {
+	db := dbtest.OpenPostgres(t)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, "CREATE TABLE pair (id int PRIMARY KEY, n int NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO pair VALUES (1, 0), (2, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		attempts    atomic.Int32
+		firstLocked sync.WaitGroup // both transactions hold their first row
+	)
+	firstLocked.Add(2)
+	lockBoth := func(first, second int) func(ctx context.Context, tx bun.Tx) error {
+		firstTry := true
+		return func(ctx context.Context, tx bun.Tx) error {
+			attempts.Add(1)
+			// Detect the deadlock at once instead of after the default second.
+			if _, err := tx.ExecContext(ctx, "SET LOCAL deadlock_timeout = '10ms'"); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, "UPDATE pair SET n = n + 1 WHERE id = ?", first); err != nil {
+				return err
+			}
+			if firstTry {
+				firstTry = false
+				firstLocked.Done()
+				firstLocked.Wait()
+			}
+			_, err := tx.ExecContext(ctx, "UPDATE pair SET n = n + 1 WHERE id = ?", second)
+			return err
+		}
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- database.RunInTx(ctx, db, nil, lockBoth(1, 2)) }()
+	go func() { errs <- database.RunInTx(ctx, db, nil, lockBoth(2, 1)) }()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("RunInTx: %v", err)
+		}
+	}
+	if got := attempts.Load(); got < 3 {
+		t.Errorf("%d attempts in all; a deadlock should have cost one more than 2", got)
+	}
+	var sum int
+	if err := db.NewRaw("SELECT sum(n) FROM pair").Scan(ctx, &sum); err != nil || sum != 4 {
+		t.Errorf("sum = %d, %v; want 4: both transactions applied exactly once", sum, err)
+	}
+}
+
+func TestRunInTxDoesNotRetryOtherErrors(t *testing.T) {
+	db := dbtest.OpenSQLite(t)
+	calls := 0
+	boom := errors.New("boom")
+	err := database.RunInTx(context.Background(), db, nil, func(context.Context, bun.Tx) error {
+		calls++
+		return boom
+	})
+	if !errors.Is(err, boom) || calls != 1 {
+		t.Errorf("err %v after %d calls; want boom after 1", err, calls)
+	}
+}
+
+func TestUnavailable(t *testing.T) {
+	ctx := context.Background()
+	// A loopback port nobody listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := ln.Addr().String()
+	ln.Close()
+	down := database.OpenPostgres(fmt.Sprintf("postgres://postgres@%s/test?sslmode=disable", closedAddr), database.Options{MaxOpenConns: 1})
+	defer down.Close()
+	_, refused := down.ExecContext(ctx, "SELECT 1")
+
+	expired, cancel := context.WithTimeout(ctx, -time.Second)
+	defer cancel()
+
+	cases := map[string]struct {
+		err  error
+		want bool
+	}{
+		"nil":                {nil, false},
+		"plain":              {errors.New("boom"), false},
+		"deadline":           {fmt.Errorf("search: %w", context.DeadlineExceeded), true},
+		"connection refused": {refused, true},
+		"expired context":    {expired.Err(), true},
+	}
+	if dsn, err := dbtest.PostgresURL(); err == nil {
+		pg := database.OpenPostgres(dsn, database.Options{MaxOpenConns: 1, StatementTimeout: 50 * time.Millisecond})
+		defer pg.Close()
+		_, timeout := pg.ExecContext(ctx, "SELECT pg_sleep(5)")
+		_, syntax := pg.ExecContext(ctx, "SELEKT 1")
+		cases["statement timeout"] = struct {
+			err  error
+			want bool
+		}{timeout, true}
+		cases["syntax error"] = struct {
+			err  error
+			want bool
+		}{syntax, false}
+		if got := database.SQLSTATE(timeout); got != "57014" {
+			t.Errorf("statement timeout SQLSTATE = %q, want 57014", got)
+		}
+	}
+	for name, tc := range cases {
+		if name != "nil" && tc.err == nil {
+			t.Errorf("%s: the setup produced no error", name)
+			continue
+		}
+		if got := database.Unavailable(tc.err); got != tc.want {
+			t.Errorf("%s: Unavailable(%v) = %v, want %v", name, tc.err, got, tc.want)
+		}
+	}
+}
