@@ -31,6 +31,36 @@
 // service migrates its own tables (trash.Migrate) with bun's migrator under
 // its own migrations table, so they never collide with the host's.
 //
+// A host that opens SQLite itself must open it with the settings deskkit
+// relies on: write-ahead logging (readers never block the writer),
+// IMMEDIATE transactions (two writers queue instead of one failing half-way)
+// and a busy timeout to queue on:
+//
+//	sqldb, err := sql.Open("sqlite", "file:app.db?_txlock=immediate&_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1")
+//	db := bun.NewDB(sqldb, sqlitedialect.New())
+//
+// Bound the pool (sqldb.SetMaxOpenConns) and, on PostgreSQL, set a
+// statement_timeout, so that no request waits for ever and one process
+// cannot take all of a shared server's connections; the reference server
+// uses four connections a CPU and ten seconds.
+//
+// # Transactions
+//
+// Rules every service follows, and a host's hooks must too:
+//
+//   - Hooks that decide (may this principal do this?) are asked before any
+//     lock is taken: no host code runs under a write lock (on SQLite, the
+//     whole database's).
+//   - Hooks that change the host's rows with the service's (a trash
+//     Restorer) run inside the service's transaction, doing database work
+//     through the transaction they are handed and nothing else.
+//   - Senders (SMS, mail, webhooks) never run inside a transaction. What
+//     must be sent after a commit is written as a row in the transaction and
+//     sent after it commits (an outbox).
+//   - Locks are taken in one documented order, and a transaction that
+//     PostgreSQL still aborts for a deadlock or a serialization failure
+//     (SQLSTATE 40P01, 40001) is run again a bounded number of times.
+//
 // # Embedding
 //
 //	db := bun.NewDB(sqldb, pgdialect.New())
@@ -52,15 +82,27 @@
 //
 // # Errors
 //
-// Services return the sentinels of this package (ErrNotFound, ErrForbidden,
-// ErrConflict, ErrUnauthenticated, ErrRateLimited) wrapped, and
-// *InputError for a field that breaks a rule; test with errors.Is and
-// errors.As. httpapi turns them into 404, 403, 409, 401, 429 and 400.
+// The sentinels of this package are the classes of error: ErrInvalid,
+// ErrUnauthenticated, ErrForbidden, ErrNotFound, ErrConflict,
+// ErrRateLimited and ErrUnavailable. Services return them wrapped, return
+// *InputError (class ErrInvalid) naming the field and the rule it breaks,
+// and declare their own errors with NewError, which match their class
+// through errors.Is. An error whose message is meant for the client
+// implements ClientMessager; one that knows when to retry implements
+// RetryAfterer. httpapi's one error table turns classes and service errors
+// into HTTP statuses and stable error keys; see its package documentation.
+//
+// CheckName, CheckText and CheckID are the validation rules every service
+// and the reference host share: what a service accepts is exactly what it
+// stores and returns.
 //
 // # Testing
 //
-// go test ./... runs every storage test against SQLite and, when
+//	go run gotest.tools/gotestsum@v1.13.0 -- -race ./...
+//
+// runs every storage test against SQLite and, when
 // DESKKIT_TEST_DATABASE_URL names a PostgreSQL server (or a Docker engine
-// answers), against PostgreSQL too; DESKKIT_REQUIRE_POSTGRES=1 turns a
-// missing PostgreSQL into a failure instead of a skip.
+// answers), against PostgreSQL too; skipped tests are listed with the
+// reason. DESKKIT_REQUIRE_POSTGRES=1 turns a missing PostgreSQL into a
+// failure instead of a skip.
 package deskkit
