@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -118,7 +115,7 @@ func (h *demoHost) createSprint(r *http.Request, p deskkit.Principal) (any, erro
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return nil, err
 	}
-	if err := checkProjectAndName(req.ProjectID, req.Name); err != nil {
+	if err := checkCreate(req.ProjectID, req.Name); err != nil {
 		return nil, err
 	}
 	s := demoSprint{TenantID: p.TenantID, ProjectID: req.ProjectID, Name: req.Name, CreatedBy: p.UserID, State: stateActive}
@@ -139,7 +136,7 @@ func (h *demoHost) createTask(r *http.Request, p deskkit.Principal) (any, error)
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return nil, err
 	}
-	if err := checkProjectAndName(req.ProjectID, req.Name); err != nil {
+	if err := checkCreate(req.ProjectID, req.Name); err != nil {
 		return nil, err
 	}
 	if req.SprintID != nil && *req.SprintID < 1 {
@@ -295,29 +292,59 @@ func (h *demoHost) Purge(ctx context.Context, tx bun.Tx, e trash.Entry) error {
 // them, then the entries' tasks, clearing the sprint of a task whose sprint
 // is gone for good. A target missing from the demo tables is skipped: its
 // entry leaves the trash with nothing to bring back.
+//
+// A task depends on its sprint, which deleteSprint may be trashing at the
+// same moment: deleteSprint hides only the tasks that are active when it
+// runs, so a task made active just after would stay live inside a trashed
+// sprint. RestoreBatch therefore locks the tasks' sprints (FOR SHARE, which
+// conflicts with deleteSprint's UPDATE) before touching the tasks, and the
+// two serialize: if the restore locks first, deleteSprint waits and then
+// hides the restored task with the sprint; if deleteSprint wins, the lock
+// waits for its commit, sees the sprint trashed, and the task goes hidden
+// with it, as if the restore had run first. Either way the task comes back
+// with its sprint. SQLite runs one write transaction at a time, so there
+// the lock is not needed; the state check is the same.
 func (h *demoHost) RestoreBatch(ctx context.Context, tx bun.Tx, es []trash.Entry) error {
 	for _, g := range groupEntries(es) {
 		if len(g.sprints) > 0 {
 			if _, err := tx.NewUpdate().Model((*demoSprint)(nil)).
 				Set("state = ?", stateActive).
-				Where("s.tenant_id = ? AND s.id IN (?) AND s.state = ?", g.tenantID, bun.In(g.sprints), stateTrashed).
+				Where("s.tenant_id = ? AND s.id IN (?) AND s.state = ?", g.tenantID, bun.List(g.sprints), stateTrashed).
 				Exec(ctx); err != nil {
 				return fmt.Errorf("demo: restore sprints: %w", err)
 			}
 			if _, err := tx.NewUpdate().Model((*demoTask)(nil)).
 				Set("state = ?", stateActive).
-				Where("t.tenant_id = ? AND t.sprint_id IN (?) AND t.state = ?", g.tenantID, bun.In(g.sprints), stateHidden).
+				Where("t.tenant_id = ? AND t.sprint_id IN (?) AND t.state = ?", g.tenantID, bun.List(g.sprints), stateHidden).
 				Exec(ctx); err != nil {
 				return fmt.Errorf("demo: restore tasks of sprints: %w", err)
 			}
 		}
 		if len(g.tasks) > 0 {
+			if h.postgres {
+				// In id order, so that two restores sharing sprints queue
+				// rather than deadlock against a sprint delete.
+				var locked []int64
+				if err := tx.NewSelect().Model((*demoSprint)(nil)).Column("s.id").
+					Where("s.tenant_id = ? AND s.id IN (?)", g.tenantID,
+						tx.NewSelect().Model((*demoTask)(nil)).Column("t.sprint_id").
+							Where("t.tenant_id = ? AND t.id IN (?) AND t.sprint_id IS NOT NULL", g.tenantID, bun.List(g.tasks))).
+					OrderExpr("s.id").
+					For("SHARE OF s").
+					Scan(ctx, &locked); err != nil {
+					return fmt.Errorf("demo: lock sprints of tasks: %w", err)
+				}
+			}
+			// Read after the lock: this statement's snapshot sees a sprint
+			// delete that the lock waited for.
 			if _, err := tx.NewUpdate().Model((*demoTask)(nil)).
-				Set("state = ?", stateActive).
+				Set(`state = CASE WHEN EXISTS (
+					SELECT 1 FROM deskkit_demo_sprints AS s WHERE s.id = t.sprint_id AND s.tenant_id = t.tenant_id AND s.state <> ?
+				) THEN ? ELSE ? END`, stateActive, stateHidden, stateActive).
 				Set(`sprint_id = CASE WHEN EXISTS (
 					SELECT 1 FROM deskkit_demo_sprints AS s WHERE s.id = t.sprint_id AND s.tenant_id = t.tenant_id
 				) THEN t.sprint_id END`).
-				Where("t.tenant_id = ? AND t.id IN (?) AND t.state = ?", g.tenantID, bun.In(g.tasks), stateTrashed).
+				Where("t.tenant_id = ? AND t.id IN (?) AND t.state = ?", g.tenantID, bun.List(g.tasks), stateTrashed).
 				Exec(ctx); err != nil {
 				return fmt.Errorf("demo: restore tasks: %w", err)
 			}
@@ -333,19 +360,19 @@ func (h *demoHost) PurgeBatch(ctx context.Context, tx bun.Tx, es []trash.Entry) 
 	for _, g := range groupEntries(es) {
 		if len(g.tasks) > 0 {
 			if _, err := tx.NewDelete().Model((*demoTask)(nil)).
-				Where("t.tenant_id = ? AND t.id IN (?) AND t.state = ?", g.tenantID, bun.In(g.tasks), stateTrashed).
+				Where("t.tenant_id = ? AND t.id IN (?) AND t.state = ?", g.tenantID, bun.List(g.tasks), stateTrashed).
 				Exec(ctx); err != nil {
 				return fmt.Errorf("demo: purge tasks: %w", err)
 			}
 		}
 		if len(g.sprints) > 0 {
 			if _, err := tx.NewDelete().Model((*demoTask)(nil)).
-				Where("t.tenant_id = ? AND t.sprint_id IN (?) AND t.state = ?", g.tenantID, bun.In(g.sprints), stateHidden).
+				Where("t.tenant_id = ? AND t.sprint_id IN (?) AND t.state = ?", g.tenantID, bun.List(g.sprints), stateHidden).
 				Exec(ctx); err != nil {
 				return fmt.Errorf("demo: purge tasks of sprints: %w", err)
 			}
 			if _, err := tx.NewDelete().Model((*demoSprint)(nil)).
-				Where("s.tenant_id = ? AND s.id IN (?) AND s.state = ?", g.tenantID, bun.In(g.sprints), stateTrashed).
+				Where("s.tenant_id = ? AND s.id IN (?) AND s.state = ?", g.tenantID, bun.List(g.sprints), stateTrashed).
 				Exec(ctx); err != nil {
 				return fmt.Errorf("demo: purge sprints: %w", err)
 			}
@@ -381,6 +408,16 @@ func groupEntries(es []trash.Entry) []*entryGroup {
 	return out
 }
 
+// checkCreate checks the fields every create takes. Names follow the rule
+// the trash applies to the names it stores (deskkit.CheckName), so whatever
+// the demo accepts can go into the trash unchanged.
+func checkCreate(projectID int64, name string) error {
+	if err := deskkit.CheckID("projectId", projectID); err != nil {
+		return err
+	}
+	return deskkit.CheckName("name", name, trash.MaxNameLength)
+}
+
 // pathID reads the :id path parameter.
 func pathID(r *http.Request) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
@@ -388,20 +425,4 @@ func pathID(r *http.Request) (int64, error) {
 		return 0, deskkit.Invalid("id", "must be a positive integer")
 	}
 	return id, nil
-}
-
-// checkProjectAndName checks the fields every create takes.
-func checkProjectAndName(projectID int64, name string) error {
-	switch {
-	case projectID < 1:
-		return deskkit.Invalid("projectId", "must be a positive integer")
-	case strings.TrimSpace(name) == "":
-		return deskkit.Invalid("name", "is required")
-	case utf8.RuneCountInString(name) > trash.MaxNameLength:
-		return deskkit.Invalid("name", "must be at most %d characters", trash.MaxNameLength)
-	case strings.ContainsFunc(name, unicode.IsControl):
-		// PostgreSQL text cannot hold NUL, and no name needs a control character.
-		return deskkit.Invalid("name", "must not contain control characters")
-	}
-	return nil
 }
