@@ -29,6 +29,8 @@
 //	deskkit.ErrNotFound      404  E1  resource_not_found
 //	deskkit.ErrConflict      409  E1  resource_conflict
 //	*deskkit.RateLimitError  429  E3  too_many_requests       (Retry-After)
+//	deskkit.ErrUnavailable, database outages, request deadline
+//	                         503  E2  service_unavailable     (Retry-After; logged once per interval)
 //	unknown route            404  E0  route_not_found
 //	wrong method             405  E0  method_not_allowed      (Allow)
 //	anything else, panics    500  E2  internal_error          (logged; text never sent)

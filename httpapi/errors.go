@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,74 +9,184 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/envelope"
+	"github.com/deskkit/deskkit/internal/database"
 )
 
 // Error keys of ext.eKey. They are part of the API: clients may switch on them.
 const (
-	KeyValidation       = "param_validation_error"
-	KeyUnauthorized     = "unauthorized"
-	KeyForbidden        = "forbidden"
-	KeyNotFound         = "resource_not_found"
-	KeyConflict         = "resource_conflict"
-	KeyTooManyRequests  = "too_many_requests"
-	KeyRouteNotFound    = "route_not_found"
-	KeyMethodNotAllowed = "method_not_allowed"
-	KeyInternal         = "internal_error"
+	KeyValidation         = "param_validation_error"
+	KeyUnauthorized       = "unauthorized"
+	KeyForbidden          = "forbidden"
+	KeyNotFound           = "resource_not_found"
+	KeyConflict           = "resource_conflict"
+	KeyTooManyRequests    = "too_many_requests"
+	KeyServiceUnavailable = "service_unavailable"
+	KeyRouteNotFound      = "route_not_found"
+	KeyMethodNotAllowed   = "method_not_allowed"
+	KeyInternal           = "internal_error"
 )
 
 // errorRow is how one kind of error is answered.
 type errorRow struct {
-	target error
+	match  func(error) bool
 	status int
 	code   string
 	key    string
-	msg    string // for errors that carry no message of their own for the client
+	msg    string // when the error is no deskkit.ClientMessager
+	// unavailable rows get Retry-After and are logged once per interval.
+	unavailable bool
 }
 
-// errorTable is the one place that maps errors to HTTP. An error that matches
-// no row is unexpected: it is logged and answered 500 without its text.
-var errorTable = []errorRow{
-	{deskkit.ErrInvalid, http.StatusBadRequest, envelope.CodeProtocol, KeyValidation, "the request is not valid"},
-	{deskkit.ErrUnauthenticated, http.StatusUnauthorized, envelope.CodeProtocol, KeyUnauthorized, "a valid bearer token is required"},
-	{deskkit.ErrForbidden, http.StatusForbidden, envelope.CodeBusiness, KeyForbidden, "you may not do this"},
-	{deskkit.ErrNotFound, http.StatusNotFound, envelope.CodeBusiness, KeyNotFound, "the resource does not exist"},
-	{deskkit.ErrConflict, http.StatusConflict, envelope.CodeBusiness, KeyConflict, "the request conflicts with the current state"},
-	{deskkit.ErrRateLimited, http.StatusTooManyRequests, envelope.CodeQuota, KeyTooManyRequests, "too many requests"},
+// is matches the errors for which errors.Is(err, target) holds.
+func is(target error) func(error) bool {
+	return func(err error) bool { return errors.Is(err, target) }
 }
+
+// errorTable is the one place that maps errors to HTTP, read top down: the
+// first row that matches answers. Rows go from specific to generic, so a
+// service's own error (verify's code expired, with a key of its own) goes
+// above the row of its class (deskkit.ErrInvalid). An error that matches no
+// row is unexpected: it is logged and answered 500 without its text. The
+// package documentation and openapi.json list the same rows; keep them in
+// step.
+var errorTable = []errorRow{
+	// Service rows go here, above the classes they also match.
+	{match: is(deskkit.ErrInvalid), status: http.StatusBadRequest, code: envelope.CodeProtocol, key: KeyValidation, msg: "the request is not valid"},
+	{match: is(deskkit.ErrUnauthenticated), status: http.StatusUnauthorized, code: envelope.CodeProtocol, key: KeyUnauthorized, msg: "a valid bearer token is required"},
+	{match: is(deskkit.ErrForbidden), status: http.StatusForbidden, code: envelope.CodeBusiness, key: KeyForbidden, msg: "you may not do this"},
+	{match: is(deskkit.ErrNotFound), status: http.StatusNotFound, code: envelope.CodeBusiness, key: KeyNotFound, msg: "the resource does not exist"},
+	{match: is(deskkit.ErrConflict), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyConflict, msg: "the request conflicts with the current state"},
+	{match: is(deskkit.ErrRateLimited), status: http.StatusTooManyRequests, code: envelope.CodeQuota, key: KeyTooManyRequests, msg: "too many requests"},
+	// Last of the known rows: an answer the service did give (400, 404...)
+	// stands even when the deadline passed just after.
+	{match: unavailable, status: http.StatusServiceUnavailable, code: envelope.CodeSystem, key: KeyServiceUnavailable, msg: "the service is temporarily unavailable; retry later", unavailable: true},
+}
+
+// unavailable reports whether err means that a dependency could not answer
+// in time: deskkit.ErrUnavailable, what database.Unavailable recognises
+// (the request deadline, pool and statement timeouts, refused and reset
+// connections, too many clients, shutdown, SQLite busy), and a closed pool
+// (the host is shutting down).
+func unavailable(err error) bool {
+	return errors.Is(err, deskkit.ErrUnavailable) || database.Unavailable(err) ||
+		strings.Contains(err.Error(), errDBClosed)
+}
+
+// errDBClosed is the text of database/sql's error for a closed pool, which
+// it does not export.
+const errDBClosed = "sql: database is closed"
 
 // WriteError answers err as an error envelope, with the status, code and key
-// of its row in the error table. Only unexpected errors are logged, and their
-// text never reaches the client.
+// of its row in the error table. The message is err's own when it is a
+// deskkit.ClientMessager, the row's otherwise; Retry-After comes from a
+// deskkit.RetryAfterer. Only unexpected errors are logged, and their text
+// never reaches the client; outages (503) are logged once per
+// Config.OutageLogInterval.
 func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		// The client went away: nobody reads the answer, and it is no fault
+		// of ours. Answer as for an outage, without logging.
+		s.writeUnavailable(w, err)
+		return
+	}
 	for _, row := range errorTable {
-		if !errors.Is(err, row.target) {
+		if !row.match(err) {
 			continue
 		}
-		msg := row.msg
-		var input *deskkit.InputError
-		var limit *deskkit.RateLimitError
-		switch {
-		case errors.As(err, &input):
-			msg = input.Error()
-		case errors.As(err, &limit):
-			msg = limit.Message
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(limit)))
+		if row.unavailable {
+			s.outages.note(r, err)
+			s.writeUnavailable(w, err)
+			return
+		}
+		var ra deskkit.RetryAfterer
+		if errors.As(err, &ra) {
+			w.Header().Set("Retry-After", strconv.Itoa(seconds(ra.RetryAfterDuration())))
 		}
 		if row.status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="deskkit"`)
 		}
-		s.writeError(w, row.status, row.code, row.key, msg)
+		s.writeError(w, row.status, row.code, row.key, clientMessage(err, row.msg))
+		return
+	}
+	if errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+		// The request ran out of time and whatever failed lost the cause
+		// on the way up: still an outage, not a bug.
+		s.outages.note(r, err)
+		s.writeUnavailable(w, err)
 		return
 	}
 	s.cfg.Logger.ErrorContext(r.Context(), "unexpected error", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
 	s.writeError(w, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, "internal server error")
 }
 
-func retryAfterSeconds(e *deskkit.RateLimitError) int {
-	return int(max(1, math.Ceil(e.RetryAfter.Seconds())))
+// clientMessage is err's message for the client if it has one, else def.
+func clientMessage(err error, def string) string {
+	var m deskkit.ClientMessager
+	if errors.As(err, &m) {
+		if msg := m.ClientMessage(); msg != "" {
+			return msg
+		}
+	}
+	return def
+}
+
+// writeUnavailable answers 503 with Retry-After: err's own if it is a
+// deskkit.RetryAfterer, Config.RetryAfter otherwise. The message is generic
+// unless err carries one for the client: a driver's text names hosts.
+func (s *Server) writeUnavailable(w http.ResponseWriter, err error) {
+	wait := s.cfg.RetryAfter
+	var ra deskkit.RetryAfterer
+	if errors.As(err, &ra) {
+		wait = ra.RetryAfterDuration()
+	}
+	secs := seconds(wait)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	msg := fmt.Sprintf("the service is temporarily unavailable; retry after %d seconds", secs)
+	var m deskkit.ClientMessager
+	if errors.As(err, &m) && m.ClientMessage() != "" {
+		msg = m.ClientMessage()
+	}
+	s.writeError(w, http.StatusServiceUnavailable, envelope.CodeSystem, KeyServiceUnavailable, msg)
+}
+
+// seconds is d as Retry-After writes it: whole seconds, at least one.
+func seconds(d time.Duration) int {
+	return int(max(1, math.Ceil(d.Seconds())))
+}
+
+// outageLog logs 503s at most once per interval: an outage fails every
+// request, and one line per request (12,838 for a 13 s outage) buries
+// everything else. The first 503 is logged at once; the ones that follow
+// within the interval are counted, and the next line says how many.
+type outageLog struct {
+	logger   *slog.Logger
+	now      func() time.Time
+	interval time.Duration
+
+	mu         sync.Mutex
+	last       time.Time // when the last line was written; zero before the first
+	suppressed int
+}
+
+func (o *outageLog) note(r *http.Request, err error) {
+	o.mu.Lock()
+	now := o.now()
+	if !o.last.IsZero() && now.Sub(o.last) < o.interval {
+		o.suppressed++
+		o.mu.Unlock()
+		return
+	}
+	suppressed := o.suppressed
+	o.last, o.suppressed = now, 0
+	o.mu.Unlock()
+	o.logger.ErrorContext(context.WithoutCancel(r.Context()), "service unavailable",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err),
+		slog.Int("suppressed", suppressed), slog.Duration("interval", o.interval))
 }
 
 func (s *Server) writeError(w http.ResponseWriter, status int, code, key, msg string) {

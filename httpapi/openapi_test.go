@@ -65,10 +65,10 @@ func (f *fakeAuthorizer) CanManageProject(ctx context.Context, p deskkit.Princip
 
 // fakeUsers shows users for detailed searches.
 type fakeUsers struct {
-	ResolveUsersFn func(ctx context.Context, tenantID int64, ids []int64) (map[int64]trash.UserInfo, error)
+	ResolveUsersFn func(ctx context.Context, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error)
 }
 
-func (f *fakeUsers) ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]trash.UserInfo, error) {
+func (f *fakeUsers) ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
 	return f.ResolveUsersFn(ctx, tenantID, ids)
 }
 
@@ -90,7 +90,7 @@ var (
 
 var tokens = map[string]deskkit.Principal{"admin": admin, "alice": alice, "bob": bob, "carol": carol}
 
-var names = map[int64]trash.UserInfo{
+var names = map[int64]deskkit.UserInfo{
 	1: {Name: "Admin", Avatar: "https://example.com/admin.png"},
 	2: {Name: "Alice", Avatar: "https://example.com/alice.png"},
 	3: {Name: "Bob", Avatar: "https://example.com/bob.png"},
@@ -148,8 +148,8 @@ func setup(t *testing.T) *env {
 		Authorizer: &fakeAuthorizer{CanManageProjectFn: func(_ context.Context, p deskkit.Principal, projectID int64) (bool, error) {
 			return p.UserID == carol.UserID && projectID == 10, nil
 		}},
-		Users: &fakeUsers{ResolveUsersFn: func(_ context.Context, _ int64, ids []int64) (map[int64]trash.UserInfo, error) {
-			out := map[int64]trash.UserInfo{}
+		Users: &fakeUsers{ResolveUsersFn: func(_ context.Context, _ int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
+			out := map[int64]deskkit.UserInfo{}
 			for _, id := range ids {
 				if u, ok := names[id]; ok {
 					out[id] = u

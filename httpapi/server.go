@@ -19,8 +19,21 @@ import (
 // Prefix is where every route is mounted.
 const Prefix = "/api/v1"
 
-// DefaultMaxBodyBytes is the largest request body DecodeJSON accepts.
-const DefaultMaxBodyBytes = 1 << 20
+// Defaults of Config.
+const (
+	// DefaultMaxBodyBytes is the largest request body DecodeJSON accepts.
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultRequestTimeout is every request's deadline: well above the
+	// trash's slowest operations (a 100,000-entry clear takes seconds), and
+	// short enough that a client learns of an outage while it still waits.
+	DefaultRequestTimeout = 10 * time.Second
+	// DefaultRetryAfter is the Retry-After of a 503 whose error does not
+	// say when to retry: long enough for a pool to drain or a database to
+	// fail over, short enough not to turn a blip into an outage.
+	DefaultRetryAfter = 5 * time.Second
+	// DefaultOutageLogInterval is how often an outage is logged.
+	DefaultOutageLogInterval = 10 * time.Second
+)
 
 // Authenticator turns a bearer token into the principal it names.
 // Authenticate returns an error wrapping deskkit.ErrUnauthenticated for a
@@ -36,8 +49,20 @@ type Config struct {
 	Authenticator Authenticator // required
 	Trash         *trash.Trash
 	Logger        *slog.Logger     // unexpected errors go here; slog.Default if nil
-	Now           func() time.Time // the clock of envelope datetimes; time.Now if nil
+	Now           func() time.Time // the clock of envelope datetimes and outage logging; time.Now if nil
 	MaxBodyBytes  int64            // DefaultMaxBodyBytes if 0
+
+	// RequestTimeout is the deadline of every request's context, set
+	// before authentication, so that no request waits for the pool or the
+	// database for ever; a request that runs out of it answers 503.
+	// DefaultRequestTimeout if 0.
+	RequestTimeout time.Duration
+	// RetryAfter is the Retry-After of a 503 whose error does not carry
+	// its own (deskkit.RetryAfterer). DefaultRetryAfter if 0.
+	RetryAfter time.Duration
+	// OutageLogInterval: 503s are logged once per interval, with the
+	// number left out since the last line. DefaultOutageLogInterval if 0.
+	OutageLogInterval time.Duration
 }
 
 func (c *Config) withDefaults() Config {
@@ -54,6 +79,15 @@ func (c *Config) withDefaults() Config {
 	if out.MaxBodyBytes == 0 {
 		out.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if out.RequestTimeout == 0 {
+		out.RequestTimeout = DefaultRequestTimeout
+	}
+	if out.RetryAfter == 0 {
+		out.RetryAfter = DefaultRetryAfter
+	}
+	if out.OutageLogInterval == 0 {
+		out.OutageLogInterval = DefaultOutageLogInterval
+	}
 	return out
 }
 
@@ -61,8 +95,8 @@ func (c *Config) validate() error {
 	if c.Authenticator == nil {
 		return errors.New("httpapi: Authenticator is required")
 	}
-	if c.MaxBodyBytes < 0 {
-		return errors.New("httpapi: MaxBodyBytes must not be negative")
+	if c.MaxBodyBytes < 0 || c.RequestTimeout < 0 || c.RetryAfter < 0 || c.OutageLogInterval < 0 {
+		return errors.New("httpapi: MaxBodyBytes, RequestTimeout, RetryAfter and OutageLogInterval must not be negative")
 	}
 	return nil
 }
@@ -82,9 +116,10 @@ type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 // Server is the HTTP API: an http.Handler that answers every route under
 // Prefix with an envelope.
 type Server struct {
-	cfg    Config
-	router *httprouter.Router
-	routes []Route
+	cfg     Config
+	outages *outageLog
+	router  *httprouter.Router
+	routes  []Route
 	// phantoms tell registered routes that serve only some of the paths they
 	// match (a workaround for httprouter's wildcard rules); such a route is
 	// left out of Allow for the paths it does not serve.
@@ -110,6 +145,7 @@ func New(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: c, router: httprouter.New()}
+	s.outages = &outageLog{logger: c.Logger, now: c.Now, interval: c.OutageLogInterval}
 	s.router.NotFound = http.HandlerFunc(s.notFound)
 	s.router.MethodNotAllowed = http.HandlerFunc(s.methodNotAllowed)
 	s.router.PanicHandler = s.panicked
@@ -133,7 +169,9 @@ func New(cfg *Config) (*Server, error) {
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.router.ServeHTTP(w, r)
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	s.router.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // Routes lists deskkit's own routes, in the OpenAPI document's path syntax;
