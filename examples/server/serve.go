@@ -8,12 +8,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/trash"
 )
@@ -41,12 +44,22 @@ const (
 	demoUsername = "demo"
 )
 
+// Environment variables of the serve command's database and request
+// bounds.
+const (
+	envDBMaxConns         = "DESKKIT_DB_MAX_CONNS"
+	envDBStatementTimeout = "DESKKIT_DB_STATEMENT_TIMEOUT"
+	envRequestTimeout     = "DESKKIT_REQUEST_TIMEOUT"
+)
+
 // serveConfig is the serve command's configuration.
 type serveConfig struct {
-	addr        string
-	databaseURL string
-	retention   time.Duration
-	demo        bool
+	addr           string
+	databaseURL    string
+	retention      time.Duration
+	demo           bool
+	db             database.Options // pool size and statement timeout; 0 means deskkit's defaults
+	requestTimeout time.Duration    // httpapi.DefaultRequestTimeout if 0
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, logger *slog.Logger) error {
@@ -59,6 +72,12 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs.fromEnv("retention", envRetention)
 	fs.BoolVar(&cfg.demo, "demo", true, "create the demo tenant and admin user and print a token for it")
 	fs.fromEnv("demo", envDemo)
+	fs.Var(poolSizeFlag{&cfg.db.MaxOpenConns}, "db-max-conns", "most database connections the server opens; 0 means 4 x GOMAXPROCS")
+	fs.fromEnv("db-max-conns", envDBMaxConns)
+	fs.Var(durationFlag{&cfg.db.StatementTimeout}, "db-statement-timeout", "PostgreSQL statement_timeout of every connection; 0 means "+database.DefaultStatementTimeout.String())
+	fs.fromEnv("db-statement-timeout", envDBStatementTimeout)
+	fs.Var(durationFlag{&cfg.requestTimeout}, "request-timeout", "deadline of every API request, past which it answers 503; 0 means "+httpapi.DefaultRequestTimeout.String())
+	fs.fromEnv("request-timeout", envRequestTimeout)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -69,12 +88,12 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 // serve runs the server until ctx is cancelled, then shuts it down,
 // letting requests in flight finish.
 func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.Logger) error {
-	db, err := openDB(ctx, cfg.databaseURL)
+	db, err := openDBWith(ctx, cfg.databaseURL, cfg.db)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	a, err := newApp(db, appConfig{Logger: logger, Retention: cfg.retention})
+	a, err := newApp(db, appConfig{Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout})
 	if err != nil {
 		return err
 	}
@@ -98,7 +117,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	base := baseURL(ln.Addr())
-	logger.InfoContext(ctx, "listening", slog.String("addr", ln.Addr().String()), slog.Duration("retention", cfg.retention))
+	logger.InfoContext(ctx, "listening", slog.String("addr", ln.Addr().String()), slog.String("retention", cfg.retention.String()))
 	fmt.Fprintf(stdout, "deskkit is listening on %s\n", base)
 	if cfg.demo {
 		printDemoAccess(stdout, base, token)
@@ -151,11 +170,45 @@ func baseURL(addr net.Addr) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
+// openDBWith opens the database with the pool and statement bounds of o and
+// migrates it, as openDB does with deskkit's defaults.
+func openDBWith(ctx context.Context, rawURL string, o database.Options) (*bun.DB, error) {
+	db, err := database.Open(rawURL, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrateAll(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// poolSizeFlag is a pool size: a non-negative integer, 0 for the default.
+type poolSizeFlag struct{ n *int }
+
+func (f poolSizeFlag) String() string {
+	if f.n == nil {
+		return "0"
+	}
+	return strconv.Itoa(*f.n)
+}
+
+func (f poolSizeFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return errors.New("must be a number of connections, 0 for the default")
+	}
+	*f.n = n
+	return nil
+}
+
 // appConfig is what an app needs beyond the database; tests set the clock.
 type appConfig struct {
-	Logger    *slog.Logger
-	Now       func() time.Time // time.Now if nil
-	Retention time.Duration
+	Logger         *slog.Logger
+	Now            func() time.Time // time.Now if nil
+	Retention      time.Duration
+	RequestTimeout time.Duration // httpapi.DefaultRequestTimeout if 0
 }
 
 // app is the server's services wired together over one migrated database.
@@ -187,33 +240,74 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 		return nil, err
 	}
 	demo.trash = tr
-	api, err := httpapi.New(&httpapi.Config{Authenticator: dir, Trash: tr, Logger: cfg.Logger, Now: cfg.Now})
+	api, err := httpapi.New(&httpapi.Config{
+		Authenticator: dir, Trash: tr, Logger: cfg.Logger, Now: cfg.Now, RequestTimeout: cfg.RequestTimeout,
+	})
 	if err != nil {
 		return nil, err
 	}
 	demo.mount(api)
+	ready := &readiness{db: db, logger: cfg.Logger}
+	h := routes(api, ready)
+	return &app{db: db, dir: dir, trash: tr, demo: demo, handler: accessLog(cfg.Logger, h)}, nil
+}
 
-	mux := http.NewServeMux()
-	// Liveness: the process answers. It never touches the database, so a
-	// database outage does not get the process restarted.
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeStatus(w, http.StatusOK, "ok")
-	})
-	// Readiness: the database answers, so requests can be served.
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
-		defer cancel()
-		if err := db.PingContext(ctx); err != nil {
-			cfg.Logger.WarnContext(ctx, "not ready", slog.Any("error", err))
-			writeStatus(w, http.StatusServiceUnavailable, "database unavailable")
+// routes answers the two probes itself and hands every other request to
+// api, path and all, as it came. No http.ServeMux stands in between: a
+// ServeMux answers a path that is not clean ("/api/v1//task/trash/search",
+// "/api/v1/task/trash/7/..") with a redirect to its cleaned form, without
+// an envelope, and a client that follows the 307 of
+// "DELETE /api/v1/task/trash/7/..?projectId=P" clears all of project P.
+// deskkit's own router never redirects: such paths answer a 404 envelope.
+func routes(api http.Handler, ready *readiness) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var probe func(http.ResponseWriter, *http.Request)
+		switch r.URL.Path {
+		case "/healthz":
+			// Liveness: the process answers. It never touches the database,
+			// so a database outage does not get the process restarted.
+			probe = func(w http.ResponseWriter, _ *http.Request) { writeStatus(w, http.StatusOK, "ok") }
+		case "/readyz":
+			probe = ready.serve
+		default:
+			// Everything else, /api/v1 and unknown paths alike, gets
+			// deskkit's envelope.
+			api.ServeHTTP(w, r)
 			return
 		}
-		writeStatus(w, http.StatusOK, "ok")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeStatus(w, http.StatusMethodNotAllowed, "method not allowed")
+			return
+		}
+		probe(w, r)
 	})
-	// Everything else, /api/v1 and unknown paths alike, gets deskkit's
-	// envelope.
-	mux.Handle("/", api)
-	return &app{db: db, dir: dir, trash: tr, demo: demo, handler: accessLog(cfg.Logger, mux)}, nil
+}
+
+// readiness answers /readyz: ready when the database answers a ping in
+// time. Probes come every few seconds, so it logs only when the answer
+// changes, not once per probe of an outage.
+type readiness struct {
+	db     *bun.DB
+	logger *slog.Logger
+	down   atomic.Bool // the last probe found the database unavailable
+}
+
+func (rd *readiness) serve(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	if err := rd.db.PingContext(ctx); err != nil {
+		if !rd.down.Swap(true) {
+			rd.logger.WarnContext(ctx, "not ready: the database does not answer", slog.Any("error", err))
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(int(readyTimeout/time.Second)))
+		writeStatus(w, http.StatusServiceUnavailable, "database unavailable")
+		return
+	}
+	if rd.down.Swap(false) {
+		rd.logger.InfoContext(ctx, "ready: the database answers again")
+	}
+	writeStatus(w, http.StatusOK, "ok")
 }
 
 func writeStatus(w http.ResponseWriter, status int, msg string) {
@@ -246,7 +340,7 @@ func purgeOnce(ctx context.Context, tr *trash.Trash, logger *slog.Logger) {
 	case err != nil:
 		logger.ErrorContext(ctx, "trash purge failed", slog.Int("purged", n), slog.Any("error", err))
 	case n > 0:
-		logger.InfoContext(ctx, "trash purged", slog.Int("purged", n), slog.Duration("took", time.Since(start)))
+		logger.InfoContext(ctx, "trash purged", slog.Int("purged", n), slog.String("took", time.Since(start).String()))
 	}
 }
 
@@ -265,7 +359,7 @@ func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.Int("status", sw.status),
-			slog.Duration("took", time.Since(start)))
+			slog.String("took", time.Since(start).String()))
 	})
 }
 
