@@ -11,16 +11,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/internal/directory"
-	"github.com/deskkit/deskkit/trash"
-)
-
-// The directory is what the reference server plugs into both hooks.
-var (
-	_ httpapi.Authenticator = (*directory.Directory)(nil)
-	_ trash.UserResolver    = (*directory.Directory)(nil)
 )
 
 var epoch = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
@@ -146,7 +138,7 @@ func TestDirectory(t *testing.T) {
 			}
 			var n int
 			if err := db.NewSelect().Table("deskkit_tokens").ColumnExpr("count(*)").
-				Where("token_hash IN (?)", bun.In([]string{token, other})).Scan(ctx, &n); err != nil {
+				Where("token_hash IN (?)", bun.List([]string{token, other})).Scan(ctx, &n); err != nil {
 				t.Fatal(err)
 			}
 			if n != 0 {
@@ -162,13 +154,17 @@ func TestDirectory(t *testing.T) {
 				t.Errorf("after demotion: %+v, %v; want not admin", p, err)
 			}
 
-			if err := d.RevokeToken(ctx, token); err != nil {
+			owner, err := d.RevokeToken(ctx, token)
+			if err != nil {
 				t.Fatal(err)
+			}
+			if owner.ID != u.ID || owner.TenantID != tn.ID || owner.Username != "grace" {
+				t.Errorf("revoked a token of %+v, want grace", owner)
 			}
 			if _, err := d.Authenticate(ctx, token); !errors.Is(err, directory.ErrUnauthenticated) {
 				t.Errorf("revoked token: err = %v, want ErrUnauthenticated", err)
 			}
-			if err := d.RevokeToken(ctx, token); !errors.Is(err, directory.ErrNotFound) {
+			if _, err := d.RevokeToken(ctx, token); !errors.Is(err, directory.ErrNotFound) {
 				t.Errorf("second revoke: err = %v, want ErrNotFound", err)
 			}
 			if _, err := d.Authenticate(ctx, other); err != nil {
@@ -226,7 +222,7 @@ func TestDirectory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[int64]trash.UserInfo{
+			want := map[int64]deskkit.UserInfo{
 				ada.ID: {Name: "Ada Lovelace", Avatar: "https://example.com/ada.png"},
 				bea.ID: {Name: "bea"},
 			}

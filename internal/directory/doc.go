@@ -1,21 +1,57 @@
-// Package directory is deskkit's own user directory and token store: tenants,
-// their users, and opaque bearer tokens that name a user.
+// Package directory is deskkit's own user directory and token store:
+// tenants, their users (with the contact addresses verification needs), and
+// opaque bearer tokens that name a user.
 //
 // # Overview
 //
-// A host that has its own users implements httpapi.Authenticator and
-// trash.UserResolver itself. A host that has none (the reference server, the
-// tests, a quick start) uses a *Directory, which implements both:
+// The directory knows no service: it imports only the root package deskkit,
+// bun and deskkit's internal helpers, so that the trash, verification and
+// channels can all use it without it importing any of them. It implements
+// httpapi.Authenticator directly (the method set is all deskkit types).
+// Each service's own hook is met by a small adapter in the composition root
+// (examples/server/adapters.go): trash.UserResolver by trashUsers, over
+// ResolveUsers, which returns the shared deskkit.UserInfo.
+//
+// A host that has its own users implements those hooks itself. A host that
+// has none (the reference server, the tests, a quick start) uses a
+// *Directory:
 //
 //	dir, _ := directory.New(db, nil)
 //	tenant, _ := dir.EnsureTenant(ctx, "acme")
-//	user, _ := dir.EnsureUser(ctx, tenant.ID, "ada", true)
-//	token, _ := dir.IssueToken(ctx, user) // "dk_..." shown once, stored hashed
+//	user, _ := dir.EnsureUserRole(ctx, tenant.ID, "ada", directory.Role{Admin: true})
+//	token, _ := dir.IssueTokenTTL(ctx, user, 30*24*time.Hour) // "dk_..." shown once, stored hashed
 //	srv, _ := httpapi.New(&httpapi.Config{Authenticator: dir, Trash: tr})
 //
 // Migrate creates the tables deskkit_tenants, deskkit_users and
 // deskkit_tokens, with their own migrations table
-// deskkit_directory_migrations.
+// deskkit_directory_migrations. Applied migrations are never edited; a
+// change is a new migration file.
+//
+// # Users and roles
+//
+// Names (tenant, username, display name) follow deskkit.CheckName, the one
+// rule every service shares: valid UTF-8, not blank, no control characters,
+// a bounded length.
+//
+// A user's admin flag changes only when a caller says so. EnsureUserRole
+// takes a Role: its zero value creates a non-admin and leaves an existing
+// user's flag alone; Role{Admin: true} creates an admin, also leaving an
+// existing user alone; Set makes an existing user's flag Admin as well.
+// EnsureUser(…, admin) is the last form, for callers that decide the role.
+// (The reference server's token command used to pass "not an admin" when
+// -admin was left out, which demoted admins.)
+//
+// # Contacts
+//
+// A user may have a mobile number (E.164, "+4915112345678"), a country
+// (ISO 3166-1 alpha-2, "DE") and an e-mail address, each optional (NULL in
+// the table). A mobile number or e-mail address belongs to at most one user
+// of a tenant, enforced by partial unique indexes over the non-NULL values,
+// so any number of users may have none. E-mail addresses are stored
+// lower-cased: virtually every mail system ignores case, and two users
+// differing only in case would make UserByEmail ambiguous. SetContacts
+// checks the form of each address; it does not verify that the user can be
+// reached there (that is the verification service's job).
 //
 // # Tokens
 //
@@ -24,6 +60,15 @@
 // holds no usable credential. A slow, salted password hash is not needed:
 // those exist to make guessing low-entropy passwords expensive, and a
 // 256-bit random token cannot be guessed at any speed.
+//
+// A token may have a lifetime (IssueTokenTTL); its expiry is rounded up to
+// the second the databases keep, and Authenticate refuses it from then on,
+// by the directory's clock (Config.Now, injectable for tests). Expired tokens
+// stay in the table until revoked; they authenticate no one. RevokeToken
+// deletes a token, expired or not. IssueTokenIfNone issues a token only to a
+// user who holds no usable one, under a lock on the user's row, so that
+// servers starting together on one database issue one between them: the
+// reference server uses it so as not to mint a demo token on every start.
 //
 // Authenticate finds the token by its hash with an ordinary indexed equality
 // lookup. That lookup may take more or less time depending on the hash, but
@@ -36,12 +81,16 @@
 // # Errors
 //
 // Methods return *deskkit.InputError (errors.Is ErrInvalid) naming the
-// argument that breaks a rule, ErrNotFound for a tenant or user that does
-// not exist, and ErrUnauthenticated from Authenticate for a token it does
-// not know. Other errors come from the database.
+// argument that breaks a rule; ErrNotFound for a tenant, user or token that
+// does not exist; ErrMobileTaken and ErrEmailTaken (errors.Is ErrConflict)
+// from SetContacts for an address another user of the tenant has; and
+// ErrUnauthenticated from Authenticate for a token it does not accept
+// (malformed, unknown, revoked or expired). Other errors come from the
+// database.
 //
 // # Testing
 //
 // The tests run against SQLite and PostgreSQL through internal/dbtest; set
-// DESKKIT_TEST_DATABASE_URL to a PostgreSQL DSN to include PostgreSQL.
+// DESKKIT_TEST_DATABASE_URL to a PostgreSQL DSN to include PostgreSQL. A
+// test checks that the package imports no service.
 package directory

@@ -39,7 +39,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ada, err := d.EnsureUser(ctx, tenant.ID, "ada", true)
+	ada, err := d.EnsureUserRole(ctx, tenant.ID, "ada", directory.Role{Admin: true})
 	if err != nil {
 		log.Fatal(err)
 	}
