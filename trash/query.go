@@ -208,8 +208,10 @@ func (q Query) compile() (plan, error) {
 		p.conds = append(p.conds, cond{"t.project_id = ?", []any{q.ProjectID}})
 	}
 	if q.TargetName != "" {
-		if len([]rune(q.TargetName)) > MaxNameLength {
-			return p, deskkit.Invalid("targetName", "must be at most %d characters", MaxNameLength)
+		// The rule for names, so a term that no stored name can contain
+		// (NUL, invalid UTF-8) is a 400, never a database error.
+		if err := deskkit.CheckText("targetName", q.TargetName, MaxNameLength); err != nil {
+			return p, err
 		}
 		p.conds = append(p.conds, likeCond("t.target_name_folded", "%"+escapeLike(FoldName(q.TargetName))+"%", false))
 	}
@@ -297,8 +299,8 @@ func (f Filter) compile(field string) (cond, error) {
 		if f.Value == "" {
 			return cond{}, deskkit.Invalid(valField, "is required for %s", f.Op)
 		}
-		if len([]rune(f.Value)) > MaxNameLength {
-			return cond{}, deskkit.Invalid(valField, "must be at most %d characters", MaxNameLength)
+		if err := deskkit.CheckText(valField, f.Value, MaxNameLength); err != nil {
+			return cond{}, err
 		}
 		pattern := escapeLike(FoldName(f.Value)) + "%"
 		if f.Op == OpMatch || f.Op == OpNotMatch {
@@ -326,9 +328,9 @@ func (f Filter) compile(field string) (cond, error) {
 			vals[i] = v
 		}
 		if f.Op == OpIn {
-			return cond{key.column + " IN (?)", []any{bun.In(vals)}}, nil
+			return cond{key.column + " IN (?)", []any{bun.List(vals)}}, nil
 		}
-		return key.negated(key.column+" NOT IN (?)", bun.In(vals)), nil
+		return key.negated(key.column+" NOT IN (?)", bun.List(vals)), nil
 	case OpEqual, OpNotEqual, OpGreaterThan, OpLessThan, OpGreaterThanEqual, OpLessThanEqual:
 		if (key.kind == kindName || key.kind == kindType) && f.Op != OpEqual && f.Op != OpNotEqual {
 			return cond{}, deskkit.Invalid(opField, "%s applies only to numbers and dates, not to %s", f.Op, f.Key)
@@ -378,8 +380,8 @@ func (k filterKey) value(field, s string) (any, error) {
 		if s == "" {
 			return nil, deskkit.Invalid(field, "must not be empty")
 		}
-		if len([]rune(s)) > MaxNameLength {
-			return nil, deskkit.Invalid(field, "must be at most %d characters", MaxNameLength)
+		if err := deskkit.CheckText(field, s, MaxNameLength); err != nil {
+			return nil, err
 		}
 		return s, nil
 	}

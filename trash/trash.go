@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/migrate"
 )
 
@@ -33,7 +33,9 @@ const DefaultBatchSize = 500
 
 // Config holds the trash's optional settings; nil means all defaults.
 type Config struct {
-	// Authorizer says who may manage a whole project besides admins.
+	// Authorizer says who may manage a whole project besides admins; if it
+	// is also a ProjectViewer, it says which projects a principal may see.
+	// Without one only admins manage projects, and everyone sees them all.
 	Authorizer Authorizer
 	// Users resolves names and avatars for detailed searches. Without it a
 	// detailed search answers like a basic one.
@@ -126,6 +128,13 @@ type NewEntry struct {
 // transaction that deletes (or hides) the target, passing that transaction
 // as db, so that both commit together or not at all.
 //
+// Add locks the project's counter row of the entry's type (see Storage in
+// the package doc). Where the host can, it calls Add before it locks or
+// changes its own rows, so that its transaction takes locks in the trash's
+// order (counters, then host rows); a host transaction that takes them the
+// other way round may lose a deadlock to a concurrent restore and should be
+// retried (database/sql hosts: on SQLSTATE 40P01).
+//
 // It returns an *deskkit.InputError for a bad field and ErrConflict if the
 // target is in the trash already; neither aborts a PostgreSQL transaction.
 func (t *Trash) Add(ctx context.Context, db bun.IDB, p deskkit.Principal, e NewEntry) (Entry, error) {
@@ -139,16 +148,17 @@ func (t *Trash) Add(ctx context.Context, db bun.IDB, p deskkit.Principal, e NewE
 		return Entry{}, deskkit.Invalid("targetType", "must be TASK or TASK_SPRINT")
 	case e.TargetID < 1:
 		return Entry{}, deskkit.Invalid("targetId", "must be a positive integer")
-	case e.TargetName == "":
-		return Entry{}, deskkit.Invalid("targetName", "is required")
-	case len([]rune(e.TargetName)) > MaxNameLength:
-		return Entry{}, deskkit.Invalid("targetName", "must be at most %d characters", MaxNameLength)
 	case e.TargetType == TargetSprint && e.SprintID != nil:
 		return Entry{}, deskkit.Invalid("sprintId", "must be empty for a sprint")
 	case e.SprintID != nil && *e.SprintID < 1:
 		return Entry{}, deskkit.Invalid("sprintId", "must be a positive integer")
 	case e.CreatedBy < 1:
 		return Entry{}, deskkit.Invalid("createdBy", "must be a positive integer")
+	}
+	// The shared rule for names: what passes is stored and read back as it
+	// is (PostgreSQL cannot store NUL; invalid UTF-8 would come back changed).
+	if err := deskkit.CheckName("targetName", e.TargetName, MaxNameLength); err != nil {
+		return Entry{}, err
 	}
 	r := row{
 		TenantID:         p.TenantID,
@@ -177,32 +187,77 @@ func (t *Trash) Add(ctx context.Context, db bun.IDB, p deskkit.Principal, e NewE
 	return r.entry(), nil
 }
 
-// Get returns one entry of p's tenant, or ErrNotFound.
+// Get returns one entry of p's tenant, or ErrNotFound (also for an entry of
+// a project p may not see).
 func (t *Trash) Get(ctx context.Context, p deskkit.Principal, id int64) (Entry, error) {
 	if !p.Valid() {
 		return Entry{}, ErrUnauthenticated
 	}
-	var r row
-	err := t.db.NewSelect().Model(&r).Where("t.id = ? AND t.tenant_id = ?", id, p.TenantID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Entry{}, ErrNotFound
-	}
+	r, err := t.read(ctx, p, id)
 	if err != nil {
-		return Entry{}, fmt.Errorf("trash: get: %w", err)
+		return Entry{}, err
 	}
 	return r.entry(), nil
 }
 
+// read returns entry id of p's tenant if p may see its project, else
+// ErrNotFound. It asks the ProjectViewer, so it runs outside transactions.
+func (t *Trash) read(ctx context.Context, p deskkit.Principal, id int64) (row, error) {
+	var r row
+	err := t.db.NewSelect().Model(&r).Where("t.id = ? AND t.tenant_id = ?", id, p.TenantID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return row{}, ErrNotFound
+	}
+	if err != nil {
+		return row{}, fmt.Errorf("trash: get: %w", err)
+	}
+	if err := t.checkVisible(ctx, p, r.ProjectID); err != nil {
+		return row{}, err
+	}
+	return r, nil
+}
+
+// visible is the set of projects p may see: every one for admins and
+// without a ProjectViewer, else what the viewer says.
+func (t *Trash) visible(ctx context.Context, p deskkit.Principal) (ProjectScope, error) {
+	v, ok := t.cfg.Authorizer.(ProjectViewer)
+	if p.Admin || !ok {
+		return ProjectScope{All: true}, nil
+	}
+	s, err := v.VisibleProjects(ctx, p)
+	if err != nil {
+		return ProjectScope{}, fmt.Errorf("trash: visible projects: %w", err)
+	}
+	return s, nil
+}
+
+// checkVisible returns ErrNotFound if p may not see projectID: to p, an
+// invisible project's trash does not exist.
+func (t *Trash) checkVisible(ctx context.Context, p deskkit.Principal, projectID int64) error {
+	s, err := t.visible(ctx, p)
+	if err != nil {
+		return err
+	}
+	if !s.Contains(projectID) {
+		return ErrNotFound
+	}
+	return nil
+}
+
 // Count returns how many entries, tasks and sprints, the project has in the
-// trash of p's tenant. It returns an *deskkit.InputError for a bad projectID.
+// trash of p's tenant. It returns an *deskkit.InputError for a bad projectID
+// and ErrNotFound for a project p may not see.
 func (t *Trash) Count(ctx context.Context, p deskkit.Principal, projectID int64) (int64, error) {
 	if !p.Valid() {
 		return 0, ErrUnauthenticated
 	}
-	if projectID < 1 {
-		return 0, deskkit.Invalid("projectId", "must be a positive integer")
+	if err := deskkit.CheckID("projectId", projectID); err != nil {
+		return 0, err
 	}
-	n, err := t.counted(ctx, p.TenantID, "", projectID)
+	if err := t.checkVisible(ctx, p, projectID); err != nil {
+		return 0, err
+	}
+	n, err := t.counted(ctx, p.TenantID, "", []int64{projectID})
 	if err != nil {
 		return 0, fmt.Errorf("trash: count: %w", err)
 	}
@@ -210,15 +265,15 @@ func (t *Trash) Count(ctx context.Context, p deskkit.Principal, projectID int64)
 }
 
 // counted reads deskkit_trash_counts, which triggers keep exact: the entries
-// of a tenant, of one type unless typ is "", of one project unless
-// projectID is 0.
-func (t *Trash) counted(ctx context.Context, tenantID int64, typ TargetType, projectID int64) (int64, error) {
+// of a tenant, of one type unless typ is "", of the given projects unless
+// projects is nil (every project).
+func (t *Trash) counted(ctx context.Context, tenantID int64, typ TargetType, projects []int64) (int64, error) {
 	q := t.db.NewSelect().Table("deskkit_trash_counts").ColumnExpr("coalesce(sum(entries), 0)").Where("tenant_id = ?", tenantID)
 	if typ != "" {
 		q = q.Where("target_type = ?", typ)
 	}
-	if projectID != 0 {
-		q = q.Where("project_id = ?", projectID)
+	if projects != nil {
+		q = q.Where("project_id IN (?)", bun.List(projects))
 	}
 	var n int64
 	err := q.Scan(ctx, &n)
@@ -226,8 +281,12 @@ func (t *Trash) counted(ctx context.Context, tenantID int64, typ TargetType, pro
 }
 
 // Search returns a page of p's tenant's entries matching q, and how many
-// match in all. It returns an *deskkit.InputError naming the field for a
-// query that breaks a rule.
+// match in all, within the projects p may see. It returns an
+// *deskkit.InputError naming the field for a query that breaks a rule, and
+// ErrNotFound for a q.ProjectID p may not see.
+//
+// A search holds at most one database connection at a time: the page, then
+// the total if the page alone does not tell it.
 func (t *Trash) Search(ctx context.Context, p deskkit.Principal, q Query) (Page, error) {
 	if !p.Valid() {
 		return Page{}, ErrUnauthenticated
@@ -236,6 +295,25 @@ func (t *Trash) Search(ctx context.Context, p deskkit.Principal, q Query) (Page,
 	if err != nil {
 		return Page{}, err
 	}
+	scope, err := t.visible(ctx, p)
+	if err != nil {
+		return Page{}, err
+	}
+	// The projects the total covers; nil for all.
+	var projects []int64
+	switch {
+	case q.ProjectID != 0:
+		if !scope.Contains(q.ProjectID) {
+			return Page{}, ErrNotFound
+		}
+		projects = []int64{q.ProjectID}
+	case !scope.All:
+		if len(scope.IDs) == 0 {
+			return Page{List: []Entry{}}, nil
+		}
+		projects = scope.IDs
+		pl.conds = append(pl.conds, cond{"t.project_id IN (?)", []any{bun.List(projects)}})
+	}
 	filtered := func(sel *bun.SelectQuery) *bun.SelectQuery {
 		sel = sel.Where("t.tenant_id = ?", p.TenantID)
 		for _, c := range pl.conds {
@@ -243,33 +321,33 @@ func (t *Trash) Search(ctx context.Context, p deskkit.Principal, q Query) (Page,
 		}
 		return sel
 	}
-	// The page and the total run concurrently, on two connections.
-	var (
-		rows     []row
-		total    int64
-		totalErr error
-		wg       sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if pl.counted {
-			total, totalErr = t.counted(ctx, p.TenantID, q.TargetType, pl.projectID)
-			return
-		}
-		var n int
-		n, totalErr = filtered(t.db.NewSelect().TableExpr("deskkit_trash AS t")).Count(ctx)
-		total = int64(n)
-	}()
 	// A deferred join: page through ids alone (an index-only scan for the
 	// common orders), then read the page's rows. Deep offsets then skip
 	// index entries instead of whole rows.
+	var rows []row
 	ids := filtered(t.db.NewSelect().TableExpr("deskkit_trash AS t").Column("t.id")).
 		OrderExpr(pl.order).Limit(pl.limit).Offset(pl.offset)
-	err = t.db.NewSelect().Model(&rows).Where("t.id IN (?)", ids).OrderExpr(pl.order).Scan(ctx)
-	wg.Wait()
-	if err = errors.Join(err, totalErr); err != nil {
+	if err := t.db.NewSelect().Model(&rows).Where("t.id IN (?)", ids).OrderExpr(pl.order).Scan(ctx); err != nil {
 		return Page{}, fmt.Errorf("trash: search: %w", err)
+	}
+	// The total, after the page and on the same single connection's worth
+	// of pool: a short page that is not empty (or the first page) already
+	// tells it; else the counts table when the query filters by type and
+	// project only; else a count of the matching rows.
+	var total int64
+	switch {
+	case len(rows) < pl.limit && (len(rows) > 0 || pl.offset == 0):
+		total = int64(pl.offset + len(rows))
+	case pl.counted:
+		if total, err = t.counted(ctx, p.TenantID, q.TargetType, projects); err != nil {
+			return Page{}, fmt.Errorf("trash: search total: %w", err)
+		}
+	default:
+		n, err := filtered(t.db.NewSelect().TableExpr("deskkit_trash AS t")).Count(ctx)
+		if err != nil {
+			return Page{}, fmt.Errorf("trash: search total: %w", err)
+		}
+		total = int64(n)
 	}
 	page := Page{Total: total, List: entries(rows)}
 	if pl.detailed && t.cfg.Users != nil && len(page.List) > 0 {
@@ -300,72 +378,93 @@ func (t *Trash) resolveUsers(ctx context.Context, tenantID int64, es []Entry) er
 
 // Restore takes one entry out of the trash and brings its target back
 // through the Restorer. A task whose sprint is in the trash too brings the
-// sprint back first. Everything happens in one transaction: if the Restorer
+// sprint back first, even if p did not delete the sprint: the task cannot
+// live without it. Everything happens in one transaction: if the Restorer
 // fails, the entries stay.
 //
-// It returns ErrNotFound if the entry is not in p's tenant's trash (or was
-// just restored or cleared by someone else), and ErrForbidden if p may not
-// manage the project and neither deleted nor created the target.
+// It returns ErrNotFound if the entry is not in p's tenant's trash, is in a
+// project p may not see, or was just restored or cleared by someone else;
+// and ErrForbidden if p may not manage the project and neither deleted nor
+// created the target.
 func (t *Trash) Restore(ctx context.Context, p deskkit.Principal, id int64) error {
 	if !p.Valid() {
 		return ErrUnauthenticated
 	}
-	return t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		e, err := t.take(ctx, tx, p, id)
+	e, _, err := t.authorize(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	return t.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := t.lockProjects(ctx, tx, p.TenantID, []int64{e.ProjectID}); err != nil {
+			return err
+		}
+		// Sprint entries before task entries (the lock order).
+		var sprints []row
+		if e.TargetType == TargetTask && e.SprintID != nil {
+			var err error
+			sprints, err = t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
+				return q.Where("t.tenant_id = ? AND t.project_id = ? AND t.target_type = ? AND t.target_id = ?", p.TenantID, e.ProjectID, TargetSprint, *e.SprintID)
+			})
+			if err != nil {
+				return err
+			}
+		}
+		self, err := t.takeOne(ctx, tx, p.TenantID, id)
 		if err != nil {
 			return err
 		}
-		_, err = t.restore(ctx, tx, p.TenantID, []row{e})
-		return err
+		return t.apply(ctx, tx, append(sprints, self), true)
 	})
 }
 
 // Clear removes one entry for good and purges its target through the
 // Restorer. Clearing a sprint first clears the entries of the tasks that
-// belonged to it, so no task is left in the trash without its sprint. One
-// transaction: if the Restorer fails, nothing changes.
+// belonged to it, so no task is left in the trash without its sprint; if
+// one of those p could not clear on its own (p may not manage the project
+// and neither deleted nor created the task), Clear refuses with an
+// ErrForbidden saying so and changes nothing. One transaction: if the
+// Restorer fails, nothing changes.
 //
 // It returns ErrNotFound and ErrForbidden as Restore does.
 func (t *Trash) Clear(ctx context.Context, p deskkit.Principal, id int64) error {
 	if !p.Valid() {
 		return ErrUnauthenticated
 	}
-	return t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		e, err := t.take(ctx, tx, p, id)
+	e, manage, err := t.authorize(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	return t.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := t.lockProjects(ctx, tx, p.TenantID, []int64{e.ProjectID}); err != nil {
+			return err
+		}
+		self, err := t.takeOne(ctx, tx, p.TenantID, id)
 		if err != nil {
 			return err
 		}
-		_, err = t.purge(ctx, tx, p.TenantID, []row{e})
+		_, err = t.purge(ctx, tx, p, manage, []row{self})
 		return err
 	})
 }
 
-// take deletes entry id from the trash inside tx and returns it, if p may
-// manage it. Deleting first locks the row: of two concurrent restores or
-// clears of one entry, the second waits and then finds nothing.
-func (t *Trash) take(ctx context.Context, tx bun.Tx, p deskkit.Principal, id int64) (row, error) {
-	var rows []row
-	if _, err := tx.NewDelete().Model((*row)(nil)).
-		Where("t.id = ? AND t.tenant_id = ?", id, p.TenantID).
-		Returning("*").
-		Exec(ctx, &rows); err != nil {
-		return row{}, fmt.Errorf("trash: take entry: %w", err)
-	}
-	if len(rows) == 0 {
-		return row{}, ErrNotFound
-	}
-	e := rows[0]
-	if e.DeletedBy == p.UserID || e.CreatedBy == p.UserID {
-		return e, nil
-	}
-	ok, err := t.canManage(ctx, p, e.ProjectID)
+// authorize reads entry id and decides, before any transaction, whether p
+// may restore or clear it: hooks are asked before locks are taken. Entries
+// never move between projects (a trigger refuses it), so the decision holds
+// for the entry the transaction then takes by id, or finds gone. manage
+// reports whether p may manage the entry's whole project.
+func (t *Trash) authorize(ctx context.Context, p deskkit.Principal, id int64) (e row, manage bool, err error) {
+	e, err = t.read(ctx, p, id)
 	if err != nil {
-		return row{}, err
+		return row{}, false, err
 	}
-	if !ok {
-		return row{}, ErrForbidden
+	manage, err = t.canManage(ctx, p, e.ProjectID)
+	if err != nil {
+		return row{}, false, err
 	}
-	return e, nil
+	if !manage && e.DeletedBy != p.UserID && e.CreatedBy != p.UserID {
+		return row{}, false, ErrForbidden
+	}
+	return e, manage, nil
 }
 
 func (t *Trash) canManage(ctx context.Context, p deskkit.Principal, projectID int64) (bool, error) {
@@ -382,51 +481,144 @@ func (t *Trash) canManage(ctx context.Context, p deskkit.Principal, projectID in
 	return ok, nil
 }
 
+// inTx runs fn in a transaction, again if PostgreSQL rolls it back for a
+// deadlock or a serialization failure. fn does database work through tx
+// only (and the Restorer must too), so running it again is safe.
+func (t *Trash) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return database.RunInTx(ctx, t.db, nil, fn)
+}
+
+// lockProjects locks, on PostgreSQL, the counter rows of the given projects
+// of a tenant in primary-key order (tenant_id, target_type, project_id),
+// creating missing ones, so that a row appearing later cannot be locked out
+// of order. Every transaction that removes entries calls it first; since
+// every change to a project's entries also locks one of these rows (the
+// triggers), such transactions on one project run one after the other and
+// cannot deadlock on entry rows. On SQLite, the IMMEDIATE transaction holds
+// the database's write lock already.
+func (t *Trash) lockProjects(ctx context.Context, tx bun.Tx, tenantID int64, projects []int64) error {
+	if !t.postgres || len(projects) == 0 {
+		return nil
+	}
+	projects = slices.Compact(slices.Sorted(slices.Values(projects)))
+	type counter struct {
+		TenantID   int64      `bun:"tenant_id"`
+		TargetType TargetType `bun:"target_type"`
+		ProjectID  int64      `bun:"project_id"`
+		Entries    int64      `bun:"entries"`
+	}
+	keys := make([]counter, 0, 2*len(projects))
+	for _, typ := range []TargetType{TargetTask, TargetSprint} { // "TASK" < "TASK_SPRINT"
+		for _, id := range projects {
+			keys = append(keys, counter{TenantID: tenantID, TargetType: typ, ProjectID: id})
+		}
+	}
+	// A multi-row VALUES is inserted, and its conflicts locked, in order.
+	// The no-op update is what takes the lock on an existing row.
+	_, err := tx.NewInsert().Model(&keys).ModelTableExpr("deskkit_trash_counts AS c").
+		On("CONFLICT (tenant_id, target_type, project_id) DO UPDATE SET entries = c.entries").
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("trash: lock counts: %w", err)
+	}
+	return nil
+}
+
+// take deletes the entries where selects inside tx and returns them.
+func (t *Trash) take(ctx context.Context, tx bun.Tx, where func(*bun.DeleteQuery) *bun.DeleteQuery) ([]row, error) {
+	var rows []row
+	if _, err := where(tx.NewDelete().Model((*row)(nil))).Returning("*").Exec(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("trash: take entries: %w", err)
+	}
+	return rows, nil
+}
+
+// takeOne deletes entry id of the tenant inside tx and returns it, or
+// ErrNotFound if another operation took it since it was read.
+func (t *Trash) takeOne(ctx context.Context, tx bun.Tx, tenantID, id int64) (row, error) {
+	rows, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
+		return q.Where("t.id = ? AND t.tenant_id = ?", id, tenantID)
+	})
+	if err != nil {
+		return row{}, err
+	}
+	if len(rows) == 0 {
+		return row{}, ErrNotFound
+	}
+	return rows[0], nil
+}
+
 // RestoreAll restores, sprints first, every entry of the project that p may
 // manage: all of them for a project manager, else those p deleted or
-// created. It works in batches of Config.BatchSize, each its own
-// transaction, and returns how many entries it restored; on an error the
-// batches before it stay restored.
+// created (and the trashed sprints of those tasks). It works in batches of
+// Config.BatchSize, each its own transaction, and returns how many entries
+// it restored; on an error the batches before it stay restored. It returns
+// ErrNotFound for a project p may not see.
 func (t *Trash) RestoreAll(ctx context.Context, p deskkit.Principal, projectID int64) (int, error) {
-	return t.eachBatch(ctx, p, projectID, []TargetType{TargetSprint, TargetTask}, t.restore)
+	return t.eachBatch(ctx, p, projectID, true)
 }
 
 // ClearAll clears, as Clear does, every entry of the project that p may
 // manage, in batches as RestoreAll does, and returns how many entries it
 // cleared (the tasks of cleared sprints included).
+//
+// If p may not manage the project and one of p's sprints holds trashed
+// tasks p could not clear, ClearAll refuses with ErrForbidden before it
+// changes anything. Each batch checks again inside its transaction, so a
+// task trashed meanwhile is never purged behind p's back either; the batches
+// before such a late refusal stay done.
 func (t *Trash) ClearAll(ctx context.Context, p deskkit.Principal, projectID int64) (int, error) {
-	return t.eachBatch(ctx, p, projectID, []TargetType{TargetTask, TargetSprint}, t.purge)
+	return t.eachBatch(ctx, p, projectID, false)
 }
 
-// batchFunc restores or purges entries already taken out of the trash inside
-// tx, takes out what must go with them, and returns how many entries left
-// the trash in all.
-type batchFunc func(ctx context.Context, tx bun.Tx, tenantID int64, es []row) (int, error)
-
-func (t *Trash) eachBatch(ctx context.Context, p deskkit.Principal, projectID int64, order []TargetType, fn batchFunc) (int, error) {
+func (t *Trash) eachBatch(ctx context.Context, p deskkit.Principal, projectID int64, restore bool) (int, error) {
 	if !p.Valid() {
 		return 0, ErrUnauthenticated
 	}
-	if projectID < 1 {
-		return 0, deskkit.Invalid("projectId", "must be a positive integer")
+	if err := deskkit.CheckID("projectId", projectID); err != nil {
+		return 0, err
+	}
+	if err := t.checkVisible(ctx, p, projectID); err != nil {
+		return 0, err
 	}
 	manage, err := t.canManage(ctx, p, projectID)
 	if err != nil {
 		return 0, err
 	}
 	scope := func(q *bun.SelectQuery) *bun.SelectQuery {
-		q = q.Where("tenant_id = ? AND project_id = ?", p.TenantID, projectID)
+		q = q.Where("t.tenant_id = ? AND t.project_id = ?", p.TenantID, projectID)
 		if !manage {
-			q = q.Where("(deleted_by = ? OR created_by = ?)", p.UserID, p.UserID)
+			q = q.Where("(t.deleted_by = ? OR t.created_by = ?)", p.UserID, p.UserID)
 		}
 		return q
 	}
+	order := []TargetType{TargetSprint, TargetTask}
+	if !restore {
+		order = []TargetType{TargetTask, TargetSprint}
+		if !manage {
+			// Refuse before changing anything.
+			if err := t.checkSprintTasks(ctx, t.db, p, projectID, func(q *bun.SelectQuery) *bun.SelectQuery {
+				return scope(q).Where("t.target_type = ?", TargetSprint)
+			}); err != nil {
+				return 0, err
+			}
+		}
+	}
 	total := 0
 	for _, typ := range order {
-		n, err := t.inBatches(ctx, func(q *bun.SelectQuery) *bun.SelectQuery {
-			return scope(q).Where("target_type = ?", typ)
-		}, func(ctx context.Context, tx bun.Tx, es []row) (int, error) {
-			return fn(ctx, tx, p.TenantID, es)
+		n, err := t.inBatches(ctx, p.TenantID, []int64{projectID}, func(q *bun.SelectQuery) *bun.SelectQuery {
+			return scope(q).Where("t.target_type = ?", typ)
+		}, func(ctx context.Context, tx bun.Tx, ids []int64) (int, error) {
+			if restore {
+				return t.restoreBatch(ctx, tx, p.TenantID, projectID, ids)
+			}
+			es, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
+				return q.Where("t.id IN (?)", bun.List(ids))
+			})
+			if err != nil {
+				return 0, err
+			}
+			return t.purge(ctx, tx, p, manage, es)
 		})
 		total += n
 		if err != nil {
@@ -436,27 +628,48 @@ func (t *Trash) eachBatch(ctx context.Context, p deskkit.Principal, projectID in
 	return total, nil
 }
 
-// inBatches takes the entries filter selects out of the trash, BatchSize at
-// a time in id order, each batch in a transaction of its own, and hands each
-// batch to fn, which returns how many entries it handled. Each batch starts
-// after the last id of the one before, so no batch walks again over what
-// earlier ones deleted (dead index entries until vacuum). Entries that a
-// concurrent operation holds are skipped on PostgreSQL and left to it.
-func (t *Trash) inBatches(ctx context.Context, filter func(*bun.SelectQuery) *bun.SelectQuery, fn func(ctx context.Context, tx bun.Tx, es []row) (int, error)) (int, error) {
+// inBatches walks the entries that filter selects, BatchSize at a time in id
+// order, each batch in a transaction of its own: it locks the projects'
+// counters (the lock order), selects the batch's ids, and hands them to fn,
+// which takes those entries out of the trash and returns how many left it in
+// all. Each batch starts after the last id of the one before, so no batch
+// walks again over what earlier ones deleted (dead index entries until
+// vacuum). projects are the projects the batches may touch; nil means they
+// are found per batch (retention spans tenants and projects).
+func (t *Trash) inBatches(ctx context.Context, tenantID int64, projects []int64, filter func(*bun.SelectQuery) *bun.SelectQuery, fn func(ctx context.Context, tx bun.Tx, ids []int64) (int, error)) (int, error) {
 	total := 0
 	var after int64
 	for {
 		var n int
 		var last int64
-		err := t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			es, err := t.takeBatch(ctx, tx, filter, after)
-			if err != nil || len(es) == 0 {
-				return err
+		err := t.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+			n, last = 0, 0 // a retried attempt starts over
+			if projects != nil {
+				if err := t.lockProjects(ctx, tx, tenantID, projects); err != nil {
+					return err
+				}
 			}
-			for _, e := range es {
-				last = max(last, e.ID)
+			var batch []row
+			q := filter(tx.NewSelect().Model(&batch).Column("t.id", "t.tenant_id", "t.project_id")).
+				Where("t.id > ?", after).OrderExpr("t.id").Limit(t.cfg.BatchSize)
+			if err := q.Scan(ctx); err != nil {
+				return fmt.Errorf("trash: select batch: %w", err)
 			}
-			n, err = fn(ctx, tx, es)
+			if len(batch) == 0 {
+				return nil
+			}
+			ids := make([]int64, len(batch))
+			for i, r := range batch {
+				ids[i] = r.ID
+			}
+			last = ids[len(ids)-1]
+			if projects == nil {
+				if err := t.lockBatchProjects(ctx, tx, batch); err != nil {
+					return err
+				}
+			}
+			var err error
+			n, err = fn(ctx, tx, ids)
 			return err
 		})
 		if err != nil {
@@ -470,45 +683,50 @@ func (t *Trash) inBatches(ctx context.Context, filter func(*bun.SelectQuery) *bu
 	}
 }
 
-// takeBatch deletes up to BatchSize entries that filter selects with ids
-// above afterID, lowest id first, inside tx, and returns them. On PostgreSQL
-// it skips rows another transaction holds, so concurrent batch jobs split
-// the work instead of queueing on each other.
-func (t *Trash) takeBatch(ctx context.Context, tx bun.Tx, filter func(*bun.SelectQuery) *bun.SelectQuery, afterID int64) ([]row, error) {
-	ids := filter(tx.NewSelect().Table("deskkit_trash").Column("id")).Where("id > ?", afterID).OrderExpr("id").Limit(t.cfg.BatchSize)
-	if t.postgres {
-		ids = ids.For("UPDATE SKIP LOCKED")
+// lockBatchProjects locks the counters of every project of the batch,
+// tenant by tenant in order, so that batches spanning projects keep the
+// lock order too. The batch's rows were read before the locks; fn then takes
+// them by id and skips any that a concurrent operation took meanwhile.
+func (t *Trash) lockBatchProjects(ctx context.Context, tx bun.Tx, batch []row) error {
+	byTenant := map[int64][]int64{}
+	for _, r := range batch {
+		byTenant[r.TenantID] = append(byTenant[r.TenantID], r.ProjectID)
 	}
-	var rows []row
-	if _, err := tx.NewDelete().Model((*row)(nil)).
-		Where("t.id IN (?)", ids).
-		Returning("*").
-		Exec(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("trash: take batch: %w", err)
+	for _, tenantID := range sortedKeys(byTenant) {
+		if err := t.lockProjects(ctx, tx, tenantID, byTenant[tenantID]); err != nil {
+			return err
+		}
 	}
-	return rows, nil
+	return nil
 }
 
-// restore brings back es, taken out of the trash in tx. Sprints of tasks
-// among es that are in the trash too come out and come back first.
-func (t *Trash) restore(ctx context.Context, tx bun.Tx, tenantID int64, es []row) (int, error) {
+// restoreBatch takes the entries ids of one project out of the trash, with
+// the trashed sprints of the tasks among them (sprint entries first: the
+// lock order), and restores them all, sprints first.
+func (t *Trash) restoreBatch(ctx context.Context, tx bun.Tx, tenantID, projectID int64, ids []int64) (int, error) {
 	var sprintIDs []int64
-	for _, e := range es {
-		if e.TargetType == TargetTask && e.SprintID != nil {
-			sprintIDs = append(sprintIDs, *e.SprintID)
-		}
+	if err := tx.NewSelect().Table("deskkit_trash").Column("sprint_id").
+		Where("id IN (?) AND target_type = ? AND sprint_id IS NOT NULL", bun.List(ids), TargetTask).
+		Scan(ctx, &sprintIDs); err != nil {
+		return 0, fmt.Errorf("trash: sprints of tasks: %w", err)
 	}
 	var sprints []row
 	if len(sprintIDs) > 0 {
 		slices.Sort(sprintIDs)
-		if _, err := tx.NewDelete().Model((*row)(nil)).
-			Where("t.tenant_id = ? AND t.target_type = ? AND t.target_id IN (?)", tenantID, TargetSprint, bun.In(slices.Compact(sprintIDs))).
-			Returning("*").
-			Exec(ctx, &sprints); err != nil {
-			return 0, fmt.Errorf("trash: take sprints: %w", err)
+		var err error
+		sprints, err = t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
+			return q.Where("t.tenant_id = ? AND t.project_id = ? AND t.target_type = ? AND t.target_id IN (?)", tenantID, projectID, TargetSprint, bun.List(slices.Compact(sprintIDs)))
+		})
+		if err != nil {
+			return 0, err
 		}
 	}
-	// Sprints (those among es and those just taken) before tasks, each in id order.
+	es, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
+		return q.Where("t.id IN (?)", bun.List(ids))
+	})
+	if err != nil {
+		return 0, err
+	}
 	all := append(sprints, es...)
 	slices.SortFunc(all, func(a, b row) int {
 		return cmp.Or(sprintFirst(a.TargetType)-sprintFirst(b.TargetType), cmp.Compare(a.ID, b.ID))
@@ -517,22 +735,27 @@ func (t *Trash) restore(ctx context.Context, tx bun.Tx, tenantID int64, es []row
 }
 
 // purge deletes es for good, taken out of the trash in tx. Task entries of
-// sprints among es come out and are purged first.
-func (t *Trash) purge(ctx context.Context, tx bun.Tx, tenantID int64, es []row) (int, error) {
-	var sprintIDs []int64
-	for _, e := range es {
-		if e.TargetType == TargetSprint {
-			sprintIDs = append(sprintIDs, e.TargetID)
-		}
-	}
+// sprints among es (in the sprint's project) come out and are purged first.
+// Unless p manages the project (or is the system: a zero Principal, for
+// retention), a sprint holding tasks p could not clear stops it with
+// ErrForbidden.
+func (t *Trash) purge(ctx context.Context, tx bun.Tx, p deskkit.Principal, manage bool, es []row) (int, error) {
 	var tasks []row
-	if len(sprintIDs) > 0 {
-		if _, err := tx.NewDelete().Model((*row)(nil)).
-			Where("t.tenant_id = ? AND t.target_type = ? AND t.sprint_id IN (?)", tenantID, TargetTask, bun.In(sprintIDs)).
-			Returning("*").
-			Exec(ctx, &tasks); err != nil {
-			return 0, fmt.Errorf("trash: take tasks of sprints: %w", err)
+	for _, key := range sprintsByProject(es) {
+		if !manage {
+			if err := t.checkSprintTasks(ctx, tx, p, key.projectID, func(q *bun.SelectQuery) *bun.SelectQuery {
+				return q.Where("t.tenant_id = ? AND t.target_type = ? AND t.target_id IN (?)", key.tenantID, TargetSprint, bun.List(key.sprintIDs))
+			}); err != nil {
+				return 0, err
+			}
 		}
+		ts, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
+			return q.Where("t.tenant_id = ? AND t.project_id = ? AND t.target_type = ? AND t.sprint_id IN (?)", key.tenantID, key.projectID, TargetTask, bun.List(key.sprintIDs))
+		})
+		if err != nil {
+			return 0, err
+		}
+		tasks = append(tasks, ts...)
 	}
 	// Tasks before their sprints, each in id order.
 	all := append(tasks, es...)
@@ -540,6 +763,57 @@ func (t *Trash) purge(ctx context.Context, tx bun.Tx, tenantID int64, es []row) 
 		return cmp.Or(sprintFirst(b.TargetType)-sprintFirst(a.TargetType), cmp.Compare(a.ID, b.ID))
 	})
 	return len(all), t.apply(ctx, tx, all, false)
+}
+
+type sprintGroup struct {
+	tenantID, projectID int64
+	sprintIDs           []int64
+}
+
+// sprintsByProject groups the target ids of the sprints among es by tenant
+// and project, in that order.
+func sprintsByProject(es []row) []sprintGroup {
+	var out []sprintGroup
+	for _, e := range es {
+		if e.TargetType != TargetSprint {
+			continue
+		}
+		i := slices.IndexFunc(out, func(g sprintGroup) bool { return g.tenantID == e.TenantID && g.projectID == e.ProjectID })
+		if i < 0 {
+			out = append(out, sprintGroup{tenantID: e.TenantID, projectID: e.ProjectID})
+			i = len(out) - 1
+		}
+		out[i].sprintIDs = append(out[i].sprintIDs, e.TargetID)
+	}
+	slices.SortFunc(out, func(a, b sprintGroup) int {
+		return cmp.Or(cmp.Compare(a.tenantID, b.tenantID), cmp.Compare(a.projectID, b.projectID))
+	})
+	return out
+}
+
+// checkSprintTasks returns ErrForbidden, naming the sprint, if a sprint
+// entry that sprints selects (in projectID) holds trashed tasks that p
+// neither deleted nor created: clearing the sprint would purge them, and p
+// may not clear them (callers use it only when p does not manage the
+// project).
+func (t *Trash) checkSprintTasks(ctx context.Context, db bun.IDB, p deskkit.Principal, projectID int64, sprints func(*bun.SelectQuery) *bun.SelectQuery) error {
+	foreign := db.NewSelect().TableExpr("deskkit_trash AS k").ColumnExpr("1").
+		Where("k.tenant_id = t.tenant_id AND k.project_id = t.project_id AND k.target_type = ? AND k.sprint_id = t.target_id", TargetTask).
+		Where("k.deleted_by <> ? AND k.created_by <> ?", p.UserID, p.UserID)
+	var sprintIDs []int64
+	err := sprints(db.NewSelect().TableExpr("deskkit_trash AS t").Column("t.target_id")).
+		Where("t.project_id = ?", projectID).
+		Where("EXISTS (?)", foreign).
+		OrderExpr("t.target_id").Limit(1).
+		Scan(ctx, &sprintIDs)
+	if err != nil {
+		return fmt.Errorf("trash: check sprint tasks: %w", err)
+	}
+	if len(sprintIDs) > 0 {
+		msg := fmt.Sprintf("sprint %d holds trashed tasks you may not clear", sprintIDs[0])
+		return deskkit.NewError(ErrForbidden, "trash: "+msg, msg)
+	}
+	return nil
 }
 
 func sprintFirst(tt TargetType) int {
@@ -586,36 +860,30 @@ func verb(restore bool) string {
 
 // PurgeExpired purges, across all tenants, the entries deleted longer ago
 // than Config.Retention, in batches, and returns how many it purged. It does
-// nothing when Retention is 0. Several replicas may run it at once: on
-// PostgreSQL each takes rows the others do not hold; on SQLite writers queue.
-// Run it on a timer, as the reference server does.
+// nothing when Retention is 0. Several replicas may run it at once: each
+// batch locks the counters of its projects (the lock order) and takes only
+// the entries still there, so each entry is purged once. Run it on a timer,
+// as the reference server does.
 func (t *Trash) PurgeExpired(ctx context.Context) (int, error) {
 	if t.cfg.Retention == 0 {
 		return 0, nil
 	}
 	cutoff := t.cfg.Now().UTC().Add(-t.cfg.Retention)
-	return t.inBatches(ctx, func(q *bun.SelectQuery) *bun.SelectQuery {
-		return q.Where("deleted_date < ?", cutoff)
-	}, func(ctx context.Context, tx bun.Tx, es []row) (int, error) {
-		// A batch may span tenants; purge each tenant's part on its own so
-		// sprint-task lookups stay within the tenant.
-		byTenant := map[int64][]row{}
-		for _, e := range es {
-			byTenant[e.TenantID] = append(byTenant[e.TenantID], e)
+	return t.inBatches(ctx, 0, nil, func(q *bun.SelectQuery) *bun.SelectQuery {
+		return q.Where("t.deleted_date < ?", cutoff)
+	}, func(ctx context.Context, tx bun.Tx, ids []int64) (int, error) {
+		es, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
+			return q.Where("t.id IN (?) AND t.deleted_date < ?", bun.List(ids), cutoff)
+		})
+		if err != nil {
+			return 0, err
 		}
-		n := 0
-		for _, tenantID := range sortedKeys(byTenant) {
-			m, err := t.purge(ctx, tx, tenantID, byTenant[tenantID])
-			if err != nil {
-				return n, err
-			}
-			n += m
-		}
-		return n, nil
+		// Retention is the system's doing: it may purge everything.
+		return t.purge(ctx, tx, deskkit.Principal{}, true, es)
 	})
 }
 
-func sortedKeys(m map[int64][]row) []int64 {
+func sortedKeys[V any](m map[int64]V) []int64 {
 	keys := make([]int64, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

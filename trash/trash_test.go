@@ -207,6 +207,7 @@ func TestConformance(t *testing.T) {
 			{"ConcurrentRestoreAndClear", testConcurrentRestoreAndClear},
 			{"EntriesNeverMove", testEntriesNeverMove},
 			{"ConcurrentRetention", testConcurrentRetention},
+			{"RestoreClearNoDeadlock", testRestoreClearNoDeadlock},
 		}
 		// Each case migrates the shared database once more (a no-op after the
 		// first) and works in a project of its own, so cases do not meet.
