@@ -155,6 +155,10 @@ func TestCommandLineErrors(t *testing.T) {
 		{"bad retention flag", []string{"-retention", "soon"}, nil, ""},
 		{"negative retention flag", []string{"-retention", "-1h"}, nil, ""},
 		{"bad retention variable", nil, map[string]string{envRetention: "forever"}, envRetention},
+		{"negative pool size", []string{"-db-max-conns", "-1"}, nil, ""},
+		{"bad pool size variable", nil, map[string]string{envDBMaxConns: "many"}, envDBMaxConns},
+		{"bad statement timeout", []string{"-db-statement-timeout", "1 minute"}, nil, ""},
+		{"bad request timeout variable", nil, map[string]string{envRequestTimeout: "-5s"}, envRequestTimeout},
 		{"bad database URL", []string{"-database-url", "mysql://x"}, nil, "database URL must start with"},
 		{"seed without entries", []string{"seed", "-entries", "0", "-database-url", dbURL}, nil, "-entries must be a positive integer"},
 		{"seed without projects", []string{"seed", "-projects", "-3", "-database-url", dbURL}, nil, "-projects must be a positive integer"},
@@ -184,8 +188,8 @@ func TestServe(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			// The flag wins over the environment's unusable address.
-			done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-retention", "720h"}, outW, &stderr,
-				env(map[string]string{envAddr: "256.0.0.1:1", envDatabaseURL: rawURL}))
+			done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-retention", "720h", "-db-max-conns", "4", "-request-timeout", "5s"}, outW, &stderr,
+				env(map[string]string{envAddr: "256.0.0.1:1", envDatabaseURL: rawURL, envDBStatementTimeout: "3s"}))
 			outW.Close()
 		}()
 
@@ -256,4 +260,10 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+func (b *lockedBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
 }
