@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"mime"
 	"net/http"
-	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -85,51 +82,4 @@ func jsonKind(e *json.UnmarshalTypeError) string {
 	default:
 		return "a " + e.Type.Kind().String()
 	}
-}
-
-// query reads r's query string strictly: a malformed one is an input error.
-func query(r *http.Request) (url.Values, error) {
-	v, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return nil, deskkit.Invalid("query string", "must be well-formed URL encoding")
-	}
-	return v, nil
-}
-
-// only checks that v holds no parameter but allowed.
-func only(v url.Values, allowed ...string) error {
-	for _, name := range slices.Sorted(maps.Keys(v)) {
-		if name == "" {
-			return deskkit.Invalid("query string", "must not hold a parameter without a name")
-		}
-		ok := false
-		for _, a := range allowed {
-			ok = ok || name == a
-		}
-		if !ok {
-			return deskkit.Invalid(name, "is not a parameter of this operation")
-		}
-	}
-	return nil
-}
-
-// requiredID reads a required positive int64 query parameter.
-func requiredID(v url.Values, name string) (int64, error) {
-	vals, ok := v[name]
-	switch {
-	case !ok || len(vals) == 0 || vals[0] == "":
-		return 0, deskkit.Invalid(name, "is required")
-	case len(vals) > 1:
-		return 0, deskkit.Invalid(name, "must be given once")
-	}
-	return pathID(name, vals[0])
-}
-
-// pathID reads a positive int64.
-func pathID(name, s string) (int64, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 1 {
-		return 0, deskkit.Invalid(name, "must be a positive integer")
-	}
-	return n, nil
 }

@@ -197,34 +197,6 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, http.StatusNotFound, envelope.CodeProtocol, KeyRouteNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 }
 
-// methodNotAllowed answers 405 with the methods that really serve the path.
-// httprouter's own Allow header would list OPTIONS, which is not served, and
-// PATCH wherever the trash's wildcard PATCH route matches.
-func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	allowed := s.allowed(r.URL.Path)
-	if len(allowed) == 0 {
-		w.Header().Del("Allow")
-		s.notFound(w, r)
-		return
-	}
-	allow := strings.Join(allowed, ", ")
-	w.Header().Set("Allow", allow)
-	s.writeError(w, http.StatusMethodNotAllowed, envelope.CodeProtocol, KeyMethodNotAllowed,
-		fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
-}
-
-// allowed lists the methods with a route for path, leaving out routes that
-// only stand in for another (see Server.phantom).
-func (s *Server) allowed(path string) []string {
-	var out []string
-	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if h, _, _ := s.router.Lookup(m, path); h != nil && !s.phantom(m, path) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 func (s *Server) panicked(w http.ResponseWriter, r *http.Request, v any) {
 	s.WriteError(w, r, fmt.Errorf("panic: %v", v))
 }

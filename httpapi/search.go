@@ -86,6 +86,22 @@ func parseSearchQuery(v url.Values) (trash.Query, error) {
 	return q, nil
 }
 
+// searchParams are the parameters parseSearchQuery reads.
+var searchParams = []Param{
+	{Name: "targetType", In: InQuery, Type: "string", Required: true},
+	{Name: "projectId", In: InQuery, Type: "integer"},
+	{Name: "targetName", In: InQuery, Type: "string"},
+	{Name: "deletedDate", In: InQuery, Type: "string"},
+	{Name: "pageNo", In: InQuery, Type: "integer"},
+	{Name: "pageSize", In: InQuery, Type: "integer"},
+	{Name: "orderBy", In: InQuery, Type: "string"},
+	{Name: "orderSort", In: InQuery, Type: "string"},
+	{Name: "infoScope", In: InQuery, Type: "string"},
+	{Name: "filters[n].key", In: InQuery, Type: "string"},
+	{Name: "filters[n].op", In: InQuery, Type: "string"},
+	{Name: "filters[n].value", In: InQuery, Type: "string"},
+}
+
 var filterName = regexp.MustCompile(`^filters\[(\d+)\]\.(key|op|value)$`)
 
 func parseFilterName(name string) (int, string, error) {
@@ -97,6 +113,10 @@ func parseFilterName(name string) (int, string, error) {
 		return 0, "", deskkit.Invalid(name, "is not a search parameter")
 	}
 	n, err := strconv.Atoi(m[1])
+	if err == nil && strconv.Itoa(n) != m[1] {
+		// filters[00].key would otherwise silently override filters[0].key.
+		return 0, "", deskkit.Invalid(name, "has index %s; write filter indexes without leading zeros: 0, 1 or 2", m[1])
+	}
 	if err != nil || n >= trash.MaxFilters {
 		return 0, "", deskkit.Invalid(name, "has index %s; filter indexes are 0, 1 and 2", m[1])
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/envelope"
 	"github.com/deskkit/deskkit/trash"
 )
 
@@ -101,16 +100,10 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// Route is a method and a path template as the OpenAPI document writes it
-// ("/api/v1/task/trash/{id}").
-type Route struct {
-	Method string
-	Path   string
-}
-
 // Endpoint is an authenticated operation: it gets the request (path
-// parameters through r.PathValue) and the principal, and returns the data of
-// a success envelope or an error for the error table.
+// parameters through r.PathValue, the context with the request deadline)
+// and the principal, and returns the data of a success envelope or an error
+// for the error table.
 type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 
 // Server is the HTTP API: an http.Handler that answers every route under
@@ -118,21 +111,9 @@ type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 type Server struct {
 	cfg     Config
 	outages *outageLog
+	ops     []*Operation // deskkit's, then the host's, in mounting order
+	tree    *resource    // built from ops
 	router  *httprouter.Router
-	routes  []Route
-	// phantoms tell registered routes that serve only some of the paths they
-	// match (a workaround for httprouter's wildcard rules); such a route is
-	// left out of Allow for the paths it does not serve.
-	phantoms []func(method, path string) bool
-}
-
-func (s *Server) phantom(method, path string) bool {
-	for _, p := range s.phantoms {
-		if p(method, path) {
-			return true
-		}
-	}
-	return false
 }
 
 //go:embed openapi.json
@@ -144,82 +125,35 @@ func New(cfg *Config) (*Server, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: c, router: httprouter.New()}
+	s := &Server{cfg: c}
 	s.outages = &outageLog{logger: c.Logger, now: c.Now, interval: c.OutageLogInterval}
-	s.router.NotFound = http.HandlerFunc(s.notFound)
-	s.router.MethodNotAllowed = http.HandlerFunc(s.methodNotAllowed)
-	s.router.PanicHandler = s.panicked
-	s.router.HandleOPTIONS = false
-	s.router.RedirectTrailingSlash = false
-	s.router.RedirectFixedPath = false
-
-	serveDocument := func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		_, _ = w.Write(openAPIDocument)
-	}
-	s.router.GET(Prefix+"/openapi.json", serveDocument)
-	s.router.HEAD(Prefix+"/openapi.json", serveDocument)
-	s.routes = append(s.routes, Route{http.MethodGet, Prefix + "/openapi.json"})
+	s.add(Operation{ID: "getOpenAPIDocument", Method: http.MethodGet, Path: "/openapi.json", serve: s.serveDocument})
 	if c.Trash != nil {
-		s.mountTrash(c.Trash)
+		for _, op := range trashRoutes(c.Trash) {
+			s.add(op)
+		}
 	}
+	s.build()
 	return s, nil
 }
 
-// ServeHTTP answers one request.
+// serveDocument answers the OpenAPI document, without authentication. It
+// takes no query parameters either.
+func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request) {
+	if err := checkQuery(r, nil); err != nil {
+		s.WriteError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(openAPIDocument)
+}
+
+// ServeHTTP answers one request, within Config.RequestTimeout.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
 	s.router.ServeHTTP(w, r.WithContext(ctx))
-}
-
-// Routes lists deskkit's own routes, in the OpenAPI document's path syntax;
-// routes added with Handle are not among them.
-func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
-
-// Handle mounts a host endpoint at Prefix+path, a template whose path
-// parameters are written {name} ("/demo/task/{id}") and read with
-// r.PathValue("id"), with deskkit's authentication, body limit, envelope
-// and error table. The reference server mounts its demo routes this way.
-func (s *Server) Handle(method, path string, fn Endpoint) {
-	s.router.Handle(method, Prefix+routerPath(path), s.endpoint(fn))
-}
-
-func (s *Server) handle(method, path string, fn Endpoint) {
-	s.Handle(method, path, fn)
-	s.routes = append(s.routes, Route{method, Prefix + path})
-}
-
-// routerPath turns "/a/{id}" into httprouter's "/a/:id".
-func routerPath(path string) string {
-	parts := strings.Split(path, "/")
-	for i, p := range parts {
-		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
-			parts[i] = ":" + p[1:len(p)-1]
-		}
-	}
-	return strings.Join(parts, "/")
-}
-
-func (s *Server) endpoint(fn Endpoint) httprouter.Handle {
-	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		p, err := s.authenticate(r)
-		if err != nil {
-			s.WriteError(w, r, err)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-		for _, param := range ps {
-			r.SetPathValue(param.Key, param.Value)
-		}
-		data, err := fn(r, p)
-		if err != nil {
-			s.WriteError(w, r, err)
-			return
-		}
-		envelope.Write(w, http.StatusOK, envelope.OK(data, s.cfg.Now()))
-	}
 }
 
 func (s *Server) authenticate(r *http.Request) (deskkit.Principal, error) {

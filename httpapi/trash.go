@@ -1,102 +1,71 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
-	"strings"
-
-	"github.com/julienschmidt/httprouter"
+	"net/url"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/trash"
 )
 
-func (s *Server) mountTrash(t *trash.Trash) {
+// trashRoutes are the trash's operations. PATCH /task/trash/back and
+// PATCH /task/trash/{id}/back share a position httprouter cannot hold
+// literally; Server.build works around it for every such pair.
+func trashRoutes(t *trash.Trash) []Operation {
 	h := trashHandlers{t}
-	s.handle(http.MethodGet, "/task/trash/search", h.search)
-	s.handle(http.MethodGet, "/task/trash/count", h.count)
-	s.handle(http.MethodDelete, "/task/trash", h.clearAll)
-	s.handle(http.MethodDelete, "/task/trash/{id}", h.clear)
-	s.handle(http.MethodPatch, "/task/trash/{id}/back", h.restore)
-	// httprouter v1.3.0 panics when a static segment and a wildcard share a
-	// position, so PATCH /task/trash/back is served by the wildcard route and
-	// told apart by its value.
-	restoreAll := s.endpoint(h.restoreAll)
-	s.router.PATCH(Prefix+routerPath("/task/trash/{id}"), func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		if ps.ByName("id") != "back" {
-			s.methodNotAllowed(w, r) // PATCH /task/trash/7: only DELETE serves that path
-			return
-		}
-		restoreAll(w, r, ps)
-	})
-	s.phantoms = append(s.phantoms, func(method, path string) bool {
-		rest, ok := strings.CutPrefix(path, Prefix+"/task/trash/")
-		return ok && method == http.MethodPatch && rest != "back" && !strings.Contains(rest, "/")
-	})
-	s.routes = append(s.routes, Route{http.MethodPatch, Prefix + "/task/trash/back"})
+	return []Operation{
+		Op("searchTrash", http.MethodGet, "/task/trash/search", h.search),
+		Op("countTrash", http.MethodGet, "/task/trash/count", h.count),
+		Op("restoreTrash", http.MethodPatch, "/task/trash/{id}/back", h.restore),
+		Op("restoreAllTrash", http.MethodPatch, "/task/trash/back", h.restoreAll),
+		Op("clearTrash", http.MethodDelete, "/task/trash/{id}", h.clear),
+		Op("clearAllTrash", http.MethodDelete, "/task/trash", h.clearAll),
+	}
 }
 
 type trashHandlers struct{ t *trash.Trash }
 
-func (h trashHandlers) search(r *http.Request, p deskkit.Principal) (any, error) {
-	v, err := query(r)
-	if err != nil {
-		return nil, err
-	}
-	q, err := parseSearchQuery(v)
-	if err != nil {
-		return nil, err
-	}
-	return h.t.Search(r.Context(), p, q)
+// searchRequest is the query string of a search; see parseSearchQuery.
+type searchRequest struct{ q trash.Query }
+
+func (r *searchRequest) QueryParams() []Param { return searchParams }
+
+func (r *searchRequest) DecodeQuery(v url.Values) (err error) {
+	r.q, err = parseSearchQuery(v)
+	return err
 }
 
-// projectID reads the one query parameter of the project-wide operations.
-func projectID(r *http.Request) (int64, error) {
-	v, err := query(r)
-	if err != nil {
-		return 0, err
-	}
-	if err := only(v, "projectId"); err != nil {
-		return 0, err
-	}
-	return requiredID(v, "projectId")
+// projectRequest names the project of the project-wide operations.
+type projectRequest struct {
+	ProjectID int64 `query:"projectId,required"`
 }
 
-func (h trashHandlers) count(r *http.Request, p deskkit.Principal) (any, error) {
-	id, err := projectID(r)
-	if err != nil {
-		return nil, err
-	}
-	return h.t.Count(r.Context(), p, id)
+// entryRequest names one entry.
+type entryRequest struct {
+	ID int64 `path:"id"`
 }
 
-func (h trashHandlers) clearAll(r *http.Request, p deskkit.Principal) (any, error) {
-	id, err := projectID(r)
-	if err != nil {
-		return nil, err
-	}
-	return h.t.ClearAll(r.Context(), p, id)
+func (h trashHandlers) search(ctx context.Context, p deskkit.Principal, req searchRequest) (any, error) {
+	return h.t.Search(ctx, p, req.q)
 }
 
-func (h trashHandlers) restoreAll(r *http.Request, p deskkit.Principal) (any, error) {
-	id, err := projectID(r)
-	if err != nil {
-		return nil, err
-	}
-	return h.t.RestoreAll(r.Context(), p, id)
+func (h trashHandlers) count(ctx context.Context, p deskkit.Principal, req projectRequest) (any, error) {
+	return h.t.Count(ctx, p, req.ProjectID)
 }
 
-func (h trashHandlers) clear(r *http.Request, p deskkit.Principal) (any, error) {
-	id, err := pathID("id", r.PathValue("id"))
-	if err != nil {
-		return nil, err
-	}
-	return nil, h.t.Clear(r.Context(), p, id)
+func (h trashHandlers) clearAll(ctx context.Context, p deskkit.Principal, req projectRequest) (any, error) {
+	return h.t.ClearAll(ctx, p, req.ProjectID)
 }
 
-func (h trashHandlers) restore(r *http.Request, p deskkit.Principal) (any, error) {
-	id, err := pathID("id", r.PathValue("id"))
-	if err != nil {
-		return nil, err
-	}
-	return nil, h.t.Restore(r.Context(), p, id)
+func (h trashHandlers) restoreAll(ctx context.Context, p deskkit.Principal, req projectRequest) (any, error) {
+	return h.t.RestoreAll(ctx, p, req.ProjectID)
+}
+
+func (h trashHandlers) clear(ctx context.Context, p deskkit.Principal, req entryRequest) (any, error) {
+	return nil, h.t.Clear(ctx, p, req.ID)
+}
+
+func (h trashHandlers) restore(ctx context.Context, p deskkit.Principal, req entryRequest) (any, error) {
+	return nil, h.t.Restore(ctx, p, req.ID)
 }

@@ -1,0 +1,209 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/envelope"
+	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/trash"
+)
+
+// Fault 5: a typo in a destructive call is 400 and changes nothing.
+// DELETE /task/trash/{id}?projectId=999&dryRun=true once answered 200 and
+// the entry was gone.
+func TestUnknownQueryParametersRejected(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newAPI(t, db)
+		e := f.add(t, "alice", trash.NewEntry{TargetType: trash.TargetTask, TargetID: 1, TargetName: "keep me"})
+		tests := []struct{ method, target, msg string }{
+			{"DELETE", fmt.Sprintf("/api/v1/task/trash/%d?projectId=999&dryRun=true", e.ID), "dryRun is not a parameter of this operation"},
+			{"DELETE", fmt.Sprintf("/api/v1/task/trash/%d?projectId=1", e.ID), "projectId is not a parameter of this operation"},
+			{"PATCH", fmt.Sprintf("/api/v1/task/trash/%d/back?x=1", e.ID), "x is not a parameter of this operation"},
+			{"PATCH", "/api/v1/task/trash/back?projectId=1&dryRun=true", "dryRun is not a parameter of this operation"},
+			{"DELETE", "/api/v1/task/trash?projectId=1&confirm=no", "confirm is not a parameter of this operation"},
+			{"DELETE", "/api/v1/task/trash?projectId=1&projectId=1", "projectId must be given once"},
+			{"DELETE", fmt.Sprintf("/api/v1/task/trash/%d?=1", e.ID), "query string must not hold a parameter without a name"},
+			{"GET", "/api/v1/openapi.json?x=1", "x is not a parameter of this operation"},
+			// filters[00].key once silently overrode filters[0].key.
+			{"GET", "/api/v1/task/trash/search?targetType=TASK&filters[0].key=id&filters[0].op=EQUAL&filters[0].value=1&filters[00].key=targetName",
+				"filters[00].key has index 00; write filter indexes without leading zeros: 0, 1 or 2"},
+			{"GET", "/api/v1/task/trash/search?targetType=TASK&filters[01].key=id", "filters[01].key has index 01; write filter indexes without leading zeros: 0, 1 or 2"},
+			{"GET", "/api/v1/task/trash/search?targetType=TASK&filters.key=id", "filters.key is not a parameter of this operation"},
+		}
+		for _, tc := range tests {
+			r := f.do(t, tc.method, tc.target, "alice", nil)
+			r.expect(t, 400, "E0", KeyValidation)
+			if r.env.Msg != tc.msg {
+				t.Errorf("%s %s: msg %q, want %q", tc.method, tc.target, r.env.Msg, tc.msg)
+			}
+		}
+		if _, err := f.trash.Get(context.Background(), users["alice"], e.ID); err != nil {
+			t.Fatalf("the entry is gone after rejected calls: %v", err)
+		}
+		if len(f.restorer.calls) != 0 {
+			t.Errorf("the restorer was called: %v", f.restorer.calls)
+		}
+	})
+}
+
+// rawRequest sends target exactly as written, over a real connection, so
+// that nothing between the test and the server cleans it.
+func rawRequest(t *testing.T, url, method, target string) (int, http.Header, envelope.Envelope) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: deskkit.test\r\nAuthorization: Bearer alice\r\nConnection: close\r\n\r\n", method, target)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env envelope.Envelope
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
+		t.Fatalf("%s %s: %d, body not an envelope: %v", method, target, resp.StatusCode, err)
+	}
+	return resp.StatusCode, resp.Header, env
+}
+
+// Fault 7: nothing under /api/v1 redirects; a path a cleaning mux would
+// rewrite (DELETE .../7/.. would become clear-all) answers a 404 envelope.
+func TestNoRedirects(t *testing.T) {
+	f := newAPI(t, dbtest.OpenSQLite(t))
+	e := f.add(t, "alice", trash.NewEntry{TargetType: trash.TargetTask, TargetID: 1, TargetName: "keep me"})
+	ts := httptest.NewServer(f.srv)
+	defer ts.Close()
+	for _, tc := range []struct{ method, target string }{
+		{"GET", "/api/v1//task/trash/search?targetType=TASK"},
+		{"GET", "//api/v1/task/trash/search?targetType=TASK"},
+		{"GET", "/api/v1/task/trash/search/?targetType=TASK"},
+		{"GET", "/api/v1/task/trash/./search?targetType=TASK"},
+		{"GET", "/api/v1/task/trash/count/?projectId=1"},
+		{"DELETE", fmt.Sprintf("/api/v1/task/trash/%d/..?projectId=1", e.ID)},
+		{"DELETE", fmt.Sprintf("/api/v1/task/trash/%d/%%2e%%2e?projectId=1", e.ID)},
+		{"DELETE", "/api/v1/task/trash/?projectId=1"},
+		{"DELETE", "/api/v1/task/trash/..?projectId=1"},
+		{"DELETE", fmt.Sprintf("/api/v1/task/trash/%d/", e.ID)},
+		{"PATCH", fmt.Sprintf("/api/v1/task/trash/%d/back/", e.ID)},
+		{"PATCH", fmt.Sprintf("/api/v1/task/trash//%d/back", e.ID)},
+		{"GET", "/api/v1/openapi.json/"},
+		{"GET", "/api/v1/"},
+		{"GET", "/api/v1"},
+		{"GET", "/API/V1/task/trash/count?projectId=1"},
+	} {
+		status, header, env := rawRequest(t, ts.URL, tc.method, tc.target)
+		if status != 404 || header.Get("Location") != "" || env.Ext[envelope.KeyExt] != KeyRouteNotFound {
+			t.Errorf("%s %s: %d Location %q %v, want a 404 route_not_found envelope", tc.method, tc.target, status, header.Get("Location"), env.Ext)
+		}
+	}
+	if _, err := f.trash.Get(context.Background(), users["alice"], e.ID); err != nil {
+		t.Fatalf("the entry is gone: %v", err)
+	}
+}
+
+// Host routes get the same unknown-parameter check; the typed helper
+// decodes path, query and body.
+func TestHostRoutes(t *testing.T) {
+	f := newAPI(t, dbtest.OpenSQLite(t))
+	type note struct {
+		Text string `json:"text"`
+	}
+	type req struct {
+		ID     int64  `path:"id"`
+		Draft  bool   `query:"draft"`
+		Author string `query:"author,required"`
+		Body   note   `body:"json"`
+	}
+	f.srv.Mount(Op("addNote", http.MethodPost, "/demo/task/{id}/note", func(_ context.Context, p deskkit.Principal, r req) (any, error) {
+		return fmt.Sprintf("%d %v %s %s by %d", r.ID, r.Draft, r.Author, r.Body.Text, p.UserID), nil
+	}))
+	f.srv.Handle(http.MethodGet, "/demo/task/{id}", func(r *http.Request, _ deskkit.Principal) (any, error) {
+		return r.PathValue("id") + " " + r.URL.Query().Get("fields"), nil
+	}, Param{Name: "fields", In: InQuery, Type: "string"})
+	f.srv.Mount(Operation{Method: http.MethodGet, Path: "/demo/free", AnyQuery: true, Endpoint: func(r *http.Request, _ deskkit.Principal) (any, error) {
+		return r.URL.RawQuery, nil
+	}})
+
+	r := f.do(t, "POST", "/api/v1/demo/task/7/note?author=ann&draft=true", "alice", strings.NewReader(`{"text":"hi"}`))
+	r.expect(t, 200, "S", "")
+	if r.env.Data != "7 true ann hi by 1" {
+		t.Errorf("typed endpoint data %v", r.env.Data)
+	}
+	for _, tc := range []struct{ target, body, msg string }{
+		{"/api/v1/demo/task/7/note?author=ann&x=1", `{}`, "x is not a parameter of this operation"},
+		{"/api/v1/demo/task/7/note", `{}`, "author is required"},
+		{"/api/v1/demo/task/0/note?author=ann", `{}`, "id must be a positive integer"},
+		{"/api/v1/demo/task/7/note?author=ann&draft=yes", `{}`, "draft must be true or false"},
+		{"/api/v1/demo/task/7/note?author=ann", `{"text":1}`, "text must be a string"},
+	} {
+		r := f.do(t, "POST", tc.target, "alice", strings.NewReader(tc.body))
+		r.expect(t, 400, "E0", KeyValidation)
+		if r.env.Msg != tc.msg {
+			t.Errorf("POST %s: msg %q, want %q", tc.target, r.env.Msg, tc.msg)
+		}
+	}
+	if r := f.do(t, "GET", "/api/v1/demo/task/9?fields=name", "alice", nil); r.env.Data != "9 name" {
+		t.Errorf("Handle with a declared parameter: %v", r.env.Data)
+	}
+	f.do(t, "GET", "/api/v1/demo/task/9?field=name", "alice", nil).expect(t, 400, "E0", KeyValidation)
+	if r := f.do(t, "GET", "/api/v1/demo/free?anything=1", "alice", nil); r.env.Data != "anything=1" {
+		t.Errorf("AnyQuery: %v", r.env.Data)
+	}
+	// Host routes are not deskkit's: Routes leaves them out.
+	for _, rt := range f.srv.Routes() {
+		if strings.HasPrefix(rt.Path, "/api/v1/demo") {
+			t.Errorf("Routes lists host route %v", rt)
+		}
+	}
+}
+
+// The declared operations are what the server serves, with the static and
+// wildcard templates httprouter cannot hold side by side.
+func TestRoutesDeclared(t *testing.T) {
+	f := newAPI(t, dbtest.OpenSQLite(t))
+	want := []Route{
+		{"GET", "/api/v1/openapi.json"},
+		{"GET", "/api/v1/task/trash/search"},
+		{"GET", "/api/v1/task/trash/count"},
+		{"PATCH", "/api/v1/task/trash/{id}/back"},
+		{"PATCH", "/api/v1/task/trash/back"},
+		{"DELETE", "/api/v1/task/trash/{id}"},
+		{"DELETE", "/api/v1/task/trash"},
+	}
+	if diff := cmp.Diff(want, f.srv.Routes()); diff != "" {
+		t.Errorf("Routes (-want +got):\n%s", diff)
+	}
+	got := collapse([][]string{{"task", "trash", "back"}, {"task", "trash", "{id}", "back"}, {"task", "trash"}})
+	if diff := cmp.Diff([][]string{{"task", "trash", "{id}"}, {"task", "trash", "{id}", "back"}, {"task", "trash"}}, got); diff != "" {
+		t.Errorf("collapse (-want +got):\n%s", diff)
+	}
+	for _, bad := range []Operation{
+		{Method: "GET", Path: "/x/{id}", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{Method: "GET", Path: "x", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{Method: "HEAD", Path: "/x", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{Method: "GET", Path: "/task/trash/search", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Mount(%s %s) did not panic", bad.Method, bad.Path)
+				}
+			}()
+			f.srv.Mount(bad)
+		}()
+	}
+}
