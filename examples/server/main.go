@@ -6,26 +6,52 @@
 //	go run ./examples/server
 //
 // starts it on 127.0.0.1:8080 with the SQLite file deskkit.db in the working
-// directory, creates the tenant "demo" with the admin user "demo", and prints
-// a curl command carrying a fresh bearer token.
+// directory and creates the tenant "demo" with the admin user "demo". On the
+// first start it prints curl commands carrying a bearer token for that user;
+// only the token's hash is kept, so later starts mint none and print how to
+// get one instead.
 //
 // # Usage
 //
 //	server [serve] [-addr ADDR] [-database-url URL] [-retention DURATION] [-demo=false]
-//	server token -tenant NAME -username NAME [-admin] [-database-url URL]
+//	       [-db-max-conns N] [-db-statement-timeout DURATION] [-request-timeout DURATION]
+//	server token -tenant NAME -username NAME [-admin | -admin=false] [-ttl DURATION] [-database-url URL]
+//	server token -revoke [-database-url URL] < FILE-HOLDING-THE-TOKEN
 //	server seed -projects P -entries N [-tenant NAME] [-database-url URL]
 //
 // Every flag has an environment variable; a flag given on the command line
 // wins over it:
 //
-//	-addr          DESKKIT_ADDR             listen address (127.0.0.1:8080)
-//	-database-url  DESKKIT_DATABASE_URL     postgres://... or sqlite:PATH (sqlite:deskkit.db)
-//	-retention     DESKKIT_TRASH_RETENTION  purge trash entries older than this, e.g. 720h; 0 keeps them
-//	-demo          DESKKIT_DEMO             create the demo tenant and user, print a token (true)
+//	-addr                  DESKKIT_ADDR                  listen address (127.0.0.1:8080)
+//	-database-url          DESKKIT_DATABASE_URL          postgres://... or sqlite:PATH (sqlite:deskkit.db)
+//	-retention             DESKKIT_TRASH_RETENTION       purge trash entries older than this, e.g. 720h; 0 keeps them
+//	-demo                  DESKKIT_DEMO                  create the demo tenant and user; token on first start (true)
+//	-db-max-conns          DESKKIT_DB_MAX_CONNS          most database connections (4 x GOMAXPROCS)
+//	-db-statement-timeout  DESKKIT_DB_STATEMENT_TIMEOUT  PostgreSQL statement_timeout
+//	-request-timeout       DESKKIT_REQUEST_TIMEOUT       deadline of every API request, then 503
 //
-// token creates the tenant and the user if missing, sets the user's admin
-// flag to -admin, and prints a new bearer token alone on stdout, for
-// scripts: TOKEN=$(go run ./examples/server token -tenant demo -username ada).
+// # Tokens
+//
+// token creates the tenant and the user if missing and prints a new bearer
+// token alone on stdout, for scripts:
+//
+//	TOKEN=$(go run ./examples/server token -tenant demo -username ada)
+//
+// It changes the user's role only when told: without -admin a new user is
+// created a non-admin and an existing user keeps its role; -admin makes the
+// user an admin and -admin=false makes it a non-admin. -ttl 720h makes the
+// token expire after that long (0, the default, never); the log line on
+// stderr says when.
+//
+// token -revoke revokes a token, expired or not. It reads the token from
+// standard input (its first line), not from the command line, where it
+// would land in the shell history and in every process listing:
+//
+//	printf '%s\n' "$TOKEN" | go run ./examples/server token -revoke
+//
+// It prints nothing on stdout, logs which user the token was issued to, and
+// exits 0; for a token the directory does not know (never issued, or
+// revoked already) it fails with exit status 1.
 //
 // seed bulk-loads trash entries for benchmarks; see seed.go for the names it
 // generates and which search terms match how many entries.
@@ -45,6 +71,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -74,7 +101,7 @@ var errUsage = errors.New("usage error")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	err := runStdin(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	switch {
 	case errors.Is(err, errUsage):
@@ -85,10 +112,17 @@ func main() {
 	}
 }
 
-// run is the whole program, with its environment passed in so that tests
-// can drive it: it returns when the command is done or, for serve, when ctx
-// is cancelled and the server has shut down.
+// run is runStdin with an empty standard input, for the commands that read
+// none.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	return runStdin(ctx, args, strings.NewReader(""), stdout, stderr, getenv)
+}
+
+// runStdin is the whole program, with its environment passed in so that
+// tests can drive it: it returns when the command is done or, for serve,
+// when ctx is cancelled and the server has shut down. Only token -revoke
+// reads stdin.
+func runStdin(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	cmd := "serve"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
@@ -99,7 +133,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "serve":
 		err = serveCmd(ctx, args, stdout, stderr, getenv, logger)
 	case "token":
-		err = tokenCmd(ctx, args, stdout, stderr, getenv, logger)
+		err = tokenCmd(ctx, args, stdin, stdout, stderr, getenv, logger)
 	case "seed":
 		err = seedCmd(ctx, args, stdout, stderr, getenv, logger)
 	default:
@@ -143,7 +177,12 @@ func (f *flagSet) parse(args []string) error {
 		return errUsage
 	}
 	if f.NArg() > 0 {
-		fmt.Fprintf(f.Output(), "unexpected argument %q\n", f.Arg(0))
+		if strings.HasPrefix(f.Arg(0), directory.TokenPrefix) {
+			// Not echoed: it is a secret, and logs keep stderr.
+			fmt.Fprintf(f.Output(), "unexpected argument %s...: token -revoke reads the token from stdin\n", directory.TokenPrefix)
+		} else {
+			fmt.Fprintf(f.Output(), "unexpected argument %q\n", f.Arg(0))
+		}
 		return errUsage
 	}
 	given := map[string]bool{}
@@ -158,6 +197,14 @@ func (f *flagSet) parse(args []string) error {
 		}
 	}
 	return nil
+}
+
+// given tells whether the command line set flag name, so that a command
+// can tell "-admin=false" from no -admin at all.
+func (f *flagSet) given(name string) bool {
+	found := false
+	f.Visit(func(fl *flag.Flag) { found = found || fl.Name == name })
+	return found
 }
 
 func (f *flagSet) databaseURL() *string {

@@ -1,25 +1,45 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/deskkit/deskkit/internal/directory"
 )
 
+// maxTokenInput bounds what token -revoke reads from stdin: a token is 46
+// bytes, and a pipe from the wrong command should not be read to its end.
+const maxTokenInput = 4096
+
 // tokenCmd creates the tenant and user if missing and prints a new token for
-// the user, and nothing else, on stdout.
-func tokenCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, logger *slog.Logger) error {
+// the user, and nothing else, on stdout; with -revoke it revokes the token
+// read from stdin instead.
+func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, logger *slog.Logger) error {
 	fs := newFlagSet("token", stderr, getenv)
 	tenantName := fs.String("tenant", "", "tenant name, created if missing (required)")
 	username := fs.String("username", "", "user name, created if missing (required)")
-	admin := fs.Bool("admin", false, "make the user an admin; without it the user is made a non-admin")
+	admin := fs.Bool("admin", false, "-admin makes the user an admin, -admin=false a non-admin; without it a new user is a non-admin and an existing one keeps its role")
+	var ttl time.Duration
+	fs.Var(durationFlag{&ttl}, "ttl", "lifetime of the token, e.g. 720h; 0 never expires")
+	revoke := fs.Bool("revoke", false, "revoke the token read from stdin (its first line) instead of issuing one")
 	dbURL := fs.databaseURL()
 	if err := fs.parse(args); err != nil {
 		return err
+	}
+	if *revoke {
+		for _, name := range []string{"tenant", "username", "admin", "ttl"} {
+			if fs.given(name) {
+				return fmt.Errorf("-revoke takes the token on stdin and no -%s", name)
+			}
+		}
+		return revokeToken(ctx, *dbURL, stdin, stderr, logger)
 	}
 	switch {
 	case *tenantName == "":
@@ -27,7 +47,65 @@ func tokenCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	case *username == "":
 		return errors.New("-username is required")
 	}
+	// Without -admin the role stays as it is: leaving a flag out must not
+	// demote an admin.
+	role := directory.Role{}
+	if fs.given("admin") {
+		role = directory.Role{Admin: *admin, Set: true}
+	}
+
 	db, err := openDB(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// One instant for the whole command, so that the expiry logged is the
+	// one stored.
+	now := time.Now()
+	dir, err := directory.New(db, &directory.Config{Now: func() time.Time { return now }})
+	if err != nil {
+		return err
+	}
+	tenant, err := dir.EnsureTenant(ctx, *tenantName)
+	if err != nil {
+		return fmt.Errorf("-tenant: %w", err)
+	}
+	user, err := dir.EnsureUserRole(ctx, tenant.ID, *username, role)
+	if err != nil {
+		return fmt.Errorf("-username: %w", err)
+	}
+	token, err := dir.IssueTokenTTL(ctx, user, ttl)
+	if err != nil {
+		return err
+	}
+	attrs := []any{
+		slog.String("tenant", tenant.Name), slog.Int64("tenantId", tenant.ID),
+		slog.String("username", user.Username), slog.Int64("userId", user.ID), slog.Bool("admin", user.Admin),
+		slog.String("ttl", readableDuration(ttl)),
+	}
+	if ttl > 0 {
+		attrs = append(attrs, slog.String("expiresAt", expiresAt(now, ttl).Format(time.RFC3339)))
+	}
+	logger.InfoContext(ctx, "token issued", attrs...)
+	_, err = fmt.Fprintln(stdout, token)
+	return err
+}
+
+// revokeToken revokes the token on the first line of stdin. Neither its
+// output nor its errors contain the token.
+func revokeToken(ctx context.Context, dbURL string, stdin io.Reader, stderr io.Writer, logger *slog.Logger) error {
+	if isTerminal(stdin) {
+		fmt.Fprint(stderr, "Token to revoke: ")
+	}
+	line, err := bufio.NewReader(io.LimitReader(stdin, maxTokenInput)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("-revoke: read stdin: %w", err)
+	}
+	token := strings.TrimSpace(line)
+	if token == "" {
+		return errors.New(`-revoke: no token on stdin; pipe it in: printf '%s\n' "$TOKEN" | server token -revoke`)
+	}
+	db, err := openDB(ctx, dbURL)
 	if err != nil {
 		return err
 	}
@@ -36,48 +114,85 @@ func tokenCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err != nil {
 		return err
 	}
-	tenant, err := dir.EnsureTenant(ctx, *tenantName)
-	if err != nil {
-		return fmt.Errorf("-tenant: %w", err)
+	user, err := dir.RevokeToken(ctx, token)
+	if errors.Is(err, directory.ErrNotFound) {
+		return errors.New("-revoke: no such token in this database (never issued, or revoked already)")
 	}
-	user, err := dir.EnsureUser(ctx, tenant.ID, *username, *admin)
-	if err != nil {
-		return fmt.Errorf("-username: %w", err)
-	}
-	token, err := dir.IssueToken(ctx, user)
 	if err != nil {
 		return err
 	}
-	logger.InfoContext(ctx, "token issued", slog.String("tenant", tenant.Name), slog.Int64("tenantId", tenant.ID),
-		slog.String("username", user.Username), slog.Int64("userId", user.ID), slog.Bool("admin", user.Admin))
-	_, err = fmt.Fprintln(stdout, token)
-	return err
+	logger.InfoContext(ctx, "token revoked", slog.Int64("tenantId", user.TenantID),
+		slog.String("username", user.Username), slog.Int64("userId", user.ID))
+	return nil
 }
 
-// demoToken makes sure the demo tenant and its admin user exist and issues
-// a new token for the user. A token is issued on every start because only
-// its hash is kept: the one printed last time cannot be printed again.
+// isTerminal tells whether r is a terminal, where a person types the token
+// and a prompt helps.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// expiresAt is when a token issued at now with ttl expires, rounded up to
+// the second as the directory stores it.
+func expiresAt(now time.Time, ttl time.Duration) time.Time {
+	return now.UTC().Add(ttl + time.Second - 1).Truncate(time.Second)
+}
+
+// readableDuration writes d as a person would: "720h", "1h30m", "never" for
+// zero, rather than "720h0m0s" or slog's nanoseconds.
+func readableDuration(d time.Duration) string {
+	if d == 0 {
+		return "never"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") { // "1h30m0s", "720h0m0s", "10m0s"
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") { // "720h0m"
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+// demoToken makes sure the demo tenant and its user exist (created an
+// admin; an existing user keeps the role an operator gave it) and returns a
+// token for the user if it holds no usable one: on the first start. Later
+// starts return "", since only hashes are kept and the first token cannot
+// be shown again; minting one on every start would pile up live tokens.
 func (a *app) demoToken(ctx context.Context) (string, error) {
 	tenant, err := a.dir.EnsureTenant(ctx, demoTenant)
 	if err != nil {
 		return "", err
 	}
-	user, err := a.dir.EnsureUser(ctx, tenant.ID, demoUsername, true)
+	user, err := a.dir.EnsureUserRole(ctx, tenant.ID, demoUsername, directory.Role{Admin: true})
 	if err != nil {
 		return "", err
 	}
-	return a.dir.IssueToken(ctx, user)
+	return a.dir.IssueTokenIfNone(ctx, user, 0)
 }
 
 // printDemoAccess tells the person who started the server how to call it:
-// curl lines with token, when there is one to show.
+// curl lines carrying token when there is one to show, and otherwise how to
+// get a token and the same lines with $TOKEN.
 func printDemoAccess(stdout io.Writer, base, token string) {
-	if token == "" {
-		return
+	auth := `-H "Authorization: Bearer $TOKEN"`
+	if token != "" {
+		auth = "-H 'Authorization: Bearer " + token + "'"
+	} else {
+		fmt.Fprintf(stdout, "The demo user has a token already; only its hash is kept, so it cannot be shown again.\n"+
+			"Get a new one (with the server's -database-url or %s) with:\n"+
+			"  TOKEN=$(go run ./examples/server token -tenant %s -username %s)\n", envDatabaseURL, demoTenant, demoUsername)
 	}
-	auth := "-H 'Authorization: Bearer " + token + "'"
 	fmt.Fprintf(stdout, "Search the demo tenant's trash with:\n  curl %s '%s/api/v1/task/trash/search?targetType=TASK'\n", auth, base)
 	fmt.Fprintf(stdout, "Create a demo task, then delete it into the trash (use the id the first call answers):\n"+
 		"  curl %s -H 'Content-Type: application/json' -d '{\"projectId\":1,\"name\":\"My first task\"}' '%s/api/v1/demo/task'\n"+
 		"  curl %s -X DELETE '%s/api/v1/demo/task/1'\n", auth, base, auth, base)
+	if token != "" {
+		fmt.Fprintln(stdout, "This token is shown once; later starts print how to get another.")
+	}
 }
