@@ -597,9 +597,8 @@ func (t *Trash) eachBatch(ctx context.Context, p deskkit.Principal, projectID in
 		order = []TargetType{TargetTask, TargetSprint}
 		if !manage {
 			// Refuse before changing anything.
-			if err := t.checkSprintTasks(ctx, t.db, p, projectID, func(q *bun.SelectQuery) *bun.SelectQuery {
-				return scope(q).Where("t.target_type = ?", TargetSprint)
-			}); err != nil {
+			own := scope(t.db.NewSelect().TableExpr("deskkit_trash AS t").Column("t.target_id")).Where("t.target_type = ?", TargetSprint)
+			if err := t.checkSprintTasks(ctx, t.db, p, projectID, own); err != nil {
 				return 0, err
 			}
 		}
@@ -743,9 +742,7 @@ func (t *Trash) purge(ctx context.Context, tx bun.Tx, p deskkit.Principal, manag
 	var tasks []row
 	for _, key := range sprintsByProject(es) {
 		if !manage {
-			if err := t.checkSprintTasks(ctx, tx, p, key.projectID, func(q *bun.SelectQuery) *bun.SelectQuery {
-				return q.Where("t.tenant_id = ? AND t.target_type = ? AND t.target_id IN (?)", key.tenantID, TargetSprint, bun.List(key.sprintIDs))
-			}); err != nil {
+			if err := t.checkSprintTasks(ctx, tx, p, key.projectID, bun.List(key.sprintIDs)); err != nil {
 				return 0, err
 			}
 		}
@@ -791,26 +788,24 @@ func sprintsByProject(es []row) []sprintGroup {
 	return out
 }
 
-// checkSprintTasks returns ErrForbidden, naming the sprint, if a sprint
-// entry that sprints selects (in projectID) holds trashed tasks that p
-// neither deleted nor created: clearing the sprint would purge them, and p
-// may not clear them (callers use it only when p does not manage the
-// project).
-func (t *Trash) checkSprintTasks(ctx context.Context, db bun.IDB, p deskkit.Principal, projectID int64, sprints func(*bun.SelectQuery) *bun.SelectQuery) error {
-	foreign := db.NewSelect().TableExpr("deskkit_trash AS k").ColumnExpr("1").
-		Where("k.tenant_id = t.tenant_id AND k.project_id = t.project_id AND k.target_type = ? AND k.sprint_id = t.target_id", TargetTask).
-		Where("k.deleted_by <> ? AND k.created_by <> ?", p.UserID, p.UserID)
-	var sprintIDs []int64
-	err := sprints(db.NewSelect().TableExpr("deskkit_trash AS t").Column("t.target_id")).
-		Where("t.project_id = ?", projectID).
-		Where("EXISTS (?)", foreign).
-		OrderExpr("t.target_id").Limit(1).
-		Scan(ctx, &sprintIDs)
+// checkSprintTasks returns ErrForbidden, naming the sprint, if one of the
+// sprints (of the tenant's project; a bun.List of target ids or a subquery
+// selecting them) holds trashed tasks that p neither deleted nor created:
+// clearing the sprint would purge them, and p may not clear them. Callers
+// use it only when p does not manage the project.
+func (t *Trash) checkSprintTasks(ctx context.Context, db bun.IDB, p deskkit.Principal, projectID int64, sprints any) error {
+	var found []int64
+	err := db.NewSelect().TableExpr("deskkit_trash AS k").Column("k.sprint_id").
+		Where("k.tenant_id = ? AND k.project_id = ? AND k.target_type = ?", p.TenantID, projectID, TargetTask).
+		Where("k.sprint_id IN (?)", sprints).
+		Where("k.deleted_by <> ? AND k.created_by <> ?", p.UserID, p.UserID).
+		OrderExpr("k.sprint_id").Limit(1).
+		Scan(ctx, &found)
 	if err != nil {
 		return fmt.Errorf("trash: check sprint tasks: %w", err)
 	}
-	if len(sprintIDs) > 0 {
-		msg := fmt.Sprintf("sprint %d holds trashed tasks you may not clear", sprintIDs[0])
+	if len(found) > 0 {
+		msg := fmt.Sprintf("sprint %d holds trashed tasks you may not clear", found[0])
 		return deskkit.NewError(ErrForbidden, "trash: "+msg, msg)
 	}
 	return nil
