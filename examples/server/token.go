@@ -94,7 +94,7 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // revokeToken revokes the token on the first line of stdin. Neither its
 // output nor its errors contain the token.
 func revokeToken(ctx context.Context, dbURL string, stdin io.Reader, stderr io.Writer, logger *slog.Logger) error {
-	if isTerminal(stdin) {
+	if readsFromTerminal(stdin) {
 		fmt.Fprint(stderr, "Token to revoke: ")
 	}
 	line, err := bufio.NewReader(io.LimitReader(stdin, maxTokenInput)).ReadString('\n')
@@ -126,9 +126,9 @@ func revokeToken(ctx context.Context, dbURL string, stdin io.Reader, stderr io.W
 	return nil
 }
 
-// isTerminal tells whether r is a terminal, where a person types the token
+// readsFromTerminal tells whether r is a terminal, where a person types the token
 // and a prompt helps.
-func isTerminal(r io.Reader) bool {
+func readsFromTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	if !ok {
 		return false
