@@ -111,6 +111,7 @@ type env struct {
 	doc    *openapi3.T
 	router routers.Router
 	srv    *httpapi.Server
+	db     *bun.DB
 	fx     fixture
 
 	mu    sync.Mutex
@@ -138,7 +139,7 @@ func setup(t *testing.T) *env {
 	if err := trash.Migrate(ctx, db); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	e := &env{}
+	e := &env{db: db}
 	restorer := &fakeRestorer{
 		RestoreFn: func(_ context.Context, _ bun.Tx, en trash.Entry) error { e.record("restore", en); return nil },
 		PurgeFn:   func(_ context.Context, _ bun.Tx, en trash.Entry) error { e.record("purge", en); return nil },
@@ -304,6 +305,7 @@ type responseCase struct {
 	method string
 	target func(fx fixture) string // path and query
 	token  string
+	down   bool // the database is closed first: an outage
 
 	reqValid   bool // the request conforms to the document, as kin-openapi checks it
 	wantStatus int
@@ -344,6 +346,8 @@ var responseCases = []responseCase{
 	// GET /openapi.json
 	{name: "document", op: "getOpenAPIDocument", method: http.MethodGet, target: path("/api/v1/openapi.json"),
 		reqValid: true, wantStatus: 200},
+	{name: "document unknown parameter", op: "getOpenAPIDocument", method: http.MethodGet, target: path("/api/v1/openapi.json?format=yaml"),
+		reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
 	{name: "document wrong method", op: "getOpenAPIDocument", method: http.MethodPost, target: path("/api/v1/openapi.json"),
 		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
 
@@ -480,7 +484,21 @@ var responseCases = []responseCase{
 	{name: "clear all wrong method", op: "clearAllTrash", method: http.MethodPost, target: path("/api/v1/task/trash?projectId=10"),
 		token: "admin", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
 
-	// No route.
+	// The database is down: every operation answers 503 with Retry-After.
+	{name: "search database down", op: "searchTrash", method: http.MethodGet, target: search(url.Values{"targetType": {"TASK"}}),
+		token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+	{name: "count database down", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count?projectId=10"),
+		token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+	{name: "restore database down", op: "restoreTrash", method: http.MethodPatch, target: entryPath(taskOf, "/back"),
+		token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+	{name: "restore all database down", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=10"),
+		token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+	{name: "clear database down", op: "clearTrash", method: http.MethodDelete, target: entryPath(looseOf, ""),
+		token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+	{name: "clear all database down", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
+		token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+
+	// No route. (Paths a cleaning mux would rewrite: TestNoRedirects.)
 	{name: "unknown route", method: http.MethodGet, target: path("/api/v1/task/bin"),
 		token: "alice", wantStatus: 404, wantKey: httpapi.KeyRouteNotFound},
 	{name: "unknown route outside prefix", method: http.MethodDelete, target: path("/task/trash/1"),
@@ -524,6 +542,9 @@ func TestOpenAPIResponses(t *testing.T) {
 func checkResponse(t *testing.T, e *env, tc responseCase) {
 	t.Helper()
 	target := tc.target(e.fx)
+	if tc.down {
+		e.db.Close()
+	}
 	resp, body := e.do(t, tc.method, target, tc.token)
 
 	if resp.StatusCode != tc.wantStatus {
@@ -592,7 +613,7 @@ func checkResponse(t *testing.T, e *env, tc responseCase) {
 	if diff := cmp.Diff(tc.wantCalls, e.recorded()); diff != "" {
 		t.Errorf("restorer calls mismatch (-want +got):\n%s", diff)
 	}
-	if tc.wantAfter != nil {
+	if tc.wantAfter != nil && !tc.down {
 		_, body := e.do(t, http.MethodGet, "/api/v1/task/trash/count?projectId=10", "admin")
 		var count struct{ Data int64 }
 		if err := json.Unmarshal(body, &count); err != nil {
@@ -651,23 +672,23 @@ func operationMethod(doc *openapi3.T, operationID string) string {
 }
 
 // validateRouteNotFound checks the answer to a path no route serves against
-// the document's RouteNotFound response.
+// the document's ErrorEnvelope (no operation describes it: the document's
+// error table does).
 func validateRouteNotFound(t *testing.T, e *env, resp *http.Response, body []byte) {
 	t.Helper()
-	ref := e.doc.Components.Responses["RouteNotFound"]
+	ref := e.doc.Components.Schemas["ErrorEnvelope"]
 	if ref == nil || ref.Value == nil {
-		t.Fatal("the document has no RouteNotFound response")
+		t.Fatal("the document has no ErrorEnvelope schema")
 	}
-	media := ref.Value.Content.Get(resp.Header.Get("Content-Type"))
-	if media == nil {
-		t.Fatalf("RouteNotFound has no content for %q", resp.Header.Get("Content-Type"))
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("unknown route: Content-Type %q", ct)
 	}
 	var v any
 	if err := json.Unmarshal(body, &v); err != nil {
 		t.Fatalf("body is not JSON: %v: %s", err, body)
 	}
-	if err := media.Schema.Value.VisitJSON(v, openapi3.MultiErrors()); err != nil {
-		t.Errorf("unknown-route answer does not match RouteNotFound:\n%v\nbody: %s", err, body)
+	if err := ref.Value.VisitJSON(v, openapi3.MultiErrors()); err != nil {
+		t.Errorf("unknown-route answer does not match ErrorEnvelope:\n%v\nbody: %s", err, body)
 	}
 }
 
