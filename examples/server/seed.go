@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/trash"
@@ -22,6 +24,13 @@ import (
 //
 // Every entry is backed by a trashed row of the demo host, so restoring and
 // clearing seeded entries work as for entries made through the API.
+//
+// Each batch of -batch entries is one transaction that also counts itself
+// in deskkit_demo_seeds, so a seed never leaves half a batch behind: a batch
+// that fails for a reason that may pass (a lost connection, a timeout) is
+// tried again, and a seed that stops anyway resumes where it stopped when
+// the same command runs again. On a terminal it shows its progress on one
+// line; otherwise it logs it.
 //
 // Entry number n (0, 1, 2, ... within the tenant; a second seed continues
 // after the demo rows the tenant has) is a sprint when n is a multiple of 20, 5% of entries, and
@@ -72,15 +81,50 @@ type seedConfig struct {
 	Entries   int
 	BatchSize int              // defaultSeedBatch if 0
 	Now       func() time.Time // time.Now if nil
+	// Progress, if set, gets a progress line rewritten in place after every
+	// batch: a terminal. Without it progress goes to the log.
+	Progress io.Writer
+
+	// afterBatch, if set, runs inside each batch's transaction after its
+	// rows are written, with the number of entries done once it commits:
+	// tests fail batches through it.
+	afterBatch func(ctx context.Context, done int) error
 }
 
 // seedResult counts what a seed added.
 type seedResult struct {
-	First         int64 // number of the first entry added
+	First         int64 // number of the run's first entry
+	From          int64 // number of the first entry this call added: First unless it resumed
+	Resumed       bool  // it finished a run that had stopped part way
 	Sprints       int
 	Tasks         int
 	TasksInSprint int
 }
+
+// seedRun is a row of deskkit_demo_seeds: a seed of Entries entries,
+// numbered from First, of which the committed batches added Done.
+type seedRun struct {
+	bun.BaseModel `bun:"table:deskkit_demo_seeds,alias:r"`
+
+	ID        int64     `bun:"id,pk,autoincrement"`
+	TenantID  int64     `bun:"tenant_id,notnull"`
+	First     int64     `bun:"first_entry,notnull"`
+	Entries   int64     `bun:"entries,notnull"`
+	Projects  int64     `bun:"projects,notnull"`
+	Done      int64     `bun:"done,notnull"`
+	StartedAt time.Time `bun:"started_at,notnull"`
+}
+
+// Bounds of a seed's database work.
+const (
+	// seedStatementTimeout bounds each of seed's statements: a batch
+	// inserts thousands of rows and updates the trigram index, far more
+	// than any request does.
+	seedStatementTimeout = 2 * time.Minute
+	// seedBatchAttempts is how many times a batch that fails for a reason
+	// that may pass (a connection lost, a timeout, a deadlock) is tried.
+	seedBatchAttempts = 3
+)
 
 func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, logger *slog.Logger) error {
 	fs := newFlagSet("seed", stderr, getenv)
@@ -93,7 +137,10 @@ func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, *dbURL)
+	if isTerminal(stderr) {
+		cfg.Progress = stderr
+	}
+	db, err := openDBWith(ctx, *dbURL, database.Options{MaxOpenConns: 2, StatementTimeout: seedStatementTimeout})
 	if err != nil {
 		return err
 	}
@@ -103,11 +150,25 @@ func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if err != nil {
 		return err
 	}
+	added := res.Sprints + res.Tasks
 	logger.InfoContext(ctx, "seeded", slog.String("tenant", cfg.Tenant), slog.Int("sprints", res.Sprints),
-		slog.Int("tasks", res.Tasks), slog.Int("tasksInSprint", res.TasksInSprint), slog.Duration("took", time.Since(start)))
+		slog.Int("tasks", res.Tasks), slog.Int("tasksInSprint", res.TasksInSprint), slog.Bool("resumed", res.Resumed),
+		slog.String("took", time.Since(start).Round(time.Millisecond).String()))
 	_, err = fmt.Fprintf(stdout, "seeded %d entries (%d sprints, %d tasks) numbered %d to %d in tenant %q\n",
-		res.Sprints+res.Tasks, res.Sprints, res.Tasks, res.First, res.First+int64(cfg.Entries)-1, cfg.Tenant)
+		added, res.Sprints, res.Tasks, res.From, res.From+int64(added)-1, cfg.Tenant)
 	return err
+}
+
+// isTerminal reports whether w is a terminal (a character device), where a
+// progress line rewritten in place makes sense; logs and pipes get log
+// lines instead.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // seedTrashRow is a row of deskkit_trash with the columns trash/migrations
@@ -133,7 +194,12 @@ type seedTrashRow struct {
 }
 
 // seed adds cfg.Entries entries to the tenant's trash in transactions of
-// cfg.BatchSize entries; on an error the batches before it stay.
+// cfg.BatchSize entries. Each transaction also counts its entries in the
+// run's row of deskkit_demo_seeds, so the batches committed and the count
+// never disagree: a batch that fails leaves nothing behind, one that fails
+// for a reason that may pass is tried again, and a seed that stops (the
+// database went away, the process was killed) resumes where it stopped
+// when run again with the same -tenant, -entries and -projects.
 func seed(ctx context.Context, db *bun.DB, cfg seedConfig, logger *slog.Logger) (seedResult, error) {
 	switch {
 	case cfg.Projects < 1:
@@ -173,15 +239,12 @@ func seed(ctx context.Context, db *bun.DB, cfg seedConfig, logger *slog.Logger) 
 		}
 		creators[i] = u.ID
 	}
-	// Number on from the tenant's demo rows, trashed or not, so that a
-	// second seed does not repeat the first one's numbers.
-	first := 0
-	for _, model := range []any{(*demoSprint)(nil), (*demoTask)(nil)} {
-		n, err := db.NewSelect().Model(model).Where("tenant_id = ?", tenant.ID).Count(ctx)
-		if err != nil {
-			return seedResult{}, fmt.Errorf("count existing rows: %w", err)
-		}
-		first += n
+	run, resumed, err := startSeedRun(ctx, db, tenant.ID, cfg)
+	if err != nil {
+		return seedResult{}, err
+	}
+	if resumed {
+		logger.InfoContext(ctx, "resuming seed", slog.String("tenant", cfg.Tenant), slog.Int64("done", run.Done), slog.Int64("of", run.Entries))
 	}
 
 	s := seeder{
@@ -189,23 +252,65 @@ func seed(ctx context.Context, db *bun.DB, cfg seedConfig, logger *slog.Logger) 
 		tenantID: tenant.ID,
 		deleter:  deleter.ID,
 		creators: creators,
-		first:    int64(first),
-		now:      cfg.Now().UTC().Truncate(time.Second),
-		step:     max(time.Second, (seedSpread / time.Duration(cfg.Entries)).Truncate(time.Second)),
-		latest:   map[int64]int64{},
+		first:    run.First,
+		entries:  run.Entries,
+		now:      run.StartedAt.UTC().Truncate(time.Second),
+		step:     max(time.Second, (seedSpread / time.Duration(run.Entries)).Truncate(time.Second)),
 	}
-	res := seedResult{First: s.first}
-	for i, batch := 0, 0; i < cfg.Entries; i, batch = i+cfg.BatchSize, batch+1 {
-		end := min(i+cfg.BatchSize, cfg.Entries)
-		if err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return s.batch(ctx, tx, i, end, &res)
-		}); err != nil {
-			return res, fmt.Errorf("seed entries %d to %d: %w", s.first+int64(i), s.first+int64(end)-1, err)
+	res := seedResult{First: run.First, From: run.First + run.Done, Resumed: resumed}
+	progress := newSeedProgress(cfg.Progress, logger, int(run.Done), int(run.Entries))
+	done, failures := int(run.Done), 0
+	for done < int(run.Entries) {
+		if s.latest == nil {
+			if s.latest, err = latestSprints(ctx, db, tenant.ID); err != nil {
+				return res, err
+			}
 		}
-		if batch%seedLogEvery == seedLogEvery-1 {
-			logger.InfoContext(ctx, "seeding", slog.Int("done", end), slog.Int("of", cfg.Entries))
+		end := min(done+cfg.BatchSize, int(run.Entries))
+		var got seedResult
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			got = seedResult{}
+			if err := s.batch(ctx, tx, done, end, &got); err != nil {
+				return err
+			}
+			r, err := tx.NewUpdate().Model((*seedRun)(nil)).Set("done = ?", end).
+				Where("r.id = ? AND r.done = ?", run.ID, done).Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("count the batch: %w", err)
+			}
+			if n, err := r.RowsAffected(); err != nil || n != 1 {
+				return fmt.Errorf("the seed run's count moved under it (%d rows, %v): is another seed of the tenant running?", n, err)
+			}
+			if cfg.afterBatch != nil {
+				return cfg.afterBatch(ctx, end)
+			}
+			return nil
+		})
+		if err != nil {
+			// The sprints the batch inserted may be gone with it.
+			s.latest = nil
+			failures++
+			if ctx.Err() == nil && failures < seedBatchAttempts && (database.Unavailable(err) || database.Retryable(err)) {
+				logger.WarnContext(ctx, "seed batch failed; trying again", slog.Int("from", done), slog.Any("error", err))
+				// A commit whose answer was lost may have gone through:
+				// the run's row says.
+				if err := db.NewSelect().Model(&run).WherePK().Scan(ctx); err != nil {
+					return res, s.stopped(done, fmt.Errorf("read the seed's progress: %w", err))
+				}
+				done = int(run.Done)
+				continue
+			}
+			progress.end()
+			return res, s.stopped(done, err)
 		}
+		failures = 0
+		res.Sprints += got.Sprints
+		res.Tasks += got.Tasks
+		res.TasksInSprint += got.TasksInSprint
+		done = end
+		progress.batch(done)
 	}
+	progress.end()
 
 	// Fresh statistics, so that the planner knows the tables' new sizes and
 	// the benchmark measures plans, not stale estimates. VACUUM also sets
@@ -222,6 +327,99 @@ func seed(ctx context.Context, db *bun.DB, cfg seedConfig, logger *slog.Logger) 
 	return res, nil
 }
 
+// startSeedRun returns the tenant's run that stopped part way, if any, for
+// cfg to finish; else it records a new run, numbered on from the tenant's
+// demo rows (trashed or not), so that a second seed does not repeat the
+// first one's numbers. A stopped run of other parameters is an error: its
+// entries were numbered and dated for them.
+func startSeedRun(ctx context.Context, db *bun.DB, tenantID int64, cfg seedConfig) (seedRun, bool, error) {
+	var runs []seedRun
+	if err := db.NewSelect().Model(&runs).Where("r.tenant_id = ? AND r.done < r.entries", tenantID).OrderExpr("r.id DESC").Limit(1).Scan(ctx); err != nil {
+		return seedRun{}, false, fmt.Errorf("read seed runs: %w", err)
+	}
+	if len(runs) > 0 {
+		r := runs[0]
+		if r.Entries != int64(cfg.Entries) || r.Projects != int64(cfg.Projects) {
+			return seedRun{}, false, fmt.Errorf("tenant %q has a seed of %d entries over %d projects that stopped after %d; run seed with -entries %d -projects %d to finish it first",
+				cfg.Tenant, r.Entries, r.Projects, r.Done, r.Entries, r.Projects)
+		}
+		return r, true, nil
+	}
+	first := 0
+	for _, model := range []any{(*demoSprint)(nil), (*demoTask)(nil)} {
+		n, err := db.NewSelect().Model(model).Where("tenant_id = ?", tenantID).Count(ctx)
+		if err != nil {
+			return seedRun{}, false, fmt.Errorf("count existing rows: %w", err)
+		}
+		first += n
+	}
+	r := seedRun{TenantID: tenantID, First: int64(first), Entries: int64(cfg.Entries), Projects: int64(cfg.Projects), StartedAt: cfg.Now().UTC()}
+	if _, err := db.NewInsert().Model(&r).Exec(ctx); err != nil {
+		return seedRun{}, false, fmt.Errorf("record the seed run: %w", err)
+	}
+	return r, false, nil
+}
+
+// latestSprints maps each project of the tenant to its latest sprint, which
+// the next tasks seeded in that project join.
+func latestSprints(ctx context.Context, db bun.IDB, tenantID int64) (map[int64]int64, error) {
+	var rows []struct {
+		ProjectID int64 `bun:"project_id"`
+		ID        int64 `bun:"id"`
+	}
+	if err := db.NewSelect().Model((*demoSprint)(nil)).ColumnExpr("s.project_id, max(s.id) AS id").
+		Where("s.tenant_id = ?", tenantID).Group("s.project_id").Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("read latest sprints: %w", err)
+	}
+	m := make(map[int64]int64, len(rows))
+	for _, r := range rows {
+		m[r.ProjectID] = r.ID
+	}
+	return m, nil
+}
+
+// stopped is the error of a seed that stopped with done entries committed.
+func (s *seeder) stopped(done int, err error) error {
+	return fmt.Errorf("seed stopped after %d of %d entries (numbers %d to %d are in; nothing of the failed batch is): %w; run the same command again to resume",
+		done, s.entries, s.first, s.first+int64(done)-1, err)
+}
+
+// seedProgress reports a seed's progress: a line rewritten in place on a
+// terminal, else a log line every seedLogEvery batches.
+type seedProgress struct {
+	w        io.Writer
+	logger   *slog.Logger
+	start    time.Time
+	from, of int
+	batches  int
+}
+
+func newSeedProgress(w io.Writer, logger *slog.Logger, from, of int) *seedProgress {
+	return &seedProgress{w: w, logger: logger, start: time.Now(), from: from, of: of}
+}
+
+func (p *seedProgress) batch(done int) {
+	p.batches++
+	took := time.Since(p.start)
+	rate := float64(done-p.from) / max(took.Seconds(), 1e-3)
+	if p.w != nil {
+		left := time.Duration(float64(p.of-done)/max(rate, 1e-3)) * time.Second
+		fmt.Fprintf(p.w, "\rseeding: %d of %d entries (%d%%), %.0f/s, %s left   ", done, p.of, done*100/p.of, rate, left.Round(time.Second))
+		return
+	}
+	if p.batches%seedLogEvery == 0 || done == p.of {
+		p.logger.Info("seeding", slog.Int("done", done), slog.Int("of", p.of),
+			slog.String("took", took.Round(time.Millisecond).String()), slog.Int("perSecond", int(rate)))
+	}
+}
+
+// end ends the progress line on a terminal.
+func (p *seedProgress) end() {
+	if p.w != nil && p.batches > 0 {
+		fmt.Fprintln(p.w)
+	}
+}
+
 // seeder carries a seed's state across batches.
 type seeder struct {
 	cfg      seedConfig
@@ -229,6 +427,7 @@ type seeder struct {
 	deleter  int64
 	creators []int64
 	first    int64 // number of entry 0 of this seed
+	entries  int64 // of this seed, in all
 	now      time.Time
 	step     time.Duration   // between the deletion dates of consecutive entries
 	latest   map[int64]int64 // project → its latest seeded sprint
@@ -308,7 +507,7 @@ func (s *seeder) batch(ctx context.Context, tx bun.Tx, from, to int, res *seedRe
 }
 
 func (s *seeder) trashRow(n, project int64, typ trash.TargetType, id int64, name string, sprintID *int64, createdBy int64) seedTrashRow {
-	age := time.Duration(s.first+int64(s.cfg.Entries)-1-n) * s.step
+	age := time.Duration(s.first+s.entries-1-n) * s.step
 	return seedTrashRow{
 		TenantID:         s.tenantID,
 		ProjectID:        project,

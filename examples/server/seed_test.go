@@ -3,9 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -146,5 +152,158 @@ func TestSeedName(t *testing.T) {
 		if got := seedName(n); got != want {
 			t.Errorf("seedName(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestSeedResume is fault 12: a seed that died part way left a partial load
+// it could not complete. Batches are all-or-nothing, a batch that fails for
+// a passing reason is tried again, and a seed that stops resumes where it
+// stopped, numbering and all.
+func TestSeedResume(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db)
+		const entries, projects, batch = 1000, 3, 100
+		errBoom := errors.New("boom")
+		cfg := seedConfig{Tenant: "resume", Projects: projects, Entries: entries, BatchSize: batch, Now: f.clock.Now}
+
+		// It stops for good inside the batch that would reach 700.
+		cfg.afterBatch = func(_ context.Context, done int) error {
+			if done == 700 {
+				return errBoom
+			}
+			return nil
+		}
+		res, err := seed(ctx, db, cfg, slog.New(slog.DiscardHandler))
+		if !errors.Is(err, errBoom) || !strings.Contains(err.Error(), "after 600 of 1000 entries") || !strings.Contains(err.Error(), "again to resume") {
+			t.Fatalf("err = %v, want the batch's error saying 600 of 1000 are in", err)
+		}
+		tenant, err := f.app.dir.EnsureTenant(ctx, "resume")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSeeded(t, db, tenant.ID, 600)
+		if res.Sprints+res.Tasks != 600 {
+			t.Errorf("result counts %d entries, want 600", res.Sprints+res.Tasks)
+		}
+
+		// Other parameters do not mix with the stopped run.
+		other := cfg
+		other.Entries = 500
+		if _, err := seed(ctx, db, other, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "-entries 1000 -projects 3 to finish it") {
+			t.Errorf("seed with other parameters: %v, want the stopped run named", err)
+		}
+		checkSeeded(t, db, tenant.ID, 600)
+
+		// Run again, with a batch that fails once for a passing reason (a
+		// lost connection): it is tried again and the seed completes.
+		failed := false
+		cfg.afterBatch = func(_ context.Context, done int) error {
+			if done == 800 && !failed {
+				failed = true
+				return fmt.Errorf("write: %w", io.ErrUnexpectedEOF)
+			}
+			return nil
+		}
+		res, err = seed(ctx, db, cfg, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !failed || !res.Resumed || res.First != 0 || res.From != 600 || res.Sprints+res.Tasks != 400 {
+			t.Errorf("resumed seed = %+v (failed once: %v), want 400 entries from 600", res, failed)
+		}
+		checkSeeded(t, db, tenant.ID, entries)
+
+		// A new seed of a finished tenant starts a new run after it.
+		cfg.afterBatch = nil
+		cfg.Entries = 10
+		if res, err = seed(ctx, db, cfg, slog.New(slog.DiscardHandler)); err != nil || res.Resumed || res.First != entries {
+			t.Errorf("next seed = %+v, %v; want a new run from %d", res, err, entries)
+		}
+	})
+}
+
+// checkSeeded checks that the tenant holds exactly entries seeded entries,
+// numbered 0 to entries-1 once each, each backed by one trashed demo row,
+// and that the seed runs count them.
+func checkSeeded(t *testing.T, db *bun.DB, tenantID int64, entries int) {
+	t.Helper()
+	ctx := context.Background()
+	var names []string
+	if err := db.NewSelect().Table("deskkit_trash").Column("target_name").Where("tenant_id = ?", tenantID).Scan(ctx, &names); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for _, name := range names {
+		_, num, _ := strings.Cut(strings.Fields(name)[0], "-")
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil || seen[n] || n < 0 || n >= int64(entries) || seedName(n) != name {
+			t.Errorf("entry %q: number %d (%v) repeated, out of range or misnamed", name, n, err)
+		}
+		seen[n] = true
+	}
+	if len(names) != entries {
+		t.Errorf("%d entries, want %d", len(names), entries)
+	}
+	rows := 0
+	for _, model := range []any{(*demoSprint)(nil), (*demoTask)(nil)} {
+		n, err := db.NewSelect().Model(model).Where("tenant_id = ? AND state = ?", tenantID, stateTrashed).Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows += n
+	}
+	if rows != entries {
+		t.Errorf("%d trashed demo rows, want one per entry (%d)", rows, entries)
+	}
+	var done int64
+	if err := db.NewSelect().Model((*seedRun)(nil)).ColumnExpr("coalesce(sum(done), 0)").Where("tenant_id = ?", tenantID).Scan(ctx, &done); err != nil {
+		t.Fatal(err)
+	}
+	if done != int64(entries) {
+		t.Errorf("seed runs count %d entries done, want %d", done, entries)
+	}
+}
+
+// TestSeedProgress checks both ways seed reports progress: a line rewritten
+// in place for a terminal, log lines with readable durations otherwise.
+func TestSeedProgress(t *testing.T) {
+	db := dbtest.OpenSQLite(t)
+	f := setup(t, db)
+	ctx := context.Background()
+
+	var term bytes.Buffer
+	cfg := seedConfig{Tenant: "progress", Projects: 2, Entries: 200, BatchSize: 50, Now: f.clock.Now, Progress: &term}
+	if _, err := seed(ctx, db, cfg, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	out := term.String()
+	if strings.Count(out, "\rseeding: ") != 4 || !strings.Contains(out, "\rseeding: 200 of 200 entries (100%)") || !strings.HasSuffix(out, "\n") {
+		t.Errorf("terminal progress = %q, want 4 lines rewritten in place, the last at 100%%, then a newline", out)
+	}
+
+	var logs bytes.Buffer
+	cfg.Progress = nil
+	if _, err := seed(ctx, db, cfg, slog.New(slog.NewJSONHandler(&logs, nil))); err != nil {
+		t.Fatal(err)
+	}
+	var line struct {
+		Msg      string
+		Done, Of int
+		Took     string
+	}
+	for l := range strings.Lines(logs.String()) {
+		if err := json.Unmarshal([]byte(l), &line); err != nil {
+			t.Fatal(err)
+		}
+		if line.Msg == "seeding" {
+			break
+		}
+	}
+	if _, err := time.ParseDuration(line.Took); line.Msg != "seeding" || line.Done != 200 || line.Of != 200 || err != nil {
+		t.Errorf("progress log = %+v (took: %v), want done 200 of 200 with a duration such as 2.5s\n%s", line, err, logs.String())
+	}
+	if isTerminal(&logs) {
+		t.Error("a buffer is not a terminal")
 	}
 }
