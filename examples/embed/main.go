@@ -23,6 +23,9 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"os"
+	"path"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -51,14 +54,34 @@ func main() {
 	log.Fatal(srv.ListenAndServe())
 }
 
+// sqliteDSN is the data source name deskkit documents for SQLite, exactly
+// what deskkit's internal/database.SQLiteDSN returns (a host cannot import
+// an internal package, so it writes the string itself): write-ahead log so
+// readers do not block the writer, IMMEDIATE transactions so two writers
+// queue instead of failing half-way, a 10 s busy timeout to queue on, and
+// foreign keys on.
+func sqliteDSN(path string) string {
+	return "file:" + path + "?_busy_timeout=10000&_foreign_keys=1&_journal_mode=WAL&_txlock=immediate"
+}
+
 // openDB opens the host's SQLite file with bun, as any host would: deskkit
-// takes the *bun.DB it is given. Write-ahead log and IMMEDIATE transactions
-// with a busy timeout let concurrent writers queue instead of failing.
+// takes the *bun.DB it is given. The file is created readable by its owner
+// only (SQLite gives its -wal and -shm files the same mode), and the pool
+// is bounded, as deskkit's own servers bound theirs, so that a burst of
+// requests queues for a connection rather than opening without limit.
 func openDB(path string) (*bun.DB, error) {
-	sqldb, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_busy_timeout=10000&_journal_mode=WAL")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
+	f.Close()
+	sqldb, err := sql.Open("sqlite", sqliteDSN(path))
+	if err != nil {
+		return nil, err
+	}
+	n := 4 * runtime.GOMAXPROCS(0)
+	sqldb.SetMaxOpenConns(n)
+	sqldb.SetMaxIdleConns(n)
 	return bun.NewDB(sqldb, sqlitedialect.New()), nil
 }
 
@@ -138,8 +161,27 @@ func newApp(ctx context.Context, db *bun.DB) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /tasks", h.listTasks)
 	mux.HandleFunc("DELETE /tasks/{id}", h.deleteTask)
-	mux.Handle("/api/v1/", api) // deskkit's routes carry the /api/v1 prefix themselves
-	return mux, nil
+	return withAPI(api, mux), nil
+}
+
+// withAPI hands every request whose path falls under /api/v1 to deskkit's
+// handler as it came, and the rest to the host's mux. deskkit must see such
+// paths before the mux does: an http.ServeMux answers a path that is not
+// clean ("/api/v1//task/trash/search", "/api/v1/task/trash/7/..") with a
+// redirect to its cleaned form, and a client that follows the 307 of
+// "DELETE /api/v1/task/trash/7/..?projectId=P" clears all of project P.
+// deskkit's handler never redirects: it answers such paths with a 404
+// envelope. The path is tested cleaned, so that "//api/v1/..." and
+// "/x/../api/v1/..." cannot slip past to the mux either; deskkit's routes
+// carry the /api/v1 prefix themselves.
+func withAPI(api, host http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := path.Clean("/" + r.URL.Path); p == httpapi.Prefix || strings.HasPrefix(p, httpapi.Prefix+"/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		host.ServeHTTP(w, r)
+	})
 }
 
 // principal authenticates a request to the host's own routes.
