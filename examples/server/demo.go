@@ -13,6 +13,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/trash"
 )
@@ -62,7 +63,10 @@ type demoTask struct {
 	State     string `bun:"state,notnull" json:"-"`
 }
 
-// demoHost serves the demo routes and implements the trash's hooks.
+// demoHost serves the demo routes and implements the trash's hooks. Its
+// write transactions go through database.RunInTx, which runs one again when
+// PostgreSQL rolls it back for a deadlock or a serialization failure: each
+// is safe to repeat, as it does nothing outside the transaction.
 type demoHost struct {
 	db       *bun.DB
 	trash    *trash.Trash // set once the trash is built with this host as its Restorer
@@ -143,7 +147,7 @@ func (h *demoHost) createTask(r *http.Request, p deskkit.Principal) (any, error)
 		return nil, deskkit.Invalid("sprintId", "must be a positive integer")
 	}
 	t := demoTask{TenantID: p.TenantID, ProjectID: req.ProjectID, SprintID: req.SprintID, Name: req.Name, CreatedBy: p.UserID, State: stateActive}
-	err := h.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err := database.RunInTx(r.Context(), h.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		if req.SprintID != nil {
 			// The sprint must stay active until the task is in it: on
 			// PostgreSQL FOR SHARE makes a concurrent sprint delete wait for
@@ -215,7 +219,7 @@ func (h *demoHost) deleteSprint(r *http.Request, p deskkit.Principal) (any, erro
 		return nil, err
 	}
 	var out deleted
-	err = h.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err = database.RunInTx(r.Context(), h.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var ss []demoSprint
 		if _, err := tx.NewUpdate().Model((*demoSprint)(nil)).
 			Set("state = ?", stateTrashed).
@@ -253,7 +257,7 @@ func (h *demoHost) deleteTask(r *http.Request, p deskkit.Principal) (any, error)
 		return nil, err
 	}
 	var out deleted
-	err = h.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err = database.RunInTx(r.Context(), h.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var ts []demoTask
 		if _, err := tx.NewUpdate().Model((*demoTask)(nil)).
 			Set("state = ?", stateTrashed).
