@@ -55,12 +55,12 @@ func (benchHost) Purge(ctx context.Context, tx bun.Tx, e trash.Entry) error {
 }
 
 func (benchHost) RestoreBatch(ctx context.Context, tx bun.Tx, es []trash.Entry) error {
-	_, err := tx.NewUpdate().Table("bench_tasks").Set("state = 'active'").Where("id IN (?)", bun.In(targetIDs(es))).Exec(ctx)
+	_, err := tx.NewUpdate().Table("bench_tasks").Set("state = 'active'").Where("id IN (?)", bun.List(targetIDs(es))).Exec(ctx)
 	return err
 }
 
 func (benchHost) PurgeBatch(ctx context.Context, tx bun.Tx, es []trash.Entry) error {
-	_, err := tx.NewDelete().Table("bench_tasks").Where("id IN (?)", bun.In(targetIDs(es))).Exec(ctx)
+	_, err := tx.NewDelete().Table("bench_tasks").Where("id IN (?)", bun.List(targetIDs(es))).Exec(ctx)
 	return err
 }
 
@@ -79,6 +79,7 @@ var (
 	benchErr  error
 )
 
+// benchServer returns the server and the loader's database handle.
 func benchServer(b *testing.B) (*Server, *bun.DB) {
 	b.Helper()
 	dsn := os.Getenv("DESKKIT_BENCH_DATABASE_URL")
@@ -104,21 +105,25 @@ func loadBench(dsn string) (*Server, *bun.DB, error) {
 			return nil, nil, err
 		}
 	}
-	db := dbtest.OpenSchema(dsn, benchSchema, pgdriver.WithReadTimeout(30*time.Minute))
-	db.SetMaxOpenConns(8)
-	if err := trash.Migrate(ctx, db); err != nil {
+	// The loader's statements (a million rows, VACUUM) run for minutes:
+	// it gets a connection of its own with a long statement timeout, kept
+	// for loadProject; the server gets the default pool.
+	loader := dbtest.OpenSchema(dsn, benchSchema, pgdriver.WithReadTimeout(30*time.Minute),
+		pgdriver.WithConnParams(map[string]any{"statement_timeout": (30 * time.Minute).Milliseconds()}))
+	loader.SetMaxOpenConns(1)
+	if err := trash.Migrate(ctx, loader); err != nil {
 		return nil, nil, err
 	}
 	for _, q := range []string{
 		"CREATE TABLE IF NOT EXISTS bench_meta (entries BIGINT NOT NULL)",
 		"CREATE TABLE IF NOT EXISTS bench_tasks (id BIGINT PRIMARY KEY, state TEXT NOT NULL)",
 	} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
+		if _, err := loader.ExecContext(ctx, q); err != nil {
 			return nil, nil, err
 		}
 	}
 	var loaded int64
-	_ = db.NewSelect().Table("bench_meta").ColumnExpr("coalesce(max(entries), 0)").Scan(ctx, &loaded)
+	_ = loader.NewSelect().Table("bench_meta").ColumnExpr("coalesce(max(entries), 0)").Scan(ctx, &loaded)
 	if loaded != benchEntries {
 		start := time.Now()
 		for _, q := range []string{
@@ -133,18 +138,23 @@ LATERAL (SELECT 'Task ' || i || ' ' || (ARRAY['design','review','deploy','fix','
 			fmt.Sprintf("INSERT INTO bench_meta VALUES (%d)", benchEntries),
 			"VACUUM ANALYZE deskkit_trash",
 		} {
-			if _, err := db.ExecContext(ctx, q); err != nil {
+			if _, err := loader.ExecContext(ctx, q); err != nil {
 				return nil, nil, fmt.Errorf("load: %w", err)
 			}
 		}
 		fmt.Fprintf(os.Stderr, "loaded %d entries in %s\n", benchEntries, time.Since(start).Round(time.Second))
 	}
+	// The server's pool is the default one: bounded, with the default
+	// statement timeout, as the reference server opens it.
+	db := dbtest.OpenSchema(dsn, benchSchema)
+	db.SetMaxOpenConns(database.DefaultMaxOpenConns())
+	db.SetMaxIdleConns(database.DefaultMaxOpenConns())
 	tr, err := trash.New(db, benchHost{}, &trash.Config{BatchSize: 1000})
 	if err != nil {
 		return nil, nil, err
 	}
 	srv, err := New(&Config{Authenticator: tokens{"admin": {UserID: 1, TenantID: 1, Admin: true}}, Trash: tr})
-	return srv, db, err
+	return srv, loader, err
 }
 
 // loadProject refills project with n trashed tasks backed by host rows.
