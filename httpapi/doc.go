@@ -1,46 +1,125 @@
-// Package httpapi serves deskkit's services over HTTP on
-// github.com/julienschmidt/httprouter, every route under /api/v1.
+// Package httpapi serves deskkit's services over HTTP, every route under
+// /api/v1.
 //
 // # Overview
 //
 // New builds a Server (an http.Handler) from a Config naming the services to
 // mount and an Authenticator that turns a bearer token into a
 // deskkit.Principal. Mount it wherever the host likes; it answers every path
-// it is given, so give it /api/v1/ or everything. Hosts may add their own
-// endpoints with Handle, which get the same authentication, body limit,
-// envelope and error table.
+// it is given, so give it /api/v1/ or everything. Every answer is an
+// envelope (package envelope). The OpenAPI 3 document of the API is
+// embedded and served without authentication at GET /api/v1/openapi.json.
 //
-// Every answer is an envelope (package envelope). The OpenAPI 3 document of
-// the API is embedded and served without authentication at
-// GET /api/v1/openapi.json.
+// # Routes as data
 //
-// httprouter v1.3.0 panics when a static segment and a wildcard share a
-// position, so PATCH /api/v1/task/trash/back is served by the route
-// /api/v1/task/trash/:id, which answers it when the wildcard is "back" and
-// 404 otherwise.
+// Each service declares its routes as a list of Operation values: the
+// operationId, the method, a path template under /api/v1 with {name}
+// path parameters, the endpoint, and the path and query parameters it
+// takes. Op builds one from a typed handler: it decodes the path, the query
+// string and the JSON body into a request struct from the struct's tags
+// (`path:"id"`, `query:"projectId,required"`, `body:"json"`), lets a struct
+// that is a QueryDecoder read the query itself (the search's filters[n]
+// family), calls its Validate method if it has one, and only then the
+// handler. Registration, Routes, Operations, the Allow header, the
+// unknown-parameter check and the test that walks the OpenAPI document all
+// derive from these lists, so a new service adds routes, not plumbing.
+//
+// The router is github.com/julienschmidt/httprouter, which panics when a
+// static segment and a wildcard share a position in one method's tree
+// (PATCH /task/trash/back beside PATCH /task/trash/{id}/back). The server
+// registers such templates with the static segment turned into the
+// wildcard and resolves every request itself against the tree of
+// templates, so no service has to work around it.
+//
+// Host routes: Handle mounts a plain Endpoint (path parameters through
+// r.PathValue, no httprouter type in sight) and Mount any Operation, Op's
+// included. They get the same authentication, deadline, body limit,
+// envelope, error table and unknown-parameter check as deskkit's routes:
+// Handle takes the query parameters the route accepts (none if none are
+// given); an Operation with AnyQuery set reads a free-form query string
+// itself. Routes and Operations list deskkit's own routes only.
+//
+// # Paths, methods and parameters
+//
+// A request path resolves to one resource of the template tree; a static
+// segment shadows a wildcard at the same position whatever the method, so
+// /task/trash/search is the search and nothing else (DELETE there is 405,
+// not a clear of an entry called "search"). A path no template matches is
+// 404 route_not_found; a resource served for other methods only is 405
+// method_not_allowed with an Allow header listing exactly the methods that
+// serve it.
+//
+// HEAD and OPTIONS are served nowhere, the OpenAPI document included: a
+// HEAD of an authenticated search costs a search for nothing, and leaving
+// them out keeps Allow true. They are answered 405.
+//
+// Nothing under /api/v1 ever redirects, and no path is cleaned: empty
+// segments (//), "." and ".." (also percent-encoded) and trailing slashes
+// name no resource and are answered 404 with an envelope, so DELETE
+// /api/v1/task/trash/7/.. can never become a clear-all. (A host that puts
+// an http.ServeMux in front must keep it from cleaning /api/v1 paths.)
+//
+// Every route rejects query parameters it does not declare, and
+// parameters given twice, with 400: a typo never reaches a destructive
+// operation as a no-op (DELETE /task/trash/7?dryRun=true is 400, not a
+// clear). Filter indexes are written without leading zeros: filters[00].key
+// is 400 rather than a second filters[0].key.
 //
 // # Errors
 //
-// One table maps errors to HTTP:
+// One table (errorTable in errors.go) maps errors to HTTP, read top down,
+// from specific to generic. A service's own error, made with
+// deskkit.NewError, also matches its class (deskkit.ErrInvalid, ...); it
+// gets a key of its own by a row above its class's row, and otherwise
+// shares its class's row. The client's message is the error's own when it
+// implements deskkit.ClientMessager (input errors name the field and the
+// rule), the row's otherwise; Retry-After comes from deskkit.RetryAfterer.
 //
-//	*deskkit.InputError      400  E0  param_validation_error  (msg names field and rule)
-//	deskkit.ErrUnauthenticated 401 E0 unauthorized            (WWW-Authenticate: Bearer)
-//	deskkit.ErrForbidden     403  E1  forbidden
-//	deskkit.ErrNotFound      404  E1  resource_not_found
-//	deskkit.ErrConflict      409  E1  resource_conflict
-//	*deskkit.RateLimitError  429  E3  too_many_requests       (Retry-After)
-//	deskkit.ErrUnavailable, database outages, request deadline
-//	                         503  E2  service_unavailable     (Retry-After; logged once per interval)
-//	unknown route            404  E0  route_not_found
-//	wrong method             405  E0  method_not_allowed      (Allow)
-//	anything else, panics    500  E2  internal_error          (logged; text never sent)
+//	error                          status code eKey                    headers
+//	deskkit.ErrInvalid             400    E0   param_validation_error
+//	deskkit.ErrUnauthenticated     401    E0   unauthorized            WWW-Authenticate: Bearer
+//	deskkit.ErrForbidden           403    E1   forbidden
+//	deskkit.ErrNotFound            404    E1   resource_not_found
+//	deskkit.ErrConflict            409    E1   resource_conflict
+//	deskkit.ErrRateLimited         429    E3   too_many_requests       Retry-After
+//	outage (see below)             503    E2   service_unavailable     Retry-After
+//	no route                       404    E0   route_not_found
+//	wrong method                   405    E0   method_not_allowed      Allow
+//	anything else, panics          500    E2   internal_error          (logged; text never sent)
 //
-// Malformed query strings, unknown or repeated parameters, malformed JSON,
-// unknown JSON fields, wrong types, numbers out of range and bodies over
-// Config.MaxBodyBytes (1 MiB) are all 400 with a message naming the field.
+// The OpenAPI document lists the same table, and each operation's
+// responses. Malformed query strings, unknown or repeated parameters,
+// malformed JSON, unknown JSON fields, wrong types, numbers out of range and
+// bodies over Config.MaxBodyBytes (1 MiB) are all 400 with a message naming
+// the field.
+//
+// # Deadlines and outages
+//
+// Every request's context gets Config.RequestTimeout (10 s by default)
+// before authentication, so that no request waits for ever on the
+// database pool or a statement. An outage is answered 503
+// service_unavailable with Retry-After (Config.RetryAfter, 5 s, unless the
+// error is a deskkit.RetryAfterer) and a generic message, never 500: that
+// is deskkit.ErrUnavailable, whatever internal/database.Unavailable
+// recognises (the pool or a statement out of time, connections refused or
+// reset, too many clients, shutdown, SQLite busy, the request deadline), a
+// closed pool, and any error once the request deadline has passed. Nothing
+// such a request did was committed; the client may retry.
+//
+// Outages are logged once per Config.OutageLogInterval (10 s), on the
+// clock of Config.Now: the first 503 is logged, the ones that follow within
+// the interval are only counted, and the next line says how many
+// ("suppressed"). A client that went away (its context cancelled) is not
+// logged at all.
 //
 // # Testing
 //
-// The tests drive every route on SQLite and PostgreSQL, and check real
-// responses against the OpenAPI document with kin-openapi.
+// The tests drive every route on SQLite and PostgreSQL, check real
+// responses against the OpenAPI document with kin-openapi and its
+// parameters against the route lists, send raw request targets over a real
+// connection, hold the pool to force 503s, and run 300 concurrent clients
+// against PostgreSQL (TestLoad300Clients; DESKKIT_LOAD_ROUNDS scales it
+// for figures). FuzzSearchQuery fuzzes the search parser and runs what
+// parses against both databases. The OpenAPI document is linted in CI with
+// Redocly (httpapi/redocly.yaml).
 package httpapi
