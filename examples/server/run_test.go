@@ -122,9 +122,10 @@ func TestTokenCommand(t *testing.T) {
 			t.Errorf("principal = %+v, want an admin", p)
 		}
 
-		// Again without -admin: the same user, now not an admin.
+		// Again with -admin=false: the same user, now not an admin (without
+		// the flag the role stays; see TestTokenKeepsRole).
 		stdout.Reset()
-		if err := run(ctx, []string{"token", "-tenant", "acme", "-username", "ada", "-database-url", rawURL}, &stdout, io.Discard, env(nil)); err != nil {
+		if err := run(ctx, []string{"token", "-tenant", "acme", "-username", "ada", "-admin=false", "-database-url", rawURL}, &stdout, io.Discard, env(nil)); err != nil {
 			t.Fatal(err)
 		}
 		q := authenticate(t, rawURL, strings.TrimSpace(stdout.String()))
