@@ -6,7 +6,8 @@
 // # Codes
 //
 // Code is "S" on success. Errors use "E0" for protocol and input errors, "E1"
-// for business-rule errors, "E2" for system errors and "E3" for quota errors;
+// for business-rule errors, "E2" for system errors (the service is
+// unavailable, 503, or failed unexpectedly, 500) and "E3" for quota errors;
 // ext.eKey then carries a stable snake_case key such as
 // "param_validation_error". The HTTP status travels beside the body, not in
 // it: see package httpapi for which error gets which status.
@@ -23,7 +24,7 @@ const (
 	CodeSuccess  = "S"
 	CodeProtocol = "E0" // malformed request, bad input, unknown route, no credential
 	CodeBusiness = "E1" // forbidden, not found, conflict
-	CodeSystem   = "E2" // unexpected failure
+	CodeSystem   = "E2" // service unavailable (retry later) or unexpected failure
 	CodeQuota    = "E3" // rate limit
 )
 

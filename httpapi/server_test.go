@@ -378,6 +378,41 @@ func TestErrorTable(t *testing.T) {
 	}
 }
 
+// A service's own error answers with its class's row and its own message;
+// a row for it above its class's row gives it a key of its own.
+func TestErrorTableServiceRows(t *testing.T) {
+	errCodeExpired := deskkit.NewError(deskkit.ErrInvalid, "verify: code 123 expired", "the code has expired; ask for a new one")
+	errGone := deskkit.NewError(deskkit.ErrNotFound, "channel: gone", "the channel was deleted")
+	f := newAPI(t, dbtest.OpenSQLite(t))
+	f.srv.Handle("GET", "/test/expired", func(*http.Request, deskkit.Principal) (any, error) {
+		return nil, fmt.Errorf("check: %w", errCodeExpired)
+	})
+	f.srv.Handle("GET", "/test/gone", func(*http.Request, deskkit.Principal) (any, error) { return nil, errGone })
+
+	r := f.do(t, "GET", "/api/v1/test/expired", "alice", nil)
+	r.expect(t, 400, "E0", KeyValidation)
+	if r.env.Msg != "the code has expired; ask for a new one" {
+		t.Errorf("msg %q", r.env.Msg)
+	}
+	r = f.do(t, "GET", "/api/v1/test/gone", "alice", nil)
+	r.expect(t, 404, "E1", KeyNotFound)
+	if r.env.Msg != "the channel was deleted" {
+		t.Errorf("msg %q", r.env.Msg)
+	}
+
+	saved := errorTable
+	t.Cleanup(func() { errorTable = saved })
+	errorTable = append([]errorRow{{match: is(errCodeExpired), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: "code_expired", msg: "code expired"}}, saved...)
+	r = f.do(t, "GET", "/api/v1/test/expired", "alice", nil)
+	r.expect(t, 400, "E1", "code_expired")
+	if r.env.Msg != "the code has expired; ask for a new one" || strings.Contains(r.raw, "123") {
+		t.Errorf("msg %q", r.env.Msg)
+	}
+	if f.logs.Len() != 0 {
+		t.Errorf("service errors were logged: %s", f.logs)
+	}
+}
+
 func TestDecodeJSON(t *testing.T) {
 	f := newAPI(t, dbtest.OpenSQLite(t))
 	type body struct {
