@@ -33,6 +33,10 @@ const (
 	readyTimeout      = 2 * time.Second
 )
 
+// outageLogInterval is how often the access log logs a 503, as httpapi
+// logs the outages behind them.
+const outageLogInterval = httpapi.DefaultOutageLogInterval
+
 // purgeInterval is how often the server purges expired trash entries when
 // retention is on. A minute is fine-grained enough for retention periods of
 // days, and each run is cheap when nothing has expired.
@@ -249,7 +253,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	demo.mount(api)
 	ready := &readiness{db: db, logger: cfg.Logger}
 	h := routes(api, ready)
-	return &app{db: db, dir: dir, trash: tr, demo: demo, handler: accessLog(cfg.Logger, h)}, nil
+	return &app{db: db, dir: dir, trash: tr, demo: demo, handler: accessLog(cfg.Logger, cfg.Now, h)}, nil
 }
 
 // routes answers the two probes itself and hands every other request to
@@ -345,8 +349,15 @@ func purgeOnce(ctx context.Context, tr *trash.Trash, logger *slog.Logger) {
 }
 
 // accessLog logs every request but the health probes, which come every few
-// seconds and would drown the rest.
-func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
+// seconds and would drown the rest. 503s are the exception to one line a
+// request: during an outage every request answers 503, so they are logged
+// once per outageLogInterval, with how many were left out since.
+func accessLog(logger *slog.Logger, now func() time.Time, next http.Handler) http.Handler {
+	var (
+		mu         sync.Mutex
+		last       time.Time // of the last 503 logged
+		suppressed int       // 503s not logged since
+	)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 			next.ServeHTTP(w, r)
@@ -355,11 +366,25 @@ func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r)
-		logger.InfoContext(r.Context(), "request",
+		attrs := []slog.Attr{
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.Int("status", sw.status),
-			slog.String("took", time.Since(start).String()))
+			slog.String("took", time.Since(start).String()),
+		}
+		if sw.status == http.StatusServiceUnavailable {
+			mu.Lock()
+			t := now()
+			if !last.IsZero() && t.Sub(last) < outageLogInterval {
+				suppressed++
+				mu.Unlock()
+				return
+			}
+			attrs = append(attrs, slog.Int("suppressed503s", suppressed))
+			last, suppressed = t, 0
+			mu.Unlock()
+		}
+		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	})
 }
 
