@@ -212,7 +212,10 @@ func found[T any](v T, err error, what string) (any, error) {
 }
 
 // deleteSprint trashes the sprint and hides its active tasks, and adds the
-// sprint's trash entry, all in one transaction.
+// sprint's trash entry, all in one transaction. The sprint's UPDATE comes
+// first: it waits for any restore that holds the sprint FOR SHARE (see
+// RestoreBatch), so the hide that follows, a statement of its own, sees the
+// tasks that restore made active and hides them too.
 func (h *demoHost) deleteSprint(r *http.Request, p deskkit.Principal) (any, error) {
 	id, err := pathID(r)
 	if err != nil {
