@@ -212,10 +212,16 @@ func found[T any](v T, err error, what string) (any, error) {
 }
 
 // deleteSprint trashes the sprint and hides its active tasks, and adds the
-// sprint's trash entry, all in one transaction. The sprint's UPDATE comes
-// first: it waits for any restore that holds the sprint FOR SHARE (see
-// RestoreBatch), so the hide that follows, a statement of its own, sees the
-// tasks that restore made active and hides them too.
+// sprint's trash entry, all in one transaction.
+//
+// It adds the entry before it changes its own rows, as trash.Add asks: Add
+// locks the project's sprint counter, which a restore in the project locks
+// first too, so a restore of one of the sprint's tasks and this delete queue
+// on that row instead of deadlocking (the restore would hold the counter and
+// wait for the sprint row; this delete would hold the sprint row and wait
+// for the counter). The sprint's UPDATE then also waits for any restore that
+// holds the sprint FOR SHARE (see RestoreBatch), and the hide that follows,
+// a statement of its own, sees the tasks such a restore made active.
 func (h *demoHost) deleteSprint(r *http.Request, p deskkit.Principal) (any, error) {
 	id, err := pathID(r)
 	if err != nil {
@@ -223,29 +229,29 @@ func (h *demoHost) deleteSprint(r *http.Request, p deskkit.Principal) (any, erro
 	}
 	var out deleted
 	err = database.RunInTx(r.Context(), h.db, nil, func(ctx context.Context, tx bun.Tx) error {
-		var ss []demoSprint
-		if _, err := tx.NewUpdate().Model((*demoSprint)(nil)).
-			Set("state = ?", stateTrashed).
-			Where("s.id = ? AND s.tenant_id = ? AND s.state = ?", id, p.TenantID, stateActive).
-			Returning("*").
-			Exec(ctx, &ss); err != nil {
+		var s demoSprint
+		err := tx.NewSelect().Model(&s).Where("s.id = ? AND s.tenant_id = ? AND s.state = ?", id, p.TenantID, stateActive).Scan(ctx)
+		if err != nil {
+			return notFound(err, "sprint")
+		}
+		e, err := h.trash.Add(ctx, tx, p, trash.NewEntry{
+			ProjectID: s.ProjectID, TargetType: trash.TargetSprint, TargetID: s.ID, TargetName: s.Name, CreatedBy: s.CreatedBy,
+		})
+		if err != nil {
+			return alreadyDeleted(err)
+		}
+		if err := markTrashed(ctx, tx.NewUpdate().Model((*demoSprint)(nil)).
+			Where("s.id = ? AND s.tenant_id = ? AND s.state = ?", id, p.TenantID, stateActive)); err != nil {
 			return fmt.Errorf("demo: trash sprint: %w", err)
 		}
-		if len(ss) == 0 {
-			return deskkit.ErrNotFound
-		}
-		s := ss[0]
 		if _, err := tx.NewUpdate().Model((*demoTask)(nil)).
 			Set("state = ?", stateHidden).
 			Where("t.tenant_id = ? AND t.sprint_id = ? AND t.state = ?", p.TenantID, s.ID, stateActive).
 			Exec(ctx); err != nil {
 			return fmt.Errorf("demo: hide tasks: %w", err)
 		}
-		e, err := h.trash.Add(ctx, tx, p, trash.NewEntry{
-			ProjectID: s.ProjectID, TargetType: trash.TargetSprint, TargetID: s.ID, TargetName: s.Name, CreatedBy: s.CreatedBy,
-		})
 		out = deleted{ID: s.ID, TrashID: e.ID}
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -253,7 +259,8 @@ func (h *demoHost) deleteSprint(r *http.Request, p deskkit.Principal) (any, erro
 	return out, nil
 }
 
-// deleteTask trashes the task and adds its trash entry in one transaction.
+// deleteTask trashes the task and adds its trash entry in one transaction,
+// the entry first, as deleteSprint does and for the same reason.
 func (h *demoHost) deleteTask(r *http.Request, p deskkit.Principal) (any, error) {
 	id, err := pathID(r)
 	if err != nil {
@@ -261,28 +268,62 @@ func (h *demoHost) deleteTask(r *http.Request, p deskkit.Principal) (any, error)
 	}
 	var out deleted
 	err = database.RunInTx(r.Context(), h.db, nil, func(ctx context.Context, tx bun.Tx) error {
-		var ts []demoTask
-		if _, err := tx.NewUpdate().Model((*demoTask)(nil)).
-			Set("state = ?", stateTrashed).
-			Where("t.id = ? AND t.tenant_id = ? AND t.state = ?", id, p.TenantID, stateActive).
-			Returning("*").
-			Exec(ctx, &ts); err != nil {
-			return fmt.Errorf("demo: trash task: %w", err)
+		var t demoTask
+		err := tx.NewSelect().Model(&t).Where("t.id = ? AND t.tenant_id = ? AND t.state = ?", id, p.TenantID, stateActive).Scan(ctx)
+		if err != nil {
+			return notFound(err, "task")
 		}
-		if len(ts) == 0 {
-			return deskkit.ErrNotFound
-		}
-		t := ts[0]
 		e, err := h.trash.Add(ctx, tx, p, trash.NewEntry{
 			ProjectID: t.ProjectID, TargetType: trash.TargetTask, TargetID: t.ID, TargetName: t.Name, SprintID: t.SprintID, CreatedBy: t.CreatedBy,
 		})
+		if err != nil {
+			return alreadyDeleted(err)
+		}
+		if err := markTrashed(ctx, tx.NewUpdate().Model((*demoTask)(nil)).
+			Where("t.id = ? AND t.tenant_id = ? AND t.state = ?", id, p.TenantID, stateActive)); err != nil {
+			return fmt.Errorf("demo: trash task: %w", err)
+		}
 		out = deleted{ID: t.ID, TrashID: e.ID}
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// notFound turns a failed read of the row to delete into ErrNotFound when
+// the row is simply not there (or not active).
+func notFound(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return deskkit.ErrNotFound
+	}
+	return fmt.Errorf("demo: read %s: %w", what, err)
+}
+
+// alreadyDeleted turns Add's ErrConflict into ErrNotFound: the target got
+// its entry from a concurrent delete of the same row, which committed while
+// this one waited, so for this request the row is gone.
+func alreadyDeleted(err error) error {
+	if errors.Is(err, trash.ErrConflict) {
+		return deskkit.ErrNotFound
+	}
+	return err
+}
+
+// markTrashed runs q, an update of one active row, to make it trashed. The
+// row was read active in this transaction, but not locked: if it changed
+// since, the delete lost a race and answers ErrNotFound, which also rolls
+// back the entry added for it.
+func markTrashed(ctx context.Context, q *bun.UpdateQuery) error {
+	res, err := q.Set("state = ?", stateTrashed).Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return deskkit.ErrNotFound
+	}
+	return nil
 }
 
 // Restore brings back one entry's target; see RestoreBatch.
