@@ -91,3 +91,47 @@ func TestRestoreRacesSprintDelete(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentDeletes: two deletes of one row at once, which now add the
+// trash entry before they change the row; one wins, the other answers 404,
+// and the row has one entry.
+func TestConcurrentDeletes(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := setup(t, db)
+		for round := range 20 {
+			kind := []string{"task", "sprint"}[round%2]
+			var id int64
+			if kind == "task" {
+				id = f.createTask(10, nil, fmt.Sprintf("task %d", round))
+			} else {
+				id = f.createSprint(10, fmt.Sprintf("sprint %d", round))
+			}
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			recs := make([]*httptest.ResponseRecorder, 2)
+			for i := range recs {
+				req := httptest.NewRequest(http.MethodDelete, fmt.Sprintf("/api/v1/demo/%s/%d", kind, id), nil)
+				req.Header.Set("Authorization", "Bearer "+f.admin)
+				recs[i] = httptest.NewRecorder()
+				wg.Go(func() {
+					<-start
+					f.app.handler.ServeHTTP(recs[i], req)
+				})
+			}
+			close(start)
+			wg.Wait()
+			codes := map[int]int{recs[0].Code: 1}
+			codes[recs[1].Code]++
+			if codes[http.StatusOK] != 1 || codes[http.StatusNotFound] != 1 {
+				t.Fatalf("round %d (%s): answers %d %s and %d %s, want one 200 and one 404",
+					round, kind, recs[0].Code, recs[0].Body, recs[1].Code, recs[1].Body)
+			}
+		}
+		if p := f.search("targetType=TASK&projectId=10"); p.Total != 10 {
+			t.Errorf("%d task entries, want 10", p.Total)
+		}
+		if p := f.search("targetType=TASK_SPRINT&projectId=10"); p.Total != 10 {
+			t.Errorf("%d sprint entries, want 10", p.Total)
+		}
+	})
+}
