@@ -110,7 +110,9 @@ func loadBench(dsn string) (*Server, *bun.DB, error) {
 	// for loadProject; the server gets the default pool.
 	loader := dbtest.OpenSchema(dsn, benchSchema, pgdriver.WithReadTimeout(30*time.Minute),
 		pgdriver.WithConnParams(map[string]any{"statement_timeout": (30 * time.Minute).Milliseconds()}))
-	loader.SetMaxOpenConns(1)
+	// Two connections: migrate.Run holds its advisory lock on one and
+	// migrates on another, so a pool of one would wait for ever.
+	loader.SetMaxOpenConns(2)
 	if err := trash.Migrate(ctx, loader); err != nil {
 		return nil, nil, err
 	}
