@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"time"
 
@@ -67,8 +66,9 @@ func DialectOf(db bun.IDB) (Dialect, error) {
 // file names: 20261122000001_name.tx.up.sql) that are not applied yet. table names
 // the migrations table ("deskkit_trash_migrations"); the locks table is
 // table+"_locks". Several processes may call Run at once: on PostgreSQL they
-// queue on an advisory lock held by a session, so a crashed process never
-// leaves the lock behind; on SQLite they queue on bun's lock row.
+// queue on an advisory lock of the schema held by a session, so a crashed
+// process never leaves the lock behind (see runLocked); on SQLite they queue
+// on bun's lock row.
 func Run(ctx context.Context, db *bun.DB, table string, fsys fs.FS) error {
 	d, err := DialectOf(db)
 	if err != nil {
@@ -85,17 +85,7 @@ func Run(ctx context.Context, db *bun.DB, table string, fsys fs.FS) error {
 		migrate.WithMarkAppliedOnSuccess(true),
 	)
 	if d.Postgres {
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			return err
-		}
-		defer conn.Close()
-		key := lockKey(table)
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", key); err != nil {
-			return fmt.Errorf("deskkit: lock migrations: %w", err)
-		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", key) //nolint:errcheck // the session ends with conn anyway
-		return apply(ctx, m)
+		return runLocked(ctx, db, table, m)
 	}
 	if err := m.Init(ctx); err != nil {
 		return fmt.Errorf("deskkit: init migrations: %w", err)
@@ -125,8 +115,34 @@ func apply(ctx context.Context, m *migrate.Migrator) error {
 	return nil
 }
 
-func lockKey(table string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte(table))
-	return int64(h.Sum64())
+// runLocked applies m on PostgreSQL while holding an advisory lock on a
+// connection of its own: concurrent migrators of one schema queue there, and
+// a crashed one never leaves the lock behind (it goes with the session).
+//
+// The key is the table in the current schema, so migrators of different
+// schemas (tenants, tests) never wait for each other. The wait is bounded by
+// ctx, not by the pool's statement_timeout: a replica may wait out another's
+// long migration. The migrations themselves run through the pool, so it
+// needs a second connection besides the lock's.
+func runLocked(ctx context.Context, db *bun.DB, table string, m *migrate.Migrator) error {
+	if db.Stats().MaxOpenConnections == 1 {
+		return errors.New("deskkit: migrating PostgreSQL needs a pool of at least 2 connections: one holds the migrations lock")
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("deskkit: lock migrations: %w", err)
+	}
+	defer conn.Close()
+	var timeout string
+	if err := conn.QueryRowContext(ctx, "SELECT current_setting('statement_timeout'), set_config('statement_timeout', '0', false)").Scan(&timeout, new(string)); err != nil {
+		return fmt.Errorf("deskkit: lock migrations: %w", err)
+	}
+	// The connection goes back to the pool with its statement timeout.
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT set_config('statement_timeout', ?, false)", timeout) //nolint:errcheck // a broken session is discarded by the pool
+	const key = "hashtextextended(current_schema() || '.' || ?, 0)"
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock("+key+")", table); err != nil {
+		return fmt.Errorf("deskkit: lock migrations: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock("+key+")", table) //nolint:errcheck // the lock goes with the session anyway
+	return apply(ctx, m)
 }

@@ -3,11 +3,15 @@ package migrate_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/internal/migrate"
@@ -56,4 +60,86 @@ func TestRunConcurrently(t *testing.T) {
 			t.Fatalf("migrating again: %v", err)
 		}
 	})
+}
+
+// A pool of one connection cannot both hold the migrations lock and migrate:
+// Run says so instead of waiting for ever.
+func TestRunRefusesPoolOfOne(t *testing.T) {
+	db := dbtest.OpenPostgres(t)
+	db.SetMaxOpenConns(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := migrate.Run(ctx, db, "deskkit_migrate_test_migrations", files)
+	if err == nil || !strings.Contains(err.Error(), "at least 2 connections") {
+		t.Fatalf("Run on a pool of one = %v, want a refusal naming the pool", err)
+	}
+}
+
+// Migrators of different schemas do not queue on each other's lock, and a
+// migrator waits for the lock past the pool's statement timeout.
+func TestRunLockIsPerSchema(t *testing.T) {
+	a, b := dbtest.OpenPostgres(t), dbtest.OpenPostgres(t)
+	ctx := context.Background()
+	// Hold schema a's lock, as a migrator that hangs would.
+	conn, err := a.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const key = "hashtextextended(current_schema() || '.' || ?, 0)"
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock("+key+")", "deskkit_migrate_test_migrations"); err != nil {
+		t.Fatal(err)
+	}
+	bctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := migrate.Run(bctx, b, "deskkit_migrate_test_migrations", files); err != nil {
+		t.Fatalf("schema b waited for schema a's lock: %v", err)
+	}
+
+	// Schema a's migrator waits for the lock, beyond a statement timeout
+	// shorter than the wait, and migrates once it is released.
+	var schema string
+	if err := a.NewRaw("SELECT current_schema()").Scan(ctx, &schema); err != nil {
+		t.Fatal(err)
+	}
+	dsn, err := dbtest.PostgresURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	impatient := dbtest.OpenSchema(dsn, schema, pgdriver.WithConnParams(map[string]any{"statement_timeout": "50"}))
+	defer impatient.Close()
+	done := make(chan error, 1)
+	go func() { done <- migrate.Run(ctx, impatient, "deskkit_migrate_test_migrations", files) }()
+	waitForLockWaiter(t, a, "deskkit_migrate_test_migrations", done)
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock("+key+")", "deskkit_migrate_test_migrations"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("migrating after the lock was released: %v", err)
+	}
+}
+
+// waitForLockWaiter returns once a session waits for the advisory lock of
+// table in db's schema: polling the server's own view, not the clock.
+func waitForLockWaiter(t *testing.T, db *bun.DB, table string, done <-chan error) {
+	t.Helper()
+	for range 5000 {
+		select {
+		case err := <-done:
+			t.Fatalf("the migrator returned without waiting for the lock: %v", err)
+		default:
+		}
+		var n int
+		if err := db.NewRaw(`SELECT count(*) FROM pg_locks
+			WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1
+			AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(current_schema() || '.' || ?, 0)`, table).
+			Scan(context.Background(), &n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		runtime.Gosched()
+	}
+	t.Fatal("no migrator ever waited for the lock")
 }
