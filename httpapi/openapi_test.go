@@ -54,13 +54,18 @@ func (f *fakeRestorer) Purge(ctx context.Context, tx bun.Tx, e trash.Entry) erro
 	return f.PurgeFn(ctx, tx, e)
 }
 
-// fakeAuthorizer names project managers.
+// fakeAuthorizer names project managers and the projects each user sees.
 type fakeAuthorizer struct {
 	CanManageProjectFn func(ctx context.Context, p deskkit.Principal, projectID int64) (bool, error)
+	VisibleProjectsFn  func(ctx context.Context, p deskkit.Principal) (trash.ProjectScope, error)
 }
 
 func (f *fakeAuthorizer) CanManageProject(ctx context.Context, p deskkit.Principal, projectID int64) (bool, error) {
 	return f.CanManageProjectFn(ctx, p, projectID)
+}
+
+func (f *fakeAuthorizer) VisibleProjects(ctx context.Context, p deskkit.Principal) (trash.ProjectScope, error) {
+	return f.VisibleProjectsFn(ctx, p)
 }
 
 // fakeUsers shows users for detailed searches.
@@ -76,6 +81,7 @@ var (
 	_ httpapi.Authenticator = (*fakeAuthenticator)(nil)
 	_ trash.Restorer        = (*fakeRestorer)(nil)
 	_ trash.Authorizer      = (*fakeAuthorizer)(nil)
+	_ trash.ProjectViewer   = (*fakeAuthorizer)(nil)
 	_ trash.UserResolver    = (*fakeUsers)(nil)
 )
 
@@ -86,9 +92,10 @@ var (
 	alice = deskkit.Principal{UserID: 2, TenantID: 1}
 	bob   = deskkit.Principal{UserID: 3, TenantID: 1}
 	carol = deskkit.Principal{UserID: 4, TenantID: 1} // manages project 10 through the Authorizer
+	dave  = deskkit.Principal{UserID: 5, TenantID: 1} // sees project 11 only
 )
 
-var tokens = map[string]deskkit.Principal{"admin": admin, "alice": alice, "bob": bob, "carol": carol}
+var tokens = map[string]deskkit.Principal{"admin": admin, "alice": alice, "bob": bob, "carol": carol, "dave": dave}
 
 var names = map[int64]deskkit.UserInfo{
 	1: {Name: "Admin", Avatar: "https://example.com/admin.png"},
@@ -112,6 +119,7 @@ type env struct {
 	router routers.Router
 	srv    *httpapi.Server
 	db     *bun.DB
+	add    func(p deskkit.Principal, ne trash.NewEntry) trash.Entry
 	fx     fixture
 
 	mu    sync.Mutex
@@ -148,7 +156,13 @@ func setup(t *testing.T) *env {
 		Now: func() time.Time { return now },
 		Authorizer: &fakeAuthorizer{CanManageProjectFn: func(_ context.Context, p deskkit.Principal, projectID int64) (bool, error) {
 			return p.UserID == carol.UserID && projectID == 10, nil
-		}},
+		},
+			VisibleProjectsFn: func(_ context.Context, p deskkit.Principal) (trash.ProjectScope, error) {
+				if p.UserID == dave.UserID {
+					return trash.ProjectScope{IDs: []int64{11}}, nil
+				}
+				return trash.ProjectScope{All: true}, nil
+			}},
 		Users: &fakeUsers{ResolveUsersFn: func(_ context.Context, _ int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
 			out := map[int64]deskkit.UserInfo{}
 			for _, id := range ids {
@@ -170,6 +184,7 @@ func setup(t *testing.T) *env {
 		}
 		return en
 	}
+	e.add = add
 	sprintID := int64(100)
 	e.fx = fixture{
 		sprint:  add(alice, trash.NewEntry{ProjectID: 10, TargetType: trash.TargetSprint, TargetID: 100, TargetName: "Sprint one", CreatedBy: alice.UserID}),
@@ -306,6 +321,8 @@ type responseCase struct {
 	target func(fx fixture) string // path and query
 	token  string
 	down   bool // the database is closed first: an outage
+	// prepare, if set, changes the fixture first.
+	prepare func(e *env)
 
 	reqValid   bool // the request conforms to the document, as kin-openapi checks it
 	wantStatus int
@@ -382,6 +399,13 @@ var responseCases = []responseCase{
 	{name: "search unknown filter op", op: "searchTrash", method: http.MethodGet,
 		target: search(url.Values{"targetType": {"TASK"}, "filters[0].key": {"id"}, "filters[0].op": {"LIKE"}, "filters[0].value": {"1"}}),
 		token:  "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "search a project not visible", op: "searchTrash", method: http.MethodGet,
+		target: search(url.Values{"targetType": {"TASK"}, "projectId": {"10"}}),
+		token:  "dave", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
+	{name: "search only visible projects", op: "searchTrash", method: http.MethodGet,
+		target: search(url.Values{"targetType": {"TASK"}}),
+		token:  "dave", reqValid: true, wantStatus: 200,
+		wantData: func(fixture) any { return trash.Page{Total: 0, List: []trash.Entry{}} }},
 	{name: "search without token", op: "searchTrash", method: http.MethodGet,
 		target:     search(url.Values{"targetType": {"TASK"}}),
 		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
@@ -397,6 +421,8 @@ var responseCases = []responseCase{
 		token: "bob", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return 4 }},
 	{name: "count empty project", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count?projectId=11"),
 		token: "bob", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return 0 }},
+	{name: "count a project not visible", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count?projectId=10"),
+		token: "dave", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
 	{name: "count without project", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count"),
 		token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
 	// OpenAPI cannot say "no other parameters" or "at most once", so these
@@ -439,6 +465,8 @@ var responseCases = []responseCase{
 	{name: "restore all as admin", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=10"),
 		token: "admin", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return 4 },
 		wantCalls: []string{"restore TASK_SPRINT 100", "restore TASK 200", "restore TASK 201", "restore TASK 300"}, wantAfter: left(0)},
+	{name: "restore all of a project not visible", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=10"),
+		token: "dave", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound, wantAfter: left(4)},
 	{name: "restore all bad project", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=-1"),
 		token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
 	{name: "restore all without token", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=10"),
@@ -475,6 +503,16 @@ var responseCases = []responseCase{
 	{name: "clear all by project manager", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
 		token: "carol", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return 4 },
 		wantCalls: []string{"purge TASK 200", "purge TASK 201", "purge TASK 300", "purge TASK_SPRINT 100"}, wantAfter: left(0)},
+	{name: "clear all of a project not visible", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
+		token: "dave", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound, wantAfter: left(4)},
+	// Bob's task in alice's sprint: clearing the sprint would purge it, and
+	// alice may not clear it herself (fault 4).
+	{name: "clear all would purge another's task", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
+		prepare: func(e *env) {
+			sprintID := int64(100)
+			e.add(bob, trash.NewEntry{ProjectID: 10, TargetType: trash.TargetTask, TargetID: 202, TargetName: "Bob's task in alice's sprint", SprintID: &sprintID, CreatedBy: bob.UserID})
+		},
+		token: "alice", reqValid: true, wantStatus: 403, wantKey: httpapi.KeyForbidden, wantAfter: left(5)},
 	{name: "clear all bad project", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=0"),
 		token: "admin", wantStatus: 400, wantKey: httpapi.KeyValidation, wantAfter: left(4)},
 	{name: "clear all without token", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
@@ -542,6 +580,9 @@ func TestOpenAPIResponses(t *testing.T) {
 func checkResponse(t *testing.T, e *env, tc responseCase) {
 	t.Helper()
 	target := tc.target(e.fx)
+	if tc.prepare != nil {
+		tc.prepare(e)
+	}
 	if tc.down {
 		e.db.Close()
 	}
