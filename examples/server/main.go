@@ -245,15 +245,7 @@ func (f durationFlag) Set(s string) error {
 // the demo host's tables. Every command runs the migrations, so that any of
 // them works on an empty database.
 func openDB(ctx context.Context, rawURL string) (*bun.DB, error) {
-	db, err := database.Open(rawURL, database.Options{})
-	if err != nil {
-		return nil, err
-	}
-	if err := migrateAll(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
+	return openDBWith(ctx, rawURL, database.Options{})
 }
 
 func migrateAll(ctx context.Context, db *bun.DB) error {

@@ -227,7 +227,7 @@ func seed(ctx context.Context, db *bun.DB, cfg seedConfig, logger *slog.Logger) 
 	if err != nil {
 		return seedResult{}, fmt.Errorf("-tenant: %w", err)
 	}
-	deleter, err := dir.EnsureUser(ctx, tenant.ID, demoUsername, true)
+	deleter, err := dir.EnsureUserRole(ctx, tenant.ID, demoUsername, directory.Role{Admin: true})
 	if err != nil {
 		return seedResult{}, err
 	}

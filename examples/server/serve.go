@@ -74,7 +74,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	dbURL := fs.databaseURL()
 	fs.Var(durationFlag{&cfg.retention}, "retention", "purge trash entries deleted longer ago than this, e.g. 720h; 0 keeps them")
 	fs.fromEnv("retention", envRetention)
-	fs.BoolVar(&cfg.demo, "demo", true, "create the demo tenant and admin user and print a token for it")
+	fs.BoolVar(&cfg.demo, "demo", true, "create the demo tenant and admin user; print a token for it on first start")
 	fs.fromEnv("demo", envDemo)
 	fs.Var(poolSizeFlag{&cfg.db.MaxOpenConns}, "db-max-conns", "most database connections the server opens; 0 means 4 x GOMAXPROCS")
 	fs.fromEnv("db-max-conns", envDBMaxConns)
