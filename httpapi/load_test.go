@@ -22,6 +22,7 @@ import (
 
 // loadResult is one answer of the load test.
 type loadResult struct {
+	op         string
 	status     int
 	retryAfter string
 	key        string
@@ -96,16 +97,18 @@ func TestLoad300Clients(t *testing.T) {
 					defer wg.Done()
 					<-start
 					for r := range rounds {
-						var method, target string
+						var op, method, target string
 						switch (c + r) % 3 {
 						case 0:
-							method, target = "GET", fmt.Sprintf("/api/v1/task/trash/search?targetType=TASK&targetName=alpha&projectId=%d&pageSize=10", c%10+1)
+							op, method, target = "search", "GET", fmt.Sprintf("/api/v1/task/trash/search?targetType=TASK&targetName=alpha&projectId=%d&pageSize=10", c%10+1)
 						case 1:
-							method, target = "GET", fmt.Sprintf("/api/v1/task/trash/count?projectId=%d", c%10+1)
+							op, method, target = "count", "GET", fmt.Sprintf("/api/v1/task/trash/count?projectId=%d", c%10+1)
 						default:
-							method, target = "PATCH", fmt.Sprintf("/api/v1/task/trash/%d/back", entries[c*rounds+r])
+							op, method, target = "restore", "PATCH", fmt.Sprintf("/api/v1/task/trash/%d/back", entries[c*rounds+r])
 						}
-						results[c] = append(results[c], loadRequest(client, ts.URL, method, target))
+						res := loadRequest(client, ts.URL, method, target)
+						res.op = op
+						results[c] = append(results[c], res)
 					}
 				}()
 			}
@@ -120,9 +123,11 @@ func TestLoad300Clients(t *testing.T) {
 			}
 			byStatus := map[int]int{}
 			var took []time.Duration
+			byOp := map[string][]time.Duration{}
 			for _, r := range all {
 				byStatus[r.status]++
 				took = append(took, r.took)
+				byOp[r.op] = append(byOp[r.op], r.took)
 				switch {
 				case r.status == http.StatusOK:
 				case r.status == http.StatusServiceUnavailable && r.retryAfter != "" && r.key == KeyServiceUnavailable:
@@ -138,6 +143,11 @@ func TestLoad300Clients(t *testing.T) {
 				clients, rounds, elapsed.Round(time.Millisecond), float64(len(all))/elapsed.Seconds(),
 				took[len(took)/2].Round(time.Microsecond), took[len(took)*99/100].Round(time.Microsecond), took[len(took)-1].Round(time.Microsecond),
 				byStatus, database.DefaultMaxOpenConns(), tc.timeout)
+			for _, op := range []string{"search", "count", "restore"} {
+				ts := byOp[op]
+				slices.Sort(ts)
+				t.Logf("  %s: p50 %s, p99 %s", op, ts[len(ts)/2].Round(time.Microsecond), ts[len(ts)*99/100].Round(time.Microsecond))
+			}
 			if byStatus[http.StatusInternalServerError] != 0 {
 				t.Errorf("%d answers were 500", byStatus[http.StatusInternalServerError])
 			}
