@@ -603,21 +603,25 @@ func (t *Trash) eachBatch(ctx context.Context, p deskkit.Principal, projectID in
 			}
 		}
 	}
+	lock := func(ctx context.Context, tx bun.Tx) error {
+		return t.lockProjects(ctx, tx, p.TenantID, []int64{projectID})
+	}
 	total := 0
 	for _, typ := range order {
-		n, err := t.inBatches(ctx, p.TenantID, []int64{projectID}, func(q *bun.SelectQuery) *bun.SelectQuery {
+		n, err := t.inBatches(ctx, lock, func(q *bun.SelectQuery) *bun.SelectQuery {
 			return scope(q).Where("t.target_type = ?", typ)
-		}, func(ctx context.Context, tx bun.Tx, ids []int64) (int, error) {
+		}, func(ctx context.Context, tx bun.Tx, batch *bun.SelectQuery) (int, int64, error) {
 			if restore {
-				return t.restoreBatch(ctx, tx, p.TenantID, projectID, ids)
+				return t.restoreBatch(ctx, tx, p.TenantID, projectID, batch)
 			}
 			es, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
-				return q.Where("t.id IN (?)", bun.List(ids))
+				return q.Where("t.id IN (?)", batch)
 			})
-			if err != nil {
-				return 0, err
+			if err != nil || len(es) == 0 {
+				return 0, 0, err
 			}
-			return t.purge(ctx, tx, p, manage, es)
+			n, err := t.purge(ctx, tx, p, manage, es)
+			return n, maxID(es), err
 		})
 		total += n
 		if err != nil {
@@ -627,15 +631,20 @@ func (t *Trash) eachBatch(ctx context.Context, p deskkit.Principal, projectID in
 	return total, nil
 }
 
+// batchFunc takes the entries that batch selects (a subquery of ids) out of
+// the trash inside tx, with whatever must go with them, restores or purges
+// them, and returns how many entries left the trash in all and the highest
+// id among those batch selected (0 if none).
+type batchFunc func(ctx context.Context, tx bun.Tx, batch *bun.SelectQuery) (n int, last int64, err error)
+
 // inBatches walks the entries that filter selects, BatchSize at a time in id
-// order, each batch in a transaction of its own: it locks the projects'
-// counters (the lock order), selects the batch's ids, and hands them to fn,
-// which takes those entries out of the trash and returns how many left it in
-// all. Each batch starts after the last id of the one before, so no batch
-// walks again over what earlier ones deleted (dead index entries until
-// vacuum). projects are the projects the batches may touch; nil means they
-// are found per batch (retention spans tenants and projects).
-func (t *Trash) inBatches(ctx context.Context, tenantID int64, projects []int64, filter func(*bun.SelectQuery) *bun.SelectQuery, fn func(ctx context.Context, tx bun.Tx, ids []int64) (int, error)) (int, error) {
+// order, each batch in a transaction of its own that first takes lock (the
+// counter locks: the lock order) and then hands the batch to fn. Under those
+// locks no one else changes the project's entries, so the batch fn sees is
+// the batch it takes. Each batch starts after the last id of the one
+// before, so no batch walks again over what earlier ones deleted (dead index
+// entries until vacuum).
+func (t *Trash) inBatches(ctx context.Context, lock func(ctx context.Context, tx bun.Tx) error, filter func(*bun.SelectQuery) *bun.SelectQuery, fn batchFunc) (int, error) {
 	total := 0
 	var after int64
 	for {
@@ -643,32 +652,13 @@ func (t *Trash) inBatches(ctx context.Context, tenantID int64, projects []int64,
 		var last int64
 		err := t.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 			n, last = 0, 0 // a retried attempt starts over
-			if projects != nil {
-				if err := t.lockProjects(ctx, tx, tenantID, projects); err != nil {
-					return err
-				}
+			if err := lock(ctx, tx); err != nil {
+				return err
 			}
-			var batch []row
-			q := filter(tx.NewSelect().Model(&batch).Column("t.id", "t.tenant_id", "t.project_id")).
+			batch := filter(tx.NewSelect().TableExpr("deskkit_trash AS t").Column("t.id")).
 				Where("t.id > ?", after).OrderExpr("t.id").Limit(t.cfg.BatchSize)
-			if err := q.Scan(ctx); err != nil {
-				return fmt.Errorf("trash: select batch: %w", err)
-			}
-			if len(batch) == 0 {
-				return nil
-			}
-			ids := make([]int64, len(batch))
-			for i, r := range batch {
-				ids[i] = r.ID
-			}
-			last = ids[len(ids)-1]
-			if projects == nil {
-				if err := t.lockBatchProjects(ctx, tx, batch); err != nil {
-					return err
-				}
-			}
 			var err error
-			n, err = fn(ctx, tx, ids)
+			n, last, err = fn(ctx, tx, batch)
 			return err
 		})
 		if err != nil {
@@ -682,55 +672,38 @@ func (t *Trash) inBatches(ctx context.Context, tenantID int64, projects []int64,
 	}
 }
 
-// lockBatchProjects locks the counters of every project of the batch,
-// tenant by tenant in order, so that batches spanning projects keep the
-// lock order too. The batch's rows were read before the locks; fn then takes
-// them by id and skips any that a concurrent operation took meanwhile.
-func (t *Trash) lockBatchProjects(ctx context.Context, tx bun.Tx, batch []row) error {
-	byTenant := map[int64][]int64{}
-	for _, r := range batch {
-		byTenant[r.TenantID] = append(byTenant[r.TenantID], r.ProjectID)
+func maxID(es []row) int64 {
+	var m int64
+	for _, e := range es {
+		m = max(m, e.ID)
 	}
-	for _, tenantID := range sortedKeys(byTenant) {
-		if err := t.lockProjects(ctx, tx, tenantID, byTenant[tenantID]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return m
 }
 
-// restoreBatch takes the entries ids of one project out of the trash, with
-// the trashed sprints of the tasks among them (sprint entries first: the
-// lock order), and restores them all, sprints first.
-func (t *Trash) restoreBatch(ctx context.Context, tx bun.Tx, tenantID, projectID int64, ids []int64) (int, error) {
-	var sprintIDs []int64
-	if err := tx.NewSelect().Table("deskkit_trash").Column("sprint_id").
-		Where("id IN (?) AND target_type = ? AND sprint_id IS NOT NULL", bun.List(ids), TargetTask).
-		Scan(ctx, &sprintIDs); err != nil {
-		return 0, fmt.Errorf("trash: sprints of tasks: %w", err)
-	}
-	var sprints []row
-	if len(sprintIDs) > 0 {
-		slices.Sort(sprintIDs)
-		var err error
-		sprints, err = t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
-			return q.Where("t.tenant_id = ? AND t.project_id = ? AND t.target_type = ? AND t.target_id IN (?)", tenantID, projectID, TargetSprint, bun.List(slices.Compact(sprintIDs)))
-		})
-		if err != nil {
-			return 0, err
-		}
-	}
-	es, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
-		return q.Where("t.id IN (?)", bun.List(ids))
+// restoreBatch takes the entries that batch selects in one project out of
+// the trash, with the trashed sprints of the tasks among them (sprint
+// entries first: the lock order), and restores them all, sprints first.
+func (t *Trash) restoreBatch(ctx context.Context, tx bun.Tx, tenantID, projectID int64, batch *bun.SelectQuery) (int, int64, error) {
+	pulled := tx.NewSelect().TableExpr("deskkit_trash AS k").Column("k.sprint_id").
+		Where("k.id IN (?) AND k.target_type = ? AND k.sprint_id IS NOT NULL", batch, TargetTask)
+	sprints, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
+		return q.Where("t.tenant_id = ? AND t.project_id = ? AND t.target_type = ? AND t.target_id IN (?)", tenantID, projectID, TargetSprint, pulled)
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	es, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
+		return q.Where("t.id IN (?)", batch)
+	})
+	if err != nil || len(es) == 0 {
+		return 0, 0, err
+	}
+	last := maxID(es)
 	all := append(sprints, es...)
 	slices.SortFunc(all, func(a, b row) int {
 		return cmp.Or(sprintFirst(a.TargetType)-sprintFirst(b.TargetType), cmp.Compare(a.ID, b.ID))
 	})
-	return len(all), t.apply(ctx, tx, all, true)
+	return len(all), last, t.apply(ctx, tx, all, true)
 }
 
 // purge deletes es for good, taken out of the trash in tx. Task entries of
@@ -856,26 +829,61 @@ func verb(restore bool) string {
 // PurgeExpired purges, across all tenants, the entries deleted longer ago
 // than Config.Retention, in batches, and returns how many it purged. It does
 // nothing when Retention is 0. Several replicas may run it at once: each
-// batch locks the counters of its projects (the lock order) and takes only
-// the entries still there, so each entry is purged once. Run it on a timer,
-// as the reference server does.
+// batch reads its entries, locks the counters of their projects in order
+// (the lock order), and takes only the entries still there, so each entry is
+// purged once. Run it on a timer, as the reference server does.
 func (t *Trash) PurgeExpired(ctx context.Context) (int, error) {
 	if t.cfg.Retention == 0 {
 		return 0, nil
 	}
 	cutoff := t.cfg.Now().UTC().Add(-t.cfg.Retention)
-	return t.inBatches(ctx, 0, nil, func(q *bun.SelectQuery) *bun.SelectQuery {
+	noLock := func(context.Context, bun.Tx) error { return nil }
+	return t.inBatches(ctx, noLock, func(q *bun.SelectQuery) *bun.SelectQuery {
 		return q.Where("t.deleted_date < ?", cutoff)
-	}, func(ctx context.Context, tx bun.Tx, ids []int64) (int, error) {
+	}, func(ctx context.Context, tx bun.Tx, batch *bun.SelectQuery) (int, int64, error) {
+		// The batch spans projects, known only once read: read it, then
+		// lock, then take what is still there.
+		var found []row
+		if err := tx.NewSelect().Model(&found).Column("t.id", "t.tenant_id", "t.project_id").
+			Where("t.id IN (?)", batch).OrderExpr("t.id").Scan(ctx); err != nil {
+			return 0, 0, fmt.Errorf("trash: select expired: %w", err)
+		}
+		if len(found) == 0 {
+			return 0, 0, nil
+		}
+		if err := t.lockBatchProjects(ctx, tx, found); err != nil {
+			return 0, 0, err
+		}
+		ids := make([]int64, len(found))
+		for i, r := range found {
+			ids[i] = r.ID
+		}
 		es, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
 			return q.Where("t.id IN (?) AND t.deleted_date < ?", bun.List(ids), cutoff)
 		})
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		// Retention is the system's doing: it may purge everything.
-		return t.purge(ctx, tx, deskkit.Principal{}, true, es)
+		n, err := t.purge(ctx, tx, deskkit.Principal{}, true, es)
+		return n, ids[len(ids)-1], err
 	})
+}
+
+// lockBatchProjects locks the counters of every project of the batch,
+// tenant by tenant in order, so that batches spanning projects keep the
+// lock order too.
+func (t *Trash) lockBatchProjects(ctx context.Context, tx bun.Tx, batch []row) error {
+	byTenant := map[int64][]int64{}
+	for _, r := range batch {
+		byTenant[r.TenantID] = append(byTenant[r.TenantID], r.ProjectID)
+	}
+	for _, tenantID := range sortedKeys(byTenant) {
+		if err := t.lockProjects(ctx, tx, tenantID, byTenant[tenantID]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func sortedKeys[V any](m map[int64]V) []int64 {
