@@ -36,7 +36,7 @@
 // IMMEDIATE transactions (two writers queue instead of one failing half-way)
 // and a busy timeout to queue on:
 //
-//	sqldb, err := sql.Open("sqlite", "file:app.db?_txlock=immediate&_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1")
+//	sqldb, err := sql.Open("sqlite", "file:app.db?_busy_timeout=10000&_foreign_keys=1&_journal_mode=WAL&_txlock=immediate")
 //	db := bun.NewDB(sqldb, sqlitedialect.New())
 //
 // Bound the pool (sqldb.SetMaxOpenConns) and, on PostgreSQL, set a

@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -73,13 +72,8 @@ var errorTable = []errorRow{
 // connections, too many clients, shutdown, SQLite busy), and a closed pool
 // (the host is shutting down).
 func unavailable(err error) bool {
-	return errors.Is(err, deskkit.ErrUnavailable) || database.Unavailable(err) ||
-		strings.Contains(err.Error(), errDBClosed)
+	return errors.Is(err, deskkit.ErrUnavailable) || database.Unavailable(err)
 }
-
-// errDBClosed is the text of database/sql's error for a closed pool, which
-// it does not export.
-const errDBClosed = "sql: database is closed"
 
 // WriteError answers err as an error envelope, with the status, code and key
 // of its row in the error table. The message is err's own when it is a
@@ -186,7 +180,7 @@ func (o *outageLog) note(r *http.Request, err error) {
 	o.mu.Unlock()
 	o.logger.ErrorContext(context.WithoutCancel(r.Context()), "service unavailable",
 		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err),
-		slog.Int("suppressed", suppressed), slog.Duration("interval", o.interval))
+		slog.Int("suppressed", suppressed), slog.String("interval", o.interval.String()))
 }
 
 func (s *Server) writeError(w http.ResponseWriter, status int, code, key, msg string) {

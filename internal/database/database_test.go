@@ -174,6 +174,7 @@ func TestUnavailable(t *testing.T) {
 		"deadline":           {fmt.Errorf("search: %w", context.DeadlineExceeded), true},
 		"connection refused": {refused, true},
 		"expired context":    {expired.Err(), true},
+		"closed pool":        {closedPool(t), true},
 	}
 	if dsn, err := dbtest.PostgresURL(); err == nil {
 		pg := database.OpenPostgres(dsn, database.Options{MaxOpenConns: 1, StatementTimeout: 50 * time.Millisecond})
@@ -200,5 +201,23 @@ func TestUnavailable(t *testing.T) {
 		if got := database.Unavailable(tc.err); got != tc.want {
 			t.Errorf("%s: Unavailable(%v) = %v, want %v", name, tc.err, got, tc.want)
 		}
+	}
+}
+
+func closedPool(t *testing.T) error {
+	db, err := database.Open("sqlite:"+filepath.Join(t.TempDir(), "closed.db"), database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = db.ExecContext(context.Background(), "SELECT 1")
+	return err
+}
+
+// The DSN deskkit documents for hosts (doc.go, examples/embed) is this one.
+func TestSQLiteDSNIsTheDocumentedOne(t *testing.T) {
+	const documented = "file:app.db?_busy_timeout=10000&_foreign_keys=1&_journal_mode=WAL&_txlock=immediate"
+	if got := database.SQLiteDSN("app.db"); got != documented {
+		t.Errorf("SQLiteDSN = %q; the docs say %q: change both together", got, documented)
 	}
 }

@@ -38,7 +38,7 @@ func Retryable(err error) bool {
 // in time or at all, rather than that the request was wrong: the pool or a
 // statement ran out of time, the server is unreachable, refuses connections,
 // has too many clients, is shutting down, or cancelled the statement;
-// SQLite's lock stayed busy past the busy timeout. Such a request may
+// SQLite's lock stayed busy past the busy timeout; the pool is closed. Such a request may
 // succeed later, and nothing it did was committed.
 func Unavailable(err error) bool {
 	if err == nil {
@@ -64,7 +64,9 @@ func Unavailable(err error) bool {
 		}
 		return false
 	}
-	// modernc.org/sqlite: SQLITE_BUSY (5) and SQLITE_LOCKED (6) past the busy timeout.
+	// modernc.org/sqlite: SQLITE_BUSY past the busy timeout. database/sql:
+	// a closed pool (the process is shutting down), an error it does not export.
 	msg := err.Error()
-	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked") ||
+		strings.Contains(msg, "sql: database is closed")
 }
