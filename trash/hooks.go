@@ -53,9 +53,9 @@ import (
 //     purging a sprint must find its tasks under that lock, so a task
 //     restored into it concurrently is not orphaned.
 //
-// On SQLite every write transaction holds the database's write lock, so
-// these races cannot happen there; the locks cost nothing to write anyway.
-// Take host locks in one order too: the trash has locked its counter and
+// SQLite has no FOR SHARE or FOR UPDATE (leave the clause out there): every
+// write transaction holds the database's write lock, so these races cannot
+// happen on it. Take host locks in one order too: the trash has locked its counter and
 // entry rows before it calls the Restorer, so host transactions that call
 // Add should do so before locking their own rows (see Trash.Add).
 type Restorer interface {
