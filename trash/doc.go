@@ -162,7 +162,9 @@
 //  1. the counter rows of every project it touches, in primary-key order
 //     (tenant_id, target_type, project_id), so TASK before TASK_SPRINT,
 //     created (with 0) if missing so that none appears later out of order;
-//  2. entry rows, sprint entries before task entries;
+//  2. entry rows, sprint entries before task entries (retention takes a
+//     batch of both types in one statement: under the counter locks the
+//     order of entry rows no longer decides anything, see below);
 //  3. the host's rows, through the Restorer.
 //
 // Because every change to a project's entries also locks one of its counter
