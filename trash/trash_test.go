@@ -208,6 +208,7 @@ func TestConformance(t *testing.T) {
 			{"EntriesNeverMove", testEntriesNeverMove},
 			{"ConcurrentRetention", testConcurrentRetention},
 			{"RestoreClearNoDeadlock", testRestoreClearNoDeadlock},
+			{"BatchJobsRace", testBatchJobsRace},
 			{"ClearNeverPurgesForeignTasks", testClearNeverPurgesForeignTasks},
 			{"ClearForeignTasksAdmin", testClearForeignTasksAdmin},
 			{"ClearAllRechecksEachBatch", testClearAllRechecksEachBatch},
