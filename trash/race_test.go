@@ -49,12 +49,7 @@ func logCall(ctx context.Context, tx bun.Tx, verb string, e trash.Entry) error {
 // the only error allowed is ErrNotFound for the loser of each pair.
 func testRestoreClearNoDeadlock(t *testing.T, db *bun.DB) {
 	ctx := context.Background()
-	if _, err := db.NewCreateTable().Model((*hostLog)(nil)).IfNotExists().Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.NewDelete().Model((*hostLog)(nil)).Where("1 = 1").Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	resetHostLog(t, db)
 	f := setup(t, db, nil)
 	tr, err := trash.New(db, logRestorer{}, &trash.Config{Now: f.clock.Now})
 	if err != nil {
@@ -138,12 +133,7 @@ func testRestoreClearNoDeadlock(t *testing.T, db *bun.DB) {
 // ends empty with counts that agree.
 func testBatchJobsRace(t *testing.T, db *bun.DB) {
 	ctx := context.Background()
-	if _, err := db.NewCreateTable().Model((*hostLog)(nil)).IfNotExists().Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.NewDelete().Model((*hostLog)(nil)).Where("1 = 1").Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	resetHostLog(t, db)
 	f := setup(t, db, nil)
 	tr, err := trash.New(db, logRestorer{}, &trash.Config{Now: f.clock.Now, BatchSize: 3, Retention: time.Hour})
 	if err != nil {
@@ -212,5 +202,17 @@ func testBatchJobsRace(t *testing.T, db *bun.DB) {
 	}
 	if len(seen) != 8*5 {
 		t.Errorf("%d targets handled, want %d", len(seen), 8*5)
+	}
+}
+
+// resetHostLog creates the host log table if missing and empties it.
+func resetHostLog(t *testing.T, db *bun.DB) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := db.NewCreateTable().Model((*hostLog)(nil)).IfNotExists().Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.NewDelete().Model((*hostLog)(nil)).Where("1 = 1").Exec(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

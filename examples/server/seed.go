@@ -159,11 +159,11 @@ func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	return err
 }
 
-// isTerminal reports whether w is a terminal (a character device), where a
-// progress line rewritten in place makes sense; logs and pipes get log
-// lines instead.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether v, a reader or writer, is a terminal (a
+// character device): where a progress line rewritten in place, or a prompt,
+// makes sense; logs and pipes get log lines instead.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
 	if !ok {
 		return false
 	}

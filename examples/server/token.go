@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -94,7 +93,7 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // revokeToken revokes the token on the first line of stdin. Neither its
 // output nor its errors contain the token.
 func revokeToken(ctx context.Context, dbURL string, stdin io.Reader, stderr io.Writer, logger *slog.Logger) error {
-	if readsFromTerminal(stdin) {
+	if isTerminal(stdin) {
 		fmt.Fprint(stderr, "Token to revoke: ")
 	}
 	line, err := bufio.NewReader(io.LimitReader(stdin, maxTokenInput)).ReadString('\n')
@@ -124,17 +123,6 @@ func revokeToken(ctx context.Context, dbURL string, stdin io.Reader, stderr io.W
 	logger.InfoContext(ctx, "token revoked", slog.Int64("tenantId", user.TenantID),
 		slog.String("username", user.Username), slog.Int64("userId", user.ID))
 	return nil
-}
-
-// readsFromTerminal tells whether r is a terminal, where a person types the token
-// and a prompt helps.
-func readsFromTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // expiresAt is when a token issued at now with ttl expires, rounded up to
