@@ -40,13 +40,7 @@ func eachURL(t *testing.T, fn func(t *testing.T, rawURL string)) {
 
 func postgresDatabase(t *testing.T) string {
 	t.Helper()
-	dsn, err := dbtest.PostgresURL()
-	if err != nil {
-		if os.Getenv(dbtest.EnvRequirePostgres) == "1" {
-			t.Fatalf("PostgreSQL required but not available: %v", err)
-		}
-		t.Skipf("PostgreSQL not available, skipping: %v", err)
-	}
+	dsn := dbtest.RequirePostgres(t)
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	name := "deskkit_server_test_" + hex.EncodeToString(b)

@@ -77,15 +77,23 @@ func Open(rawURL string, o Options) (*bun.DB, error) {
 	}
 }
 
-// PostgresOptions are the pgdriver options for o: the dial timeout, and a
-// statement_timeout set on every connection, so that no statement holds a
-// connection (and its locks) for ever.
+// PostgresOptions are the pgdriver options for o: the dial timeout, and
+// settings of every connection's session:
+//
+//   - statement_timeout, so that no statement holds a connection (and its
+//     locks) for ever;
+//   - max_parallel_workers_per_gather = 0: deskkit's statements are short,
+//     and many run at once, so a parallel plan only makes one statement take
+//     three processes' CPU from the others. On 2 cores, a name search counting
+//     100,000 matches took 190 ms at p50 with parallel workers and 102 ms
+//     without.
 func PostgresOptions(o Options) []pgdriver.Option {
 	o = o.withDefaults()
 	return []pgdriver.Option{
 		pgdriver.WithDialTimeout(o.DialTimeout),
 		pgdriver.WithConnParams(map[string]any{
-			"statement_timeout": o.StatementTimeout.Milliseconds(),
+			"statement_timeout":               o.StatementTimeout.Milliseconds(),
+			"max_parallel_workers_per_gather": int64(0),
 		}),
 	}
 }

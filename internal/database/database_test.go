@@ -176,23 +176,6 @@ func TestUnavailable(t *testing.T) {
 		"expired context":    {expired.Err(), true},
 		"closed pool":        {closedPool(t), true},
 	}
-	if dsn, err := dbtest.PostgresURL(); err == nil {
-		pg := database.OpenPostgres(dsn, database.Options{MaxOpenConns: 1, StatementTimeout: 50 * time.Millisecond})
-		defer pg.Close()
-		_, timeout := pg.ExecContext(ctx, "SELECT pg_sleep(5)")
-		_, syntax := pg.ExecContext(ctx, "SELEKT 1")
-		cases["statement timeout"] = struct {
-			err  error
-			want bool
-		}{timeout, true}
-		cases["syntax error"] = struct {
-			err  error
-			want bool
-		}{syntax, false}
-		if got := database.SQLSTATE(timeout); got != "57014" {
-			t.Errorf("statement timeout SQLSTATE = %q, want 57014", got)
-		}
-	}
 	for name, tc := range cases {
 		if name != "nil" && tc.err == nil {
 			t.Errorf("%s: the setup produced no error", name)
@@ -219,5 +202,37 @@ func TestSQLiteDSNIsTheDocumentedOne(t *testing.T) {
 	const documented = "file:app.db?_busy_timeout=10000&_foreign_keys=1&_journal_mode=WAL&_txlock=immediate"
 	if got := database.SQLiteDSN("app.db"); got != documented {
 		t.Errorf("SQLiteDSN = %q; the docs say %q: change both together", got, documented)
+	}
+}
+
+// Every PostgreSQL connection deskkit opens has the session settings
+// PostgresOptions promises.
+func TestPostgresSessionSettings(t *testing.T) {
+	dsn := dbtest.RequirePostgres(t)
+	db := database.OpenPostgres(dsn, database.Options{MaxOpenConns: 1, StatementTimeout: 1500 * time.Millisecond})
+	defer db.Close()
+	var timeout, parallel string
+	if err := db.NewRaw("SELECT current_setting('statement_timeout'), current_setting('max_parallel_workers_per_gather')").
+		Scan(context.Background(), &timeout, &parallel); err != nil {
+		t.Fatal(err)
+	}
+	if timeout != "1500ms" || parallel != "0" {
+		t.Errorf("statement_timeout = %s, max_parallel_workers_per_gather = %s; want 1500ms and 0", timeout, parallel)
+	}
+}
+
+// Errors from a real PostgreSQL server: a statement timeout is an outage, a
+// syntax error is not.
+func TestUnavailablePostgres(t *testing.T) {
+	ctx := context.Background()
+	pg := database.OpenPostgres(dbtest.RequirePostgres(t), database.Options{MaxOpenConns: 1, StatementTimeout: 50 * time.Millisecond})
+	defer pg.Close()
+	_, timeout := pg.ExecContext(ctx, "SELECT pg_sleep(5)")
+	_, syntax := pg.ExecContext(ctx, "SELEKT 1")
+	if got := database.SQLSTATE(timeout); got != "57014" || !database.Unavailable(timeout) {
+		t.Errorf("statement timeout %v: SQLSTATE %q, Unavailable %v; want 57014, true", timeout, got, database.Unavailable(timeout))
+	}
+	if syntax == nil || database.Unavailable(syntax) {
+		t.Errorf("syntax error %v: Unavailable true, want false", syntax)
 	}
 }

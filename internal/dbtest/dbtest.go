@@ -78,13 +78,7 @@ func OpenSQLite(t testing.TB) *bun.DB {
 // (then public, where extensions such as pg_trgm live), dropped when t ends.
 func OpenPostgres(t testing.TB) *bun.DB {
 	t.Helper()
-	dsn, err := PostgresURL()
-	if err != nil {
-		if os.Getenv(EnvRequirePostgres) == "1" {
-			t.Fatalf("PostgreSQL required (%s=1) but not available: %v", EnvRequirePostgres, err)
-		}
-		t.Skipf("PostgreSQL not available, skipping: %v", err)
-	}
+	dsn := RequirePostgres(t)
 	ctx := context.Background()
 	admin := database.OpenPostgres(dsn, adminPool)
 	defer admin.Close()
@@ -105,6 +99,21 @@ func OpenPostgres(t testing.TB) *bun.DB {
 		}
 	})
 	return db
+}
+
+// RequirePostgres returns the DSN of the test PostgreSQL server, or skips t
+// (fails it, when DESKKIT_REQUIRE_POSTGRES=1) if there is none. For tests
+// that open pools of their own; OpenPostgres is the usual way in.
+func RequirePostgres(t testing.TB) string {
+	t.Helper()
+	dsn, err := PostgresURL()
+	if err != nil {
+		if os.Getenv(EnvRequirePostgres) == "1" {
+			t.Fatalf("PostgreSQL required (%s=1) but not available: %v", EnvRequirePostgres, err)
+		}
+		t.Skipf("PostgreSQL not available, skipping: %v", err)
+	}
+	return dsn
 }
 
 // ensureExtensions creates pg_trgm in public once, under an advisory lock:
