@@ -42,7 +42,9 @@
 // Bound the pool (sqldb.SetMaxOpenConns) and, on PostgreSQL, set a
 // statement_timeout, so that no request waits for ever and one process
 // cannot take all of a shared server's connections; the reference server
-// uses four connections a CPU and ten seconds.
+// uses four connections a CPU and ten seconds. Its sessions also set
+// max_parallel_workers_per_gather to 0: deskkit's statements are short and
+// many, and a parallel plan only takes CPU from the others.
 //
 // # Transactions
 //
