@@ -11,23 +11,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uptrace/bun"
+
 	"github.com/deskkit/deskkit/trash"
 )
 
 // TestEmbed runs the host: its own route and deskkit's answer side by side,
 // and deleting a task puts it in deskkit's trash.
 func TestEmbed(t *testing.T) {
-	db, err := openDB(filepath.Join(t.TempDir(), "embed.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	handler, err := newApp(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(handler)
-	defer srv.Close()
+	srv, db := startHost(t)
 
 	call := func(method, path, key string) (int, string) {
 		t.Helper()
@@ -103,4 +95,22 @@ func TestEmbed(t *testing.T) {
 	if n := strings.Count(titles(), ";"); n != 2 {
 		t.Errorf("the long task was deleted although its trash entry was refused")
 	}
+}
+
+// startHost runs the host application over a fresh SQLite file, on a
+// loopback test server closed when t ends.
+func startHost(t *testing.T) (*httptest.Server, *bun.DB) {
+	t.Helper()
+	db, err := openDB(filepath.Join(t.TempDir(), "embed.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	handler, err := newApp(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	return srv, db
 }

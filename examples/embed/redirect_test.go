@@ -2,14 +2,11 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"testing"
 )
 
@@ -19,17 +16,7 @@ import (
 // project 1. They answer deskkit's 404 envelope now, with no Location, and
 // the trash keeps its entry.
 func TestNoRedirects(t *testing.T) {
-	db, err := openDB(filepath.Join(t.TempDir(), "embed.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	handler, err := newApp(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(handler)
-	defer srv.Close()
+	srv, _ := startHost(t)
 
 	// send writes target into the request line byte for byte: a client
 	// would clean it first.
