@@ -55,9 +55,9 @@ import (
 //
 // SQLite has no FOR SHARE or FOR UPDATE (leave the clause out there): every
 // write transaction holds the database's write lock, so these races cannot
-// happen on it. Take host locks in one order too: the trash has locked its counter and
-// entry rows before it calls the Restorer, so host transactions that call
-// Add should do so before locking their own rows (see Trash.Add).
+// happen on it. Take host locks in one order too: the trash has locked its
+// counter and entry rows before it calls the Restorer, so host transactions
+// that call Add should do so before locking their own rows (see Trash.Add).
 type Restorer interface {
 	Restore(ctx context.Context, tx bun.Tx, e Entry) error
 	Purge(ctx context.Context, tx bun.Tx, e Entry) error
