@@ -8,12 +8,12 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/envelope"
 	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/ratelog"
 )
 
 // Error keys of ext.eKey. They are part of the API: clients may switch on them.
@@ -154,33 +154,22 @@ func seconds(d time.Duration) int {
 }
 
 // outageLog logs 503s at most once per interval: an outage fails every
-// request, and one line per request (12,838 for a 13 s outage) buries
-// everything else. The first 503 is logged at once; the ones that follow
-// within the interval are counted, and the next line says how many.
+// request, and one line per request buries everything else. The first 503
+// is logged at once; the ones that follow within the interval are counted,
+// and the next line says how many.
 type outageLog struct {
-	logger   *slog.Logger
-	now      func() time.Time
-	interval time.Duration
-
-	mu         sync.Mutex
-	last       time.Time // when the last line was written; zero before the first
-	suppressed int
+	logger *slog.Logger
+	every  *ratelog.Every
 }
 
 func (o *outageLog) note(r *http.Request, err error) {
-	o.mu.Lock()
-	now := o.now()
-	if !o.last.IsZero() && now.Sub(o.last) < o.interval {
-		o.suppressed++
-		o.mu.Unlock()
+	ok, suppressed := o.every.Allow()
+	if !ok {
 		return
 	}
-	suppressed := o.suppressed
-	o.last, o.suppressed = now, 0
-	o.mu.Unlock()
 	o.logger.ErrorContext(context.WithoutCancel(r.Context()), "service unavailable",
 		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err),
-		slog.Int("suppressed", suppressed), slog.String("interval", o.interval.String()))
+		slog.Int("suppressed", suppressed), slog.String("interval", o.every.Interval.String()))
 }
 
 func (s *Server) writeError(w http.ResponseWriter, status int, code, key, msg string) {

@@ -12,6 +12,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/ratelog"
 	"github.com/deskkit/deskkit/trash"
 )
 
@@ -126,7 +127,7 @@ func New(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: c}
-	s.outages = &outageLog{logger: c.Logger, now: c.Now, interval: c.OutageLogInterval}
+	s.outages = &outageLog{logger: c.Logger, every: &ratelog.Every{Interval: c.OutageLogInterval, Now: c.Now}}
 	s.add(Operation{ID: "getOpenAPIDocument", Method: http.MethodGet, Path: "/openapi.json", serve: s.serveDocument})
 	if c.Trash != nil {
 		for _, op := range trashRoutes(c.Trash) {

@@ -18,6 +18,7 @@ import (
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
+	"github.com/deskkit/deskkit/internal/ratelog"
 	"github.com/deskkit/deskkit/trash"
 )
 
@@ -353,11 +354,7 @@ func purgeOnce(ctx context.Context, tr *trash.Trash, logger *slog.Logger) {
 // request: during an outage every request answers 503, so they are logged
 // once per outageLogInterval, with how many were left out since.
 func accessLog(logger *slog.Logger, now func() time.Time, next http.Handler) http.Handler {
-	var (
-		mu         sync.Mutex
-		last       time.Time // of the last 503 logged
-		suppressed int       // 503s not logged since
-	)
+	outages := &ratelog.Every{Interval: outageLogInterval, Now: now}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 			next.ServeHTTP(w, r)
@@ -373,16 +370,11 @@ func accessLog(logger *slog.Logger, now func() time.Time, next http.Handler) htt
 			slog.String("took", time.Since(start).String()),
 		}
 		if sw.status == http.StatusServiceUnavailable {
-			mu.Lock()
-			t := now()
-			if !last.IsZero() && t.Sub(last) < outageLogInterval {
-				suppressed++
-				mu.Unlock()
+			ok, suppressed := outages.Allow()
+			if !ok {
 				return
 			}
 			attrs = append(attrs, slog.Int("suppressed503s", suppressed))
-			last, suppressed = t, 0
-			mu.Unlock()
 		}
 		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	})

@@ -505,7 +505,7 @@ func (d *Directory) IssueTokenIfNone(ctx context.Context, u User, ttl time.Durat
 			return fmt.Errorf("directory: user %d: %w", u.ID, ErrNotFound)
 		}
 		var rows []tokenRow
-		if err := tx.NewSelect().Model(&rows).Column("expires_at").Where("k.user_id = ?", u.ID).Scan(ctx); err != nil {
+		if err := tx.NewSelect().Model(&rows).Column("expires_at").Where("k.tenant_id = ? AND k.user_id = ?", u.TenantID, u.ID).Scan(ctx); err != nil {
 			return err
 		}
 		now := d.cfg.Now()
