@@ -1,0 +1,271 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits of what an SMS sender reads of a gateway's reply.
+const (
+	smsReplyLimit   = 64 << 10 // read at most this much of a reply
+	smsReplyExcerpt = 200      // quote at most this much in an error
+)
+
+// defaultSMSClient is the client of an SMS sender without its own: a
+// 10-second timeout and no redirects, since a gateway that redirects is
+// misconfigured and following it would hand the message (and the
+// credentials of a header) to another URL.
+func defaultSMSClient() *http.Client {
+	return &http.Client{
+		Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// HTTPSMSConfig is how an HTTPSMSSender reaches its gateway.
+type HTTPSMSConfig struct {
+	// URL is the gateway's absolute http or https URL. Required.
+	URL string
+	// Client sends the requests; without one, a client with a 10-second
+	// timeout that does not follow redirects (a redirect is an error).
+	Client *http.Client
+	// Header holds extra request headers, e.g. an API key; optional.
+	Header http.Header
+}
+
+// HTTPSMSSender is an SMSSender for a gateway of the host's own: it POSTs
+// each message as JSON, {"to": "+8613800138000", "text": "...", "bizKey":
+// "SIGNIN"}, and takes any 2xx answer as accepted. It is safe for concurrent
+// use.
+type HTTPSMSSender struct {
+	url    *url.URL
+	client *http.Client
+	header http.Header
+}
+
+var _ SMSSender = (*HTTPSMSSender)(nil)
+
+// NewHTTPSMSSender checks cfg and returns a sender. It does not connect.
+func NewHTTPSMSSender(cfg HTTPSMSConfig) (*HTTPSMSSender, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("verify: HTTPSMSConfig.URL must be an absolute http or https URL")
+	}
+	client := cfg.Client
+	if client == nil {
+		client = defaultSMSClient()
+	}
+	return &HTTPSMSSender{url: u, client: client, header: cfg.Header.Clone()}, nil
+}
+
+// SendSMS posts m to the gateway. It returns nil on a 2xx answer, and an
+// error otherwise: a number that is not E.164, a gateway that cannot be
+// reached, a non-2xx answer (the error names the status and quotes the
+// start of the reply), or ctx ending first (the error wraps its error). No
+// error contains m.Text, which carries the code.
+func (s *HTTPSMSSender) SendSMS(ctx context.Context, m SMS) error {
+	if !isE164(m.To) {
+		return fmt.Errorf("verify: SMS: %q is not an E.164 number", m.To)
+	}
+	body, err := json.Marshal(struct {
+		To     string `json:"to"`
+		Text   string `json:"text"`
+		BizKey BizKey `json:"bizKey"`
+	}{m.To, m.Text, m.BizKey})
+	if err != nil {
+		return fmt.Errorf("verify: SMS: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url.String(), bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("verify: SMS: %w", err)
+	}
+	for name, values := range s.header {
+		req.Header[name] = values
+	}
+	req.Header.Set("Content-Type", "application/json")
+	status, reply, err := smsPost(s.client, req)
+	if err != nil {
+		return fmt.Errorf("verify: SMS gateway %s: %w", redactURL(s.url), err)
+	}
+	if status/100 != 2 {
+		return fmt.Errorf("verify: SMS gateway %s answered %s: %s", redactURL(s.url), statusText(status), excerpt(reply, m))
+	}
+	return nil
+}
+
+// TwilioConfig is how a TwilioSMSSender reaches Twilio.
+type TwilioConfig struct {
+	// AccountSID and AuthToken are the account's credentials. Required.
+	AccountSID string
+	AuthToken  string
+	// From is the sending E.164 number, or a Messaging Service SID
+	// ("MG..."). Required.
+	From string
+	// BaseURL is Twilio's API root; "https://api.twilio.com" if "". It
+	// must be https but on a loopback host (tests), since every request
+	// carries the AuthToken.
+	BaseURL string
+	// Client sends the requests; without one, a client with a 10-second
+	// timeout that does not follow redirects (a redirect is an error).
+	Client *http.Client
+}
+
+// TwilioSMSSender is an SMSSender over Twilio's Messages API. It is safe for
+// concurrent use.
+type TwilioSMSSender struct {
+	endpoint *url.URL
+	sid      string
+	token    string
+	fromKey  string // "From" or "MessagingServiceSid"
+	from     string
+	client   *http.Client
+}
+
+var _ SMSSender = (*TwilioSMSSender)(nil)
+
+// NewTwilioSMSSender checks cfg and returns a sender. It does not connect.
+func NewTwilioSMSSender(cfg TwilioConfig) (*TwilioSMSSender, error) {
+	if cfg.AccountSID == "" || cfg.AuthToken == "" || cfg.From == "" {
+		return nil, errors.New("verify: TwilioConfig needs AccountSID, AuthToken and From")
+	}
+	if strings.ContainsAny(cfg.AccountSID, "/?#% \t\r\n") {
+		return nil, errors.New("verify: TwilioConfig.AccountSID is not an account SID")
+	}
+	s := &TwilioSMSSender{sid: cfg.AccountSID, token: cfg.AuthToken, from: cfg.From, fromKey: "From", client: cfg.Client}
+	switch {
+	case strings.HasPrefix(cfg.From, "MG"):
+		s.fromKey = "MessagingServiceSid"
+	case !isE164(cfg.From):
+		return nil, fmt.Errorf("verify: TwilioConfig.From %q is neither an E.164 number nor a Messaging Service SID (MG...)", cfg.From)
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = "https://api.twilio.com"
+	}
+	u, err := url.Parse(strings.TrimRight(base, "/"))
+	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" ||
+		(u.Scheme != "https" && !(u.Scheme == "http" && isLoopbackHost(u.Hostname()))) {
+		return nil, errors.New("verify: TwilioConfig.BaseURL must be an absolute https URL (http only on a loopback host)")
+	}
+	s.endpoint = u.JoinPath("2010-04-01", "Accounts", cfg.AccountSID, "Messages.json")
+	if s.client == nil {
+		s.client = defaultSMSClient()
+	}
+	return s, nil
+}
+
+// SendSMS asks Twilio to send m. It returns nil when Twilio answers 201
+// Created, and an error otherwise: a number that is not E.164, Twilio
+// unreachable, any other answer (the error names the status and Twilio's
+// error code and message, e.g. 21211 for an invalid To), or ctx ending
+// first (the error wraps its error). No error contains m.Text, which
+// carries the code.
+func (s *TwilioSMSSender) SendSMS(ctx context.Context, m SMS) error {
+	if !isE164(m.To) {
+		return fmt.Errorf("verify: SMS: %q is not an E.164 number", m.To)
+	}
+	form := url.Values{"To": {m.To}, s.fromKey: {s.from}, "Body": {m.Text}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint.String(), strings.NewReader(form.Encode()))
+	if err != nil {
+		return fmt.Errorf("verify: Twilio: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.SetBasicAuth(s.sid, s.token)
+	status, reply, err := smsPost(s.client, req)
+	if err != nil {
+		return fmt.Errorf("verify: Twilio: %w", err)
+	}
+	if status == http.StatusCreated {
+		return nil
+	}
+	var e struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(reply, &e) == nil && (e.Code != 0 || e.Message != "") {
+		return fmt.Errorf("verify: Twilio answered %s: error %d: %s", statusText(status), e.Code, excerpt([]byte(e.Message), m))
+	}
+	return fmt.Errorf("verify: Twilio answered %s: %s", statusText(status), excerpt(reply, m))
+}
+
+// smsPost sends req and returns the status and at most smsReplyLimit bytes
+// of the reply. A transport error is unwrapped from its *url.Error, whose
+// text repeats the URL and with it any key in the query.
+func smsPost(client *http.Client, req *http.Request) (int, []byte, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err
+		}
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	// The status decides; a reply cut short by a read error only loses
+	// detail for an error's text. Closing without reading the rest may
+	// cost the connection, but bounds what a gateway can make us read.
+	reply, _ := io.ReadAll(io.LimitReader(resp.Body, smsReplyLimit))
+	return resp.StatusCode, reply, nil
+}
+
+// excerpt quotes the start of a gateway's reply for an error, with m's
+// text and code cut out in case the gateway echoes them.
+func excerpt(reply []byte, m SMS) string {
+	s := string(reply)
+	if m.Text != "" {
+		s = strings.ReplaceAll(s, m.Text, "[text]")
+	}
+	if m.Code != "" {
+		s = strings.ReplaceAll(s, m.Code, "[code]")
+	}
+	if len(s) > smsReplyExcerpt {
+		s = s[:smsReplyExcerpt] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+func statusText(status int) string {
+	return strconv.Itoa(status) + " " + http.StatusText(status)
+}
+
+// redactURL is u without its query, which may carry a key.
+func redactURL(u *url.URL) string {
+	r := *u
+	r.User, r.RawQuery, r.ForceQuery, r.Fragment = nil, "", false, ""
+	return r.String()
+}
+
+// isE164 reports whether s looks like an E.164 number: "+", then 2 to 15
+// digits not starting with 0.
+func isE164(s string) bool {
+	if len(s) < 3 || len(s) > 16 || s[0] != '+' || s[1] == '0' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isLoopbackHost reports whether host is "localhost" or a loopback IP.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

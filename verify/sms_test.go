@@ -1,0 +1,392 @@
+package verify_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/deskkit/deskkit/verify"
+)
+
+// smsTestRequest is what a test gateway saw of one request.
+type smsTestRequest struct {
+	Method, Path, ContentType, APIKey string
+	User, Password                    string
+	Body                              string
+}
+
+// smsTestGateway is an httptest server on loopback that records requests
+// and answers with reply.
+type smsTestGateway struct {
+	*httptest.Server
+	mu   sync.Mutex
+	reqs []smsTestRequest
+}
+
+func startSMSTestGateway(t *testing.T, reply http.HandlerFunc) *smsTestGateway {
+	t.Helper()
+	g := &smsTestGateway{}
+	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		user, password, _ := r.BasicAuth()
+		g.mu.Lock()
+		g.reqs = append(g.reqs, smsTestRequest{
+			Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"),
+			APIKey: r.Header.Get("X-Api-Key"), User: user, Password: password, Body: string(body),
+		})
+		g.mu.Unlock()
+		reply(w, r)
+	}))
+	t.Cleanup(g.Close)
+	return g
+}
+
+func (g *smsTestGateway) requests() []smsTestRequest {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]smsTestRequest(nil), g.reqs...)
+}
+
+func answer(status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+var smsTestMessage = verify.SMS{To: "+8613800138000", Text: "Your code is 482913.", BizKey: verify.ModifyMobile, Code: "482913"}
+
+func TestHTTPSMSSenderRequest(t *testing.T) {
+	for _, status := range []int{http.StatusOK, http.StatusAccepted} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			g := startSMSTestGateway(t, answer(status, `{"id":"1"}`))
+			s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{
+				URL:    g.URL + "/sms/send",
+				Header: http.Header{"X-Api-Key": {"key-1"}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SendSMS(context.Background(), smsTestMessage); err != nil {
+				t.Fatal(err)
+			}
+			want := []smsTestRequest{{
+				Method: "POST", Path: "/sms/send", ContentType: "application/json", APIKey: "key-1",
+				Body: `{"to":"+8613800138000","text":"Your code is 482913.","bizKey":"MODIFY_MOBILE"}`,
+			}}
+			if diff := cmp.Diff(want, g.requests()); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHTTPSMSSenderFailures(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply http.HandlerFunc
+		want  []string // in the error's text
+	}{
+		{"400", answer(http.StatusBadRequest, `{"error":"bad number"}`), []string{"400 Bad Request", "bad number"}},
+		{"500", answer(http.StatusInternalServerError, "down"), []string{"500 Internal Server Error", "down"}},
+		{"echo of the message", answer(http.StatusBadRequest, "rejected: Your code is 482913."), []string{"400", "rejected"}},
+		{"long reply", answer(http.StatusBadGateway, strings.Repeat("x", 1000)), []string{"502", strings.Repeat("x", 200) + "..."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := startSMSTestGateway(t, tt.reply)
+			s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.SendSMS(context.Background(), smsTestMessage)
+			if err == nil {
+				t.Fatal("SendSMS succeeded, want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), smsTestMessage.Code) {
+				t.Errorf("error %q contains the code", err)
+			}
+			if strings.Contains(err.Error(), strings.Repeat("x", 201)) {
+				t.Errorf("error quotes more than 200 bytes of the reply: %d bytes", len(err.Error()))
+			}
+		})
+	}
+}
+
+func TestHTTPSMSSenderRedirectFails(t *testing.T) {
+	var targetHits atomic.Int64
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		targetHits.Add(1)
+	}))
+	t.Cleanup(target.Close)
+	g := startSMSTestGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+"/elsewhere", http.StatusFound)
+	})
+	s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.SendSMS(context.Background(), smsTestMessage)
+	if err == nil || !strings.Contains(err.Error(), "302") {
+		t.Fatalf("SendSMS error = %v, want one naming 302", err)
+	}
+	if n := targetHits.Load(); n != 0 {
+		t.Errorf("the redirect target got %d requests, want none", n)
+	}
+}
+
+// countingBody counts the bytes read from a reply.
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+type countingTransport struct {
+	base *http.Transport
+	read atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(r)
+	if err == nil {
+		resp.Body = countingBody{resp.Body, &c.read}
+	}
+	return resp, err
+}
+
+func TestHTTPSMSSenderBoundsTheReply(t *testing.T) {
+	const size = 10 << 20
+	huge := func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		chunk := []byte(strings.Repeat("y", 64<<10))
+		for written := 0; written < size; written += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return // the client hung up, as it should
+			}
+		}
+	}
+	g := startSMSTestGateway(t, huge)
+	tr := &countingTransport{base: &http.Transport{}}
+	t.Cleanup(tr.base.CloseIdleConnections)
+	s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL, Client: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.SendSMS(context.Background(), smsTestMessage)
+	if err == nil || !strings.Contains(err.Error(), "500") {
+		t.Fatalf("SendSMS error = %v, want one naming 500", err)
+	}
+	if len(err.Error()) > 400 {
+		t.Errorf("error text is %d bytes long", len(err.Error()))
+	}
+	if n := tr.read.Load(); n > 64<<10 {
+		t.Errorf("read %d bytes of the reply, want at most 64 KiB", n)
+	}
+
+	// The default client too fails and quotes no more.
+	s, err = verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SendSMS(context.Background(), smsTestMessage); err == nil || len(err.Error()) > 400 {
+		t.Errorf("SendSMS error = %.500v, want a short one", err)
+	}
+}
+
+func TestHTTPSMSSenderRefusesWithoutSending(t *testing.T) {
+	g := startSMSTestGateway(t, answer(http.StatusOK, ""))
+	s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SendSMS(context.Background(), verify.SMS{To: "13800138000", Text: "code 1"}); err == nil {
+		t.Error("SendSMS to a number without + succeeded")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.SendSMS(ctx, smsTestMessage); !errors.Is(err, context.Canceled) {
+		t.Errorf("SendSMS with a cancelled ctx = %v, want context.Canceled", err)
+	}
+	if n := len(g.requests()); n != 0 {
+		t.Errorf("gateway got %d requests, want none", n)
+	}
+}
+
+func TestHTTPSMSSenderErrorHidesQueryKey(t *testing.T) {
+	// Nothing listens on port 1 of loopback: the dial fails at once.
+	s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: "http://127.0.0.1:1/send?key=topsecret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.SendSMS(context.Background(), smsTestMessage)
+	if err == nil || strings.Contains(err.Error(), "topsecret") || !strings.Contains(err.Error(), "127.0.0.1:1/send") {
+		t.Errorf("SendSMS error = %v, want one naming the URL without its query", err)
+	}
+}
+
+func TestNewHTTPSMSSenderValidates(t *testing.T) {
+	for _, u := range []string{"", "/relative", "ftp://example.com/x", "example.com/send", "http://"} {
+		if _, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: u}); err == nil {
+			t.Errorf("NewHTTPSMSSender(URL %q) succeeded", u)
+		}
+	}
+}
+
+func TestTwilioSMSSender(t *testing.T) {
+	const sid, token = "AC0123456789abcdef0123456789abcdef", "tok3n"
+	tests := []struct {
+		name     string
+		from     string
+		reply    http.HandlerFunc
+		wantForm url.Values
+		wantErr  []string // nil for success
+	}{
+		{
+			name:     "201 from a number",
+			from:     "+15005550006",
+			reply:    answer(http.StatusCreated, `{"sid":"SM1","status":"queued"}`),
+			wantForm: url.Values{"To": {"+8613800138000"}, "From": {"+15005550006"}, "Body": {"Your code is 482913."}},
+		},
+		{
+			name:     "201 from a messaging service",
+			from:     "MG0123456789abcdef0123456789abcdef",
+			reply:    answer(http.StatusCreated, `{"sid":"SM1"}`),
+			wantForm: url.Values{"To": {"+8613800138000"}, "MessagingServiceSid": {"MG0123456789abcdef0123456789abcdef"}, "Body": {"Your code is 482913."}},
+		},
+		{
+			name:     "400 with Twilio's error",
+			from:     "+15005550006",
+			reply:    answer(http.StatusBadRequest, `{"code":21211,"message":"The 'To' number is not a valid phone number.","more_info":"https://www.twilio.com/docs/errors/21211","status":400}`),
+			wantForm: url.Values{"To": {"+8613800138000"}, "From": {"+15005550006"}, "Body": {"Your code is 482913."}},
+			wantErr:  []string{"400", "21211", "The 'To' number is not a valid phone number."},
+		},
+		{
+			name:     "200 is not 201",
+			from:     "+15005550006",
+			reply:    answer(http.StatusOK, `{}`),
+			wantForm: url.Values{"To": {"+8613800138000"}, "From": {"+15005550006"}, "Body": {"Your code is 482913."}},
+			wantErr:  []string{"200"},
+		},
+		{
+			name:     "503 without JSON",
+			from:     "+15005550006",
+			reply:    answer(http.StatusServiceUnavailable, "upstream down"),
+			wantForm: url.Values{"To": {"+8613800138000"}, "From": {"+15005550006"}, "Body": {"Your code is 482913."}},
+			wantErr:  []string{"503", "upstream down"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := startSMSTestGateway(t, tt.reply)
+			s, err := verify.NewTwilioSMSSender(verify.TwilioConfig{AccountSID: sid, AuthToken: token, From: tt.from, BaseURL: g.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.SendSMS(context.Background(), smsTestMessage)
+			if tt.wantErr == nil && err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantErr != nil {
+				if err == nil {
+					t.Fatal("SendSMS succeeded, want an error")
+				}
+				for _, w := range tt.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not contain %q", err, w)
+					}
+				}
+				if strings.Contains(err.Error(), smsTestMessage.Code) || strings.Contains(err.Error(), token) {
+					t.Errorf("error %q contains the code or the token", err)
+				}
+			}
+			reqs := g.requests()
+			if len(reqs) != 1 {
+				t.Fatalf("gateway got %d requests, want 1", len(reqs))
+			}
+			form, err := url.ParseQuery(reqs[0].Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reqs[0].Body = ""
+			want := smsTestRequest{
+				Method: "POST", Path: "/2010-04-01/Accounts/" + sid + "/Messages.json",
+				ContentType: "application/x-www-form-urlencoded", User: sid, Password: token,
+			}
+			if diff := cmp.Diff(want, reqs[0]); diff != "" {
+				t.Errorf("request (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantForm, form); diff != "" {
+				t.Errorf("form (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTwilioSMSSenderRedirectFails(t *testing.T) {
+	var targetHits atomic.Int64
+	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { targetHits.Add(1) }))
+	t.Cleanup(target.Close)
+	g := startSMSTestGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
+	})
+	s, err := verify.NewTwilioSMSSender(verify.TwilioConfig{AccountSID: "AC1", AuthToken: "t", From: "+15005550006", BaseURL: g.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SendSMS(context.Background(), smsTestMessage); err == nil || !strings.Contains(err.Error(), "307") {
+		t.Fatalf("SendSMS error = %v, want one naming 307", err)
+	}
+	if n := targetHits.Load(); n != 0 {
+		t.Errorf("the redirect target got %d requests, want none", n)
+	}
+}
+
+func TestNewTwilioSMSSenderValidates(t *testing.T) {
+	valid := verify.TwilioConfig{AccountSID: "AC1", AuthToken: "t", From: "+15005550006"}
+	tests := []struct {
+		name   string
+		change func(*verify.TwilioConfig)
+		ok     bool
+	}{
+		{"default BaseURL", func(*verify.TwilioConfig) {}, true},
+		{"https BaseURL", func(c *verify.TwilioConfig) { c.BaseURL = "https://api.example.com/" }, true},
+		{"http on loopback", func(c *verify.TwilioConfig) { c.BaseURL = "http://127.0.0.1:8080" }, true},
+		{"messaging service", func(c *verify.TwilioConfig) { c.From = "MG1" }, true},
+		{"http to a remote host", func(c *verify.TwilioConfig) { c.BaseURL = "http://api.example.com" }, false},
+		{"no AccountSID", func(c *verify.TwilioConfig) { c.AccountSID = "" }, false},
+		{"AccountSID with a slash", func(c *verify.TwilioConfig) { c.AccountSID = "AC1/../x" }, false},
+		{"no AuthToken", func(c *verify.TwilioConfig) { c.AuthToken = "" }, false},
+		{"no From", func(c *verify.TwilioConfig) { c.From = "" }, false},
+		{"From not E.164", func(c *verify.TwilioConfig) { c.From = "15005550006" }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := valid
+			tt.change(&cfg)
+			_, err := verify.NewTwilioSMSSender(cfg)
+			if (err == nil) != tt.ok {
+				t.Errorf("NewTwilioSMSSender error = %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+}
