@@ -1,0 +1,173 @@
+package verify
+
+import (
+	"net/mail"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/nyaruka/phonenumbers"
+
+	"github.com/deskkit/deskkit"
+)
+
+// Bounds of addresses, as SPEC.md and the issue set them.
+const (
+	MaxEmailLength = 100 // SPEC.md: email, length 1 to 100
+	// MaxMobileLength bounds the mobile number as written by the client
+	// (spaces, dashes and a "+" included) before parsing: no way of
+	// writing a 15-digit E.164 number needs more.
+	MaxMobileLength = 32
+	// MaxEmailRecipients is how many addresses one e-mail send may name,
+	// after flattening and dropping duplicates.
+	MaxEmailRecipients = 5
+)
+
+// Mobile is a mobile number as the Verifier stores it.
+type Mobile struct {
+	E164    string // "+8613800138000"
+	Country string // ISO 3166-1 region, upper case: "CN"
+	ITC     int    // the international telephone (calling) code: 86
+}
+
+// NormalizeMobile checks mobile, written in any form a person would
+// ("13800138000", "138 0013 8000", "+86 138-0013-8000"), against country
+// (an ISO 3166-1 region such as CN or US, any case) with the phone-number
+// metadata of github.com/nyaruka/phonenumbers, and returns it in E.164. The
+// number must be valid for the region and able to receive text messages
+// (a mobile number, or one of a plan that does not tell mobiles from
+// landlines). Errors are *deskkit.InputError values naming mobile or country.
+func NormalizeMobile(mobile, country string) (Mobile, error) {
+	region, err := normalizeCountry(country)
+	if err != nil {
+		return Mobile{}, err
+	}
+	mobile = strings.TrimSpace(mobile)
+	switch {
+	case mobile == "":
+		return Mobile{}, deskkit.Invalid("mobile", "is required")
+	case len(mobile) > MaxMobileLength || !utf8.ValidString(mobile):
+		return Mobile{}, deskkit.Invalid("mobile", "must be a phone number of at most %d characters", MaxMobileLength)
+	}
+	for _, r := range mobile {
+		if !strings.ContainsRune("0123456789+-() .", r) {
+			return Mobile{}, deskkit.Invalid("mobile", "must hold only digits, spaces, dashes, parentheses and a leading +")
+		}
+	}
+	num, err := phonenumbers.Parse(mobile, region)
+	if err != nil {
+		return Mobile{}, deskkit.Invalid("mobile", "must be a phone number of %s", region)
+	}
+	if !phonenumbers.IsValidNumberForRegion(num, region) {
+		return Mobile{}, deskkit.Invalid("mobile", "must be a valid phone number of %s", region)
+	}
+	switch phonenumbers.GetNumberType(num) {
+	case phonenumbers.MOBILE, phonenumbers.FIXED_LINE_OR_MOBILE:
+	default:
+		return Mobile{}, deskkit.Invalid("mobile", "must be a mobile number: a text message cannot reach it")
+	}
+	return Mobile{
+		E164:    phonenumbers.Format(num, phonenumbers.E164),
+		Country: region,
+		ITC:     int(num.GetCountryCode()),
+	}, nil
+}
+
+// normalizeCountry returns country as a supported region in upper case.
+func normalizeCountry(country string) (string, error) {
+	if country == "" {
+		return "", deskkit.Invalid("country", "is required")
+	}
+	if len(country) > 16 {
+		return "", deskkit.Invalid("country", "must be at most 16 characters")
+	}
+	region := strings.ToUpper(strings.TrimSpace(country))
+	if !phonenumbers.GetSupportedRegions()[region] {
+		return "", deskkit.Invalid("country", "must be an ISO 3166-1 region code such as CN or US")
+	}
+	return region, nil
+}
+
+// checkITC returns an *deskkit.InputError unless itc, the international
+// telephone code the client sent (0: none), is m's.
+func checkITC(itc int, m Mobile) error {
+	if itc != 0 && itc != m.ITC {
+		return deskkit.Invalid("itc", "must be %d, the telephone code of %s", m.ITC, m.Country)
+	}
+	return nil
+}
+
+// ITC returns the international telephone code of region ("CN": 86), or 0
+// for a region phonenumbers does not know.
+func ITC(region string) int {
+	return phonenumbers.GetCountryCodeForRegion(strings.ToUpper(region))
+}
+
+// NormalizeEmail checks an e-mail address, named field in errors, and
+// returns it as stored: trimmed, the domain in lower case (domains are case
+// blind; the local part belongs to the receiving system, which may not be).
+// It takes a bare address only, without a display name or comments, of at
+// most MaxEmailLength characters.
+func NormalizeEmail(field, email string) (string, error) {
+	email = strings.TrimSpace(email)
+	if email == "" {
+		return "", deskkit.Invalid(field, "is required")
+	}
+	if err := deskkit.CheckText(field, email, MaxEmailLength); err != nil {
+		return "", err
+	}
+	a, err := mail.ParseAddress(email)
+	if err != nil || a.Name != "" || a.Address != email {
+		return "", deskkit.Invalid(field, "must be an e-mail address such as ann@example.com, without a name or brackets")
+	}
+	at := strings.LastIndexByte(email, '@')
+	local, domain := email[:at], strings.ToLower(email[at+1:])
+	if !strings.Contains(domain, ".") || strings.HasPrefix(domain, "[") {
+		return "", deskkit.Invalid(field, "must have a domain name such as example.com")
+	}
+	return local + "@" + domain, nil
+}
+
+// normalizeRecipients flattens toAddress, normalizes every address, drops
+// duplicates (keeping the first), and checks that 1 to MaxEmailRecipients
+// remain. Errors name the element: toAddress[1][0].
+func normalizeRecipients(to [][]string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for i, group := range to {
+		for j, a := range group {
+			n, err := NormalizeEmail("toAddress["+strconv.Itoa(i)+"]["+strconv.Itoa(j)+"]", a)
+			if err != nil {
+				return nil, err
+			}
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	switch {
+	case len(out) == 0:
+		return nil, deskkit.Invalid("toAddress", "must hold at least one address")
+	case len(out) > MaxEmailRecipients:
+		return nil, deskkit.Invalid("toAddress", "must hold at most %d different addresses", MaxEmailRecipients)
+	}
+	return out, nil
+}
+
+// mask shows an address without giving it away, for notices: "+86 138****8000"
+// is not needed to recognise one's own number, "+86********8000" is enough.
+func mask(k Kind, address string) string {
+	if k == KindSMS {
+		if len(address) <= 6 {
+			return address
+		}
+		return address[:3] + strings.Repeat("*", len(address)-7) + address[len(address)-4:]
+	}
+	at := strings.LastIndexByte(address, '@')
+	if at < 1 {
+		return address
+	}
+	first, _ := utf8.DecodeRuneInString(address)
+	return string(first) + "***" + address[at:]
+}

@@ -1,0 +1,516 @@
+package verify
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/database"
+)
+
+// States of a code row.
+const (
+	statePending = "pending" // created, not yet accepted by the sender: unusable
+	stateActive  = "active"
+	stateUsed    = "used"
+	stateFailed  = "failed" // its send failed
+)
+
+// SMSSend asks for a code by text message.
+type SMSSend struct {
+	BizKey  BizKey
+	Mobile  string // any form NormalizeMobile takes
+	Country string // ISO 3166-1 region: "CN"
+}
+
+// EmailSend asks for a code by e-mail, to every address of ToAddress (an
+// array of arrays, as the API receives it; flattened, duplicates dropped,
+// at most MaxEmailRecipients). Each address gets a code of its own.
+type EmailSend struct {
+	BizKey    BizKey
+	ToAddress [][]string
+}
+
+// Sent tells the client how long the code is valid and when it may ask
+// again for the same address.
+type Sent struct {
+	ExpiresInSeconds int `json:"expiresInSeconds"`
+	ResendInSeconds  int `json:"resendInSeconds"`
+}
+
+// SMSCheck checks a code sent by text message.
+type SMSCheck struct {
+	BizKey  BizKey
+	Mobile  string
+	Country string
+	Code    string // 1 to 8 digits; shorter ones are padded with leading zeros to 6
+}
+
+// EmailCheck checks a code sent by e-mail.
+type EmailCheck struct {
+	BizKey BizKey
+	Email  string
+	Code   string
+}
+
+// Link is what a successful check answers: a secret that proves, for
+// LinkSecretTTL and once, that the user received the code at that address
+// for that bizKey.
+type Link struct {
+	Secret string `json:"linkSecret"`
+}
+
+// Proof is what a redeemed link secret proved.
+type Proof struct {
+	Kind    Kind
+	BizKey  BizKey
+	Address string
+}
+
+// SendSMS sends a code for req.BizKey to the mobile number. The number must
+// be the user's own or one no other user of the tenant has
+// (ErrAddressTaken); BIND_MOBILE needs a user without a number
+// (ErrAlreadyBound), MODIFY_MOBILE one with a number (ErrNotBound). It
+// returns a *deskkit.RateLimitError when a send limit is reached,
+// ErrSendFailed when the gateway did not accept the message, and
+// *deskkit.InputError values for bad fields.
+func (v *Verifier) SendSMS(ctx context.Context, p deskkit.Principal, req SMSSend) (Sent, error) {
+	if err := checkBizKey(KindSMS, req.BizKey); err != nil {
+		return Sent{}, err
+	}
+	m, err := NormalizeMobile(req.Mobile, req.Country)
+	if err != nil {
+		return Sent{}, err
+	}
+	return v.send(ctx, p, KindSMS, req.BizKey, []string{m.E164})
+}
+
+// SendEmail sends a code for req.BizKey to each address, with the rules
+// and errors of SendSMS; every address must pass them, or nothing is sent
+// to any.
+func (v *Verifier) SendEmail(ctx context.Context, p deskkit.Principal, req EmailSend) (Sent, error) {
+	if err := checkBizKey(KindEmail, req.BizKey); err != nil {
+		return Sent{}, err
+	}
+	to, err := normalizeRecipients(req.ToAddress)
+	if err != nil {
+		return Sent{}, err
+	}
+	return v.send(ctx, p, KindEmail, req.BizKey, to)
+}
+
+// current is u's address of kind k.
+func current(u User, k Kind) string {
+	if k == KindSMS {
+		return u.Mobile
+	}
+	return u.Email
+}
+
+// bindRule checks the rules of the bizKeys that change an address.
+func bindRule(u User, k Kind, b BizKey) error {
+	switch b {
+	case BindMobile, BindEmail:
+		if current(u, k) != "" {
+			return ErrAlreadyBound
+		}
+	case ModifyMobile, ModifyEmail:
+		if current(u, k) == "" {
+			return ErrNotBound
+		}
+	}
+	return nil
+}
+
+// taken reports whether another user of u's tenant holds address.
+func (v *Verifier) taken(ctx context.Context, u User, k Kind, address string) (bool, error) {
+	if address == current(u, k) {
+		return false, nil
+	}
+	holder, err := v.dir.Holder(ctx, u.TenantID, k, address)
+	if err != nil {
+		return false, fmt.Errorf("verify: find holder: %w", err)
+	}
+	return holder != 0 && holder != u.ID, nil
+}
+
+type pendingCode struct {
+	id      int64
+	address string
+	code    string
+	hash    string
+}
+
+func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizKey, addrs []string) (Sent, error) {
+	u, err := v.user(ctx, p)
+	if err != nil {
+		return Sent{}, err
+	}
+	if err := bindRule(u, k, b); err != nil {
+		return Sent{}, err
+	}
+	refused := false
+	for _, a := range addrs {
+		t, err := v.taken(ctx, u, k, a)
+		if err != nil {
+			return Sent{}, err
+		}
+		refused = refused || t
+	}
+	addrs = slices.Sorted(slices.Values(addrs)) // the lock order of code rows
+	var codes []pendingCode
+	err = database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		codes = codes[:0]
+		var limits []limit
+		for _, a := range addrs {
+			limits = append(limits, v.sendLimits(u, k, b, a)...)
+		}
+		if err := v.takeLimits(ctx, tx, limits); err != nil {
+			return err
+		}
+		if refused {
+			return nil // the limits count the refused send, and nothing else happens
+		}
+		now := v.now()
+		for _, a := range addrs {
+			code, err := newCode()
+			if err != nil {
+				return err
+			}
+			pc := pendingCode{address: a, code: code, hash: v.hashCode(v.codeKeys[0], u, k, b, a, code)}
+			err = tx.NewRaw(`INSERT INTO deskkit_verify_codes
+    (tenant_id, user_id, kind, biz_key, address, code_hash, state, attempts, created_at_ms, expires_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+ON CONFLICT (tenant_id, user_id, kind, biz_key, address) DO UPDATE SET
+    code_hash = excluded.code_hash, state = excluded.state, attempts = 0,
+    created_at_ms = excluded.created_at_ms, expires_at_ms = excluded.expires_at_ms
+RETURNING id`, u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.CodeTTL.Milliseconds()).Scan(ctx, &pc.id)
+			if err != nil {
+				return fmt.Errorf("verify: store code: %w", err)
+			}
+			codes = append(codes, pc)
+		}
+		return nil
+	})
+	if err != nil {
+		return Sent{}, err
+	}
+	if refused {
+		return Sent{}, ErrAddressTaken
+	}
+	// Outside the transaction: the rows are pending, so a code whose send
+	// fails, or never finishes because the process dies, is never usable.
+	for _, pc := range codes {
+		if err := v.deliverCode(ctx, k, b, pc); err != nil {
+			v.cfg.Logger.WarnContext(ctx, "verify: send failed", slog.String("kind", string(k)),
+				slog.String("bizKey", string(b)), slog.String("to", mask(k, pc.address)), slog.Any("error", err))
+			if ferr := v.setState(context.WithoutCancel(ctx), codes, stateFailed); ferr != nil {
+				return Sent{}, errors.Join(ferr, err)
+			}
+			return Sent{}, fmt.Errorf("%w: %w", ErrSendFailed, err)
+		}
+	}
+	if err := v.setState(ctx, codes, stateActive); err != nil {
+		return Sent{}, err
+	}
+	return Sent{
+		ExpiresInSeconds: int(v.cfg.CodeTTL / time.Second),
+		ResendInSeconds:  int(v.cfg.ResendInterval / time.Second),
+	}, nil
+}
+
+// setState moves the pending codes to state; a code replaced meanwhile (its
+// hash changed) is left alone.
+func (v *Verifier) setState(ctx context.Context, codes []pendingCode, state string) error {
+	for _, pc := range codes {
+		_, err := v.db.NewUpdate().Table("deskkit_verify_codes").
+			Set("state = ?", state).
+			Where("id = ? AND state = ? AND code_hash = ?", pc.id, statePending, pc.hash).
+			Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("verify: mark code %s: %w", state, err)
+		}
+	}
+	return nil
+}
+
+func (v *Verifier) deliverCode(ctx context.Context, k Kind, b BizKey, pc pendingCode) error {
+	data := TemplateData{
+		AppName: v.cfg.AppName, BizKey: b, Purpose: purpose(b), Code: pc.code,
+		Minutes: int(v.cfg.CodeTTL.Round(time.Minute) / time.Minute),
+	}
+	msg, err := v.templates.code(b).render(data)
+	if err != nil {
+		return err
+	}
+	if k == KindSMS {
+		return v.sms.SendSMS(ctx, SMS{To: pc.address, Text: msg.SMS, BizKey: b, Code: pc.code})
+	}
+	return v.mail.SendMail(ctx, Mail{To: pc.address, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, BizKey: b, Code: pc.code})
+}
+
+// newCode returns CodeDigits random decimal digits from crypto/rand.
+func newCode() (string, error) {
+	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
+	if err != nil {
+		return "", fmt.Errorf("verify: random code: %w", err)
+	}
+	return fmt.Sprintf("%06d", n.Int64()), nil
+}
+
+// hashCode is the keyed hash of code in its context: a hash copied to
+// another user's, bizKey's or address's row does not pass there.
+func (v *Verifier) hashCode(key []byte, u User, k Kind, b BizKey, address, code string) string {
+	mac := hmac.New(sha256.New, key)
+	fmt.Fprintf(mac, "%d\x00%d\x00%s\x00%s\x00%s\x00%s", u.TenantID, u.ID, k, b, address, code)
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// matches compares code with the stored hash in constant time, under the
+// current key and the previous one.
+func (v *Verifier) matches(stored string, u User, k Kind, b BizKey, address, code string) bool {
+	ok := 0
+	for _, key := range v.codeKeys {
+		ok |= subtle.ConstantTimeCompare([]byte(stored), []byte(v.hashCode(key, u, k, b, address, code)))
+	}
+	return ok == 1
+}
+
+// normalizeCode reads a code of 1 to 8 digits; one given as a JSON number
+// lost its leading zeros, so shorter codes are padded back to CodeDigits.
+func normalizeCode(code string) (string, error) {
+	if code == "" {
+		return "", deskkit.Invalid("verificationCode", "is required")
+	}
+	if len(code) > 8 || strings.Trim(code, "0123456789") != "" {
+		return "", deskkit.Invalid("verificationCode", "must be 1 to 8 digits")
+	}
+	if len(code) < CodeDigits {
+		code = strings.Repeat("0", CodeDigits-len(code)) + code
+	}
+	return code, nil
+}
+
+// CheckSMS checks a code sent by SendSMS and answers a link secret. Errors:
+// ErrCodeWrong (the message says how many attempts are left), ErrCodeExpired,
+// ErrCodeMissing, ErrCodeExhausted, ErrTooManyFailures (with a
+// *deskkit.RateLimitError giving the wait), *deskkit.InputError values.
+func (v *Verifier) CheckSMS(ctx context.Context, p deskkit.Principal, req SMSCheck) (Link, error) {
+	if err := checkBizKey(KindSMS, req.BizKey); err != nil {
+		return Link{}, err
+	}
+	m, err := NormalizeMobile(req.Mobile, req.Country)
+	if err != nil {
+		return Link{}, err
+	}
+	return v.check(ctx, p, KindSMS, req.BizKey, m.E164, req.Code)
+}
+
+// CheckEmail checks a code sent by SendEmail, as CheckSMS does.
+func (v *Verifier) CheckEmail(ctx context.Context, p deskkit.Principal, req EmailCheck) (Link, error) {
+	if err := checkBizKey(KindEmail, req.BizKey); err != nil {
+		return Link{}, err
+	}
+	email, err := NormalizeEmail("email", req.Email)
+	if err != nil {
+		return Link{}, err
+	}
+	return v.check(ctx, p, KindEmail, req.BizKey, email, req.Code)
+}
+
+func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b BizKey, address, code string) (Link, error) {
+	code, err := normalizeCode(code)
+	if err != nil {
+		return Link{}, err
+	}
+	u, err := v.user(ctx, p)
+	if err != nil {
+		return Link{}, err
+	}
+	var link Link
+	var wrong error
+	err = database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		if wrong, err = v.consume(ctx, tx, u, k, b, address, code); err != nil || wrong != nil {
+			return err // a wrong code commits: its attempt and failure count
+		}
+		link, err = v.newLink(ctx, tx, u, k, b, address)
+		return err
+	})
+	if err != nil {
+		return Link{}, err
+	}
+	if wrong != nil {
+		return Link{}, wrong
+	}
+	return link, nil
+}
+
+// consume checks code against u's code for (k, b, address) inside tx and,
+// if it matches, uses it up. A wrong code comes back as wrong with a nil
+// err, and the caller commits, so that the attempt and the failure count
+// hold; every other refusal is err, and the caller rolls back.
+//
+// Both counts are taken before the comparison, by guarded updates that lock
+// their rows: parallel checks of one user queue on the failure-limit row,
+// so no two compare at once, and none compares once a limit is reached.
+func (v *Verifier) consume(ctx context.Context, tx bun.Tx, u User, k Kind, b BizKey, address, code string) (wrong, err error) {
+	fl := v.failureLimit(u)
+	if err := v.takeLimits(ctx, tx, []limit{fl}); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrTooManyFailures, err)
+	}
+	now := v.now()
+	var rows []struct {
+		ID       int64  `bun:"id"`
+		CodeHash string `bun:"code_hash"`
+		Attempts int    `bun:"attempts"`
+	}
+	err = tx.NewRaw(`UPDATE deskkit_verify_codes SET attempts = attempts + 1
+WHERE tenant_id = ? AND user_id = ? AND kind = ? AND biz_key = ? AND address = ?
+  AND state = ? AND attempts < ? AND expires_at_ms > ?
+RETURNING id, code_hash, attempts`, u.TenantID, u.ID, k, b, address, stateActive, MaxAttempts, now).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("verify: count attempt: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, v.whyUnusable(ctx, tx, u, k, b, address, now)
+	}
+	row := rows[0]
+	if !v.matches(row.CodeHash, u, k, b, address, code) {
+		return &wrongCode{left: MaxAttempts - row.Attempts}, nil
+	}
+	res, err := tx.NewUpdate().Table("deskkit_verify_codes").
+		Set("state = ?", stateUsed).
+		Where("id = ? AND state = ?", row.ID, stateActive).
+		Exec(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("verify: use code: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil, ErrCodeMissing
+	}
+	return nil, giveBack(ctx, tx, fl.key)
+}
+
+// whyUnusable tells why no code could be checked.
+func (v *Verifier) whyUnusable(ctx context.Context, tx bun.Tx, u User, k Kind, b BizKey, address string, now int64) error {
+	var row struct {
+		State     string `bun:"state"`
+		Attempts  int    `bun:"attempts"`
+		ExpiresAt int64  `bun:"expires_at_ms"`
+	}
+	err := tx.NewSelect().Table("deskkit_verify_codes").Column("state", "attempts", "expires_at_ms").
+		Where("tenant_id = ? AND user_id = ? AND kind = ? AND biz_key = ? AND address = ?", u.TenantID, u.ID, k, b, address).
+		Scan(ctx, &row)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return ErrCodeMissing
+	case err != nil:
+		return fmt.Errorf("verify: read code: %w", err)
+	case row.State != stateActive:
+		return ErrCodeMissing
+	case row.Attempts >= MaxAttempts:
+		return ErrCodeExhausted
+	case row.ExpiresAt <= now:
+		return ErrCodeExpired
+	}
+	return ErrCodeMissing
+}
+
+// wrongCode is ErrCodeWrong with the attempts left in its message.
+type wrongCode struct{ left int }
+
+func (e *wrongCode) Error() string { return ErrCodeWrong.Error() }
+
+func (e *wrongCode) Unwrap() error { return ErrCodeWrong }
+
+func (e *wrongCode) ClientMessage() string {
+	if e.left <= 0 {
+		return ErrCodeWrong.ClientMessage() + "; no attempts are left: request a new code"
+	}
+	if e.left == 1 {
+		return ErrCodeWrong.ClientMessage() + "; 1 attempt is left"
+	}
+	return ErrCodeWrong.ClientMessage() + "; " + strconv.Itoa(e.left) + " attempts are left"
+}
+
+// linkPrefix starts every link secret, so that one pasted in the wrong
+// place is recognisable.
+const linkPrefix = "dkl_"
+
+// newLink stores a new link secret for what was just proved and returns it.
+func (v *Verifier) newLink(ctx context.Context, tx bun.IDB, u User, k Kind, b BizKey, address string) (Link, error) {
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return Link{}, fmt.Errorf("verify: random link secret: %w", err)
+	}
+	secret := linkPrefix + base64.RawURLEncoding.EncodeToString(buf)
+	now := v.now()
+	_, err := tx.NewInsert().Table("deskkit_verify_links").Model(&map[string]any{
+		"tenant_id": u.TenantID, "user_id": u.ID, "kind": k, "biz_key": b, "address": address,
+		"secret_hash": hashLink(secret), "created_at_ms": now, "expires_at_ms": now + LinkSecretTTL.Milliseconds(),
+	}).Exec(ctx)
+	if err != nil {
+		return Link{}, fmt.Errorf("verify: store link secret: %w", err)
+	}
+	return Link{Secret: secret}, nil
+}
+
+func hashLink(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// Redeem spends a link secret that a successful check of a code for bizKey
+// answered to the principal, and returns what it proved: the kind and the
+// address the code went to. Hosts use it to guard their own flows (a
+// password update after a PASSWORD_UPDATE code, cancelling an account
+// after SIGN_CANCEL). db may be the host's transaction, so that the secret
+// is spent only if the host's change commits; nil uses the Verifier's
+// database. A secret is good once, for LinkSecretTTL, for the user and
+// bizKey it was won for; anything else is ErrLinkSecret.
+func (v *Verifier) Redeem(ctx context.Context, db bun.IDB, p deskkit.Principal, bizKey BizKey, secret string) (Proof, error) {
+	if !p.Valid() {
+		return Proof{}, ErrUnauthenticated
+	}
+	if db == nil {
+		db = v.db
+	}
+	return v.redeem(ctx, db, p.TenantID, p.UserID, bizKey, secret)
+}
+
+func (v *Verifier) redeem(ctx context.Context, db bun.IDB, tenantID, userID int64, b BizKey, secret string) (Proof, error) {
+	if !strings.HasPrefix(secret, linkPrefix) {
+		return Proof{}, ErrLinkSecret
+	}
+	var rows []struct {
+		Kind    Kind   `bun:"kind"`
+		Address string `bun:"address"`
+	}
+	err := db.NewRaw(`UPDATE deskkit_verify_links SET used = TRUE
+WHERE secret_hash = ? AND tenant_id = ? AND user_id = ? AND biz_key = ? AND NOT used AND expires_at_ms > ?
+RETURNING kind, address`, hashLink(secret), tenantID, userID, b, v.now()).Scan(ctx, &rows)
+	if err != nil {
+		return Proof{}, fmt.Errorf("verify: redeem link secret: %w", err)
+	}
+	if len(rows) == 0 {
+		return Proof{}, ErrLinkSecret
+	}
+	return Proof{Kind: rows[0].Kind, BizKey: b, Address: rows[0].Address}, nil
+}

@@ -1,0 +1,216 @@
+package verify_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/verify"
+)
+
+// modifyLink wins a MODIFY_MOBILE link secret on Ann's current number.
+func (f *fixture) modifyLink(t *testing.T) string {
+	t.Helper()
+	code := f.sendSMS(t, f.ann, verify.ModifyMobile, annMobile)
+	link, err := f.checkSMS(f.ann, verify.ModifyMobile, annMobile, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return link.Secret
+}
+
+func TestModifyMobile(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		link := f.modifyLink(t)
+		code := f.sendSMS(t, f.ann, verify.ModifyMobile, newMobile)
+		change := verify.MobileChange{BizKey: verify.ModifyMobile, Mobile: "13700137000", Country: "CN", ITC: 86, Code: code, LinkSecret: link}
+
+		// A typo does not burn the secret.
+		typo := change
+		typo.Code = wrong(code)
+		if _, err := f.v.ChangeMobile(ctx, f.ann, typo); !errors.Is(err, verify.ErrCodeWrong) {
+			t.Fatalf("typo: %v", err)
+		}
+		// Nor does an itc that disagrees with the country.
+		bad := change
+		bad.ITC = 1
+		var ie *deskkit.InputError
+		if _, err := f.v.ChangeMobile(ctx, f.ann, bad); !errors.As(err, &ie) || ie.Field != "itc" {
+			t.Fatalf("itc 1 with CN: %v", err)
+		}
+		d, err := f.v.ChangeMobile(ctx, f.ann, change)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Mobile != newMobile || f.dir.get(1).Mobile != newMobile {
+			t.Fatalf("mobile after the change: %q", d.Mobile)
+		}
+		// The notice went to the old number, after the change, masked.
+		f.sink.mu.Lock()
+		last := f.sink.sms[len(f.sink.sms)-1]
+		f.sink.mu.Unlock()
+		if last.To != annMobile || last.Code != "" || !strings.Contains(last.Text, "+86*******7000") {
+			t.Errorf("notice: %+v", last)
+		}
+		// Code and secret are spent.
+		if _, err := f.v.ChangeMobile(ctx, f.ann, change); err == nil {
+			t.Fatal("the same change twice succeeded")
+		}
+	})
+}
+
+// TestLinkSecretBypass: a secret won by checking a code sent to an address
+// that is not the user's current one proves nothing about the current one.
+func TestLinkSecretBypass(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		// Mallory has Ann's session but not her phone: she checks a
+		// MODIFY_MOBILE code sent to a number she holds.
+		mallory := "+8613600136000"
+		c1 := f.sendSMS(t, f.ann, verify.ModifyMobile, mallory)
+		link, err := f.checkSMS(f.ann, verify.ModifyMobile, mallory, c1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(time.Minute)
+		c2 := f.sendSMS(t, f.ann, verify.ModifyMobile, mallory)
+		_, err = f.v.ChangeMobile(ctx, f.ann, verify.MobileChange{BizKey: verify.ModifyMobile, Mobile: mallory, Country: "CN", Code: c2, LinkSecret: link.Secret})
+		if !errors.Is(err, verify.ErrLinkSecret) {
+			t.Fatalf("change with a secret won elsewhere: %v, want ErrLinkSecret", err)
+		}
+		if f.dir.get(1).Mobile != annMobile {
+			t.Fatal("the mobile changed")
+		}
+		// A secret of another bizKey, even on the current number, is refused too.
+		code := f.sendSMS(t, f.ann, "SIGNIN", annMobile)
+		signin, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.v.ChangeMobile(ctx, f.ann, verify.MobileChange{BizKey: verify.ModifyMobile, Mobile: mallory, Country: "CN", Code: c2, LinkSecret: signin.Secret})
+		if !errors.Is(err, verify.ErrLinkSecret) {
+			t.Fatalf("change with a SIGNIN secret: %v, want ErrLinkSecret", err)
+		}
+		// The refusals rolled back: the right secret and the same code work.
+		_, err = f.v.ChangeMobile(ctx, f.ann, verify.MobileChange{BizKey: verify.ModifyMobile, Mobile: mallory, Country: "CN", Code: c2, LinkSecret: f.modifyLink(t)})
+		if err != nil {
+			t.Fatalf("with the right secret: %v", err)
+		}
+	})
+}
+
+func TestLinkSecretRules(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		change := func(link string) error {
+			f.clock.Advance(time.Minute)
+			code := f.sendSMS(t, f.ann, verify.ModifyMobile, newMobile)
+			_, err := f.v.ChangeMobile(ctx, f.ann, verify.MobileChange{BizKey: verify.ModifyMobile, Mobile: newMobile, Country: "CN", Code: code, LinkSecret: link})
+			return err
+		}
+		// Expired after LinkSecretTTL.
+		link := f.modifyLink(t)
+		f.clock.Advance(verify.LinkSecretTTL)
+		if err := change(link); !errors.Is(err, verify.ErrLinkSecret) {
+			t.Errorf("expired secret: %v", err)
+		}
+		// Bound to the user: Bob cannot use Ann's.
+		link = f.modifyLink(t)
+		f.clock.Advance(time.Minute) // the interval is per address, whoever asks
+		bobCode := f.sendSMS(t, f.bob, verify.ModifyMobile, newMobile)
+		_, err := f.v.ChangeMobile(ctx, f.bob, verify.MobileChange{BizKey: verify.ModifyMobile, Mobile: newMobile, Country: "CN", Code: bobCode, LinkSecret: link})
+		if !errors.Is(err, verify.ErrLinkSecret) {
+			t.Errorf("Ann's secret used by Bob: %v", err)
+		}
+		for _, s := range []string{"", "nonsense", "dkl_" + strings.Repeat("A", 43)} {
+			err := change(s)
+			if s == "" {
+				var ie *deskkit.InputError
+				if !errors.As(err, &ie) || ie.Field != "linkSecret" {
+					t.Errorf("no secret: %v", err)
+				}
+				continue
+			}
+			if !errors.Is(err, verify.ErrLinkSecret) {
+				t.Errorf("secret %q: %v", s, err)
+			}
+		}
+		// The library's own redemption, for a host's flow.
+		code := f.sendSMS(t, f.ann, verify.PasswordUpdate, annMobile)
+		pw, err := f.checkSMS(f.ann, verify.PasswordUpdate, annMobile, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.v.Redeem(ctx, nil, f.ann, verify.SignCancel, pw.Secret); !errors.Is(err, verify.ErrLinkSecret) {
+			t.Errorf("redeem for another bizKey: %v", err)
+		}
+		proof, err := f.v.Redeem(ctx, nil, f.ann, verify.PasswordUpdate, pw.Secret)
+		if err != nil || proof != (verify.Proof{Kind: verify.KindSMS, BizKey: verify.PasswordUpdate, Address: annMobile}) {
+			t.Errorf("redeem: %+v, %v", proof, err)
+		}
+		if _, err := f.v.Redeem(ctx, nil, f.ann, verify.PasswordUpdate, pw.Secret); !errors.Is(err, verify.ErrLinkSecret) {
+			t.Errorf("second redemption: %v", err)
+		}
+	})
+}
+
+func TestBind(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		// Ann has an e-mail address: BIND_EMAIL is refused, before sending.
+		_, err := f.v.SendEmail(ctx, f.ann, verify.EmailSend{BizKey: verify.BindEmail, ToAddress: [][]string{{"ann2@example.com"}}})
+		if !errors.Is(err, verify.ErrAlreadyBound) {
+			t.Errorf("BIND_EMAIL for Ann: %v", err)
+		}
+		// Carl has none: MODIFY_EMAIL is refused, BIND_EMAIL works without a secret.
+		_, err = f.v.SendEmail(ctx, f.carl, verify.EmailSend{BizKey: verify.ModifyEmail, ToAddress: [][]string{{"carl@example.com"}}})
+		if !errors.Is(err, verify.ErrNotBound) {
+			t.Errorf("MODIFY_EMAIL for Carl: %v", err)
+		}
+		// Ann's address is taken.
+		_, err = f.v.SendEmail(ctx, f.carl, verify.EmailSend{BizKey: verify.BindEmail, ToAddress: [][]string{{"ann@EXAMPLE.com"}}})
+		if !errors.Is(err, verify.ErrAddressTaken) {
+			t.Errorf("BIND_EMAIL to Ann's address: %v", err)
+		}
+		if _, err := f.v.SendEmail(ctx, f.carl, verify.EmailSend{BizKey: verify.BindEmail, ToAddress: [][]string{{"Carl@Example.com"}}}); err != nil {
+			t.Fatal(err)
+		}
+		code := f.sink.lastCode("Carl@example.com")
+		d, err := f.v.ChangeEmail(ctx, f.carl, verify.EmailChange{BizKey: verify.BindEmail, Email: "Carl@EXAMPLE.COM", Code: code})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Email != "Carl@example.com" {
+			t.Errorf("email %q, want the domain lower-cased only", d.Email)
+		}
+		if got := f.sink.sent(); got != 1 {
+			t.Errorf("%d messages: a bind sends no notice (there was no old address)", got)
+		}
+	})
+}
+
+// TestTakenAtChange: an address another user took between the send and the
+// change is refused, and nothing is spent.
+func TestTakenAtChange(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		code := f.sendSMS(t, f.carl, verify.BindMobile, newMobile)
+		f.dir.add(verify.User{ID: 5, TenantID: 10, Username: "eve", Mobile: newMobile, Country: "CN"})
+		_, err := f.v.ChangeMobile(ctx, f.carl, verify.MobileChange{BizKey: verify.BindMobile, Mobile: newMobile, Country: "CN", Code: code})
+		if !errors.Is(err, verify.ErrAddressTaken) {
+			t.Fatalf("taken meanwhile: %v", err)
+		}
+	})
+}

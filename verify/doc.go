@@ -1,0 +1,127 @@
+// Package verify lets the signed-in user prove that they receive messages
+// at an address, and change their profile and contact addresses, the
+// latter only with that proof.
+//
+// # Overview
+//
+// A Verifier is built by New over the library's tables (Migrate), the
+// host's user store (a Directory), a sender of text messages (SMSSender)
+// and of e-mail (Mailer), and the server secret. The senders here are
+// real: SMTPMailer (SMTP through github.com/wneessen/go-mail),
+// HTTPSMSSender (a JSON POST to the host's gateway), TwilioSMSSender
+// (Twilio's REST API), and LogSender for development. httpapi mounts a
+// Verifier under /api/v1/user/current.
+//
+// The flow is always send, then check:
+//
+//	SendSMS / SendEmail   a code for a bizKey goes to an address
+//	CheckSMS / CheckEmail the code comes back; the answer is a link secret
+//	ChangeMobile / ChangeEmail, or Redeem   the link secret is spent
+//
+// Every bizKey of SPEC.md is accepted (SMSBizKeys, EmailBizKeys), each
+// its own namespace of codes: a SIGNIN code never passes a check for
+// MODIFY_MOBILE. The Verifier acts on four of them itself; the link
+// secret of any other is redeemed by the host for its own flow (a
+// password change after PASSWORD_UPDATE) with Redeem, inside the host's
+// transaction if it likes.
+//
+// # Proof before a contact change
+//
+// Send and check take an address that is the user's own or one no other
+// user of the tenant holds; an address held by someone else is
+// ErrAddressTaken (409), nothing is sent, and the attempt counts toward
+// the user's limits, so the endpoint cannot be used to find out who holds
+// which address faster than the limits allow.
+//
+// MODIFY_MOBILE and MODIFY_EMAIL take two proofs: a code sent to the
+// current address, checked for a link secret, and a code sent to the new
+// address. The change carries both, and is refused (ErrLinkSecret) unless
+// the secret was won for this user, this bizKey and the address that is
+// the user's current one when the change commits: a secret won by
+// checking some other, unheld address proves nothing. The code is checked
+// first, in the transaction that spends the secret and writes the new
+// address through the Directory, so a typo in the code does not burn the
+// secret, and a refused change (an address taken meanwhile) spends
+// neither. BIND_MOBILE and BIND_EMAIL are for a user with no address of
+// that kind (ErrAlreadyBound otherwise; MODIFY_* without one is
+// ErrNotBound): the code sent to the new address is the proof. After a
+// change a notice goes to the old address.
+//
+// Mobile numbers are checked against the country (an ISO 3166-1 region)
+// with github.com/nyaruka/phonenumbers, must be able to receive text
+// messages, and are stored in E.164, so "+86 138 0013 8000" and
+// "13800138000" with CN are one number; itc, when given, must be the
+// country's code. E-mail addresses are bare addresses of at most 100
+// characters, trimmed, their domain in lower case (the local part belongs
+// to the receiving system).
+//
+// # Codes and secrets
+//
+// A code is 6 digits from crypto/rand, valid Config.CodeTTL (5 minutes;
+// at most 10). It is stored only as an HMAC-SHA256 of the code and its
+// context (tenant, user, kind, bizKey, address) under a key derived with
+// HKDF from the server secret, compared in constant time, never logged
+// and never returned by the API. Config.PreviousSecret keeps codes in
+// flight alive across a rotation of the secret. A new code for the same
+// user, bizKey and address replaces the old one. A successful check uses
+// the code up by a guarded update, so of two concurrent checks one wins.
+// A code shorter than 6 digits (a JSON number loses leading zeros) is
+// padded back.
+//
+// A link secret is 256 random bits, stored as its SHA-256, valid
+// LinkSecretTTL (10 minutes), good once.
+//
+// # Limits
+//
+// Every limit is kept in the database and taken by one atomic statement
+// (an upsert guarded by the limit), so it holds across server replicas
+// and parallel requests:
+//
+//   - one code per (bizKey, address) per Config.ResendInterval (60 s);
+//   - Config.SendsPerHour codes per address (10) and Config.SendsPerDay
+//     per user (20); refused and failed sends count;
+//   - MaxAttempts (5) wrong checks per code, counted before the
+//     comparison, then the code is dead (ErrCodeExhausted);
+//   - Config.FailuresPerDay (20) wrong checks per user across codes
+//     (ErrTooManyFailures).
+//
+// Windows are fixed and open with their first event: "10 an hour" is at
+// most 10 in the hour that starts with the first of them. Checks of an
+// expired, unknown or dead code are refused without counting as failures:
+// they compare nothing. A send refused by a limit answers a
+// *deskkit.RateLimitError with the time to wait.
+//
+// # Senders and transactions
+//
+// No sender runs inside a database transaction. A send first stores the
+// code as pending (unusable) with its limits in one transaction, then
+// calls the sender, then marks the code active; a sender failure marks it
+// failed and answers ErrSendFailed (502), so a failed or interrupted send
+// leaves no usable code and still counts toward the limits. A change
+// writes its notice into an outbox table in the change's transaction and
+// sends it after the commit; a notice that fails is logged and stays in
+// the outbox for SendNotices, which hosts run now and then with Purge.
+//
+// Messages come from templates per bizKey (Template; text/template for
+// the SMS, the subject and the plain body, html/template for the HTML
+// body), which the host may override in Config.Templates and
+// Config.Notice.
+//
+// # Errors
+//
+// The shared classes are deskkit's sentinels; the Verifier's own errors
+// (ErrCodeWrong, ErrCodeExpired, ErrCodeMissing, ErrCodeExhausted,
+// ErrTooManyFailures, ErrSendFailed, ErrAddressTaken, ErrAlreadyBound,
+// ErrNotBound, ErrLinkSecret) each match a class too, and httpapi gives
+// each an error key of its own. Bad fields are *deskkit.InputError
+// values naming the field.
+//
+// # Testing
+//
+// The tests run every rule on SQLite and PostgreSQL with a fake
+// directory, including 20 parallel checks of one code, parallel wrong
+// guesses and sends, and two Verifiers over one PostgreSQL database; the
+// senders are tested against a real SMTP server and real HTTP servers on
+// loopback; the reference server's end-to-end test runs the modify and
+// bind flows through both.
+package verify

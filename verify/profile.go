@@ -1,0 +1,151 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/database"
+)
+
+// Bounds of profile fields.
+const (
+	MaxNameLength     = 100 // username, firstName, lastName, fullName, title
+	MaxLandlineLength = 40
+	MaxAvatarLength   = 400
+	MaxAddressLength  = 200
+)
+
+// Genders are the values of User.Gender.
+var Genders = []string{"MALE", "FEMALE", "UNKNOWN"}
+
+// Detail is the current user as the API shows it.
+type Detail struct {
+	ID         int64  `json:"id"`
+	TenantID   int64  `json:"tenantId"`
+	TenantName string `json:"tenantName"`
+	Username   string `json:"username"`
+	FirstName  string `json:"firstName"`
+	LastName   string `json:"lastName"`
+	FullName   string `json:"fullName"`
+	Mobile     string `json:"mobile"`  // E.164, "" if none
+	Country    string `json:"country"` // the mobile's region
+	ITC        int    `json:"itc"`     // the mobile's telephone code; 0 if none
+	Email      string `json:"email"`
+	Landline   string `json:"landline"`
+	Avatar     string `json:"avatar"`
+	Title      string `json:"title"`
+	Gender     string `json:"gender"`
+	Address    string `json:"address"`
+}
+
+// TenantDetail is the current user's tenant as the API shows it.
+type TenantDetail struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// Detail returns the principal's user with its tenant's name.
+func (v *Verifier) Detail(ctx context.Context, p deskkit.Principal) (Detail, error) {
+	u, err := v.user(ctx, p)
+	if err != nil {
+		return Detail{}, err
+	}
+	t, err := v.dir.Tenant(ctx, p.TenantID)
+	if err != nil {
+		return Detail{}, fmt.Errorf("verify: read tenant %d: %w", p.TenantID, err)
+	}
+	d := Detail{
+		ID: u.ID, TenantID: u.TenantID, TenantName: t.Name, Username: u.Username,
+		FirstName: u.FirstName, LastName: u.LastName, FullName: u.FullName,
+		Mobile: u.Mobile, Country: u.Country, Email: u.Email, Landline: u.Landline,
+		Avatar: u.Avatar, Title: u.Title, Gender: u.Gender, Address: u.Address,
+	}
+	if u.Mobile != "" {
+		d.ITC = ITC(u.Country)
+	}
+	return d, nil
+}
+
+// Tenant returns the principal's tenant.
+func (v *Verifier) Tenant(ctx context.Context, p deskkit.Principal) (TenantDetail, error) {
+	if !p.Valid() {
+		return TenantDetail{}, ErrUnauthenticated
+	}
+	t, err := v.dir.Tenant(ctx, p.TenantID)
+	if err != nil {
+		return TenantDetail{}, fmt.Errorf("verify: read tenant %d: %w", p.TenantID, err)
+	}
+	return TenantDetail(t), nil
+}
+
+// UpdateProfile changes the fields of the principal's profile that pr
+// names and returns the updated detail. Rules: username 1 to 100
+// characters; firstName, lastName, fullName and title at most 100; landline
+// at most 40; avatar an http or https URL of at most 400 (or "" for none);
+// address at most 200; gender MALE, FEMALE or UNKNOWN. A username another
+// user of the tenant has is an error matching ErrConflict.
+func (v *Verifier) UpdateProfile(ctx context.Context, p deskkit.Principal, pr Profile) (Detail, error) {
+	if !p.Valid() {
+		return Detail{}, ErrUnauthenticated
+	}
+	if err := checkProfile(&pr); err != nil {
+		return Detail{}, err
+	}
+	err := database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		return v.dir.UpdateProfile(ctx, tx, p.TenantID, p.UserID, pr)
+	})
+	if err != nil {
+		return Detail{}, fmt.Errorf("verify: update profile: %w", err)
+	}
+	return v.Detail(ctx, p)
+}
+
+// checkProfile checks pr's fields and trims the username.
+func checkProfile(pr *Profile) error {
+	if pr.Username != nil {
+		s := strings.TrimSpace(*pr.Username)
+		pr.Username = &s
+		if err := deskkit.CheckName("username", s, MaxNameLength); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		s    *string
+		max  int
+	}{
+		{"firstName", pr.FirstName, MaxNameLength},
+		{"lastName", pr.LastName, MaxNameLength},
+		{"fullName", pr.FullName, MaxNameLength},
+		{"title", pr.Title, MaxNameLength},
+		{"landline", pr.Landline, MaxLandlineLength},
+		{"address", pr.Address, MaxAddressLength},
+		{"avatar", pr.Avatar, MaxAvatarLength},
+	} {
+		if f.s == nil {
+			continue
+		}
+		if err := deskkit.CheckText(f.name, *f.s, f.max); err != nil {
+			return err
+		}
+	}
+	if pr.Avatar != nil && *pr.Avatar != "" {
+		u, err := url.Parse(*pr.Avatar)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			return deskkit.Invalid("avatar", "must be an http or https URL, such as https://example.com/me.png")
+		}
+	}
+	if pr.Gender != nil {
+		switch *pr.Gender {
+		case "MALE", "FEMALE", "UNKNOWN":
+		default:
+			return deskkit.Invalid("gender", "must be MALE, FEMALE or UNKNOWN")
+		}
+	}
+	return nil
+}

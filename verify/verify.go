@@ -1,0 +1,247 @@
+package verify
+
+import (
+	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/migrate"
+)
+
+// Errors the Verifier returns. The shared classes are deskkit's sentinels;
+// the others are the Verifier's own, each also matching its class
+// (errors.Is(ErrCodeExpired, deskkit.ErrInvalid) holds), so that httpapi
+// can give each an error key of its own.
+var (
+	ErrUnauthenticated = deskkit.ErrUnauthenticated // the principal is not valid
+	ErrNotFound        = deskkit.ErrNotFound        // the principal's user or tenant is gone
+	ErrInvalid         = deskkit.ErrInvalid         // wrapped by every *deskkit.InputError
+	ErrConflict        = deskkit.ErrConflict        // a username or address another user has
+	ErrRateLimited     = deskkit.ErrRateLimited     // a send or failure limit; *deskkit.RateLimitError
+
+	// ErrCodeWrong: the code does not match. The client message says how
+	// many attempts the code has left.
+	ErrCodeWrong = deskkit.NewError(deskkit.ErrInvalid, "verify: wrong code",
+		"verificationCode is wrong")
+	// ErrCodeExpired: the code matched a code that has expired; request a
+	// new one.
+	ErrCodeExpired = deskkit.NewError(deskkit.ErrInvalid, "verify: code expired",
+		"verificationCode has expired: request a new code")
+	// ErrCodeMissing: no usable code was sent for this bizKey and address
+	// (never, or it was used, or its send failed).
+	ErrCodeMissing = deskkit.NewError(deskkit.ErrInvalid, "verify: no code",
+		"no code is waiting for this bizKey and address: request one first")
+	// ErrCodeExhausted: the code had MaxAttempts wrong checks and is dead.
+	ErrCodeExhausted = deskkit.NewError(deskkit.ErrRateLimited, "verify: code exhausted",
+		"verificationCode had too many wrong attempts: request a new code")
+	// ErrTooManyFailures: the user had MaxFailuresPerDay wrong checks in
+	// the current day; it comes as a *FailureLimitError with the time to
+	// wait.
+	ErrTooManyFailures = deskkit.NewError(deskkit.ErrRateLimited, "verify: too many failed checks",
+		"too many wrong codes today: try again later")
+	// ErrSendFailed: the SMS gateway or mail server did not accept the
+	// message. No usable code is left; the send counts toward the limits.
+	ErrSendFailed = deskkit.NewError(deskkit.ErrUnavailable, "verify: send failed",
+		"the message could not be sent: try again later")
+	// ErrAddressTaken: another user of the tenant has the address. No code
+	// is sent; the attempt counts toward the limits.
+	ErrAddressTaken = deskkit.NewError(deskkit.ErrConflict, "verify: address taken",
+		"the address belongs to another user")
+	// ErrAlreadyBound: BIND_MOBILE or BIND_EMAIL for a user who has an
+	// address of that kind: use MODIFY_MOBILE or MODIFY_EMAIL.
+	ErrAlreadyBound = deskkit.NewError(deskkit.ErrConflict, "verify: address already bound",
+		"you have an address of this kind already: use MODIFY_MOBILE or MODIFY_EMAIL")
+	// ErrNotBound: MODIFY_MOBILE or MODIFY_EMAIL for a user who has no
+	// address of that kind: use BIND_MOBILE or BIND_EMAIL.
+	ErrNotBound = deskkit.NewError(deskkit.ErrConflict, "verify: no address to modify",
+		"you have no address of this kind to modify: use BIND_MOBILE or BIND_EMAIL")
+	// ErrLinkSecret: the link secret is unknown, expired, used, or was not
+	// won for this user, bizKey and (for a change) current address.
+	ErrLinkSecret = deskkit.NewError(deskkit.ErrForbidden, "verify: link secret refused",
+		"linkSecret is not valid: check a code sent to your current address to get one")
+)
+
+// Fixed rules of codes and link secrets.
+const (
+	CodeDigits    = 6
+	MaxAttempts   = 5 // wrong checks a code survives
+	LinkSecretTTL = 10 * time.Minute
+	MaxCodeTTL    = 10 * time.Minute
+)
+
+// Defaults of Config.
+const (
+	DefaultCodeTTL        = 5 * time.Minute
+	DefaultResendInterval = 60 * time.Second
+	DefaultSendsPerHour   = 10 // per address
+	DefaultSendsPerDay    = 20 // per user
+	DefaultFailuresPerDay = 20 // per user
+	MinSecretLength       = 32
+)
+
+// Config holds the Verifier's optional settings; nil means all defaults.
+type Config struct {
+	// PreviousSecret, if set, is the secret before the last rotation:
+	// codes hashed under it still pass a check, so a rotation does not
+	// kill codes in flight. Drop it after MaxCodeTTL.
+	PreviousSecret []byte
+	// CodeTTL is how long a code is valid: DefaultCodeTTL if 0, at most
+	// MaxCodeTTL.
+	CodeTTL time.Duration
+	// ResendInterval: at most one code per (bizKey, address) within it.
+	// DefaultResendInterval if 0.
+	ResendInterval time.Duration
+	// SendsPerHour is how many codes one address may get in an hour;
+	// DefaultSendsPerHour if 0.
+	SendsPerHour int
+	// SendsPerDay is how many codes one user may request in a day
+	// (refused sends included); DefaultSendsPerDay if 0.
+	SendsPerDay int
+	// FailuresPerDay is how many wrong codes one user may enter in a day,
+	// across codes; DefaultFailuresPerDay if 0.
+	FailuresPerDay int
+	// Templates override the messages of some bizKeys; see Template.
+	Templates map[BizKey]Template
+	// Notice overrides the notice sent to the old address after a change.
+	Notice *Template
+	// AppName is the sender's name in messages; "deskkit" if "".
+	AppName string
+	// Logger gets failed notices; slog.Default if nil. Codes and secrets
+	// are never logged.
+	Logger *slog.Logger
+	// Now is the clock; time.Now if nil.
+	Now func() time.Time
+}
+
+func (c *Config) withDefaults() Config {
+	var out Config
+	if c != nil {
+		out = *c
+	}
+	if out.CodeTTL == 0 {
+		out.CodeTTL = DefaultCodeTTL
+	}
+	if out.ResendInterval == 0 {
+		out.ResendInterval = DefaultResendInterval
+	}
+	if out.SendsPerHour == 0 {
+		out.SendsPerHour = DefaultSendsPerHour
+	}
+	if out.SendsPerDay == 0 {
+		out.SendsPerDay = DefaultSendsPerDay
+	}
+	if out.FailuresPerDay == 0 {
+		out.FailuresPerDay = DefaultFailuresPerDay
+	}
+	if out.AppName == "" {
+		out.AppName = "deskkit"
+	}
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	return out
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.CodeTTL < time.Second || c.CodeTTL > MaxCodeTTL:
+		return fmt.Errorf("verify: CodeTTL must be between 1s and %s", MaxCodeTTL)
+	case c.ResendInterval < 0:
+		return errors.New("verify: ResendInterval must not be negative")
+	case c.SendsPerHour < 0 || c.SendsPerDay < 0 || c.FailuresPerDay < 0:
+		return errors.New("verify: SendsPerHour, SendsPerDay and FailuresPerDay must not be negative")
+	case c.PreviousSecret != nil && len(c.PreviousSecret) < MinSecretLength:
+		return fmt.Errorf("verify: PreviousSecret must be at least %d bytes", MinSecretLength)
+	}
+	return nil
+}
+
+// Verifier sends and checks verification codes for the current user, and
+// changes the user's profile and contact addresses, the latter only with
+// proof. It is safe for concurrent use, also by several processes sharing
+// one database: every limit is kept in the database.
+type Verifier struct {
+	db        *bun.DB
+	dir       Directory
+	sms       SMSSender
+	mail      Mailer
+	cfg       Config
+	codeKeys  [][]byte // current key first, then the previous secret's
+	templates templates
+}
+
+// New returns a Verifier over db, whose schema Migrate has created, with
+// the host's user directory, the senders of SMS and e-mail, and secret, the
+// server secret (at least MinSecretLength random bytes) from which the key
+// that hashes codes is derived.
+func New(db *bun.DB, dir Directory, sms SMSSender, mail Mailer, secret []byte, cfg *Config) (*Verifier, error) {
+	switch {
+	case db == nil:
+		return nil, errors.New("verify: db is required")
+	case dir == nil:
+		return nil, errors.New("verify: dir is required")
+	case sms == nil || mail == nil:
+		return nil, errors.New("verify: an SMSSender and a Mailer are required (LogSender is both)")
+	case len(secret) < MinSecretLength:
+		return nil, fmt.Errorf("verify: secret must be at least %d bytes", MinSecretLength)
+	}
+	if _, err := migrate.DialectOf(db); err != nil {
+		return nil, err
+	}
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	ts, err := newTemplates(c.Templates, c.Notice)
+	if err != nil {
+		return nil, err
+	}
+	v := &Verifier{db: db, dir: dir, sms: sms, mail: mail, cfg: c, templates: ts}
+	for _, s := range [][]byte{secret, c.PreviousSecret} {
+		if s == nil {
+			continue
+		}
+		key, err := hkdf.Key(sha256.New, s, nil, "deskkit verify code v1", 32)
+		if err != nil {
+			return nil, fmt.Errorf("verify: derive key: %w", err)
+		}
+		v.codeKeys = append(v.codeKeys, key)
+	}
+	return v, nil
+}
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrate creates or updates the Verifier's tables (deskkit_verify_codes,
+// _links, _limits, _notices and the deskkit_verify_migrations
+// bookkeeping). It is safe to run from several processes at once.
+func Migrate(ctx context.Context, db *bun.DB) error {
+	return migrate.Run(ctx, db, "deskkit_verify_migrations", migrationFiles)
+}
+
+// now is the clock in Unix milliseconds, the unit of the tables.
+func (v *Verifier) now() int64 { return v.cfg.Now().UnixMilli() }
+
+// user returns the principal's user, checking the principal first.
+func (v *Verifier) user(ctx context.Context, p deskkit.Principal) (User, error) {
+	if !p.Valid() {
+		return User{}, ErrUnauthenticated
+	}
+	u, err := v.dir.User(ctx, p.TenantID, p.UserID)
+	if err != nil {
+		return User{}, fmt.Errorf("verify: read user %d: %w", p.UserID, err)
+	}
+	return u, nil
+}

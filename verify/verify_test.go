@@ -1,0 +1,423 @@
+package verify_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/verify"
+)
+
+// clock is a test clock that moves only when told.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+var secret = []byte("0123456789abcdef0123456789abcdef-test-secret")
+
+// fixture is a Verifier with its fakes.
+type fixture struct {
+	v     *verify.Verifier
+	dir   *fakeDirectory
+	sink  *sink
+	clock *clock
+	db    *bun.DB
+	ann   deskkit.Principal // +8613800138000, ann@example.com
+	bob   deskkit.Principal // +8613900139000, no e-mail
+	carl  deskkit.Principal // no addresses
+}
+
+const (
+	annMobile = "+8613800138000"
+	annEmail  = "ann@example.com"
+	bobMobile = "+8613900139000"
+	newMobile = "+8613700137000"
+)
+
+func setup(t *testing.T, db *bun.DB, cfg *verify.Config) *fixture {
+	t.Helper()
+	if err := verify.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{dir: newFakeDirectory(), sink: &sink{}, clock: &clock{t: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}, db: db}
+	f.ann = f.dir.add(verify.User{ID: 1, TenantID: 10, Username: "ann", Mobile: annMobile, Country: "CN", Email: annEmail})
+	f.bob = f.dir.add(verify.User{ID: 2, TenantID: 10, Username: "bob", Mobile: bobMobile, Country: "CN"})
+	f.carl = f.dir.add(verify.User{ID: 3, TenantID: 10, Username: "carl"})
+	f.v = f.newVerifier(t, secret, cfg)
+	return f
+}
+
+func (f *fixture) newVerifier(t *testing.T, s []byte, cfg *verify.Config) *verify.Verifier {
+	t.Helper()
+	c := verify.Config{}
+	if cfg != nil {
+		c = *cfg
+	}
+	c.Now = f.clock.Now
+	v, err := verify.New(f.db, f.dir, f.sink, f.sink, s, &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// sendSMS sends a code and returns it.
+func (f *fixture) sendSMS(t *testing.T, p deskkit.Principal, b verify.BizKey, mobile string) string {
+	t.Helper()
+	if _, err := f.v.SendSMS(context.Background(), p, verify.SMSSend{BizKey: b, Mobile: mobile, Country: "CN"}); err != nil {
+		t.Fatalf("send %s to %s: %v", b, mobile, err)
+	}
+	code := f.sink.lastCode(mobile)
+	if len(code) != 6 {
+		t.Fatalf("code %q sent to %s is not 6 digits", code, mobile)
+	}
+	return code
+}
+
+func (f *fixture) checkSMS(p deskkit.Principal, b verify.BizKey, mobile, code string) (verify.Link, error) {
+	return f.v.CheckSMS(context.Background(), p, verify.SMSCheck{BizKey: b, Mobile: mobile, Country: "CN", Code: code})
+}
+
+// wrong returns a code that is not code.
+func wrong(code string) string {
+	if code == "000000" {
+		return "111111"
+	}
+	return "000000"
+}
+
+func TestSendAndCheck(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := setup(t, db, nil)
+		code := f.sendSMS(t, f.ann, "SIGNIN", annMobile)
+		// Another way of writing the number finds the same code.
+		link, err := f.checkSMS(f.ann, "SIGNIN", "138 0013 8000", code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(link.Secret, "dkl_") || len(link.Secret) < 4+22 {
+			t.Errorf("link secret %q: want dkl_ and at least 128 bits", link.Secret)
+		}
+		// Single use.
+		if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); !errors.Is(err, verify.ErrCodeMissing) {
+			t.Errorf("second check: %v, want ErrCodeMissing", err)
+		}
+		// Each bizKey is its own namespace.
+		code = f.sendSMS(t, f.ann, "SIGNUP", annMobile)
+		if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); !errors.Is(err, verify.ErrCodeMissing) {
+			t.Errorf("SIGNUP code checked as SIGNIN: %v, want ErrCodeMissing", err)
+		}
+	})
+}
+
+func TestCheckErrors(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		code := f.sendSMS(t, f.ann, "SIGNIN", annMobile)
+
+		if _, err := f.checkSMS(f.ann, "SIGNUP", annMobile, code); !errors.Is(err, verify.ErrCodeMissing) {
+			t.Errorf("other bizKey: %v, want ErrCodeMissing", err)
+		}
+		if _, err := f.checkSMS(f.bob, "SIGNIN", annMobile, code); !errors.Is(err, verify.ErrCodeMissing) {
+			t.Errorf("other user: %v, want ErrCodeMissing", err)
+		}
+		_, err := f.checkSMS(f.ann, "SIGNIN", annMobile, wrong(code))
+		if !errors.Is(err, verify.ErrCodeWrong) || !errors.Is(err, deskkit.ErrInvalid) {
+			t.Fatalf("wrong code: %v, want ErrCodeWrong", err)
+		}
+		var cm deskkit.ClientMessager
+		if !errors.As(err, &cm) || !strings.Contains(cm.ClientMessage(), "4 attempts are left") {
+			t.Errorf("wrong code message: %v", err)
+		}
+		// A new code replaces the old one.
+		f.clock.Advance(time.Minute)
+		newCode := f.sendSMS(t, f.ann, "SIGNIN", annMobile)
+		if newCode != code {
+			if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); !errors.Is(err, verify.ErrCodeWrong) {
+				t.Errorf("replaced code: %v, want ErrCodeWrong", err)
+			}
+		}
+		// Expiry.
+		f.clock.Advance(verify.DefaultCodeTTL)
+		if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, newCode); !errors.Is(err, verify.ErrCodeExpired) {
+			t.Errorf("expired code: %v, want ErrCodeExpired", err)
+		}
+		// Input errors name the field.
+		for _, tc := range []struct {
+			req   verify.SMSCheck
+			field string
+		}{
+			{verify.SMSCheck{BizKey: "NOPE", Mobile: annMobile, Country: "CN", Code: "123456"}, "bizKey"},
+			{verify.SMSCheck{BizKey: "MODIFY_EMAIL", Mobile: annMobile, Country: "CN", Code: "123456"}, "bizKey"},
+			{verify.SMSCheck{BizKey: "SIGNIN", Mobile: "12", Country: "CN", Code: "123456"}, "mobile"},
+			{verify.SMSCheck{BizKey: "SIGNIN", Mobile: annMobile, Country: "XX", Code: "123456"}, "country"},
+			{verify.SMSCheck{BizKey: "SIGNIN", Mobile: "+12015550123", Country: "CN", Code: "123456"}, "mobile"},
+			{verify.SMSCheck{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN", Code: "12345a"}, "verificationCode"},
+			{verify.SMSCheck{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN", Code: "123456789"}, "verificationCode"},
+		} {
+			_, err := f.v.CheckSMS(ctx, f.ann, tc.req)
+			var ie *deskkit.InputError
+			if !errors.As(err, &ie) || ie.Field != tc.field {
+				t.Errorf("%+v: %v, want an input error on %s", tc.req, err, tc.field)
+			}
+		}
+	})
+}
+
+func TestCodePadding(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := setup(t, db, nil)
+		// Send until a code with a leading zero comes up; one in ten does.
+		for i := 0; i < 200; i++ {
+			f.clock.Advance(time.Hour)
+			code := f.sendSMS(t, f.carl, "SIGNIN", newMobile)
+			if code[0] != '0' {
+				continue
+			}
+			if _, err := f.checkSMS(f.carl, "SIGNIN", newMobile, strings.TrimLeft(code, "0")); err != nil {
+				t.Fatalf("code %s without its leading zeros: %v", code, err)
+			}
+			return
+		}
+		t.Fatal("no code with a leading zero in 200 sends")
+	})
+}
+
+func TestAttemptLimit(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := setup(t, db, nil)
+		code := f.sendSMS(t, f.ann, "SIGNIN", annMobile)
+		for i := 1; i <= verify.MaxAttempts; i++ {
+			if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, wrong(code)); !errors.Is(err, verify.ErrCodeWrong) {
+				t.Fatalf("wrong attempt %d: %v", i, err)
+			}
+		}
+		_, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code)
+		if !errors.Is(err, verify.ErrCodeExhausted) || !errors.Is(err, deskkit.ErrRateLimited) {
+			t.Fatalf("right code after %d wrong: %v, want ErrCodeExhausted", verify.MaxAttempts, err)
+		}
+	})
+}
+
+func TestFailuresPerDay(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := setup(t, db, &verify.Config{FailuresPerDay: 3})
+		code := f.sendSMS(t, f.ann, "SIGNIN", annMobile)
+		for range 3 {
+			if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, wrong(code)); !errors.Is(err, verify.ErrCodeWrong) {
+				t.Fatal(err)
+			}
+		}
+		// Across codes: another bizKey is refused too, before comparing.
+		other := f.sendSMS(t, f.ann, "SIGNUP", annMobile)
+		_, err := f.checkSMS(f.ann, "SIGNUP", annMobile, other)
+		var ra deskkit.RetryAfterer
+		if !errors.Is(err, verify.ErrTooManyFailures) || !errors.As(err, &ra) {
+			t.Fatalf("after 3 failures: %v, want ErrTooManyFailures with a retry time", err)
+		}
+		if got := ra.RetryAfterDuration(); got != 24*time.Hour {
+			t.Errorf("retry after %s, want 24h", got)
+		}
+		// Successes do not count: Bob is not limited by Ann.
+		bobCode := f.sendSMS(t, f.bob, "SIGNIN", bobMobile)
+		if _, err := f.checkSMS(f.bob, "SIGNIN", bobMobile, bobCode); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(24 * time.Hour)
+		other = f.sendSMS(t, f.ann, "SIGNUP", annMobile)
+		if _, err := f.checkSMS(f.ann, "SIGNUP", annMobile, other); err != nil {
+			t.Fatalf("a day later: %v", err)
+		}
+	})
+}
+
+func TestSendLimits(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, &verify.Config{SendsPerHour: 3, SendsPerDay: 5})
+		send := func(p deskkit.Principal, b verify.BizKey, mobile string) error {
+			_, err := f.v.SendSMS(ctx, p, verify.SMSSend{BizKey: b, Mobile: mobile, Country: "CN"})
+			return err
+		}
+		if err := send(f.ann, "SIGNIN", annMobile); err != nil {
+			t.Fatal(err)
+		}
+		// The interval per (bizKey, address).
+		err := send(f.ann, "SIGNIN", annMobile)
+		var rl *deskkit.RateLimitError
+		if !errors.As(err, &rl) || rl.RetryAfter != time.Minute {
+			t.Fatalf("second send: %v, want a rate limit of 60s", err)
+		}
+		f.clock.Advance(59 * time.Second)
+		if err := send(f.ann, "SIGNIN", annMobile); !errors.As(err, &rl) || rl.RetryAfter != time.Second {
+			t.Fatalf("after 59s: %v, want a rate limit of 1s", err)
+		}
+		// Other bizKeys are other intervals, but the same address.
+		if err := send(f.ann, "SIGNUP", annMobile); err != nil {
+			t.Fatal(err)
+		}
+		if err := send(f.ann, "PASSWORD_UPDATE", annMobile); err != nil {
+			t.Fatal(err)
+		}
+		if err := send(f.ann, "SIGN_CANCEL", annMobile); !errors.As(err, &rl) || !strings.Contains(rl.Message, "an hour") {
+			t.Fatalf("4th code to one address in an hour: %v", err)
+		}
+		// The user's day: 3 sent; a refused send (Bob's number) counts too.
+		if err := send(f.ann, "SIGNIN", bobMobile); !errors.Is(err, verify.ErrAddressTaken) {
+			t.Fatalf("Bob's number: %v, want ErrAddressTaken", err)
+		}
+		if err := send(f.ann, "SIGNIN", newMobile); err != nil {
+			t.Fatal(err)
+		}
+		if err := send(f.ann, "SIGNUP", newMobile); !errors.As(err, &rl) || !strings.Contains(rl.Message, "a day") {
+			t.Fatalf("6th send of the day: %v", err)
+		}
+		f.clock.Advance(24 * time.Hour)
+		if err := send(f.ann, "SIGNUP", newMobile); err != nil {
+			t.Fatalf("next day: %v", err)
+		}
+	})
+}
+
+func TestSendFailure(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, &verify.Config{SendsPerDay: 2})
+		f.sink.failWith(errGatewayDown)
+		_, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN"})
+		if !errors.Is(err, verify.ErrSendFailed) {
+			t.Fatalf("send with the gateway down: %v", err)
+		}
+		f.sink.failWith(nil)
+		// No usable code is left: every code is refused as missing.
+		for _, code := range []string{"000000", "123456"} {
+			if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); !errors.Is(err, verify.ErrCodeMissing) {
+				t.Errorf("check after a failed send: %v, want ErrCodeMissing", err)
+			}
+		}
+		// The failed send counted: one more, then the day is over.
+		f.clock.Advance(time.Minute)
+		f.sendSMS(t, f.ann, "SIGNIN", annMobile)
+		f.clock.Advance(time.Minute)
+		var rl *deskkit.RateLimitError
+		if _, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN"}); !errors.As(err, &rl) {
+			t.Fatalf("third send of a 2-a-day user: %v", err)
+		}
+	})
+}
+
+func TestEmailRecipients(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		f.dir.add(verify.User{ID: 4, TenantID: 10, Username: "dora", Email: "dora@example.com"})
+		// Flattened, normalized, duplicates dropped.
+		_, err := f.v.SendEmail(ctx, f.carl, verify.EmailSend{BizKey: "SIGNIN", ToAddress: [][]string{{"c1@Example.COM", " c1@example.com"}, {"c2@example.com"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.sink.sent(); got != 2 {
+			t.Fatalf("%d mails, want 2", got)
+		}
+		for _, a := range []string{"c1@example.com", "c2@example.com"} {
+			if _, err := f.v.CheckEmail(ctx, f.carl, verify.EmailCheck{BizKey: "SIGNIN", Email: a, Code: f.sink.lastCode(a)}); err != nil {
+				t.Errorf("check %s: %v", a, err)
+			}
+		}
+		// One address held by someone else: nothing is sent to any.
+		f.clock.Advance(time.Hour)
+		_, err = f.v.SendEmail(ctx, f.carl, verify.EmailSend{BizKey: "SIGNIN", ToAddress: [][]string{{"c1@example.com"}, {"dora@example.com"}}})
+		if !errors.Is(err, verify.ErrAddressTaken) {
+			t.Fatalf("with Dora's address: %v", err)
+		}
+		if got := f.sink.sent(); got != 2 {
+			t.Errorf("%d mails after a refused send, want still 2", got)
+		}
+		for _, tc := range []struct {
+			to    [][]string
+			field string
+		}{
+			{nil, "toAddress"},
+			{[][]string{{}}, "toAddress"},
+			{[][]string{{"a@example.com", "b@example.com"}, {"c@example.com", "d@example.com", "e@example.com", "f@example.com"}}, "toAddress"},
+			{[][]string{{"a@example.com"}, {"x", "b@example.com"}}, "toAddress[1][0]"},
+			{[][]string{{"Ann <a@example.com>"}}, "toAddress[0][0]"},
+			{[][]string{{strings.Repeat("a", 95) + "@example.com"}}, "toAddress[0][0]"},
+		} {
+			_, err := f.v.SendEmail(ctx, f.carl, verify.EmailSend{BizKey: "SIGNIN", ToAddress: tc.to})
+			var ie *deskkit.InputError
+			if !errors.As(err, &ie) || ie.Field != tc.field {
+				t.Errorf("%q: %v, want an input error on %s", tc.to, err, tc.field)
+			}
+		}
+	})
+}
+
+func TestProfile(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		s := func(s string) *string { return &s }
+		d, err := f.v.UpdateProfile(ctx, f.ann, verify.Profile{FullName: s("Ann Smith"), Gender: s("FEMALE"), Avatar: s("https://example.com/a.png")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := verify.Detail{ID: 1, TenantID: 10, TenantName: "tenant 10", Username: "ann", FullName: "Ann Smith", Gender: "FEMALE",
+			Avatar: "https://example.com/a.png", Mobile: annMobile, Country: "CN", ITC: 86, Email: annEmail}
+		if diff := cmp.Diff(want, d); diff != "" {
+			t.Errorf("detail (-want +got):\n%s", diff)
+		}
+		if _, err := f.v.UpdateProfile(ctx, f.ann, verify.Profile{Username: s("bob")}); !errors.Is(err, deskkit.ErrConflict) {
+			t.Errorf("Bob's username: %v, want a conflict", err)
+		}
+		for _, tc := range []struct {
+			p     verify.Profile
+			field string
+		}{
+			{verify.Profile{Username: s(" ")}, "username"},
+			{verify.Profile{Username: s(strings.Repeat("a", 101))}, "username"},
+			{verify.Profile{FirstName: s(strings.Repeat("é", 101))}, "firstName"},
+			{verify.Profile{Title: s("a\x00b")}, "title"},
+			{verify.Profile{Landline: s(strings.Repeat("1", 41))}, "landline"},
+			{verify.Profile{Avatar: s("javascript:alert(1)")}, "avatar"},
+			{verify.Profile{Avatar: s("https://example.com/" + strings.Repeat("a", 400))}, "avatar"},
+			{verify.Profile{Address: s(strings.Repeat("a", 201))}, "address"},
+			{verify.Profile{Gender: s("male")}, "gender"},
+		} {
+			_, err := f.v.UpdateProfile(ctx, f.ann, tc.p)
+			var ie *deskkit.InputError
+			if !errors.As(err, &ie) || ie.Field != tc.field {
+				t.Errorf("%s: %v, want an input error on it", tc.field, err)
+			}
+		}
+		if got := f.dir.get(1); got.FullName != "Ann Smith" || got.Username != "ann" {
+			t.Errorf("refused updates changed the user: %+v", got)
+		}
+		tn, err := f.v.Tenant(ctx, f.ann)
+		if err != nil || tn != (verify.TenantDetail{ID: 10, Name: "tenant 10"}) {
+			t.Errorf("tenant: %+v, %v", tn, err)
+		}
+	})
+}
