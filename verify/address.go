@@ -122,6 +122,11 @@ func NormalizeEmail(field, email string) (string, error) {
 	}
 	at := strings.LastIndexByte(email, '@')
 	local, domain := email[:at], strings.ToLower(email[at+1:])
+	if strings.ContainsAny(local, "\"\\ ") {
+		// Quoted local parts are legal but no real mailbox needs one, and
+		// they would make one address look like many.
+		return "", deskkit.Invalid(field, "must be an e-mail address without quotes or spaces")
+	}
 	if !strings.Contains(domain, ".") || strings.HasPrefix(domain, "[") {
 		return "", deskkit.Invalid(field, "must have a domain name such as example.com")
 	}

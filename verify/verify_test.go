@@ -364,6 +364,7 @@ func TestEmailRecipients(t *testing.T) {
 			{[][]string{{"a@example.com", "b@example.com"}, {"c@example.com", "d@example.com", "e@example.com", "f@example.com"}}, "toAddress"},
 			{[][]string{{"a@example.com"}, {"x", "b@example.com"}}, "toAddress[1][0]"},
 			{[][]string{{"Ann <a@example.com>"}}, "toAddress[0][0]"},
+			{[][]string{{`"a b"@example.com`}}, "toAddress[0][0]"},
 			{[][]string{{strings.Repeat("a", 95) + "@example.com"}}, "toAddress[0][0]"},
 		} {
 			_, err := f.v.SendEmail(ctx, f.carl, verify.EmailSend{BizKey: "SIGNIN", ToAddress: tc.to})
