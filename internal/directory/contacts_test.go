@@ -41,11 +41,12 @@ func TestContacts(t *testing.T) {
 			t.Errorf("new user's contacts (-want +got):\n%s", diff)
 		}
 
-		got, err := d.SetContacts(ctx, tn.ID, ann.ID, directory.Contacts{Mobile: "+4915112345678", Country: "DE", Email: "Ann@Example.COM"})
+		got, err := d.SetContacts(ctx, tn.ID, ann.ID, directory.Contacts{Mobile: "+4915112345678", Country: "DE", Email: " Ann@Example.COM "})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := directory.Contacts{Mobile: "+4915112345678", Country: "DE", Email: "ann@example.com"}
+		// Trimmed, the domain lower-cased; the local part keeps its case.
+		want := directory.Contacts{Mobile: "+4915112345678", Country: "DE", Email: "Ann@example.com"}
 		if diff := cmp.Diff(want, got.Contacts()); diff != "" {
 			t.Errorf("set contacts (-want +got):\n%s", diff)
 		}
@@ -59,12 +60,13 @@ func TestContacts(t *testing.T) {
 		if u, err := d.UserByMobile(ctx, tn.ID, "+4915112345678"); err != nil || u.ID != ann.ID {
 			t.Errorf("UserByMobile = %+v, %v; want ann", u, err)
 		}
-		if u, err := d.UserByEmail(ctx, tn.ID, "ANN@example.com"); err != nil || u.ID != ann.ID {
+		if u, err := d.UserByEmail(ctx, tn.ID, "\tAnn@EXAMPLE.com "); err != nil || u.ID != ann.ID {
 			t.Errorf("UserByEmail = %+v, %v; want ann", u, err)
 		}
 		for name, lookup := range map[string]func() error{
 			"mobile in another tenant": func() error { _, err := d.UserByMobile(ctx, other.ID, "+4915112345678"); return err },
 			"unknown email":            func() error { _, err := d.UserByEmail(ctx, tn.ID, "nobody@example.com"); return err },
+			"email in another case":    func() error { _, err := d.UserByEmail(ctx, tn.ID, "ann@example.com"); return err },
 			"empty mobile":             func() error { _, err := d.UserByMobile(ctx, tn.ID, ""); return err },
 			"empty email":              func() error { _, err := d.UserByEmail(ctx, tn.ID, ""); return err },
 		} {
@@ -73,18 +75,19 @@ func TestContacts(t *testing.T) {
 			}
 		}
 
-		// Each address belongs to one user of a tenant, compared without case.
+		// Each address belongs to one user of a tenant, the domain compared
+		// without case.
 		if _, err := d.SetContacts(ctx, tn.ID, bob.ID, directory.Contacts{Mobile: "+4915112345678"}); !errors.Is(err, directory.ErrMobileTaken) || !errors.Is(err, deskkit.ErrConflict) {
 			t.Errorf("taken mobile: err = %v, want ErrMobileTaken", err)
 		}
-		if _, err := d.SetContacts(ctx, tn.ID, bob.ID, directory.Contacts{Email: "ANN@example.com"}); !errors.Is(err, directory.ErrEmailTaken) {
+		if _, err := d.SetContacts(ctx, tn.ID, bob.ID, directory.Contacts{Email: "Ann@EXAMPLE.com"}); !errors.Is(err, directory.ErrEmailTaken) {
 			t.Errorf("taken email: err = %v, want ErrEmailTaken", err)
 		}
 		if u, _ := d.User(ctx, tn.ID, bob.ID); u.Contacts() != (directory.Contacts{}) {
 			t.Errorf("a refused SetContacts changed bob: %+v", u.Contacts())
 		}
 		// The index refuses a duplicate even when the check is bypassed.
-		if _, err := db.NewUpdate().Table("deskkit_users").Set("email = ?", "ann@example.com").Where("id = ?", bob.ID).Exec(ctx); err == nil {
+		if _, err := db.NewUpdate().Table("deskkit_users").Set("email = ?", "Ann@example.com").Where("id = ?", bob.ID).Exec(ctx); err == nil {
 			t.Error("the database stored one e-mail address for two users of a tenant")
 		}
 		// The same addresses in another tenant, and for the same user again.

@@ -26,16 +26,24 @@ var (
 	ErrNotFound        = deskkit.ErrNotFound        // no such tenant, user or token
 	ErrUnauthenticated = deskkit.ErrUnauthenticated // Authenticate: unknown, revoked or expired token
 	ErrInvalid         = deskkit.ErrInvalid         // wrapped by every *deskkit.InputError
-	ErrConflict        = deskkit.ErrConflict        // matched by ErrMobileTaken and ErrEmailTaken
+	ErrConflict        = deskkit.ErrConflict        // matched by the Err...Taken errors and ErrContactChanged
 )
 
-// Errors of SetContacts for an address another user of the tenant has.
+// Errors for a username, mobile number or e-mail address another user of
+// the tenant has.
 var (
+	ErrUsernameTaken = deskkit.NewError(ErrConflict, "directory: username already in use",
+		"username is already taken by another user")
 	ErrMobileTaken = deskkit.NewError(ErrConflict, "directory: mobile already in use",
 		"mobile is already the number of another user")
 	ErrEmailTaken = deskkit.NewError(ErrConflict, "directory: email already in use",
 		"email is already the address of another user")
 )
+
+// ErrContactChanged is the error of SwapMobile and SwapEmail for a user
+// whose address is no longer the one the caller read.
+var ErrContactChanged = deskkit.NewError(ErrConflict, "directory: contact changed concurrently",
+	"the address was changed meanwhile; read it again")
 
 // Limits of the stored strings, as the tables declare them.
 const (
@@ -44,6 +52,12 @@ const (
 	MaxDisplayNameLength = 256
 	MaxAvatarLength      = 2048
 	MaxEmailLength       = 254 // RFC 5321's limit of a path
+	MaxFirstNameLength   = 100
+	MaxLastNameLength    = 100
+	MaxLandlineLength    = 40
+	MaxTitleLength       = 100
+	MaxGenderLength      = 16
+	MaxAddressLength     = 200
 )
 
 // TokenPrefix starts every token, so that a token pasted in the wrong place
@@ -63,17 +77,24 @@ type Tenant struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-// User is a user of one tenant. The contact fields are empty when unset.
+// User is a user of one tenant. The contact and profile fields are empty
+// when unset.
 type User struct {
 	ID          int64     `json:"id"`
 	TenantID    int64     `json:"tenantId"`
 	Username    string    `json:"username"`
-	DisplayName string    `json:"displayName"`
+	DisplayName string    `json:"displayName"` // the full name; "" shows the username
+	FirstName   string    `json:"firstName"`
+	LastName    string    `json:"lastName"`
 	Avatar      string    `json:"avatar"`
 	Admin       bool      `json:"admin"`
 	Mobile      string    `json:"mobile,omitempty"`  // E.164: "+4915112345678"
 	Country     string    `json:"country,omitempty"` // ISO 3166-1 alpha-2: "DE"
-	Email       string    `json:"email,omitempty"`   // lower-cased
+	Email       string    `json:"email,omitempty"`   // trimmed, the domain lower-cased
+	Landline    string    `json:"landline"`
+	Title       string    `json:"title"`
+	Gender      string    `json:"gender"`
+	Address     string    `json:"address"`
 	CreatedAt   time.Time `json:"createdAt"`
 }
 
@@ -83,9 +104,14 @@ func (u User) Principal() deskkit.Principal {
 }
 
 // Info is how the user is shown beside what they did, in the shape every
-// service shares.
+// service shares: by the display name, or by the username when the user has
+// cleared it, so that nobody is shown without a name.
 func (u User) Info() deskkit.UserInfo {
-	return deskkit.UserInfo{Name: u.DisplayName, Avatar: u.Avatar}
+	name := u.DisplayName
+	if name == "" {
+		name = u.Username
+	}
+	return deskkit.UserInfo{Name: name, Avatar: u.Avatar}
 }
 
 // Contacts returns the user's contact addresses.
@@ -103,7 +129,22 @@ type Profile struct {
 type Contacts struct {
 	Mobile  string // E.164: "+", then 2 to 15 digits, the first not 0
 	Country string // ISO 3166-1 alpha-2 in upper case: "DE"
-	Email   string // one address, no display name; stored lower-cased
+	Email   string // one address, no display name; stored trimmed, the domain lower-cased
+}
+
+// Change is a partial update of a user for UpdateUser: a nil field stays as
+// it is, a pointer to "" clears the field (but Username, which every user
+// must have).
+type Change struct {
+	Username    *string // 1 to MaxUsernameLength characters, unique in the tenant
+	DisplayName *string // the full name, up to MaxDisplayNameLength characters
+	FirstName   *string
+	LastName    *string
+	Landline    *string
+	Avatar      *string // address of an image
+	Title       *string
+	Gender      *string
+	Address     *string
 }
 
 // Role is the admin flag EnsureUserRole leaves a user with. A user the call
@@ -175,12 +216,22 @@ type userRow struct {
 	TenantID    int64     `bun:"tenant_id,notnull"`
 	Username    string    `bun:"username,notnull"`
 	DisplayName string    `bun:"display_name,notnull"`
+	FirstName   string    `bun:"first_name,notnull"`
+	LastName    string    `bun:"last_name,notnull"`
 	Avatar      string    `bun:"avatar,notnull"`
 	Admin       bool      `bun:"admin,notnull"`
 	Mobile      string    `bun:"mobile,nullzero"`
 	Country     string    `bun:"country,nullzero"`
 	Email       string    `bun:"email,nullzero"`
+	Landline    string    `bun:"landline,notnull"`
+	Title       string    `bun:"title,notnull"`
+	Gender      string    `bun:"gender,notnull"`
+	Address     string    `bun:"address,notnull"`
 	CreatedAt   time.Time `bun:"created_at,notnull"`
+}
+
+func (r *tenantRow) tenant() Tenant {
+	return Tenant{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt.UTC()}
 }
 
 func (r *userRow) user() User {
@@ -189,11 +240,17 @@ func (r *userRow) user() User {
 		TenantID:    r.TenantID,
 		Username:    r.Username,
 		DisplayName: r.DisplayName,
+		FirstName:   r.FirstName,
+		LastName:    r.LastName,
 		Avatar:      r.Avatar,
 		Admin:       r.Admin,
 		Mobile:      r.Mobile,
 		Country:     r.Country,
 		Email:       r.Email,
+		Landline:    r.Landline,
+		Title:       r.Title,
+		Gender:      r.Gender,
+		Address:     r.Address,
 		CreatedAt:   r.CreatedAt.UTC(),
 	}
 }
@@ -231,7 +288,7 @@ func (d *Directory) EnsureTenant(ctx context.Context, name string) (Tenant, erro
 	if err := d.db.NewSelect().Model(&r).Where("tn.name = ?", name).Scan(ctx); err != nil {
 		return Tenant{}, fmt.Errorf("directory: read tenant: %w", err)
 	}
-	return Tenant{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt.UTC()}, nil
+	return r.tenant(), nil
 }
 
 // EnsureUser returns the user username of the tenant, creating it if
@@ -293,9 +350,22 @@ func (d *Directory) userByName(ctx context.Context, tenantID int64, username str
 	return r, err
 }
 
+// Tenant returns tenant id, or ErrNotFound.
+func (d *Directory) Tenant(ctx context.Context, id int64) (Tenant, error) {
+	var r tenantRow
+	err := d.db.NewSelect().Model(&r).Where("tn.id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Tenant{}, fmt.Errorf("directory: tenant %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Tenant{}, fmt.Errorf("directory: read tenant: %w", err)
+	}
+	return r.tenant(), nil
+}
+
 // User returns user id of the tenant, or ErrNotFound.
 func (d *Directory) User(ctx context.Context, tenantID, id int64) (User, error) {
-	return d.userWhere(ctx, "u.tenant_id = ? AND u.id = ?", tenantID, id)
+	return userWhere(ctx, d.db, "u.tenant_id = ? AND u.id = ?", tenantID, id)
 }
 
 // UserByMobile returns the user of the tenant whose mobile number is
@@ -304,21 +374,23 @@ func (d *Directory) UserByMobile(ctx context.Context, tenantID int64, mobile str
 	if mobile == "" {
 		return User{}, fmt.Errorf("directory: empty mobile: %w", ErrNotFound)
 	}
-	return d.userWhere(ctx, "u.tenant_id = ? AND u.mobile = ?", tenantID, mobile)
+	return userWhere(ctx, d.db, "u.tenant_id = ? AND u.mobile = ?", tenantID, mobile)
 }
 
 // UserByEmail returns the user of the tenant whose e-mail address is email
-// (compared without case), or ErrNotFound.
+// normalized as the directory stores addresses (trimmed, the domain in
+// lower case), or ErrNotFound.
 func (d *Directory) UserByEmail(ctx context.Context, tenantID int64, email string) (User, error) {
+	email = normalizeEmail(email)
 	if email == "" {
 		return User{}, fmt.Errorf("directory: empty email: %w", ErrNotFound)
 	}
-	return d.userWhere(ctx, "u.tenant_id = ? AND u.email = ?", tenantID, strings.ToLower(email))
+	return userWhere(ctx, d.db, "u.tenant_id = ? AND u.email = ?", tenantID, email)
 }
 
-func (d *Directory) userWhere(ctx context.Context, where string, args ...any) (User, error) {
+func userWhere(ctx context.Context, db bun.IDB, where string, args ...any) (User, error) {
 	var r userRow
-	err := d.db.NewSelect().Model(&r).Where(where, args...).Scan(ctx)
+	err := db.NewSelect().Model(&r).Where(where, args...).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("directory: no such user: %w", ErrNotFound)
 	}
@@ -326,6 +398,14 @@ func (d *Directory) userWhere(ctx context.Context, where string, args ...any) (U
 		return User{}, fmt.Errorf("directory: read user: %w", err)
 	}
 	return r.user(), nil
+}
+
+// or is db, or the directory's database when db is nil.
+func (d *Directory) or(db bun.IDB) bun.IDB {
+	if db == nil {
+		return d.db
+	}
+	return db
 }
 
 // UpdateProfile sets how user id of the tenant is shown, and returns the
@@ -352,66 +432,278 @@ func (d *Directory) UpdateProfile(ctx context.Context, tenantID, id int64, p Pro
 	return d.User(ctx, tenantID, id)
 }
 
+// UpdateUser applies c to user id of the tenant in one UPDATE through db,
+// and returns the user as db then reads it. db may be the caller's
+// transaction, so that the change commits or rolls back with the caller's
+// other writes; nil means the directory's database. It returns an
+// *deskkit.InputError for a bad field, ErrUsernameTaken (errors.Is
+// ErrConflict) for a username another user of the tenant has, and
+// ErrNotFound if there is no such user. On PostgreSQL a username taken by a
+// concurrent transaction fails the statement and so aborts db's
+// transaction; the caller rolls it back.
+func (d *Directory) UpdateUser(ctx context.Context, db bun.IDB, tenantID, id int64, c Change) (User, error) {
+	db = d.or(db)
+	q := db.NewUpdate().Model((*userRow)(nil)).Where("u.tenant_id = ? AND u.id = ?", tenantID, id)
+	set := false
+	for _, f := range []struct {
+		field, column string
+		value         *string
+		max           int
+	}{
+		{"username", "username", c.Username, MaxUsernameLength},
+		{"displayName", "display_name", c.DisplayName, MaxDisplayNameLength},
+		{"firstName", "first_name", c.FirstName, MaxFirstNameLength},
+		{"lastName", "last_name", c.LastName, MaxLastNameLength},
+		{"landline", "landline", c.Landline, MaxLandlineLength},
+		{"avatar", "avatar", c.Avatar, MaxAvatarLength},
+		{"title", "title", c.Title, MaxTitleLength},
+		{"gender", "gender", c.Gender, MaxGenderLength},
+		{"address", "address", c.Address, MaxAddressLength},
+	} {
+		if f.value == nil {
+			continue
+		}
+		check := deskkit.CheckText
+		if f.column == "username" { // every user has one: the unique index and Info fall back on it
+			check = deskkit.CheckName
+		}
+		if err := check(f.field, *f.value, f.max); err != nil {
+			return User{}, err
+		}
+		q = q.Set("? = ?", bun.Ident(f.column), *f.value)
+		set = true
+	}
+	if !set {
+		return userWhere(ctx, db, "u.tenant_id = ? AND u.id = ?", tenantID, id)
+	}
+	if c.Username != nil {
+		// Name the conflict rather than let the unique index refuse it
+		// anonymously; the index still decides a race.
+		taken, err := db.NewSelect().Model((*userRow)(nil)).
+			Where("u.tenant_id = ? AND u.id <> ? AND u.username = ?", tenantID, id, *c.Username).
+			Exists(ctx)
+		if err != nil {
+			return User{}, fmt.Errorf("directory: read users: %w", err)
+		}
+		if taken {
+			return User{}, ErrUsernameTaken
+		}
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		if taken := takenError(err); taken != nil {
+			return User{}, taken
+		}
+		return User{}, fmt.Errorf("directory: update user: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return User{}, fmt.Errorf("directory: user %d: %w", id, ErrNotFound)
+	}
+	return userWhere(ctx, db, "u.tenant_id = ? AND u.id = ?", tenantID, id)
+}
+
 // SetContacts replaces the contact addresses of user id of the tenant (""
 // clears one) and returns the updated user. It does not verify that the user
 // can be reached there: that is the verification service's job. It returns
 // an *deskkit.InputError for a malformed address, ErrMobileTaken or
 // ErrEmailTaken (both errors.Is ErrConflict) for an address another user of
-// the tenant has, and ErrNotFound if there is no such user.
+// the tenant has, also when a concurrent writer takes it first, and
+// ErrNotFound if there is no such user.
 func (d *Directory) SetContacts(ctx context.Context, tenantID, id int64, c Contacts) (User, error) {
 	c, err := normalizeContacts(c)
 	if err != nil {
 		return User{}, err
 	}
 	err = database.RunInTx(ctx, d.db, nil, func(ctx context.Context, tx bun.Tx) error {
-		// Name the taken address rather than let the unique index refuse
-		// it anonymously; the index still decides a race.
-		for _, taken := range []struct {
-			where, value string
-			err          error
-		}{{"u.mobile = ?", c.Mobile, ErrMobileTaken}, {"u.email = ?", c.Email, ErrEmailTaken}} {
-			if taken.value == "" {
-				continue
-			}
-			exists, err := tx.NewSelect().Model((*userRow)(nil)).
-				Where("u.tenant_id = ? AND u.id <> ?", tenantID, id).
-				Where(taken.where, taken.value).
-				Exists(ctx)
-			if err != nil {
-				return err
-			}
-			if exists {
-				return taken.err
-			}
-		}
-		res, err := tx.NewUpdate().Model((*userRow)(nil)).
-			Set("mobile = ?", nullIfEmpty(c.Mobile)).
-			Set("country = ?", nullIfEmpty(c.Country)).
-			Set("email = ?", nullIfEmpty(c.Email)).
-			Where("u.tenant_id = ? AND u.id = ?", tenantID, id).
-			Exec(ctx)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err == nil && n == 0 {
-			return fmt.Errorf("directory: user %d: %w", id, ErrNotFound)
-		}
-		return nil
+		return writeContacts(ctx, tx, tenantID, id, c, mobileContact|emailContact, nil)
 	})
-	switch {
-	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound):
-		return User{}, err
-	case database.SQLSTATE(err) == "23505":
-		return User{}, fmt.Errorf("directory: contact taken concurrently: %w", ErrConflict)
-	case err != nil:
-		return User{}, fmt.Errorf("directory: set contacts: %w", err)
+	if err != nil {
+		return User{}, contactsError(err)
 	}
 	return d.User(ctx, tenantID, id)
 }
 
+// SetMobile sets the mobile number of user id of the tenant and the country
+// it belongs to ("" clears them) through db, leaving the e-mail address as
+// it is. db may be the caller's transaction; nil means the directory's
+// database. It returns the errors SetContacts does, and on PostgreSQL a
+// number taken by a concurrent transaction aborts db's transaction.
+func (d *Directory) SetMobile(ctx context.Context, db bun.IDB, tenantID, id int64, mobile, country string) error {
+	c, err := normalizeContacts(Contacts{Mobile: mobile, Country: country})
+	if err != nil {
+		return err
+	}
+	return contactsError(writeContacts(ctx, d.or(db), tenantID, id, c, mobileContact, nil))
+}
+
+// SwapMobile is SetMobile for a caller that read the user's number as old
+// ("" for none) and decided on that: it changes the number only if it is
+// still old, and returns ErrContactChanged otherwise, so that a concurrent
+// change is never silently overwritten.
+func (d *Directory) SwapMobile(ctx context.Context, db bun.IDB, tenantID, id int64, old, mobile, country string) error {
+	c, err := normalizeContacts(Contacts{Mobile: mobile, Country: country})
+	if err != nil {
+		return err
+	}
+	return contactsError(writeContacts(ctx, d.or(db), tenantID, id, c, mobileContact, &Contacts{Mobile: old}))
+}
+
+// SetEmail sets the e-mail address of user id of the tenant ("" clears it)
+// through db, leaving the mobile number as it is. db may be the caller's
+// transaction; nil means the directory's database. It returns the errors
+// SetContacts does, and on PostgreSQL an address taken by a concurrent
+// transaction aborts db's transaction.
+func (d *Directory) SetEmail(ctx context.Context, db bun.IDB, tenantID, id int64, email string) error {
+	c, err := normalizeContacts(Contacts{Email: email})
+	if err != nil {
+		return err
+	}
+	return contactsError(writeContacts(ctx, d.or(db), tenantID, id, c, emailContact, nil))
+}
+
+// SwapEmail is SetEmail for a caller that read the user's address as old
+// ("" for none): it changes the address only if it is still old (compared
+// as stored, after normalizing), and returns ErrContactChanged otherwise.
+func (d *Directory) SwapEmail(ctx context.Context, db bun.IDB, tenantID, id int64, old, email string) error {
+	c, err := normalizeContacts(Contacts{Email: email})
+	if err != nil {
+		return err
+	}
+	return contactsError(writeContacts(ctx, d.or(db), tenantID, id, c, emailContact, &Contacts{Email: normalizeEmail(old)}))
+}
+
+// The contacts writeContacts sets.
+const (
+	mobileContact = 1 << iota // the mobile number and its country
+	emailContact
+)
+
+// writeContacts stores the contacts of c (normalized) that which selects on
+// user id of the tenant, in one UPDATE through db; if old is not nil, only
+// while the user's selected addresses are still old's. It returns
+// ErrMobileTaken, ErrEmailTaken, ErrContactChanged, ErrNotFound or the
+// database's error.
+func writeContacts(ctx context.Context, db bun.IDB, tenantID, id int64, c Contacts, which int, old *Contacts) error {
+	var was Contacts
+	if old != nil {
+		was = *old
+	}
+	q := db.NewUpdate().Model((*userRow)(nil)).Where("u.tenant_id = ? AND u.id = ?", tenantID, id)
+	for _, f := range []struct {
+		contact            int
+		column, value, was string
+		taken              error // for a value another user has; nil if values may repeat
+	}{
+		{mobileContact, "mobile", c.Mobile, was.Mobile, ErrMobileTaken},
+		{mobileContact, "country", c.Country, "", nil},
+		{emailContact, "email", c.Email, was.Email, ErrEmailTaken},
+	} {
+		if which&f.contact == 0 {
+			continue
+		}
+		q = q.Set("? = ?", bun.Ident(f.column), nullIfEmpty(f.value))
+		if f.taken == nil {
+			continue
+		}
+		if old != nil {
+			q = q.Where("COALESCE(?, '') = ?", bun.Ident("u."+f.column), f.was)
+		}
+		if f.value == "" {
+			continue
+		}
+		// Name the taken address rather than let the unique index refuse
+		// it anonymously; the index still decides a race (takenError).
+		exists, err := db.NewSelect().Model((*userRow)(nil)).
+			Where("u.tenant_id = ? AND u.id <> ?", tenantID, id).
+			Where("? = ?", bun.Ident("u."+f.column), f.value).
+			Exists(ctx)
+		if err != nil {
+			return err
+		}
+		if exists {
+			return f.taken
+		}
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		if taken := takenError(err); taken != nil {
+			return taken
+		}
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return err
+	}
+	if old != nil {
+		// Nothing matched: the user is missing, or has another address now.
+		exists, err := db.NewSelect().Model((*userRow)(nil)).Where("u.tenant_id = ? AND u.id = ?", tenantID, id).Exists(ctx)
+		if err != nil {
+			return err
+		}
+		if exists {
+			return ErrContactChanged
+		}
+	}
+	return fmt.Errorf("directory: user %d: %w", id, ErrNotFound)
+}
+
+// contactsError is err of a contact write as the caller gets it: the
+// directory's own errors as they are, the database's with context.
+func contactsError(err error) error {
+	if err == nil || errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("directory: set contacts: %w", err)
+}
+
+// uniqueIndexes are the unique indexes over what a user may change, each
+// with the error that names what was taken. PostgreSQL reports the index's
+// name, SQLite its columns ("UNIQUE constraint failed:
+// deskkit_users.tenant_id, deskkit_users.email").
+var uniqueIndexes = []struct {
+	name, column string
+	err          error
+}{
+	{"deskkit_users_username_unique", "deskkit_users.username", ErrUsernameTaken},
+	{"deskkit_users_mobile_unique", "deskkit_users.mobile", ErrMobileTaken},
+	{"deskkit_users_email_unique", "deskkit_users.email", ErrEmailTaken},
+}
+
+// takenError returns the error naming what a unique index refused when err
+// is such a refusal (a writer that passed the check lost the race to
+// another), and nil otherwise. The drivers are matched by their methods, as
+// the directory imports no driver.
+func takenError(err error) error {
+	var (
+		pg     interface{ Field(byte) string } // pgdriver.Error
+		sqlite interface{ Code() int }         // *sqlite.Error of modernc.org/sqlite
+		match  func(name, column string) bool
+	)
+	switch {
+	case database.SQLSTATE(err) == "23505" && errors.As(err, &pg):
+		index := pg.Field('n')
+		match = func(name, _ string) bool { return index == name }
+	case errors.As(err, &sqlite) && sqlite.Code()&0xff == sqliteConstraint &&
+		strings.Contains(err.Error(), "UNIQUE constraint failed"):
+		msg := err.Error()
+		match = func(_, column string) bool { return strings.Contains(msg, column) }
+	default:
+		return nil
+	}
+	for _, ix := range uniqueIndexes {
+		if match(ix.name, ix.column) {
+			return ix.err
+		}
+	}
+	return fmt.Errorf("directory: %w: %w", ErrConflict, err)
+}
+
+// sqliteConstraint is SQLITE_CONSTRAINT, the primary result code of every
+// constraint violation (SQLITE_CONSTRAINT_UNIQUE is 2067 = 19 | 8<<8).
+const sqliteConstraint = 19
+
 // normalizeContacts checks c and returns it as stored: the e-mail address
-// lower-cased, since virtually every mail system treats addresses without
-// case and two users differing only in case would make lookups ambiguous.
+// as normalizeEmail makes it.
 func normalizeContacts(c Contacts) (Contacts, error) {
 	if c.Mobile != "" && !isE164(c.Mobile) {
 		return c, deskkit.Invalid("mobile", "must be an E.164 number: + and 2 to 15 digits, the first not 0")
@@ -419,6 +711,7 @@ func normalizeContacts(c Contacts) (Contacts, error) {
 	if c.Country != "" && !(len(c.Country) == 2 && isUpperASCII(c.Country[0]) && isUpperASCII(c.Country[1])) {
 		return c, deskkit.Invalid("country", "must be an ISO 3166-1 alpha-2 code in upper case, such as DE")
 	}
+	c.Email = normalizeEmail(c.Email)
 	if c.Email != "" {
 		if err := deskkit.CheckText("email", c.Email, MaxEmailLength); err != nil {
 			return c, err
@@ -427,9 +720,19 @@ func normalizeContacts(c Contacts) (Contacts, error) {
 		if at < 1 || at == len(c.Email)-1 || strings.ContainsAny(c.Email, " <>,;\"") {
 			return c, deskkit.Invalid("email", "must be an address such as ann@example.com")
 		}
-		c.Email = strings.ToLower(c.Email)
 	}
 	return c, nil
+}
+
+// normalizeEmail trims the spaces around an address and lower-cases its
+// domain, which DNS compares without case. The local part keeps its case:
+// it belongs to the receiving mail system, which may tell cases apart.
+func normalizeEmail(s string) string {
+	s = strings.TrimSpace(s)
+	if at := strings.LastIndexByte(s, '@'); at >= 0 {
+		s = s[:at+1] + strings.ToLower(s[at+1:])
+	}
+	return s
 }
 
 func isE164(s string) bool {
@@ -620,13 +923,13 @@ func (d *Directory) ResolveUsers(ctx context.Context, tenantID int64, ids []int6
 	}
 	var rows []userRow
 	if err := d.db.NewSelect().Model(&rows).
-		Column("id", "display_name", "avatar").
+		Column("id", "username", "display_name", "avatar").
 		Where("u.tenant_id = ? AND u.id IN (?)", tenantID, bun.List(ids)).
 		Scan(ctx); err != nil {
 		return nil, fmt.Errorf("directory: resolve users: %w", err)
 	}
 	for _, r := range rows {
-		out[r.ID] = deskkit.UserInfo{Name: r.DisplayName, Avatar: r.Avatar}
+		out[r.ID] = r.user().Info()
 	}
 	return out, nil
 }

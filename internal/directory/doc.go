@@ -10,7 +10,9 @@
 // httpapi.Authenticator directly (the method set is all deskkit types).
 // Each service's own hook is met by a small adapter in the composition root
 // (examples/server/adapters.go): trash.UserResolver by trashUsers, over
-// ResolveUsers, which returns the shared deskkit.UserInfo.
+// ResolveUsers, which returns the shared deskkit.UserInfo; verify.Directory
+// by verifyUsers, over User, Tenant, UserByMobile, UserByEmail, UpdateUser,
+// SwapMobile and SwapEmail.
 //
 // A host that has its own users implements those hooks itself. A host that
 // has none (the reference server, the tests, a quick start) uses a
@@ -29,9 +31,19 @@
 //
 // # Users and roles
 //
-// Names (tenant, username, display name) follow deskkit.CheckName, the one
-// rule every service shares: valid UTF-8, not blank, no control characters,
-// a bounded length.
+// Names (tenant, username) follow deskkit.CheckName, the one rule every
+// service shares: valid UTF-8, not blank, no control characters, a bounded
+// length. The profile fields (display name, first and last name, landline,
+// avatar, title, gender, address) follow deskkit.CheckText, which also lets
+// them be empty. The display name is the user's full name; a user who has
+// none is shown by the username (User.Info, ResolveUsers). UpdateProfile
+// still requires a display name; UpdateUser changes any subset of a user's
+// fields, a username included, in one statement.
+//
+// UpdateUser, SetMobile, SetEmail, SwapMobile and SwapEmail take a
+// bun.IDB, so that a caller (the verification service, spending a code) can
+// change a user inside its own transaction, committing or rolling back with
+// its other writes; nil means the directory's database.
 //
 // A user's admin flag changes only when a caller says so. EnsureUserRole
 // takes a Role: its zero value creates a non-admin and leaves an existing
@@ -47,11 +59,18 @@
 // (ISO 3166-1 alpha-2, "DE") and an e-mail address, each optional (NULL in
 // the table). A mobile number or e-mail address belongs to at most one user
 // of a tenant, enforced by partial unique indexes over the non-NULL values,
-// so any number of users may have none. E-mail addresses are stored
-// lower-cased: virtually every mail system ignores case, and two users
-// differing only in case would make UserByEmail ambiguous. SetContacts
-// checks the form of each address; it does not verify that the user can be
-// reached there (that is the verification service's job).
+// so any number of users may have none. E-mail addresses are stored trimmed,
+// with the domain lower-cased (DNS ignores its case); the local part keeps
+// its case, which belongs to the receiving mail system. UserByEmail
+// normalizes its argument the same way. SetContacts and the Set and Swap
+// methods check the form of each address; they do not verify that the user
+// can be reached there (that is the verification service's job). An
+// address another user of the tenant has is refused with ErrMobileTaken or
+// ErrEmailTaken, whether the check before the write finds it or the unique
+// index refuses a concurrent writer's. SwapMobile and SwapEmail change an
+// address only if it is still the one the caller read (ErrContactChanged
+// otherwise): a caller that proved something about the old address, such
+// as a code sent there, must not have it apply to one changed meanwhile.
 //
 // # Tokens
 //
@@ -82,8 +101,10 @@
 //
 // Methods return *deskkit.InputError (errors.Is ErrInvalid) naming the
 // argument that breaks a rule; ErrNotFound for a tenant, user or token that
-// does not exist; ErrMobileTaken and ErrEmailTaken (errors.Is ErrConflict)
-// from SetContacts for an address another user of the tenant has; and
+// does not exist; ErrUsernameTaken, ErrMobileTaken and ErrEmailTaken
+// (errors.Is ErrConflict) for a username or address another user of the
+// tenant has; ErrContactChanged (errors.Is ErrConflict) from SwapMobile and
+// SwapEmail for an address that changed since the caller read it; and
 // ErrUnauthenticated from Authenticate for a token it does not accept
 // (malformed, unknown, revoked or expired). Other errors come from the
 // database.
