@@ -65,6 +65,9 @@ func jsonError(err error) error {
 }
 
 func jsonKind(e *json.UnmarshalTypeError) string {
+	if e.Type == digitsType {
+		return "digits, written as a number or a string"
+	}
 	switch e.Type.Kind().String() {
 	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
 		if strings.HasPrefix(e.Value, "number") {

@@ -14,6 +14,7 @@ import (
 	"github.com/deskkit/deskkit/envelope"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/ratelog"
+	"github.com/deskkit/deskkit/verify"
 )
 
 // Error keys of ext.eKey. They are part of the API: clients may switch on them.
@@ -28,6 +29,18 @@ const (
 	KeyRouteNotFound      = "route_not_found"
 	KeyMethodNotAllowed   = "method_not_allowed"
 	KeyInternal           = "internal_error"
+
+	// The verification service's own keys.
+	KeyCodeWrong         = "verification_code_wrong"
+	KeyCodeExpired       = "verification_code_expired"
+	KeyCodeMissing       = "verification_code_missing"
+	KeyCodeExhausted     = "verification_code_exhausted"
+	KeyTooManyFailures   = "verification_failures_exceeded"
+	KeySendFailed        = "verification_send_failed"
+	KeyAddressTaken      = "verification_address_taken"
+	KeyAlreadyBound      = "verification_already_bound"
+	KeyNotBound          = "verification_not_bound"
+	KeyLinkSecretRefused = "link_secret_invalid"
 )
 
 // errorRow is how one kind of error is answered.
@@ -55,6 +68,16 @@ func is(target error) func(error) bool {
 // step.
 var errorTable = []errorRow{
 	// Service rows go here, above the classes they also match.
+	{match: is(verify.ErrCodeWrong), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyCodeWrong},
+	{match: is(verify.ErrCodeExpired), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyCodeExpired},
+	{match: is(verify.ErrCodeMissing), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyCodeMissing},
+	{match: is(verify.ErrCodeExhausted), status: http.StatusTooManyRequests, code: envelope.CodeQuota, key: KeyCodeExhausted},
+	{match: is(verify.ErrTooManyFailures), status: http.StatusTooManyRequests, code: envelope.CodeQuota, key: KeyTooManyFailures},
+	{match: is(verify.ErrSendFailed), status: http.StatusBadGateway, code: envelope.CodeSystem, key: KeySendFailed},
+	{match: is(verify.ErrAddressTaken), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyAddressTaken},
+	{match: is(verify.ErrAlreadyBound), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyAlreadyBound},
+	{match: is(verify.ErrNotBound), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyNotBound},
+	{match: is(verify.ErrLinkSecret), status: http.StatusForbidden, code: envelope.CodeBusiness, key: KeyLinkSecretRefused},
 	{match: is(deskkit.ErrInvalid), status: http.StatusBadRequest, code: envelope.CodeProtocol, key: KeyValidation, msg: "the request is not valid"},
 	{match: is(deskkit.ErrUnauthenticated), status: http.StatusUnauthorized, code: envelope.CodeProtocol, key: KeyUnauthorized, msg: "a valid bearer token is required"},
 	{match: is(deskkit.ErrForbidden), status: http.StatusForbidden, code: envelope.CodeBusiness, key: KeyForbidden, msg: "you may not do this"},

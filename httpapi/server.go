@@ -14,6 +14,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/ratelog"
 	"github.com/deskkit/deskkit/trash"
+	"github.com/deskkit/deskkit/verify"
 )
 
 // Prefix is where every route is mounted.
@@ -48,6 +49,7 @@ type Authenticator interface {
 type Config struct {
 	Authenticator Authenticator // required
 	Trash         *trash.Trash
+	Verifier      *verify.Verifier
 	Logger        *slog.Logger     // unexpected errors go here; slog.Default if nil
 	Now           func() time.Time // the clock of envelope datetimes and outage logging; time.Now if nil
 	MaxBodyBytes  int64            // DefaultMaxBodyBytes if 0
@@ -131,6 +133,11 @@ func New(cfg *Config) (*Server, error) {
 	s.add(Operation{ID: "getOpenAPIDocument", Method: http.MethodGet, Path: "/openapi.json", serve: s.serveDocument})
 	if c.Trash != nil {
 		for _, op := range trashRoutes(c.Trash) {
+			s.add(op)
+		}
+	}
+	if c.Verifier != nil {
+		for _, op := range verifyRoutes(c.Verifier) {
 			s.add(op)
 		}
 	}
