@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/trash"
+	"github.com/deskkit/deskkit/verify"
 )
 
 // The adapters that make the one user directory serve each service in that
@@ -26,4 +31,95 @@ var _ trash.UserResolver = trashUsers{}
 // the directory's display name and avatar. Unknown ids are left out.
 func (u trashUsers) ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
 	return u.d.ResolveUsers(ctx, tenantID, ids)
+}
+
+// verifyUsers makes the directory the verification service's Directory.
+// The Verifier calls a user's display name FullName; the directory's errors
+// already match deskkit.ErrNotFound and deskkit.ErrConflict, so they pass
+// through unchanged.
+type verifyUsers struct{ d *directory.Directory }
+
+var _ verify.Directory = verifyUsers{}
+
+// User returns user userID of the tenant.
+func (u verifyUsers) User(ctx context.Context, tenantID, userID int64) (verify.User, error) {
+	du, err := u.d.User(ctx, tenantID, userID)
+	if err != nil {
+		return verify.User{}, err
+	}
+	return verify.User{
+		ID:        du.ID,
+		TenantID:  du.TenantID,
+		Username:  du.Username,
+		FirstName: du.FirstName,
+		LastName:  du.LastName,
+		FullName:  du.DisplayName,
+		Mobile:    du.Mobile,
+		Country:   du.Country,
+		Email:     du.Email,
+		Landline:  du.Landline,
+		Avatar:    du.Avatar,
+		Title:     du.Title,
+		Gender:    du.Gender,
+		Address:   du.Address,
+	}, nil
+}
+
+// Tenant returns the tenant.
+func (u verifyUsers) Tenant(ctx context.Context, tenantID int64) (verify.Tenant, error) {
+	t, err := u.d.Tenant(ctx, tenantID)
+	if err != nil {
+		return verify.Tenant{}, err
+	}
+	return verify.Tenant{ID: t.ID, Name: t.Name}, nil
+}
+
+// Holder returns the id of the user of the tenant whose mobile number (SMS)
+// or e-mail address is address, or 0 if none has it.
+func (u verifyUsers) Holder(ctx context.Context, tenantID int64, k verify.Kind, address string) (int64, error) {
+	var (
+		du  directory.User
+		err error
+	)
+	switch k {
+	case verify.KindSMS:
+		du, err = u.d.UserByMobile(ctx, tenantID, address)
+	case verify.KindEmail:
+		du, err = u.d.UserByEmail(ctx, tenantID, address)
+	default:
+		return 0, fmt.Errorf("verifyUsers: unknown kind of address %q", k)
+	}
+	if errors.Is(err, directory.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return du.ID, nil
+}
+
+// UpdateProfile applies p to the user through db, in one statement.
+func (u verifyUsers) UpdateProfile(ctx context.Context, db bun.IDB, tenantID, userID int64, p verify.Profile) error {
+	_, err := u.d.UpdateUser(ctx, db, tenantID, userID, directory.Change{
+		Username:    p.Username,
+		DisplayName: p.FullName,
+		FirstName:   p.FirstName,
+		LastName:    p.LastName,
+		Landline:    p.Landline,
+		Avatar:      p.Avatar,
+		Title:       p.Title,
+		Gender:      p.Gender,
+		Address:     p.Address,
+	})
+	return err
+}
+
+// SetMobile replaces the user's mobile number old with mobile, through db.
+func (u verifyUsers) SetMobile(ctx context.Context, db bun.IDB, tenantID, userID int64, old, mobile, country string) error {
+	return u.d.SwapMobile(ctx, db, tenantID, userID, old, mobile, country)
+}
+
+// SetEmail replaces the user's e-mail address old with email, through db.
+func (u verifyUsers) SetEmail(ctx context.Context, db bun.IDB, tenantID, userID int64, old, email string) error {
+	return u.d.SwapEmail(ctx, db, tenantID, userID, old, email)
 }

@@ -80,6 +80,7 @@ import (
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/trash"
+	"github.com/deskkit/deskkit/verify"
 )
 
 // Defaults of the flags.
@@ -254,6 +255,9 @@ func migrateAll(ctx context.Context, db *bun.DB) error {
 	}
 	if err := directory.Migrate(ctx, db); err != nil {
 		return fmt.Errorf("migrate directory: %w", err)
+	}
+	if err := verify.Migrate(ctx, db); err != nil {
+		return fmt.Errorf("migrate verify: %w", err)
 	}
 	if err := migrateDemo(ctx, db); err != nil {
 		return fmt.Errorf("migrate demo host: %w", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/internal/ratelog"
 	"github.com/deskkit/deskkit/trash"
+	"github.com/deskkit/deskkit/verify"
 )
 
 // Timeouts of the HTTP server. ReadHeaderTimeout bounds slow-header
@@ -65,6 +66,7 @@ type serveConfig struct {
 	demo           bool
 	db             database.Options // pool size and statement timeout; 0 means deskkit's defaults
 	requestTimeout time.Duration    // httpapi.DefaultRequestTimeout if 0
+	verify         verifyConfig
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, logger *slog.Logger) error {
@@ -77,13 +79,17 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs.fromEnv("retention", envRetention)
 	fs.BoolVar(&cfg.demo, "demo", true, "create the demo tenant and admin user; print a token for it on first start")
 	fs.fromEnv("demo", envDemo)
-	fs.Var(poolSizeFlag{&cfg.db.MaxOpenConns}, "db-max-conns", "most database connections the server opens; 0 means 4 x GOMAXPROCS")
+	fs.Var(countFlag{&cfg.db.MaxOpenConns}, "db-max-conns", "most database connections the server opens; 0 means 4 x GOMAXPROCS")
 	fs.fromEnv("db-max-conns", envDBMaxConns)
 	fs.Var(durationFlag{&cfg.db.StatementTimeout}, "db-statement-timeout", "PostgreSQL statement_timeout of every connection; 0 means "+database.DefaultStatementTimeout.String())
 	fs.fromEnv("db-statement-timeout", envDBStatementTimeout)
 	fs.Var(durationFlag{&cfg.requestTimeout}, "request-timeout", "deadline of every API request, past which it answers 503; 0 means "+httpapi.DefaultRequestTimeout.String())
 	fs.fromEnv("request-timeout", envRequestTimeout)
+	verifyEnv := addVerifyFlags(fs, &cfg.verify)
 	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := verifyEnv(); err != nil {
 		return err
 	}
 	cfg.databaseURL = *dbURL
@@ -98,7 +104,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 		return err
 	}
 	defer db.Close()
-	a, err := newApp(db, appConfig{Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout})
+	a, err := newApp(db, appConfig{Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout, Verify: cfg.verify})
 	if err != nil {
 		return err
 	}
@@ -123,6 +129,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	}
 	base := baseURL(ln.Addr())
 	logger.InfoContext(ctx, "listening", slog.String("addr", ln.Addr().String()), slog.String("retention", cfg.retention.String()))
+	logger.InfoContext(ctx, "verification codes", cfg.verify.describe()...)
 	fmt.Fprintf(stdout, "deskkit is listening on %s\n", base)
 	if cfg.demo {
 		printDemoAccess(stdout, base, token)
@@ -136,6 +143,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 		defer ticker.Stop()
 		wg.Go(func() { purgeLoop(loopCtx, a.trash, ticker.C, logger) })
 	}
+	verifyTicker := time.NewTicker(verifyInterval)
+	defer verifyTicker.Stop()
+	wg.Go(func() { verifyLoop(loopCtx, a.verify, verifyTicker.C, logger) })
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -189,20 +199,21 @@ func openDBWith(ctx context.Context, rawURL string, o database.Options) (*bun.DB
 	return db, nil
 }
 
-// poolSizeFlag is a pool size: a non-negative integer, 0 for the default.
-type poolSizeFlag struct{ n *int }
+// countFlag is a count (a pool size, a limit): a non-negative integer, 0
+// for the default.
+type countFlag struct{ n *int }
 
-func (f poolSizeFlag) String() string {
+func (f countFlag) String() string {
 	if f.n == nil {
 		return "0"
 	}
 	return strconv.Itoa(*f.n)
 }
 
-func (f poolSizeFlag) Set(s string) error {
+func (f countFlag) Set(s string) error {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
-		return errors.New("must be a number of connections, 0 for the default")
+		return errors.New("must be a whole number, 0 for the default")
 	}
 	*f.n = n
 	return nil
@@ -214,6 +225,7 @@ type appConfig struct {
 	Now            func() time.Time // time.Now if nil
 	Retention      time.Duration
 	RequestTimeout time.Duration // httpapi.DefaultRequestTimeout if 0
+	Verify         verifyConfig  // the zero value: log senders, the secret kept in the database
 }
 
 // app is the server's services wired together over one migrated database.
@@ -221,6 +233,7 @@ type app struct {
 	db      *bun.DB
 	dir     *directory.Directory
 	trash   *trash.Trash
+	verify  *verify.Verifier
 	demo    *demoHost
 	handler http.Handler
 }
@@ -245,8 +258,12 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 		return nil, err
 	}
 	demo.trash = tr
+	v, err := newVerifier(db, verifyUsers{dir}, cfg)
+	if err != nil {
+		return nil, err
+	}
 	api, err := httpapi.New(&httpapi.Config{
-		Authenticator: dir, Trash: tr, Logger: cfg.Logger, Now: cfg.Now, RequestTimeout: cfg.RequestTimeout,
+		Authenticator: dir, Trash: tr, Verifier: v, Logger: cfg.Logger, Now: cfg.Now, RequestTimeout: cfg.RequestTimeout,
 	})
 	if err != nil {
 		return nil, err
@@ -254,7 +271,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	demo.mount(api)
 	ready := &readiness{db: db, logger: cfg.Logger}
 	h := routes(api, ready)
-	return &app{db: db, dir: dir, trash: tr, demo: demo, handler: accessLog(cfg.Logger, cfg.Now, h)}, nil
+	return &app{db: db, dir: dir, trash: tr, verify: v, demo: demo, handler: accessLog(cfg.Logger, cfg.Now, h)}, nil
 }
 
 // routes answers the two probes itself and hands every other request to

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deskkit/deskkit/internal/directory"
+	"github.com/deskkit/deskkit/verify"
 )
 
 // maxTokenInput bounds what token -revoke reads from stdin: a token is 46
@@ -27,13 +28,16 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	admin := fs.Bool("admin", false, "-admin makes the user an admin, -admin=false a non-admin; without it a new user is a non-admin and an existing one keeps its role")
 	var ttl time.Duration
 	fs.Var(durationFlag{&ttl}, "ttl", "lifetime of the token, e.g. 720h; 0 never expires")
+	email := fs.String("email", "", "set the user's e-mail address (without verification: the operator vouches for it)")
+	mobile := fs.String("mobile", "", "set the user's mobile number, in any form valid for -country")
+	country := fs.String("country", "", "ISO 3166-1 region of -mobile, such as CN or US")
 	revoke := fs.Bool("revoke", false, "revoke the token read from stdin (its first line) instead of issuing one")
 	dbURL := fs.databaseURL()
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *revoke {
-		for _, name := range []string{"tenant", "username", "admin", "ttl"} {
+		for _, name := range []string{"tenant", "username", "admin", "ttl", "email", "mobile", "country"} {
 			if fs.given(name) {
 				return fmt.Errorf("-revoke takes the token on stdin and no -%s", name)
 			}
@@ -45,6 +49,21 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return errors.New("-tenant is required")
 	case *username == "":
 		return errors.New("-username is required")
+	case (*mobile == "") != (*country == ""):
+		return errors.New("-mobile and -country go together")
+	}
+	var m verify.Mobile
+	if *mobile != "" {
+		var err error
+		if m, err = verify.NormalizeMobile(*mobile, *country); err != nil {
+			return fmt.Errorf("-mobile, -country: %w", err)
+		}
+	}
+	if *email != "" {
+		var err error
+		if *email, err = verify.NormalizeEmail("email", *email); err != nil {
+			return fmt.Errorf("-email: %w", err)
+		}
 	}
 	// Without -admin the role stays as it is: leaving a flag out must not
 	// demote an admin.
@@ -73,6 +92,18 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return fmt.Errorf("-username: %w", err)
 	}
+	if m.E164 != "" {
+		if err := dir.SetMobile(ctx, nil, tenant.ID, user.ID, m.E164, m.Country); err != nil {
+			return fmt.Errorf("-mobile: %w", err)
+		}
+		user.Mobile = m.E164
+	}
+	if *email != "" {
+		if err := dir.SetEmail(ctx, nil, tenant.ID, user.ID, *email); err != nil {
+			return fmt.Errorf("-email: %w", err)
+		}
+		user.Email = *email
+	}
 	token, err := dir.IssueTokenTTL(ctx, user, ttl)
 	if err != nil {
 		return err
@@ -81,6 +112,7 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		slog.String("tenant", tenant.Name), slog.Int64("tenantId", tenant.ID),
 		slog.String("username", user.Username), slog.Int64("userId", user.ID), slog.Bool("admin", user.Admin),
 		slog.String("ttl", readableDuration(ttl)),
+		slog.String("mobile", user.Mobile), slog.String("email", user.Email),
 	}
 	if ttl > 0 {
 		attrs = append(attrs, slog.String("expiresAt", expiresAt(now, ttl).Format(time.RFC3339)))

@@ -1,0 +1,1 @@
+DROP TABLE deskkit_server_secret;

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit/verify"
+)
+
+// Environment variables of the verification service. Secrets (the server
+// secret, the SMTP password, the Twilio token) come from the environment
+// only: a flag would show them in every process listing.
+const (
+	envSecret           = "DESKKIT_SECRET"
+	envSecretPrevious   = "DESKKIT_SECRET_PREVIOUS"
+	envSMTPAddr         = "DESKKIT_SMTP_ADDR"
+	envSMTPFrom         = "DESKKIT_SMTP_FROM"
+	envSMTPUsername     = "DESKKIT_SMTP_USERNAME"
+	envSMTPPassword     = "DESKKIT_SMTP_PASSWORD"
+	envSMTPTLS          = "DESKKIT_SMTP_TLS"
+	envSMSProvider      = "DESKKIT_SMS_PROVIDER"
+	envSMSHTTPURL       = "DESKKIT_SMS_HTTP_URL"
+	envTwilioAccountSID = "DESKKIT_TWILIO_ACCOUNT_SID"
+	envTwilioAuthToken  = "DESKKIT_TWILIO_AUTH_TOKEN"
+	envTwilioFrom       = "DESKKIT_TWILIO_FROM"
+	envTwilioBaseURL    = "DESKKIT_TWILIO_BASE_URL"
+	envDevLogCodes      = "DESKKIT_DEV_LOG_CODES"
+	envCodeTTL          = "DESKKIT_CODE_TTL"
+	envResendInterval   = "DESKKIT_RESEND_INTERVAL"
+	envSendsPerHour     = "DESKKIT_SENDS_PER_HOUR"
+	envSendsPerDay      = "DESKKIT_SENDS_PER_DAY"
+	envFailuresPerDay   = "DESKKIT_FAILURES_PER_DAY"
+)
+
+// defaultSMTPFrom is the sender when none is configured.
+const defaultSMTPFrom = "deskkit <noreply@localhost>"
+
+// verifyConfig is how the server sends codes.
+type verifyConfig struct {
+	secret, previous []byte // nil: the secret kept in the database
+	smtp             verify.SMTPConfig
+	smsProvider      string // log, http or twilio
+	smsHTTPURL       string
+	twilio           verify.TwilioConfig
+	devLogCodes      bool // the log senders show codes: development only
+	// limits holds the code lifetime and the rate limits; zero fields are
+	// the Verifier's defaults.
+	limits verify.Config
+}
+
+// addVerifyFlags declares the flags of the non-secret settings on fs, and
+// returns a function that completes cfg from the environment once fs is
+// parsed.
+func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
+	fs.StringVar(&cfg.smtp.Addr, "smtp-addr", "", "SMTP server host:port; without it e-mail is only logged")
+	fs.fromEnv("smtp-addr", envSMTPAddr)
+	fs.StringVar(&cfg.smtp.From, "smtp-from", defaultSMTPFrom, "sender of e-mail")
+	fs.fromEnv("smtp-from", envSMTPFrom)
+	fs.StringVar(&cfg.smtp.Username, "smtp-username", "", "SMTP AUTH user name (the password comes from "+envSMTPPassword+")")
+	fs.fromEnv("smtp-username", envSMTPUsername)
+	tlsMode := fs.String("smtp-tls", "", "none, starttls or tls; default none for a loopback server, starttls otherwise")
+	fs.fromEnv("smtp-tls", envSMTPTLS)
+	fs.StringVar(&cfg.smsProvider, "sms-provider", "log", "log, http or twilio")
+	fs.fromEnv("sms-provider", envSMSProvider)
+	fs.StringVar(&cfg.smsHTTPURL, "sms-http-url", "", "URL the http provider POSTs each message to")
+	fs.fromEnv("sms-http-url", envSMSHTTPURL)
+	fs.StringVar(&cfg.twilio.AccountSID, "twilio-account-sid", "", "Twilio account SID (the token comes from "+envTwilioAuthToken+")")
+	fs.fromEnv("twilio-account-sid", envTwilioAccountSID)
+	fs.StringVar(&cfg.twilio.From, "twilio-from", "", "Twilio sender: an E.164 number or a Messaging Service SID")
+	fs.fromEnv("twilio-from", envTwilioFrom)
+	fs.StringVar(&cfg.twilio.BaseURL, "twilio-base-url", "", "Twilio API root (https://api.twilio.com)")
+	fs.fromEnv("twilio-base-url", envTwilioBaseURL)
+	fs.BoolVar(&cfg.devLogCodes, "dev-log-codes", false, "development only: the log senders log codes in clear")
+	fs.fromEnv("dev-log-codes", envDevLogCodes)
+	fs.Var(durationFlag{&cfg.limits.CodeTTL}, "code-ttl", "how long a code is valid, at most 10m; 0 means "+verify.DefaultCodeTTL.String())
+	fs.fromEnv("code-ttl", envCodeTTL)
+	fs.Var(durationFlag{&cfg.limits.ResendInterval}, "resend-interval", "at most one code per bizKey and address within it; 0 means "+verify.DefaultResendInterval.String())
+	fs.fromEnv("resend-interval", envResendInterval)
+	fs.Var(countFlag{&cfg.limits.SendsPerHour}, "sends-per-hour", "codes one address may get in an hour; 0 means "+strconv.Itoa(verify.DefaultSendsPerHour))
+	fs.fromEnv("sends-per-hour", envSendsPerHour)
+	fs.Var(countFlag{&cfg.limits.SendsPerDay}, "sends-per-day", "codes one user may request in a day; 0 means "+strconv.Itoa(verify.DefaultSendsPerDay))
+	fs.fromEnv("sends-per-day", envSendsPerDay)
+	fs.Var(countFlag{&cfg.limits.FailuresPerDay}, "failures-per-day", "wrong codes one user may enter in a day; 0 means "+strconv.Itoa(verify.DefaultFailuresPerDay))
+	fs.fromEnv("failures-per-day", envFailuresPerDay)
+	return func() error {
+		cfg.smtp.Password = fs.getenv(envSMTPPassword)
+		cfg.twilio.AuthToken = fs.getenv(envTwilioAuthToken)
+		if s := fs.getenv(envSecret); s != "" {
+			cfg.secret = []byte(s)
+		}
+		if s := fs.getenv(envSecretPrevious); s != "" {
+			cfg.previous = []byte(s)
+		}
+		for name, s := range map[string][]byte{envSecret: cfg.secret, envSecretPrevious: cfg.previous} {
+			if s != nil && len(s) < verify.MinSecretLength {
+				return fmt.Errorf("%s must be at least %d characters; make one with: openssl rand -hex 32", name, verify.MinSecretLength)
+			}
+		}
+		cfg.smtp.TLS = verify.SMTPTLS(*tlsMode)
+		if cfg.smtp.Addr != "" && *tlsMode == "" {
+			cfg.smtp.TLS = verify.SMTPTLSStartTLS
+			if host, _, err := net.SplitHostPort(cfg.smtp.Addr); err == nil && isLoopback(host) {
+				cfg.smtp.TLS = verify.SMTPTLSNone
+			}
+		}
+		if cfg.limits.CodeTTL > verify.MaxCodeTTL {
+			return fmt.Errorf("-code-ttl (%s) must be at most %s", envCodeTTL, verify.MaxCodeTTL)
+		}
+		switch cfg.smsProvider {
+		case "log", "http", "twilio":
+		default:
+			return fmt.Errorf("-sms-provider (%s) must be log, http or twilio, not %q", envSMSProvider, cfg.smsProvider)
+		}
+		return nil
+	}
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// senders builds the SMS sender and the mailer cfg names. Nothing
+// configured means the log senders: the server runs on a fresh machine, and
+// says in its log where codes went.
+func (cfg verifyConfig) senders(logger *slog.Logger) (verify.SMSSender, verify.Mailer, error) {
+	logSender := verify.LogSender{Logger: logger, ShowCodes: cfg.devLogCodes}
+	var sms verify.SMSSender = logSender
+	var mail verify.Mailer = logSender
+	switch cfg.smsProvider {
+	case "http":
+		s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: cfg.smsHTTPURL})
+		if err != nil {
+			return nil, nil, fmt.Errorf("-sms-http-url (%s): %w", envSMSHTTPURL, err)
+		}
+		sms = s
+	case "twilio":
+		s, err := verify.NewTwilioSMSSender(cfg.twilio)
+		if err != nil {
+			return nil, nil, fmt.Errorf("twilio (%s, %s, %s): %w", envTwilioAccountSID, envTwilioAuthToken, envTwilioFrom, err)
+		}
+		sms = s
+	}
+	if cfg.smtp.Addr != "" {
+		m, err := verify.NewSMTPMailer(cfg.smtp)
+		if err != nil {
+			return nil, nil, fmt.Errorf("SMTP (%s...): %w", envSMTPAddr, err)
+		}
+		mail = m
+	}
+	return sms, mail, nil
+}
+
+// describe is the log line's view of cfg: where codes go, no secrets.
+func (cfg verifyConfig) describe() []any {
+	mail := "log"
+	if cfg.smtp.Addr != "" {
+		mail = "smtp " + cfg.smtp.Addr + " (" + string(cfg.smtp.TLS) + ")"
+	}
+	secret := "database"
+	if cfg.secret != nil {
+		secret = envSecret
+	}
+	return []any{slog.String("sms", cfg.smsProvider), slog.String("mail", mail), slog.String("secret", secret),
+		slog.Bool("previousSecret", cfg.previous != nil), slog.Bool("devLogCodes", cfg.devLogCodes)}
+}
+
+// storedSecret returns the server secret kept in the database, creating it
+// on the first call. Replicas starting together race on the insert of row
+// 1; the loser's insert does nothing and every one reads the winner's.
+func storedSecret(ctx context.Context, db *bun.DB) ([]byte, error) {
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return nil, err
+	}
+	_, err := db.NewRaw("INSERT INTO deskkit_server_secret (id, secret, created_at) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING",
+		hex.EncodeToString(buf), time.Now().UTC()).Exec(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store the server secret: %w", err)
+	}
+	var s string
+	if err := db.NewRaw("SELECT secret FROM deskkit_server_secret WHERE id = 1").Scan(ctx, &s); err != nil {
+		return nil, fmt.Errorf("read the server secret: %w", err)
+	}
+	if len(s) < verify.MinSecretLength {
+		return nil, errors.New("the server secret in the database is too short")
+	}
+	return []byte(strings.TrimSpace(s)), nil
+}
+
+// newVerifier builds the verification service of the app.
+func newVerifier(db *bun.DB, users verifyUsers, cfg appConfig) (*verify.Verifier, error) {
+	secret := cfg.Verify.secret
+	if secret == nil {
+		var err error
+		if secret, err = storedSecret(context.Background(), db); err != nil {
+			return nil, err
+		}
+	}
+	sms, mail, err := cfg.Verify.senders(cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	vc := cfg.Verify.limits
+	vc.PreviousSecret, vc.Logger, vc.Now = cfg.Verify.previous, cfg.Logger, cfg.Now
+	return verify.New(db, users, sms, mail, secret, &vc)
+}
+
+// verifyInterval is how often the server retries notices left in the
+// outbox and purges spent codes and closed rate-limit windows.
+const verifyInterval = time.Minute
+
+// verifyLoop runs the Verifier's housekeeping on every tick until ctx ends.
+func verifyLoop(ctx context.Context, v *verify.Verifier, tick <-chan time.Time, logger *slog.Logger) {
+	for {
+		if n, err := v.SendNotices(ctx); err != nil && ctx.Err() == nil {
+			logger.ErrorContext(ctx, "verify: send notices", slog.Any("error", err))
+		} else if n > 0 {
+			logger.InfoContext(ctx, "verify: notices sent from the outbox", slog.Int("sent", n))
+		}
+		if _, err := v.Purge(ctx); err != nil && ctx.Err() == nil {
+			logger.ErrorContext(ctx, "verify: purge", slog.Any("error", err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/verify"
+)
+
+// codeLog is a slog.Handler that keeps, from the log senders' lines (with
+// -dev-log-codes), the code of the last message to each address: how the
+// benchmark reads codes without a gateway.
+type codeLog struct{ codes sync.Map } // address -> code
+
+var codeInText = regexp.MustCompile(`\b\d{6}\b`)
+
+func (h *codeLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h *codeLog) WithAttrs([]slog.Attr) slog.Handler      { return h }
+func (h *codeLog) WithGroup(string) slog.Handler           { return h }
+
+func (h *codeLog) Handle(_ context.Context, r slog.Record) error {
+	var to, text string
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "to":
+			to = a.Value.String()
+		case "text":
+			text = a.Value.String()
+		}
+		return true
+	})
+	if c := codeInText.FindString(text); to != "" && c != "" {
+		h.codes.Store(to, c)
+	}
+	return nil
+}
+
+// benchSendCheck measures send + check round trips through the reference
+// server's handler on PostgreSQL with the log senders, by users
+// concurrent users, each sending to numbers of its own.
+func benchSendCheck(b *testing.B, users int) {
+	db := dbtest.OpenPostgres(b)
+	ctx := context.Background()
+	if err := migrateAll(ctx, db); err != nil {
+		b.Fatal(err)
+	}
+	logs := &codeLog{}
+	// Limits out of the way: each round trip goes to a new number, so the
+	// limit rows are still written, but none refuses.
+	a, err := newApp(db, appConfig{Logger: slog.New(logs), Verify: verifyConfig{
+		smsProvider: "log", devLogCodes: true,
+		limits: verify.Config{SendsPerHour: 1 << 30, SendsPerDay: 1 << 30, FailuresPerDay: 1 << 30},
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tn, err := a.dir.EnsureTenant(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tokens := make([]string, users)
+	for i := range tokens {
+		u, err := a.dir.EnsureUser(ctx, tn.ID, fmt.Sprintf("user%d", i), false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if tokens[i], err = a.dir.IssueToken(ctx, u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Int64
+	roundTrip := func(token string) error {
+		mobile := fmt.Sprintf("+86138%08d", next.Add(1))
+		if err := benchCall(a, token, http.MethodPost, "/api/v1/user/current/sms/send",
+			fmt.Sprintf(`{"bizKey":"SIGNIN","mobile":%q,"country":"CN"}`, mobile)); err != nil {
+			return err
+		}
+		code, ok := logs.codes.Load(mobile)
+		if !ok {
+			return fmt.Errorf("no code logged for %s", mobile)
+		}
+		return benchCall(a, token, http.MethodGet, "/api/v1/user/current/sms/check?"+url.Values{
+			"bizKey": {"SIGNIN"}, "mobile": {mobile}, "country": {"CN"}, "verificationCode": {code.(string)},
+		}.Encode(), "")
+	}
+
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	per := (b.N + users - 1) / users
+	for i := range users {
+		wg.Go(func() {
+			for range per {
+				if err := roundTrip(tokens[i]); err != nil {
+					failed.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(per*users)/elapsed.Seconds(), "roundtrips/s")
+}
+
+func benchCall(a *app, token, method, target, body string) error {
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	a.handler.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return fmt.Errorf("%s %s: %d %s", method, target, rec.Code, rec.Body.String())
+	}
+	var env struct{ Code string }
+	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil || env.Code != "S" {
+		return fmt.Errorf("%s %s: %s", method, target, rec.Body.String())
+	}
+	return nil
+}
+
+// BenchmarkSendCheck is one user's send + check round trips, one after the
+// other.
+func BenchmarkSendCheck(b *testing.B) { benchSendCheck(b, 1) }
+
+// BenchmarkSendCheck8Users is 8 users at once, each with its own numbers.
+func BenchmarkSendCheck8Users(b *testing.B) { benchSendCheck(b, 8) }

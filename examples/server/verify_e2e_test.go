@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/deskkit/deskkit/internal/smtptest"
+)
+
+// gateway is a real HTTP SMS gateway on loopback that records messages.
+type gateway struct {
+	mu   sync.Mutex
+	msgs []struct{ To, Text, BizKey string }
+	*httptest.Server
+}
+
+func startGateway(t *testing.T) *gateway {
+	g := &gateway{}
+	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct{ To, Text, BizKey string }
+		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" || json.NewDecoder(r.Body).Decode(&m) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		g.mu.Lock()
+		g.msgs = append(g.msgs, m)
+		g.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(g.Close)
+	return g
+}
+
+// last is the last text message to the number.
+func (g *gateway) last(t *testing.T, to string) string {
+	t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := len(g.msgs) - 1; i >= 0; i-- {
+		if g.msgs[i].To == to {
+			return g.msgs[i].Text
+		}
+	}
+	t.Fatalf("no text message to %s", to)
+	return ""
+}
+
+var sixDigits = regexp.MustCompile(`\b\d{6}\b`)
+
+// codeIn finds the code in a message.
+func codeIn(t *testing.T, text string) string {
+	t.Helper()
+	c := sixDigits.FindString(text)
+	if c == "" {
+		t.Fatalf("no code in %q", text)
+	}
+	return c
+}
+
+// lastMail is the code in the last mail to address, from its plain part.
+func lastMail(t *testing.T, mail *smtptest.Server, to string) (subject, text string) {
+	t.Helper()
+	ms := mail.To(to)
+	if len(ms) == 0 {
+		t.Fatalf("no mail to %s", to)
+	}
+	m := ms[len(ms)-1]
+	parts, err := m.Parts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Subject(), parts["text/plain"]
+}
+
+// startServer runs the reference server as a user would, with env, and
+// returns its base URL.
+func startServer(t *testing.T, vars map[string]string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	outR, outW := io.Pipe()
+	var stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-demo=false"}, outW, &stderr, env(vars))
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v\n%s", err, stderr.String())
+		}
+	})
+	sc := bufio.NewScanner(outR)
+	for sc.Scan() {
+		if base, ok := strings.CutPrefix(sc.Text(), "deskkit is listening on "); ok {
+			go io.Copy(io.Discard, outR) //nolint:errcheck // drain
+			return base
+		}
+	}
+	t.Fatalf("the server did not start: %v\n%s", <-done, stderr.String())
+	return ""
+}
+
+// call sends a request with a JSON body (nil: none) and returns the status
+// and the envelope.
+func call(t *testing.T, base, token, method, path string, body any) (int, struct {
+	Code string          `json:"code"`
+	Msg  string          `json:"msg"`
+	Data json.RawMessage `json:"data"`
+	Ext  map[string]any  `json:"ext"`
+}) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = strings.NewReader(string(b))
+	}
+	req, _ := http.NewRequest(method, base+path, r)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var env struct {
+		Code string          `json:"code"`
+		Msg  string          `json:"msg"`
+		Data json.RawMessage `json:"data"`
+		Ext  map[string]any  `json:"ext"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&env); err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return res.StatusCode, env
+}
+
+// ok is call that must succeed; it decodes data into out.
+func ok(t *testing.T, base, token, method, path string, body, out any) {
+	t.Helper()
+	status, env := call(t, base, token, method, path, body)
+	if status != http.StatusOK || env.Code != "S" {
+		t.Fatalf("%s %s: %d %s %s %v", method, path, status, env.Code, env.Msg, env.Ext)
+	}
+	if out != nil {
+		if err := json.Unmarshal(env.Data, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestVerifyEndToEnd runs the modify and bind flows through the reference
+// server as a user runs it, with a real SMTP server and a real HTTP SMS
+// gateway, on both databases.
+func TestVerifyEndToEnd(t *testing.T) {
+	eachURL(t, func(t *testing.T, rawURL string) {
+		mail := smtptest.Start(t)
+		sms := startGateway(t)
+		base := startServer(t, map[string]string{
+			envDatabaseURL: rawURL, envSMTPAddr: mail.Addr, envSMTPFrom: "Deskkit <noreply@example.com>",
+			envSMSProvider: "http", envSMSHTTPURL: sms.URL + "/send",
+		})
+		ann, _ := issue(t, rawURL, "-tenant", "acme", "-username", "ann", "-email", "Ann@Example.COM", "-mobile", "138 0013 8000", "-country", "cn")
+		carl, _ := issue(t, rawURL, "-tenant", "acme", "-username", "carl")
+
+		var d struct {
+			Mobile, Country, Email, TenantName string
+			ITC                                int
+		}
+		ok(t, base, ann, http.MethodGet, "/api/v1/user/current", nil, &d)
+		if d.Mobile != "+8613800138000" || d.Country != "CN" || d.ITC != 86 || d.Email != "Ann@example.com" || d.TenantName != "acme" {
+			t.Fatalf("detail after token: %+v", d)
+		}
+
+		// MODIFY_MOBILE: prove the current number, then the new one.
+		ok(t, base, ann, http.MethodPost, "/api/v1/user/current/sms/send", map[string]any{"bizKey": "MODIFY_MOBILE", "mobile": 13800138000, "country": "CN"}, nil)
+		code := codeIn(t, sms.last(t, "+8613800138000"))
+		var link struct{ LinkSecret string }
+		ok(t, base, ann, http.MethodGet, "/api/v1/user/current/sms/check?"+url.Values{
+			"bizKey": {"MODIFY_MOBILE"}, "mobile": {"+8613800138000"}, "country": {"CN"}, "verificationCode": {code},
+		}.Encode(), nil, &link)
+		ok(t, base, ann, http.MethodPost, "/api/v1/user/current/sms/send", map[string]any{"bizKey": "MODIFY_MOBILE", "mobile": "13700137000", "country": "CN"}, nil)
+		code = codeIn(t, sms.last(t, "+8613700137000"))
+		ok(t, base, ann, http.MethodPatch, "/api/v1/user/current/mobile", map[string]any{
+			"bizKey": "MODIFY_MOBILE", "mobile": 13700137000, "country": "CN", "itc": 86, "verificationCode": code, "linkSecret": link.LinkSecret,
+		}, &d)
+		if d.Mobile != "+8613700137000" {
+			t.Fatalf("mobile after MODIFY_MOBILE: %+v", d)
+		}
+		if notice := sms.last(t, "+8613800138000"); !strings.Contains(notice, "changed") {
+			t.Errorf("no notice to the old number: %q", notice)
+		}
+
+		// MODIFY_EMAIL, the same way over SMTP.
+		ok(t, base, ann, http.MethodPost, "/api/v1/user/current/email/send", map[string]any{"bizKey": "MODIFY_EMAIL", "toAddress": [][]string{{"Ann@example.com"}}}, nil)
+		subject, text := lastMail(t, mail, "Ann@example.com")
+		code = codeIn(t, subject)
+		if !strings.Contains(text, code) {
+			t.Errorf("the plain body lacks the code %s: %q", code, text)
+		}
+		ok(t, base, ann, http.MethodGet, "/api/v1/user/current/email/check?"+url.Values{
+			"bizKey": {"MODIFY_EMAIL"}, "email": {"Ann@EXAMPLE.com"}, "verificationCode": {code},
+		}.Encode(), nil, &link)
+		ok(t, base, ann, http.MethodPost, "/api/v1/user/current/email/send", map[string]any{"bizKey": "MODIFY_EMAIL", "toAddress": [][]string{{"ann@new.example"}}}, nil)
+		subject, _ = lastMail(t, mail, "ann@new.example")
+		ok(t, base, ann, http.MethodPatch, "/api/v1/user/current/email", map[string]any{
+			"bizKey": "MODIFY_EMAIL", "email": "ann@new.example", "verificationCode": codeIn(t, subject), "linkSecret": link.LinkSecret,
+		}, &d)
+		if d.Email != "ann@new.example" {
+			t.Fatalf("email after MODIFY_EMAIL: %+v", d)
+		}
+		if subject, _ := lastMail(t, mail, "Ann@example.com"); !strings.Contains(subject, "changed") {
+			t.Errorf("no notice to the old address: %q", subject)
+		}
+
+		// BIND_MOBILE and BIND_EMAIL for a user without addresses; the
+		// code is the proof. Ann's old number is free again.
+		ok(t, base, carl, http.MethodPost, "/api/v1/user/current/sms/send", map[string]any{"bizKey": "BIND_MOBILE", "mobile": "+8613800138000", "country": "CN"}, nil)
+		ok(t, base, carl, http.MethodPatch, "/api/v1/user/current/mobile", map[string]any{
+			"bizKey": "BIND_MOBILE", "mobile": "13800138000", "country": "CN", "verificationCode": codeIn(t, sms.last(t, "+8613800138000")),
+		}, &d)
+		ok(t, base, carl, http.MethodPost, "/api/v1/user/current/email/send", map[string]any{"bizKey": "BIND_EMAIL", "toAddress": [][]string{{"carl@example.com"}}}, nil)
+		subject, _ = lastMail(t, mail, "carl@example.com")
+		ok(t, base, carl, http.MethodPatch, "/api/v1/user/current/email", map[string]any{
+			"bizKey": "BIND_EMAIL", "email": "carl@example.com", "verificationCode": codeIn(t, subject),
+		}, &d)
+		if d.Mobile != "+8613800138000" || d.Email != "carl@example.com" {
+			t.Fatalf("Carl after binding: %+v", d)
+		}
+
+		// Ann's new address is hers: Carl cannot get a code sent there.
+		status, env := call(t, base, carl, http.MethodPost, "/api/v1/user/current/email/send", map[string]any{"bizKey": "SIGNIN", "toAddress": [][]string{{"ann@new.example"}}})
+		if status != http.StatusConflict || env.Ext["eKey"] != "verification_address_taken" {
+			t.Errorf("code to Ann's address for Carl: %d %v", status, env)
+		}
+		// The SMTP server refusing: 502 with its own key.
+		mail.Reject(550, "mailbox unavailable")
+		status, env = call(t, base, carl, http.MethodPost, "/api/v1/user/current/email/send", map[string]any{"bizKey": "SIGNIN", "toAddress": [][]string{{"carl@example.com"}}})
+		if status != http.StatusBadGateway || env.Ext["eKey"] != "verification_send_failed" {
+			t.Errorf("send with the SMTP server refusing: %d %v", status, env)
+		}
+		var tn struct {
+			ID   int64
+			Name string
+		}
+		ok(t, base, carl, http.MethodGet, "/api/v1/user/current/tenant", nil, &tn)
+		if tn.Name != "acme" || tn.ID == 0 {
+			t.Errorf("tenant: %+v", tn)
+		}
+	})
+}
