@@ -1,8 +1,8 @@
 // Package deskkit gives work-management applications three services that
 // every such product needs: a trash for deleted tasks and sprints,
 // verification of the signed-in user, and event channels. This release
-// ships the trash; verification and channels come in later releases, and
-// their packages do not exist yet.
+// ships the trash and verification; channels come in a later release, and
+// their package does not exist yet.
 //
 // # Overview
 //
@@ -14,6 +14,13 @@
 //     cleared for good. The host owns its tasks and sprints; it puts them in
 //     the trash with Trash.Add inside its own delete transaction and brings
 //     them back or deletes them for good through a trash.Restorer.
+//   - verify.Verifier sends the signed-in user SMS and e-mail codes, checks
+//     them, updates the profile, and changes the mobile number or e-mail
+//     address only with proof (a code sent to the current address and one
+//     sent to the new). The host owns its users and hands them over through
+//     a verify.Directory; codes go out through a verify.SMSSender and a
+//     verify.Mailer (SMTP, an HTTP gateway, Twilio and a log sender are
+//     included).
 //   - httpapi.Server mounts the services on an http.Handler at /api/v1, with
 //     bearer authentication through an httpapi.Authenticator, the common
 //     response envelope (package envelope) and one table that maps errors to
@@ -28,7 +35,7 @@
 // The services keep their state with github.com/uptrace/bun on PostgreSQL
 // (pgdialect, pgdriver) or SQLite (sqlitedialect, the pure-Go
 // modernc.org/sqlite driver). Their tables are prefixed deskkit_; each
-// service migrates its own tables (trash.Migrate) with bun's migrator under
+// service migrates its own tables (trash.Migrate, verify.Migrate) with bun's migrator under
 // its own migrations table, so they never collide with the host's.
 //
 // A host that opens SQLite itself must open it with the settings deskkit

@@ -75,17 +75,27 @@
 // implements deskkit.ClientMessager (input errors name the field and the
 // rule), the row's otherwise; Retry-After comes from deskkit.RetryAfterer.
 //
-//	error                          status code eKey                    headers
+//	error                          status code eKey                            headers
+//	verify.ErrCodeWrong            400    E1   verification_code_wrong
+//	verify.ErrCodeExpired          400    E1   verification_code_expired
+//	verify.ErrCodeMissing          400    E1   verification_code_missing
+//	verify.ErrCodeExhausted        429    E3   verification_code_exhausted
+//	verify.ErrTooManyFailures      429    E3   verification_failures_exceeded  Retry-After
+//	verify.ErrSendFailed           502    E2   verification_send_failed
+//	verify.ErrAddressTaken         409    E1   verification_address_taken
+//	verify.ErrAlreadyBound         409    E1   verification_already_bound
+//	verify.ErrNotBound             409    E1   verification_not_bound
+//	verify.ErrLinkSecret           403    E1   link_secret_invalid
 //	deskkit.ErrInvalid             400    E0   param_validation_error
-//	deskkit.ErrUnauthenticated     401    E0   unauthorized            WWW-Authenticate: Bearer
+//	deskkit.ErrUnauthenticated     401    E0   unauthorized                    WWW-Authenticate: Bearer
 //	deskkit.ErrForbidden           403    E1   forbidden
 //	deskkit.ErrNotFound            404    E1   resource_not_found
 //	deskkit.ErrConflict            409    E1   resource_conflict
-//	deskkit.ErrRateLimited         429    E3   too_many_requests       Retry-After
-//	outage (see below)             503    E2   service_unavailable     Retry-After
+//	deskkit.ErrRateLimited         429    E3   too_many_requests               Retry-After
+//	outage (see below)             503    E2   service_unavailable             Retry-After
 //	no route                       404    E0   route_not_found
-//	wrong method                   405    E0   method_not_allowed      Allow
-//	anything else, panics          500    E2   internal_error          (logged; text never sent)
+//	wrong method                   405    E0   method_not_allowed              Allow
+//	anything else, panics          500    E2   internal_error                  (logged; text never sent)
 //
 // The OpenAPI document lists the same table, and each operation's
 // responses. Malformed query strings, unknown or repeated parameters,

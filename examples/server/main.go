@@ -1,7 +1,7 @@
-// Command server is deskkit's reference server: the trash API over
-// deskkit's own user directory, with a small demo host that owns tasks and
-// sprints, so that deleting, searching, restoring and clearing all work
-// against real rows.
+// Command server is deskkit's reference server: the trash and verification
+// APIs over deskkit's own user directory, with a small demo host that owns
+// tasks and sprints, so that deleting, searching, restoring and clearing
+// all work against real rows.
 //
 //	go run ./examples/server
 //
@@ -15,7 +15,13 @@
 //
 //	server [serve] [-addr ADDR] [-database-url URL] [-retention DURATION] [-demo=false]
 //	       [-db-max-conns N] [-db-statement-timeout DURATION] [-request-timeout DURATION]
-//	server token -tenant NAME -username NAME [-admin | -admin=false] [-ttl DURATION] [-database-url URL]
+//	       [-smtp-addr HOST:PORT] [-smtp-from ADDR] [-smtp-username NAME] [-smtp-tls none|starttls|tls]
+//	       [-sms-provider log|http|twilio] [-sms-http-url URL]
+//	       [-twilio-account-sid SID] [-twilio-from FROM] [-twilio-base-url URL]
+//	       [-code-ttl DURATION] [-resend-interval DURATION] [-sends-per-hour N]
+//	       [-sends-per-day N] [-failures-per-day N] [-dev-log-codes]
+//	server token -tenant NAME -username NAME [-admin | -admin=false] [-ttl DURATION]
+//	       [-email ADDR] [-mobile NUMBER -country REGION] [-database-url URL]
 //	server token -revoke [-database-url URL] < FILE-HOLDING-THE-TOKEN
 //	server seed -projects P -entries N [-tenant NAME] [-database-url URL]
 //
@@ -29,6 +35,30 @@
 //	-db-max-conns          DESKKIT_DB_MAX_CONNS          most database connections (4 x GOMAXPROCS)
 //	-db-statement-timeout  DESKKIT_DB_STATEMENT_TIMEOUT  PostgreSQL statement_timeout
 //	-request-timeout       DESKKIT_REQUEST_TIMEOUT       deadline of every API request, then 503
+//	-smtp-addr             DESKKIT_SMTP_ADDR             SMTP server; without it e-mail is only logged
+//	-smtp-from             DESKKIT_SMTP_FROM             sender of e-mail
+//	-smtp-username         DESKKIT_SMTP_USERNAME         SMTP AUTH user
+//	-smtp-tls              DESKKIT_SMTP_TLS              none, starttls or tls (none on loopback, else starttls)
+//	-sms-provider          DESKKIT_SMS_PROVIDER          log (default), http or twilio
+//	-sms-http-url          DESKKIT_SMS_HTTP_URL          the http provider's gateway
+//	-twilio-account-sid    DESKKIT_TWILIO_ACCOUNT_SID    Twilio account
+//	-twilio-from           DESKKIT_TWILIO_FROM           Twilio sender number or Messaging Service SID
+//	-twilio-base-url       DESKKIT_TWILIO_BASE_URL       Twilio API root (https://api.twilio.com)
+//	-code-ttl              DESKKIT_CODE_TTL              lifetime of a code (5m, at most 10m)
+//	-resend-interval       DESKKIT_RESEND_INTERVAL       one code per bizKey and address within it (1m)
+//	-sends-per-hour        DESKKIT_SENDS_PER_HOUR        codes per address per hour (10)
+//	-sends-per-day         DESKKIT_SENDS_PER_DAY         codes per user per day (20)
+//	-failures-per-day      DESKKIT_FAILURES_PER_DAY      wrong codes per user per day (20)
+//	-dev-log-codes         DESKKIT_DEV_LOG_CODES         development only: log codes in clear
+//
+// Secrets come from the environment only, never from flags, which every
+// process listing shows:
+//
+//	DESKKIT_SECRET            the server secret (at least 32 characters); unset: one is
+//	                          created on the first start and kept in the database
+//	DESKKIT_SECRET_PREVIOUS   the secret before a rotation, so codes in flight stay valid
+//	DESKKIT_SMTP_PASSWORD     SMTP AUTH password
+//	DESKKIT_TWILIO_AUTH_TOKEN Twilio auth token
 //
 // # Tokens
 //
@@ -42,6 +72,10 @@
 // user an admin and -admin=false makes it a non-admin. -ttl 720h makes the
 // token expire after that long (0, the default, never); the log line on
 // stderr says when.
+//
+// -email, -mobile and -country give the user contact details (the operator
+// vouches for them: they are not verified), normalized as the verification
+// service stores them: "-mobile 13800138000 -country CN" is +8613800138000.
 //
 // token -revoke revokes a token, expired or not. It reads the token from
 // standard input (its first line), not from the command line, where it

@@ -27,8 +27,8 @@ type codeLog struct{ codes sync.Map } // address -> code
 var codeInText = regexp.MustCompile(`\b\d{6}\b`)
 
 func (h *codeLog) Enabled(context.Context, slog.Level) bool { return true }
-func (h *codeLog) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h *codeLog) WithGroup(string) slog.Handler           { return h }
+func (h *codeLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *codeLog) WithGroup(string) slog.Handler            { return h }
 
 func (h *codeLog) Handle(_ context.Context, r slog.Record) error {
 	var to, text string

@@ -82,15 +82,15 @@ func lastMail(t *testing.T, mail *smtptest.Server, to string) (subject, text str
 }
 
 // startServer runs the reference server as a user would, with env, and
-// returns its base URL.
-func startServer(t *testing.T, vars map[string]string) string {
+// returns its base URL and its log.
+func startServer(t *testing.T, vars map[string]string) (string, *lockedBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	outR, outW := io.Pipe()
-	var stderr lockedBuffer
+	stderr := &lockedBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-demo=false"}, outW, &stderr, env(vars))
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-demo=false"}, outW, stderr, env(vars))
 		outW.Close()
 	}()
 	t.Cleanup(func() {
@@ -103,11 +103,11 @@ func startServer(t *testing.T, vars map[string]string) string {
 	for sc.Scan() {
 		if base, ok := strings.CutPrefix(sc.Text(), "deskkit is listening on "); ok {
 			go io.Copy(io.Discard, outR) //nolint:errcheck // drain
-			return base
+			return base, stderr
 		}
 	}
 	t.Fatalf("the server did not start: %v\n%s", <-done, stderr.String())
-	return ""
+	return "", nil
 }
 
 // call sends a request with a JSON body (nil: none) and returns the status
@@ -167,7 +167,7 @@ func TestVerifyEndToEnd(t *testing.T) {
 	eachURL(t, func(t *testing.T, rawURL string) {
 		mail := smtptest.Start(t)
 		sms := startGateway(t)
-		base := startServer(t, map[string]string{
+		base, logs := startServer(t, map[string]string{
 			envDatabaseURL: rawURL, envSMTPAddr: mail.Addr, envSMTPFrom: "Deskkit <noreply@example.com>",
 			envSMSProvider: "http", envSMSHTTPURL: sms.URL + "/send",
 		})
@@ -185,13 +185,16 @@ func TestVerifyEndToEnd(t *testing.T) {
 
 		// MODIFY_MOBILE: prove the current number, then the new one.
 		ok(t, base, ann, http.MethodPost, "/api/v1/user/current/sms/send", map[string]any{"bizKey": "MODIFY_MOBILE", "mobile": 13800138000, "country": "CN"}, nil)
+		var secrets []string // every code and link secret, none of which may be logged
 		code := codeIn(t, sms.last(t, "+8613800138000"))
+		secrets = append(secrets, code)
 		var link struct{ LinkSecret string }
 		ok(t, base, ann, http.MethodGet, "/api/v1/user/current/sms/check?"+url.Values{
 			"bizKey": {"MODIFY_MOBILE"}, "mobile": {"+8613800138000"}, "country": {"CN"}, "verificationCode": {code},
 		}.Encode(), nil, &link)
 		ok(t, base, ann, http.MethodPost, "/api/v1/user/current/sms/send", map[string]any{"bizKey": "MODIFY_MOBILE", "mobile": "13700137000", "country": "CN"}, nil)
 		code = codeIn(t, sms.last(t, "+8613700137000"))
+		secrets = append(secrets, code, link.LinkSecret)
 		ok(t, base, ann, http.MethodPatch, "/api/v1/user/current/mobile", map[string]any{
 			"bizKey": "MODIFY_MOBILE", "mobile": 13700137000, "country": "CN", "itc": 86, "verificationCode": code, "linkSecret": link.LinkSecret,
 		}, &d)
@@ -257,6 +260,17 @@ func TestVerifyEndToEnd(t *testing.T) {
 		ok(t, base, carl, http.MethodGet, "/api/v1/user/current/tenant", nil, &tn)
 		if tn.Name != "acme" || tn.ID == 0 {
 			t.Errorf("tenant: %+v", tn)
+		}
+		// The log has every request (the checks' query strings are left
+		// out), and no code or link secret.
+		if !strings.Contains(logs.String(), `"path":"/api/v1/user/current/sms/check"`) {
+			t.Errorf("the log lacks the check requests:\n%s", logs.String())
+		}
+		for _, s := range secrets {
+			// Whole words only: a duration such as 1.523456ms is no code.
+			if regexp.MustCompile(`\b` + regexp.QuoteMeta(s) + `\b`).MatchString(logs.String()) {
+				t.Errorf("%q is in the server's log", s)
+			}
 		}
 	})
 }

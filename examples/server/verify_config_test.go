@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/verify"
+)
+
+func TestVerifyCommandLineErrors(t *testing.T) {
+	ctx := context.Background()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "x.db")
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string // in the error
+	}{
+		{"unknown SMS provider", []string{"-sms-provider", "pigeon", "-database-url", dbURL}, nil, "-sms-provider (DESKKIT_SMS_PROVIDER) must be log, http or twilio"},
+		{"short secret", []string{"-database-url", dbURL}, map[string]string{envSecret: "short"}, "DESKKIT_SECRET must be at least 32 characters"},
+		{"short previous secret", []string{"-database-url", dbURL}, map[string]string{envSecretPrevious: "short"}, "DESKKIT_SECRET_PREVIOUS must be at least 32"},
+		{"code TTL over 10m", []string{"-code-ttl", "11m", "-database-url", dbURL}, nil, "-code-ttl (DESKKIT_CODE_TTL) must be at most 10m0s"},
+		{"http provider without a URL", []string{"-sms-provider", "http", "-database-url", dbURL}, nil, "-sms-http-url (DESKKIT_SMS_HTTP_URL)"},
+		{"twilio without credentials", []string{"-database-url", dbURL}, map[string]string{envSMSProvider: "twilio"}, "twilio"},
+		{"bad SMTP TLS mode", []string{"-smtp-addr", "127.0.0.1:25", "-smtp-tls", "maybe", "-database-url", dbURL}, nil, "SMTP"},
+		{"SMTP password in clear to a remote host", []string{"-smtp-addr", "mail.example.com:25", "-smtp-tls", "none", "-smtp-username", "ann", "-database-url", dbURL}, map[string]string{envSMTPPassword: "pw"}, "SMTP"},
+		{"token -mobile without -country", []string{"token", "-tenant", "a", "-username", "b", "-mobile", "13800138000", "-database-url", dbURL}, nil, "-mobile and -country go together"},
+		{"token with a bad mobile", []string{"token", "-tenant", "a", "-username", "b", "-mobile", "12", "-country", "CN", "-database-url", dbURL}, nil, "-mobile, -country: mobile must be"},
+		{"token with a bad e-mail", []string{"token", "-tenant", "a", "-username", "b", "-email", "nobody", "-database-url", dbURL}, nil, "-email: email must be"},
+	}
+	for _, c := range cases {
+		err := run(ctx, c.args, io.Discard, io.Discard, env(c.env))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one mentioning %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestSMTPTLSDefault(t *testing.T) {
+	for _, c := range []struct {
+		addr, tls string
+		want      verify.SMTPTLS
+	}{
+		{"127.0.0.1:1025", "", verify.SMTPTLSNone},
+		{"localhost:1025", "", verify.SMTPTLSNone},
+		{"[::1]:25", "", verify.SMTPTLSNone},
+		{"smtp.example.com:587", "", verify.SMTPTLSStartTLS},
+		{"smtp.example.com:465", "tls", verify.SMTPTLSImplicit},
+		{"127.0.0.1:1025", "starttls", verify.SMTPTLSStartTLS},
+	} {
+		var cfg verifyConfig
+		fs := newFlagSet("serve", io.Discard, env(map[string]string{envSMTPAddr: c.addr, envSMTPTLS: c.tls}))
+		complete := addVerifyFlags(fs, &cfg)
+		if err := fs.parse(nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := complete(); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.smtp.TLS != c.want {
+			t.Errorf("%s with %q: TLS %q, want %q", c.addr, c.tls, cfg.smtp.TLS, c.want)
+		}
+	}
+}
+
+// TestStoredSecret: replicas starting together over one database agree on
+// one secret, and keep it.
+func TestStoredSecret(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		if err := migrateAll(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		secrets := make([][]byte, 8)
+		errs := make([]error, len(secrets))
+		var wg sync.WaitGroup
+		for i := range secrets {
+			wg.Go(func() { secrets[i], errs[i] = storedSecret(ctx, db) })
+		}
+		wg.Wait()
+		for i, s := range secrets {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			if len(s) < verify.MinSecretLength || string(s) != string(secrets[0]) {
+				t.Fatalf("replica %d: secret %q, replica 0: %q", i, s, secrets[0])
+			}
+		}
+		again, err := storedSecret(ctx, db)
+		if err != nil || string(again) != string(secrets[0]) {
+			t.Errorf("a later start: %q, %v; want the first secret", again, err)
+		}
+	})
+}
+
+// TestTokenContacts: token -email -mobile -country store normalized
+// addresses, as the Verifier would.
+func TestTokenContacts(t *testing.T) {
+	eachURL(t, func(t *testing.T, rawURL string) {
+		_, logs := issue(t, rawURL, "-tenant", "acme", "-username", "ann", "-email", " Ann@Example.COM ", "-mobile", "+1 (201) 555-0123", "-country", "us")
+		if !strings.Contains(logs, `"mobile":"+12015550123"`) || !strings.Contains(logs, `"email":"Ann@example.com"`) {
+			t.Errorf("token log: %s", logs)
+		}
+		// Another user cannot be given the same number.
+		var stderr strings.Builder
+		err := run(context.Background(), []string{"token", "-database-url", rawURL, "-tenant", "acme", "-username", "bob", "-mobile", "2015550123", "-country", "US"}, io.Discard, &stderr, env(nil))
+		if err == nil || !strings.Contains(err.Error(), "mobile already in use") {
+			t.Errorf("Bob with Ann's number: %v", err)
+		}
+	})
+}

@@ -1,0 +1,158 @@
+package verify_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/verify"
+)
+
+func count(t *testing.T, db *bun.DB, table string) int {
+	t.Helper()
+	n, err := db.NewSelect().Table(table).Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestNoticeOutbox: a notice whose send fails stays in the outbox, and
+// SendNotices delivers it later.
+func TestNoticeOutbox(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		link := f.modifyLink(t)
+		code := f.sendSMS(t, f.ann, verify.ModifyMobile, newMobile)
+		f.sink.failWith(errGatewayDown)
+		if _, err := f.v.ChangeMobile(ctx, f.ann, verify.MobileChange{BizKey: verify.ModifyMobile, Mobile: newMobile, Country: "CN", Code: code, LinkSecret: link}); err != nil {
+			t.Fatalf("a failed notice failed the change: %v", err)
+		}
+		if n := count(t, db, "deskkit_verify_notices"); n != 1 {
+			t.Fatalf("%d notices in the outbox, want 1", n)
+		}
+		f.sink.failWith(nil)
+		sent, err := f.v.SendNotices(ctx)
+		if err != nil || sent != 1 {
+			t.Fatalf("SendNotices: %d, %v", sent, err)
+		}
+		f.sink.mu.Lock()
+		last := f.sink.sms[len(f.sink.sms)-1]
+		f.sink.mu.Unlock()
+		if last.To != annMobile || !strings.Contains(last.Text, "changed") {
+			t.Errorf("the notice: %+v", last)
+		}
+		if n := count(t, db, "deskkit_verify_notices"); n != 0 {
+			t.Errorf("%d notices left after sending", n)
+		}
+	})
+}
+
+func TestPurge(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		f.modifyLink(t)
+		f.sendSMS(t, f.ann, "SIGNIN", annMobile)
+		if n, err := f.v.Purge(ctx); err != nil || n != 0 {
+			t.Fatalf("purge of fresh rows: %d, %v", n, err)
+		}
+		f.clock.Advance(25 * time.Hour)
+		n, err := f.v.Purge(ctx)
+		if err != nil || n == 0 {
+			t.Fatalf("purge a day later: %d, %v", n, err)
+		}
+		for _, table := range []string{"deskkit_verify_codes", "deskkit_verify_links", "deskkit_verify_limits"} {
+			if left := count(t, db, table); left != 0 {
+				t.Errorf("%s: %d rows left after a day", table, left)
+			}
+		}
+	})
+}
+
+func TestTemplates(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, &verify.Config{
+			AppName: "Acme <b>",
+			Templates: map[verify.BizKey]verify.Template{
+				"SIGNIN": {SMS: "Acme sign-in code {{.Code}} ({{.Minutes}} min)", HTML: "<p>{{.AppName}}: {{.Code}}</p>"},
+			},
+		})
+		f.sendSMS(t, f.ann, "SIGNIN", annMobile)
+		f.sink.mu.Lock()
+		sms := f.sink.sms[0]
+		f.sink.mu.Unlock()
+		if want := "Acme sign-in code " + sms.Code + " (5 min)"; sms.Text != want {
+			t.Errorf("SMS %q, want %q", sms.Text, want)
+		}
+		if _, err := f.v.SendEmail(ctx, f.ann, verify.EmailSend{BizKey: "SIGNIN", ToAddress: [][]string{{annEmail}}}); err != nil {
+			t.Fatal(err)
+		}
+		f.sink.mu.Lock()
+		mail := f.sink.mail[0]
+		f.sink.mu.Unlock()
+		if want := "<p>Acme &lt;b&gt;: " + mail.Code + "</p>"; mail.HTML != want {
+			t.Errorf("HTML %q, want %q (escaped)", mail.HTML, want)
+		}
+		if !strings.Contains(mail.Subject, mail.Code) || !strings.Contains(mail.Text, "sign in") {
+			t.Errorf("the default subject and text: %q, %q", mail.Subject, mail.Text)
+		}
+	})
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	db := dbtest.OpenSQLite(t)
+	dir, s := newFakeDirectory(), &sink{}
+	for _, c := range []struct {
+		name   string
+		secret []byte
+		cfg    *verify.Config
+	}{
+		{"short secret", []byte("short"), nil},
+		{"code TTL over 10m", secret, &verify.Config{CodeTTL: 11 * time.Minute}},
+		{"short previous secret", secret, &verify.Config{PreviousSecret: []byte("x")}},
+		{"negative limit", secret, &verify.Config{SendsPerDay: -1}},
+		{"template of an unknown bizKey", secret, &verify.Config{Templates: map[verify.BizKey]verify.Template{"NOPE": {SMS: "x"}}}},
+		{"template that does not parse", secret, &verify.Config{Templates: map[verify.BizKey]verify.Template{"SIGNIN": {SMS: "{{.Code"}}}},
+		{"template with an unknown field", secret, &verify.Config{Notice: &verify.Template{Text: "{{.Nope}}"}}},
+	} {
+		if _, err := verify.New(db, dir, s, s, c.secret, c.cfg); err == nil {
+			t.Errorf("%s: New succeeded", c.name)
+		}
+	}
+	if _, err := verify.New(db, dir, s, s, secret, nil); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+}
+
+// TestUnauthenticated: a principal that names nobody gets nowhere.
+func TestUnauthenticated(t *testing.T) {
+	db := dbtest.OpenSQLite(t)
+	f := setup(t, db, nil)
+	ctx := context.Background()
+	nobody := deskkit.Principal{}
+	for name, err := range map[string]error{
+		"detail": func() error { _, err := f.v.Detail(ctx, nobody); return err }(),
+		"send": func() error {
+			_, err := f.v.SendSMS(ctx, nobody, verify.SMSSend{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN"})
+			return err
+		}(),
+		"check": func() error {
+			_, err := f.v.CheckSMS(ctx, nobody, verify.SMSCheck{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN", Code: "123456"})
+			return err
+		}(),
+		"redeem": func() error { _, err := f.v.Redeem(ctx, nil, nobody, "SIGNIN", "dkl_x"); return err }(),
+	} {
+		if !errors.Is(err, deskkit.ErrUnauthenticated) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
