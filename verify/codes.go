@@ -375,7 +375,11 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 func (v *Verifier) consume(ctx context.Context, tx bun.Tx, u User, k Kind, b BizKey, address, code string) (wrong, err error) {
 	fl := v.failureLimit(u)
 	if err := v.takeLimits(ctx, tx, []limit{fl}); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrTooManyFailures, err)
+		var rl *deskkit.RateLimitError
+		if errors.As(err, &rl) {
+			return nil, fmt.Errorf("%w: %w", ErrTooManyFailures, err)
+		}
+		return nil, err
 	}
 	now := v.now()
 	var rows []struct {

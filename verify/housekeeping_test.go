@@ -156,3 +156,24 @@ func TestUnauthenticated(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageErrorIsNoLimit: a database that fails while a limit is taken
+// is an error of its own, never a rate limit the client would wait out.
+func TestStorageErrorIsNoLimit(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		code := f.sendSMS(t, f.ann, "SIGNIN", annMobile)
+		if _, err := db.ExecContext(ctx, "DROP TABLE deskkit_verify_limits"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code)
+		if err == nil || errors.Is(err, deskkit.ErrRateLimited) {
+			t.Errorf("check without the limits table: %v, want a storage error", err)
+		}
+		_, err = f.v.SendSMS(ctx, f.bob, verify.SMSSend{BizKey: "SIGNIN", Mobile: bobMobile, Country: "CN"})
+		if err == nil || errors.Is(err, deskkit.ErrRateLimited) {
+			t.Errorf("send without the limits table: %v, want a storage error", err)
+		}
+	})
+}
