@@ -226,7 +226,9 @@ RETURNING id`, u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.
 			return Sent{}, fmt.Errorf("%w: %w", ErrSendFailed, err)
 		}
 	}
-	if err := v.setState(ctx, codes, stateActive); err != nil {
+	// The messages are out: activate their codes even if the client has
+	// gone meanwhile, or it would hold a code that cannot pass.
+	if err := v.setState(context.WithoutCancel(ctx), codes, stateActive); err != nil {
 		return Sent{}, err
 	}
 	return Sent{
