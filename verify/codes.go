@@ -312,7 +312,8 @@ func normalizeCode(code string) (string, error) {
 // CheckSMS checks a code sent by SendSMS and answers a link secret. Errors:
 // ErrCodeWrong (the message says how many attempts are left), ErrCodeExpired,
 // ErrCodeMissing, ErrCodeExhausted, ErrTooManyFailures (with a
-// *deskkit.RateLimitError giving the wait), *deskkit.InputError values.
+// *deskkit.RateLimitError giving the wait), ErrAddressTaken (another user
+// of the tenant holds the address now), *deskkit.InputError values.
 func (v *Verifier) CheckSMS(ctx context.Context, p deskkit.Principal, req SMSCheck) (Link, error) {
 	if err := checkBizKey(KindSMS, req.BizKey); err != nil {
 		return Link{}, err
@@ -347,6 +348,13 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 	// A check needs no more of the user than the principal names: the
 	// code's row is the user's by its key.
 	u := User{ID: p.UserID, TenantID: p.TenantID}
+	if taken, err := v.taken(ctx, u, k, address); err != nil {
+		return Link{}, err
+	} else if taken {
+		// Someone else took the address since the code went out: it
+		// proves nothing the user could use.
+		return Link{}, ErrAddressTaken
+	}
 	var link Link
 	var wrong error
 	err = database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {

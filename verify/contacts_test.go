@@ -208,6 +208,9 @@ func TestTakenAtChange(t *testing.T) {
 		f := setup(t, db, nil)
 		code := f.sendSMS(t, f.carl, verify.BindMobile, newMobile)
 		f.dir.add(verify.User{ID: 5, TenantID: 10, Username: "eve", Mobile: newMobile, Country: "CN"})
+		if _, err := f.checkSMS(f.carl, verify.BindMobile, newMobile, code); !errors.Is(err, verify.ErrAddressTaken) {
+			t.Fatalf("check of an address taken meanwhile: %v", err)
+		}
 		_, err := f.v.ChangeMobile(ctx, f.carl, verify.MobileChange{BizKey: verify.BindMobile, Mobile: newMobile, Country: "CN", Code: code})
 		if !errors.Is(err, verify.ErrAddressTaken) {
 			t.Fatalf("taken meanwhile: %v", err)

@@ -140,8 +140,13 @@ func TestCheckErrors(t *testing.T) {
 		if _, err := f.checkSMS(f.ann, "SIGNUP", annMobile, code); !errors.Is(err, verify.ErrCodeMissing) {
 			t.Errorf("other bizKey: %v, want ErrCodeMissing", err)
 		}
-		if _, err := f.checkSMS(f.bob, "SIGNIN", annMobile, code); !errors.Is(err, verify.ErrCodeMissing) {
-			t.Errorf("other user: %v, want ErrCodeMissing", err)
+		if _, err := f.checkSMS(f.bob, "SIGNIN", annMobile, code); !errors.Is(err, verify.ErrAddressTaken) {
+			t.Errorf("Bob checks Ann's number: %v, want ErrAddressTaken", err)
+		}
+		// Codes are per user: Carl's code to a free number is not Bob's.
+		carls := f.sendSMS(t, f.carl, "SIGNIN", newMobile)
+		if _, err := f.checkSMS(f.bob, "SIGNIN", newMobile, carls); !errors.Is(err, verify.ErrCodeMissing) {
+			t.Errorf("Bob checks Carl's code: %v, want ErrCodeMissing", err)
 		}
 		_, err := f.checkSMS(f.ann, "SIGNIN", annMobile, wrong(code))
 		if !errors.Is(err, verify.ErrCodeWrong) || !errors.Is(err, deskkit.ErrInvalid) {
