@@ -1,20 +1,43 @@
 // Command embed is a host application with deskkit inside it: its own
-// router, its own tasks table and its own API keys, with deskkit's trash API
-// mounted under /api/v1/ next to its own routes.
+// router, its own tasks and users tables and its own API keys, with
+// deskkit's trash and verification APIs mounted under /api/v1/ next to its
+// own routes.
 //
 //	go run ./examples/embed
 //	curl -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/tasks
 //	curl -X DELETE -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/tasks/1
 //	curl -H 'Authorization: Bearer key-ada' 'http://127.0.0.1:8081/api/v1/task/trash/search?targetType=TASK'
+//	curl -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/api/v1/user/current
+//
+// Changing the password, a flow of the host's own that deskkit's codes
+// guard: send a PASSWORD_UPDATE code, read it from the server's log (the
+// line "verify: mail not sent, logged"), check it for a link secret, and
+// spend the secret on POST /password:
+//
+//	curl -X POST -H 'Authorization: Bearer key-ada' -H 'Content-Type: application/json' \
+//	  -d '{"bizKey":"PASSWORD_UPDATE","toAddress":[["ada@example.com"]]}' \
+//	  http://127.0.0.1:8081/api/v1/user/current/email/send
+//	curl -H 'Authorization: Bearer key-ada' \
+//	  'http://127.0.0.1:8081/api/v1/user/current/email/check?bizKey=PASSWORD_UPDATE&email=ada@example.com&verificationCode=123456'
+//	curl -X POST -H 'Authorization: Bearer key-ada' -H 'Content-Type: application/json' \
+//	  -d '{"linkSecret":"dkl_...","password":"correct horse battery staple"}' http://127.0.0.1:8081/password
 //
 // The points to take away: the host deletes a task and puts it in the trash
 // in one transaction of its own (deleteTask); deskkit calls back into the
-// host to restore or purge it (Restore, Purge); and deskkit asks the host's
-// Authenticator who is calling.
+// host to restore or purge it (Restore, Purge); deskkit asks the host's
+// Authenticator who is calling; the verification service reads and
+// changes the host's own users table through the host's verify.Directory
+// (hostUsers, in users.go), writing through the transaction it hands over;
+// and the host spends a link secret in its own transaction (setPassword).
+//
+// EMBED_SECRET, if set, is the server secret codes are hashed under (at
+// least 32 characters: openssl rand -hex 32); without it each start makes
+// a random one, and codes sent before a restart no longer pass a check.
 package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"database/sql"
@@ -22,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"net/http"
 	"os"
 	"path"
@@ -32,11 +56,13 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"golang.org/x/crypto/bcrypt"
 	_ "modernc.org/sqlite" // the pure-Go "sqlite" driver
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/trash"
+	"github.com/deskkit/deskkit/verify"
 )
 
 func main() {
@@ -45,7 +71,14 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	handler, err := newApp(context.Background(), db)
+	opts := &appOptions{}
+	if s := os.Getenv("EMBED_SECRET"); s != "" {
+		if len(s) < verify.MinSecretLength {
+			log.Fatalf("EMBED_SECRET must be at least %d characters; make one with: openssl rand -hex 32", verify.MinSecretLength)
+		}
+		opts.Secret = []byte(s)
+	}
+	handler, err := newApp(context.Background(), db, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -121,14 +154,46 @@ type task struct {
 
 // host is the application: its routes, and the trash's hooks.
 type host struct {
-	db    *bun.DB
-	keys  apiKeys
-	trash *trash.Trash
+	db       *bun.DB
+	keys     apiKeys
+	trash    *trash.Trash
+	verifier *verify.Verifier
+	logger   *slog.Logger
+
+	passwordCost int // bcrypt's
 }
 
-// newApp creates the host's table and a few tasks if missing, and returns
-// the host's handler with deskkit mounted in it.
-func newApp(ctx context.Context, db *bun.DB) (http.Handler, error) {
+// appOptions are newApp's settings; nil or the zero value is what a
+// development start needs.
+type appOptions struct {
+	// Secret is the server secret the Verifier hashes codes under: at least
+	// verify.MinSecretLength bytes, the same for every replica and across
+	// restarts. nil makes 32 random bytes per start, so that the example
+	// runs on a fresh machine; codes in flight then do not survive a
+	// restart.
+	Secret []byte
+	// Logger gets the log senders' lines (codes included) and unexpected
+	// errors; slog.Default if nil.
+	Logger *slog.Logger
+	// PasswordCost is the bcrypt cost of password hashes;
+	// bcrypt.DefaultCost if 0. Tests lower it: each step up doubles the
+	// time a hash takes.
+	PasswordCost int
+}
+
+// newApp creates the host's tables and a few tasks and users if missing,
+// and returns the host's handler with deskkit mounted in it.
+func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (http.Handler, error) {
+	var o appOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.PasswordCost == 0 {
+		o.PasswordCost = bcrypt.DefaultCost
+	}
 	if _, err := db.NewCreateTable().Model((*task)(nil)).IfNotExists().Exec(ctx); err != nil {
 		return nil, err
 	}
@@ -143,17 +208,28 @@ func newApp(ctx context.Context, db *bun.DB) (http.Handler, error) {
 			return nil, err
 		}
 	}
+	if err := createUsers(ctx, db); err != nil {
+		return nil, err
+	}
 	if err := trash.Migrate(ctx, db); err != nil {
 		return nil, err
 	}
+	if err := verify.Migrate(ctx, db); err != nil {
+		return nil, err
+	}
 
-	h := &host{db: db, keys: apiKeys{"key-ada": {UserID: 1, TenantID: 1, Admin: true}}}
+	h := &host{db: db, keys: apiKeys{"key-ada": {UserID: 1, TenantID: 1, Admin: true}}, logger: o.Logger, passwordCost: o.PasswordCost}
 	tr, err := trash.New(db, h, nil)
 	if err != nil {
 		return nil, err
 	}
 	h.trash = tr
-	api, err := httpapi.New(&httpapi.Config{Authenticator: h.keys, Trash: tr})
+	v, err := newVerifier(db, o)
+	if err != nil {
+		return nil, err
+	}
+	h.verifier = v
+	api, err := httpapi.New(&httpapi.Config{Authenticator: h.keys, Trash: tr, Verifier: v, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +237,27 @@ func newApp(ctx context.Context, db *bun.DB) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /tasks", h.listTasks)
 	mux.HandleFunc("DELETE /tasks/{id}", h.deleteTask)
+	mux.HandleFunc("POST /password", h.setPassword)
 	return withAPI(api, mux), nil
+}
+
+// newVerifier builds deskkit's verification service over the host's users
+// table (hostUsers). Codes go to the log, shown in clear: verify.LogSender
+// with ShowCodes is a development switch, with which anyone who reads the
+// log passes any check. A real host passes a verify.NewSMTPMailer and a
+// verify.NewHTTPSMSSender (or NewTwilioSMSSender) instead, and runs the
+// Verifier's SendNotices and Purge now and then, as the reference server
+// does every minute.
+func newVerifier(db *bun.DB, o appOptions) (*verify.Verifier, error) {
+	secret := o.Secret
+	if secret == nil {
+		secret = make([]byte, 32)
+		if _, err := rand.Read(secret); err != nil {
+			return nil, err
+		}
+	}
+	logSender := verify.LogSender{Logger: o.Logger, ShowCodes: true}
+	return verify.New(db, hostUsers{db}, logSender, logSender, secret, &verify.Config{AppName: "Embed", Logger: o.Logger})
 }
 
 // withAPI hands every request whose path falls under /api/v1 to deskkit's
@@ -262,4 +358,70 @@ func (h *host) Purge(ctx context.Context, tx bun.Tx, e trash.Entry) error {
 	_, err := tx.NewDelete().Model((*task)(nil)).
 		Where("id = ? AND tenant_id = ? AND deleted", e.TargetID, e.TenantID).Exec(ctx)
 	return err
+}
+
+// Passwords are 8 to 72 bytes: 72 is what bcrypt hashes.
+const (
+	minPasswordLength = 8
+	maxPasswordLength = 72
+)
+
+// setPassword changes the caller's password, with proof that they read a
+// PASSWORD_UPDATE code: the link secret that checking the code answered.
+// The secret is spent in the host's own transaction, together with the
+// new hash: a refused secret changes nothing, and a failed update leaves
+// the secret good for another try.
+func (h *host) setPassword(w http.ResponseWriter, r *http.Request) {
+	p, ok := h.principal(r)
+	if !ok {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	var req struct {
+		LinkSecret string `json:"linkSecret"`
+		Password   string `json:"password"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		http.Error(w, `the body must be {"linkSecret": "...", "password": "..."}`, http.StatusBadRequest)
+		return
+	}
+	if n := len(req.Password); n < minPasswordLength || n > maxPasswordLength {
+		http.Error(w, fmt.Sprintf("password must be %d to %d bytes", minPasswordLength, maxPasswordLength), http.StatusBadRequest)
+		return
+	}
+	// Hashed before the transaction: bcrypt is slow by design, and SQLite
+	// has one writer at a time for as long as a transaction lasts.
+	hash, err := bcrypt.GenerateFromPassword([]byte(req.Password), h.passwordCost)
+	if err != nil {
+		h.logger.ErrorContext(r.Context(), "embed: hash password", slog.Any("error", err))
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	err = h.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := h.verifier.Redeem(ctx, tx, p, verify.PasswordUpdate, req.LinkSecret); err != nil {
+			return err
+		}
+		res, err := tx.NewUpdate().Model((*userRow)(nil)).Set("password_hash = ?", string(hash)).
+			Where("u.id = ? AND u.tenant_id = ?", p.UserID, p.TenantID).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return deskkit.ErrNotFound
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, verify.ErrLinkSecret):
+		http.Error(w, "linkSecret is not valid: check a PASSWORD_UPDATE code sent to you to get one; each is good once", http.StatusForbidden)
+	case errors.Is(err, deskkit.ErrNotFound):
+		http.Error(w, "no such user", http.StatusNotFound)
+	case err != nil:
+		h.logger.ErrorContext(r.Context(), "embed: set password", slog.Any("error", err))
+		http.Error(w, "internal error", http.StatusInternalServerError)
+	default:
+		fmt.Fprintln(w, "password changed")
+	}
 }

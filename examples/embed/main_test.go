@@ -101,12 +101,18 @@ func TestEmbed(t *testing.T) {
 // loopback test server closed when t ends.
 func startHost(t *testing.T) (*httptest.Server, *bun.DB) {
 	t.Helper()
+	return startHostWith(t, nil)
+}
+
+// startHostWith is startHost with newApp's options.
+func startHostWith(t *testing.T, opts *appOptions) (*httptest.Server, *bun.DB) {
+	t.Helper()
 	db, err := openDB(filepath.Join(t.TempDir(), "embed.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	handler, err := newApp(context.Background(), db)
+	handler, err := newApp(context.Background(), db, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
