@@ -179,7 +179,14 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 		codes = codes[:0]
 		var limits []limit
 		for _, a := range addrs {
-			limits = append(limits, v.sendLimits(u, k, b, a)...)
+			ls := v.sendLimits(u, k, b, a)
+			if refused {
+				// Only the user's own limit: the address's limits guard
+				// its holder from floods, and nothing goes to it, so
+				// counting there would let anyone block the holder's codes.
+				ls = ls[len(ls)-1:]
+			}
+			limits = append(limits, ls...)
 		}
 		if err := v.takeLimits(ctx, tx, limits); err != nil {
 			return err

@@ -87,7 +87,8 @@ func cmpString(a, b string) int {
 	return 0
 }
 
-// The limits of a send of kind k to address by user u.
+// The limits of a send of kind k to address by user u; the user's own
+// limit comes last.
 func (v *Verifier) sendLimits(u User, k Kind, b BizKey, address string) []limit {
 	return []limit{
 		{

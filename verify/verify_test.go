@@ -293,6 +293,10 @@ func TestSendLimits(t *testing.T) {
 		if err := send(f.ann, "SIGNIN", bobMobile); !errors.Is(err, verify.ErrAddressTaken) {
 			t.Fatalf("Bob's number: %v, want ErrAddressTaken", err)
 		}
+		// ...but not toward Bob's: his own codes still go out.
+		if err := send(f.bob, "SIGNIN", bobMobile); err != nil {
+			t.Fatalf("Bob's own send after Ann's refused one: %v", err)
+		}
 		if err := send(f.ann, "SIGNIN", newMobile); err != nil {
 			t.Fatal(err)
 		}
