@@ -28,6 +28,7 @@ import (
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/trash"
+	"github.com/deskkit/deskkit/verify"
 )
 
 // fakeAuthenticator is the host's token check.
@@ -95,7 +96,10 @@ var (
 	dave  = deskkit.Principal{UserID: 5, TenantID: 1} // sees project 11 only
 )
 
-var tokens = map[string]deskkit.Principal{"admin": admin, "alice": alice, "bob": bob, "carol": carol, "dave": dave}
+// nomad's user and tenant are in no directory: the token outlived them.
+var nomad = deskkit.Principal{UserID: 98, TenantID: 99}
+
+var tokens = map[string]deskkit.Principal{"admin": admin, "alice": alice, "bob": bob, "carol": carol, "dave": dave, "nomad": nomad}
 
 var names = map[int64]deskkit.UserInfo{
 	1: {Name: "Admin", Avatar: "https://example.com/admin.png"},
@@ -111,6 +115,10 @@ type fixture struct {
 	task    trash.Entry // alice's task 200, of sprint 100
 	loose   trash.Entry // alice's task 201, in no sprint
 	bobTask trash.Entry // bob's task 300
+
+	// Set by a case's prepare: a code it had sent, a link secret it won.
+	code string
+	link string
 }
 
 type env struct {
@@ -121,6 +129,7 @@ type env struct {
 	db     *bun.DB
 	add    func(p deskkit.Principal, ne trash.NewEntry) trash.Entry
 	fx     fixture
+	vh     *verifyHost // the Verifier over the same database, with its fakes
 
 	mu    sync.Mutex
 	calls []string // what the restorer was asked, e.g. "restore TASK 200"
@@ -138,7 +147,8 @@ func (e *env) recorded() []string {
 	return slices.Clone(e.calls)
 }
 
-// setup starts a server over a fresh SQLite trash holding the fixture, and
+// setup starts a server over a fresh SQLite trash holding the fixture and
+// a Verifier over the same database with the users of newVerifyHost, and
 // loads and validates the OpenAPI document the server serves.
 func setup(t *testing.T) *env {
 	t.Helper()
@@ -192,6 +202,7 @@ func setup(t *testing.T) *env {
 		loose:   add(alice, trash.NewEntry{ProjectID: 10, TargetType: trash.TargetTask, TargetID: 201, TargetName: "Fix bug", CreatedBy: alice.UserID}),
 		bobTask: add(bob, trash.NewEntry{ProjectID: 10, TargetType: trash.TargetTask, TargetID: 300, TargetName: "Bob's task", CreatedBy: bob.UserID}),
 	}
+	e.vh = newVerifyHost(t, db)
 
 	e.srv, err = httpapi.New(&httpapi.Config{
 		Authenticator: &fakeAuthenticator{AuthenticateFn: func(_ context.Context, token string) (deskkit.Principal, error) {
@@ -204,9 +215,10 @@ func setup(t *testing.T) *env {
 			}
 			return p, nil
 		}},
-		Trash:  tr,
-		Logger: slog.New(slog.DiscardHandler),
-		Now:    func() time.Time { return now },
+		Trash:    tr,
+		Verifier: e.vh.v,
+		Logger:   slog.New(slog.DiscardHandler),
+		Now:      func() time.Time { return now },
 	})
 	if err != nil {
 		t.Fatalf("httpapi.New: %v", err)
@@ -215,7 +227,7 @@ func setup(t *testing.T) *env {
 	t.Cleanup(ts.Close)
 	e.url = ts.URL
 
-	resp, body := e.do(t, http.MethodGet, httpapi.Prefix+"/openapi.json", "")
+	resp, body := e.do(t, http.MethodGet, httpapi.Prefix+"/openapi.json", "", "")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET openapi.json: status %d: %s", resp.StatusCode, body)
 	}
@@ -234,26 +246,38 @@ func setup(t *testing.T) *env {
 	return e
 }
 
-// do sends a request to the server, with the bearer token if not "".
-func (e *env) do(t *testing.T, method, target, token string) (*http.Response, []byte) {
+// do sends a request to the server, with the bearer token if not "" and
+// body as JSON if not "".
+func (e *env) do(t *testing.T, method, target, token, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, e.url+target, nil)
+	req, err := http.NewRequestWithContext(t.Context(), method, e.url+target, bodyReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, target, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	answer, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("%s %s: read body: %v", method, target, err)
 	}
-	return resp, body
+	return resp, answer
+}
+
+// bodyReader is body as a request body: none if "".
+func bodyReader(body string) io.Reader {
+	if body == "" {
+		return nil
+	}
+	return strings.NewReader(body)
 }
 
 func TestOpenAPIDocumentCoversRoutes(t *testing.T) {
@@ -319,10 +343,12 @@ type responseCase struct {
 	op     string // operationId whose responses the answer must match; "" for an unknown route
 	method string
 	target func(fx fixture) string // path and query
+	body   func(fx fixture) string // the JSON body, if not nil
 	token  string
-	down   bool // the database is closed first: an outage
-	// prepare, if set, changes the fixture first.
-	prepare func(e *env)
+	down   bool // the database (and the user directory) is closed first: an outage
+	// prepare, if set, changes the fixture first, before target and body
+	// are read.
+	prepare func(t *testing.T, e *env)
 
 	reqValid   bool // the request conforms to the document, as kin-openapi checks it
 	wantStatus int
@@ -330,6 +356,8 @@ type responseCase struct {
 	wantData   func(fx fixture) any   // data of a success; nil wants null
 	wantCalls  []string               // what the restorer is asked, in order
 	wantAfter  func(fx fixture) int64 // entries of project 10 left afterwards, if not nil
+	// checkData, if set, checks the data of a success instead of wantData.
+	checkData func(t *testing.T, data json.RawMessage)
 }
 
 func path(format string, args ...any) func(fixture) string {
@@ -508,7 +536,7 @@ var responseCases = []responseCase{
 	// Bob's task in alice's sprint: clearing the sprint would purge it, and
 	// alice may not clear it herself (fault 4).
 	{name: "clear all would purge another's task", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
-		prepare: func(e *env) {
+		prepare: func(_ *testing.T, e *env) {
 			sprintID := int64(100)
 			e.add(bob, trash.NewEntry{ProjectID: 10, TargetType: trash.TargetTask, TargetID: 202, TargetName: "Bob's task in alice's sprint", SprintID: &sprintID, CreatedBy: bob.UserID})
 		},
@@ -543,6 +571,416 @@ var responseCases = []responseCase{
 		wantStatus: 404, wantKey: httpapi.KeyRouteNotFound},
 }
 
+// fill is a target or body with {code} (the code the case's prepare sent),
+// {number} (that code as a JSON number: its leading zeros lost), {wrong} (a
+// code that is not it) and {link} (the link secret prepare won) filled in.
+func fill(s string) func(fixture) string {
+	return func(fx fixture) string {
+		number := strings.TrimLeft(fx.code, "0")
+		if number == "" {
+			number = "0"
+		}
+		return strings.NewReplacer("{code}", fx.code, "{number}", number, "{wrong}", wrongCode(fx.code), "{link}", fx.link).Replace(s)
+	}
+}
+
+// sentSMS is a prepare that sends p a code, kept as fx.code.
+func sentSMS(p deskkit.Principal, bizKey verify.BizKey, mobile string) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) { e.fx.code = e.vh.sendSMS(t, p, bizKey, mobile) }
+}
+
+// sentEmail is a prepare that sends p a code, kept as fx.code.
+func sentEmail(p deskkit.Principal, bizKey verify.BizKey, email string) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) { e.fx.code = e.vh.sendEmail(t, p, bizKey, email) }
+}
+
+// exhausted is a prepare that sends p a code and enters it wrong
+// MaxAttempts times, so that it is dead.
+func exhausted(p deskkit.Principal, bizKey verify.BizKey, address string) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) {
+		if strings.HasPrefix(address, "+") {
+			e.fx.code = e.vh.sendSMS(t, p, bizKey, address)
+		} else {
+			e.fx.code = e.vh.sendEmail(t, p, bizKey, address)
+		}
+		e.vh.wrongChecks(t, p, bizKey, address, e.fx.code, verify.MaxAttempts)
+	}
+}
+
+// modifyProof is a prepare for p's MODIFY_MOBILE or MODIFY_EMAIL change to
+// newAddress: it wins a link secret on wonOn (p's current address for a
+// real proof) and sends a code to newAddress.
+func modifyProof(p deskkit.Principal, bizKey verify.BizKey, wonOn, newAddress string) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) {
+		if strings.HasPrefix(newAddress, "+") {
+			e.fx.link = e.vh.checkSMS(t, p, bizKey, wonOn, e.vh.sendSMS(t, p, bizKey, wonOn))
+			e.vh.clock.advance(verify.DefaultResendInterval) // wonOn may be newAddress
+			e.fx.code = e.vh.sendSMS(t, p, bizKey, newAddress)
+		} else {
+			e.fx.link = e.vh.checkEmail(t, p, bizKey, wonOn, e.vh.sendEmail(t, p, bizKey, wonOn))
+			e.vh.clock.advance(verify.DefaultResendInterval)
+			e.fx.code = e.vh.sendEmail(t, p, bizKey, newAddress)
+		}
+	}
+}
+
+func sinkFails(_ *testing.T, e *env) { e.vh.sink.failWith(errGatewayDown) }
+
+// userData is the data of an answer that shows u.
+func userData(u verify.User, edit func(u *verify.User)) func(fixture) any {
+	return func(fixture) any {
+		v := u
+		if edit != nil {
+			edit(&v)
+		}
+		return detailOf(v)
+	}
+}
+
+func wantLinkSecret(t *testing.T, data json.RawMessage) {
+	t.Helper()
+	var link verify.Link
+	if err := json.Unmarshal(data, &link); err != nil || !strings.HasPrefix(link.Secret, "dkl_") {
+		t.Errorf("data %s is not a link secret (%v)", data, err)
+	}
+}
+
+var codeSent = func(fixture) any { return verify.Sent{ExpiresInSeconds: 300, ResendInSeconds: 60} }
+
+// verifyResponseCases are the current user's operations.
+var verifyResponseCases = []responseCase{
+	// GET /user/current
+	{name: "current user", op: "getCurrentUser", method: http.MethodGet, target: path("/api/v1/user/current"),
+		token: "alice", reqValid: true, wantStatus: 200, wantData: userData(aliceUser, nil)},
+	{name: "current user unknown parameter", op: "getCurrentUser", method: http.MethodGet, target: path("/api/v1/user/current?id=2"),
+		token: "alice", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "current user without token", op: "getCurrentUser", method: http.MethodGet, target: path("/api/v1/user/current"),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "current user gone", op: "getCurrentUser", method: http.MethodGet, target: path("/api/v1/user/current"),
+		token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
+	{name: "current user wrong method", op: "getCurrentUser", method: http.MethodPost, target: path("/api/v1/user/current"),
+		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+	{name: "current user authenticator fails", op: "getCurrentUser", method: http.MethodGet, target: path("/api/v1/user/current"),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "current user directory down", op: "getCurrentUser", method: http.MethodGet, target: path("/api/v1/user/current"),
+		token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+
+	// PATCH /user/current
+	{name: "update profile", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
+		body:  fill(`{"title": "Engineer", "avatar": "https://example.com/alice.png", "lastName": "", "gender": null}`),
+		token: "alice", reqValid: true, wantStatus: 200,
+		wantData: userData(aliceUser, func(u *verify.User) { u.Title, u.Avatar, u.LastName = "Engineer", "https://example.com/alice.png", "" })},
+	{name: "update profile bad gender", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
+		body: fill(`{"gender": "OTHER"}`), token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "update profile unknown field", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
+		body: fill(`{"nickname": "al"}`), token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "update profile username taken", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
+		body: fill(`{"username": "bob"}`), token: "alice", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyConflict},
+	{name: "update profile without token", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
+		body: fill(`{"title": "x"}`), wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "update profile user gone", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
+		body: fill(`{"title": "x"}`), token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
+	{name: "update profile wrong method", op: "updateCurrentUser", method: http.MethodPut, target: path("/api/v1/user/current"),
+		body: fill(`{"title": "x"}`), token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+	{name: "update profile authenticator fails", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
+		body: fill(`{"title": "x"}`), token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "update profile database down", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
+		body: fill(`{"title": "x"}`), token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+
+	// GET /user/current/tenant
+	{name: "tenant", op: "getCurrentUserTenant", method: http.MethodGet, target: path("/api/v1/user/current/tenant"),
+		token: "bob", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return verify.TenantDetail{ID: 1, Name: "Acme"} }},
+	{name: "tenant unknown parameter", op: "getCurrentUserTenant", method: http.MethodGet, target: path("/api/v1/user/current/tenant?tenantId=1"),
+		token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "tenant without token", op: "getCurrentUserTenant", method: http.MethodGet, target: path("/api/v1/user/current/tenant"),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "tenant gone", op: "getCurrentUserTenant", method: http.MethodGet, target: path("/api/v1/user/current/tenant"),
+		token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
+	{name: "tenant wrong method", op: "getCurrentUserTenant", method: http.MethodDelete, target: path("/api/v1/user/current/tenant"),
+		token: "bob", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+	{name: "tenant authenticator fails", op: "getCurrentUserTenant", method: http.MethodGet, target: path("/api/v1/user/current/tenant"),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "tenant directory down", op: "getCurrentUserTenant", method: http.MethodGet, target: path("/api/v1/user/current/tenant"),
+		token: "bob", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+
+	// POST /user/current/sms/send
+	{name: "send sms mobile as number", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		body:  fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`),
+		token: "alice", reqValid: true, wantStatus: 200, wantData: codeSent},
+	{name: "send sms mobile as written", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": "+86 137-0013-7000", "country": "cn"}`),
+		token: "carol", reqValid: true, wantStatus: 200, wantData: codeSent},
+	{name: "send sms e-mail bizKey", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		body:  fill(`{"bizKey": "MODIFY_EMAIL", "mobile": 13800138000, "country": "CN"}`),
+		token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "send sms not a mobile number", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		body:  fill(`{"bizKey": "SIGNIN", "mobile": 1380013800, "country": "CN"}`),
+		token: "alice", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "send sms another user's number", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		body:  fill(`{"bizKey": "SIGNIN", "mobile": "13900139000", "country": "CN"}`),
+		token: "alice", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyAddressTaken},
+	{name: "send sms bind with a number", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": "13700137000", "country": "CN"}`),
+		token: "alice", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyAlreadyBound},
+	{name: "send sms modify without a number", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		body:  fill(`{"bizKey": "MODIFY_MOBILE", "mobile": "13700137000", "country": "CN"}`),
+		token: "carol", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyNotBound},
+	{name: "send sms again too soon", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		prepare: sentSMS(alice, "SIGNIN", aliceMobile), body: fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`),
+		token: "alice", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyTooManyRequests},
+	{name: "send sms gateway down", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		prepare: sinkFails, body: fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`),
+		token: "alice", reqValid: true, wantStatus: 502, wantKey: httpapi.KeySendFailed},
+	{name: "send sms without token", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		body: fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`), wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "send sms user gone", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		body:  fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`),
+		token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
+	{name: "send sms wrong method", op: "sendSmsCode", method: http.MethodGet, target: path("/api/v1/user/current/sms/send"),
+		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+	{name: "send sms authenticator fails", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		body:  fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "send sms database down", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		body:  fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`),
+		token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+
+	// POST /user/current/email/send
+	{name: "send email", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
+		body:  fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com", "alice@EXAMPLE.com"], ["ann@example.org"]]}`),
+		token: "alice", reqValid: true, wantStatus: 200, wantData: codeSent},
+	{name: "send email six addresses", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
+		body:  fill(`{"bizKey": "SIGNIN", "toAddress": [["a@example.com", "b@example.com", "c@example.com"], ["d@example.com", "e@example.com", "f@example.com"]]}`),
+		token: "alice", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "send email sms bizKey", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
+		body:  fill(`{"bizKey": "MODIFY_MOBILE", "toAddress": [["alice@example.com"]]}`),
+		token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "send email another user's address", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
+		body:  fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"], ["admin@example.com"]]}`),
+		token: "alice", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyAddressTaken},
+	{name: "send email bind with an address", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
+		body:  fill(`{"bizKey": "BIND_EMAIL", "toAddress": [["new@example.com"]]}`),
+		token: "alice", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyAlreadyBound},
+	{name: "send email modify without an address", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
+		body:  fill(`{"bizKey": "MODIFY_EMAIL", "toAddress": [["new@example.com"]]}`),
+		token: "bob", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyNotBound},
+	{name: "send email again too soon", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
+		prepare: sentEmail(alice, "SIGNIN", aliceEmail), body: fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"]]}`),
+		token: "alice", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyTooManyRequests},
+	{name: "send email mail server down", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
+		prepare: sinkFails, body: fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"]]}`),
+		token: "alice", reqValid: true, wantStatus: 502, wantKey: httpapi.KeySendFailed},
+	{name: "send email without token", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
+		body: fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"]]}`), wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "send email user gone", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
+		body:  fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"]]}`),
+		token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
+	{name: "send email wrong method", op: "sendEmailCode", method: http.MethodPatch, target: path("/api/v1/user/current/email/send"),
+		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+	{name: "send email authenticator fails", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
+		body:  fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"]]}`),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "send email database down", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
+		body:  fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"]]}`),
+		token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+
+	// GET /user/current/sms/check
+	{name: "check sms", op: "checkSmsCode", method: http.MethodGet, prepare: sentSMS(alice, "SIGNIN", aliceMobile),
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=138+0013+8000&country=CN&verificationCode={code}"),
+		token:  "alice", reqValid: true, wantStatus: 200, checkData: wantLinkSecret},
+	{name: "check sms wrong code", op: "checkSmsCode", method: http.MethodGet, prepare: sentSMS(alice, "SIGNIN", aliceMobile),
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode={wrong}"),
+		token:  "alice", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyCodeWrong},
+	{name: "check sms expired code", op: "checkSmsCode", method: http.MethodGet,
+		prepare: func(t *testing.T, e *env) {
+			sentSMS(alice, "SIGNIN", aliceMobile)(t, e)
+			e.vh.clock.advance(verify.DefaultCodeTTL)
+		},
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode={code}"),
+		token:  "alice", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyCodeExpired},
+	{name: "check sms no code", op: "checkSmsCode", method: http.MethodGet,
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode=123456"),
+		token:  "alice", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyCodeMissing},
+	{name: "check sms code not digits", op: "checkSmsCode", method: http.MethodGet,
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode=12a456"),
+		token:  "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "check sms without country", op: "checkSmsCode", method: http.MethodGet,
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&verificationCode=123456"),
+		token:  "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "check sms dead code", op: "checkSmsCode", method: http.MethodGet, prepare: exhausted(alice, "SIGNIN", aliceMobile),
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode={code}"),
+		token:  "alice", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyCodeExhausted},
+	{name: "check sms too many failures today", op: "checkSmsCode", method: http.MethodGet,
+		prepare: func(t *testing.T, e *env) {
+			for _, b := range []verify.BizKey{"SIGNUP", "PASSWORD_FORGET", "PASSWORD_UPDATE", "SIGN_CANCEL"} {
+				exhausted(alice, b, aliceMobile)(t, e) // 4 x 5 = DefaultFailuresPerDay
+			}
+			sentSMS(alice, "SIGNIN", aliceMobile)(t, e)
+		},
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode={code}"),
+		token:  "alice", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyTooManyFailures},
+	{name: "check sms without token", op: "checkSmsCode", method: http.MethodGet,
+		target:     fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode=123456"),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "check sms another user's number", op: "checkSmsCode", method: http.MethodGet,
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13900139000&country=CN&verificationCode=123456"),
+		token:  "alice", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyAddressTaken},
+	// A check reads no user: one the directory lost has no code.
+	{name: "check sms user gone", op: "checkSmsCode", method: http.MethodGet,
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13700137000&country=CN&verificationCode=123456"),
+		token:  "nomad", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyCodeMissing},
+	{name: "check sms wrong method", op: "checkSmsCode", method: http.MethodPost,
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode=123456"),
+		token:  "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+	{name: "check sms authenticator fails", op: "checkSmsCode", method: http.MethodGet,
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode=123456"),
+		token:  "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "check sms database down", op: "checkSmsCode", method: http.MethodGet,
+		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode=123456"),
+		token:  "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+
+	// GET /user/current/email/check
+	{name: "check email", op: "checkEmailCode", method: http.MethodGet, prepare: sentEmail(alice, "SIGNIN", aliceEmail),
+		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40EXAMPLE.com&verificationCode={number}"),
+		token:  "alice", reqValid: true, wantStatus: 200, checkData: wantLinkSecret},
+	{name: "check email wrong code", op: "checkEmailCode", method: http.MethodGet, prepare: sentEmail(alice, "SIGNIN", aliceEmail),
+		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40example.com&verificationCode={wrong}"),
+		token:  "alice", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyCodeWrong},
+	{name: "check email code too long", op: "checkEmailCode", method: http.MethodGet,
+		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40example.com&verificationCode=123456789"),
+		token:  "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "check email dead code", op: "checkEmailCode", method: http.MethodGet, prepare: exhausted(alice, "SIGNIN", aliceEmail),
+		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40example.com&verificationCode={code}"),
+		token:  "alice", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyCodeExhausted},
+	{name: "check email without token", op: "checkEmailCode", method: http.MethodGet,
+		target:     fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40example.com&verificationCode=123456"),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "check email another user's address", op: "checkEmailCode", method: http.MethodGet,
+		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=admin%40example.com&verificationCode=123456"),
+		token:  "alice", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyAddressTaken},
+	// A check reads no user: one the directory lost has no code.
+	{name: "check email user gone", op: "checkEmailCode", method: http.MethodGet,
+		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=new%40example.com&verificationCode=123456"),
+		token:  "nomad", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyCodeMissing},
+	{name: "check email wrong method", op: "checkEmailCode", method: http.MethodDelete,
+		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40example.com&verificationCode=123456"),
+		token:  "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+	{name: "check email authenticator fails", op: "checkEmailCode", method: http.MethodGet,
+		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40example.com&verificationCode=123456"),
+		token:  "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "check email database down", op: "checkEmailCode", method: http.MethodGet,
+		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40example.com&verificationCode=123456"),
+		token:  "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+
+	// PATCH /user/current/mobile
+	{name: "bind mobile", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		prepare: sentSMS(carol, "BIND_MOBILE", freeMobile),
+		body:    fill(`{"bizKey": "BIND_MOBILE", "mobile": "137 0013 7000", "country": "CN", "itc": "+86", "verificationCode": "{code}"}`),
+		token:   "carol", reqValid: true, wantStatus: 200,
+		wantData: userData(carolUser, func(u *verify.User) { u.Mobile, u.Country = freeMobile, "CN" })},
+	{name: "modify mobile", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		prepare: modifyProof(alice, "MODIFY_MOBILE", aliceMobile, freeMobile),
+		body:    fill(`{"bizKey": "MODIFY_MOBILE", "mobile": 13700137000, "country": "CN", "itc": 86, "verificationCode": {number}, "linkSecret": "{link}"}`),
+		token:   "alice", reqValid: true, wantStatus: 200,
+		wantData: userData(aliceUser, func(u *verify.User) { u.Mobile = freeMobile })},
+	{name: "change mobile sign-in bizKey", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		body:  fill(`{"bizKey": "SIGNIN", "mobile": 13700137000, "country": "CN", "verificationCode": 123456}`),
+		token: "carol", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "change mobile wrong itc", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "itc": 1, "verificationCode": 123456}`),
+		token: "carol", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "change mobile wrong code", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		prepare: sentSMS(carol, "BIND_MOBILE", freeMobile),
+		body:    fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": "{wrong}"}`),
+		token:   "carol", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyCodeWrong},
+	{name: "change mobile link secret won on the new number", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		prepare: modifyProof(alice, "MODIFY_MOBILE", freeMobile, freeMobile),
+		body:    fill(`{"bizKey": "MODIFY_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": "{code}", "linkSecret": "{link}"}`),
+		token:   "alice", reqValid: true, wantStatus: 403, wantKey: httpapi.KeyLinkSecretRefused},
+	{name: "change mobile bind with a number", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": 123456}`),
+		token: "alice", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyAlreadyBound},
+	{name: "change mobile to another user's number", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13900139000, "country": "CN", "verificationCode": 123456}`),
+		token: "carol", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyAddressTaken},
+	{name: "change mobile concurrent change", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		prepare: func(t *testing.T, e *env) {
+			sentSMS(carol, "BIND_MOBILE", freeMobile)(t, e)
+			e.vh.dir.whenSetting(func() { e.vh.dir.setAddress(dave.UserID, verify.KindSMS, freeMobile) }) // dave takes it meanwhile
+		},
+		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": "{code}"}`),
+		token: "carol", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyConflict},
+	{name: "change mobile dead code", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		prepare: exhausted(carol, "BIND_MOBILE", freeMobile),
+		body:    fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": "{code}"}`),
+		token:   "carol", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyCodeExhausted},
+	{name: "change mobile without token", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		body:       fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": 123456}`),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "change mobile user gone", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": 123456}`),
+		token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
+	{name: "change mobile wrong method", op: "changeMobile", method: http.MethodPost, target: path("/api/v1/user/current/mobile"),
+		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": 123456}`),
+		token: "carol", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+	{name: "change mobile authenticator fails", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": 123456}`),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "change mobile database down", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
+		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": 123456}`),
+		token: "carol", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+
+	// PATCH /user/current/email
+	{name: "bind email", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
+		prepare: sentEmail(bob, "BIND_EMAIL", freeEmail),
+		body:    fill(`{"bizKey": "BIND_EMAIL", "email": "new@EXAMPLE.com", "verificationCode": {number}}`),
+		token:   "bob", reqValid: true, wantStatus: 200,
+		wantData: userData(bobUser, func(u *verify.User) { u.Email = freeEmail })},
+	{name: "modify email", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
+		prepare: modifyProof(alice, "MODIFY_EMAIL", aliceEmail, freeEmail),
+		body:    fill(`{"bizKey": "MODIFY_EMAIL", "email": "new@example.com", "verificationCode": "{code}", "linkSecret": "{link}"}`),
+		token:   "alice", reqValid: true, wantStatus: 200,
+		wantData: userData(aliceUser, func(u *verify.User) { u.Email = freeEmail })},
+	{name: "change email without link secret", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
+		body:  fill(`{"bizKey": "MODIFY_EMAIL", "email": "new@example.com", "verificationCode": "123456"}`),
+		token: "alice", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "change email code as a fraction", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
+		body:  fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": 1234.5}`),
+		token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "change email expired code", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
+		prepare: func(t *testing.T, e *env) {
+			sentEmail(bob, "BIND_EMAIL", freeEmail)(t, e)
+			e.vh.clock.advance(verify.DefaultCodeTTL)
+		},
+		body:  fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "{code}"}`),
+		token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyCodeExpired},
+	{name: "change email link secret won on the new address", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
+		prepare: modifyProof(alice, "MODIFY_EMAIL", freeEmail, freeEmail),
+		body:    fill(`{"bizKey": "MODIFY_EMAIL", "email": "new@example.com", "verificationCode": "{code}", "linkSecret": "{link}"}`),
+		token:   "alice", reqValid: true, wantStatus: 403, wantKey: httpapi.KeyLinkSecretRefused},
+	{name: "change email modify without an address", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
+		body:  fill(`{"bizKey": "MODIFY_EMAIL", "email": "new@example.com", "verificationCode": "123456", "linkSecret": "dkl_x"}`),
+		token: "carol", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyNotBound},
+	{name: "change email dead code", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
+		prepare: exhausted(bob, "BIND_EMAIL", freeEmail),
+		body:    fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "{code}"}`),
+		token:   "bob", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyCodeExhausted},
+	{name: "change email without token", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
+		body:       fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "123456"}`),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "change email user gone", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
+		body:  fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "123456"}`),
+		token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
+	{name: "change email wrong method", op: "changeEmail", method: http.MethodGet, target: path("/api/v1/user/current/email"),
+		token: "bob", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+	{name: "change email authenticator fails", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
+		body:  fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "123456"}`),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "change email database down", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
+		body:  fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "123456"}`),
+		token: "bob", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+}
+
 // TestOpenAPIResponses sends real requests and checks every answer against
 // the document; it then checks that every documented response of every
 // operation was seen.
@@ -550,7 +988,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]bool{} // "operationId status"
 	t.Run("cases", func(t *testing.T) {
-		for _, tc := range responseCases {
+		for _, tc := range slices.Concat(responseCases, verifyResponseCases) {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				e := setup(t)
@@ -579,23 +1017,32 @@ func TestOpenAPIResponses(t *testing.T) {
 
 func checkResponse(t *testing.T, e *env, tc responseCase) {
 	t.Helper()
-	target := tc.target(e.fx)
 	if tc.prepare != nil {
-		tc.prepare(e)
+		tc.prepare(t, e)
+	}
+	target := tc.target(e.fx)
+	var reqBody string
+	if tc.body != nil {
+		reqBody = tc.body(e.fx)
 	}
 	if tc.down {
 		e.db.Close()
+		// A host's directory lives in a database too.
+		e.vh.dir.failWith(e.db.PingContext(t.Context()))
 	}
-	resp, body := e.do(t, tc.method, target, tc.token)
+	resp, body := e.do(t, tc.method, target, tc.token, reqBody)
 
 	if resp.StatusCode != tc.wantStatus {
 		t.Fatalf("%s %s: status %d, want %d; body %s", tc.method, target, resp.StatusCode, tc.wantStatus, body)
 	}
 
 	// The request as kin-openapi sees it: same method, target and credential.
-	req := httptest.NewRequestWithContext(t.Context(), tc.method, target, nil)
+	req := httptest.NewRequestWithContext(t.Context(), tc.method, target, bodyReader(reqBody))
 	if tc.token != "" {
 		req.Header.Set("Authorization", "Bearer "+tc.token)
+	}
+	if reqBody != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	route, pathParams := findOperation(t, e, req, resp, tc)
 
@@ -642,6 +1089,8 @@ func checkResponse(t *testing.T, e *env, tc responseCase) {
 		if got := env.Ext["eKey"]; got != tc.wantKey {
 			t.Errorf("ext.eKey = %v, want %s; body %s", got, tc.wantKey, body)
 		}
+	} else if tc.checkData != nil {
+		tc.checkData(t, env.Data)
 	} else {
 		var want any
 		if tc.wantData != nil {
@@ -655,7 +1104,7 @@ func checkResponse(t *testing.T, e *env, tc responseCase) {
 		t.Errorf("restorer calls mismatch (-want +got):\n%s", diff)
 	}
 	if tc.wantAfter != nil && !tc.down {
-		_, body := e.do(t, http.MethodGet, "/api/v1/task/trash/count?projectId=10", "admin")
+		_, body := e.do(t, http.MethodGet, "/api/v1/task/trash/count?projectId=10", "admin", "")
 		var count struct{ Data int64 }
 		if err := json.Unmarshal(body, &count); err != nil {
 			t.Fatalf("count: %v: %s", err, body)
