@@ -1,126 +1,92 @@
 // Package smtptest runs a real SMTP server on loopback for tests, over
 // github.com/emersion/go-smtp: it speaks the protocol as a mail relay does
-// and records what it accepts, so that a test sees the exact message a
-// sender wrote.
+// (STARTTLS, implicit TLS, AUTH PLAIN, refusals) and records what it
+// accepts, so that a test sees the exact envelope and message a sender
+// wrote. Message.Parse reads a message back as a mail reader would.
+//
+// CA makes the TLS configurations for both ends, and StartSilent a listener
+// that never answers, for tests of deadlines and cancellation.
 package smtptest
 
 import (
-	"bytes"
-	"errors"
+	"crypto/tls"
 	"io"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
+	"log"
 	"net"
-	"net/mail"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 )
 
-// Message is one message the server accepted.
-type Message struct {
-	From string
-	To   []string
-	Data []byte // as received, headers and body
+// Config says how a Server listens and whom it lets in. The zero value is
+// a server in clear text that takes mail from anyone.
+type Config struct {
+	// Users are username -> password. When set, the server offers AUTH
+	// PLAIN and refuses MAIL FROM until a user has authenticated.
+	Users map[string]string
+	// InsecureAuth offers AUTH on a connection without TLS, as a relay on
+	// loopback may; without it AUTH waits for TLS.
+	InsecureAuth bool
+	// StartTLS, when set, is offered with STARTTLS.
+	StartTLS *tls.Config
+	// ImplicitTLS, when set, makes the server speak TLS from the first
+	// byte (as on port 465).
+	ImplicitTLS *tls.Config
 }
 
-// Header parses the message's header.
-func (m Message) Header() (mail.Header, error) {
-	msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
-	if err != nil {
-		return nil, err
-	}
-	return msg.Header, nil
-}
-
-// Subject is the decoded Subject header.
-func (m Message) Subject() string {
-	h, err := m.Header()
-	if err != nil {
-		return ""
-	}
-	s, err := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))
-	if err != nil {
-		return h.Get("Subject")
-	}
-	return s
-}
-
-// Parts returns the bodies by media type ("text/plain", "text/html"):
-// the message's own body, or the parts of a multipart one.
-func (m Message) Parts() (map[string]string, error) {
-	msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
-	if err != nil {
-		return nil, err
-	}
-	mt, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	if !strings.HasPrefix(mt, "multipart/") {
-		b, err := decode(msg.Header.Get("Content-Transfer-Encoding"), msg.Body)
-		out[mt] = b
-		return out, err
-	}
-	mr := multipart.NewReader(msg.Body, params["boundary"])
-	for {
-		p, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		pt, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
-		// multipart.Reader undoes quoted-printable itself.
-		b, err := io.ReadAll(p)
-		if err != nil {
-			return nil, err
-		}
-		out[pt] = string(b)
-	}
-}
-
-func decode(cte string, r io.Reader) (string, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return "", err
-	}
-	if strings.EqualFold(cte, "quoted-printable") {
-		b, err = io.ReadAll(quotedprintable.NewReader(bytes.NewReader(b)))
-	}
-	return string(b), err
-}
-
-// Server is a running SMTP server.
+// Server is a running SMTP server. It is safe for concurrent use.
 type Server struct {
 	Addr string // host:port on 127.0.0.1
+
+	users map[string]string
 
 	mu       sync.Mutex
 	messages []Message
 	reject   *smtp.SMTPError
 }
 
-// Start starts a server on 127.0.0.1, closed when t ends.
+// Start starts a server with the zero Config on 127.0.0.1, closed when t
+// ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartConfig(t, nil)
+}
+
+// StartConfig starts a server configured by cfg (nil for the zero Config)
+// on 127.0.0.1, closed when t ends.
+func StartConfig(t testing.TB, cfg *Config) *Server {
+	t.Helper()
+	if cfg == nil {
+		cfg = &Config{}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Addr: ln.Addr().String()}
+	if cfg.ImplicitTLS != nil {
+		ln = tls.NewListener(ln, cfg.ImplicitTLS)
+	}
+	s := &Server{Addr: ln.Addr().String(), users: cfg.Users}
 	srv := smtp.NewServer(s)
 	srv.Domain = "localhost"
 	srv.ReadTimeout = 10 * time.Second
 	srv.WriteTimeout = 10 * time.Second
-	srv.AllowInsecureAuth = true
-	go srv.Serve(ln) //nolint:errcheck // ends with Close
-	t.Cleanup(func() { srv.Close() })
+	srv.TLSConfig = cfg.StartTLS
+	srv.AllowInsecureAuth = cfg.InsecureAuth
+	// Failed handshakes are what some tests are about: not noise.
+	srv.ErrorLog = log.New(io.Discard, "", 0)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln) // ends with Close
+	}()
+	t.Cleanup(func() {
+		_ = srv.Close()
+		<-done
+	})
 	return s
 }
 
@@ -135,7 +101,7 @@ func (s *Server) Reject(code int, msg string) {
 	}
 }
 
-// Messages returns what the server accepted so far.
+// Messages returns what the server accepted so far, oldest first.
 func (s *Server) Messages() []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -149,27 +115,57 @@ func (s *Server) To(address string) []Message {
 		for _, to := range m.To {
 			if to == address {
 				out = append(out, m)
+				break
 			}
 		}
 	}
 	return out
 }
 
-// NewSession implements smtp.Backend.
-func (s *Server) NewSession(*smtp.Conn) (smtp.Session, error) {
-	return &session{s: s}, nil
+// NewSession implements smtp.Backend. go-smtp calls it after EHLO, again
+// after STARTTLS, so the session knows whether the connection is
+// encrypted.
+func (s *Server) NewSession(c *smtp.Conn) (smtp.Session, error) {
+	_, isTLS := c.TLSConnectionState()
+	return &session{s: s, helo: c.Hostname(), tls: isTLS}, nil
 }
 
 type session struct {
-	s   *Server
-	msg Message
+	s    *Server
+	helo string
+	tls  bool
+	user string // who authenticated; kept across RSET, as SMTP does
+	from string
+	to   []string
 }
 
-func (ss *session) Reset()        { ss.msg = Message{} }
+var _ smtp.AuthSession = (*session)(nil)
+
+func (ss *session) AuthMechanisms() []string {
+	if ss.s.users == nil {
+		return nil
+	}
+	return []string{sasl.Plain}
+}
+
+func (ss *session) Auth(string) (sasl.Server, error) {
+	return sasl.NewPlainServer(func(_, username, password string) error {
+		if want, ok := ss.s.users[username]; !ok || want != password {
+			return smtp.ErrAuthFailed
+		}
+		ss.user = username
+		return nil
+	}), nil
+}
+
+func (ss *session) Reset()        { ss.from, ss.to = "", nil }
 func (ss *session) Logout() error { return nil }
 
 func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
-	ss.msg.From = from
+	if ss.s.users != nil && ss.user == "" {
+		return smtp.ErrAuthRequired
+	}
+	ss.from = from
 	return nil
 }
 
@@ -179,7 +175,7 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if ss.s.reject != nil {
 		return ss.s.reject
 	}
-	ss.msg.To = append(ss.msg.To, to)
+	ss.to = append(ss.to, to)
 	return nil
 }
 
@@ -188,9 +184,9 @@ func (ss *session) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	ss.msg.Data = b
+	m := Message{Helo: ss.helo, TLS: ss.tls, User: ss.user, From: ss.from, To: ss.to, Data: b}
 	ss.s.mu.Lock()
-	ss.s.messages = append(ss.s.messages, ss.msg)
+	ss.s.messages = append(ss.s.messages, m)
 	ss.s.mu.Unlock()
 	return nil
 }
