@@ -614,17 +614,17 @@ func modifyProof(p deskkit.Principal, bizKey verify.BizKey, wonOn, newAddress st
 	return func(t *testing.T, e *env) {
 		if strings.HasPrefix(newAddress, "+") {
 			e.fx.link = e.vh.checkSMS(t, p, bizKey, wonOn, e.vh.sendSMS(t, p, bizKey, wonOn))
-			e.vh.clock.advance(verify.DefaultResendInterval) // wonOn may be newAddress
+			e.vh.clock.Advance(verify.DefaultResendInterval) // wonOn may be newAddress
 			e.fx.code = e.vh.sendSMS(t, p, bizKey, newAddress)
 		} else {
 			e.fx.link = e.vh.checkEmail(t, p, bizKey, wonOn, e.vh.sendEmail(t, p, bizKey, wonOn))
-			e.vh.clock.advance(verify.DefaultResendInterval)
+			e.vh.clock.Advance(verify.DefaultResendInterval)
 			e.fx.code = e.vh.sendEmail(t, p, bizKey, newAddress)
 		}
 	}
 }
 
-func sinkFails(_ *testing.T, e *env) { e.vh.sink.failWith(errGatewayDown) }
+func sinkFails(_ *testing.T, e *env) { e.vh.sink.FailWith(errGatewayDown) }
 
 // userData is the data of an answer that shows u.
 func userData(u verify.User, edit func(u *verify.User)) func(fixture) any {
@@ -794,7 +794,7 @@ var verifyResponseCases = []responseCase{
 	{name: "check sms expired code", op: "checkSmsCode", method: http.MethodGet,
 		prepare: func(t *testing.T, e *env) {
 			sentSMS(alice, "SIGNIN", aliceMobile)(t, e)
-			e.vh.clock.advance(verify.DefaultCodeTTL)
+			e.vh.clock.Advance(verify.DefaultCodeTTL)
 		},
 		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode={code}"),
 		token:  "alice", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyCodeExpired},
@@ -906,7 +906,7 @@ var verifyResponseCases = []responseCase{
 	{name: "change mobile concurrent change", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
 		prepare: func(t *testing.T, e *env) {
 			sentSMS(carol, "BIND_MOBILE", freeMobile)(t, e)
-			e.vh.dir.whenSetting(func() { e.vh.dir.setAddress(dave.UserID, verify.KindSMS, freeMobile) }) // dave takes it meanwhile
+			e.vh.dir.WhenSetting(func() { e.vh.dir.SetAddress(dave.UserID, verify.KindSMS, freeMobile) }) // dave takes it meanwhile
 		},
 		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": "{code}"}`),
 		token: "carol", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyConflict},
@@ -950,7 +950,7 @@ var verifyResponseCases = []responseCase{
 	{name: "change email expired code", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
 		prepare: func(t *testing.T, e *env) {
 			sentEmail(bob, "BIND_EMAIL", freeEmail)(t, e)
-			e.vh.clock.advance(verify.DefaultCodeTTL)
+			e.vh.clock.Advance(verify.DefaultCodeTTL)
 		},
 		body:  fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "{code}"}`),
 		token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyCodeExpired},
@@ -1028,7 +1028,7 @@ func checkResponse(t *testing.T, e *env, tc responseCase) {
 	if tc.down {
 		e.db.Close()
 		// A host's directory lives in a database too.
-		e.vh.dir.failWith(e.db.PingContext(t.Context()))
+		e.vh.dir.FailWith(e.db.PingContext(t.Context()))
 	}
 	resp, body := e.do(t, tc.method, target, tc.token, reqBody)
 

@@ -119,7 +119,7 @@ func FuzzVerifyBodies(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, query string) {
 		// A new day: no limit is used up, and no code of an earlier input
 		// is still valid.
-		vh.clock.advance(24*time.Hour + time.Minute)
+		vh.clock.Advance(24*time.Hour + time.Minute)
 		for _, token := range []string{"alice", "carol"} {
 			for _, r := range fuzzRoutes {
 				req := httptest.NewRequestWithContext(t.Context(), r.method, r.path, nil)

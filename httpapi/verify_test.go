@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,280 +19,11 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/internal/verifytest"
 	"github.com/deskkit/deskkit/verify"
 )
 
-// fakeDirectory is the host's user store, in memory. The Verifier calls a
-// UserWriter method last in its transaction, so a change the fake makes is
-// never rolled back; the reference server's adapter over the real
-// directory, which writes through the transaction, is tested in
-// examples/server.
-type fakeDirectory struct {
-	mu      sync.Mutex
-	users   map[int64]*verify.User
-	tenants map[int64]string
-	err     error  // if set, every method returns it: the directory is down
-	onSet   func() // if set, runs before SetMobile and SetEmail change anything: a concurrent change
-}
-
-var _ verify.Directory = (*fakeDirectory)(nil)
-
-func newFakeDirectory() *fakeDirectory {
-	return &fakeDirectory{users: map[int64]*verify.User{}, tenants: map[int64]string{}}
-}
-
-func (d *fakeDirectory) add(u verify.User) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.users[u.ID] = &u
-}
-
-func (d *fakeDirectory) get(id int64) verify.User {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return *d.users[id]
-}
-
-// whenSetting makes fn run before SetMobile and SetEmail change anything.
-func (d *fakeDirectory) whenSetting(fn func()) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.onSet = fn
-}
-
-// setAddress gives user id the address of kind k, as another request
-// would.
-func (d *fakeDirectory) setAddress(id int64, k verify.Kind, address string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if k == verify.KindSMS {
-		d.users[id].Mobile, d.users[id].Country = address, "CN"
-	} else {
-		d.users[id].Email = address
-	}
-}
-
-// failWith makes every method return err (nil: work again).
-func (d *fakeDirectory) failWith(err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.err = err
-}
-
-func (d *fakeDirectory) User(_ context.Context, tenantID, userID int64) (verify.User, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.err != nil {
-		return verify.User{}, d.err
-	}
-	u, ok := d.users[userID]
-	if !ok || u.TenantID != tenantID {
-		return verify.User{}, fmt.Errorf("user %d: %w", userID, deskkit.ErrNotFound)
-	}
-	return *u, nil
-}
-
-func (d *fakeDirectory) Tenant(_ context.Context, tenantID int64) (verify.Tenant, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.err != nil {
-		return verify.Tenant{}, d.err
-	}
-	name, ok := d.tenants[tenantID]
-	if !ok {
-		return verify.Tenant{}, fmt.Errorf("tenant %d: %w", tenantID, deskkit.ErrNotFound)
-	}
-	return verify.Tenant{ID: tenantID, Name: name}, nil
-}
-
-func (d *fakeDirectory) Holder(_ context.Context, tenantID int64, k verify.Kind, address string) (int64, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.err != nil {
-		return 0, d.err
-	}
-	return d.holder(tenantID, k, address), nil
-}
-
-func (d *fakeDirectory) holder(tenantID int64, k verify.Kind, address string) int64 {
-	for _, u := range d.users {
-		if u.TenantID == tenantID && address != "" && addressOf(*u, k) == address {
-			return u.ID
-		}
-	}
-	return 0
-}
-
-func addressOf(u verify.User, k verify.Kind) string {
-	if k == verify.KindSMS {
-		return u.Mobile
-	}
-	return u.Email
-}
-
-func (d *fakeDirectory) UpdateProfile(_ context.Context, _ bun.IDB, tenantID, userID int64, p verify.Profile) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.err != nil {
-		return d.err
-	}
-	u, ok := d.users[userID]
-	if !ok || u.TenantID != tenantID {
-		return fmt.Errorf("user %d: %w", userID, deskkit.ErrNotFound)
-	}
-	if p.Username != nil {
-		for _, o := range d.users {
-			if o.ID != userID && o.TenantID == tenantID && o.Username == *p.Username {
-				return fmt.Errorf("username %q taken: %w", *p.Username, deskkit.ErrConflict)
-			}
-		}
-	}
-	for _, f := range []struct{ dst, src *string }{
-		{&u.Username, p.Username}, {&u.FirstName, p.FirstName}, {&u.LastName, p.LastName},
-		{&u.FullName, p.FullName}, {&u.Landline, p.Landline}, {&u.Avatar, p.Avatar},
-		{&u.Title, p.Title}, {&u.Gender, p.Gender}, {&u.Address, p.Address},
-	} {
-		if f.src != nil {
-			*f.dst = *f.src
-		}
-	}
-	return nil
-}
-
-// set changes an address as the unique index and the UserWriter contract
-// would: only if it is still old, and only to one nobody else has.
-func (d *fakeDirectory) set(tenantID, userID int64, k verify.Kind, old, address string, apply func(u *verify.User)) error {
-	d.mu.Lock()
-	hook := d.onSet
-	d.mu.Unlock()
-	if hook != nil {
-		hook()
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.err != nil {
-		return d.err
-	}
-	u, ok := d.users[userID]
-	if !ok || u.TenantID != tenantID {
-		return fmt.Errorf("user %d: %w", userID, deskkit.ErrNotFound)
-	}
-	if addressOf(*u, k) != old {
-		return fmt.Errorf("address changed meanwhile: %w", deskkit.ErrConflict)
-	}
-	if h := d.holder(tenantID, k, address); h != 0 && h != userID {
-		return fmt.Errorf("address taken: %w", deskkit.ErrConflict)
-	}
-	apply(u)
-	return nil
-}
-
-func (d *fakeDirectory) SetMobile(_ context.Context, _ bun.IDB, tenantID, userID int64, old, mobile, country string) error {
-	return d.set(tenantID, userID, verify.KindSMS, old, mobile, func(u *verify.User) { u.Mobile, u.Country = mobile, country })
-}
-
-func (d *fakeDirectory) SetEmail(_ context.Context, _ bun.IDB, tenantID, userID int64, old, email string) error {
-	return d.set(tenantID, userID, verify.KindEmail, old, email, func(u *verify.User) { u.Email = email })
-}
-
-// recordingSink records the messages the Verifier sends, and refuses them
-// while fail is set.
-type recordingSink struct {
-	mu   sync.Mutex
-	sms  []verify.SMS
-	mail []verify.Mail
-	fail error
-}
-
-var (
-	_ verify.SMSSender = (*recordingSink)(nil)
-	_ verify.Mailer    = (*recordingSink)(nil)
-)
-
-func (s *recordingSink) SendSMS(_ context.Context, m verify.SMS) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	s.sms = append(s.sms, m)
-	return nil
-}
-
-func (s *recordingSink) SendMail(_ context.Context, m verify.Mail) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	s.mail = append(s.mail, m)
-	return nil
-}
-
-func (s *recordingSink) failWith(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fail = err
-}
-
-// lastCode is the code of the last message to address, or "".
-func (s *recordingSink) lastCode(address string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, m := range slices.Backward(s.sms) {
-		if m.To == address && m.Code != "" {
-			return m.Code
-		}
-	}
-	for _, m := range slices.Backward(s.mail) {
-		if m.To == address && m.Code != "" {
-			return m.Code
-		}
-	}
-	return ""
-}
-
-// recipients lists the addresses that got a message, in order; notices
-// (messages without a code) are marked "notice:".
-func (s *recordingSink) recipients() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, m := range s.sms {
-		out = append(out, noticeMark(m.Code)+m.To)
-	}
-	for _, m := range s.mail {
-		out = append(out, noticeMark(m.Code)+m.To)
-	}
-	return out
-}
-
-func noticeMark(code string) string {
-	if code == "" {
-		return "notice:"
-	}
-	return ""
-}
-
 var errGatewayDown = errors.New("gateway down")
-
-// testClock is the Verifier's clock; it moves only when told.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // The addresses of the verify fixture, all in tenant 1 ("Acme").
 const (
@@ -320,9 +50,9 @@ var (
 // and a clock.
 type verifyHost struct {
 	v     *verify.Verifier
-	dir   *fakeDirectory
-	sink  *recordingSink
-	clock *testClock
+	dir   *verifytest.Directory
+	sink  *verifytest.Sink
+	clock *verifytest.Clock
 }
 
 // newVerifyHost returns a Verifier over db, migrated, with its fakes.
@@ -331,10 +61,10 @@ func newVerifyHost(t testing.TB, db *bun.DB) *verifyHost {
 	if err := verify.Migrate(context.Background(), db); err != nil {
 		t.Fatalf("verify.Migrate: %v", err)
 	}
-	h := &verifyHost{dir: newFakeDirectory(), sink: &recordingSink{}, clock: &testClock{t: now}}
-	h.dir.tenants[1] = "Acme"
+	h := &verifyHost{dir: verifytest.NewDirectory(), sink: &verifytest.Sink{}, clock: verifytest.NewClock(now)}
+	h.dir.AddTenant(1, "Acme")
 	for _, u := range []verify.User{adminUser, aliceUser, bobUser, carolUser, daveUser} {
-		h.dir.add(u)
+		h.dir.Add(u)
 	}
 	v, err := verify.New(db, h.dir, h.sink, h.sink, []byte("0123456789abcdef0123456789abcdef-httpapi-test"),
 		&verify.Config{Now: h.clock.Now, Logger: slog.New(slog.DiscardHandler)})
@@ -367,7 +97,7 @@ func (h *verifyHost) sendEmail(t testing.TB, p deskkit.Principal, bizKey verify.
 
 func (h *verifyHost) sentCode(t testing.TB, address string) string {
 	t.Helper()
-	code := h.sink.lastCode(address)
+	code := h.sink.LastCode(address)
 	if len(code) != verify.CodeDigits {
 		t.Fatalf("code %q sent to %s is not %d digits", code, address, verify.CodeDigits)
 	}
@@ -590,7 +320,7 @@ func TestVerifyRoutesRequireToken(t *testing.T) {
 			t.Errorf("%s %s: WWW-Authenticate %q", r.method, r.target, a.header.Get("WWW-Authenticate"))
 		}
 	}
-	if n := len(e.vh.sink.recipients()); n != 0 {
+	if n := len(e.vh.sink.Recipients()); n != 0 {
 		t.Errorf("%d messages sent without a token", n)
 	}
 }
@@ -606,7 +336,7 @@ func TestVerifyUpdateProfile(t *testing.T) {
 	if diff := cmp.Diff(detailOf(want), d); diff != "" {
 		t.Errorf("answer (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want, e.vh.dir.get(alice.UserID)); diff != "" {
+	if diff := cmp.Diff(want, e.vh.dir.Get(alice.UserID)); diff != "" {
 		t.Errorf("directory (-want +got):\n%s", diff)
 	}
 
@@ -641,7 +371,7 @@ func TestVerifyUpdateProfile(t *testing.T) {
 			e.call(t, http.MethodPatch, currentPath, "alice", tc.body).wantError(t, tc.status, tc.key, tc.field)
 		})
 	}
-	if diff := cmp.Diff(want, e.vh.dir.get(alice.UserID)); diff != "" {
+	if diff := cmp.Diff(want, e.vh.dir.Get(alice.UserID)); diff != "" {
 		t.Errorf("a refused update changed the directory (-want +got):\n%s", diff)
 	}
 	e.call(t, http.MethodPatch, currentPath+"?dryRun=true", "alice", `{"title": "x"}`).wantError(t, 400, httpapi.KeyValidation, "dryRun")
@@ -662,7 +392,7 @@ func TestVerifySendSMS(t *testing.T) {
 		if diff := cmp.Diff(verify.Sent{ExpiresInSeconds: 300, ResendInSeconds: 60}, sent); diff != "" {
 			t.Errorf("%s: data (-want +got):\n%s", body, diff)
 		}
-		if got := e.vh.sink.recipients(); len(got) != i+1 || got[i] != aliceMobile {
+		if got := e.vh.sink.Recipients(); len(got) != i+1 || got[i] != aliceMobile {
 			t.Errorf("%s: sent to %v, want %s last", body, got, aliceMobile)
 		}
 	}
@@ -702,11 +432,11 @@ func TestVerifySendSMS(t *testing.T) {
 
 	// The gateway refuses: 502, and no code was sent. (SIGNIN: alice's
 	// refused SIGNIN to bob's number above does not hold bob's back.)
-	e.vh.sink.failWith(errGatewayDown)
+	e.vh.sink.FailWith(errGatewayDown)
 	e.call(t, http.MethodPost, smsSendPath, "bob", `{"bizKey": "SIGNIN", "mobile": 13900139000, "country": "CN"}`).
 		wantError(t, 502, httpapi.KeySendFailed, "")
-	e.vh.sink.failWith(nil)
-	if got := e.vh.sink.lastCode(bobMobile); got != "" {
+	e.vh.sink.FailWith(nil)
+	if got := e.vh.sink.LastCode(bobMobile); got != "" {
 		t.Errorf("a code reached bob: %q", got)
 	}
 }
@@ -719,11 +449,11 @@ func TestVerifySendInterval(t *testing.T) {
 	a := e.call(t, http.MethodPost, smsSendPath, "alice", body)
 	a.wantError(t, 429, httpapi.KeyTooManyRequests, "")
 	a.wantRetryAfter(t, 60*time.Second)
-	e.vh.clock.advance(45 * time.Second)
+	e.vh.clock.Advance(45 * time.Second)
 	e.call(t, http.MethodPost, smsSendPath, "alice", body).wantRetryAfter(t, 15*time.Second)
 	// Another bizKey to the same number is not held back.
 	e.call(t, http.MethodPost, smsSendPath, "alice", `{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`).wantOK(t, &verify.Sent{})
-	e.vh.clock.advance(15 * time.Second)
+	e.vh.clock.Advance(15 * time.Second)
 	e.call(t, http.MethodPost, smsSendPath, "alice", body).wantOK(t, &verify.Sent{})
 
 	mail := `{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"]]}`
@@ -739,7 +469,7 @@ func TestVerifySendLimits(t *testing.T) {
 	start := e.vh.clock.Now()
 	send := func(mobile string) answer {
 		t.Helper()
-		e.vh.clock.advance(verify.DefaultResendInterval)
+		e.vh.clock.Advance(verify.DefaultResendInterval)
 		return e.call(t, http.MethodPost, smsSendPath, "alice", jsonOf(t, map[string]string{"bizKey": "SIGNIN", "mobile": mobile, "country": "CN"}))
 	}
 	for range verify.DefaultSendsPerHour {
@@ -762,7 +492,7 @@ func TestVerifySendLimits(t *testing.T) {
 	if !strings.Contains(a.msg, "a day") {
 		t.Errorf("msg %q does not name the daily limit", a.msg)
 	}
-	if got := len(e.vh.sink.recipients()); got != verify.DefaultSendsPerDay {
+	if got := len(e.vh.sink.Recipients()); got != verify.DefaultSendsPerDay {
 		t.Errorf("%d codes sent, want %d", got, verify.DefaultSendsPerDay)
 	}
 }
@@ -777,7 +507,7 @@ func TestVerifySendEmail(t *testing.T) {
 	if diff := cmp.Diff(verify.Sent{ExpiresInSeconds: 300, ResendInSeconds: 60}, sent); diff != "" {
 		t.Errorf("data (-want +got):\n%s", diff)
 	}
-	got := e.vh.sink.recipients()
+	got := e.vh.sink.Recipients()
 	slices.Sort(got)
 	if diff := cmp.Diff([]string{"Bob@example.com", "ann@example.com"}, got); diff != "" {
 		t.Errorf("recipients (-want +got):\n%s", diff)
@@ -813,11 +543,11 @@ func TestVerifySendEmail(t *testing.T) {
 			e.call(t, http.MethodPost, mailSend, tc.token, tc.body).wantError(t, tc.status, tc.key, tc.field)
 		})
 	}
-	if e.vh.sink.lastCode("x@example.com") != "" {
+	if e.vh.sink.LastCode("x@example.com") != "" {
 		t.Error("a send refused for another user's address went to the other recipient")
 	}
 
-	e.vh.sink.failWith(errGatewayDown)
+	e.vh.sink.FailWith(errGatewayDown)
 	e.call(t, http.MethodPost, mailSend, "bob", `{"bizKey": "BIND_EMAIL", "toAddress": [["new@example.com"]]}`).
 		wantError(t, 502, httpapi.KeySendFailed, "")
 }
@@ -840,7 +570,7 @@ func TestVerifyCheckSMS(t *testing.T) {
 	}
 
 	// A new code, checked with the number written another way.
-	e.vh.clock.advance(verify.DefaultResendInterval)
+	e.vh.clock.Advance(verify.DefaultResendInterval)
 	code = e.vh.sendSMS(t, alice, "SIGNIN", aliceMobile)
 	var link verify.Link
 	e.call(t, http.MethodGet, smsCheckTarget("SIGNIN", "+86 138 0013 8000", code), "alice", "").wantOK(t, &link)
@@ -852,7 +582,7 @@ func TestVerifyCheckSMS(t *testing.T) {
 	code = e.vh.sendSMS(t, alice, "SIGNUP", aliceMobile)
 	e.call(t, http.MethodGet, smsCheckTarget("SIGN_CANCEL", "13800138000", code), "alice", "").wantError(t, 400, httpapi.KeyCodeMissing, "")
 	// Codes live 5 minutes.
-	e.vh.clock.advance(verify.DefaultCodeTTL)
+	e.vh.clock.Advance(verify.DefaultCodeTTL)
 	e.call(t, http.MethodGet, smsCheckTarget("SIGNUP", "13800138000", code), "alice", "").wantError(t, 400, httpapi.KeyCodeExpired, "")
 
 	// Another user's number.
@@ -887,7 +617,7 @@ func TestVerifyFailuresPerDay(t *testing.T) {
 	for _, b := range keys { // 4 codes x 5 wrong attempts
 		e.vh.wrongChecks(t, alice, b, aliceMobile, e.vh.sendSMS(t, alice, b, aliceMobile), verify.MaxAttempts)
 	}
-	e.vh.clock.advance(time.Hour)
+	e.vh.clock.Advance(time.Hour)
 	code := e.vh.sendEmail(t, alice, "SIGNIN", aliceEmail)
 	a := e.call(t, http.MethodGet, mailCheckTarget("SIGNIN", aliceEmail, code), "alice", "")
 	a.wantError(t, 429, httpapi.KeyTooManyFailures, "")
@@ -900,7 +630,7 @@ func TestVerifyFailuresPerDay(t *testing.T) {
 	a.wantError(t, 429, httpapi.KeyTooManyFailures, "")
 	a.wantRetryAfter(t, start.Add(24*time.Hour).Sub(e.vh.clock.Now()))
 
-	e.vh.clock.advance(23 * time.Hour)
+	e.vh.clock.Advance(23 * time.Hour)
 	var link verify.Link
 	e.call(t, http.MethodGet, mailCheckTarget("SIGNIN", aliceEmail, code), "alice", "").wantError(t, 400, httpapi.KeyCodeExpired, "")
 	code = e.vh.sendEmail(t, alice, "SIGNIN", aliceEmail)
@@ -931,7 +661,7 @@ func TestVerifyCheckEmail(t *testing.T) {
 	e.call(t, http.MethodGet, mailCheckTarget("SIGNIN", freeEmail, code), "bob", "").wantError(t, 400, httpapi.KeyCodeMissing, "")
 	// An address taken since the code went out proves nothing.
 	code = e.vh.sendEmail(t, carol, "BIND_EMAIL", "carol@example.org")
-	e.vh.dir.setAddress(dave.UserID, verify.KindEmail, "carol@example.org")
+	e.vh.dir.SetAddress(dave.UserID, verify.KindEmail, "carol@example.org")
 	e.call(t, http.MethodGet, mailCheckTarget("BIND_EMAIL", "carol@example.org", code), "carol", "").wantError(t, 409, httpapi.KeyAddressTaken, "")
 
 	for _, tc := range []struct{ name, target, field string }{
@@ -959,7 +689,7 @@ func TestVerifyCodeAsNumberKeepsLeadingZero(t *testing.T) {
 		}
 		// A day passes between sends: past the resend interval and every
 		// send window, whatever the number of tries.
-		e.vh.clock.advance(24 * time.Hour)
+		e.vh.clock.Advance(24 * time.Hour)
 		e.call(t, http.MethodPost, smsSendPath, "carol", `{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN"}`).wantOK(t, &verify.Sent{})
 		code = e.vh.sentCode(t, freeMobile)
 	}
@@ -973,11 +703,11 @@ func TestVerifyCodeAsNumberKeepsLeadingZero(t *testing.T) {
 	if d.Mobile != freeMobile || d.Country != "CN" || d.ITC != 86 {
 		t.Errorf("detail %+v, want mobile %s CN 86", d, freeMobile)
 	}
-	if got := e.vh.dir.get(carol.UserID).Mobile; got != freeMobile {
+	if got := e.vh.dir.Get(carol.UserID).Mobile; got != freeMobile {
 		t.Errorf("directory has %q, want %s", got, freeMobile)
 	}
 	// A bound number gets no notice: there was no old one.
-	for _, r := range e.vh.sink.recipients() {
+	for _, r := range e.vh.sink.Recipients() {
 		if strings.HasPrefix(r, "notice:") {
 			t.Errorf("notice sent: %s", r)
 		}
@@ -1002,7 +732,7 @@ func TestVerifyModifyMobileFlow(t *testing.T) {
 	// the current one.
 	sent(`{"bizKey": "MODIFY_MOBILE", "mobile": 13700137000, "country": "CN"}`)
 	wonOnNew := check("13700137000", e.vh.sentCode(t, freeMobile))
-	e.vh.clock.advance(verify.DefaultResendInterval)
+	e.vh.clock.Advance(verify.DefaultResendInterval)
 	sent(`{"bizKey": "MODIFY_MOBILE", "mobile": "137 0013 7000", "country": "CN"}`)
 	newCode := e.vh.sentCode(t, freeMobile)
 	change := func(code, link string) answer {
@@ -1013,7 +743,7 @@ func TestVerifyModifyMobileFlow(t *testing.T) {
 	}
 	change(newCode, wonOnNew).wantError(t, 403, httpapi.KeyLinkSecretRefused, "")
 	change(newCode, "dkl_made_up").wantError(t, 403, httpapi.KeyLinkSecretRefused, "")
-	if got := e.vh.dir.get(alice.UserID).Mobile; got != aliceMobile {
+	if got := e.vh.dir.Get(alice.UserID).Mobile; got != aliceMobile {
 		t.Fatalf("mobile changed to %s by a bypass", got)
 	}
 
@@ -1033,13 +763,13 @@ func TestVerifyModifyMobileFlow(t *testing.T) {
 	if diff := cmp.Diff(detailOf(want), d); diff != "" {
 		t.Errorf("detail (-want +got):\n%s", diff)
 	}
-	if !slices.Contains(e.vh.sink.recipients(), "notice:"+aliceMobile) {
-		t.Errorf("no notice to the old number; sent %v", e.vh.sink.recipients())
+	if !slices.Contains(e.vh.sink.Recipients(), "notice:"+aliceMobile) {
+		t.Errorf("no notice to the old number; sent %v", e.vh.sink.Recipients())
 	}
 	// Replayed: the number is alice's now.
 	change(newCode, link).wantError(t, 400, httpapi.KeyValidation, "mobile")
 	// The secret was spent.
-	e.vh.clock.advance(verify.DefaultResendInterval)
+	e.vh.clock.Advance(verify.DefaultResendInterval)
 	sent(`{"bizKey": "MODIFY_MOBILE", "mobile": 13600136000, "country": "CN"}`)
 	a := e.call(t, http.MethodPatch, mobilePath, "alice", jsonOf(t, map[string]any{
 		"bizKey": "MODIFY_MOBILE", "mobile": "13600136000", "country": "CN", "verificationCode": e.vh.sentCode(t, "+8613600136000"), "linkSecret": link,
@@ -1080,16 +810,16 @@ func TestVerifyChangeMobileErrors(t *testing.T) {
 			e.call(t, http.MethodPatch, mobilePath, tc.token, tc.body).wantError(t, tc.status, tc.key, tc.field)
 		})
 	}
-	if got := e.vh.dir.get(carol.UserID).Mobile; got != "" {
+	if got := e.vh.dir.Get(carol.UserID).Mobile; got != "" {
 		t.Fatalf("carol's number changed to %s by a refused request", got)
 	}
 
 	// The number is taken while the change runs: the directory refuses.
-	e.vh.dir.whenSetting(func() { e.vh.dir.setAddress(dave.UserID, verify.KindSMS, freeMobile) })
+	e.vh.dir.WhenSetting(func() { e.vh.dir.SetAddress(dave.UserID, verify.KindSMS, freeMobile) })
 	body := `{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": "` + code + `"}`
 	e.call(t, http.MethodPatch, mobilePath, "carol", body).wantError(t, 409, httpapi.KeyConflict, "")
-	e.vh.dir.whenSetting(nil)
-	e.vh.dir.setAddress(dave.UserID, verify.KindSMS, "")
+	e.vh.dir.WhenSetting(nil)
+	e.vh.dir.SetAddress(dave.UserID, verify.KindSMS, "")
 	// The refused change left the code unspent.
 	var d verify.Detail
 	e.call(t, http.MethodPatch, mobilePath, "carol", body).wantOK(t, &d)
@@ -1102,9 +832,9 @@ func TestVerifyChangeMobileErrors(t *testing.T) {
 	e.call(t, http.MethodPatch, mobilePath, "dave", `{"bizKey": "BIND_MOBILE", "mobile": 13600136000, "country": "CN", "verificationCode": "`+code+`"}`).
 		wantError(t, 429, httpapi.KeyCodeExhausted, "")
 	// An expired one.
-	e.vh.clock.advance(verify.DefaultResendInterval)
+	e.vh.clock.Advance(verify.DefaultResendInterval)
 	code = e.vh.sendSMS(t, dave, "BIND_MOBILE", "+8613600136000")
-	e.vh.clock.advance(verify.DefaultCodeTTL)
+	e.vh.clock.Advance(verify.DefaultCodeTTL)
 	e.call(t, http.MethodPatch, mobilePath, "dave", `{"bizKey": "BIND_MOBILE", "mobile": 13600136000, "country": "CN", "verificationCode": "`+code+`"}`).
 		wantError(t, 400, httpapi.KeyCodeExpired, "")
 }
@@ -1146,7 +876,7 @@ func TestVerifyChangeEmail(t *testing.T) {
 		})
 	}
 	// A secret of MODIFY_EMAIL is no proof for MODIFY_MOBILE.
-	e.vh.clock.advance(verify.DefaultResendInterval)
+	e.vh.clock.Advance(verify.DefaultResendInterval)
 	mcode := e.vh.sendSMS(t, alice, "MODIFY_MOBILE", freeMobile)
 	e.call(t, http.MethodPatch, mobilePath, "alice", `{"bizKey": "MODIFY_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": "`+mcode+`", "linkSecret": "`+link+`"}`).
 		wantError(t, 403, httpapi.KeyLinkSecretRefused, "")
@@ -1155,8 +885,8 @@ func TestVerifyChangeEmail(t *testing.T) {
 	if d.Email != "alice@example.org" {
 		t.Errorf("email %q, want alice@example.org", d.Email)
 	}
-	if !slices.Contains(e.vh.sink.recipients(), "notice:"+aliceEmail) {
-		t.Errorf("no notice to the old address; sent %v", e.vh.sink.recipients())
+	if !slices.Contains(e.vh.sink.Recipients(), "notice:"+aliceEmail) {
+		t.Errorf("no notice to the old address; sent %v", e.vh.sink.Recipients())
 	}
 }
 
@@ -1183,10 +913,10 @@ func TestVerifyUnknownFieldsAndParameters(t *testing.T) {
 			t.Errorf("%s %s?extra=1: msg %q", r.method, r.path, a.msg)
 		}
 	}
-	if got := e.vh.sink.recipients(); len(got) != 0 {
+	if got := e.vh.sink.Recipients(); len(got) != 0 {
 		t.Errorf("refused requests sent %v", got)
 	}
-	if diff := cmp.Diff(carolUser, e.vh.dir.get(carol.UserID)); diff != "" {
+	if diff := cmp.Diff(carolUser, e.vh.dir.Get(carol.UserID)); diff != "" {
 		t.Errorf("refused requests changed carol (-want +got):\n%s", diff)
 	}
 }
@@ -1196,7 +926,7 @@ func TestVerifyUnknownFieldsAndParameters(t *testing.T) {
 func TestVerifyDatabaseDown(t *testing.T) {
 	e := setup(t)
 	e.db.Close()
-	e.vh.dir.failWith(e.db.PingContext(t.Context()))
+	e.vh.dir.FailWith(e.db.PingContext(t.Context()))
 	for _, r := range []struct{ method, target, body string }{
 		{http.MethodGet, currentPath, ""},
 		{http.MethodPatch, currentPath, `{"title": "x"}`},
@@ -1213,6 +943,6 @@ func TestVerifyDatabaseDown(t *testing.T) {
 		a.wantRetryAfter(t, httpapi.DefaultRetryAfter)
 	}
 	// The user directory alone down: the same.
-	e.vh.dir.failWith(fmt.Errorf("directory: %w", deskkit.ErrUnavailable))
+	e.vh.dir.FailWith(fmt.Errorf("directory: %w", deskkit.ErrUnavailable))
 	e.call(t, http.MethodGet, currentPath, "alice", "").wantError(t, 503, httpapi.KeyServiceUnavailable, "")
 }

@@ -50,13 +50,12 @@ func TestModifyMobile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Mobile != newMobile || f.dir.get(1).Mobile != newMobile {
+		if d.Mobile != newMobile || f.dir.Get(1).Mobile != newMobile {
 			t.Fatalf("mobile after the change: %q", d.Mobile)
 		}
 		// The notice went to the old number, after the change, masked.
-		f.sink.mu.Lock()
-		last := f.sink.sms[len(f.sink.sms)-1]
-		f.sink.mu.Unlock()
+		sent := f.sink.SMS()
+		last := sent[len(sent)-1]
 		if last.To != annMobile || last.Code != "" || !strings.Contains(last.Text, "+86*******7000") {
 			t.Errorf("notice: %+v", last)
 		}
@@ -87,7 +86,7 @@ func TestLinkSecretBypass(t *testing.T) {
 		if !errors.Is(err, verify.ErrLinkSecret) {
 			t.Fatalf("change with a secret won elsewhere: %v, want ErrLinkSecret", err)
 		}
-		if f.dir.get(1).Mobile != annMobile {
+		if f.dir.Get(1).Mobile != annMobile {
 			t.Fatal("the mobile changed")
 		}
 		// A secret of another bizKey, even on the current number, is refused too.
@@ -186,7 +185,7 @@ func TestBind(t *testing.T) {
 		if _, err := f.v.SendEmail(ctx, f.carl, verify.EmailSend{BizKey: verify.BindEmail, ToAddress: [][]string{{"Carl@Example.com"}}}); err != nil {
 			t.Fatal(err)
 		}
-		code := f.sink.lastCode("Carl@example.com")
+		code := f.sink.LastCode("Carl@example.com")
 		d, err := f.v.ChangeEmail(ctx, f.carl, verify.EmailChange{BizKey: verify.BindEmail, Email: "Carl@EXAMPLE.COM", Code: code})
 		if err != nil {
 			t.Fatal(err)
@@ -194,7 +193,7 @@ func TestBind(t *testing.T) {
 		if d.Email != "Carl@example.com" {
 			t.Errorf("email %q, want the domain lower-cased only", d.Email)
 		}
-		if got := f.sink.sent(); got != 1 {
+		if got := f.sink.Sent(); got != 1 {
 			t.Errorf("%d messages: a bind sends no notice (there was no old address)", got)
 		}
 	})
@@ -207,7 +206,7 @@ func TestTakenAtChange(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, db, nil)
 		code := f.sendSMS(t, f.carl, verify.BindMobile, newMobile)
-		f.dir.add(verify.User{ID: 5, TenantID: 10, Username: "eve", Mobile: newMobile, Country: "CN"})
+		f.dir.Add(verify.User{ID: 5, TenantID: 10, Username: "eve", Mobile: newMobile, Country: "CN"})
 		if _, err := f.checkSMS(f.carl, verify.BindMobile, newMobile, code); !errors.Is(err, verify.ErrAddressTaken) {
 			t.Fatalf("check of an address taken meanwhile: %v", err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/internal/verifytest"
 	"github.com/deskkit/deskkit/verify"
 )
 
@@ -31,21 +32,20 @@ func TestNoticeOutbox(t *testing.T) {
 		f := setup(t, db, nil)
 		link := f.modifyLink(t)
 		code := f.sendSMS(t, f.ann, verify.ModifyMobile, newMobile)
-		f.sink.failWith(errGatewayDown)
+		f.sink.FailWith(errGatewayDown)
 		if _, err := f.v.ChangeMobile(ctx, f.ann, verify.MobileChange{BizKey: verify.ModifyMobile, Mobile: newMobile, Country: "CN", Code: code, LinkSecret: link}); err != nil {
 			t.Fatalf("a failed notice failed the change: %v", err)
 		}
 		if n := count(t, db, "deskkit_verify_notices"); n != 1 {
 			t.Fatalf("%d notices in the outbox, want 1", n)
 		}
-		f.sink.failWith(nil)
+		f.sink.FailWith(nil)
 		sent, err := f.v.SendNotices(ctx)
 		if err != nil || sent != 1 {
 			t.Fatalf("SendNotices: %d, %v", sent, err)
 		}
-		f.sink.mu.Lock()
-		last := f.sink.sms[len(f.sink.sms)-1]
-		f.sink.mu.Unlock()
+		texts := f.sink.SMS()
+		last := texts[len(texts)-1]
 		if last.To != annMobile || !strings.Contains(last.Text, "changed") {
 			t.Errorf("the notice: %+v", last)
 		}
@@ -87,18 +87,14 @@ func TestTemplates(t *testing.T) {
 			},
 		})
 		f.sendSMS(t, f.ann, "SIGNIN", annMobile)
-		f.sink.mu.Lock()
-		sms := f.sink.sms[0]
-		f.sink.mu.Unlock()
+		sms := f.sink.SMS()[0]
 		if want := "Acme sign-in code " + sms.Code + " (5 min)"; sms.Text != want {
 			t.Errorf("SMS %q, want %q", sms.Text, want)
 		}
 		if _, err := f.v.SendEmail(ctx, f.ann, verify.EmailSend{BizKey: "SIGNIN", ToAddress: [][]string{{annEmail}}}); err != nil {
 			t.Fatal(err)
 		}
-		f.sink.mu.Lock()
-		mail := f.sink.mail[0]
-		f.sink.mu.Unlock()
+		mail := f.sink.Mail()[0]
 		if want := "<p>Acme &lt;b&gt;: " + mail.Code + "</p>"; mail.HTML != want {
 			t.Errorf("HTML %q, want %q (escaped)", mail.HTML, want)
 		}
@@ -110,7 +106,7 @@ func TestTemplates(t *testing.T) {
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	db := dbtest.OpenSQLite(t)
-	dir, s := newFakeDirectory(), &sink{}
+	dir, s := verifytest.NewDirectory(), &verifytest.Sink{}
 	for _, c := range []struct {
 		name   string
 		secret []byte

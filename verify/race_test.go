@@ -97,8 +97,8 @@ func TestParallelSends(t *testing.T) {
 			return err
 		})
 		got := tally(t, errs, map[string]error{"limited": deskkit.ErrRateLimited})
-		if got["ok"] != 1 || got["limited"] != 9 || f.sink.sent() != 1 {
-			t.Errorf("10 parallel sends: %v, %d sent; want one", got, f.sink.sent())
+		if got["ok"] != 1 || got["limited"] != 9 || f.sink.Sent() != 1 {
+			t.Errorf("10 parallel sends: %v, %d sent; want one", got, f.sink.Sent())
 		}
 	})
 }
@@ -140,7 +140,7 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("4th send to one address across replicas: %v", err)
 	}
 	// One code, checked through both at once: one success.
-	code := f.sink.lastCode(annMobile)
+	code := f.sink.LastCode(annMobile)
 	errs = parallel(10, func(i int) error {
 		_, err := replicas[i%2].checkSMS(f.ann, "PASSWORD_UPDATE", annMobile, code)
 		return err
@@ -149,7 +149,7 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("parallel checks through two replicas: %v", got)
 	}
 	// Wrong guesses through both never pass MaxAttempts per code...
-	code = f.sink.lastCode(annMobile) // the SIGNUP code
+	code = f.sink.LastCode(annMobile) // the SIGNUP code
 	errs = parallel(10, func(i int) error {
 		_, err := replicas[i%2].checkSMS(f.ann, "SIGNUP", annMobile, wrong(code))
 		return err
@@ -163,7 +163,7 @@ func TestReplicas(t *testing.T) {
 	if err := send(f, "SIGNIN"); err != nil {
 		t.Fatal(err)
 	}
-	code = f.sink.lastCode(annMobile)
+	code = f.sink.LastCode(annMobile)
 	errs = parallel(6, func(i int) error {
 		_, err := replicas[i%2].checkSMS(f.ann, "SIGNIN", annMobile, wrong(code))
 		return err
@@ -203,10 +203,10 @@ func TestNothingInClear(t *testing.T) {
 		f := setup(t, db, &verify.Config{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		var secrets []string
 		link := f.modifyLink(t)
-		secrets = append(secrets, link, f.sink.lastCode(annMobile))
+		secrets = append(secrets, link, f.sink.LastCode(annMobile))
 		code := f.sendSMS(t, f.ann, verify.ModifyMobile, newMobile)
 		secrets = append(secrets, code)
-		f.sink.failWith(errGatewayDown) // the notice fails and is logged
+		f.sink.FailWith(errGatewayDown) // the notice fails and is logged
 		if _, err := f.v.ChangeMobile(ctx, f.ann, verify.MobileChange{BizKey: verify.ModifyMobile, Mobile: newMobile, Country: "CN", Code: code, LinkSecret: link}); err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func TestNothingInClear(t *testing.T) {
 		if _, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: newMobile, Country: "CN"}); !errors.Is(err, verify.ErrSendFailed) {
 			t.Fatalf("send with the gateway down: %v", err)
 		}
-		f.sink.failWith(nil)
+		f.sink.FailWith(nil)
 		code = f.sendSMS(t, f.bob, "SIGNIN", bobMobile)
 		secrets = append(secrets, code)
 		if !strings.Contains(logs.String(), "notice not sent") {

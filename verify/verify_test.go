@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,35 +12,18 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/internal/verifytest"
 	"github.com/deskkit/deskkit/verify"
 )
-
-// clock is a test clock that moves only when told.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 var secret = []byte("0123456789abcdef0123456789abcdef-test-secret")
 
 // fixture is a Verifier with its fakes.
 type fixture struct {
 	v     *verify.Verifier
-	dir   *fakeDirectory
-	sink  *sink
-	clock *clock
+	dir   *verifytest.Directory
+	sink  *verifytest.Sink
+	clock *verifytest.Clock
 	db    *bun.DB
 	ann   deskkit.Principal // +8613800138000, ann@example.com
 	bob   deskkit.Principal // +8613900139000, no e-mail
@@ -60,10 +42,10 @@ func setup(t *testing.T, db *bun.DB, cfg *verify.Config) *fixture {
 	if err := verify.Migrate(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{dir: newFakeDirectory(), sink: &sink{}, clock: &clock{t: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}, db: db}
-	f.ann = f.dir.add(verify.User{ID: 1, TenantID: 10, Username: "ann", Mobile: annMobile, Country: "CN", Email: annEmail})
-	f.bob = f.dir.add(verify.User{ID: 2, TenantID: 10, Username: "bob", Mobile: bobMobile, Country: "CN"})
-	f.carl = f.dir.add(verify.User{ID: 3, TenantID: 10, Username: "carl"})
+	f := &fixture{dir: verifytest.NewDirectory(), sink: &verifytest.Sink{}, clock: verifytest.NewClock(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)), db: db}
+	f.ann = f.dir.Add(verify.User{ID: 1, TenantID: 10, Username: "ann", Mobile: annMobile, Country: "CN", Email: annEmail})
+	f.bob = f.dir.Add(verify.User{ID: 2, TenantID: 10, Username: "bob", Mobile: bobMobile, Country: "CN"})
+	f.carl = f.dir.Add(verify.User{ID: 3, TenantID: 10, Username: "carl"})
 	f.v = f.newVerifier(t, secret, cfg)
 	return f
 }
@@ -88,7 +70,7 @@ func (f *fixture) sendSMS(t *testing.T, p deskkit.Principal, b verify.BizKey, mo
 	if _, err := f.v.SendSMS(context.Background(), p, verify.SMSSend{BizKey: b, Mobile: mobile, Country: "CN"}); err != nil {
 		t.Fatalf("send %s to %s: %v", b, mobile, err)
 	}
-	code := f.sink.lastCode(mobile)
+	code := f.sink.LastCode(mobile)
 	if len(code) != 6 {
 		t.Fatalf("code %q sent to %s is not 6 digits", code, mobile)
 	}
@@ -314,12 +296,12 @@ func TestSendFailure(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		f := setup(t, db, &verify.Config{SendsPerDay: 2})
-		f.sink.failWith(errGatewayDown)
+		f.sink.FailWith(errGatewayDown)
 		_, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN"})
 		if !errors.Is(err, verify.ErrSendFailed) {
 			t.Fatalf("send with the gateway down: %v", err)
 		}
-		f.sink.failWith(nil)
+		f.sink.FailWith(nil)
 		// No usable code is left: every code is refused as missing.
 		for _, code := range []string{"000000", "123456"} {
 			if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); !errors.Is(err, verify.ErrCodeMissing) {
@@ -341,17 +323,17 @@ func TestEmailRecipients(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		f := setup(t, db, nil)
-		f.dir.add(verify.User{ID: 4, TenantID: 10, Username: "dora", Email: "dora@example.com"})
+		f.dir.Add(verify.User{ID: 4, TenantID: 10, Username: "dora", Email: "dora@example.com"})
 		// Flattened, normalized, duplicates dropped.
 		_, err := f.v.SendEmail(ctx, f.carl, verify.EmailSend{BizKey: "SIGNIN", ToAddress: [][]string{{"c1@Example.COM", " c1@example.com"}, {"c2@example.com"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := f.sink.sent(); got != 2 {
+		if got := f.sink.Sent(); got != 2 {
 			t.Fatalf("%d mails, want 2", got)
 		}
 		for _, a := range []string{"c1@example.com", "c2@example.com"} {
-			if _, err := f.v.CheckEmail(ctx, f.carl, verify.EmailCheck{BizKey: "SIGNIN", Email: a, Code: f.sink.lastCode(a)}); err != nil {
+			if _, err := f.v.CheckEmail(ctx, f.carl, verify.EmailCheck{BizKey: "SIGNIN", Email: a, Code: f.sink.LastCode(a)}); err != nil {
 				t.Errorf("check %s: %v", a, err)
 			}
 		}
@@ -361,7 +343,7 @@ func TestEmailRecipients(t *testing.T) {
 		if !errors.Is(err, verify.ErrAddressTaken) {
 			t.Fatalf("with Dora's address: %v", err)
 		}
-		if got := f.sink.sent(); got != 2 {
+		if got := f.sink.Sent(); got != 2 {
 			t.Errorf("%d mails after a refused send, want still 2", got)
 		}
 		for _, tc := range []struct {
@@ -422,7 +404,7 @@ func TestProfile(t *testing.T) {
 				t.Errorf("%s: %v, want an input error on it", tc.field, err)
 			}
 		}
-		if got := f.dir.get(1); got.FullName != "Ann Smith" || got.Username != "ann" {
+		if got := f.dir.Get(1); got.FullName != "Ann Smith" || got.Username != "ann" {
 			t.Errorf("refused updates changed the user: %+v", got)
 		}
 		tn, err := f.v.Tenant(ctx, f.ann)
