@@ -39,7 +39,7 @@
 //	-smtp-from             DESKKIT_SMTP_FROM             sender of e-mail
 //	-smtp-username         DESKKIT_SMTP_USERNAME         SMTP AUTH user
 //	-smtp-tls              DESKKIT_SMTP_TLS              none, starttls or tls (none on loopback, else starttls)
-//	-sms-provider          DESKKIT_SMS_PROVIDER          log (default), http or twilio
+//	-sms-provider          DESKKIT_SMS_PROVIDER          log, http or twilio (http with a URL, twilio with an account)
 //	-sms-http-url          DESKKIT_SMS_HTTP_URL          the http provider's gateway
 //	-twilio-account-sid    DESKKIT_TWILIO_ACCOUNT_SID    Twilio account
 //	-twilio-from           DESKKIT_TWILIO_FROM           Twilio sender number or Messaging Service SID
@@ -59,6 +59,9 @@
 //	DESKKIT_SECRET_PREVIOUS   the secret before a rotation, so codes in flight stay valid
 //	DESKKIT_SMTP_PASSWORD     SMTP AUTH password
 //	DESKKIT_TWILIO_AUTH_TOKEN Twilio auth token
+//
+// DESKKIT_TWILIO_ACCOUNT, DESKKIT_TWILIO_TOKEN and DESKKIT_TWILIO_SENDER are
+// read too, where the longer names above are not set.
 //
 // # Tokens
 //

@@ -70,7 +70,7 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 	fs.fromEnv("smtp-username", envSMTPUsername)
 	tlsMode := fs.String("smtp-tls", "", "none, starttls or tls; default none for a loopback server, starttls otherwise")
 	fs.fromEnv("smtp-tls", envSMTPTLS)
-	fs.StringVar(&cfg.smsProvider, "sms-provider", "log", "log, http or twilio")
+	fs.StringVar(&cfg.smsProvider, "sms-provider", "", "log, http or twilio; default http when -sms-http-url is set, twilio when -twilio-account-sid is, log otherwise")
 	fs.fromEnv("sms-provider", envSMSProvider)
 	fs.StringVar(&cfg.smsHTTPURL, "sms-http-url", "", "URL the http provider POSTs each message to")
 	fs.fromEnv("sms-http-url", envSMSHTTPURL)
@@ -95,6 +95,16 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 	return func() error {
 		cfg.smtp.Password = fs.getenv(envSMTPPassword)
 		cfg.twilio.AuthToken = fs.getenv(envTwilioAuthToken)
+		// The shorter names people also write; the documented ones win.
+		for dst, alias := range map[*string]string{
+			&cfg.twilio.AccountSID: "DESKKIT_TWILIO_ACCOUNT",
+			&cfg.twilio.AuthToken:  "DESKKIT_TWILIO_TOKEN",
+			&cfg.twilio.From:       "DESKKIT_TWILIO_SENDER",
+		} {
+			if *dst == "" {
+				*dst = fs.getenv(alias)
+			}
+		}
 		if s := fs.getenv(envSecret); s != "" {
 			cfg.secret = []byte(s)
 		}
@@ -115,6 +125,16 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 		}
 		if cfg.limits.CodeTTL > verify.MaxCodeTTL {
 			return fmt.Errorf("-code-ttl (%s) must be at most %s", envCodeTTL, verify.MaxCodeTTL)
+		}
+		if cfg.smsProvider == "" {
+			switch {
+			case cfg.smsHTTPURL != "":
+				cfg.smsProvider = "http"
+			case cfg.twilio.AccountSID != "":
+				cfg.smsProvider = "twilio"
+			default:
+				cfg.smsProvider = "log"
+			}
 		}
 		switch cfg.smsProvider {
 		case "log", "http", "twilio":

@@ -70,6 +70,51 @@ func TestSMTPTLSDefault(t *testing.T) {
 	}
 }
 
+func TestSMSProviderDefault(t *testing.T) {
+	for _, c := range []struct {
+		vars map[string]string
+		want string
+	}{
+		{nil, "log"},
+		{map[string]string{envSMSHTTPURL: "http://127.0.0.1:9/send"}, "http"},
+		{map[string]string{envTwilioAccountSID: "AC1"}, "twilio"},
+		{map[string]string{envSMSHTTPURL: "http://127.0.0.1:9/send", envSMSProvider: "log"}, "log"},
+	} {
+		var cfg verifyConfig
+		fs := newFlagSet("serve", io.Discard, env(c.vars))
+		complete := addVerifyFlags(fs, &cfg)
+		if err := fs.parse(nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := complete(); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.smsProvider != c.want {
+			t.Errorf("%v: provider %q, want %q", c.vars, cfg.smsProvider, c.want)
+		}
+	}
+}
+
+func TestTwilioVariables(t *testing.T) {
+	for name, vars := range map[string]map[string]string{
+		"documented": {envTwilioAccountSID: "AC1", envTwilioAuthToken: "tok", envTwilioFrom: "+12015550123"},
+		"short":      {"DESKKIT_TWILIO_ACCOUNT": "AC1", "DESKKIT_TWILIO_TOKEN": "tok", "DESKKIT_TWILIO_SENDER": "+12015550123"},
+	} {
+		var cfg verifyConfig
+		fs := newFlagSet("serve", io.Discard, env(vars))
+		complete := addVerifyFlags(fs, &cfg)
+		if err := fs.parse(nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := complete(); err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.twilio; got.AccountSID != "AC1" || got.AuthToken != "tok" || got.From != "+12015550123" {
+			t.Errorf("%s names: %+v", name, got)
+		}
+	}
+}
+
 // TestStoredSecret: replicas starting together over one database agree on
 // one secret, and keep it.
 func TestStoredSecret(t *testing.T) {
