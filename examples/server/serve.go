@@ -134,6 +134,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	if cfg.demo {
 		printDemoAccess(stdout, base, token)
 	}
+	if hint := cfg.verify.hint(); hint != "" {
+		fmt.Fprintln(stdout, hint)
+	}
 
 	var wg sync.WaitGroup
 	loopCtx, stopLoop := context.WithCancel(ctx)

@@ -198,6 +198,16 @@ func (cfg verifyConfig) describe() []any {
 		slog.Bool("previousSecret", cfg.previous != nil), slog.Bool("devLogCodes", cfg.devLogCodes)}
 }
 
+// hint tells someone trying the server where verification codes go when
+// nothing sends them, or "".
+func (cfg verifyConfig) hint() string {
+	if cfg.devLogCodes || (cfg.smtp.Addr != "" && cfg.smsProvider != "log") {
+		return ""
+	}
+	return "Verification codes are only logged, without the code: set " + envSMTPAddr + " and " + envSMSHTTPURL +
+		" to send them, or run with -dev-log-codes to log them (development only)."
+}
+
 // storedSecret returns the server secret kept in the database, creating it
 // on the first call. Replicas starting together race on the insert of row
 // 1; the loser's insert does nothing and every one reads the winner's.

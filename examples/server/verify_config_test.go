@@ -161,3 +161,19 @@ func TestTokenContacts(t *testing.T) {
 		}
 	})
 }
+
+func TestVerifyHint(t *testing.T) {
+	for _, c := range []struct {
+		cfg  verifyConfig
+		want bool
+	}{
+		{verifyConfig{smsProvider: "log"}, true},
+		{verifyConfig{smsProvider: "http", smtp: verify.SMTPConfig{Addr: "127.0.0.1:25"}}, false},
+		{verifyConfig{smsProvider: "log", smtp: verify.SMTPConfig{Addr: "127.0.0.1:25"}}, true},
+		{verifyConfig{smsProvider: "log", devLogCodes: true}, false},
+	} {
+		if got := c.cfg.hint() != ""; got != c.want {
+			t.Errorf("%+v: hint %q", c.cfg, c.cfg.hint())
+		}
+	}
+}
