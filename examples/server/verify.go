@@ -116,7 +116,7 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 				return fmt.Errorf("%s must be at least %d characters; make one with: openssl rand -hex 32", name, verify.MinSecretLength)
 			}
 		}
-		cfg.smtp.TLS = verify.SMTPTLS(*tlsMode)
+		cfg.smtp.TLS = verify.SMTPTLS(strings.ToLower(strings.TrimSpace(*tlsMode)))
 		if cfg.smtp.Addr != "" && *tlsMode == "" {
 			cfg.smtp.TLS = verify.SMTPTLSStartTLS
 			if host, _, err := net.SplitHostPort(cfg.smtp.Addr); err == nil && isLoopback(host) {

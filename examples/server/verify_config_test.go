@@ -54,6 +54,8 @@ func TestSMTPTLSDefault(t *testing.T) {
 		{"smtp.example.com:587", "", verify.SMTPTLSStartTLS},
 		{"smtp.example.com:465", "tls", verify.SMTPTLSImplicit},
 		{"127.0.0.1:1025", "starttls", verify.SMTPTLSStartTLS},
+		{"smtp.example.com:587", " STARTTLS ", verify.SMTPTLSStartTLS},
+		{"smtp.example.com:465", "TLS", verify.SMTPTLSImplicit},
 	} {
 		var cfg verifyConfig
 		fs := newFlagSet("serve", io.Discard, env(map[string]string{envSMTPAddr: c.addr, envSMTPTLS: c.tls}))
