@@ -126,6 +126,7 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 		if cfg.limits.CodeTTL > verify.MaxCodeTTL {
 			return fmt.Errorf("-code-ttl (%s) must be at most %s", envCodeTTL, verify.MaxCodeTTL)
 		}
+		cfg.smsProvider = strings.ToLower(strings.TrimSpace(cfg.smsProvider))
 		if cfg.smsProvider == "" {
 			switch {
 			case cfg.smsHTTPURL != "":

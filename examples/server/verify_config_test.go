@@ -81,6 +81,7 @@ func TestSMSProviderDefault(t *testing.T) {
 		{map[string]string{envSMSHTTPURL: "http://127.0.0.1:9/send"}, "http"},
 		{map[string]string{envTwilioAccountSID: "AC1"}, "twilio"},
 		{map[string]string{envSMSHTTPURL: "http://127.0.0.1:9/send", envSMSProvider: "log"}, "log"},
+		{map[string]string{envSMSHTTPURL: "http://127.0.0.1:9/send", envSMSProvider: "HTTP"}, "http"},
 	} {
 		var cfg verifyConfig
 		fs := newFlagSet("serve", io.Discard, env(c.vars))
