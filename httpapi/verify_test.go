@@ -946,3 +946,17 @@ func TestVerifyDatabaseDown(t *testing.T) {
 	e.vh.dir.FailWith(fmt.Errorf("directory: %w", deskkit.ErrUnavailable))
 	e.call(t, http.MethodGet, currentPath, "alice", "").wantError(t, 503, httpapi.KeyServiceUnavailable, "")
 }
+
+// A "+" left unencoded in the check's query string arrives as a space:
+// " 8613800138000" still finds the code, since the number parser reads a
+// leading 86 with country CN as the country's code.
+func TestVerifyCheckUnencodedPlus(t *testing.T) {
+	e := setup(t)
+	code := e.vh.sendSMS(t, alice, "SIGNIN", aliceMobile)
+	target := smsCheck + "?bizKey=SIGNIN&country=CN&verificationCode=" + code + "&mobile=" + aliceMobile
+	var link verify.Link
+	e.call(t, http.MethodGet, target, "alice", "").wantOK(t, &link)
+	if !strings.HasPrefix(link.Secret, "dkl_") {
+		t.Errorf("link secret %q", link.Secret)
+	}
+}
