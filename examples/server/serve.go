@@ -272,6 +272,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 		return nil, err
 	}
 	demo.mount(api)
+	mountRedeem(api, v)
 	ready := &readiness{db: db, logger: cfg.Logger}
 	h := routes(api, ready)
 	return &app{db: db, dir: dir, trash: tr, verify: v, demo: demo, handler: accessLog(cfg.Logger, cfg.Now, h)}, nil

@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/verify"
 )
 
@@ -271,4 +274,41 @@ func verifyLoop(ctx context.Context, v *verify.Verifier, tick <-chan time.Time, 
 		case <-tick:
 		}
 	}
+}
+
+// redeemRequest is the body of the demo host's POST /demo/link/redeem.
+type redeemRequest struct {
+	BizKey     verify.BizKey `json:"bizKey"`
+	LinkSecret string        `json:"linkSecret"`
+}
+
+// redeemed is what a link secret proved.
+type redeemed struct {
+	Kind    verify.Kind   `json:"kind"`
+	BizKey  verify.BizKey `json:"bizKey"`
+	Address string        `json:"address"`
+}
+
+// mountRedeem adds the demo host's use of link secrets: a real host
+// redeems one inside its own flow (a password change after
+// PASSWORD_UPDATE, closing an account after SIGN_CANCEL), in its own
+// transaction; the demo only answers what the secret proved, and spends it.
+func mountRedeem(api *httpapi.Server, v *verify.Verifier) {
+	api.Handle(http.MethodPost, "/demo/link/redeem", func(r *http.Request, p deskkit.Principal) (any, error) {
+		var req redeemRequest
+		if err := httpapi.DecodeJSON(r, &req); err != nil {
+			return nil, err
+		}
+		switch {
+		case req.BizKey == "":
+			return nil, deskkit.Invalid("bizKey", "is required")
+		case req.LinkSecret == "":
+			return nil, deskkit.Invalid("linkSecret", "is required")
+		}
+		proof, err := v.Redeem(r.Context(), nil, p, req.BizKey, req.LinkSecret)
+		if err != nil {
+			return nil, err
+		}
+		return redeemed{Kind: proof.Kind, BizKey: proof.BizKey, Address: proof.Address}, nil
+	})
 }

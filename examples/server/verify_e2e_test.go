@@ -227,6 +227,22 @@ func TestVerifyEndToEnd(t *testing.T) {
 			t.Errorf("no notice to the old address: %q", subject)
 		}
 
+		// Any other bizKey's link secret is the host's to redeem: the demo
+		// host's route answers what it proved, once.
+		ok(t, base, ann, http.MethodPost, "/api/v1/user/current/email/send", map[string]any{"bizKey": "PASSWORD_UPDATE", "toAddress": [][]string{{"ann@new.example"}}}, nil)
+		subject, _ = lastMail(t, mail, "ann@new.example")
+		ok(t, base, ann, http.MethodGet, "/api/v1/user/current/email/check?"+url.Values{
+			"bizKey": {"PASSWORD_UPDATE"}, "email": {"ann@new.example"}, "verificationCode": {codeIn(t, subject)},
+		}.Encode(), nil, &link)
+		var proof struct{ Kind, BizKey, Address string }
+		ok(t, base, ann, http.MethodPost, "/api/v1/demo/link/redeem", map[string]any{"bizKey": "PASSWORD_UPDATE", "linkSecret": link.LinkSecret}, &proof)
+		if proof.Kind != "EMAIL" || proof.BizKey != "PASSWORD_UPDATE" || proof.Address != "ann@new.example" {
+			t.Errorf("redeemed: %+v", proof)
+		}
+		if status, env := call(t, base, ann, http.MethodPost, "/api/v1/demo/link/redeem", map[string]any{"bizKey": "PASSWORD_UPDATE", "linkSecret": link.LinkSecret}); status != http.StatusForbidden || env.Ext["eKey"] != "link_secret_invalid" {
+			t.Errorf("a second redemption: %d %v", status, env)
+		}
+
 		// BIND_MOBILE and BIND_EMAIL for a user without addresses; the
 		// code is the proof. Ann's old number is free again.
 		ok(t, base, carl, http.MethodPost, "/api/v1/user/current/sms/send", map[string]any{"bizKey": "BIND_MOBILE", "mobile": "+8613800138000", "country": "CN"}, nil)
