@@ -149,13 +149,14 @@ func normalizeRecipients(to [][]string) ([]string, error) {
 				seen[n] = true
 				out = append(out, n)
 			}
+			if len(out) > MaxEmailRecipients {
+				// Said now: the rest of a long list need not be read.
+				return nil, deskkit.Invalid("toAddress", "must hold at most %d different addresses", MaxEmailRecipients)
+			}
 		}
 	}
-	switch {
-	case len(out) == 0:
+	if len(out) == 0 {
 		return nil, deskkit.Invalid("toAddress", "must hold at least one address")
-	case len(out) > MaxEmailRecipients:
-		return nil, deskkit.Invalid("toAddress", "must hold at most %d different addresses", MaxEmailRecipients)
 	}
 	return out, nil
 }
