@@ -30,8 +30,8 @@
 // Send and check take an address that is the user's own or one no other
 // user of the tenant holds; an address held by someone else is
 // ErrAddressTaken (409), nothing is sent, and the attempt counts toward
-// the user's limits, so the endpoint cannot be used to find out who holds
-// which address faster than the limits allow.
+// the user's daily limit, so the endpoint cannot be used to find out who
+// holds which address faster than that limit allows.
 //
 // MODIFY_MOBILE and MODIFY_EMAIL take two proofs: a code sent to the
 // current address, checked for a link secret, and a code sent to the new
@@ -79,7 +79,10 @@
 //
 //   - one code per (bizKey, address) per Config.ResendInterval (60 s);
 //   - Config.SendsPerHour codes per address (10) and Config.SendsPerDay
-//     per user (20); refused and failed sends count;
+//     per user (20); a send the sender failed counts toward both, and a
+//     send refused for an address another user holds toward the user's
+//     only (counting it against the address would let anyone block its
+//     holder's codes);
 //   - MaxAttempts (5) wrong checks per code, counted before the
 //     comparison, then the code is dead (ErrCodeExhausted);
 //   - Config.FailuresPerDay (20) wrong checks per user across codes
