@@ -212,6 +212,10 @@ func printDemoAccess(stdout io.Writer, base, token string) {
 	fmt.Fprintf(stdout, "Create a demo task, then delete it into the trash (use the id the first call answers):\n"+
 		"  curl %s -H 'Content-Type: application/json' -d '{\"projectId\":1,\"name\":\"My first task\"}' '%s/api/v1/demo/task'\n"+
 		"  curl %s -X DELETE '%s/api/v1/demo/task/1'\n", auth, base, auth, base)
+	fmt.Fprintf(stdout, "See the signed-in user, then ask for a code to add an e-mail address:\n"+
+		"  curl %s '%s/api/v1/user/current'\n"+
+		"  curl %s -H 'Content-Type: application/json' -d '{\"bizKey\":\"BIND_EMAIL\",\"toAddress\":[[\"demo@example.com\"]]}' '%s/api/v1/user/current/email/send'\n",
+		auth, base, auth, base)
 	if token != "" {
 		fmt.Fprintln(stdout, "This token is shown once; later starts print how to get another.")
 	}

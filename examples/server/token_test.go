@@ -338,6 +338,7 @@ func TestPrintDemoAccess(t *testing.T) {
 		"TOKEN=$(go run ./examples/server token -tenant demo -username demo)",
 		`curl -H "Authorization: Bearer $TOKEN" '` + base + `/api/v1/task/trash/search?targetType=TASK'`,
 		`curl -H "Authorization: Bearer $TOKEN" -X DELETE '` + base + `/api/v1/demo/task/1'`,
+		`curl -H "Authorization: Bearer $TOKEN" '` + base + `/api/v1/user/current'`,
 		envDatabaseURL,
 	} {
 		if !strings.Contains(out, want) {
