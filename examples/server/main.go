@@ -55,7 +55,8 @@
 // process listing shows:
 //
 //	DESKKIT_SECRET            the server secret (at least 32 characters); unset: one is
-//	                          created on the first start and kept in the database
+//	                          created on the first start and kept in the database, in
+//	                          clear beside the hashes it keys: set it in production
 //	DESKKIT_SECRET_PREVIOUS   the secret before a rotation, so codes in flight stay valid
 //	DESKKIT_SMTP_PASSWORD     SMTP AUTH password
 //	DESKKIT_TWILIO_AUTH_TOKEN Twilio auth token
