@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/deskkit/deskkit/internal/addr"
 )
 
 // Limits of what an SMS sender reads of a gateway's reply.
@@ -76,7 +77,7 @@ func NewHTTPSMSSender(cfg HTTPSMSConfig) (*HTTPSMSSender, error) {
 // start of the reply), or ctx ending first (the error wraps its error). No
 // error contains m.Text, which carries the code.
 func (s *HTTPSMSSender) SendSMS(ctx context.Context, m SMS) error {
-	if !isE164(m.To) {
+	if !addr.IsE164(m.To) {
 		return fmt.Errorf("verify: SMS: %q is not an E.164 number", m.To)
 	}
 	body, err := json.Marshal(struct {
@@ -147,7 +148,7 @@ func NewTwilioSMSSender(cfg TwilioConfig) (*TwilioSMSSender, error) {
 	switch {
 	case strings.HasPrefix(cfg.From, "MG"):
 		s.fromKey = "MessagingServiceSid"
-	case !isE164(cfg.From):
+	case !addr.IsE164(cfg.From):
 		return nil, fmt.Errorf("verify: TwilioConfig.From %q is neither an E.164 number nor a Messaging Service SID (MG...)", cfg.From)
 	}
 	base := cfg.BaseURL
@@ -156,7 +157,7 @@ func NewTwilioSMSSender(cfg TwilioConfig) (*TwilioSMSSender, error) {
 	}
 	u, err := url.Parse(strings.TrimRight(base, "/"))
 	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" ||
-		(u.Scheme != "https" && !(u.Scheme == "http" && isLoopbackHost(u.Hostname()))) {
+		(u.Scheme != "https" && !(u.Scheme == "http" && addr.IsLoopbackHost(u.Hostname()))) {
 		return nil, errors.New("verify: TwilioConfig.BaseURL must be an absolute https URL (http only on a loopback host)")
 	}
 	s.endpoint = u.JoinPath("2010-04-01", "Accounts", cfg.AccountSID, "Messages.json")
@@ -173,7 +174,7 @@ func NewTwilioSMSSender(cfg TwilioConfig) (*TwilioSMSSender, error) {
 // first (the error wraps its error). No error contains m.Text, which
 // carries the code.
 func (s *TwilioSMSSender) SendSMS(ctx context.Context, m SMS) error {
-	if !isE164(m.To) {
+	if !addr.IsE164(m.To) {
 		return fmt.Errorf("verify: SMS: %q is not an E.164 number", m.To)
 	}
 	form := url.Values{"To": {m.To}, s.fromKey: {s.from}, "Body": {m.Text}}
@@ -245,27 +246,4 @@ func redactURL(u *url.URL) string {
 	r := *u
 	r.User, r.RawQuery, r.ForceQuery, r.Fragment = nil, "", false, ""
 	return r.String()
-}
-
-// isE164 reports whether s looks like an E.164 number: "+", then 2 to 15
-// digits not starting with 0.
-func isE164(s string) bool {
-	if len(s) < 3 || len(s) > 16 || s[0] != '+' || s[1] == '0' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// isLoopbackHost reports whether host is "localhost" or a loopback IP.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/internal/addr"
 	"github.com/deskkit/deskkit/verify"
 )
 
@@ -122,7 +123,7 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 		cfg.smtp.TLS = verify.SMTPTLS(strings.ToLower(strings.TrimSpace(*tlsMode)))
 		if cfg.smtp.Addr != "" && *tlsMode == "" {
 			cfg.smtp.TLS = verify.SMTPTLSStartTLS
-			if host, _, err := net.SplitHostPort(cfg.smtp.Addr); err == nil && isLoopback(host) {
+			if host, _, err := net.SplitHostPort(cfg.smtp.Addr); err == nil && addr.IsLoopbackHost(host) {
 				cfg.smtp.TLS = verify.SMTPTLSNone
 			}
 		}
@@ -147,14 +148,6 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 		}
 		return nil
 	}
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // senders builds the SMS sender and the mailer cfg names. Nothing

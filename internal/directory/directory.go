@@ -17,6 +17,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/addr"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/migrate"
 )
@@ -705,7 +706,7 @@ const sqliteConstraint = 19
 // normalizeContacts checks c and returns it as stored: the e-mail address
 // as normalizeEmail makes it.
 func normalizeContacts(c Contacts) (Contacts, error) {
-	if c.Mobile != "" && !isE164(c.Mobile) {
+	if c.Mobile != "" && !addr.IsE164(c.Mobile) {
 		return c, deskkit.Invalid("mobile", "must be an E.164 number: + and 2 to 15 digits, the first not 0")
 	}
 	if c.Country != "" && !(len(c.Country) == 2 && isUpperASCII(c.Country[0]) && isUpperASCII(c.Country[1])) {
@@ -733,18 +734,6 @@ func normalizeEmail(s string) string {
 		s = s[:at+1] + strings.ToLower(s[at+1:])
 	}
 	return s
-}
-
-func isE164(s string) bool {
-	if len(s) < 3 || len(s) > 16 || s[0] != '+' || s[1] == '0' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 func isUpperASCII(b byte) bool { return 'A' <= b && b <= 'Z' }

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
+
+	"github.com/deskkit/deskkit/internal/addr"
 )
 
 // DefaultTimeout bounds one Send, dial included, when Config.Timeout is 0.
@@ -142,7 +144,7 @@ func New(cfg Config) (*Mailer, error) {
 	if c.Username == "" && c.Password != "" {
 		return nil, errors.New("mailer: Password is set without a Username")
 	}
-	if c.Username != "" && c.TLS == TLSNone && !isLoopback(host) {
+	if c.Username != "" && c.TLS == TLSNone && !addr.IsLoopbackHost(host) {
 		return nil, fmt.Errorf("mailer: refusing to send a password in clear text to %s: use TLS starttls or tls", host)
 	}
 	if strings.ContainsAny(c.HelloName, " \r\n") {
@@ -160,17 +162,6 @@ func New(cfg Config) (*Mailer, error) {
 	}
 	c.TLSConfig = nil // m.tls is the one in use
 	return &Mailer{cfg: c, host: host, port: port, from: from, tls: tc}, nil
-}
-
-// isLoopback reports whether host is this machine: "localhost" or a
-// loopback IP. Names other than localhost are not resolved: DNS could
-// answer anything.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // reserved are the header fields the Mailer writes itself.
