@@ -21,6 +21,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/limiter"
 	"github.com/deskkit/deskkit/internal/database"
 )
 
@@ -177,7 +178,7 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 	var codes []pendingCode
 	err = database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		codes = codes[:0]
-		var limits []limit
+		var limits []limiter.Limit
 		for _, a := range addrs {
 			ls := v.sendLimits(u, k, b, a)
 			if refused {
@@ -391,7 +392,7 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 // so no two compare at once, and none compares once a limit is reached.
 func (v *Verifier) consume(ctx context.Context, tx bun.Tx, u User, k Kind, b BizKey, address, code string) (wrong, err error) {
 	fl := v.failureLimit(u)
-	if err := v.takeLimits(ctx, tx, []limit{fl}); err != nil {
+	if err := v.takeLimits(ctx, tx, []limiter.Limit{fl}); err != nil {
 		var rl *deskkit.RateLimitError
 		if errors.As(err, &rl) {
 			return nil, fmt.Errorf("%w: %w", ErrTooManyFailures, err)
@@ -428,7 +429,7 @@ RETURNING id, code_hash, attempts`, u.TenantID, u.ID, k, b, address, stateActive
 	if n, _ := res.RowsAffected(); n != 1 {
 		return nil, ErrCodeMissing
 	}
-	return nil, giveBack(ctx, tx, fl.key)
+	return nil, giveBack(ctx, tx, fl.Key)
 }
 
 // whyUnusable tells why no code could be checked.

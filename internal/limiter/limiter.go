@@ -1,0 +1,101 @@
+// Package limiter keeps rate limits in a database table, so that they hold
+// across server replicas and parallel requests. The services that limit
+// something (verify's sends and checks, channel's test messages) each keep
+// their own table of this shape:
+//
+//	CREATE TABLE <table> (
+//	    limit_key       VARCHAR(400) NOT NULL PRIMARY KEY,
+//	    window_start_ms BIGINT       NOT NULL,
+//	    window_end_ms   BIGINT       NOT NULL,
+//	    hits            INTEGER      NOT NULL
+//	);
+//
+// Windows are fixed and open with the first event after the last one
+// closed: "10 an hour" means at most 10 within the hour that starts at the
+// first of them. Each limit is taken by one atomic upsert guarded by the
+// limit, so two requests, in one process or two, cannot both take the last
+// unit.
+package limiter
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+)
+
+// Limit is one rate limit: at most Max events per Window for one Key.
+type Limit struct {
+	Key    string
+	Max    int // 0 or less: no limit
+	Window time.Duration
+	Msg    string // for the client: "at most 10 codes an hour to this address"
+}
+
+// Take counts one event against each limit in table, in key order (the lock
+// order of limit rows), at now (Unix milliseconds), and refuses with a
+// *deskkit.RateLimitError as soon as one is exhausted. Call it inside a
+// transaction: a refusal should roll back the limits taken before it.
+func Take(ctx context.Context, tx bun.IDB, table string, now int64, limits []Limit) error {
+	limits = slices.Clone(limits)
+	slices.SortFunc(limits, func(a, b Limit) int { return cmp.Compare(a.Key, b.Key) })
+	for _, l := range limits {
+		if l.Max <= 0 {
+			continue
+		}
+		var hits []int
+		err := tx.NewRaw(`INSERT INTO ? AS l (limit_key, window_start_ms, window_end_ms, hits)
+VALUES (?, ?, ?, 1)
+ON CONFLICT (limit_key) DO UPDATE SET
+    window_start_ms = CASE WHEN l.window_end_ms <= ? THEN excluded.window_start_ms ELSE l.window_start_ms END,
+    window_end_ms   = CASE WHEN l.window_end_ms <= ? THEN excluded.window_end_ms ELSE l.window_end_ms END,
+    hits            = CASE WHEN l.window_end_ms <= ? THEN 1 ELSE l.hits + 1 END
+WHERE l.window_end_ms <= ? OR l.hits < ?
+RETURNING hits`, bun.Ident(table), l.Key, now, now+l.Window.Milliseconds(), now, now, now, now, l.Max).Scan(ctx, &hits)
+		if err != nil {
+			return fmt.Errorf("take limit: %w", err)
+		}
+		if len(hits) == 1 {
+			continue
+		}
+		var end int64
+		err = tx.NewSelect().Table(table).Column("window_end_ms").
+			Where("limit_key = ?", l.Key).Scan(ctx, &end)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read limit: %w", err)
+		}
+		return &deskkit.RateLimitError{Message: l.Msg, RetryAfter: time.Duration(max(end-now, 1000)) * time.Millisecond}
+	}
+	return nil
+}
+
+// GiveBack returns one event to the limit of key in table, taken in the
+// same transaction.
+func GiveBack(ctx context.Context, tx bun.IDB, table, key string) error {
+	_, err := tx.NewUpdate().Table(table).
+		Set("hits = hits - 1").
+		Where("limit_key = ? AND hits > 0", key).
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("give back limit: %w", err)
+	}
+	return nil
+}
+
+// Purge deletes the rows of table whose windows closed before now and
+// returns how many went.
+func Purge(ctx context.Context, db bun.IDB, table string, now int64) (int64, error) {
+	res, err := db.NewDelete().Table(table).Where("window_end_ms < ?", now).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("purge limits: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
