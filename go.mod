@@ -3,6 +3,7 @@ module github.com/deskkit/deskkit
 go 1.26.8
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
 	github.com/emersion/go-smtp v0.25.1
 	github.com/getkin/kin-openapi v0.152.0
@@ -10,6 +11,7 @@ require (
 	github.com/julienschmidt/httprouter v1.3.0
 	github.com/nyaruka/phonenumbers v1.8.1
 	github.com/ory/dockertest/v3 v3.12.0
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/uptrace/bun v1.2.18
 	github.com/uptrace/bun/dialect/pgdialect v1.2.18
 	github.com/uptrace/bun/dialect/sqlitedialect v1.2.18
