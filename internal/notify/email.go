@@ -1,0 +1,110 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/deskkit/deskkit"
+)
+
+// maxEmailAddrs bounds the addresses of one e-mail target, as a guard
+// against a malformed list (channel allows 10).
+const maxEmailAddrs = 100
+
+// sendEmail mails m to each address of t, one message each, so that the
+// recipients do not see one another. The messages go one after another:
+// a relay may limit the connections of one client, and there are at most
+// ten addresses.
+func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) error {
+	addrs, err := splitAddresses(t.Address)
+	if err != nil {
+		return err
+	}
+	if s.Mail == nil {
+		return &Failure{Reason: "no mail server is configured", Recipients: addrs}
+	}
+	app := s.appName()
+	msg := Mail{
+		Subject: "[" + app + "] " + m.Title,
+		Text: strings.TrimLeft(m.Text+"\n\n", "\n") +
+			// "-- " opens a signature: mail readers set it apart.
+			"-- \n" + fmt.Sprintf("Sent by %s to the e-mail channel %q.", app, t.Name),
+	}
+	f := &Failure{}
+	var whys []string
+	var errs []error
+	for _, a := range addrs {
+		msg.To = a
+		err := ctx.Err() // once ctx has ended, do not dial for the rest
+		if err == nil {
+			err = s.Mail.SendMail(ctx, msg)
+		}
+		if err == nil {
+			continue
+		}
+		why, retry := mailReason(err)
+		f.Recipients = append(f.Recipients, a)
+		whys = append(whys, a+": "+why)
+		errs = append(errs, fmt.Errorf("%s: %w", a, err))
+		f.Retryable = f.Retryable || retry
+	}
+	if len(f.Recipients) == 0 {
+		return nil
+	}
+	f.Err = errors.Join(errs...)
+	if len(addrs) == 1 {
+		f.Reason = "the mail to " + whys[0]
+	} else {
+		f.Reason = fmt.Sprintf("the mail to %d of %d addresses failed: %s", len(whys), len(addrs), strings.Join(whys, "; "))
+	}
+	return f
+}
+
+// splitAddresses reads t.Address for e-mail: bare addresses separated by
+// commas.
+func splitAddresses(list string) ([]string, error) {
+	var addrs []string
+	for i, a := range strings.Split(list, ",") {
+		a = strings.TrimSpace(a)
+		p, err := mail.ParseAddress(a)
+		if err != nil || p.Address != a || p.Name != "" {
+			return nil, deskkit.Invalid("address", "e-mail address %d must be a bare address like a@example.com", i+1)
+		}
+		addrs = append(addrs, a)
+	}
+	if len(addrs) > maxEmailAddrs {
+		return nil, deskkit.Invalid("address", "must list at most %d e-mail addresses", maxEmailAddrs)
+	}
+	return addrs, nil
+}
+
+// smtpError is go-mail's *SendError as the mailer returns it, without
+// importing go-mail here.
+type smtpError interface {
+	ErrorCode() int // the server's reply code; 0 when the server said nothing
+	IsTemp() bool
+}
+
+// mailReason says why one mail failed, for the client, and whether a
+// retry may help.
+func mailReason(err error) (string, bool) {
+	var se smtpError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out", true
+	case errors.Is(err, context.Canceled):
+		return "cancelled", true
+	case errors.As(err, &se) && se.ErrorCode() != 0:
+		// Only the code: the server's text describes the host's relay,
+		// not the tenant's business.
+		return "the mail server refused it with SMTP " + strconv.Itoa(se.ErrorCode()), se.IsTemp()
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "the mail server refused the connection", true
+	}
+	return "the mail server could not take it", true
+}

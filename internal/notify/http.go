@@ -1,0 +1,45 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/deskkit/deskkit/internal/safehttp"
+)
+
+// post sends body to u and returns the reply when its status is 2xx, or
+// the failure otherwise; who names the far end in the failure's reason.
+func (s *Sender) post(ctx context.Context, who string, u *url.URL, h http.Header, body []byte) (*safehttp.Reply, *Failure) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, &Failure{Reason: "the address is not a valid URL", Err: err}
+	}
+	req.Header = h
+	// The wall clock, not s.Now: this measures the wait for a timeout's
+	// reason; s.Now is what the far end is told.
+	start := time.Now()
+	r, err := s.HTTP.Do(req)
+	if err != nil {
+		return nil, transportFailure(err, time.Since(start))
+	}
+	if r.Status < 200 || r.Status > 299 {
+		return nil, s.statusFailure(who, r)
+	}
+	return r, nil
+}
+
+// marshal is json.Marshal without escaping <, > and &: the text is
+// markdown, and the robots count bytes.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

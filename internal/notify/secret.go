@@ -1,0 +1,82 @@
+package notify
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deskkit/deskkit"
+)
+
+// webhookSecretPrefix marks a Standard Webhooks signing secret.
+const webhookSecretPrefix = "whsec_"
+
+// webhookKeyBytes is the length of a webhook signing key: as long as the
+// HMAC-SHA256 output, as Standard Webhooks recommends.
+const webhookKeyBytes = 32
+
+// NewWebhookSecret returns a new webhook signing secret: "whsec_" and the
+// standard base64 of 32 bytes from crypto/rand, the form the Standard
+// Webhooks libraries take.
+func NewWebhookSecret() (string, error) {
+	key := make([]byte, webhookKeyBytes)
+	if _, err := rand.Read(key); err != nil {
+		return "", err
+	}
+	return webhookSecretPrefix + base64.StdEncoding.EncodeToString(key), nil
+}
+
+// ParseWebhookSecret returns the key of a secret written as
+// NewWebhookSecret writes them, or an *deskkit.InputError for field
+// "secret".
+func ParseWebhookSecret(s string) ([]byte, error) {
+	rest, ok := strings.CutPrefix(s, webhookSecretPrefix)
+	if !ok {
+		return nil, deskkit.Invalid("secret", `must start with "whsec_"`)
+	}
+	key, err := base64.StdEncoding.Strict().DecodeString(rest)
+	if err != nil || len(key) != webhookKeyBytes {
+		return nil, deskkit.Invalid("secret", `must be "whsec_" and the base64 of %d bytes`, webhookKeyBytes)
+	}
+	return key, nil
+}
+
+// Sign returns the webhook-signature header value for a message: "v1,"
+// and the base64 HMAC-SHA256, keyed by the decoded secret, of
+// id + "." + ts (Unix seconds) + "." + body. Its error is
+// ParseWebhookSecret's.
+func Sign(secret, id string, ts time.Time, body []byte) (string, error) {
+	key, err := ParseWebhookSecret(secret)
+	if err != nil {
+		return "", err
+	}
+	return sign(key, id, ts, body), nil
+}
+
+func sign(key []byte, id string, ts time.Time, body []byte) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + strconv.FormatInt(ts.Unix(), 10) + "."))
+	mac.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// idEncoding writes message ids in lower case, without the letters that
+// read like digits (Crockford's alphabet) and without padding.
+var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
+
+// NewMessageID returns a new message id: "msg_" and 26 characters of
+// lower-case base32 encoding 128 random bits, like a ULID's length but
+// without its time, which would tell receivers when ids were made
+// without adding anything they need.
+func NewMessageID() string {
+	b := make([]byte, 16)
+	// crypto/rand.Read never fails since Go 1.24: it crashes the program
+	// rather than return weak bytes.
+	_, _ = rand.Read(b)
+	return "msg_" + idEncoding.EncodeToString(b)
+}

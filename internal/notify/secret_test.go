@@ -1,0 +1,107 @@
+package notify_test
+
+import (
+	"encoding/base64"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/notify"
+)
+
+func TestNewWebhookSecret(t *testing.T) {
+	seen := map[string]bool{}
+	for range 100 {
+		s, err := notify.NewWebhookSecret()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rest, ok := strings.CutPrefix(s, "whsec_")
+		if !ok {
+			t.Fatalf("secret %q does not start with whsec_", s)
+		}
+		key, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil || len(key) != 32 {
+			t.Fatalf("secret %q: %d bytes, err %v; want 32 bytes of standard base64", s, len(key), err)
+		}
+		got, err := notify.ParseWebhookSecret(s)
+		if err != nil || string(got) != string(key) {
+			t.Fatalf("ParseWebhookSecret(%q) = %x, %v; want %x", s, got, err, key)
+		}
+		if seen[s] {
+			t.Fatalf("secret %q made twice", s)
+		}
+		seen[s] = true
+	}
+}
+
+func TestParseWebhookSecretRefuses(t *testing.T) {
+	key32 := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	for _, s := range []string{
+		"",
+		key32,                           // no prefix
+		"WHSEC_" + key32,                // prefix in the wrong case
+		"whsec_",                        // no key
+		"whsec_" + key32[:len(key32)-4], // 30 bytes
+		"whsec_" + base64.StdEncoding.EncodeToString(make([]byte, 33)),
+		"whsec_" + base64.URLEncoding.EncodeToString([]byte(strings.Repeat("\xff", 32))), // URL alphabet
+		"whsec_" + strings.TrimRight(key32, "="),                                         // no padding
+		"whsec_ " + key32,
+	} {
+		_, err := notify.ParseWebhookSecret(s)
+		var ie *deskkit.InputError
+		if !errors.As(err, &ie) || ie.Field != "secret" {
+			t.Errorf("ParseWebhookSecret(%q) = %v, want an InputError for secret", s, err)
+		}
+		if _, err := notify.Sign(s, "msg_1", fixedNow, nil); !errors.As(err, &ie) {
+			t.Errorf("Sign with secret %q = %v, want an InputError", s, err)
+		}
+	}
+}
+
+// TestSignAgreesWithStandardWebhooks checks Sign against the official
+// library, for bodies of several shapes.
+func TestSignAgreesWithStandardWebhooks(t *testing.T) {
+	secret, err := notify.NewWebhookSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"", "{}", `{"type":"channel.test","data":{"a":"ü.中"}}`, strings.Repeat("x", 100000)} {
+		ts := time.Unix(1714552215, 999_000_000)
+		got, err := notify.Sign(secret, "msg_abc", ts, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := wh.Sign("msg_abc", ts, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("Sign(body of %d bytes) = %q, want %q", len(body), got, want)
+		}
+	}
+}
+
+func TestNewMessageID(t *testing.T) {
+	form := regexp.MustCompile(`^msg_[0-9a-hjkmnp-tv-z]{26}$`)
+	seen := map[string]bool{}
+	for range 1000 {
+		id := notify.NewMessageID()
+		if !form.MatchString(id) {
+			t.Fatalf("NewMessageID() = %q, want msg_ and 26 lower-case base32 characters", id)
+		}
+		if seen[id] {
+			t.Fatalf("NewMessageID() made %q twice", id)
+		}
+		seen[id] = true
+	}
+}
