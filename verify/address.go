@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"net/mail"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -9,6 +8,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/addr"
 )
 
 // Bounds of addresses, as SPEC.md and the issue set them.
@@ -109,28 +109,7 @@ func ITC(region string) int {
 // It takes a bare address only, without a display name or comments, of at
 // most MaxEmailLength characters.
 func NormalizeEmail(field, email string) (string, error) {
-	email = strings.TrimSpace(email)
-	if email == "" {
-		return "", deskkit.Invalid(field, "is required")
-	}
-	if err := deskkit.CheckText(field, email, MaxEmailLength); err != nil {
-		return "", err
-	}
-	a, err := mail.ParseAddress(email)
-	if err != nil || a.Name != "" || a.Address != email {
-		return "", deskkit.Invalid(field, "must be an e-mail address such as ann@example.com, without a name or brackets")
-	}
-	at := strings.LastIndexByte(email, '@')
-	local, domain := email[:at], strings.ToLower(email[at+1:])
-	if strings.ContainsAny(local, "\"\\ ") {
-		// Quoted local parts are legal but no real mailbox needs one, and
-		// they would make one address look like many.
-		return "", deskkit.Invalid(field, "must be an e-mail address without quotes or spaces")
-	}
-	if !strings.Contains(domain, ".") || strings.HasPrefix(domain, "[") {
-		return "", deskkit.Invalid(field, "must have a domain name such as example.com")
-	}
-	return local + "@" + domain, nil
+	return addr.NormalizeEmail(field, email, MaxEmailLength)
 }
 
 // normalizeRecipients flattens toAddress, normalizes every address, drops

@@ -1,7 +1,8 @@
 // Package addr holds the small address checks that several deskkit
 // packages make the same way: the mailer and the SMS senders (credentials
 // in clear only to a loopback host), the reference server (SMTP without
-// TLS by default on loopback), and the directory and senders (E.164).
+// TLS by default on loopback), the directory and senders (E.164), and
+// verify and channel (e-mail addresses).
 package addr
 
 import (

@@ -1,6 +1,12 @@
 package addr
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/deskkit/deskkit"
+)
 
 func TestIsLoopbackHost(t *testing.T) {
 	for host, want := range map[string]bool{
@@ -20,6 +26,41 @@ func TestIsE164(t *testing.T) {
 	} {
 		if got := IsE164(s); got != want {
 			t.Errorf("IsE164(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestNormalizeEmail(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		rule     string // the error's rule, "" if accepted
+	}{
+		{"ann@example.com", "ann@example.com", ""},
+		{"  Ann.Lee@Example.COM\t", "Ann.Lee@example.com", ""}, // trimmed; the local part keeps its case
+		{"a+tag@sub.example.org", "a+tag@sub.example.org", ""},
+		{"", "", "is required"},
+		{"   ", "", "is required"},
+		{"Ann <ann@example.com>", "", "must be an e-mail address such as ann@example.com, without a name or brackets"},
+		{"<ann@example.com>", "", "must be an e-mail address such as ann@example.com, without a name or brackets"},
+		{"ann", "", "must be an e-mail address such as ann@example.com, without a name or brackets"},
+		{"ann@example.com (Ann)", "", "must be an e-mail address such as ann@example.com, without a name or brackets"},
+		{`"a b"@example.com`, "", "must be an e-mail address such as ann@example.com, without a name or brackets"}, // quoted: not as written
+		{"ann@localhost", "", "must have a domain name such as example.com"},
+		{"ann@[127.0.0.1]", "", "must have a domain name such as example.com"},
+		{"a\x00@example.com", "", "must not contain control characters"},
+		{"\xffa@example.com", "", "must be valid UTF-8"},
+		{strings.Repeat("a", 20) + "@example.com", "", "must be at most 24 characters"},
+	} {
+		got, err := NormalizeEmail("to", c.in, 24)
+		if c.rule == "" {
+			if err != nil || got != c.want {
+				t.Errorf("NormalizeEmail(%q) = %q, %v; want %q", c.in, got, err, c.want)
+			}
+			continue
+		}
+		var ie *deskkit.InputError
+		if !errors.As(err, &ie) || ie.Field != "to" || ie.Rule != c.rule || !errors.Is(err, deskkit.ErrInvalid) {
+			t.Errorf("NormalizeEmail(%q) = %q, %v; want an input error for to: %s", c.in, got, err, c.rule)
 		}
 	}
 }
