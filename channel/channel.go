@@ -1,0 +1,296 @@
+package channel
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/migrate"
+	"github.com/deskkit/deskkit/internal/notify"
+	"github.com/deskkit/deskkit/internal/safehttp"
+)
+
+// Type is the kind of a channel.
+type Type string
+
+// The channel types. Answers always carry these canonical names.
+const (
+	// Webhook: a signed HTTP POST (Standard Webhooks) to any http/https URL.
+	Webhook Type = "WEBHOOK"
+	// Email: mail to 1 to 10 addresses, one message each.
+	Email Type = "EMAIL"
+	// EnterpriseChat: a WeCom (WeChat Work) group robot.
+	EnterpriseChat Type = "ENTERPRISE_CHAT"
+	// WorkplaceChat: a DingTalk custom robot, optionally signed.
+	WorkplaceChat Type = "WORKPLACE_CHAT"
+)
+
+// Types lists the channel types in the order the documentation gives them.
+var Types = []Type{Webhook, Email, EnterpriseChat, WorkplaceChat}
+
+// aliases are the source system's names, accepted on input.
+var aliases = map[string]Type{"WECHAT": EnterpriseChat, "DINGTALK": WorkplaceChat}
+
+// ParseType reads a channel type: a canonical name or an alias (WECHAT for
+// ENTERPRISE_CHAT, DINGTALK for WORKPLACE_CHAT), in upper case as written.
+// Anything else is an *deskkit.InputError for field "channelType".
+func ParseType(s string) (Type, error) {
+	for _, t := range Types {
+		if s == string(t) {
+			return t, nil
+		}
+	}
+	if t, ok := aliases[s]; ok {
+		return t, nil
+	}
+	return "", deskkit.Invalid("channelType", "must be one of WEBHOOK, EMAIL, ENTERPRISE_CHAT (alias WECHAT), WORKPLACE_CHAT (alias DINGTALK)")
+}
+
+// Bounds of channel fields.
+const (
+	MaxNameRunes     = 100
+	MaxAddressBytes  = 2000
+	MaxEmailAddrs    = 10  // addresses in one EMAIL channel
+	MaxSecretBytes   = 200 // a DingTalk signing secret as given
+	DefaultTestLimit = 20  // test messages per tenant per minute
+)
+
+// Quota is how many channels of each type one tenant may have.
+var Quota = map[Type]int{Webhook: 5, Email: 20, EnterpriseChat: 10, WorkplaceChat: 10}
+
+// Channel is a channel as the API shows it: never with a secret.
+type Channel struct {
+	ID      int64  `json:"id"`
+	Type    Type   `json:"channelType"`
+	Name    string `json:"name"`
+	Address string `json:"address"`
+}
+
+// Input is what a client sends to add, replace or test a channel.
+type Input struct {
+	// ID names the channel to replace (required there); for a test it
+	// optionally names the stored channel whose secret signs the message.
+	ID int64
+	// Type is a canonical type or an alias; see ParseType.
+	Type string
+	Name string
+	// Address is a URL (WEBHOOK and the robots) or a comma-separated list
+	// of e-mail addresses (EMAIL); it is normalised before it is stored.
+	Address string
+	// Secret is WORKPLACE_CHAT's optional DingTalk signing secret (SEC...).
+	// It is write-only: stored encrypted, never shown. On a replace, nil
+	// keeps the stored secret and "" removes it. Other types take none.
+	Secret *string
+}
+
+// Added is the answer to an add: the channel and, for a webhook, its
+// signing secret, which is shown this once and never again.
+type Added struct {
+	Channel
+	Secret string `json:"secret,omitempty"`
+}
+
+// TestResult is the answer to a successful test.
+type TestResult struct {
+	// MessageID is the webhook-id of the test message, "msg_..."; for
+	// other types the id the message carried in its text.
+	MessageID string `json:"messageId"`
+	// Secret is the throwaway signing secret of a webhook test that named
+	// no stored channel, so that the receiver can check the signature.
+	Secret string `json:"secret,omitempty"`
+}
+
+// Errors the registry returns. Each of its own also matches its class,
+// errors.Is(ErrQuotaExceeded, deskkit.ErrConflict) holds, so that httpapi can
+// give each a key of its own.
+var (
+	ErrUnauthenticated = deskkit.ErrUnauthenticated
+	ErrNotFound        = deskkit.ErrNotFound // no such channel in the tenant
+	ErrInvalid         = deskkit.ErrInvalid
+	ErrRateLimited     = deskkit.ErrRateLimited // the test throttle; a *deskkit.RateLimitError
+
+	// ErrNameTaken: another channel of the tenant has the name.
+	ErrNameTaken = deskkit.NewError(deskkit.ErrConflict, "channel: name taken",
+		"name is taken by another channel of your tenant")
+	// ErrQuotaExceeded: the tenant has as many channels of the type as
+	// Quota allows; it comes as a *QuotaError naming the type and the quota.
+	ErrQuotaExceeded = deskkit.NewError(deskkit.ErrConflict, "channel: quota exceeded",
+		"the tenant has as many channels of this type as allowed")
+	// ErrDeliveryFailed: the far end did not take the message; it comes as
+	// a *DeliveryError saying what the far end answered.
+	ErrDeliveryFailed = notify.ErrFailed
+	// ErrAddressBlocked: the address is, or resolves to, a network address
+	// that outbound requests may not reach (loopback, private, link-local,
+	// cloud metadata...): the SSRF guard refused before connecting.
+	ErrAddressBlocked = notify.ErrBlocked
+)
+
+// QuotaError is ErrQuotaExceeded for one type.
+type QuotaError struct {
+	Type  Type
+	Quota int
+}
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("channel: quota of %d %s channels reached", e.Quota, e.Type)
+}
+
+// ClientMessage says which quota.
+func (e *QuotaError) ClientMessage() string {
+	return fmt.Sprintf("channelType %s: the tenant has %d channels of this type, the most allowed; delete one first", e.Type, e.Quota)
+}
+
+// Is makes errors.Is(err, ErrQuotaExceeded) hold.
+func (e *QuotaError) Is(target error) bool {
+	return target == ErrQuotaExceeded || target == deskkit.ErrConflict
+}
+
+// DeliveryError is ErrDeliveryFailed for one message: what the far end
+// answered, or why it could not be reached.
+type DeliveryError = notify.Failure
+
+// Mail is one e-mail message to one recipient.
+type Mail struct {
+	To      string
+	Subject string
+	Text    string
+	HTML    string
+}
+
+// Mailer delivers e-mail. SendMail returns nil only when the mail server
+// accepted the message. The registry never calls it inside a transaction.
+// SMTPMailer is one; verify.SMTPMailer fits with a one-line adapter.
+type Mailer interface {
+	SendMail(ctx context.Context, m Mail) error
+}
+
+// Config holds the registry's optional settings; nil means all defaults.
+type Config struct {
+	// PreviousSecret, if set, is the server secret before the last
+	// rotation: secrets and addresses encrypted under it still decrypt.
+	PreviousSecret []byte
+	// TestsPerMinute is how many test messages one tenant may send in a
+	// minute; DefaultTestLimit if 0, no limit if negative.
+	TestsPerMinute int
+	// AllowPrivateNetworks lets channels reach loopback and private
+	// networks (RFC 1918, ULA, CGNAT): for development and tests only.
+	// Cloud metadata addresses stay blocked.
+	AllowPrivateNetworks bool
+	// Resolver resolves host names for outbound requests; net.DefaultResolver
+	// if nil. Tests use it to make names resolve to blocked addresses.
+	Resolver safehttp.Resolver
+	// Timeout bounds one message from dial to the end of the reply;
+	// safehttp.DefaultTimeout (10s) if 0.
+	Timeout time.Duration
+	// AppName names the sender in messages; "deskkit" if "".
+	AppName string
+	// Logger gets failed deliveries; slog.Default if nil. Secrets are never
+	// logged.
+	Logger *slog.Logger
+	// Now is the clock; time.Now if nil.
+	Now func() time.Time
+}
+
+// ChannelRegistry stores a tenant's event channels and sends messages
+// through them. It is safe for concurrent use, also by several processes
+// sharing one database: quotas, names and the test throttle are kept there.
+type ChannelRegistry struct {
+	db     *bun.DB
+	cfg    Config
+	seal   *sealer
+	sender *notify.Sender
+}
+
+// MinSecretLength is the shortest server secret New accepts.
+const MinSecretLength = 32
+
+// New returns a registry over db, whose schema Migrate has created. secret
+// is the server secret (at least MinSecretLength random bytes) from which
+// the key that encrypts channel secrets and addresses is derived; mail
+// sends the EMAIL channels' messages (nil: EMAIL channels can be stored but
+// a test or delivery fails with ErrDeliveryFailed).
+func New(db *bun.DB, secret []byte, mail Mailer, cfg *Config) (*ChannelRegistry, error) {
+	switch {
+	case db == nil:
+		return nil, errors.New("channel: db is required")
+	case len(secret) < MinSecretLength:
+		return nil, fmt.Errorf("channel: secret must be at least %d bytes", MinSecretLength)
+	}
+	if _, err := migrate.DialectOf(db); err != nil {
+		return nil, err
+	}
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.PreviousSecret != nil && len(c.PreviousSecret) < MinSecretLength {
+		return nil, fmt.Errorf("channel: PreviousSecret must be at least %d bytes", MinSecretLength)
+	}
+	if c.TestsPerMinute == 0 {
+		c.TestsPerMinute = DefaultTestLimit
+	}
+	if strings.TrimSpace(c.AppName) == "" {
+		c.AppName = "deskkit"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	seal, err := newSealer(secret, c.PreviousSecret)
+	if err != nil {
+		return nil, err
+	}
+	client := safehttp.New(safehttp.Config{
+		AllowPrivateNetworks: c.AllowPrivateNetworks,
+		Resolver:             c.Resolver,
+		Timeout:              c.Timeout,
+	})
+	var nm notify.Mailer
+	if mail != nil {
+		nm = mailAdapter{mail}
+	}
+	return &ChannelRegistry{
+		db:     db,
+		cfg:    c,
+		seal:   seal,
+		sender: &notify.Sender{HTTP: client, Mail: nm, Now: c.Now, AppName: c.AppName},
+	}, nil
+}
+
+// mailAdapter makes a Mailer a notify.Mailer.
+type mailAdapter struct{ m Mailer }
+
+func (a mailAdapter) SendMail(ctx context.Context, m notify.Mail) error {
+	return a.m.SendMail(ctx, Mail{To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
+}
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrate creates or updates the registry's tables (deskkit_channels,
+// deskkit_channel_counts, deskkit_channel_limits and the
+// deskkit_channel_migrations bookkeeping). It is safe to run from several
+// processes at once.
+func Migrate(ctx context.Context, db *bun.DB) error {
+	return migrate.Run(ctx, db, "deskkit_channel_migrations", migrationFiles)
+}
+
+// now is the clock in Unix milliseconds, the unit of the tables.
+func (r *ChannelRegistry) now() int64 { return r.cfg.Now().UnixMilli() }
+
+// tenant checks the principal and returns its tenant.
+func tenant(p deskkit.Principal) (int64, error) {
+	if !p.Valid() {
+		return 0, ErrUnauthenticated
+	}
+	return p.TenantID, nil
+}

@@ -1,0 +1,287 @@
+package channel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/notify"
+)
+
+// Bounds of an Event.
+const (
+	MaxEventTypeBytes = 100
+	MaxTitleRunes     = 200
+	MaxTextRunes      = 3000
+	// deliverParallel is how many channels Deliver sends to at once: enough
+	// that one slow receiver does not hold up the others, few enough that a
+	// tenant's fan-out stays polite.
+	deliverParallel = 4
+	// maxDeliverIDs bounds the ids of one Deliver: far above the channels
+	// a tenant may have (Quota), low enough for one IN list.
+	maxDeliverIDs = 1000
+)
+
+// Event is one notification for the channels of a tenant.
+type Event struct {
+	// ID identifies the message: the webhook-id of Standard Webhooks,
+	// which receivers use to drop duplicates. NewEventID makes one; "" gets
+	// a new one. A job that retries a delivery must pass the same ID again.
+	ID string
+	// Type names the event for webhook receivers, e.g. "task.trashed":
+	// 1 to MaxEventTypeBytes of a-z, 0-9, ".", "_" and "-".
+	Type string
+	// Time is when the event happened; the registry's clock if zero.
+	Time time.Time
+	// Title is one line: the robots' heading and the e-mail subject.
+	// Required, at most MaxTitleRunes.
+	Title string
+	// Text is the body: markdown for the robots, plain text for e-mail. At
+	// most MaxTextRunes.
+	Text string
+	// Data is the webhook's "data": a value that encodes as a JSON object;
+	// nil sends {}.
+	Data any
+}
+
+// Result is what became of one channel in Deliver.
+type Result struct {
+	ChannelID int64
+	Type      Type   // "" when the channel was not found
+	Name      string // "" when the channel was not found
+	// Err is nil when the channel took the message; ErrNotFound when the
+	// tenant has no such channel; otherwise a *DeliveryError (errors.Is
+	// ErrDeliveryFailed or ErrAddressBlocked) whose Retryable field tells a
+	// job whether to try again later.
+	Err error
+}
+
+// NewEventID returns a new message id, "msg_" and 26 random characters.
+func NewEventID() string { return notify.NewMessageID() }
+
+// message checks ev and turns it into the senders' message.
+func (r *ChannelRegistry) message(ev Event) (notify.Message, error) {
+	if ev.ID == "" {
+		ev.ID = NewEventID()
+	}
+	if !validEventID(ev.ID) {
+		return notify.Message{}, deskkit.Invalid("id", "must be 1 to 100 letters, digits, \"_\" or \"-\" (no \".\"), such as msg_2p5x")
+	}
+	if !validEventType(ev.Type) {
+		return notify.Message{}, deskkit.Invalid("type", "must be 1 to %d of a-z, 0-9, \".\", \"_\" and \"-\", such as task.trashed", MaxEventTypeBytes)
+	}
+	if err := deskkit.CheckName("title", ev.Title, MaxTitleRunes); err != nil {
+		return notify.Message{}, err
+	}
+	if ev.Text != "" {
+		if err := deskkit.CheckText("text", ev.Text, MaxTextRunes); err != nil {
+			return notify.Message{}, err
+		}
+	}
+	data := json.RawMessage("{}")
+	if ev.Data != nil {
+		b, err := json.Marshal(ev.Data)
+		if err != nil || len(b) == 0 || b[0] != '{' {
+			return notify.Message{}, deskkit.Invalid("data", "must encode as a JSON object")
+		}
+		data = b
+	}
+	if ev.Time.IsZero() {
+		ev.Time = r.cfg.Now()
+	}
+	return notify.Message{ID: ev.ID, Type: ev.Type, Time: ev.Time.UTC(), Title: ev.Title, Text: ev.Text, Data: data}, nil
+}
+
+func validEventID(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func validEventType(s string) bool {
+	if s == "" || len(s) > MaxEventTypeBytes {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Deliver sends ev to channelIDs of tenant, or to every channel of the
+// tenant when channelIDs is empty, and reports what became of each, in id
+// order. Each channel gets one attempt, with the registry's Timeout; a
+// failure is in its Result, and logged, never retried here: a host that
+// wants retries runs Deliver (or Send, for one channel) from a job with
+// the same ev.ID, and retries the Results whose DeliveryError is
+// Retryable. The error is for the whole call: an invalid event or the
+// database failing.
+//
+// Deliver is a library call for the host, which has decided that the
+// tenant is the right audience; it takes no principal and no throttle.
+func (r *ChannelRegistry) Deliver(ctx context.Context, tenantID int64, ev Event, channelIDs []int64) ([]Result, error) {
+	if err := deskkit.CheckID("tenantID", tenantID); err != nil {
+		return nil, err
+	}
+	if len(channelIDs) > maxDeliverIDs {
+		return nil, deskkit.Invalid("channelIDs", "must hold at most %d ids", maxDeliverIDs)
+	}
+	for _, id := range channelIDs {
+		if err := deskkit.CheckID("channelIDs", id); err != nil {
+			return nil, err
+		}
+	}
+	msg, err := r.message(ev)
+	if err != nil {
+		return nil, err
+	}
+	ids := slices.Clone(channelIDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var chans []storedChannel
+	if len(ids) == 0 {
+		chans, err = r.storedAll(ctx, tenantID)
+	} else {
+		chans, err = r.storedByIDs(ctx, tenantID, ids)
+	}
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[int64]storedChannel, len(chans))
+	for _, c := range chans {
+		found[c.ID] = c
+	}
+	if len(ids) == 0 {
+		for _, c := range chans {
+			ids = append(ids, c.ID)
+		}
+	}
+
+	results := make([]Result, len(ids))
+	sem := make(chan struct{}, deliverParallel)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		c, ok := found[id]
+		if !ok {
+			results[i] = Result{ChannelID: id, Err: ErrNotFound}
+			continue
+		}
+		results[i] = Result{ChannelID: id, Type: c.Type, Name: c.Name}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i].Err = r.send(ctx, c, msg)
+		})
+	}
+	wg.Wait()
+	return results, nil
+}
+
+// Send sends ev to one channel of tenant: Deliver for a single channel,
+// with its Result's error as the error (nil, ErrNotFound, a
+// *DeliveryError, or an invalid event or database error).
+func (r *ChannelRegistry) Send(ctx context.Context, tenantID, channelID int64, ev Event) error {
+	if err := deskkit.CheckID("channelID", channelID); err != nil {
+		return err
+	}
+	res, err := r.Deliver(ctx, tenantID, ev, []int64{channelID})
+	if err != nil {
+		return err
+	}
+	return res[0].Err
+}
+
+// send delivers msg to one stored channel and logs a failure, never its
+// address or secret (a robot's address carries its key).
+func (r *ChannelRegistry) send(ctx context.Context, c storedChannel, msg notify.Message) error {
+	err := r.sender.Send(ctx, target(c.Channel, c.Secret), msg)
+	if err != nil {
+		r.cfg.Logger.WarnContext(ctx, "channel delivery failed",
+			slog.Int64("channel", c.ID), slog.String("type", string(c.Type)),
+			slog.String("message", msg.ID), slog.String("reason", deliveryReason(err)))
+	}
+	return err
+}
+
+// deliveryReason is what a failure may say in a log line: a Failure's
+// client message (what the far end answered), or the error.
+func deliveryReason(err error) string {
+	var f *DeliveryError
+	if errors.As(err, &f) {
+		return f.ClientMessage()
+	}
+	return err.Error()
+}
+
+// kinds maps channel types to the senders' protocols.
+var kinds = map[Type]notify.Kind{
+	Webhook:        notify.KindWebhook,
+	Email:          notify.KindEmail,
+	EnterpriseChat: notify.KindWeCom,
+	WorkplaceChat:  notify.KindDingTalk,
+}
+
+func target(c Channel, secret string) notify.Target {
+	return notify.Target{Kind: kinds[c.Type], Name: c.Name, Address: c.Address, Secret: secret}
+}
+
+// Purge deletes the test throttle's closed windows and returns how many
+// rows went. Hosts run it now and then; it only keeps the table small.
+func (r *ChannelRegistry) Purge(ctx context.Context) (int64, error) {
+	n, err := limiterPurge(ctx, r.db, r.now())
+	if err != nil {
+		return n, fmt.Errorf("channel: %w", err)
+	}
+	return n, nil
+}
+
+// describe is a type's name for people, in test messages.
+func describe(t Type) string {
+	switch t {
+	case Webhook:
+		return "webhook"
+	case Email:
+		return "e-mail"
+	case EnterpriseChat:
+		return "WeCom group robot"
+	case WorkplaceChat:
+		return "DingTalk robot"
+	}
+	return strings.ToLower(string(t))
+}
+
+// storedAll returns every channel of the tenant, in id order.
+func (r *ChannelRegistry) storedAll(ctx context.Context, tenantID int64) ([]storedChannel, error) {
+	var rows []channelRow
+	err := r.db.NewSelect().Model(&rows).
+		Where("c.tenant_id = ?", tenantID).
+		OrderExpr("c.id").
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("channel: read: %w", err)
+	}
+	out := make([]storedChannel, 0, len(rows))
+	for _, row := range rows {
+		s, err := r.openRow(tenantID, row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

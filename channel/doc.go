@@ -1,0 +1,123 @@
+// Package channel keeps a tenant's event channels, the places event
+// notifications go, and sends messages through them: a signed generic
+// webhook, e-mail, and two chat robots.
+//
+// A ChannelRegistry is built with New over a database that Migrate has
+// prepared, the server secret, and a Mailer for e-mail channels. httpapi
+// mounts it at /api/v1/event/channel; hosts call Deliver to notify.
+//
+// # Channel types
+//
+//   - WEBHOOK: an http or https URL that gets a signed POST (Standard
+//     Webhooks, below).
+//   - EMAIL: a comma-separated list of 1 to 10 e-mail addresses, trimmed,
+//     each domain in lower case, duplicates dropped. Every address gets a
+//     message of its own, so that recipients do not see each other.
+//   - ENTERPRISE_CHAT: a WeCom group robot, https://HOST/cgi-bin/webhook/send?key=KEY.
+//     It gets {"msgtype":"markdown","markdown":{"content":...}}, cut to
+//     4096 bytes.
+//   - WORKPLACE_CHAT: a DingTalk custom robot, https://HOST/robot/send?access_token=TOKEN.
+//     It gets {"msgtype":"markdown","markdown":{"title":...,"text":...}}
+//     with the channel's name in both, so that DingTalk's keyword mode
+//     passes when the keyword is the channel's name. An optional signing
+//     secret (DingTalk's "SEC..." secret) turns on DingTalk's signing.
+//
+// Input also takes the source system's names, WECHAT for ENTERPRISE_CHAT
+// and DINGTALK for WORKPLACE_CHAT; answers always use the canonical names.
+//
+// # Rules
+//
+//   - Names are 1 to 100 characters and unique within the tenant, by a
+//     unique index: parallel adds of one name give one channel and a 409.
+//   - Addresses are at most 2,000 bytes. URLs must be absolute http or https
+//     URLs without user info or fragment, and are stored as sent (trimmed):
+//     what URL parsers could read two ways (non-ASCII, spaces, quotes and
+//     brackets, percent-encoded or zoned hosts) is refused, not rewritten. A
+//     robot's URL needs its exact path and exactly one non-empty key or
+//     access_token; a DingTalk URL may not carry timestamp or sign itself. A
+//     host written as an IP address in any spelling ("127.1", "2130706433",
+//     "[::ffff:127.0.0.1]"), or "localhost", is checked against the SSRF
+//     guard when the channel is saved (ErrAddressBlocked); names are checked
+//     when a message is sent, on every address they resolve to.
+//   - An EMAIL address list may not have empty elements ("a@x.com,,b@x.com");
+//     each address is at most 254 characters, and errors name the element
+//     ("the 3rd e-mail address ...").
+//   - Quotas per tenant: 5 webhooks, 20 e-mail channels, 10 of each robot
+//     (Quota). The count is one row per tenant and type, taken by a guarded
+//     upsert in the insert's transaction, so that parallel adds cannot pass
+//     the quota on either database. Over quota is a *QuotaError.
+//   - Replace keeps the id and refuses a change of type (delete the channel
+//     and add a new one: the secret and the quota belong to the type). A
+//     WORKPLACE_CHAT replace without a secret keeps the stored one; an empty
+//     secret removes it. A webhook keeps its signing secret.
+//   - Every query filters on the principal's tenant: another tenant's
+//     channel is ErrNotFound, as an unknown one is. Any user of a tenant may
+//     manage its channels; a host that wants admins only checks
+//     deskkit.Principal.Admin before calling (httpapi does not).
+//
+// # Secrets
+//
+// A webhook gets a signing secret when it is added: "whsec_" and the
+// base64 of 32 random bytes. It is in the add's answer and nowhere else:
+// lists never show a secret. Signing secrets and addresses (a robot's
+// address carries its key, and webhook URLs often carry tokens) are stored
+// encrypted with AES-256-GCM under a key derived from the server secret
+// (HKDF-SHA256), bound to the row's tenant, type and field, so a database
+// dump leaks neither and a ciphertext copied to another tenant or field
+// does not decrypt. (The row id is not bound: it is not known before the
+// insert.) Secrets and addresses are never logged.
+//
+// Config.PreviousSecret keeps rows written before a rotation of the server
+// secret readable. Rows are not re-encrypted under the new key, so keep the
+// previous secret until every channel has been added again. A row that
+// neither key opens (the secret was lost) is an error that httpapi answers
+// 500 and logs: the channel must be deleted and added again.
+//
+// # Sending
+//
+// Webhook requests follow Standard Webhooks (https://www.standardwebhooks.com):
+// headers webhook-id ("msg_" and a unique id, the same on a retry of the
+// same message), webhook-timestamp (Unix seconds) and webhook-signature
+// ("v1," and the base64 HMAC-SHA256 of "id.timestamp.body" under the
+// decoded secret), and the JSON body {"type", "timestamp", "data"}. Any 2xx
+// is success. Robots succeed only on a JSON reply with errcode 0: WeCom and
+// DingTalk answer HTTP 200 with a non-zero errcode when they refuse.
+//
+// A failure is a *DeliveryError (errors.Is ErrDeliveryFailed) whose
+// message says what the far end answered: its status, a redirect (never
+// followed), a robot's errcode and errmsg (DingTalk's 310000, a keyword,
+// signature or timestamp refused, and 130101, over 20 messages a minute,
+// are spelled out), a timeout, a refused connection. Its Retryable field
+// says whether trying later may help (timeouts, connection failures, 429,
+// 5xx, DingTalk's 130101).
+//
+// Outbound HTTP goes through an SSRF guard that checks every address a
+// name resolves to at dial time, on the address actually dialled, so DNS
+// rebinding cannot slip past: the IANA special-purpose ranges of IPv4 and
+// IPv6 (code.dny.dev/ssrf), IPv4-mapped and NAT64 forms included, and the
+// cloud metadata addresses. No proxy from the environment is used (the guard
+// would check the proxy, not the target), no redirect is followed, a
+// message has 10 s in all (Config.Timeout), and at most 64 KiB of a reply is
+// read. Config.AllowPrivateNetworks lets loopback and private networks
+// through, for development and tests; metadata addresses stay blocked.
+//
+// # Tests
+//
+// Test sends one real message through the protocol of the channel as given
+// (so it can be tried before it is saved): a "channel.test" event to a
+// webhook, signed with the stored channel's secret (named by id, or by type
+// and name) or else with a throwaway secret returned in the result; markdown
+// to the robots; a message to each e-mail address. Tests are throttled per
+// tenant (Config.TestsPerMinute, 20 a minute by default), counted in the
+// database before the send whatever its outcome, so that the throttle holds
+// across replicas and the endpoint is no relay for spam.
+//
+// # Delivering events
+//
+// Deliver sends an Event to some or all of a tenant's channels, one attempt
+// each, and reports a Result per channel; Send does it for one channel.
+// Neither retries: a host that wants retries calls them from a job with the
+// same Event.ID (receivers drop duplicates by webhook-id) and retries the
+// Results whose DeliveryError is Retryable. A durable queue with backoff is
+// not built yet; it is planned for a later release.
+package channel

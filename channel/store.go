@@ -1,0 +1,397 @@
+package channel
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/notify"
+)
+
+// Storage. Every query filters on tenant_id, so another tenant's channel
+// behaves exactly as one that does not exist. Addresses and secrets are
+// stored sealed (crypto.go); only Add's answer ever shows a secret.
+//
+// Lock order: a write that changes how many channels of a type a tenant
+// has takes that (tenant, type) row of deskkit_channel_counts first, then
+// channel rows. Add and Delete do; Replace changes no count and locks only
+// its channel row.
+
+// channelRow is a row of deskkit_channels as the registry reads it.
+type channelRow struct {
+	bun.BaseModel `bun:"table:deskkit_channels,alias:c"`
+
+	ID         int64   `bun:"id"`
+	Type       Type    `bun:"channel_type"`
+	Name       string  `bun:"name"`
+	AddressEnc string  `bun:"address_enc"`
+	SecretEnc  *string `bun:"secret_enc"`
+}
+
+// Add stores a new channel for p's tenant and returns it with its id; a
+// WEBHOOK channel's answer also carries its new signing secret, which is
+// shown this once. in.ID must be 0. A WORKPLACE_CHAT channel takes an
+// optional DingTalk signing secret in in.Secret; no other type takes one.
+//
+// Errors: ErrUnauthenticated; a *deskkit.InputError naming the field (see
+// normalizeInput for the rules); an error matching ErrAddressBlocked for a
+// URL whose host the SSRF guard refuses; *QuotaError when the tenant has
+// Quota[type] channels of the type; ErrNameTaken.
+func (r *ChannelRegistry) Add(ctx context.Context, p deskkit.Principal, in Input) (Added, error) {
+	tenantID, err := tenant(p)
+	if err != nil {
+		return Added{}, err
+	}
+	if in.ID != 0 {
+		return Added{}, deskkit.Invalid("id", "must not be sent when adding a channel: the new channel's id is in the answer")
+	}
+	ch, secret, err := normalizeInput(r.sender.HTTP, in)
+	if err != nil {
+		return Added{}, err
+	}
+	var added Added
+	if ch.Type == Webhook {
+		if added.Secret, err = notify.NewWebhookSecret(); err != nil {
+			return Added{}, fmt.Errorf("channel: add: %w", err)
+		}
+		secret = &added.Secret
+	}
+	addressEnc, secretEnc, err := r.sealRow(tenantID, ch.Type, ch.Address, secret)
+	if err != nil {
+		return Added{}, err
+	}
+	now := r.now()
+	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := takeQuota(ctx, tx, tenantID, ch.Type); err != nil {
+			return err
+		}
+		return tx.NewRaw(`INSERT INTO deskkit_channels
+    (tenant_id, channel_type, name, address_enc, secret_enc, created_at_ms, updated_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+RETURNING id`, tenantID, string(ch.Type), ch.Name, addressEnc, secretEnc, now, now).Scan(ctx, &ch.ID)
+	})
+	if err != nil {
+		return Added{}, writeError("add", err)
+	}
+	added.Channel = ch
+	return added, nil
+}
+
+// takeQuota counts one more channel of type t for the tenant, or refuses
+// with a *QuotaError. One guarded upsert, so that two transactions cannot
+// both take the last unit: on PostgreSQL the second waits for the first's
+// row lock and then sees its count; SQLite runs one writer at a time.
+func takeQuota(ctx context.Context, tx bun.IDB, tenantID int64, t Type) error {
+	quota := Quota[t]
+	if quota < 1 {
+		return &QuotaError{Type: t, Quota: max(quota, 0)}
+	}
+	var n []int
+	err := tx.NewRaw(`INSERT INTO deskkit_channel_counts AS cc (tenant_id, channel_type, n)
+VALUES (?, ?, 1)
+ON CONFLICT (tenant_id, channel_type) DO UPDATE SET n = cc.n + 1
+WHERE cc.n < ?
+RETURNING n`, tenantID, string(t), quota).Scan(ctx, &n)
+	if err != nil {
+		return fmt.Errorf("take quota: %w", err)
+	}
+	if len(n) == 0 {
+		return &QuotaError{Type: t, Quota: quota}
+	}
+	return nil
+}
+
+// Replace overwrites the name and address of p's tenant's channel in.ID,
+// validated exactly as Add validates them, and returns the channel. The
+// type cannot change. A WEBHOOK channel keeps its signing secret; for a
+// WORKPLACE_CHAT channel, in.Secret nil keeps the stored secret, "" removes
+// it and any other value replaces it.
+//
+// Errors: those of Add but the quota, and ErrNotFound for an id that names
+// no channel of the tenant.
+func (r *ChannelRegistry) Replace(ctx context.Context, p deskkit.Principal, in Input) (Channel, error) {
+	tenantID, err := tenant(p)
+	if err != nil {
+		return Channel{}, err
+	}
+	if in.ID == 0 {
+		return Channel{}, deskkit.Invalid("id", "is required to replace a channel")
+	}
+	if err := deskkit.CheckID("id", in.ID); err != nil {
+		return Channel{}, err
+	}
+	ch, secret, err := normalizeInput(r.sender.HTTP, in)
+	if err != nil {
+		return Channel{}, err
+	}
+	addressEnc, secretEnc, err := r.sealRow(tenantID, ch.Type, ch.Address, secret)
+	if err != nil {
+		return Channel{}, err
+	}
+	now := r.now()
+	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		var stored Type
+		err := tx.NewSelect().Model((*channelRow)(nil)).Column("channel_type").
+			Where("c.tenant_id = ? AND c.id = ?", tenantID, ch.ID).
+			Scan(ctx, &stored)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return ErrNotFound
+		case err != nil:
+			return err
+		case stored != ch.Type:
+			return deskkit.Invalid("channelType", "cannot change from %s to %s; delete the channel and add a new one", stored, ch.Type)
+		}
+		q := tx.NewUpdate().Model((*channelRow)(nil)).
+			Set("name = ?", ch.Name).
+			Set("address_enc = ?", addressEnc).
+			Set("updated_at_ms = ?", now).
+			Where("c.tenant_id = ? AND c.id = ? AND c.channel_type = ?", tenantID, ch.ID, string(ch.Type))
+		// Only a sent secret touches the column, so that a replace that
+		// keeps the secret cannot write back one read before a parallel
+		// replace set another.
+		if secret != nil {
+			q = q.Set("secret_enc = ?", secretEnc)
+		}
+		res, err := q.Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrNotFound // deleted since the select
+		}
+		return nil
+	})
+	if err != nil {
+		return Channel{}, writeError("replace", err)
+	}
+	return ch, nil
+}
+
+// List returns p's tenant's channels of channelType (a canonical name or
+// an alias, see ParseType) in id order, never with a secret; an empty
+// slice when there are none.
+//
+// Errors: ErrUnauthenticated; a *deskkit.InputError naming channelType.
+func (r *ChannelRegistry) List(ctx context.Context, p deskkit.Principal, channelType string) ([]Channel, error) {
+	tenantID, err := tenant(p)
+	if err != nil {
+		return nil, err
+	}
+	t, err := ParseType(channelType)
+	if err != nil {
+		return nil, err
+	}
+	var rows []channelRow
+	err = r.db.NewSelect().Model(&rows).
+		ExcludeColumn("secret_enc").
+		Where("c.tenant_id = ? AND c.channel_type = ?", tenantID, string(t)).
+		OrderExpr("c.id").
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("channel: list: %w", err)
+	}
+	out := make([]Channel, 0, len(rows))
+	for _, row := range rows {
+		s, err := r.openRow(tenantID, row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s.Channel)
+	}
+	return out, nil
+}
+
+// Delete deletes p's tenant's channel id, which frees its unit of the
+// type's quota.
+//
+// Errors: ErrUnauthenticated; a *deskkit.InputError naming id; ErrNotFound
+// for an id that names no channel of the tenant.
+func (r *ChannelRegistry) Delete(ctx context.Context, p deskkit.Principal, id int64) error {
+	tenantID, err := tenant(p)
+	if err != nil {
+		return err
+	}
+	if err := deskkit.CheckID("id", id); err != nil {
+		return err
+	}
+	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		// The type comes first, so that the count row is locked before the
+		// channel row (the lock order). It never changes, so reading it
+		// unlocked is safe.
+		var t Type
+		err := tx.NewSelect().Model((*channelRow)(nil)).Column("channel_type").
+			Where("c.tenant_id = ? AND c.id = ?", tenantID, id).
+			Scan(ctx, &t)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.NewUpdate().Table("deskkit_channel_counts").
+			Set("n = n - 1").
+			Where("tenant_id = ? AND channel_type = ? AND n > 0", tenantID, string(t)).
+			Exec(ctx)
+		if err != nil {
+			return err
+		}
+		res, err := tx.NewDelete().Model((*channelRow)(nil)).
+			Where("c.tenant_id = ? AND c.id = ?", tenantID, id).
+			Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrNotFound // deleted since the select; the rollback restores the count
+		}
+		return nil
+	})
+	if err != nil {
+		return writeError("delete", err)
+	}
+	return nil
+}
+
+// storedChannel is a channel with its secret decrypted ("" if none), for
+// the senders.
+type storedChannel struct {
+	Channel
+	Secret string
+}
+
+// stored returns the tenant's channel id, or ErrNotFound.
+func (r *ChannelRegistry) stored(ctx context.Context, tenantID, id int64) (storedChannel, error) {
+	var row channelRow
+	err := r.db.NewSelect().Model(&row).
+		Where("c.tenant_id = ? AND c.id = ?", tenantID, id).
+		Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return storedChannel{}, ErrNotFound
+	}
+	if err != nil {
+		return storedChannel{}, fmt.Errorf("channel: read: %w", err)
+	}
+	return r.openRow(tenantID, row)
+}
+
+// storedByName returns the tenant's channel of type t named name, and
+// whether there is one.
+func (r *ChannelRegistry) storedByName(ctx context.Context, tenantID int64, t Type, name string) (storedChannel, bool, error) {
+	var row channelRow
+	err := r.db.NewSelect().Model(&row).
+		Where("c.tenant_id = ? AND c.name = ? AND c.channel_type = ?", tenantID, name, string(t)).
+		Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return storedChannel{}, false, nil
+	}
+	if err != nil {
+		return storedChannel{}, false, fmt.Errorf("channel: read: %w", err)
+	}
+	s, err := r.openRow(tenantID, row)
+	return s, err == nil, err
+}
+
+// storedByIDs returns those of ids that name channels of the tenant, in id
+// order; the others are simply absent.
+func (r *ChannelRegistry) storedByIDs(ctx context.Context, tenantID int64, ids []int64) ([]storedChannel, error) {
+	out := []storedChannel{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []channelRow
+	err := r.db.NewSelect().Model(&rows).
+		Where("c.tenant_id = ? AND c.id IN (?)", tenantID, bun.List(ids)).
+		OrderExpr("c.id").
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("channel: read: %w", err)
+	}
+	for _, row := range rows {
+		s, err := r.openRow(tenantID, row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// sealRow seals a channel's address and, if not nil or "", its secret, for
+// the row of the tenant. secretEnc is nil when there is no secret.
+func (r *ChannelRegistry) sealRow(tenantID int64, t Type, address string, secret *string) (addressEnc string, secretEnc *string, err error) {
+	if addressEnc, err = r.seal.seal(address, sealAAD(tenantID, t, fieldAddress)); err != nil {
+		return "", nil, err
+	}
+	if secret != nil && *secret != "" {
+		s, err := r.seal.seal(*secret, sealAAD(tenantID, t, fieldSecret))
+		if err != nil {
+			return "", nil, err
+		}
+		secretEnc = &s
+	}
+	return addressEnc, secretEnc, nil
+}
+
+// openRow decrypts a row of the tenant.
+func (r *ChannelRegistry) openRow(tenantID int64, row channelRow) (storedChannel, error) {
+	address, err := r.seal.open(row.AddressEnc, sealAAD(tenantID, row.Type, fieldAddress))
+	if err != nil {
+		return storedChannel{}, fmt.Errorf("channel %d address: %w", row.ID, err)
+	}
+	s := storedChannel{Channel: Channel{ID: row.ID, Type: row.Type, Name: row.Name, Address: address}}
+	if row.SecretEnc != nil {
+		if s.Secret, err = r.seal.open(*row.SecretEnc, sealAAD(tenantID, row.Type, fieldSecret)); err != nil {
+			return storedChannel{}, fmt.Errorf("channel %d secret: %w", row.ID, err)
+		}
+	}
+	return s, nil
+}
+
+// writeError returns err of a write transaction as the caller sees it:
+// the registry's own errors as they are, a refused name as ErrNameTaken,
+// anything else wrapped.
+func writeError(op string, err error) error {
+	var ie *deskkit.InputError
+	var qe *QuotaError
+	switch {
+	case errors.Is(err, ErrNotFound), errors.As(err, &ie), errors.As(err, &qe):
+		return err
+	case nameTaken(err):
+		return ErrNameTaken
+	}
+	return fmt.Errorf("channel: %s: %w", op, err)
+}
+
+// nameTaken reports whether err is the unique constraint on (tenant_id,
+// name) refusing a write: a writer lost the race for a name to another.
+// PostgreSQL reports the constraint's name, SQLite its columns ("UNIQUE
+// constraint failed: deskkit_channels.tenant_id, deskkit_channels.name").
+// The drivers are matched by their methods, as channel imports no driver.
+func nameTaken(err error) bool {
+	var (
+		pg     interface{ Field(byte) string } // pgdriver.Error
+		sqlite interface{ Code() int }         // *sqlite.Error of modernc.org/sqlite
+	)
+	switch {
+	case database.SQLSTATE(err) == "23505" && errors.As(err, &pg):
+		return pg.Field('n') == "deskkit_channels_name_unique"
+	case errors.As(err, &sqlite) && sqlite.Code()&0xff == sqliteConstraint:
+		return strings.Contains(err.Error(), "UNIQUE constraint failed: deskkit_channels.tenant_id, deskkit_channels.name")
+	}
+	return false
+}
+
+// sqliteConstraint is SQLITE_CONSTRAINT, the primary result code of every
+// constraint violation (SQLITE_CONSTRAINT_UNIQUE is 2067 = 19 | 8<<8).
+const sqliteConstraint = 19

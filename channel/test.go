@@ -1,0 +1,149 @@
+package channel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/limiter"
+	"github.com/deskkit/deskkit/internal/notify"
+	"github.com/deskkit/deskkit/internal/safehttp"
+)
+
+// limitsTable holds the test throttle; see package limiter.
+const limitsTable = "deskkit_channel_limits"
+
+// TestEventType is the event type of test messages.
+const TestEventType = "channel.test"
+
+// Test sends one real test message through the protocol of the channel
+// that in describes (type, name and address as they would be added, so a
+// channel can be tried before it is saved), within the registry's Timeout
+// (10s by default) in all.
+//
+// A webhook's message is signed with the secret of the stored channel that
+// in.ID names, or else of the tenant's channel of that type and name;
+// otherwise with a throwaway secret, returned in the result so that the
+// receiver can be checked. A DingTalk robot signs with in.Secret when given,
+// or else the stored channel's secret.
+//
+// Tests are throttled per tenant (Config.TestsPerMinute), counted before
+// the send whatever its outcome, so that the endpoint is no relay for spam.
+// A failure is a *DeliveryError saying what the far end answered
+// (ErrDeliveryFailed), or ErrAddressBlocked when the guard refused the
+// address.
+func (r *ChannelRegistry) Test(ctx context.Context, p deskkit.Principal, in Input) (TestResult, error) {
+	tenantID, err := tenant(p)
+	if err != nil {
+		return TestResult{}, err
+	}
+	if in.ID != 0 {
+		if err := deskkit.CheckID("id", in.ID); err != nil {
+			return TestResult{}, err
+		}
+	}
+	c, secret, err := normalizeInput(r.sender.HTTP, in)
+	if err != nil {
+		return TestResult{}, err
+	}
+
+	var stored storedChannel
+	found := false
+	if in.ID != 0 {
+		if stored, err = r.stored(ctx, tenantID, in.ID); err != nil {
+			return TestResult{}, err
+		}
+		if stored.Type != c.Type {
+			return TestResult{}, deskkit.Invalid("channelType", "is %s but channel %d is %s", c.Type, in.ID, stored.Type)
+		}
+		found = true
+	} else if stored, found, err = r.storedByName(ctx, tenantID, c.Type, c.Name); err != nil {
+		return TestResult{}, err
+	}
+
+	var res TestResult
+	var signing string
+	switch c.Type {
+	case Webhook:
+		if found {
+			signing = stored.Secret
+		} else {
+			if signing, err = notify.NewWebhookSecret(); err != nil {
+				return TestResult{}, fmt.Errorf("channel: %w", err)
+			}
+			res.Secret = signing
+		}
+	case WorkplaceChat:
+		switch {
+		case secret != nil && *secret != "":
+			signing = *secret
+		case found:
+			signing = stored.Secret
+		}
+	}
+	if found {
+		c.ID = stored.ID
+	}
+
+	if err := r.takeTest(ctx, tenantID); err != nil {
+		return TestResult{}, err
+	}
+
+	msg := r.testMessage(c)
+	res.MessageID = msg.ID
+	ctx, cancel := context.WithTimeout(ctx, r.timeout())
+	defer cancel()
+	if err := r.sender.Send(ctx, target(c, signing), msg); err != nil {
+		return TestResult{}, err
+	}
+	return res, nil
+}
+
+// timeout bounds one test message in all.
+func (r *ChannelRegistry) timeout() time.Duration {
+	if r.cfg.Timeout > 0 {
+		return r.cfg.Timeout
+	}
+	return safehttp.DefaultTimeout
+}
+
+// takeTest counts one test against the tenant's throttle.
+func (r *ChannelRegistry) takeTest(ctx context.Context, tenantID int64) error {
+	if r.cfg.TestsPerMinute < 0 {
+		return nil
+	}
+	l := limiter.Limit{
+		Key: fmt.Sprintf("test:%d", tenantID), Max: r.cfg.TestsPerMinute, Window: time.Minute,
+		Msg: fmt.Sprintf("at most %d test messages a minute per tenant", r.cfg.TestsPerMinute),
+	}
+	return database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		return limiter.Take(ctx, tx, limitsTable, r.now(), []limiter.Limit{l})
+	})
+}
+
+// testMessage is the message of a test of c.
+func (r *ChannelRegistry) testMessage(c Channel) notify.Message {
+	data := map[string]any{"channelType": c.Type, "name": c.Name}
+	if c.ID != 0 {
+		data["id"] = c.ID
+	}
+	b, _ := json.Marshal(data) // a map of strings and an int64 always encodes
+	return notify.Message{
+		ID:    NewEventID(),
+		Type:  TestEventType,
+		Time:  r.cfg.Now().UTC(),
+		Title: fmt.Sprintf("Test message for channel %s", c.Name),
+		Text: fmt.Sprintf("This is a test message from %s for the %s channel **%s**. If you can read it, the channel works.",
+			r.cfg.AppName, describe(c.Type), c.Name),
+		Data: b,
+	}
+}
+
+func limiterPurge(ctx context.Context, db bun.IDB, now int64) (int64, error) {
+	return limiter.Purge(ctx, db, limitsTable, now)
+}
