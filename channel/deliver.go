@@ -32,7 +32,8 @@ const (
 // Event is one notification for the channels of a tenant.
 type Event struct {
 	// ID identifies the message: the webhook-id of Standard Webhooks,
-	// which receivers use to drop duplicates. NewEventID makes one; "" gets
+	// which receivers use to drop duplicates: "msg_" and up to 96 printable
+	// ASCII characters without "." or spaces. NewEventID makes one; "" gets
 	// a new one. A job that retries a delivery must pass the same ID again.
 	ID string
 	// Type names the event for webhook receivers, e.g. "task.trashed":
@@ -71,9 +72,6 @@ func (r *ChannelRegistry) message(ev Event) (notify.Message, error) {
 	if ev.ID == "" {
 		ev.ID = NewEventID()
 	}
-	if !validEventID(ev.ID) {
-		return notify.Message{}, deskkit.Invalid("id", "must be 1 to 100 letters, digits, \"_\" or \"-\" (no \".\"), such as msg_2p5x")
-	}
 	if !validEventType(ev.Type) {
 		return notify.Message{}, deskkit.Invalid("type", "must be 1 to %d of a-z, 0-9, \".\", \"_\" and \"-\", such as task.trashed", MaxEventTypeBytes)
 	}
@@ -96,19 +94,11 @@ func (r *ChannelRegistry) message(ev Event) (notify.Message, error) {
 	if ev.Time.IsZero() {
 		ev.Time = r.cfg.Now()
 	}
-	return notify.Message{ID: ev.ID, Type: ev.Type, Time: ev.Time.UTC(), Title: ev.Title, Text: ev.Text, Data: data}, nil
-}
-
-func validEventID(s string) bool {
-	if s == "" || len(s) > 100 {
-		return false
+	msg := notify.Message{ID: ev.ID, Type: ev.Type, Time: ev.Time.UTC(), Title: ev.Title, Text: ev.Text, Data: data}
+	if err := notify.CheckMessage(msg); err != nil {
+		return notify.Message{}, err
 	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return msg, nil
 }
 
 func validEventType(s string) bool {

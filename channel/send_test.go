@@ -433,15 +433,19 @@ func TestDeliver(t *testing.T) {
 		}
 
 		// Bad events are refused whole, naming the field.
-		for field, bad := range map[string]channel.Event{
-			"type":  {Type: "Task Trashed", Title: "x"},
-			"title": {Type: "task.trashed"},
-			"id":    {ID: "msg.1", Type: "task.trashed", Title: "x"},
-			"data":  {Type: "task.trashed", Title: "x", Data: []int{1}},
+		for _, c := range []struct {
+			field string
+			ev    channel.Event
+		}{
+			{"type", channel.Event{Type: "Task Trashed", Title: "x"}},
+			{"title", channel.Event{Type: "task.trashed"}},
+			{"id", channel.Event{ID: "msg.1", Type: "task.trashed", Title: "x"}},
+			{"id", channel.Event{ID: "abc", Type: "task.trashed", Title: "x"}},
+			{"data", channel.Event{Type: "task.trashed", Title: "x", Data: []int{1}}},
 		} {
 			var in *deskkit.InputError
-			if _, err := f.r.Deliver(ctx, 10, bad, nil); !errors.As(err, &in) || in.Field != field {
-				t.Errorf("event without a good %s: %v", field, err)
+			if _, err := f.r.Deliver(ctx, 10, c.ev, nil); !errors.As(err, &in) || in.Field != c.field {
+				t.Errorf("event without a good %s (%+v): %v", c.field, c.ev, err)
 			}
 		}
 	})

@@ -115,7 +115,7 @@ type Sender struct {
 // t or m is malformed, which is the caller's bug (channels are checked
 // when stored), so nothing is sent.
 func (s *Sender) Send(ctx context.Context, t Target, m Message) error {
-	if err := checkMessage(m); err != nil {
+	if err := CheckMessage(m); err != nil {
 		return err
 	}
 	switch t.Kind {
@@ -148,8 +148,9 @@ func (s *Sender) appName() string {
 // maxMessageIDBytes bounds Message.ID, which travels as a header.
 const maxMessageIDBytes = 100
 
-// checkMessage checks what every kind needs of m.
-func checkMessage(m Message) error {
+// CheckMessage checks what every kind needs of m: Send refuses what it
+// refuses, naming the field, before sending anything.
+func CheckMessage(m Message) error {
 	switch {
 	case !strings.HasPrefix(m.ID, "msg_") || len(m.ID) == len("msg_"):
 		return deskkit.Invalid("id", `must be "msg_" followed by a unique id`)
