@@ -86,6 +86,10 @@
 //	verify.ErrAlreadyBound         409    E1   verification_already_bound
 //	verify.ErrNotBound             409    E1   verification_not_bound
 //	verify.ErrLinkSecret           403    E1   link_secret_invalid
+//	channel.ErrNameTaken           409    E1   channel_name_taken
+//	channel.ErrQuotaExceeded       409    E3   channel_quota_exceeded
+//	channel.ErrAddressBlocked      400    E1   channel_address_blocked
+//	channel.ErrDeliveryFailed      502    E2   channel_test_failed
 //	deskkit.ErrInvalid             400    E0   param_validation_error
 //	deskkit.ErrUnauthenticated     401    E0   unauthorized                    WWW-Authenticate: Bearer
 //	deskkit.ErrForbidden           403    E1   forbidden
@@ -97,11 +101,35 @@
 //	wrong method                   405    E0   method_not_allowed              Allow
 //	anything else, panics          500    E2   internal_error                  (logged; text never sent)
 //
+// A channel over its quota is 409, not 429: waiting does not help, deleting
+// a channel does; it keeps E3, the code of quotas, and has no Retry-After.
+// A test message the far end refused (channel.ErrDeliveryFailed, of class
+// deskkit.ErrUnavailable) is 502 with what the far end answered, by a row
+// above the 503 row its class would match: the fault is at the channel's
+// address, for the client to fix, not an outage of the API. The throttle
+// of test messages is the ordinary 429 too_many_requests with Retry-After.
+//
 // The OpenAPI document lists the same table, and each operation's
 // responses. Malformed query strings, unknown or repeated parameters,
 // malformed JSON, unknown JSON fields, wrong types, numbers out of range and
 // bodies over Config.MaxBodyBytes (1 MiB) are all 400 with a message naming
 // the field.
+//
+// # Event channels
+//
+// Config.Channels mounts the tenant's event channels (package channel):
+// POST and PUT /event/channel add and replace one, GET
+// /event/channel/type/{channelType} lists those of a type, DELETE
+// /event/channel/{id} deletes one (data null), and POST
+// /event/channel/test sends a test message. The three bodies have one
+// shape, {id, channelType, name, address, secret}; id is a JSON number or
+// a string of digits, as the source system writes ids, must be absent or
+// null on an add and is required on a replace. channelType takes the
+// aliases WECHAT and DINGTALK; answers use the canonical names. secret is
+// write-only: no answer shows it, and only an add of a webhook shows the
+// webhook's signing secret, once. /event/channel/test and
+// /event/channel/type are static segments beside {id}: DELETE
+// /event/channel/test is 405, never a delete of a channel.
 //
 // # Deadlines and outages
 //
@@ -130,6 +158,11 @@
 // connection, hold the pool to force 503s, and run 300 concurrent clients
 // against PostgreSQL (TestLoad300Clients; DESKKIT_LOAD_ROUNDS scales it
 // for figures). FuzzSearchQuery fuzzes the search parser and runs what
-// parses against both databases. The OpenAPI document is linted in CI with
-// Redocly (httpapi/redocly.yaml).
+// parses against both databases. FuzzVerifyBodies and FuzzChannelBodies
+// send arbitrary bodies to every verification and channel route. The
+// channel tests send real messages to receivers on loopback (httptest);
+// the fuzzer's test messages reach nothing: every name resolves to a
+// blocked address, and bodies whose address holds a digit, as every
+// public IP literal does, are not given to the test route. The OpenAPI
+// document is linted in CI with Redocly (httpapi/redocly.yaml).
 package httpapi

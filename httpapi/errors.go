@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/envelope"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/ratelog"
@@ -41,6 +42,12 @@ const (
 	KeyAlreadyBound      = "verification_already_bound"
 	KeyNotBound          = "verification_not_bound"
 	KeyLinkSecretRefused = "link_secret_invalid"
+
+	// The event channels' own keys.
+	KeyChannelNameTaken      = "channel_name_taken"
+	KeyChannelQuotaExceeded  = "channel_quota_exceeded"
+	KeyChannelAddressBlocked = "channel_address_blocked"
+	KeyChannelTestFailed     = "channel_test_failed"
 )
 
 // errorRow is how one kind of error is answered.
@@ -78,6 +85,14 @@ var errorTable = []errorRow{
 	{match: is(verify.ErrAlreadyBound), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyAlreadyBound},
 	{match: is(verify.ErrNotBound), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyNotBound},
 	{match: is(verify.ErrLinkSecret), status: http.StatusForbidden, code: envelope.CodeBusiness, key: KeyLinkSecretRefused},
+	{match: is(channel.ErrNameTaken), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyChannelNameTaken},
+	// A quota of stored things is a conflict with what is stored (delete
+	// one first), not a rate: 409, without Retry-After, and E3 as quotas are.
+	{match: is(channel.ErrQuotaExceeded), status: http.StatusConflict, code: envelope.CodeQuota, key: KeyChannelQuotaExceeded},
+	{match: is(channel.ErrAddressBlocked), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyChannelAddressBlocked},
+	// The far end refused a test message: a bad gateway, not an outage of
+	// ours, so above the 503 row its class (deskkit.ErrUnavailable) matches.
+	{match: is(channel.ErrDeliveryFailed), status: http.StatusBadGateway, code: envelope.CodeSystem, key: KeyChannelTestFailed},
 	{match: is(deskkit.ErrInvalid), status: http.StatusBadRequest, code: envelope.CodeProtocol, key: KeyValidation, msg: "the request is not valid"},
 	{match: is(deskkit.ErrUnauthenticated), status: http.StatusUnauthorized, code: envelope.CodeProtocol, key: KeyUnauthorized, msg: "a valid bearer token is required"},
 	{match: is(deskkit.ErrForbidden), status: http.StatusForbidden, code: envelope.CodeBusiness, key: KeyForbidden, msg: "you may not do this"},

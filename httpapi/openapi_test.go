@@ -25,6 +25,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/trash"
@@ -116,9 +117,12 @@ type fixture struct {
 	loose   trash.Entry // alice's task 201, in no sprint
 	bobTask trash.Entry // bob's task 300
 
-	// Set by a case's prepare: a code it had sent, a link secret it won.
-	code string
-	link string
+	// Set by a case's prepare: a code it had sent, a link secret it won,
+	// the URL of a receiver it started, a channel it stored.
+	code    string
+	link    string
+	hook    string
+	channel channel.Added
 }
 
 type env struct {
@@ -129,7 +133,8 @@ type env struct {
 	db     *bun.DB
 	add    func(p deskkit.Principal, ne trash.NewEntry) trash.Entry
 	fx     fixture
-	vh     *verifyHost // the Verifier over the same database, with its fakes
+	vh     *verifyHost  // the Verifier over the same database, with its fakes
+	ch     *channelHost // the channel registry over the same database
 
 	mu    sync.Mutex
 	calls []string // what the restorer was asked, e.g. "restore TASK 200"
@@ -147,9 +152,11 @@ func (e *env) recorded() []string {
 	return slices.Clone(e.calls)
 }
 
-// setup starts a server over a fresh SQLite trash holding the fixture and
-// a Verifier over the same database with the users of newVerifyHost, and
-// loads and validates the OpenAPI document the server serves.
+// setup starts a server over a fresh SQLite trash holding the fixture, a
+// Verifier over the same database with the users of newVerifyHost, and a
+// channel registry (private networks allowed, so that receivers on
+// loopback answer; 2 tests a minute), and loads and validates the OpenAPI
+// document the server serves.
 func setup(t *testing.T) *env {
 	t.Helper()
 	ctx := t.Context()
@@ -203,6 +210,7 @@ func setup(t *testing.T) *env {
 		bobTask: add(bob, trash.NewEntry{ProjectID: 10, TargetType: trash.TargetTask, TargetID: 300, TargetName: "Bob's task", CreatedBy: bob.UserID}),
 	}
 	e.vh = newVerifyHost(t, db)
+	e.ch = newChannelHost(t, db, channel.Config{AllowPrivateNetworks: true, TestsPerMinute: 2})
 
 	e.srv, err = httpapi.New(&httpapi.Config{
 		Authenticator: &fakeAuthenticator{AuthenticateFn: func(_ context.Context, token string) (deskkit.Principal, error) {
@@ -217,6 +225,7 @@ func setup(t *testing.T) *env {
 		}},
 		Trash:    tr,
 		Verifier: e.vh.v,
+		Channels: e.ch.reg,
 		Logger:   slog.New(slog.DiscardHandler),
 		Now:      func() time.Time { return now },
 	})
@@ -573,14 +582,17 @@ var responseCases = []responseCase{
 
 // fill is a target or body with {code} (the code the case's prepare sent),
 // {number} (that code as a JSON number: its leading zeros lost), {wrong} (a
-// code that is not it) and {link} (the link secret prepare won) filled in.
+// code that is not it), {link} (the link secret prepare won), {hook} (the
+// URL of the receiver it started) and {channelId} (the id of the channel
+// it stored) filled in.
 func fill(s string) func(fixture) string {
 	return func(fx fixture) string {
 		number := strings.TrimLeft(fx.code, "0")
 		if number == "" {
 			number = "0"
 		}
-		return strings.NewReplacer("{code}", fx.code, "{number}", number, "{wrong}", wrongCode(fx.code), "{link}", fx.link).Replace(s)
+		return strings.NewReplacer("{code}", fx.code, "{number}", number, "{wrong}", wrongCode(fx.code), "{link}", fx.link,
+			"{hook}", fx.hook, "{channelId}", fmt.Sprint(fx.channel.ID)).Replace(s)
 	}
 }
 
@@ -988,7 +1000,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]bool{} // "operationId status"
 	t.Run("cases", func(t *testing.T) {
-		for _, tc := range slices.Concat(responseCases, verifyResponseCases) {
+		for _, tc := range slices.Concat(responseCases, verifyResponseCases, channelResponseCases) {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				e := setup(t)

@@ -12,6 +12,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/internal/ratelog"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
@@ -50,6 +51,7 @@ type Config struct {
 	Authenticator Authenticator // required
 	Trash         *trash.Trash
 	Verifier      *verify.Verifier
+	Channels      *channel.ChannelRegistry
 	Logger        *slog.Logger     // unexpected errors go here; slog.Default if nil
 	Now           func() time.Time // the clock of envelope datetimes and outage logging; time.Now if nil
 	MaxBodyBytes  int64            // DefaultMaxBodyBytes if 0
@@ -138,6 +140,11 @@ func New(cfg *Config) (*Server, error) {
 	}
 	if c.Verifier != nil {
 		for _, op := range verifyRoutes(c.Verifier) {
+			s.add(op)
+		}
+	}
+	if c.Channels != nil {
+		for _, op := range channelRoutes(c.Channels) {
 			s.add(op)
 		}
 	}

@@ -203,6 +203,9 @@ var envelopeCodes = map[string]string{
 	httpapi.KeyCodeExhausted: "E3", httpapi.KeyTooManyFailures: "E3", httpapi.KeySendFailed: "E2",
 	httpapi.KeyAddressTaken: "E1", httpapi.KeyAlreadyBound: "E1", httpapi.KeyNotBound: "E1",
 	httpapi.KeyLinkSecretRefused: "E1",
+	httpapi.KeyChannelNameTaken:  "E1", httpapi.KeyChannelQuotaExceeded: "E3",
+	httpapi.KeyChannelAddressBlocked: "E1", httpapi.KeyChannelTestFailed: "E2",
+	httpapi.KeyMethodNotAllowed: "E0", httpapi.KeyRouteNotFound: "E0",
 }
 
 // wantError checks an error answer: status, envelope code, key, and for
