@@ -21,8 +21,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/limiter"
 	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/limiter"
 )
 
 // States of a code row.
