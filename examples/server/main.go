@@ -1,5 +1,5 @@
-// Command server is deskkit's reference server: the trash and verification
-// APIs over deskkit's own user directory, with a small demo host that owns
+// Command server is deskkit's reference server: the trash, verification and
+// event channel APIs over deskkit's own user directory, with a small demo host that owns
 // tasks and sprints, so that deleting, searching, restoring and clearing
 // all work against real rows.
 //
@@ -20,6 +20,7 @@
 //	       [-twilio-account-sid SID] [-twilio-from FROM] [-twilio-base-url URL]
 //	       [-code-ttl DURATION] [-resend-interval DURATION] [-sends-per-hour N]
 //	       [-sends-per-day N] [-failures-per-day N] [-dev-log-codes]
+//	       [-channel-allow-private-networks] [-channel-tests-per-minute N] [-channel-timeout DURATION]
 //	server token -tenant NAME -username NAME [-admin | -admin=false] [-ttl DURATION]
 //	       [-email ADDR] [-mobile NUMBER -country REGION] [-database-url URL]
 //	server token -revoke [-database-url URL] < FILE-HOLDING-THE-TOKEN
@@ -50,14 +51,23 @@
 //	-sends-per-day         DESKKIT_SENDS_PER_DAY         codes per user per day (20)
 //	-failures-per-day      DESKKIT_FAILURES_PER_DAY      wrong codes per user per day (20)
 //	-dev-log-codes         DESKKIT_DEV_LOG_CODES         development only: log codes in clear
+//	-channel-allow-private-networks
+//	                       DESKKIT_CHANNEL_ALLOW_PRIVATE_NETWORKS
+//	                                                     development only: channels may reach loopback
+//	                                                     and private networks (metadata stays blocked)
+//	-channel-tests-per-minute
+//	                       DESKKIT_CHANNEL_TESTS_PER_MINUTE  test messages per tenant per minute (20)
+//	-channel-timeout       DESKKIT_CHANNEL_TIMEOUT       bound of one channel message, dial to reply (10s)
 //
 // Secrets come from the environment only, never from flags, which every
 // process listing shows:
 //
-//	DESKKIT_SECRET            the server secret (at least 32 characters); unset: one is
+//	DESKKIT_SECRET            the server secret (at least 32 characters) that codes are
+//	                          hashed and channel secrets encrypted under; unset: one is
 //	                          created on the first start and kept in the database, in
-//	                          clear beside the hashes it keys: set it in production
+//	                          clear beside what it keys: set it in production
 //	DESKKIT_SECRET_PREVIOUS   the secret before a rotation, so codes in flight stay valid
+//	                          and channels stored before it stay readable
 //	DESKKIT_SMTP_PASSWORD     SMTP AUTH password
 //	DESKKIT_TWILIO_AUTH_TOKEN Twilio auth token
 //
@@ -115,6 +125,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/trash"
@@ -296,6 +307,9 @@ func migrateAll(ctx context.Context, db *bun.DB) error {
 	}
 	if err := verify.Migrate(ctx, db); err != nil {
 		return fmt.Errorf("migrate verify: %w", err)
+	}
+	if err := channel.Migrate(ctx, db); err != nil {
+		return fmt.Errorf("migrate channels: %w", err)
 	}
 	if err := migrateDemo(ctx, db); err != nil {
 		return fmt.Errorf("migrate demo host: %w", err)

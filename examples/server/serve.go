@@ -15,6 +15,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
@@ -67,6 +68,7 @@ type serveConfig struct {
 	db             database.Options // pool size and statement timeout; 0 means deskkit's defaults
 	requestTimeout time.Duration    // httpapi.DefaultRequestTimeout if 0
 	verify         verifyConfig
+	channel        channelConfig
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, logger *slog.Logger) error {
@@ -86,6 +88,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs.Var(durationFlag{&cfg.requestTimeout}, "request-timeout", "deadline of every API request, past which it answers 503; 0 means "+httpapi.DefaultRequestTimeout.String())
 	fs.fromEnv("request-timeout", envRequestTimeout)
 	verifyEnv := addVerifyFlags(fs, &cfg.verify)
+	addChannelFlags(fs, &cfg.channel)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -104,7 +107,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 		return err
 	}
 	defer db.Close()
-	a, err := newApp(db, appConfig{Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout, Verify: cfg.verify})
+	a, err := newApp(db, appConfig{Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout, Verify: cfg.verify, Channel: cfg.channel})
 	if err != nil {
 		return err
 	}
@@ -130,6 +133,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	base := baseURL(ln.Addr())
 	logger.InfoContext(ctx, "listening", slog.String("addr", ln.Addr().String()), slog.String("retention", cfg.retention.String()))
 	logger.InfoContext(ctx, "verification codes", cfg.verify.describe()...)
+	logger.InfoContext(ctx, "event channels", cfg.channel.describe()...)
 	fmt.Fprintf(stdout, "deskkit is listening on %s\n", base)
 	if cfg.demo {
 		printDemoAccess(stdout, base, token)
@@ -148,7 +152,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	}
 	verifyTicker := time.NewTicker(verifyInterval)
 	defer verifyTicker.Stop()
-	wg.Go(func() { verifyLoop(loopCtx, a.verify, verifyTicker.C, logger) })
+	wg.Go(func() { housekeep(loopCtx, a, verifyTicker.C, logger) })
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -229,16 +233,18 @@ type appConfig struct {
 	Retention      time.Duration
 	RequestTimeout time.Duration // httpapi.DefaultRequestTimeout if 0
 	Verify         verifyConfig  // the zero value: log senders, the secret kept in the database
+	Channel        channelConfig // the zero value: public networks only, the default throttle
 }
 
 // app is the server's services wired together over one migrated database.
 type app struct {
-	db      *bun.DB
-	dir     *directory.Directory
-	trash   *trash.Trash
-	verify  *verify.Verifier
-	demo    *demoHost
-	handler http.Handler
+	db       *bun.DB
+	dir      *directory.Directory
+	trash    *trash.Trash
+	verify   *verify.Verifier
+	channels *channel.ChannelRegistry
+	demo     *demoHost
+	handler  http.Handler
 }
 
 func newApp(db *bun.DB, cfg appConfig) (*app, error) {
@@ -261,21 +267,32 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 		return nil, err
 	}
 	demo.trash = tr
-	v, err := newVerifier(db, verifyUsers{dir}, cfg)
+	secret := cfg.Verify.secret
+	if secret == nil {
+		if secret, err = storedSecret(context.Background(), db); err != nil {
+			return nil, err
+		}
+	}
+	v, err := newVerifier(db, verifyUsers{dir}, secret, cfg)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := newChannels(db, secret, cfg)
 	if err != nil {
 		return nil, err
 	}
 	api, err := httpapi.New(&httpapi.Config{
-		Authenticator: dir, Trash: tr, Verifier: v, Logger: cfg.Logger, Now: cfg.Now, RequestTimeout: cfg.RequestTimeout,
+		Authenticator: dir, Trash: tr, Verifier: v, Channels: reg, Logger: cfg.Logger, Now: cfg.Now, RequestTimeout: cfg.RequestTimeout,
 	})
 	if err != nil {
 		return nil, err
 	}
 	demo.mount(api)
 	mountRedeem(api, v)
+	mountDeliver(api, reg)
 	ready := &readiness{db: db, logger: cfg.Logger}
 	h := routes(api, ready)
-	return &app{db: db, dir: dir, trash: tr, verify: v, demo: demo, handler: accessLog(cfg.Logger, cfg.Now, h)}, nil
+	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, demo: demo, handler: accessLog(cfg.Logger, cfg.Now, h)}, nil
 }
 
 // routes answers the two probes itself and hands every other request to

@@ -229,14 +229,7 @@ func storedSecret(ctx context.Context, db *bun.DB) ([]byte, error) {
 }
 
 // newVerifier builds the verification service of the app.
-func newVerifier(db *bun.DB, users verifyUsers, cfg appConfig) (*verify.Verifier, error) {
-	secret := cfg.Verify.secret
-	if secret == nil {
-		var err error
-		if secret, err = storedSecret(context.Background(), db); err != nil {
-			return nil, err
-		}
-	}
+func newVerifier(db *bun.DB, users verifyUsers, secret []byte, cfg appConfig) (*verify.Verifier, error) {
 	sms, mail, err := cfg.Verify.senders(cfg.Logger)
 	if err != nil {
 		return nil, err
@@ -250,16 +243,20 @@ func newVerifier(db *bun.DB, users verifyUsers, cfg appConfig) (*verify.Verifier
 // outbox and purges spent codes and closed rate-limit windows.
 const verifyInterval = time.Minute
 
-// verifyLoop runs the Verifier's housekeeping on every tick until ctx ends.
-func verifyLoop(ctx context.Context, v *verify.Verifier, tick <-chan time.Time, logger *slog.Logger) {
+// housekeep runs the Verifier's and the channel registry's housekeeping on
+// every tick until ctx ends.
+func housekeep(ctx context.Context, a *app, tick <-chan time.Time, logger *slog.Logger) {
 	for {
-		if n, err := v.SendNotices(ctx); err != nil && ctx.Err() == nil {
+		if n, err := a.verify.SendNotices(ctx); err != nil && ctx.Err() == nil {
 			logger.ErrorContext(ctx, "verify: send notices", slog.Any("error", err))
 		} else if n > 0 {
 			logger.InfoContext(ctx, "verify: notices sent from the outbox", slog.Int("sent", n))
 		}
-		if _, err := v.Purge(ctx); err != nil && ctx.Err() == nil {
+		if _, err := a.verify.Purge(ctx); err != nil && ctx.Err() == nil {
 			logger.ErrorContext(ctx, "verify: purge", slog.Any("error", err))
+		}
+		if _, err := a.channels.Purge(ctx); err != nil && ctx.Err() == nil {
+			logger.ErrorContext(ctx, "channel: purge", slog.Any("error", err))
 		}
 		select {
 		case <-ctx.Done():
