@@ -1,7 +1,7 @@
 // Command embed is a host application with deskkit inside it: its own
 // router, its own tasks and users tables and its own API keys, with
-// deskkit's trash and verification APIs mounted under /api/v1/ next to its
-// own routes.
+// deskkit's trash, verification and event channel APIs mounted under
+// /api/v1/ next to its own routes.
 //
 //	go run ./examples/embed
 //	curl -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/tasks
@@ -22,17 +22,45 @@
 //	curl -X POST -H 'Authorization: Bearer key-ada' -H 'Content-Type: application/json' \
 //	  -d '{"linkSecret":"dkl_...","password":"correct horse battery staple"}' http://127.0.0.1:8081/password
 //
+// Event channels: the host tells a tenant's channels when one of its tasks
+// goes to the trash. Start the example with private networks allowed (the
+// SSRF guard refuses loopback otherwise), run a receiver on localhost that
+// prints what it gets and answers 204, add a webhook channel (the answer
+// holds its signing secret, shown this once), send it a test event, and
+// delete a task: a signed "task.trashed" event arrives.
+//
+//	EMBED_CHANNEL_ALLOW_PRIVATE_NETWORKS=true go run ./examples/embed
+//	socat -v TCP-LISTEN:9000,fork,reuseaddr 'SYSTEM:echo HTTP/1.1 204 No Content;echo'
+//	curl -X POST -H 'Authorization: Bearer key-ada' -H 'Content-Type: application/json' \
+//	  -d '{"channelType":"WEBHOOK","name":"Ops","address":"http://127.0.0.1:9000/hook"}' \
+//	  http://127.0.0.1:8081/api/v1/event/channel
+//	curl -X POST -H 'Authorization: Bearer key-ada' -H 'Content-Type: application/json' \
+//	  -d '{"id":1,"channelType":"WEBHOOK","name":"Ops","address":"http://127.0.0.1:9000/hook"}' \
+//	  http://127.0.0.1:8081/api/v1/event/channel/test
+//	curl -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/api/v1/event/channel/type/WEBHOOK
+//	curl -X DELETE -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/tasks/2
+//
 // The points to take away: the host deletes a task and puts it in the trash
 // in one transaction of its own (deleteTask); deskkit calls back into the
 // host to restore or purge it (Restore, Purge); deskkit asks the host's
 // Authenticator who is calling; the verification service reads and
 // changes the host's own users table through the host's verify.Directory
 // (hostUsers, in users.go), writing through the transaction it hands over;
-// and the host spends a link secret in its own transaction (setPassword).
+// the host spends a link secret in its own transaction (setPassword); and
+// the host announces its own events on the tenant's channels with
+// ChannelRegistry.Deliver, after its transaction has committed and in the
+// background, and waits for deliveries in flight when it stops (notify and
+// drain, in events.go).
 //
-// EMBED_SECRET, if set, is the server secret codes are hashed under (at
-// least 32 characters: openssl rand -hex 32); without it each start makes
-// a random one, and codes sent before a restart no longer pass a check.
+// EMBED_SECRET, if set, is the server secret (at least 32 characters:
+// openssl rand -hex 32) that codes are hashed under and that the key
+// encrypting channels' addresses and signing secrets is derived from.
+// Without it each start makes a random one: codes sent before a restart no
+// longer pass a check, and channels added before it can no longer be read
+// (listing them and delivering to them fail until they are deleted, or
+// embed.db is). EMBED_CHANNEL_ALLOW_PRIVATE_NETWORKS=true lets channels
+// reach loopback and private networks, to try a receiver on localhost; it
+// is for development only.
 package main
 
 import (
@@ -48,10 +76,13 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/signal"
 	"path"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -60,6 +91,7 @@ import (
 	_ "modernc.org/sqlite" // the pure-Go "sqlite" driver
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
@@ -78,13 +110,33 @@ func main() {
 		}
 		opts.Secret = []byte(s)
 	}
-	handler, err := newApp(context.Background(), db, opts)
+	opts.AllowPrivateNetworks = os.Getenv("EMBED_CHANNEL_ALLOW_PRIVATE_NETWORKS") == "true"
+	app, err := newApp(context.Background(), db, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := &http.Server{Addr: "127.0.0.1:8081", Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Addr: "127.0.0.1:8081", Handler: app, ReadHeaderTimeout: 5 * time.Second}
 	log.Printf("listening on http://%s", srv.Addr)
-	log.Fatal(srv.ListenAndServe())
+
+	// On SIGINT or SIGTERM the server stops taking requests and finishes
+	// those it has; then the host waits for the event deliveries they
+	// started, so that a restart does not cut a delivery off half-way.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.ListenAndServe() }()
+	select {
+	case err := <-served:
+		log.Fatal(err)
+	case <-ctx.Done():
+	}
+	log.Print("stopping")
+	shutdown, cancelShutdown := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelShutdown()
+	if err := srv.Shutdown(shutdown); err != nil {
+		log.Printf("shutdown: %v", err)
+	}
+	app.drain()
 }
 
 // sqliteDSN is the data source name deskkit documents for SQLite, exactly
@@ -152,25 +204,37 @@ type task struct {
 	Deleted   bool   `bun:"deleted" json:"-"`
 }
 
-// host is the application: its routes, and the trash's hooks.
+// host is the application: its routes, the trash's hooks, and the event
+// deliveries it has started. It is the http.Handler newApp returns.
 type host struct {
 	db       *bun.DB
 	keys     apiKeys
 	trash    *trash.Trash
 	verifier *verify.Verifier
+	channels *channel.ChannelRegistry
 	logger   *slog.Logger
+	handler  http.Handler
 
 	passwordCost int // bcrypt's
+
+	// deliveries counts the background deliveries in flight (notify);
+	// drain waits for them.
+	deliveries sync.WaitGroup
 }
+
+// ServeHTTP serves the host's routes and deskkit's.
+func (h *host) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.handler.ServeHTTP(w, r) }
 
 // appOptions are newApp's settings; nil or the zero value is what a
 // development start needs.
 type appOptions struct {
-	// Secret is the server secret the Verifier hashes codes under: at least
+	// Secret is the server secret: the Verifier hashes codes under it, and
+	// the channel registry derives the key that encrypts channels'
+	// addresses and signing secrets from it. At least
 	// verify.MinSecretLength bytes, the same for every replica and across
 	// restarts. nil makes 32 random bytes per start, so that the example
-	// runs on a fresh machine; codes in flight then do not survive a
-	// restart.
+	// runs on a fresh machine; codes in flight and stored channels then do
+	// not survive a restart.
 	Secret []byte
 	// Logger gets the log senders' lines (codes included) and unexpected
 	// errors; slog.Default if nil.
@@ -179,11 +243,18 @@ type appOptions struct {
 	// bcrypt.DefaultCost if 0. Tests lower it: each step up doubles the
 	// time a hash takes.
 	PasswordCost int
+	// AllowPrivateNetworks lets event channels reach loopback and private
+	// networks: for a webhook receiver on localhost in development and
+	// tests, never in production.
+	AllowPrivateNetworks bool
+	// Keys are the API keys the host accepts; key-ada alone if nil.
+	Keys apiKeys
 }
 
-// newApp creates the host's tables and a few tasks and users if missing,
-// and returns the host's handler with deskkit mounted in it.
-func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (http.Handler, error) {
+// newApp creates the host's tables and deskkit's, and a few tasks and
+// users if missing, and returns the host, the handler with deskkit mounted
+// in it. Call its drain before closing db.
+func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (*host, error) {
 	var o appOptions
 	if opts != nil {
 		o = *opts
@@ -193,6 +264,16 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (http.Handler, er
 	}
 	if o.PasswordCost == 0 {
 		o.PasswordCost = bcrypt.DefaultCost
+	}
+	if o.Keys == nil {
+		o.Keys = apiKeys{"key-ada": {UserID: 1, TenantID: 1, Admin: true}}
+	}
+	if o.Secret == nil {
+		// One secret for every service: made here once, not by each.
+		o.Secret = make([]byte, 32)
+		if _, err := rand.Read(o.Secret); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := db.NewCreateTable().Model((*task)(nil)).IfNotExists().Exec(ctx); err != nil {
 		return nil, err
@@ -217,8 +298,11 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (http.Handler, er
 	if err := verify.Migrate(ctx, db); err != nil {
 		return nil, err
 	}
+	if err := channel.Migrate(ctx, db); err != nil {
+		return nil, err
+	}
 
-	h := &host{db: db, keys: apiKeys{"key-ada": {UserID: 1, TenantID: 1, Admin: true}}, logger: o.Logger, passwordCost: o.PasswordCost}
+	h := &host{db: db, keys: o.Keys, logger: o.Logger, passwordCost: o.PasswordCost}
 	tr, err := trash.New(db, h, nil)
 	if err != nil {
 		return nil, err
@@ -229,7 +313,12 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (http.Handler, er
 		return nil, err
 	}
 	h.verifier = v
-	api, err := httpapi.New(&httpapi.Config{Authenticator: h.keys, Trash: tr, Verifier: v, Logger: o.Logger})
+	chans, err := newChannels(db, o)
+	if err != nil {
+		return nil, err
+	}
+	h.channels = chans
+	api, err := httpapi.New(&httpapi.Config{Authenticator: h.keys, Trash: tr, Verifier: v, Channels: chans, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +327,8 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (http.Handler, er
 	mux.HandleFunc("GET /tasks", h.listTasks)
 	mux.HandleFunc("DELETE /tasks/{id}", h.deleteTask)
 	mux.HandleFunc("POST /password", h.setPassword)
-	return withAPI(api, mux), nil
+	h.handler = withAPI(api, mux)
+	return h, nil
 }
 
 // newVerifier builds deskkit's verification service over the host's users
@@ -249,15 +339,8 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (http.Handler, er
 // Verifier's SendNotices and Purge now and then, as the reference server
 // does every minute.
 func newVerifier(db *bun.DB, o appOptions) (*verify.Verifier, error) {
-	secret := o.Secret
-	if secret == nil {
-		secret = make([]byte, 32)
-		if _, err := rand.Read(secret); err != nil {
-			return nil, err
-		}
-	}
 	logSender := verify.LogSender{Logger: o.Logger, ShowCodes: true}
-	return verify.New(db, hostUsers{db}, logSender, logSender, secret, &verify.Config{AppName: "Embed", Logger: o.Logger})
+	return verify.New(db, hostUsers{db}, logSender, logSender, o.Secret, &verify.Config{AppName: "Embed", Logger: o.Logger})
 }
 
 // withAPI hands every request whose path falls under /api/v1 to deskkit's
@@ -306,7 +389,9 @@ func (h *host) listTasks(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleteTask hides the task and puts it in the trash in one transaction:
-// if deskkit refuses the entry, the task is not deleted either.
+// if deskkit refuses the entry, the task is not deleted either. Once the
+// transaction has committed, it announces a task.trashed event on the
+// tenant's channels (notify); the answer does not wait for them.
 func (h *host) deleteTask(w http.ResponseWriter, r *http.Request) {
 	p, ok := h.principal(r)
 	if !ok {
@@ -318,8 +403,8 @@ func (h *host) deleteTask(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "id must be a positive integer", http.StatusBadRequest)
 		return
 	}
+	var t task
 	err = h.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-		var t task
 		err := tx.NewSelect().Model(&t).Where("id = ? AND tenant_id = ? AND NOT deleted", id, p.TenantID).Scan(ctx)
 		if errors.Is(err, sql.ErrNoRows) {
 			return deskkit.ErrNotFound
@@ -342,6 +427,7 @@ func (h *host) deleteTask(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		http.Error(w, "internal error", http.StatusInternalServerError)
 	default:
+		h.notify(r.Context(), p.TenantID, trashedEvent(t, p, time.Now()))
 		fmt.Fprintln(w, "moved to the trash")
 	}
 }

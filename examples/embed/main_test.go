@@ -116,6 +116,9 @@ func startHostWith(t *testing.T, opts *appOptions) (*httptest.Server, *bun.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Deliveries a delete started finish before the database closes
+	// (cleanups run last first).
+	t.Cleanup(handler.drain)
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 	return srv, db
