@@ -1,8 +1,6 @@
 // Package deskkit gives work-management applications three services that
 // every such product needs: a trash for deleted tasks and sprints,
-// verification of the signed-in user, and event channels. This release
-// ships the trash and verification; channels come in a later release, and
-// their package does not exist yet.
+// verification of the signed-in user, and event channels.
 //
 // # Overview
 //
@@ -21,6 +19,11 @@
 //     a verify.Directory; codes go out through a verify.SMSSender and a
 //     verify.Mailer (SMTP, an HTTP gateway, Twilio and a log sender are
 //     included).
+//   - channel.ChannelRegistry keeps each tenant's event channels (a signed
+//     webhook, e-mail, a WeCom and a DingTalk robot), adds, replaces, lists,
+//     deletes and tests them, and delivers the host's events through them
+//     (ChannelRegistry.Deliver). Outbound requests pass an SSRF guard;
+//     secrets are stored encrypted.
 //   - httpapi.Server mounts the services on an http.Handler at /api/v1, with
 //     bearer authentication through an httpapi.Authenticator, the common
 //     response envelope (package envelope) and one table that maps errors to
@@ -35,8 +38,9 @@
 // The services keep their state with github.com/uptrace/bun on PostgreSQL
 // (pgdialect, pgdriver) or SQLite (sqlitedialect, the pure-Go
 // modernc.org/sqlite driver). Their tables are prefixed deskkit_; each
-// service migrates its own tables (trash.Migrate, verify.Migrate) with bun's migrator under
-// its own migrations table, so they never collide with the host's.
+// service migrates its own tables (trash.Migrate, verify.Migrate,
+// channel.Migrate) with bun's migrator under its own migrations table, so
+// they never collide with the host's.
 //
 // A host that opens SQLite itself must open it with the settings deskkit
 // relies on: write-ahead logging (readers never block the writer),
