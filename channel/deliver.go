@@ -265,13 +265,5 @@ func (r *ChannelRegistry) storedAll(ctx context.Context, tenantID int64) ([]stor
 	if err != nil {
 		return nil, fmt.Errorf("channel: read: %w", err)
 	}
-	out := make([]storedChannel, 0, len(rows))
-	for _, row := range rows {
-		s, err := r.openRow(tenantID, row)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return r.openRows(tenantID, rows)
 }

@@ -24,10 +24,10 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/internal/mailer"
 	"github.com/deskkit/deskkit/internal/smtptest"
-	"github.com/deskkit/deskkit/internal/verifytest"
 )
 
 var sendSecret = []byte("send-test-secret-0123456789abcdef0123456789")
@@ -91,7 +91,7 @@ func (s smtpMailer) SendMail(ctx context.Context, m channel.Mail) error {
 
 type sendFixture struct {
 	r     *channel.ChannelRegistry
-	clock *verifytest.Clock
+	clock *clocktest.Clock
 	recv  *receiver
 	mail  *smtptest.Server
 	ann   deskkit.Principal
@@ -104,7 +104,7 @@ func newSendFixture(t *testing.T, db *bun.DB, cfg channel.Config) *sendFixture {
 		t.Fatal(err)
 	}
 	f := &sendFixture{
-		clock: verifytest.NewClock(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)),
+		clock: clocktest.New(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)),
 		recv:  startReceiver(t),
 		mail:  smtptest.Start(t),
 		ann:   deskkit.Principal{UserID: 1, TenantID: 10},

@@ -199,13 +199,13 @@ func (r *ChannelRegistry) List(ctx context.Context, p deskkit.Principal, channel
 	if err != nil {
 		return nil, fmt.Errorf("channel: list: %w", err)
 	}
-	out := make([]Channel, 0, len(rows))
-	for _, row := range rows {
-		s, err := r.openRow(tenantID, row)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s.Channel)
+	stored, err := r.openRows(tenantID, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Channel, len(stored))
+	for i, s := range stored {
+		out[i] = s.Channel
 	}
 	return out, nil
 }
@@ -305,9 +305,8 @@ func (r *ChannelRegistry) storedByName(ctx context.Context, tenantID int64, t Ty
 // storedByIDs returns those of ids that name channels of the tenant, in id
 // order; the others are simply absent.
 func (r *ChannelRegistry) storedByIDs(ctx context.Context, tenantID int64, ids []int64) ([]storedChannel, error) {
-	out := []storedChannel{}
 	if len(ids) == 0 {
-		return out, nil
+		return []storedChannel{}, nil
 	}
 	var rows []channelRow
 	err := r.db.NewSelect().Model(&rows).
@@ -317,6 +316,12 @@ func (r *ChannelRegistry) storedByIDs(ctx context.Context, tenantID int64, ids [
 	if err != nil {
 		return nil, fmt.Errorf("channel: read: %w", err)
 	}
+	return r.openRows(tenantID, rows)
+}
+
+// openRows opens rows of the tenant, in their order.
+func (r *ChannelRegistry) openRows(tenantID int64, rows []channelRow) ([]storedChannel, error) {
+	out := make([]storedChannel, 0, len(rows))
 	for _, row := range rows {
 		s, err := r.openRow(tenantID, row)
 		if err != nil {

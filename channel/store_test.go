@@ -20,35 +20,18 @@ import (
 	"github.com/uptrace/bun/migrate"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	dkmigrate "github.com/deskkit/deskkit/internal/migrate"
 )
 
 var storeSecret = []byte("0123456789abcdef0123456789abcdef-channel-test")
 
-// storeClock is a settable clock.
-type storeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *storeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *storeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // storeFixture is a registry over a fresh database, with two tenants.
 type storeFixture struct {
 	r     *ChannelRegistry
 	db    *bun.DB
-	clock *storeClock
+	clock *clocktest.Clock
 	ann   deskkit.Principal // tenant 10
 	bob   deskkit.Principal // tenant 10
 	eve   deskkit.Principal // tenant 20
@@ -61,7 +44,7 @@ func newStoreFixture(t *testing.T, db *bun.DB) *storeFixture {
 	}
 	f := &storeFixture{
 		db:    db,
-		clock: &storeClock{t: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)},
+		clock: clocktest.New(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)),
 		ann:   deskkit.Principal{UserID: 1, TenantID: 10},
 		bob:   deskkit.Principal{UserID: 2, TenantID: 10},
 		eve:   deskkit.Principal{UserID: 3, TenantID: 20},

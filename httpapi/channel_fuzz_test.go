@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -211,22 +209,10 @@ func digitFree(body []byte) bool {
 
 // checkChannelFuzzAnswer checks one answer of FuzzChannelBodies.
 func checkChannelFuzzAnswer(rec *httptest.ResponseRecorder) error {
-	var env struct {
-		Code     *string         `json:"code"`
-		Msg      *string         `json:"msg"`
-		Data     json.RawMessage `json:"data"`
-		Datetime *string         `json:"datetime"`
-		Ext      map[string]any  `json:"ext"`
+	env, key, err := decodeFuzzEnvelope(rec)
+	if err != nil {
+		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&env); err != nil {
-		return fmt.Errorf("status %d, body is not an envelope: %v: %s", rec.Code, err, rec.Body)
-	}
-	if env.Code == nil || env.Msg == nil || env.Data == nil || env.Datetime == nil || env.Ext == nil {
-		return fmt.Errorf("status %d, envelope lacks a field: %s", rec.Code, rec.Body)
-	}
-	key, _ := env.Ext["eKey"].(string)
 	switch {
 	case rec.Code >= 500:
 		return fmt.Errorf("status %d: %s", rec.Code, rec.Body)
@@ -237,12 +223,7 @@ func checkChannelFuzzAnswer(rec *httptest.ResponseRecorder) error {
 	case rec.Code < 400:
 		return fmt.Errorf("status %d: %s", rec.Code, rec.Body)
 	default:
-		if *env.Code == "S" || string(env.Data) != "null" || !slices.Contains(channelFuzzKeys, key) {
-			return fmt.Errorf("status %d with code %s, eKey %q: %s", rec.Code, *env.Code, key, rec.Body)
-		}
-		if key == httpapi.KeyValidation && *env.Msg == "" {
-			return errors.New("a 400 without a message")
-		}
+		return checkFuzzError(rec, env, key, channelFuzzKeys)
 	}
 	return nil
 }

@@ -142,22 +142,10 @@ func FuzzVerifyBodies(f *testing.F) {
 
 // checkFuzzAnswer checks one answer of FuzzVerifyBodies.
 func checkFuzzAnswer(r fuzzRoute, rec *httptest.ResponseRecorder) error {
-	var env struct {
-		Code     *string         `json:"code"`
-		Msg      *string         `json:"msg"`
-		Data     json.RawMessage `json:"data"`
-		Datetime *string         `json:"datetime"`
-		Ext      map[string]any  `json:"ext"`
+	env, key, err := decodeFuzzEnvelope(rec)
+	if err != nil {
+		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&env); err != nil {
-		return fmt.Errorf("status %d, body is not an envelope: %v: %s", rec.Code, err, rec.Body)
-	}
-	if env.Code == nil || env.Msg == nil || env.Data == nil || env.Datetime == nil || env.Ext == nil {
-		return fmt.Errorf("status %d, envelope lacks a field: %s", rec.Code, rec.Body)
-	}
-	key, _ := env.Ext["eKey"].(string)
 	switch {
 	case rec.Code >= 500:
 		return fmt.Errorf("status %d: %s", rec.Code, rec.Body)
@@ -177,12 +165,44 @@ func checkFuzzAnswer(r fuzzRoute, rec *httptest.ResponseRecorder) error {
 	case rec.Code < 400:
 		return fmt.Errorf("status %d: %s", rec.Code, rec.Body)
 	default:
-		if *env.Code == "S" || string(env.Data) != "null" || !slices.Contains(knownKeys, key) {
-			return fmt.Errorf("status %d with code %s, eKey %q: %s", rec.Code, *env.Code, key, rec.Body)
-		}
-		if key == httpapi.KeyValidation && *env.Msg == "" {
-			return errors.New("a 400 without a message")
-		}
+		return checkFuzzError(rec, env, key, knownKeys)
+	}
+	return nil
+}
+
+// fuzzEnvelope is an answer of the fuzzed routes.
+type fuzzEnvelope struct {
+	Code     *string         `json:"code"`
+	Msg      *string         `json:"msg"`
+	Data     json.RawMessage `json:"data"`
+	Datetime *string         `json:"datetime"`
+	Ext      map[string]any  `json:"ext"`
+}
+
+// decodeFuzzEnvelope reads an answer strictly: every field of the
+// envelope, and no other.
+func decodeFuzzEnvelope(rec *httptest.ResponseRecorder) (fuzzEnvelope, string, error) {
+	var env fuzzEnvelope
+	dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil {
+		return env, "", fmt.Errorf("status %d, body is not an envelope: %v: %s", rec.Code, err, rec.Body)
+	}
+	if env.Code == nil || env.Msg == nil || env.Data == nil || env.Datetime == nil || env.Ext == nil {
+		return env, "", fmt.Errorf("status %d, envelope lacks a field: %s", rec.Code, rec.Body)
+	}
+	key, _ := env.Ext["eKey"].(string)
+	return env, key, nil
+}
+
+// checkFuzzError checks a 4xx answer: an error envelope with one of keys,
+// and a message when the key is a validation error's.
+func checkFuzzError(rec *httptest.ResponseRecorder, env fuzzEnvelope, key string, keys []string) error {
+	if *env.Code == "S" || string(env.Data) != "null" || !slices.Contains(keys, key) {
+		return fmt.Errorf("status %d with code %s, eKey %q: %s", rec.Code, *env.Code, key, rec.Body)
+	}
+	if key == httpapi.KeyValidation && *env.Msg == "" {
+		return errors.New("a 400 without a message")
 	}
 	return nil
 }

@@ -7,10 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
@@ -58,31 +56,13 @@ func benchChannelTest(b *testing.B, clients int) {
 		b.Fatal(err)
 	}
 
-	b.ResetTimer()
-	start := time.Now()
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	per := (b.N + clients - 1) / clients
-	for range clients {
-		wg.Go(func() {
-			for range per {
-				if err := benchCall(a, token, http.MethodPost, "/api/v1/event/channel/test", body); err != nil {
-					failed.CompareAndSwap(nil, err)
-					return
-				}
-			}
-		})
+	done, elapsed := runConcurrently(b, clients, func(int) error {
+		return benchCall(a, token, http.MethodPost, "/api/v1/event/channel/test", body)
+	})
+	if got := received.Load(); got != int64(done) {
+		b.Fatalf("the receiver got %d messages, want %d", got, done)
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if err, _ := failed.Load().(error); err != nil {
-		b.Fatal(err)
-	}
-	if got := received.Load(); got != int64(per*clients) {
-		b.Fatalf("the receiver got %d messages, want %d", got, per*clients)
-	}
-	b.ReportMetric(float64(per*clients)/elapsed.Seconds(), "tests/s")
+	b.ReportMetric(float64(done)/elapsed.Seconds(), "tests/s")
 }
 
 // BenchmarkChannelTest is one client's test sends, one after the other.

@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/verify"
 )
 
@@ -314,24 +315,7 @@ func noticeMark(code string) string {
 }
 
 // Clock is a clock that moves only when told.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type Clock = clocktest.Clock
 
 // NewClock returns a clock that reads t.
-func NewClock(t time.Time) *Clock { return &Clock{t: t} }
-
-// Now reads the clock.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock on by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func NewClock(t time.Time) *Clock { return clocktest.New(t) }
