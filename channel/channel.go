@@ -62,8 +62,12 @@ const (
 	DefaultTestLimit = 20  // test messages per tenant per minute
 )
 
-// Quota is how many channels of each type one tenant may have.
-var Quota = map[Type]int{Webhook: 5, Email: 20, EnterpriseChat: 10, WorkplaceChat: 10}
+// quotas is how many channels of each type one tenant may have.
+var quotas = map[Type]int{Webhook: 5, Email: 20, EnterpriseChat: 10, WorkplaceChat: 10}
+
+// Quota is how many channels of type t one tenant may have: 5 webhooks,
+// 20 e-mail channels, 10 of each robot; 0 for an unknown type.
+func (t Type) Quota() int { return quotas[t] }
 
 // Channel is a channel as the API shows it: never with a secret.
 type Channel struct {

@@ -115,7 +115,9 @@ func validEventType(s string) bool {
 
 // Deliver sends ev to channelIDs of tenant, or to every channel of the
 // tenant when channelIDs is empty, and reports what became of each, in id
-// order. Each channel gets one attempt, with the registry's Timeout; a
+// order. Each channel gets one attempt, bounded by the registry's Timeout
+// (all its addresses together, for an e-mail channel), 4 channels at a
+// time; a
 // failure is in its Result, and logged, never retried here: a host that
 // wants retries runs Deliver (or Send, for one channel) from a job with
 // the same ev.ID, and retries the Results whose DeliveryError is
@@ -199,6 +201,8 @@ func (r *ChannelRegistry) Send(ctx context.Context, tenantID, channelID int64, e
 // send delivers msg to one stored channel and logs a failure, never its
 // address or secret (a robot's address carries its key).
 func (r *ChannelRegistry) send(ctx context.Context, c storedChannel, msg notify.Message) error {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout())
+	defer cancel()
 	err := r.sender.Send(ctx, target(c.Channel, c.Secret), msg)
 	if err != nil {
 		r.cfg.Logger.WarnContext(ctx, "channel delivery failed",

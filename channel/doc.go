@@ -43,7 +43,7 @@
 //     each address is at most 254 characters, and errors name the element
 //     ("the 3rd e-mail address ...").
 //   - Quotas per tenant: 5 webhooks, 20 e-mail channels, 10 of each robot
-//     (Quota). The count is one row per tenant and type, taken by a guarded
+//     (Type.Quota). The count is one row per tenant and type, taken by a guarded
 //     upsert in the insert's transaction, so that parallel adds cannot pass
 //     the quota on either database. Over quota is a *QuotaError.
 //   - Replace keeps the id and refuses a change of type (delete the channel

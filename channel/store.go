@@ -42,7 +42,7 @@ type channelRow struct {
 // Errors: ErrUnauthenticated; a *deskkit.InputError naming the field (see
 // normalizeInput for the rules); an error matching ErrAddressBlocked for a
 // URL whose host the SSRF guard refuses; *QuotaError when the tenant has
-// Quota[type] channels of the type; ErrNameTaken.
+// as many channels of the type as Type.Quota allows; ErrNameTaken.
 func (r *ChannelRegistry) Add(ctx context.Context, p deskkit.Principal, in Input) (Added, error) {
 	tenantID, err := tenant(p)
 	if err != nil {
@@ -88,7 +88,7 @@ RETURNING id`, tenantID, string(ch.Type), ch.Name, addressEnc, secretEnc, now, n
 // both take the last unit: on PostgreSQL the second waits for the first's
 // row lock and then sees its count; SQLite runs one writer at a time.
 func takeQuota(ctx context.Context, tx bun.IDB, tenantID int64, t Type) error {
-	quota := Quota[t]
+	quota := t.Quota()
 	if quota < 1 {
 		return &QuotaError{Type: t, Quota: max(quota, 0)}
 	}

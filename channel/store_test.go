@@ -271,7 +271,7 @@ func TestStoreQuotaParallel(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
-		quota := Quota[Webhook]
+		quota := Webhook.Quota()
 		if len(added) != quota || len(fails) != tries-quota {
 			t.Fatalf("%d added, %d refused; want %d and %d", len(added), len(fails), quota, tries-quota)
 		}
@@ -314,13 +314,13 @@ func TestStoreQuotaEveryType(t *testing.T) {
 			WorkplaceChat:  func(int) string { return dingTalkURL },
 		}
 		for _, typ := range Types {
-			for i := range Quota[typ] {
+			for i := range typ.Quota() {
 				f.add(t, f.ann, Input{Type: string(typ), Name: fmt.Sprintf("%s %d", typ, i), Address: address[typ](i)})
 			}
 			_, err := f.r.Add(ctx, f.ann, Input{Type: string(typ), Name: string(typ) + " over", Address: address[typ](99)})
 			var qe *QuotaError
-			if !errors.As(err, &qe) || qe.Type != typ || qe.Quota != Quota[typ] {
-				t.Errorf("%s past its quota of %d: %v", typ, Quota[typ], err)
+			if !errors.As(err, &qe) || qe.Type != typ || qe.Quota != typ.Quota() {
+				t.Errorf("%s past its quota of %d: %v", typ, typ.Quota(), err)
 			}
 		}
 	})

@@ -564,7 +564,7 @@ func TestChannelQuota(t *testing.T) {
 				fmt.Sprintf(`{"channelType": "WEBHOOK", "name": "hook %d", "address": "https://hooks.example.com/%d"}`, i, i))
 		}
 		var first channel.Added
-		for i := range channel.Quota[channel.Webhook] {
+		for i := range channel.Webhook.Quota() {
 			var added channel.Added
 			add("alice", i).wantOK(t, &added)
 			if i == 0 {
@@ -798,7 +798,7 @@ func hookAnswering(status int) func(t *testing.T, e *env) {
 
 // quotaFull is a prepare that gives alice's tenant its 5 webhooks.
 func quotaFull(t *testing.T, e *env) {
-	for i := range channel.Quota[channel.Webhook] {
+	for i := range channel.Webhook.Quota() {
 		e.ch.add(t, alice, channel.Input{Type: "WEBHOOK", Name: fmt.Sprintf("hook %d", i), Address: "https://hooks.example.com/ops"})
 	}
 }
