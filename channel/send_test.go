@@ -450,3 +450,37 @@ func TestDeliver(t *testing.T) {
 		}
 	})
 }
+
+// TestTestTimeout: a test has Config.Timeout in all, whatever the
+// senders' own bounds: two addresses on a mail server that never answers,
+// each with an hour to spare, still end within it.
+func TestTestTimeout(t *testing.T) {
+	db := dbtest.OpenSQLite(t)
+	if err := channel.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := smtptest.StartSilent(t)
+	m, err := mailer.New(mailer.Config{Addr: addr, From: "deskkit <noreply@example.com>", TLS: mailer.TLSNone, Timeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := channel.New(db, sendSecret, smtpMailer{m}, &channel.Config{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Test(context.Background(), deskkit.Principal{UserID: 1, TenantID: 1},
+			channel.Input{Type: "EMAIL", Name: "team", Address: "a@example.com,b@example.com"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var de *channel.DeliveryError
+		if !errors.As(err, &de) || !errors.Is(err, context.DeadlineExceeded) || !de.Retryable {
+			t.Errorf("a test past its timeout: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the test did not end within 10s of a 200ms timeout")
+	}
+}
