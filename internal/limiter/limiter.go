@@ -37,6 +37,9 @@ type Limit struct {
 	Max    int // 0 or less: no limit
 	Window time.Duration
 	Msg    string // for the client: "at most 10 codes an hour to this address"
+	// Cost is how many events this one counts as (a test message to ten
+	// addresses is ten); 1 if 0. A cost above Max is always refused.
+	Cost int
 }
 
 // Take counts one event against each limit in table, in key order (the lock
@@ -50,15 +53,19 @@ func Take(ctx context.Context, tx bun.IDB, table string, now int64, limits []Lim
 		if l.Max <= 0 {
 			continue
 		}
+		cost := max(l.Cost, 1)
+		if cost > l.Max {
+			return &deskkit.RateLimitError{Message: l.Msg, RetryAfter: l.Window}
+		}
 		var hits []int
 		err := tx.NewRaw(`INSERT INTO ? AS l (limit_key, window_start_ms, window_end_ms, hits)
-VALUES (?, ?, ?, 1)
+VALUES (?, ?, ?, ?)
 ON CONFLICT (limit_key) DO UPDATE SET
     window_start_ms = CASE WHEN l.window_end_ms <= ? THEN excluded.window_start_ms ELSE l.window_start_ms END,
     window_end_ms   = CASE WHEN l.window_end_ms <= ? THEN excluded.window_end_ms ELSE l.window_end_ms END,
-    hits            = CASE WHEN l.window_end_ms <= ? THEN 1 ELSE l.hits + 1 END
-WHERE l.window_end_ms <= ? OR l.hits < ?
-RETURNING hits`, bun.Ident(table), l.Key, now, now+l.Window.Milliseconds(), now, now, now, now, l.Max).Scan(ctx, &hits)
+    hits            = CASE WHEN l.window_end_ms <= ? THEN excluded.hits ELSE l.hits + excluded.hits END
+WHERE l.window_end_ms <= ? OR l.hits + excluded.hits <= ?
+RETURNING hits`, bun.Ident(table), l.Key, now, now+l.Window.Milliseconds(), cost, now, now, now, now, l.Max).Scan(ctx, &hits)
 		if err != nil {
 			return fmt.Errorf("take limit: %w", err)
 		}

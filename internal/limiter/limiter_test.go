@@ -1,0 +1,59 @@
+package limiter_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/internal/limiter"
+)
+
+func TestTake(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		_, err := db.ExecContext(ctx, `CREATE TABLE test_limits (
+    limit_key       VARCHAR(400) NOT NULL PRIMARY KEY,
+    window_start_ms BIGINT       NOT NULL,
+    window_end_ms   BIGINT       NOT NULL,
+    hits            INTEGER      NOT NULL)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		take := func(now int64, cost int) error {
+			return limiter.Take(ctx, db, "test_limits", now, []limiter.Limit{{Key: "k", Max: 5, Window: time.Minute, Msg: "five a minute", Cost: cost}})
+		}
+		wantRefused := func(err error, retry time.Duration) {
+			t.Helper()
+			var rl *deskkit.RateLimitError
+			if !errors.As(err, &rl) || rl.RetryAfter != retry || rl.Message != "five a minute" {
+				t.Fatalf("got %v, want a refusal to retry after %s", err, retry)
+			}
+		}
+		// 1 + 3 fit in the window that opens at 0; 2 more do not, 1 does.
+		for _, cost := range []int{0, 3} {
+			if err := take(0, cost); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantRefused(take(10_000, 2), 50*time.Second)
+		if err := take(10_000, 1); err != nil {
+			t.Fatal(err)
+		}
+		wantRefused(take(59_999, 1), time.Second)
+		// The window closes at 60s: a new one opens with the event.
+		if err := take(60_000, 5); err != nil {
+			t.Fatal(err)
+		}
+		wantRefused(take(60_000, 1), 60*time.Second)
+		// A cost above the limit never fits.
+		wantRefused(take(500_000, 6), time.Minute)
+		if n, err := limiter.Purge(ctx, db, "test_limits", 120_001); err != nil || n != 1 {
+			t.Fatalf("purge: %d %v", n, err)
+		}
+	})
+}
