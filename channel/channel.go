@@ -103,8 +103,8 @@ type Added struct {
 
 // TestResult is the answer to a successful test.
 type TestResult struct {
-	// MessageID is the webhook-id of the test message, "msg_..."; for
-	// other types the id the message carried in its text.
+	// MessageID is the id of the test message, "msg_...", which a webhook
+	// gets as its webhook-id. The other protocols carry no id.
 	MessageID string `json:"messageId"`
 	// Secret is the throwaway signing secret of a webhook test that named
 	// no stored channel, so that the receiver can check the signature.
@@ -181,7 +181,8 @@ type Config struct {
 	// rotation: secrets and addresses encrypted under it still decrypt.
 	PreviousSecret []byte
 	// TestsPerMinute is how many test messages one tenant may send in a
-	// minute; DefaultTestLimit if 0, no limit if negative.
+	// minute, a test of an e-mail channel counting one per address;
+	// DefaultTestLimit if 0, no limit if negative.
 	TestsPerMinute int
 	// AllowPrivateNetworks lets channels reach loopback and private
 	// networks (RFC 1918, ULA, CGNAT): for development and tests only.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/notify"
@@ -44,8 +45,9 @@ type Event struct {
 	// Title is one line: the robots' heading and the e-mail subject.
 	// Required, at most MaxTitleRunes.
 	Title string
-	// Text is the body: markdown for the robots, plain text for e-mail. At
-	// most MaxTextRunes.
+	// Text is the body: markdown for the robots, plain text for e-mail, in
+	// lines ("\r\n" is read as "\n"); tabs are allowed, other control
+	// characters are not. At most MaxTextRunes.
 	Text string
 	// Data is the webhook's "data": a value that encodes as a JSON object;
 	// nil sends {}.
@@ -78,10 +80,9 @@ func (r *ChannelRegistry) message(ev Event) (notify.Message, error) {
 	if err := deskkit.CheckName("title", ev.Title, MaxTitleRunes); err != nil {
 		return notify.Message{}, err
 	}
-	if ev.Text != "" {
-		if err := deskkit.CheckText("text", ev.Text, MaxTextRunes); err != nil {
-			return notify.Message{}, err
-		}
+	ev.Text = strings.ReplaceAll(ev.Text, "\r\n", "\n")
+	if err := checkBody("text", ev.Text, MaxTextRunes); err != nil {
+		return notify.Message{}, err
 	}
 	data := json.RawMessage("{}")
 	if ev.Data != nil {
@@ -99,6 +100,19 @@ func (r *ChannelRegistry) message(ev Event) (notify.Message, error) {
 		return notify.Message{}, err
 	}
 	return msg, nil
+}
+
+// checkBody is deskkit.CheckText for a body of several lines: line breaks
+// and tabs are allowed, other control characters are not.
+func checkBody(field, s string, maxRunes int) error {
+	lines := strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\t' })
+	if err := deskkit.CheckText(field, strings.Join(lines, " "), maxRunes); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(s); n > maxRunes {
+		return deskkit.Invalid(field, "must be at most %d characters", maxRunes)
+	}
+	return nil
 }
 
 func validEventType(s string) bool {

@@ -107,10 +107,16 @@
 // (so it can be tried before it is saved): a "channel.test" event to a
 // webhook, signed with the stored channel's secret (named by id, or by type
 // and name) or else with a throwaway secret returned in the result; markdown
-// to the robots; a message to each e-mail address. Tests are throttled per
-// tenant (Config.TestsPerMinute, 20 a minute by default), counted in the
-// database before the send whatever its outcome, so that the throttle holds
-// across replicas and the endpoint is no relay for spam.
+// to the robots; a message to each e-mail address. A stored secret signs
+// only a message to the stored channel's own address: signed for an
+// address the caller picks, a webhook message could be replayed to the real
+// receiver, and a DingTalk signature, which covers only a timestamp, would
+// let the caller post anything to the robot for an hour.
+//
+// Tests are throttled per tenant (Config.TestsPerMinute, 20 messages a
+// minute by default, a test of an e-mail channel counting one per address),
+// counted in the database before the send whatever its outcome, so that
+// the throttle holds across replicas and the endpoint is no relay for spam.
 //
 // # Delivering events
 //

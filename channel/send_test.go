@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -116,6 +117,7 @@ func newSendFixture(t *testing.T, db *bun.DB, cfg channel.Config) *sendFixture {
 	}
 	cfg.AllowPrivateNetworks = true
 	cfg.Now = f.clock.Now
+	cfg.Logger = slog.New(slog.DiscardHandler)
 	if f.r, err = channel.New(db, sendSecret, smtpMailer{m}, &cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -181,6 +183,19 @@ func TestTestWebhookSecrets(t *testing.T) {
 		}
 		verifyWebhook(t, f.recv, added.Secret)
 
+		// The stored secret signs nothing for another address: a throwaway
+		// one does, by id or by name.
+		for _, in := range []channel.Input{
+			{ID: added.ID, Type: "WEBHOOK", Name: "ops", Address: addr + "?elsewhere"},
+			{Type: "WEBHOOK", Name: "ops", Address: addr + "?elsewhere"},
+		} {
+			res, err := f.r.Test(ctx, f.ann, in)
+			if err != nil || !strings.HasPrefix(res.Secret, "whsec_") {
+				t.Fatalf("%+v: %+v %v", in, res, err)
+			}
+			verifyWebhook(t, f.recv, res.Secret)
+		}
+
 		// An unsaved channel: a throwaway secret, returned to check with.
 		res, err = f.r.Test(ctx, f.ann, channel.Input{Type: "WEBHOOK", Name: "new", Address: addr})
 		if err != nil || !strings.HasPrefix(res.Secret, "whsec_") || res.Secret == added.Secret {
@@ -233,6 +248,13 @@ func TestTestRobotsAndMail(t *testing.T) {
 		}
 		if signedWith() == first {
 			t.Error("a given secret did not replace the stored one")
+		}
+		// The stored secret does not sign for another robot address.
+		if _, err := f.r.Test(ctx, f.ann, channel.Input{Type: "WORKPLACE_CHAT", Name: "alerts", Address: ding + "x"}); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := f.recv.last(t); r.URL.Query().Get("access_token") != "tokx" || r.URL.Query().Has("sign") {
+			t.Errorf("a test to another address was signed: %s", r.URL)
 		}
 		// DingTalk's refusal is a delivery failure that says so.
 		f.recv.answer(http.StatusOK, `{"errcode":310000,"errmsg":"keywords not in content"}`)
@@ -327,6 +349,14 @@ func TestTestThrottle(t *testing.T) {
 		if f.recv.count() != sent {
 			t.Error("a throttled test was sent")
 		}
+		// An e-mail test counts one per address: eve's test of three
+		// addresses does not fit in two.
+		if _, err := f.r.Test(ctx, f.eve, channel.Input{Type: "EMAIL", Name: "team", Address: "a@example.com,b@example.com,c@example.com"}); !errors.As(err, &rl) {
+			t.Fatalf("an e-mail test of 3 addresses within 2: %v", err)
+		}
+		if n := len(f.mail.Messages()); n != 0 {
+			t.Errorf("%d mails went out", n)
+		}
 		// Bad input is refused before the throttle counts it.
 		if _, err := f.r.Test(ctx, f.eve, channel.Input{Type: "WEBHOOK", Name: "", Address: hook.Address}); !errors.Is(err, deskkit.ErrInvalid) {
 			t.Fatalf("no name: %v", err)
@@ -370,7 +400,7 @@ func TestDeliver(t *testing.T) {
 		mail := f.add(t, f.ann, "EMAIL", "team", "a@example.com", nil)
 		theirs := f.add(t, f.eve, "WEBHOOK", "theirs", f.recv.URL+"/hook", nil)
 
-		ev := channel.Event{ID: channel.NewEventID(), Type: "task.trashed", Title: "Task T1 was trashed", Text: "by ann", Data: map[string]any{"taskId": 7}}
+		ev := channel.Event{ID: channel.NewEventID(), Type: "task.trashed", Title: "Task T1 was trashed", Text: "by ann:\r\n- T1\n\t- its sprint", Data: map[string]any{"taskId": 7}}
 		res, err := f.r.Deliver(ctx, 10, ev, []int64{mail.ID, hook.ID, theirs.ID, wecom.ID, hook.ID})
 		if err != nil {
 			t.Fatal(err)
@@ -395,8 +425,10 @@ func TestDeliver(t *testing.T) {
 				t.Errorf("results out of id order: %+v", res)
 			}
 		}
-		if got := len(f.mail.To("a@example.com")); got != 1 {
-			t.Errorf("%d mails", got)
+		if ms := f.mail.To("a@example.com"); len(ms) != 1 {
+			t.Errorf("%d mails", len(ms))
+		} else if parts, err := ms[0].Parts(); err != nil || !strings.Contains(parts["text/plain"], "by ann:\n- T1\n\t- its sprint") {
+			t.Errorf("the mail's lines: %q %v", parts["text/plain"], err)
 		}
 		// The webhook got the event under its id and secret.
 		var hookReq *http.Request
@@ -442,6 +474,8 @@ func TestDeliver(t *testing.T) {
 			{"id", channel.Event{ID: "msg.1", Type: "task.trashed", Title: "x"}},
 			{"id", channel.Event{ID: "abc", Type: "task.trashed", Title: "x"}},
 			{"data", channel.Event{Type: "task.trashed", Title: "x", Data: []int{1}}},
+			{"text", channel.Event{Type: "task.trashed", Title: "x", Text: "a\x00b"}},
+			{"text", channel.Event{Type: "task.trashed", Title: "x", Text: strings.Repeat("\n", channel.MaxTextRunes+1)}},
 		} {
 			var in *deskkit.InputError
 			if _, err := f.r.Deliver(ctx, 10, c.ev, nil); !errors.As(err, &in) || in.Field != c.field {

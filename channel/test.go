@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -27,12 +28,16 @@ const TestEventType = "channel.test"
 // (10s by default) in all.
 //
 // A webhook's message is signed with the secret of the stored channel that
-// in.ID names, or else of the tenant's channel of that type and name;
-// otherwise with a throwaway secret, returned in the result so that the
-// receiver can be checked. A DingTalk robot signs with in.Secret when given,
-// or else the stored channel's secret.
+// in.ID names, or else of the tenant's channel of that type and name, when
+// in.Address is that channel's address; otherwise with a throwaway secret,
+// returned in the result so that the receiver can be checked. A DingTalk
+// robot signs with in.Secret when given, or else with the stored channel's
+// secret on the same terms, or not at all. A stored secret never signs a
+// message to another address: the caller could replay it to the real
+// receiver.
 //
-// Tests are throttled per tenant (Config.TestsPerMinute), counted before
+// Tests are throttled per tenant (Config.TestsPerMinute messages a minute,
+// a test of an e-mail channel counting one per address), counted before
 // the send whatever its outcome, so that the endpoint is no relay for spam.
 // A failure is a *DeliveryError saying what the far end answered
 // (ErrDeliveryFailed), or ErrAddressBlocked when the guard refused the
@@ -65,12 +70,18 @@ func (r *ChannelRegistry) Test(ctx context.Context, p deskkit.Principal, in Inpu
 	} else if stored, found, err = r.storedByName(ctx, tenantID, c.Type, c.Name); err != nil {
 		return TestResult{}, err
 	}
+	// A stored secret signs only a message to the stored address: signed
+	// for an address the caller picks, the message would be a signature
+	// the caller could replay to the real receiver, and a DingTalk
+	// signature covers only the time, so it would let the caller post
+	// anything to the robot for an hour.
+	ownSecret := found && stored.Address == c.Address
 
 	var res TestResult
 	var signing string
 	switch c.Type {
 	case Webhook:
-		if found {
+		if ownSecret {
 			signing = stored.Secret
 		} else {
 			if signing, err = notify.NewWebhookSecret(); err != nil {
@@ -82,7 +93,7 @@ func (r *ChannelRegistry) Test(ctx context.Context, p deskkit.Principal, in Inpu
 		switch {
 		case secret != nil && *secret != "":
 			signing = *secret
-		case found:
+		case ownSecret:
 			signing = stored.Secret
 		}
 	}
@@ -90,7 +101,7 @@ func (r *ChannelRegistry) Test(ctx context.Context, p deskkit.Principal, in Inpu
 		c.ID = stored.ID
 	}
 
-	if err := r.takeTest(ctx, tenantID); err != nil {
+	if err := r.takeTest(ctx, tenantID, recipients(c)); err != nil {
 		return TestResult{}, err
 	}
 
@@ -112,14 +123,23 @@ func (r *ChannelRegistry) timeout() time.Duration {
 	return safehttp.DefaultTimeout
 }
 
-// takeTest counts one test against the tenant's throttle.
-func (r *ChannelRegistry) takeTest(ctx context.Context, tenantID int64) error {
+// recipients is how many messages a test of c sends: one per address of
+// an EMAIL channel, one otherwise.
+func recipients(c Channel) int {
+	if c.Type == Email {
+		return strings.Count(c.Address, ",") + 1
+	}
+	return 1
+}
+
+// takeTest counts a test of n messages against the tenant's throttle.
+func (r *ChannelRegistry) takeTest(ctx context.Context, tenantID int64, n int) error {
 	if r.cfg.TestsPerMinute < 0 {
 		return nil
 	}
 	l := limiter.Limit{
-		Key: fmt.Sprintf("test:%d", tenantID), Max: r.cfg.TestsPerMinute, Window: time.Minute,
-		Msg: fmt.Sprintf("at most %d test messages a minute per tenant", r.cfg.TestsPerMinute),
+		Key: fmt.Sprintf("test:%d", tenantID), Max: r.cfg.TestsPerMinute, Window: time.Minute, Cost: n,
+		Msg: fmt.Sprintf("at most %d test messages a minute per tenant (a test of an e-mail channel counts one per address)", r.cfg.TestsPerMinute),
 	}
 	return database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		return limiter.Take(ctx, tx, limitsTable, r.now(), []limiter.Limit{l})
