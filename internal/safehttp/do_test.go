@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -597,13 +598,13 @@ func TestDoConnectionRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	_, err = loose(Config{}).Do(newRequest(t, http.MethodPost, "http://user:pw@"+addr+"/send?access_token=SECRET#frag", "{}"))
+	_, err = loose(Config{}).Do(newRequest(t, http.MethodPost, "http://user:pw@"+addr+"/services/PATHTOKEN/send?access_token=SECRET#frag", "{}"))
 	if err == nil || errors.Is(err, ErrBlocked) || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Do = %v, want a transport error", err)
 	}
 	text := err.Error()
-	if !strings.Contains(text, "http://"+addr+"/send") || strings.Contains(text, "SECRET") || strings.Contains(text, "pw") {
-		t.Errorf("error text %q: want the URL without query and password", text)
+	if !strings.Contains(text, "http://"+addr) || strings.Contains(text, "SECRET") || strings.Contains(text, "pw") || strings.Contains(text, "PATHTOKEN") {
+		t.Errorf("error text %q: want the scheme and host alone, without path, query and password", text)
 	}
 	if !strings.Contains(text, "refused") {
 		t.Errorf("error text %q does not say the connection was refused", text)
@@ -700,5 +701,33 @@ func TestDoConcurrent(t *testing.T) {
 	}
 	if n := hits.Load(); n != 32 {
 		t.Errorf("%d requests reached the server, want 32", n)
+	}
+}
+
+// A first address that never completes a connection gets its share of the
+// timeout, not all of it: the second address is still tried in time.
+func TestDoSharesDialTime(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	c := New(Config{Resolver: newResolver("two.test", addrs("8.8.8.8", "8.8.4.4")), Timeout: 400 * time.Millisecond})
+	c.minDialShare = 10 * time.Millisecond
+	var dialled []string
+	c.testConnect = func(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
+		dialled = append(dialled, ap.String())
+		if ap.Addr() == netip.MustParseAddr("8.8.8.8") {
+			<-ctx.Done() // a host that drops every packet
+			return nil, ctx.Err()
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", srv.Listener.Addr().String())
+	}
+	reply, err := c.Do(newRequest(t, http.MethodGet, "http://two.test/", ""))
+	if err != nil || string(reply.Body) != "ok" {
+		t.Fatalf("Do = %v, %v; want the second address's answer", reply, err)
+	}
+	if want := []string{"8.8.8.8:80", "8.8.4.4:80"}; !slices.Equal(dialled, want) {
+		t.Errorf("dialled %v, want %v", dialled, want)
 	}
 }

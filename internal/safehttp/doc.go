@@ -67,9 +67,9 @@
 // refused every address of the host: no packet was sent to it. A timeout
 // wraps context.DeadlineExceeded, whether Config.Timeout or the request's
 // own deadline ran out. A URL that is not absolute http or https is a
-// *deskkit.InputError for field "url". Error texts name the URL without
-// its query and user information, since robot URLs carry their key in the
-// query.
+// *deskkit.InputError for field "url". Error texts name the URL's scheme
+// and host alone: robot URLs carry their key in the query, and many webhook
+// URLs a token in the path.
 //
 // # Testing
 //

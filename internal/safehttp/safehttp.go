@@ -100,6 +100,9 @@ type Client struct {
 	// testConnect, when set by a test, replaces connect so that a test can
 	// see which addresses would be dialled without dialling them.
 	testConnect func(ctx context.Context, ap netip.AddrPort) (net.Conn, error)
+	// minDialShare is the least time an address that is not the last gets
+	// to connect; minDialShare, or less in tests.
+	minDialShare time.Duration
 }
 
 // New returns a Client for cfg, defaults applied.
@@ -110,6 +113,7 @@ func New(cfg Config) *Client {
 		timeout:      cfg.Timeout,
 		maxReply:     cfg.MaxReplyBytes,
 		userAgent:    cfg.UserAgent,
+		minDialShare: minDialShare,
 	}
 	if c.resolver == nil {
 		c.resolver = net.DefaultResolver
@@ -169,8 +173,8 @@ type Reply struct {
 // error wrapping context.DeadlineExceeded when Timeout or req's deadline
 // passed (context.Canceled when req's context was cancelled); a
 // *deskkit.InputError for field "url" when the URL is not an absolute http
-// or https URL; other transport errors. Error texts name the URL without its
-// query, which often holds a robot's key.
+// or https URL; other transport errors. Error texts name the URL's scheme
+// and host alone: its path and query often hold a key.
 func (c *Client) Do(req *http.Request) (*Reply, error) {
 	if req == nil || req.URL == nil {
 		return nil, deskkit.Invalid("url", "is required")
@@ -253,10 +257,11 @@ func wrapErr(ctx context.Context, limit time.Duration, method, where, doing stri
 	}
 }
 
-// redact is u without user information, query and fragment: robot URLs
-// carry their key in the query, and errors end up in logs and replies.
+// redact is u's scheme and host alone: robot URLs carry their key in the
+// query, many webhook URLs carry a token in the path (/services/T0/B0/XXXX),
+// and errors end up in logs and replies.
 func redact(u *url.URL) string {
-	r := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	r := url.URL{Scheme: u.Scheme, Host: u.Host}
 	return r.String()
 }
 
@@ -275,6 +280,11 @@ func (c *Client) dial(ctx context.Context, network, address string) (net.Conn, e
 	if err != nil {
 		return nil, fmt.Errorf("safehttp: dial %s: %w", address, err)
 	}
+	// The transport may dial on a context of its own, without the
+	// request's deadline (a connection it finishes goes to the pool): the
+	// dial gets the Timeout itself.
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
 	if err := c.CheckHost(host); err != nil {
 		return nil, err
 	}
@@ -312,12 +322,18 @@ func (c *Client) dial(ctx context.Context, network, address string) (net.Conn, e
 	if c.testConnect != nil {
 		connect = c.testConnect
 	}
-	var firstErr error
+	var candidates []netip.Addr
 	for _, a := range allowed {
 		if (network == "tcp4" && !a.Is4()) || (network == "tcp6" && a.Is4()) {
 			continue
 		}
-		conn, err := connect(ctx, netip.AddrPortFrom(a, uint16(portNum)))
+		candidates = append(candidates, a)
+	}
+	var firstErr error
+	for i, a := range candidates {
+		share, cancel := dialShare(ctx, len(candidates)-i, c.minDialShare)
+		conn, err := connect(share, netip.AddrPortFrom(a, uint16(portNum)))
+		cancel() // the share bounds the dial only: a connection outlives it
 		if err == nil {
 			return conn, nil
 		}
@@ -332,6 +348,22 @@ func (c *Client) dial(ctx context.Context, network, address string) (net.Conn, e
 		firstErr = fmt.Errorf("safehttp: dial %s: no %s address for host", address, network)
 	}
 	return nil, firstErr
+}
+
+// minDialShare is the least time an address that is not the last gets to
+// connect.
+const minDialShare = 2 * time.Second
+
+// dialShare bounds one of left connection attempts: an equal share of
+// what remains of ctx's deadline, at least least, so that a first address
+// that drops packets cannot use up the time of the others. The last
+// attempt gets all that remains.
+func dialShare(ctx context.Context, left int, least time.Duration) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok || left <= 1 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, max(time.Until(d)/time.Duration(left), least))
 }
 
 // resolve returns host's addresses: the literal address itself, the
