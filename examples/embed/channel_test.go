@@ -345,3 +345,27 @@ func TestTrashedEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestChannelEventsAfterClose: once close has begun, a delete that still
+// runs starts no delivery (it would race close's wait); it says so in the
+// log, and the delete itself still answers.
+func TestChannelEventsAfterClose(t *testing.T) {
+	h := startChannelHost(t)
+	rc := startReceiver(t, http.StatusNoContent, nil)
+	h.addWebhook("Ops", rc)
+	h.app.close()
+	if status, body := h.do("key-ada", http.MethodDelete, "/tasks/1", nil); status != http.StatusOK || body != "moved to the trash\n" {
+		t.Fatalf("delete: %d %q", status, body)
+	}
+	h.app.drain()
+	if n := len(rc.hooks()); n != 0 {
+		t.Errorf("the receiver got %d requests after close", n)
+	}
+	logged := false
+	for _, rec := range h.log.records(t) {
+		logged = logged || rec["msg"] == "embed: shutting down, event not delivered"
+	}
+	if !logged {
+		t.Error("the dropped event was not logged")
+	}
+}

@@ -107,6 +107,15 @@ func shorten(s string, n int) string {
 // row when nothing is left to retry.
 func (h *host) notify(ctx context.Context, tenantID int64, ev channel.Event) {
 	ctx = context.WithoutCancel(ctx)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		// A request that outlived the server's shutdown: nothing may be
+		// added to what close waits for.
+		h.logger.WarnContext(ctx, "embed: shutting down, event not delivered",
+			slog.String("event", ev.ID), slog.String("type", ev.Type), slog.Int64("tenant", tenantID))
+		return
+	}
 	h.deliveries.Go(func() {
 		ctx, cancel := context.WithTimeout(ctx, deliveryBound)
 		defer cancel()
@@ -148,3 +157,14 @@ func reason(err error) string {
 // http.Server.Shutdown), or in a test once its requests have been
 // answered: a delivery started while drain waits may be missed.
 func (h *host) drain() { h.deliveries.Wait() }
+
+// close makes notify deliver nothing more and waits for the deliveries in
+// flight: for the end of main, where a request that http.Server.Shutdown
+// gave up on may still be running and must not start a delivery while
+// close waits.
+func (h *host) close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.deliveries.Wait()
+}

@@ -136,7 +136,7 @@ func main() {
 	if err := srv.Shutdown(shutdown); err != nil {
 		log.Printf("shutdown: %v", err)
 	}
-	app.drain()
+	app.close()
 }
 
 // sqliteDSN is the data source name deskkit documents for SQLite, exactly
@@ -220,6 +220,8 @@ type host struct {
 	// deliveries counts the background deliveries in flight (notify);
 	// drain waits for them.
 	deliveries sync.WaitGroup
+	mu         sync.Mutex // guards closed
+	closed     bool       // close has begun: notify starts nothing
 }
 
 // ServeHTTP serves the host's routes and deskkit's.

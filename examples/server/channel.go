@@ -105,7 +105,7 @@ type delivery struct {
 // host delivers its own events (a task trashed, a sprint restored) from
 // its code or a job; the demo lets an admin send one by hand, to the
 // tenant's channels named by channelIds, or to all of them.
-func mountDeliver(api *httpapi.Server, reg *channel.ChannelRegistry) {
+func mountDeliver(api *httpapi.Server, reg *channel.ChannelRegistry, logger *slog.Logger) {
 	api.Handle(http.MethodPost, "/demo/event/deliver", func(r *http.Request, p deskkit.Principal) (any, error) {
 		if !p.Admin {
 			return nil, deskkit.NewError(deskkit.ErrForbidden, "demo: deliver needs an admin", "only an admin may deliver events by hand")
@@ -127,10 +127,14 @@ func mountDeliver(api *httpapi.Server, reg *channel.ChannelRegistry) {
 			out[i] = delivery{ChannelID: res.ChannelID, ChannelType: res.Type, Name: res.Name, Delivered: res.Err == nil}
 			var de *channel.DeliveryError
 			switch {
+			case res.Err == nil:
 			case errors.As(res.Err, &de):
 				out[i].Error, out[i].Retryable = de.ClientMessage(), de.Retryable
-			case res.Err != nil:
+			case errors.Is(res.Err, channel.ErrNotFound):
 				out[i].Error = "no such channel"
+			default:
+				out[i].Error = "not delivered"
+				logger.ErrorContext(r.Context(), "demo: deliver", slog.Int64("channel", res.ChannelID), slog.Any("error", res.Err))
 			}
 		}
 		return out, nil

@@ -134,6 +134,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	logger.InfoContext(ctx, "listening", slog.String("addr", ln.Addr().String()), slog.String("retention", cfg.retention.String()))
 	logger.InfoContext(ctx, "verification codes", cfg.verify.describe()...)
 	logger.InfoContext(ctx, "event channels", cfg.channel.describe()...)
+	if cfg.verify.secret == nil {
+		logger.WarnContext(ctx, envSecret+" is not set: the server secret is kept in the database, in clear beside the code hashes and encrypted channel secrets it protects, so a copy of the database reveals them; set "+envSecret+" in production")
+	}
 	fmt.Fprintf(stdout, "deskkit is listening on %s\n", base)
 	if cfg.demo {
 		printDemoAccess(stdout, base, token)
@@ -289,7 +292,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	}
 	demo.mount(api)
 	mountRedeem(api, v)
-	mountDeliver(api, reg)
+	mountDeliver(api, reg, cfg.Logger)
 	ready := &readiness{db: db, logger: cfg.Logger}
 	h := routes(api, ready)
 	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, demo: demo, handler: accessLog(cfg.Logger, cfg.Now, h)}, nil
