@@ -15,6 +15,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/internal/safehttp"
 	"github.com/deskkit/deskkit/verify"
 )
 
@@ -48,7 +49,15 @@ func addChannelFlags(fs *flagSet, cfg *channelConfig) {
 
 // describe is the log line's view of cfg.
 func (cfg channelConfig) describe() []any {
-	return []any{slog.Bool("allowPrivateNetworks", cfg.allowPrivate), slog.Int("testsPerMinute", cfg.testsPerMinute)}
+	perMinute := cfg.testsPerMinute
+	if perMinute == 0 {
+		perMinute = channel.DefaultTestLimit
+	}
+	timeout := cfg.timeout
+	if timeout == 0 {
+		timeout = safehttp.DefaultTimeout
+	}
+	return []any{slog.Bool("allowPrivateNetworks", cfg.allowPrivate), slog.Int("testsPerMinute", perMinute), slog.String("timeout", timeout.String())}
 }
 
 // channelMailer sends EMAIL channels' messages through the verification

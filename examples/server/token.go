@@ -216,6 +216,10 @@ func printDemoAccess(stdout io.Writer, base, token string) {
 		"  curl %s '%s/api/v1/user/current'\n"+
 		"  curl %s -H 'Content-Type: application/json' -d '{\"bizKey\":\"BIND_EMAIL\",\"toAddress\":[[\"demo@example.com\"]]}' '%s/api/v1/user/current/email/send'\n",
 		auth, base, auth, base)
+	fmt.Fprintf(stdout, "List the tenant's webhook channels, and add one (its signing secret is in the answer, once):\n"+
+		"  curl %s '%s/api/v1/event/channel/type/WEBHOOK'\n"+
+		"  curl %s -H 'Content-Type: application/json' -d '{\"channelType\":\"WEBHOOK\",\"name\":\"ops\",\"address\":\"https://hooks.example.com/deskkit\"}' '%s/api/v1/event/channel'\n",
+		auth, base, auth, base)
 	if token != "" {
 		fmt.Fprintln(stdout, "This token is shown once; later starts print how to get another.")
 	}
