@@ -60,6 +60,9 @@ const (
 	MaxEmailAddrs    = 10  // addresses in one EMAIL channel
 	MaxSecretBytes   = 200 // a DingTalk signing secret as given
 	DefaultTestLimit = 20  // test messages per tenant per minute
+	// DefaultTimeout bounds one message, from dial to the end of the
+	// reply (all addresses together, for an e-mail channel).
+	DefaultTimeout = safehttp.DefaultTimeout
 )
 
 // quotas is how many channels of each type one tenant may have.
@@ -192,7 +195,7 @@ type Config struct {
 	// if nil. Tests use it to make names resolve to blocked addresses.
 	Resolver safehttp.Resolver
 	// Timeout bounds one message from dial to the end of the reply;
-	// safehttp.DefaultTimeout (10s) if 0.
+	// DefaultTimeout (10s) if 0.
 	Timeout time.Duration
 	// AppName names the sender in messages; "deskkit" if "".
 	AppName string

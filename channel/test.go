@@ -13,7 +13,6 @@ import (
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/limiter"
 	"github.com/deskkit/deskkit/internal/notify"
-	"github.com/deskkit/deskkit/internal/safehttp"
 )
 
 // limitsTable holds the test throttle; see package limiter.
@@ -120,7 +119,7 @@ func (r *ChannelRegistry) timeout() time.Duration {
 	if r.cfg.Timeout > 0 {
 		return r.cfg.Timeout
 	}
-	return safehttp.DefaultTimeout
+	return DefaultTimeout
 }
 
 // recipients is how many messages a test of c sends: one per address of

@@ -15,7 +15,6 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
-	"github.com/deskkit/deskkit/internal/safehttp"
 	"github.com/deskkit/deskkit/verify"
 )
 
@@ -43,7 +42,7 @@ func addChannelFlags(fs *flagSet, cfg *channelConfig) {
 	fs.Var(countFlag{&cfg.testsPerMinute}, "channel-tests-per-minute",
 		"test messages one tenant may send in a minute; 0 means "+strconv.Itoa(channel.DefaultTestLimit))
 	fs.fromEnv("channel-tests-per-minute", envChannelTestsPerMin)
-	fs.Var(durationFlag{&cfg.timeout}, "channel-timeout", "bound of one channel message, dial to reply; 0 means 10s")
+	fs.Var(durationFlag{&cfg.timeout}, "channel-timeout", "bound of one channel message, dial to reply; 0 means "+channel.DefaultTimeout.String())
 	fs.fromEnv("channel-timeout", envChannelTimeout)
 }
 
@@ -55,7 +54,7 @@ func (cfg channelConfig) describe() []any {
 	}
 	timeout := cfg.timeout
 	if timeout == 0 {
-		timeout = safehttp.DefaultTimeout
+		timeout = channel.DefaultTimeout
 	}
 	return []any{slog.Bool("allowPrivateNetworks", cfg.allowPrivate), slog.Int("testsPerMinute", perMinute), slog.String("timeout", timeout.String())}
 }
