@@ -6,6 +6,19 @@
 // prepared, the server secret, and a Mailer for e-mail channels. httpapi
 // mounts it at /api/v1/event/channel; hosts call Deliver to notify.
 //
+// The Mailer is the host's. The verification service's SMTP sender fits
+// with an adapter, so that one mail server serves both (the reference
+// server does this):
+//
+//	type mailer struct{ m *verify.SMTPMailer }
+//
+//	func (a mailer) SendMail(ctx context.Context, m channel.Mail) error {
+//		return a.m.SendMail(ctx, verify.Mail{To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
+//	}
+//
+// Without a Mailer, e-mail channels can be stored, and their messages fail
+// with a DeliveryError saying that no mail server is configured.
+//
 // # Channel types
 //
 //   - WEBHOOK: an http or https URL that gets a signed POST (Standard
