@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/uptrace/bun"
 
@@ -378,25 +377,8 @@ func writeError(op string, err error) error {
 	return fmt.Errorf("channel: %s: %w", op, err)
 }
 
-// nameTaken reports whether err is the unique constraint on (tenant_id,
-// name) refusing a write: a writer lost the race for a name to another.
-// PostgreSQL reports the constraint's name, SQLite its columns ("UNIQUE
-// constraint failed: deskkit_channels.tenant_id, deskkit_channels.name").
-// The drivers are matched by their methods, as channel imports no driver.
+// nameTaken reports whether err is the unique index on (tenant_id, name)
+// refusing a write: a writer lost the race for a name to another.
 func nameTaken(err error) bool {
-	var (
-		pg     interface{ Field(byte) string } // pgdriver.Error
-		sqlite interface{ Code() int }         // *sqlite.Error of modernc.org/sqlite
-	)
-	switch {
-	case database.SQLSTATE(err) == "23505" && errors.As(err, &pg):
-		return pg.Field('n') == "deskkit_channels_name_unique"
-	case errors.As(err, &sqlite) && sqlite.Code()&0xff == sqliteConstraint:
-		return strings.Contains(err.Error(), "UNIQUE constraint failed: deskkit_channels.tenant_id, deskkit_channels.name")
-	}
-	return false
+	return database.UniqueViolation(err, "deskkit_channels_name_unique", "deskkit_channels.tenant_id, deskkit_channels.name")
 }
-
-// sqliteConstraint is SQLITE_CONSTRAINT, the primary result code of every
-// constraint violation (SQLITE_CONSTRAINT_UNIQUE is 2067 = 19 | 8<<8).
-const sqliteConstraint = 19

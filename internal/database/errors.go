@@ -23,6 +23,30 @@ func SQLSTATE(err error) string {
 	return ""
 }
 
+// UniqueViolation reports whether err is a unique index refusing a write:
+// on PostgreSQL (SQLSTATE 23505) the index named index; on SQLite, which
+// names the columns instead ("UNIQUE constraint failed:
+// deskkit_channels.tenant_id, deskkit_channels.name"), one whose columns
+// contain columns. Empty index and columns match any unique index. The
+// SQLite driver is matched by its method, so that callers need import no
+// driver.
+func UniqueViolation(err error, index, columns string) bool {
+	var pg pgdriver.Error
+	var lite interface{ Code() int } // *sqlite.Error of modernc.org/sqlite
+	switch {
+	case errors.As(err, &pg):
+		return pg.Field('C') == "23505" && (index == "" || pg.Field('n') == index)
+	case errors.As(err, &lite) && lite.Code()&0xff == sqliteConstraint:
+		msg := err.Error()
+		return strings.Contains(msg, "UNIQUE constraint failed") && strings.Contains(msg, columns)
+	}
+	return false
+}
+
+// sqliteConstraint is SQLITE_CONSTRAINT, the primary result code of every
+// constraint violation (SQLITE_CONSTRAINT_UNIQUE is 2067 = 19 | 8<<8).
+const sqliteConstraint = 19
+
 // Retryable reports whether err is a deadlock (40P01) or a serialization
 // failure (40001): the transaction was rolled back whole and may simply run
 // again.

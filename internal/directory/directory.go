@@ -672,36 +672,18 @@ var uniqueIndexes = []struct {
 
 // takenError returns the error naming what a unique index refused when err
 // is such a refusal (a writer that passed the check lost the race to
-// another), and nil otherwise. The drivers are matched by their methods, as
-// the directory imports no driver.
+// another), and nil otherwise.
 func takenError(err error) error {
-	var (
-		pg     interface{ Field(byte) string } // pgdriver.Error
-		sqlite interface{ Code() int }         // *sqlite.Error of modernc.org/sqlite
-		match  func(name, column string) bool
-	)
-	switch {
-	case database.SQLSTATE(err) == "23505" && errors.As(err, &pg):
-		index := pg.Field('n')
-		match = func(name, _ string) bool { return index == name }
-	case errors.As(err, &sqlite) && sqlite.Code()&0xff == sqliteConstraint &&
-		strings.Contains(err.Error(), "UNIQUE constraint failed"):
-		msg := err.Error()
-		match = func(_, column string) bool { return strings.Contains(msg, column) }
-	default:
-		return nil
-	}
 	for _, ix := range uniqueIndexes {
-		if match(ix.name, ix.column) {
+		if database.UniqueViolation(err, ix.name, ix.column) {
 			return ix.err
 		}
 	}
-	return fmt.Errorf("directory: %w: %w", ErrConflict, err)
+	if database.UniqueViolation(err, "", "") {
+		return fmt.Errorf("directory: %w: %w", ErrConflict, err)
+	}
+	return nil
 }
-
-// sqliteConstraint is SQLITE_CONSTRAINT, the primary result code of every
-// constraint violation (SQLITE_CONSTRAINT_UNIQUE is 2067 = 19 | 8<<8).
-const sqliteConstraint = 19
 
 // normalizeContacts checks c and returns it as stored: the e-mail address
 // as normalizeEmail makes it.
