@@ -272,16 +272,3 @@ func describe(t Type) string {
 	}
 	return strings.ToLower(string(t))
 }
-
-// storedAll returns every channel of the tenant, in id order.
-func (r *ChannelRegistry) storedAll(ctx context.Context, tenantID int64) ([]storedChannel, error) {
-	var rows []channelRow
-	err := r.db.NewSelect().Model(&rows).
-		Where("c.tenant_id = ?", tenantID).
-		OrderExpr("c.id").
-		Scan(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("channel: read: %w", err)
-	}
-	return r.openRows(tenantID, rows)
-}

@@ -318,6 +318,19 @@ func (r *ChannelRegistry) storedByIDs(ctx context.Context, tenantID int64, ids [
 	return r.openRows(tenantID, rows)
 }
 
+// storedAll returns every channel of the tenant, in id order.
+func (r *ChannelRegistry) storedAll(ctx context.Context, tenantID int64) ([]storedChannel, error) {
+	var rows []channelRow
+	err := r.db.NewSelect().Model(&rows).
+		Where("c.tenant_id = ?", tenantID).
+		OrderExpr("c.id").
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("channel: read: %w", err)
+	}
+	return r.openRows(tenantID, rows)
+}
+
 // openRows opens rows of the tenant, in their order.
 func (r *ChannelRegistry) openRows(tenantID int64, rows []channelRow) ([]storedChannel, error) {
 	out := make([]storedChannel, 0, len(rows))
