@@ -413,3 +413,14 @@ func TestProfile(t *testing.T) {
 		}
 	})
 }
+
+func TestGendersIsACopy(t *testing.T) {
+	got := verify.Genders()
+	if diff := cmp.Diff([]string{"MALE", "FEMALE", "UNKNOWN"}, got); diff != "" {
+		t.Fatalf("Genders (-want +got):\n%s", diff)
+	}
+	got[0] = "NOBODY"
+	if again := verify.Genders(); again[0] != "MALE" {
+		t.Errorf("writing to Genders' answer changed the next answer: %q", again)
+	}
+}
