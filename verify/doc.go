@@ -77,12 +77,15 @@
 // (an upsert guarded by the limit), so it holds across server replicas
 // and parallel requests:
 //
-//   - one code per (bizKey, address) per Config.ResendInterval (60 s);
-//   - Config.SendsPerHour codes per address (10) and Config.SendsPerDay
-//     per user (20); a send the sender failed counts toward both, and a
-//     send refused for an address another user holds toward the user's
-//     only (counting it against the address would let anyone block its
-//     holder's codes);
+//   - one code per (user, bizKey, address) per Config.ResendInterval
+//     (60 s);
+//   - Config.SendsPerHour codes per (user, address) an hour (10);
+//   - Config.SendsPerAddressPerDay codes per address a day (30), from all
+//     users of all tenants together, except those its holder asks for;
+//   - Config.SendsPerDay codes per user a day (20), refused sends
+//     included: a send refused for an address another user holds counts
+//     toward the user's day only (counting it against the address would
+//     let anyone block its holder's codes);
 //   - MaxAttempts (5) wrong checks per code, counted before the
 //     comparison, then the code is dead (ErrCodeExhausted);
 //   - Config.FailuresPerDay (20) wrong checks per user across codes
@@ -93,6 +96,28 @@
 // expired, unknown or dead code are refused without counting as failures:
 // they compare nothing. A send refused by a limit answers a
 // *deskkit.RateLimitError with the time to wait.
+//
+// The interval and the hour are each user's own, so one user's sends
+// never block another's codes. The address's day is what keeps many
+// accounts, or many tenants, from flooding one phone or mailbox (SMS
+// pumping): it is one count per address across every tenant, kept under
+// an HMAC-SHA256 of the address (e-mail folded to lower case) with a key
+// derived by HKDF from the server secret, so the table shared by tenants
+// holds no address and nothing to join one tenant's rows to another's. A
+// rotation of the secret starts those counts afresh.
+//
+// The budget of an attacker, with the defaults: one account sends at most
+// 20 codes a day in all, at most 10 an hour to one address, one a minute
+// per bizKey; its sends never count against its victim's own interval and
+// hour. The most any number of accounts in any number of tenants can have
+// sent to one address is 30 a day. Using that up, which refuses codes to
+// that address for the rest of the day to users who do not hold it (a
+// BIND_* to a new address), takes more than one account's whole daily
+// allowance (20 < 30): at least two accounts, each spending its day on
+// it. The holder of an address is never refused by its count: codes to
+// one's own address are limited by one's own allowance only. Hosts that
+// change the limits keep SendsPerAddressPerDay above SendsPerDay to keep
+// that property.
 //
 // # Senders and transactions
 //

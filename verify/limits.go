@@ -2,8 +2,12 @@ package verify
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -40,25 +44,49 @@ func giveBack(ctx context.Context, tx bun.IDB, key string) error {
 }
 
 // The limits of a send of kind k to address by user u; the user's own
-// limit comes last.
+// limit comes last. The interval and the hour are the user's for that
+// address, so that one user's sends never block another's; the day of the
+// address is everybody's, in every tenant, counted under a keyed hash of
+// the address, and does not apply to the user who holds the address.
 func (v *Verifier) sendLimits(u User, k Kind, b BizKey, address string) []limiter.Limit {
-	return []limiter.Limit{
+	ls := []limiter.Limit{
 		{
-			Key: fmt.Sprintf("send-interval:%d:%s:%s:%s", u.TenantID, k, b, address),
+			Key: fmt.Sprintf("send-interval:%d:%d:%s:%s:%s", u.TenantID, u.ID, k, b, address),
 			Max: 1, Window: v.cfg.ResendInterval,
 			Msg: fmt.Sprintf("a code for %s was sent to this address less than %s ago", b, v.cfg.ResendInterval),
 		},
 		{
-			Key: fmt.Sprintf("send-address:%d:%s:%s", u.TenantID, k, address),
+			Key: fmt.Sprintf("send-address:%d:%d:%s:%s", u.TenantID, u.ID, k, address),
 			Max: v.cfg.SendsPerHour, Window: time.Hour,
 			Msg: fmt.Sprintf("at most %d codes an hour may go to one address", v.cfg.SendsPerHour),
 		},
-		{
-			Key: userSendKey(u),
-			Max: v.cfg.SendsPerDay, Window: 24 * time.Hour,
-			Msg: fmt.Sprintf("at most %d codes a day may be requested", v.cfg.SendsPerDay),
-		},
 	}
+	if address != current(u, k) {
+		ls = append(ls, limiter.Limit{
+			Key: "send-any:" + string(k) + ":" + v.addressTag(k, address),
+			Max: v.cfg.SendsPerAddressPerDay, Window: 24 * time.Hour,
+			Msg: fmt.Sprintf("this address has had %d codes today, the most it may get from all accounts", v.cfg.SendsPerAddressPerDay),
+		})
+	}
+	return append(ls, limiter.Limit{
+		Key: userSendKey(u),
+		Max: v.cfg.SendsPerDay, Window: 24 * time.Hour,
+		Msg: fmt.Sprintf("at most %d codes a day may be requested", v.cfg.SendsPerDay),
+	})
+}
+
+// addressTag names address in the limit shared by every user and tenant:
+// an HMAC-SHA256 under a key derived from the server secret, so the table
+// holds nothing a tenant could read another's address from. E-mail
+// addresses are folded to lower case first: one mailbox is one mailbox
+// however its local part is written.
+func (v *Verifier) addressTag(k Kind, address string) string {
+	if k == KindEmail {
+		address = strings.ToLower(address)
+	}
+	mac := hmac.New(sha256.New, v.addressKey)
+	fmt.Fprintf(mac, "%s\x00%s", k, address)
+	return hex.EncodeToString(mac.Sum(nil))
 }
 
 func userSendKey(u User) string { return fmt.Sprintf("send-user:%d:%d", u.TenantID, u.ID) }
