@@ -123,12 +123,34 @@
 //
 // No sender runs inside a database transaction. A send first stores the
 // code as pending (unusable) with its limits in one transaction, then
-// calls the sender, then marks the code active; a sender failure marks it
-// failed and answers ErrSendFailed (502), so a failed or interrupted send
-// leaves no usable code and still counts toward the limits. A change
-// writes its notice into an outbox table in the change's transaction and
-// sends it after the commit; a notice that fails is logged and stays in
-// the outbox for SendNotices, which hosts run now and then with Purge.
+// calls the sender, then records the outcome:
+//
+//   - the sender took the message: the code becomes active and the send
+//     counts toward the limits;
+//   - the sender refused it or could not be reached (nothing went out):
+//     the code is marked failed, the limits its send took are given back,
+//     so the retry the answer invites is not refused by them, and the
+//     answer is ErrSendFailed (502).
+//
+// The outcome is recorded by a guarded update in a transaction of its own.
+// If the database cannot take it (an outage between the send and the
+// record), the Verifier retries in the background, with a growing pause
+// (0.1 s doubling to 5 s), for up to CodeTTL: a code delivered during an
+// outage becomes usable once the database is back, and a send that
+// delivered answers success, not an error inviting a retry. Only a process
+// that stops meanwhile loses the record, and then the code stays unusable
+// and counted, never wrongly usable.
+//
+// A sender runs within the request's deadline, but a client that hangs up
+// does not cut it short: a message the gateway may have taken is never
+// counted as one that did not go out. A sender that answers an error
+// after taking the message (a reply lost past the deadline) gets its
+// limits back: the gateway's word is what the Verifier goes by.
+//
+// A change writes its notice into an outbox table in the change's
+// transaction and sends it after the commit; a notice that fails is logged
+// and stays in the outbox for SendNotices, which hosts run now and then
+// with Purge.
 //
 // Messages come from templates per bizKey (Template; text/template for
 // the SMS, the subject and the plain body, html/template for the HTML

@@ -48,7 +48,8 @@ var (
 	ErrTooManyFailures = deskkit.NewError(deskkit.ErrRateLimited, "verify: too many failed checks",
 		"too many wrong codes today: try again later")
 	// ErrSendFailed: the SMS gateway or mail server did not accept the
-	// message. No usable code is left; the send counts toward the limits.
+	// message. No usable code is left, and the send's limits are given
+	// back (once the database takes it): a retry is not refused by them.
 	ErrSendFailed = deskkit.NewError(deskkit.ErrUnavailable, "verify: send failed",
 		"the message could not be sent: try again later")
 	// ErrAddressTaken: another user of the tenant has the address. No code
