@@ -522,6 +522,8 @@ func (v *Verifier) whyUnusable(ctx context.Context, tx bun.Tx, u User, k Kind, b
 		return ErrCodeMissing
 	case err != nil:
 		return fmt.Errorf("verify: read code: %w", err)
+	case row.State == stateUsed:
+		return &codeUsed{bind: b == BindMobile || b == BindEmail}
 	case row.State != stateActive:
 		return ErrCodeMissing
 	case row.Attempts >= MaxAttempts:
@@ -530,6 +532,22 @@ func (v *Verifier) whyUnusable(ctx context.Context, tx bun.Tx, u User, k Kind, b
 		return ErrCodeExpired
 	}
 	return ErrCodeMissing
+}
+
+// codeUsed is ErrCodeMissing for a code that a check (or a change) used
+// up, with a message that says so rather than "request one first".
+type codeUsed struct{ bind bool }
+
+func (e *codeUsed) Error() string { return "verify: code already used" }
+
+func (e *codeUsed) Unwrap() error { return ErrCodeMissing }
+
+func (e *codeUsed) ClientMessage() string {
+	if e.bind {
+		return "the code sent for this bizKey and address was already used by a check: " +
+			"change the address with the linkSecret that check answered, instead of verificationCode, or request a new code"
+	}
+	return "the code sent for this bizKey and address was already used: request a new code"
 }
 
 // wrongCode is ErrCodeWrong with the attempts left in its message.

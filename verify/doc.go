@@ -44,8 +44,15 @@
 // secret, and a refused change (an address taken meanwhile) spends
 // neither. BIND_MOBILE and BIND_EMAIL are for a user with no address of
 // that kind (ErrAlreadyBound otherwise; MODIFY_* without one is
-// ErrNotBound): the code sent to the new address is the proof. After a
-// change a notice goes to the old address.
+// ErrNotBound): one proof of the new address is enough, either the code
+// sent to it, or, when the client checked that code first (send, then
+// check, as for every bizKey), the link secret the check answered, since
+// the check used the code up. Such a secret passes only for the user and
+// tenant it was won by, the same bizKey and the same new address, once;
+// a change that is refused leaves it unspent. Giving both is an input
+// error (which one is meant?). A change with a code that a check used up
+// answers ErrCodeMissing with a message that says so and points at the
+// link secret. After a change a notice goes to the old address.
 //
 // Mobile numbers are checked against the country (an ISO 3166-1 region)
 // with github.com/nyaruka/phonenumbers, must be able to receive text

@@ -36,7 +36,9 @@ var (
 	ErrCodeExpired = deskkit.NewError(deskkit.ErrInvalid, "verify: code expired",
 		"verificationCode has expired: request a new code")
 	// ErrCodeMissing: no usable code was sent for this bizKey and address
-	// (never, or it was used, or its send failed).
+	// (never, or it was used, or its send failed). For a code a check used
+	// up, the client message says so, and for BIND_* that the link secret
+	// the check answered is the proof the change takes.
 	ErrCodeMissing = deskkit.NewError(deskkit.ErrInvalid, "verify: no code",
 		"no code is waiting for this bizKey and address: request one first")
 	// ErrCodeExhausted: the code had MaxAttempts wrong checks and is dead.
