@@ -157,6 +157,7 @@ type pendingCode struct {
 	code    string
 	hash    string
 	limits  []string // the keys of the limits its send took, once each
+	takenAt int64    // when it took them, Unix milliseconds
 }
 
 func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizKey, addrs []string) (Sent, error) {
@@ -196,19 +197,19 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 				}
 			}
 		}
-		if err := v.takeLimits(ctx, tx, limits); err != nil {
+		now := v.now()
+		if err := v.takeLimits(ctx, tx, now, limits); err != nil {
 			return err
 		}
 		if refused {
 			return nil // the limits count the refused send, and nothing else happens
 		}
-		now := v.now()
 		for _, a := range addrs {
 			code, err := newCode()
 			if err != nil {
 				return err
 			}
-			pc := pendingCode{address: a, code: code, hash: v.hashCode(v.codeKeys[0], u, k, b, a, code), limits: keys[a]}
+			pc := pendingCode{address: a, code: code, hash: v.hashCode(v.codeKeys[0], u, k, b, a, code), limits: keys[a], takenAt: now}
 			err = tx.NewRaw(`INSERT INTO deskkit_verify_codes
     (tenant_id, user_id, kind, biz_key, address, code_hash, state, attempts, created_at_ms, expires_at_ms)
 VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
@@ -326,7 +327,7 @@ func (v *Verifier) settleNow(ctx context.Context, codes []pendingCode, state str
 				continue
 			}
 			for _, key := range pc.limits {
-				if err := giveBack(ctx, tx, key); err != nil {
+				if err := giveBack(ctx, tx, key, pc.takenAt); err != nil {
 					return err
 				}
 			}
@@ -467,14 +468,14 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 // so no two compare at once, and none compares once a limit is reached.
 func (v *Verifier) consume(ctx context.Context, tx bun.Tx, u User, k Kind, b BizKey, address, code string) (wrong, err error) {
 	fl := v.failureLimit(u)
-	if err := v.takeLimits(ctx, tx, []limiter.Limit{fl}); err != nil {
+	now := v.now()
+	if err := v.takeLimits(ctx, tx, now, []limiter.Limit{fl}); err != nil {
 		var rl *deskkit.RateLimitError
 		if errors.As(err, &rl) {
 			return nil, fmt.Errorf("%w: %w", ErrTooManyFailures, err)
 		}
 		return nil, err
 	}
-	now := v.now()
 	var rows []struct {
 		ID       int64  `bun:"id"`
 		CodeHash string `bun:"code_hash"`
@@ -504,7 +505,7 @@ RETURNING id, code_hash, attempts`, u.TenantID, u.ID, k, b, address, stateActive
 	if n, _ := res.RowsAffected(); n != 1 {
 		return nil, ErrCodeMissing
 	}
-	return nil, giveBack(ctx, tx, fl.Key)
+	return nil, giveBack(ctx, tx, fl.Key, now)
 }
 
 // whyUnusable tells why no code could be checked.

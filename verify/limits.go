@@ -19,12 +19,13 @@ import (
 // limitsTable holds the Verifier's rate limits; see package limiter.
 const limitsTable = "deskkit_verify_limits"
 
-// takeLimits counts one event against each limit and refuses with a
+// takeLimits counts one event at now (Unix milliseconds) against each
+// limit and refuses with a
 // *deskkit.RateLimitError as soon as one is exhausted (limiter.Take). Call
 // it inside a transaction: a refusal should roll back the limits taken
 // before it.
-func (v *Verifier) takeLimits(ctx context.Context, tx bun.IDB, limits []limiter.Limit) error {
-	if err := limiter.Take(ctx, tx, limitsTable, v.now(), limits); err != nil {
+func (v *Verifier) takeLimits(ctx context.Context, tx bun.IDB, now int64, limits []limiter.Limit) error {
+	if err := limiter.Take(ctx, tx, limitsTable, now, limits); err != nil {
 		var rl *deskkit.RateLimitError
 		if errors.As(err, &rl) {
 			return err
@@ -34,10 +35,10 @@ func (v *Verifier) takeLimits(ctx context.Context, tx bun.IDB, limits []limiter.
 	return nil
 }
 
-// giveBack returns one event to the limit of key, taken in the same
-// transaction.
-func giveBack(ctx context.Context, tx bun.IDB, key string) error {
-	if err := limiter.GiveBack(ctx, tx, limitsTable, key); err != nil {
+// giveBack returns one event, taken at takenAt (Unix milliseconds), to
+// the limit of key, if the window that counted it is still open.
+func giveBack(ctx context.Context, tx bun.IDB, key string, takenAt int64) error {
+	if err := limiter.GiveBack(ctx, tx, limitsTable, key, takenAt); err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
 	return nil

@@ -61,7 +61,7 @@ func benchSendCheck(b *testing.B, users int) {
 	// limit rows are still written, but none refuses.
 	a, err := newApp(db, appConfig{Logger: slog.New(logs), Verify: verifyConfig{
 		smsProvider: "log", devLogCodes: true,
-		limits: verify.Config{SendsPerHour: 1 << 30, SendsPerDay: 1 << 30, FailuresPerDay: 1 << 30},
+		limits: verify.Config{SendsPerHour: 1 << 30, SendsPerDay: 1 << 30, SendsPerAddressPerDay: 1 << 30, FailuresPerDay: 1 << 30},
 	}})
 	if err != nil {
 		b.Fatal(err)
