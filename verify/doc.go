@@ -88,7 +88,7 @@
 //     (60 s);
 //   - Config.SendsPerHour codes per (user, address) an hour (10);
 //   - Config.SendsPerAddressPerDay codes per address a day (30), from all
-//     users of all tenants together, except those its holder asks for;
+//     users of all tenants together;
 //   - Config.SendsPerDay codes per user a day (20), refused sends
 //     included: a send refused for an address another user holds counts
 //     toward the user's day only (counting it against the address would
@@ -118,13 +118,14 @@
 // per bizKey; its sends never count against its victim's own interval and
 // hour. The most any number of accounts in any number of tenants can have
 // sent to one address is 30 a day. Using that up, which refuses codes to
-// that address for the rest of the day to users who do not hold it (a
-// BIND_* to a new address), takes more than one account's whole daily
-// allowance (20 < 30): at least two accounts, each spending its day on
-// it. The holder of an address is never refused by its count: codes to
-// one's own address are limited by one's own allowance only. Hosts that
-// change the limits keep SendsPerAddressPerDay above SendsPerDay to keep
-// that property.
+// that address for the rest of the day, takes more than one account's
+// whole daily allowance (20 < 30): at least two accounts, each spending
+// most of its day on that one address. The cap has no exception, not even
+// for the user who holds the address: an address in a host's directory is
+// not always proved (an administrator may set it), so holders made up for
+// the purpose could otherwise flood it 20 a day each. Hosts that change
+// the limits keep SendsPerAddressPerDay above SendsPerDay to keep the
+// first property.
 //
 // # Senders and transactions
 //

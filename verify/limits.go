@@ -47,8 +47,8 @@ func giveBack(ctx context.Context, tx bun.IDB, key string, takenAt int64) error 
 // The limits of a send of kind k to address by user u; the user's own
 // limit comes last. The interval and the hour are the user's for that
 // address, so that one user's sends never block another's; the day of the
-// address is everybody's, in every tenant, counted under a keyed hash of
-// the address, and does not apply to the user who holds the address.
+// address is everybody's, in every tenant, its holder's included, counted
+// under a keyed hash of the address.
 func (v *Verifier) sendLimits(u User, k Kind, b BizKey, address string) []limiter.Limit {
 	ls := []limiter.Limit{
 		{
@@ -62,14 +62,11 @@ func (v *Verifier) sendLimits(u User, k Kind, b BizKey, address string) []limite
 			Msg: fmt.Sprintf("at most %d codes an hour may go to one address", v.cfg.SendsPerHour),
 		},
 	}
-	if address != current(u, k) {
-		ls = append(ls, limiter.Limit{
-			Key: "send-any:" + string(k) + ":" + v.addressTag(k, address),
-			Max: v.cfg.SendsPerAddressPerDay, Window: 24 * time.Hour,
-			Msg: fmt.Sprintf("this address has had %d codes today, the most it may get from all accounts", v.cfg.SendsPerAddressPerDay),
-		})
-	}
 	return append(ls, limiter.Limit{
+		Key: "send-any:" + string(k) + ":" + v.addressTag(k, address),
+		Max: v.cfg.SendsPerAddressPerDay, Window: 24 * time.Hour,
+		Msg: fmt.Sprintf("this address has had %d codes today, the most it may get from all accounts", v.cfg.SendsPerAddressPerDay),
+	}, limiter.Limit{
 		Key: userSendKey(u),
 		Max: v.cfg.SendsPerDay, Window: 24 * time.Hour,
 		Msg: fmt.Sprintf("at most %d codes a day may be requested", v.cfg.SendsPerDay),

@@ -110,9 +110,9 @@ type Config struct {
 	// in an hour; DefaultSendsPerHour if 0.
 	SendsPerHour int
 	// SendsPerAddressPerDay is how many codes one address may get in a
-	// day from all users of all tenants together, its holder's own codes
-	// not counted; DefaultSendsPerAddressPerDay if 0. Keep it above
-	// SendsPerDay, or a single account can use it up.
+	// day from all users of all tenants together, its holder included;
+	// DefaultSendsPerAddressPerDay if 0. Keep it above SendsPerDay, or a
+	// single account can use it up.
 	SendsPerAddressPerDay int
 	// SendsPerDay is how many codes one user may request in a day
 	// (refused sends included); DefaultSendsPerDay if 0.

@@ -95,7 +95,7 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 	fs.fromEnv("sends-per-hour", envSendsPerHour)
 	fs.Var(countFlag{&cfg.limits.SendsPerDay}, "sends-per-day", "codes one user may request in a day; 0 means "+strconv.Itoa(verify.DefaultSendsPerDay))
 	fs.fromEnv("sends-per-day", envSendsPerDay)
-	fs.Var(countFlag{&cfg.limits.SendsPerAddressPerDay}, "sends-per-address-per-day", "codes one address may get in a day from all users and tenants (its holder's not counted); keep it above -sends-per-day; 0 means "+strconv.Itoa(verify.DefaultSendsPerAddressPerDay))
+	fs.Var(countFlag{&cfg.limits.SendsPerAddressPerDay}, "sends-per-address-per-day", "codes one address may get in a day from all users and tenants together; keep it above -sends-per-day; 0 means "+strconv.Itoa(verify.DefaultSendsPerAddressPerDay))
 	fs.fromEnv("sends-per-address-per-day", envSendsPerAddress)
 	fs.Var(countFlag{&cfg.limits.FailuresPerDay}, "failures-per-day", "wrong codes one user may enter in a day; 0 means "+strconv.Itoa(verify.DefaultFailuresPerDay))
 	fs.fromEnv("failures-per-day", envFailuresPerDay)
