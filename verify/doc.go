@@ -178,8 +178,11 @@
 //
 // The tests run every rule on SQLite and PostgreSQL with a fake
 // directory, including 20 parallel checks of one code, parallel wrong
-// guesses and sends, and two Verifiers over one PostgreSQL database; the
-// senders are tested against a real SMTP server and real HTTP servers on
-// loopback; the reference server's end-to-end test runs the modify and
-// bind flows through both.
+// guesses and sends, two Verifiers over one PostgreSQL database, and the
+// database cut between a send and its record (a query hook failing every
+// statement); the senders are tested against a real SMTP server and real
+// HTTP servers on loopback, connection reuse included; the reference
+// server's end-to-end test runs the modify and bind flows through both,
+// and its outage test cuts PostgreSQL behind a TCP proxy while a slow
+// gateway holds a message.
 package verify
