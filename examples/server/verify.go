@@ -89,7 +89,7 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 	fs.fromEnv("dev-log-codes", envDevLogCodes)
 	fs.Var(durationFlag{&cfg.limits.CodeTTL}, "code-ttl", "how long a code is valid, at most 10m; 0 means "+verify.DefaultCodeTTL.String())
 	fs.fromEnv("code-ttl", envCodeTTL)
-	fs.Var(durationFlag{&cfg.limits.ResendInterval}, "resend-interval", "at most one code per bizKey and address within it; 0 means "+verify.DefaultResendInterval.String())
+	fs.Var(durationFlag{&cfg.limits.ResendInterval}, "resend-interval", "at most one code per user, bizKey and address within it; 0 means "+verify.DefaultResendInterval.String())
 	fs.fromEnv("resend-interval", envResendInterval)
 	fs.Var(countFlag{&cfg.limits.SendsPerHour}, "sends-per-hour", "codes one user may have sent to one address in an hour; 0 means "+strconv.Itoa(verify.DefaultSendsPerHour))
 	fs.fromEnv("sends-per-hour", envSendsPerHour)
