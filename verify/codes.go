@@ -235,11 +235,12 @@ RETURNING id`, u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.
 	// The request's deadline bounds the sends, but a client that hangs up
 	// does not cut them short: a message the gateway may have taken must
 	// not be counted as one that never went.
-	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	dctx := context.WithoutCancel(ctx)
 	if d, ok := ctx.Deadline(); ok {
-		dctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), d)
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithDeadline(dctx, d)
+		defer cancel()
 	}
-	defer cancel()
 	for i, pc := range codes {
 		if err := v.deliverCode(dctx, k, b, pc); err != nil {
 			v.cfg.Logger.WarnContext(ctx, "verify: send failed", slog.String("kind", string(k)),

@@ -170,3 +170,41 @@ func TestFailedSendGivesItsLimitsBack(t *testing.T) {
 		}
 	})
 }
+
+// TestClientHangingUpDoesNotCutTheSend: a client that goes away while the
+// gateway holds its message does not cancel the send. Were it cancelled,
+// the send would count as one that did not go out and give its limits
+// back, while the gateway may have taken the message: a way to send codes
+// without limits, by hanging up each time.
+func TestClientHangingUpDoesNotCutTheSend(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		held := make(chan struct{})
+		release := make(chan struct{})
+		var delivered atomic.Value
+		f, _ := outageFixture(t, db, nil, func(ctx context.Context, m verify.SMS) error {
+			close(held)
+			<-release // the client has hung up by now
+			if err := ctx.Err(); err != nil {
+				return err // as an HTTP client would, its request cut short
+			}
+			delivered.Store(m.Code)
+			return nil
+		})
+		ctx, hangUp := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN"})
+			done <- err
+		}()
+		<-held
+		hangUp()
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatalf("send whose client hung up: %v, want the send finished", err)
+		}
+		code, _ := delivered.Load().(string)
+		if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); err != nil {
+			t.Errorf("the code delivered after the client hung up: %v", err)
+		}
+	})
+}
