@@ -3,6 +3,7 @@ package verify
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/nyaruka/phonenumbers"
@@ -54,23 +55,110 @@ func NormalizeMobile(mobile, country string) (Mobile, error) {
 			return Mobile{}, deskkit.Invalid("mobile", "must hold only digits, spaces, dashes, parentheses and a leading +")
 		}
 	}
+	return parseMobile(mobile, region)
+}
+
+// The outcomes of parsing a mobile number with phonenumbers.
+const (
+	mobileOK = iota
+	mobileUnparsable
+	mobileInvalid
+	mobileNotMobile
+)
+
+// parsedMobile is what phonenumbers made of one number.
+type parsedMobile struct {
+	m       Mobile
+	outcome int
+}
+
+// parseMobile parses mobile, checked for length and characters, with the
+// metadata of region. phonenumbers runs a dozen regular expressions per
+// number; the answers are kept in mobiles, since one number comes back
+// for its send, its check and its change, written the same way each time.
+func parseMobile(mobile, region string) (Mobile, error) {
+	key := mobileKey{mobile, region}
+	p, ok := mobiles.get(key)
+	if !ok {
+		p = parseMobileUncached(mobile, region)
+		mobiles.put(key, p)
+	}
+	switch p.outcome {
+	case mobileUnparsable:
+		return Mobile{}, deskkit.Invalid("mobile", "must be a phone number of %s", region)
+	case mobileInvalid:
+		return Mobile{}, deskkit.Invalid("mobile", "must be a valid phone number of %s", region)
+	case mobileNotMobile:
+		return Mobile{}, deskkit.Invalid("mobile", "must be a mobile number: a text message cannot reach it")
+	}
+	return p.m, nil
+}
+
+func parseMobileUncached(mobile, region string) parsedMobile {
 	num, err := phonenumbers.Parse(mobile, region)
 	if err != nil {
-		return Mobile{}, deskkit.Invalid("mobile", "must be a phone number of %s", region)
+		return parsedMobile{outcome: mobileUnparsable}
 	}
 	if !phonenumbers.IsValidNumberForRegion(num, region) {
-		return Mobile{}, deskkit.Invalid("mobile", "must be a valid phone number of %s", region)
+		return parsedMobile{outcome: mobileInvalid}
 	}
 	switch phonenumbers.GetNumberType(num) {
 	case phonenumbers.MOBILE, phonenumbers.FIXED_LINE_OR_MOBILE:
 	default:
-		return Mobile{}, deskkit.Invalid("mobile", "must be a mobile number: a text message cannot reach it")
+		return parsedMobile{outcome: mobileNotMobile}
 	}
-	return Mobile{
+	return parsedMobile{m: Mobile{
 		E164:    phonenumbers.Format(num, phonenumbers.E164),
 		Country: region,
 		ITC:     int(num.GetCountryCode()),
-	}, nil
+	}}
+}
+
+// mobileKey is a number as written (trimmed, at most MaxMobileLength
+// bytes) and its region.
+type mobileKey struct{ mobile, region string }
+
+// mobileCacheSize bounds each of the two generations of mobiles: at most
+// 2 x 4096 entries of under 100 bytes, whatever numbers clients send.
+const mobileCacheSize = 4096
+
+// mobiles remembers the latest numbers parsed. The phone-number metadata
+// is compiled into the binary, so an answer never goes stale; the cache
+// is shared by every Verifier of the process, as that metadata is.
+var mobiles = &mobileCache{cur: map[mobileKey]parsedMobile{}}
+
+// mobileCache is a bounded cache in two generations: when the current one
+// is full it becomes the old one, and the old one is dropped. A hit in the
+// old generation moves to the current one, so numbers in use stay.
+type mobileCache struct {
+	mu       sync.Mutex
+	cur, old map[mobileKey]parsedMobile
+}
+
+func (c *mobileCache) get(k mobileKey) (parsedMobile, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.cur[k]; ok {
+		return p, true
+	}
+	p, ok := c.old[k]
+	if ok {
+		c.putLocked(k, p)
+	}
+	return p, ok
+}
+
+func (c *mobileCache) put(k mobileKey, p parsedMobile) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(k, p)
+}
+
+func (c *mobileCache) putLocked(k mobileKey, p parsedMobile) {
+	if len(c.cur) >= mobileCacheSize {
+		c.old, c.cur = c.cur, make(map[mobileKey]parsedMobile, mobileCacheSize)
+	}
+	c.cur[k] = p
 }
 
 // normalizeCountry returns country as a supported region in upper case.

@@ -156,6 +156,8 @@ type pendingCode struct {
 	address string
 	code    string
 	hash    string
+	limits  []string // the keys of the limits its send took, once each
+	takenAt int64    // when it took them, Unix milliseconds
 }
 
 func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizKey, addrs []string) (Sent, error) {
@@ -179,6 +181,7 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 	err = database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		codes = codes[:0]
 		var limits []limiter.Limit
+		keys := map[string][]string{}
 		for _, a := range addrs {
 			ls := v.sendLimits(u, k, b, a)
 			if refused {
@@ -188,20 +191,25 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 				ls = ls[len(ls)-1:]
 			}
 			limits = append(limits, ls...)
+			for _, l := range ls {
+				if l.Max > 0 {
+					keys[a] = append(keys[a], l.Key)
+				}
+			}
 		}
-		if err := v.takeLimits(ctx, tx, limits); err != nil {
+		now := v.now()
+		if err := v.takeLimits(ctx, tx, now, limits); err != nil {
 			return err
 		}
 		if refused {
 			return nil // the limits count the refused send, and nothing else happens
 		}
-		now := v.now()
 		for _, a := range addrs {
 			code, err := newCode()
 			if err != nil {
 				return err
 			}
-			pc := pendingCode{address: a, code: code, hash: v.hashCode(v.codeKeys[0], u, k, b, a, code)}
+			pc := pendingCode{address: a, code: code, hash: v.hashCode(v.codeKeys[0], u, k, b, a, code), limits: keys[a], takenAt: now}
 			err = tx.NewRaw(`INSERT INTO deskkit_verify_codes
     (tenant_id, user_id, kind, biz_key, address, code_hash, state, attempts, created_at_ms, expires_at_ms)
 VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
@@ -224,40 +232,109 @@ RETURNING id`, u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.
 	}
 	// Outside the transaction: the rows are pending, so a code whose send
 	// fails, or never finishes because the process dies, is never usable.
-	for _, pc := range codes {
-		if err := v.deliverCode(ctx, k, b, pc); err != nil {
+	// The request's deadline bounds the sends, but a client that hangs up
+	// does not cut them short: a message the gateway may have taken must
+	// not be counted as one that never went.
+	dctx := context.WithoutCancel(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithDeadline(dctx, d)
+		defer cancel()
+	}
+	for i, pc := range codes {
+		if err := v.deliverCode(dctx, k, b, pc); err != nil {
 			v.cfg.Logger.WarnContext(ctx, "verify: send failed", slog.String("kind", string(k)),
 				slog.String("bizKey", string(b)), slog.String("to", mask(k, pc.address)), slog.Any("error", err))
-			if ferr := v.setState(context.WithoutCancel(ctx), codes, stateFailed); ferr != nil {
-				return Sent{}, errors.Join(ferr, err)
-			}
+			// What went out is usable and counted; what did not is
+			// neither, so the retry the client is invited to make is not
+			// refused by the limits of a send that never happened.
+			v.settle(dctx, codes[:i], stateActive)
+			v.settle(dctx, codes[i:], stateFailed)
 			return Sent{}, fmt.Errorf("%w: %w", ErrSendFailed, err)
 		}
 	}
-	// The messages are out: activate their codes even if the client has
-	// gone meanwhile, or it would hold a code that cannot pass.
-	if err := v.setState(context.WithoutCancel(ctx), codes, stateActive); err != nil {
-		return Sent{}, err
-	}
+	// The messages are out: their codes become usable even if the client
+	// has gone meanwhile, or the database is away (then settle retries),
+	// and the answer is a success, since a code is on its way.
+	v.settle(dctx, codes, stateActive)
 	return Sent{
 		ExpiresInSeconds: int(v.cfg.CodeTTL / time.Second),
 		ResendInSeconds:  int(v.cfg.ResendInterval / time.Second),
 	}, nil
 }
 
-// setState moves the pending codes to state; a code replaced meanwhile (its
-// hash changed) is left alone.
-func (v *Verifier) setState(ctx context.Context, codes []pendingCode, state string) error {
-	for _, pc := range codes {
-		_, err := v.db.NewUpdate().Table("deskkit_verify_codes").
-			Set("state = ?", state).
-			Where("id = ? AND state = ? AND code_hash = ?", pc.id, statePending, pc.hash).
-			Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("verify: mark code %s: %w", state, err)
-		}
+// Bounds of the retries of settle: the first comes after
+// settleFirstRetry, each later one after twice the wait before it, at most
+// settleMaxRetry, for CodeTTL in all; each attempt has settleTimeout.
+const (
+	settleFirstRetry = 100 * time.Millisecond
+	settleMaxRetry   = 5 * time.Second
+	settleTimeout    = 5 * time.Second
+)
+
+// settle moves the pending codes to state: active for codes whose message
+// went out, failed, with the limits their sends took given back, for codes
+// whose message did not. If the database cannot take it now, settle
+// retries in the background, for up to CodeTTL (a code is worth nothing
+// after that): a code delivered during an outage becomes usable once the
+// database is back. Only a process that dies meanwhile loses it, and then
+// the code stays unusable, never wrongly usable.
+func (v *Verifier) settle(ctx context.Context, codes []pendingCode, state string) {
+	if len(codes) == 0 {
+		return
 	}
-	return nil
+	err := v.settleNow(ctx, codes, state)
+	if err == nil {
+		return
+	}
+	v.cfg.Logger.WarnContext(ctx, "verify: could not record the outcome of a send; retrying in the background",
+		slog.String("state", state), slog.Int("codes", len(codes)), slog.Any("error", err))
+	bg := context.WithoutCancel(ctx)
+	go func() {
+		wait := settleFirstRetry
+		for spent := time.Duration(0); spent < v.cfg.CodeTTL; spent += wait {
+			t := time.NewTimer(wait)
+			<-t.C
+			actx, cancel := context.WithTimeout(bg, settleTimeout)
+			err = v.settleNow(actx, codes, state)
+			cancel()
+			if err == nil {
+				v.cfg.Logger.InfoContext(bg, "verify: recorded the outcome of a send after a retry",
+					slog.String("state", state), slog.Int("codes", len(codes)))
+				return
+			}
+			wait = min(2*wait, settleMaxRetry)
+		}
+		v.cfg.Logger.ErrorContext(bg, "verify: gave up recording the outcome of a send",
+			slog.String("state", state), slog.Int("codes", len(codes)), slog.Any("error", err))
+	}()
+}
+
+// settleNow moves the pending codes to state in one transaction, and with
+// stateFailed gives their limits back. A code replaced meanwhile (its hash
+// changed), or already settled by an earlier attempt whose commit was not
+// acknowledged, is left alone and gives nothing back twice.
+func (v *Verifier) settleNow(ctx context.Context, codes []pendingCode, state string) error {
+	return database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		for _, pc := range codes {
+			res, err := tx.NewUpdate().Table("deskkit_verify_codes").
+				Set("state = ?", state).
+				Where("id = ? AND state = ? AND code_hash = ?", pc.id, statePending, pc.hash).
+				Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("verify: mark code %s: %w", state, err)
+			}
+			if n, _ := res.RowsAffected(); n != 1 || state != stateFailed {
+				continue
+			}
+			for _, key := range pc.limits {
+				if err := giveBack(ctx, tx, key, pc.takenAt); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 func (v *Verifier) deliverCode(ctx context.Context, k Kind, b BizKey, pc pendingCode) error {
@@ -392,14 +469,14 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 // so no two compare at once, and none compares once a limit is reached.
 func (v *Verifier) consume(ctx context.Context, tx bun.Tx, u User, k Kind, b BizKey, address, code string) (wrong, err error) {
 	fl := v.failureLimit(u)
-	if err := v.takeLimits(ctx, tx, []limiter.Limit{fl}); err != nil {
+	now := v.now()
+	if err := v.takeLimits(ctx, tx, now, []limiter.Limit{fl}); err != nil {
 		var rl *deskkit.RateLimitError
 		if errors.As(err, &rl) {
 			return nil, fmt.Errorf("%w: %w", ErrTooManyFailures, err)
 		}
 		return nil, err
 	}
-	now := v.now()
 	var rows []struct {
 		ID       int64  `bun:"id"`
 		CodeHash string `bun:"code_hash"`
@@ -429,7 +506,7 @@ RETURNING id, code_hash, attempts`, u.TenantID, u.ID, k, b, address, stateActive
 	if n, _ := res.RowsAffected(); n != 1 {
 		return nil, ErrCodeMissing
 	}
-	return nil, giveBack(ctx, tx, fl.Key)
+	return nil, giveBack(ctx, tx, fl.Key, now)
 }
 
 // whyUnusable tells why no code could be checked.
@@ -447,6 +524,8 @@ func (v *Verifier) whyUnusable(ctx context.Context, tx bun.Tx, u User, k Kind, b
 		return ErrCodeMissing
 	case err != nil:
 		return fmt.Errorf("verify: read code: %w", err)
+	case row.State == stateUsed:
+		return &codeUsed{bind: b == BindMobile || b == BindEmail}
 	case row.State != stateActive:
 		return ErrCodeMissing
 	case row.Attempts >= MaxAttempts:
@@ -455,6 +534,22 @@ func (v *Verifier) whyUnusable(ctx context.Context, tx bun.Tx, u User, k Kind, b
 		return ErrCodeExpired
 	}
 	return ErrCodeMissing
+}
+
+// codeUsed is ErrCodeMissing for a code that a check (or a change) used
+// up, with a message that says so rather than "request one first".
+type codeUsed struct{ bind bool }
+
+func (e *codeUsed) Error() string { return "verify: code already used" }
+
+func (e *codeUsed) Unwrap() error { return ErrCodeMissing }
+
+func (e *codeUsed) ClientMessage() string {
+	if e.bind {
+		return "the code sent for this bizKey and address was already used by a check: " +
+			"change the address with the linkSecret that check answered, instead of verificationCode, or request a new code"
+	}
+	return "the code sent for this bizKey and address was already used: request a new code"
 }
 
 // wrongCode is ErrCodeWrong with the attempts left in its message.

@@ -13,8 +13,11 @@ import (
 
 // MobileChange changes the principal's mobile number. With MODIFY_MOBILE,
 // LinkSecret is what checking a MODIFY_MOBILE code sent to the current
-// number answered, and Code is a MODIFY_MOBILE code sent to the new number;
-// with BIND_MOBILE (for a user without a number) Code alone is the proof.
+// number answered, and Code is a MODIFY_MOBILE code sent to the new number.
+// With BIND_MOBILE (for a user without a number) one proof of the new
+// number is enough: Code, a BIND_MOBILE code sent to it, or, once a check
+// has used that code up, LinkSecret, what checking it answered (and Code
+// empty).
 type MobileChange struct {
 	BizKey     BizKey
 	Mobile     string
@@ -88,9 +91,19 @@ type change struct {
 }
 
 func (v *Verifier) change(ctx context.Context, p deskkit.Principal, c change) (Detail, error) {
-	code, err := normalizeCode(c.code)
-	if err != nil {
-		return Detail{}, err
+	modify := c.bizKey == ModifyMobile || c.bizKey == ModifyEmail
+	// BIND_* takes one proof of the new address: its code, or the link
+	// secret that checking the code answered (the check used the code up).
+	bindBySecret := !modify && c.linkSecret != ""
+	if bindBySecret && c.code != "" {
+		return Detail{}, deskkit.Invalid("linkSecret", "must be empty when verificationCode is given with %s: give one of them, the code or the linkSecret its check answered", c.bizKey)
+	}
+	var code string
+	if !bindBySecret {
+		var err error
+		if code, err = normalizeCode(c.code); err != nil {
+			return Detail{}, err
+		}
 	}
 	u, err := v.user(ctx, p)
 	if err != nil {
@@ -100,12 +113,9 @@ func (v *Verifier) change(ctx context.Context, p deskkit.Principal, c change) (D
 		return Detail{}, err
 	}
 	old := current(u, c.kind)
-	modify := c.bizKey == ModifyMobile || c.bizKey == ModifyEmail
 	switch {
 	case modify && c.linkSecret == "":
 		return Detail{}, deskkit.Invalid("linkSecret", "is required with %s: check a code sent to your current address first", c.bizKey)
-	case !modify && c.linkSecret != "":
-		return Detail{}, deskkit.Invalid("linkSecret", "must be empty with %s", c.bizKey)
 	case c.address == old:
 		return Detail{}, deskkit.Invalid(c.field, "is already your address")
 	}
@@ -119,7 +129,17 @@ func (v *Verifier) change(ctx context.Context, p deskkit.Principal, c change) (D
 	err = database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		noticeID = 0
-		if wrong, err = v.consume(ctx, tx, u, c.kind, c.bizKey, c.address, code); err != nil || wrong != nil {
+		if bindBySecret {
+			// The secret of a check of this bizKey, by this user, for
+			// this new address; spent only if the change commits.
+			proof, err := v.redeem(ctx, tx, u.TenantID, u.ID, c.bizKey, c.linkSecret)
+			if err != nil {
+				return err
+			}
+			if proof.Kind != c.kind || proof.Address != c.address {
+				return ErrLinkSecret
+			}
+		} else if wrong, err = v.consume(ctx, tx, u, c.kind, c.bizKey, c.address, code); err != nil || wrong != nil {
 			return err
 		}
 		if modify {

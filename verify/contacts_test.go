@@ -216,3 +216,85 @@ func TestTakenAtChange(t *testing.T) {
 		}
 	})
 }
+
+// TestBindAfterCheck is item 3.5 of issue 12: the docs say send, then
+// check, but for BIND_* the check used the code up and the change then
+// answered "request one first". The link secret that checking the same
+// new address answered is now the proof, bound to the user, the tenant,
+// the bizKey and the address, and good once; the message of a used code
+// says what happened.
+func TestBindAfterCheck(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		dora := f.dir.Add(verify.User{ID: 4, TenantID: 10, Username: "dora"})
+		erin := f.dir.Add(verify.User{ID: 5, TenantID: 20, Username: "erin"}) // another tenant
+		code := f.sendSMS(t, f.carl, verify.BindMobile, newMobile)
+		link, err := f.checkSMS(f.carl, verify.BindMobile, newMobile, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bind := func(p deskkit.Principal, mobile, code, secret string) error {
+			_, err := f.v.ChangeMobile(ctx, p, verify.MobileChange{BizKey: verify.BindMobile, Mobile: mobile, Country: "CN", Code: code, LinkSecret: secret})
+			return err
+		}
+		// The code the check used: the message says so, and what to do.
+		err = bind(f.carl, newMobile, code, "")
+		var cm deskkit.ClientMessager
+		if !errors.Is(err, verify.ErrCodeMissing) || !errors.As(err, &cm) ||
+			!strings.Contains(cm.ClientMessage(), "already used by a check") || !strings.Contains(cm.ClientMessage(), "linkSecret") {
+			t.Fatalf("bind with the code a check used: %v, want ErrCodeMissing saying it was used", err)
+		}
+		if strings.Contains(cm.ClientMessage(), "request one first") {
+			t.Errorf("message %q", cm.ClientMessage())
+		}
+		// Both proofs at once: ambiguous, refused before anything is spent.
+		var ie *deskkit.InputError
+		if err := bind(f.carl, newMobile, code, link.Secret); !errors.As(err, &ie) || ie.Field != "linkSecret" {
+			t.Errorf("code and secret together: %v, want an input error on linkSecret", err)
+		}
+		// The secret proves this address only, for this user only.
+		if err := bind(f.carl, "+8613600136000", "", link.Secret); !errors.Is(err, verify.ErrLinkSecret) {
+			t.Errorf("secret of another address: %v, want ErrLinkSecret", err)
+		}
+		if err := bind(dora, newMobile, "", link.Secret); !errors.Is(err, verify.ErrLinkSecret) {
+			t.Errorf("Carl's secret used by Dora: %v, want ErrLinkSecret", err)
+		}
+		if err := bind(erin, newMobile, "", link.Secret); !errors.Is(err, verify.ErrLinkSecret) {
+			t.Errorf("Carl's secret used in another tenant: %v, want ErrLinkSecret", err)
+		}
+		// ...and for BIND_MOBILE only: a SIGNIN check of the address is no proof.
+		signin := f.sendSMS(t, dora, "SIGNIN", "+8613600136000")
+		other, err := f.checkSMS(dora, "SIGNIN", "+8613600136000", signin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bind(dora, "+8613600136000", "", other.Secret); !errors.Is(err, verify.ErrLinkSecret) {
+			t.Errorf("a SIGNIN secret for BIND_MOBILE: %v, want ErrLinkSecret", err)
+		}
+		// The refusals spent nothing: the secret binds Carl's number.
+		d, err := f.v.ChangeMobile(ctx, f.carl, verify.MobileChange{BizKey: verify.BindMobile, Mobile: "137 0013 7000", Country: "CN", LinkSecret: link.Secret})
+		if err != nil {
+			t.Fatalf("bind with the check's link secret: %v", err)
+		}
+		if d.Mobile != newMobile {
+			t.Errorf("mobile %q, want %q", d.Mobile, newMobile)
+		}
+		// Good once: a secret already spent (here by Redeem) proves nothing.
+		c2 := f.sendSMS(t, dora, verify.BindMobile, "+8613600136000")
+		l2, err := f.checkSMS(dora, verify.BindMobile, "+8613600136000", c2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.v.Redeem(ctx, nil, dora, verify.BindMobile, l2.Secret); err != nil {
+			t.Fatal(err)
+		}
+		if err := bind(dora, "+8613600136000", "", l2.Secret); !errors.Is(err, verify.ErrLinkSecret) {
+			t.Errorf("a spent secret: %v, want ErrLinkSecret", err)
+		}
+		// Other bizKeys: the used code's message says to request a new one.
+		if _, err := f.checkSMS(dora, "SIGNIN", "+8613600136000", signin); !errors.As(err, &cm) || !strings.Contains(cm.ClientMessage(), "already used: request a new code") {
+			t.Errorf("second check of a SIGNIN code: %v", err)
+		}
+	})
+}

@@ -44,14 +44,25 @@
 // secret, and a refused change (an address taken meanwhile) spends
 // neither. BIND_MOBILE and BIND_EMAIL are for a user with no address of
 // that kind (ErrAlreadyBound otherwise; MODIFY_* without one is
-// ErrNotBound): the code sent to the new address is the proof. After a
-// change a notice goes to the old address.
+// ErrNotBound): one proof of the new address is enough, either the code
+// sent to it, or, when the client checked that code first (send, then
+// check, as for every bizKey), the link secret the check answered, since
+// the check used the code up. Such a secret passes only for the user and
+// tenant it was won by, the same bizKey and the same new address, once;
+// a change that is refused leaves it unspent. Giving both is an input
+// error (which one is meant?). A change with a code that a check used up
+// answers ErrCodeMissing with a message that says so and points at the
+// link secret. After a change a notice goes to the old address.
 //
 // Mobile numbers are checked against the country (an ISO 3166-1 region)
 // with github.com/nyaruka/phonenumbers, must be able to receive text
 // messages, and are stored in E.164, so "+86 138 0013 8000" and
 // "13800138000" with CN are one number; itc, when given, must be the
-// country's code. E-mail addresses are bare addresses of at most 100
+// country's code. phonenumbers runs regular expressions on every number
+// it parses, so its answer for a number as written and its region is kept
+// in a bounded cache (two generations of 4096) shared by the process: one
+// number comes back for its send, its check and its change. E-mail
+// addresses are bare addresses of at most 100
 // characters, trimmed, their domain in lower case (the local part belongs
 // to the receiving system).
 //
@@ -77,12 +88,15 @@
 // (an upsert guarded by the limit), so it holds across server replicas
 // and parallel requests:
 //
-//   - one code per (bizKey, address) per Config.ResendInterval (60 s);
-//   - Config.SendsPerHour codes per address (10) and Config.SendsPerDay
-//     per user (20); a send the sender failed counts toward both, and a
-//     send refused for an address another user holds toward the user's
-//     only (counting it against the address would let anyone block its
-//     holder's codes);
+//   - one code per (user, bizKey, address) per Config.ResendInterval
+//     (60 s);
+//   - Config.SendsPerHour codes per (user, address) an hour (10);
+//   - Config.SendsPerAddressPerDay codes per address a day (30), from all
+//     users of all tenants together;
+//   - Config.SendsPerDay codes per user a day (20), refused sends
+//     included: a send refused for an address another user holds counts
+//     toward the user's day only (counting it against the address would
+//     let anyone block its holder's codes);
 //   - MaxAttempts (5) wrong checks per code, counted before the
 //     comparison, then the code is dead (ErrCodeExhausted);
 //   - Config.FailuresPerDay (20) wrong checks per user across codes
@@ -94,16 +108,61 @@
 // they compare nothing. A send refused by a limit answers a
 // *deskkit.RateLimitError with the time to wait.
 //
+// The interval and the hour are each user's own, so one user's sends
+// never block another's codes. The address's day is what keeps many
+// accounts, or many tenants, from flooding one phone or mailbox (SMS
+// pumping): it is one count per address across every tenant, kept under
+// an HMAC-SHA256 of the address (e-mail folded to lower case) with a key
+// derived by HKDF from the server secret, so the table shared by tenants
+// holds no address and nothing to join one tenant's rows to another's. A
+// rotation of the secret starts those counts afresh.
+//
+// The budget of an attacker, with the defaults: one account sends at most
+// 20 codes a day in all, at most 10 an hour to one address, one a minute
+// per bizKey; its sends never count against its victim's own interval and
+// hour. The most any number of accounts in any number of tenants can have
+// sent to one address is 30 a day. Using that up, which refuses codes to
+// that address for the rest of the day, takes more than one account's
+// whole daily allowance (20 < 30): at least two accounts, each spending
+// most of its day on that one address. The cap has no exception, not even
+// for the user who holds the address: an address in a host's directory is
+// not always proved (an administrator may set it), so holders made up for
+// the purpose could otherwise flood it 20 a day each. Hosts that change
+// the limits keep SendsPerAddressPerDay above SendsPerDay to keep the
+// first property.
+//
 // # Senders and transactions
 //
 // No sender runs inside a database transaction. A send first stores the
 // code as pending (unusable) with its limits in one transaction, then
-// calls the sender, then marks the code active; a sender failure marks it
-// failed and answers ErrSendFailed (502), so a failed or interrupted send
-// leaves no usable code and still counts toward the limits. A change
-// writes its notice into an outbox table in the change's transaction and
-// sends it after the commit; a notice that fails is logged and stays in
-// the outbox for SendNotices, which hosts run now and then with Purge.
+// calls the sender, then records the outcome:
+//
+//   - the sender took the message: the code becomes active and the send
+//     counts toward the limits;
+//   - the sender refused it or could not be reached (nothing went out):
+//     the code is marked failed, the limits its send took are given back,
+//     so the retry the answer invites is not refused by them, and the
+//     answer is ErrSendFailed (502).
+//
+// The outcome is recorded by a guarded update in a transaction of its own.
+// If the database cannot take it (an outage between the send and the
+// record), the Verifier retries in the background, with a growing pause
+// (0.1 s doubling to 5 s), for up to CodeTTL: a code delivered during an
+// outage becomes usable once the database is back, and a send that
+// delivered answers success, not an error inviting a retry. Only a process
+// that stops meanwhile loses the record, and then the code stays unusable
+// and counted, never wrongly usable.
+//
+// A sender runs within the request's deadline, but a client that hangs up
+// does not cut it short: a message the gateway may have taken is never
+// counted as one that did not go out. A sender that answers an error
+// after taking the message (a reply lost past the deadline) gets its
+// limits back: the gateway's word is what the Verifier goes by.
+//
+// A change writes its notice into an outbox table in the change's
+// transaction and sends it after the commit; a notice that fails is logged
+// and stays in the outbox for SendNotices, which hosts run now and then
+// with Purge.
 //
 // Messages come from templates per bizKey (Template; text/template for
 // the SMS, the subject and the plain body, html/template for the HTML
@@ -123,8 +182,11 @@
 //
 // The tests run every rule on SQLite and PostgreSQL with a fake
 // directory, including 20 parallel checks of one code, parallel wrong
-// guesses and sends, and two Verifiers over one PostgreSQL database; the
-// senders are tested against a real SMTP server and real HTTP servers on
-// loopback; the reference server's end-to-end test runs the modify and
-// bind flows through both.
+// guesses and sends, two Verifiers over one PostgreSQL database, and the
+// database cut between a send and its record (a query hook failing every
+// statement); the senders are tested against a real SMTP server and real
+// HTTP servers on loopback, connection reuse included; the reference
+// server's end-to-end test runs the modify and bind flows through both,
+// and its outage test cuts PostgreSQL behind a TCP proxy while a slow
+// gateway holds a message.
 package verify

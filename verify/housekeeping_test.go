@@ -116,6 +116,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"code TTL over 10m", secret, &verify.Config{CodeTTL: 11 * time.Minute}},
 		{"short previous secret", secret, &verify.Config{PreviousSecret: []byte("x")}},
 		{"negative limit", secret, &verify.Config{SendsPerDay: -1}},
+		{"negative address limit", secret, &verify.Config{SendsPerAddressPerDay: -1}},
 		{"template of an unknown bizKey", secret, &verify.Config{Templates: map[verify.BizKey]verify.Template{"NOPE": {SMS: "x"}}}},
 		{"template that does not parse", secret, &verify.Config{Templates: map[verify.BizKey]verify.Template{"SIGNIN": {SMS: "{{.Code"}}}},
 		{"template with an unknown field", secret, &verify.Config{Notice: &verify.Template{Text: "{{.Nope}}"}}},

@@ -2,8 +2,12 @@ package verify
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -15,12 +19,13 @@ import (
 // limitsTable holds the Verifier's rate limits; see package limiter.
 const limitsTable = "deskkit_verify_limits"
 
-// takeLimits counts one event against each limit and refuses with a
+// takeLimits counts one event at now (Unix milliseconds) against each
+// limit and refuses with a
 // *deskkit.RateLimitError as soon as one is exhausted (limiter.Take). Call
 // it inside a transaction: a refusal should roll back the limits taken
 // before it.
-func (v *Verifier) takeLimits(ctx context.Context, tx bun.IDB, limits []limiter.Limit) error {
-	if err := limiter.Take(ctx, tx, limitsTable, v.now(), limits); err != nil {
+func (v *Verifier) takeLimits(ctx context.Context, tx bun.IDB, now int64, limits []limiter.Limit) error {
+	if err := limiter.Take(ctx, tx, limitsTable, now, limits); err != nil {
 		var rl *deskkit.RateLimitError
 		if errors.As(err, &rl) {
 			return err
@@ -30,35 +35,56 @@ func (v *Verifier) takeLimits(ctx context.Context, tx bun.IDB, limits []limiter.
 	return nil
 }
 
-// giveBack returns one event to the limit of key, taken in the same
-// transaction.
-func giveBack(ctx context.Context, tx bun.IDB, key string) error {
-	if err := limiter.GiveBack(ctx, tx, limitsTable, key); err != nil {
+// giveBack returns one event, taken at takenAt (Unix milliseconds), to
+// the limit of key, if the window that counted it is still open.
+func giveBack(ctx context.Context, tx bun.IDB, key string, takenAt int64) error {
+	if err := limiter.GiveBack(ctx, tx, limitsTable, key, takenAt); err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
 	return nil
 }
 
 // The limits of a send of kind k to address by user u; the user's own
-// limit comes last.
+// limit comes last. The interval and the hour are the user's for that
+// address, so that one user's sends never block another's; the day of the
+// address is everybody's, in every tenant, its holder's included, counted
+// under a keyed hash of the address.
 func (v *Verifier) sendLimits(u User, k Kind, b BizKey, address string) []limiter.Limit {
-	return []limiter.Limit{
+	ls := []limiter.Limit{
 		{
-			Key: fmt.Sprintf("send-interval:%d:%s:%s:%s", u.TenantID, k, b, address),
+			Key: fmt.Sprintf("send-interval:%d:%d:%s:%s:%s", u.TenantID, u.ID, k, b, address),
 			Max: 1, Window: v.cfg.ResendInterval,
 			Msg: fmt.Sprintf("a code for %s was sent to this address less than %s ago", b, v.cfg.ResendInterval),
 		},
 		{
-			Key: fmt.Sprintf("send-address:%d:%s:%s", u.TenantID, k, address),
+			Key: fmt.Sprintf("send-address:%d:%d:%s:%s", u.TenantID, u.ID, k, address),
 			Max: v.cfg.SendsPerHour, Window: time.Hour,
 			Msg: fmt.Sprintf("at most %d codes an hour may go to one address", v.cfg.SendsPerHour),
 		},
-		{
-			Key: userSendKey(u),
-			Max: v.cfg.SendsPerDay, Window: 24 * time.Hour,
-			Msg: fmt.Sprintf("at most %d codes a day may be requested", v.cfg.SendsPerDay),
-		},
 	}
+	return append(ls, limiter.Limit{
+		Key: "send-any:" + string(k) + ":" + v.addressTag(k, address),
+		Max: v.cfg.SendsPerAddressPerDay, Window: 24 * time.Hour,
+		Msg: fmt.Sprintf("this address has had %d codes today, the most it may get from all accounts", v.cfg.SendsPerAddressPerDay),
+	}, limiter.Limit{
+		Key: userSendKey(u),
+		Max: v.cfg.SendsPerDay, Window: 24 * time.Hour,
+		Msg: fmt.Sprintf("at most %d codes a day may be requested", v.cfg.SendsPerDay),
+	})
+}
+
+// addressTag names address in the limit shared by every user and tenant:
+// an HMAC-SHA256 under a key derived from the server secret, so the table
+// holds nothing a tenant could read another's address from. E-mail
+// addresses are folded to lower case first: one mailbox is one mailbox
+// however its local part is written.
+func (v *Verifier) addressTag(k Kind, address string) string {
+	if k == KindEmail {
+		address = strings.ToLower(address)
+	}
+	mac := hmac.New(sha256.New, v.addressKey)
+	fmt.Fprintf(mac, "%s\x00%s", k, address)
+	return hex.EncodeToString(mac.Sum(nil))
 }
 
 func userSendKey(u User) string { return fmt.Sprintf("send-user:%d:%d", u.TenantID, u.ID) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -20,8 +21,12 @@ const (
 	MaxAddressLength  = 200
 )
 
-// Genders are the values of User.Gender.
-var Genders = []string{"MALE", "FEMALE", "UNKNOWN"}
+// genders are the values of User.Gender, in the order Genders lists them.
+var genders = [...]string{"MALE", "FEMALE", "UNKNOWN"}
+
+// Genders returns the values of User.Gender, in a new slice each call:
+// nothing a caller does to it changes what UpdateProfile accepts.
+func Genders() []string { return slices.Clone(genders[:]) }
 
 // Detail is the current user as the API shows it.
 type Detail struct {
@@ -141,9 +146,7 @@ func checkProfile(pr *Profile) error {
 		}
 	}
 	if pr.Gender != nil {
-		switch *pr.Gender {
-		case "MALE", "FEMALE", "UNKNOWN":
-		default:
+		if !slices.Contains(genders[:], *pr.Gender) {
 			return deskkit.Invalid("gender", "must be MALE, FEMALE or UNKNOWN")
 		}
 	}

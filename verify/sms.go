@@ -22,13 +22,28 @@ const (
 	smsReplyExcerpt = 200      // quote at most this much in an error
 )
 
+// DefaultSMSConcurrency is how many messages an SMS sender without its own
+// client expects to have in flight at once: its client keeps that many idle
+// connections to the gateway.
+const DefaultSMSConcurrency = 64
+
 // defaultSMSClient is the client of an SMS sender without its own: a
 // 10-second timeout and no redirects, since a gateway that redirects is
 // misconfigured and following it would hand the message (and the
-// credentials of a header) to another URL.
-func defaultSMSClient() *http.Client {
+// credentials of a header) to another URL. Its transport keeps concurrency
+// idle connections to the gateway, where Go's default keeps 2: under load
+// every send past the second would open a new connection (a TLS handshake
+// to the gateway, a socket left in TIME_WAIT).
+func defaultSMSClient(concurrency int) *http.Client {
+	if concurrency <= 0 {
+		concurrency = DefaultSMSConcurrency
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = concurrency
+	t.MaxIdleConnsPerHost = concurrency
 	return &http.Client{
-		Timeout: 10 * time.Second,
+		Timeout:   10 * time.Second,
+		Transport: t,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
@@ -40,8 +55,14 @@ type HTTPSMSConfig struct {
 	// URL is the gateway's absolute http or https URL. Required.
 	URL string
 	// Client sends the requests; without one, a client with a 10-second
-	// timeout that does not follow redirects (a redirect is an error).
+	// timeout that does not follow redirects (a redirect is an error) and
+	// keeps Concurrency idle connections to the gateway.
 	Client *http.Client
+	// Concurrency is how many messages are expected in flight at once
+	// (the server's concurrent requests that send codes):
+	// DefaultSMSConcurrency if 0. It sizes the default client's pool of
+	// idle connections; with Client set it is unused.
+	Concurrency int
 	// Header holds extra request headers, e.g. an API key; optional.
 	Header http.Header
 }
@@ -64,9 +85,12 @@ func NewHTTPSMSSender(cfg HTTPSMSConfig) (*HTTPSMSSender, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, errors.New("verify: HTTPSMSConfig.URL must be an absolute http or https URL")
 	}
+	if cfg.Concurrency < 0 {
+		return nil, errors.New("verify: HTTPSMSConfig.Concurrency must not be negative")
+	}
 	client := cfg.Client
 	if client == nil {
-		client = defaultSMSClient()
+		client = defaultSMSClient(cfg.Concurrency)
 	}
 	return &HTTPSMSSender{url: u, client: client, header: cfg.Header.Clone()}, nil
 }
@@ -119,8 +143,11 @@ type TwilioConfig struct {
 	// carries the AuthToken.
 	BaseURL string
 	// Client sends the requests; without one, a client with a 10-second
-	// timeout that does not follow redirects (a redirect is an error).
+	// timeout that does not follow redirects (a redirect is an error) and
+	// keeps Concurrency idle connections to Twilio.
 	Client *http.Client
+	// Concurrency is as in HTTPSMSConfig: DefaultSMSConcurrency if 0.
+	Concurrency int
 }
 
 // TwilioSMSSender is an SMSSender over Twilio's Messages API. It is safe for
@@ -140,6 +167,9 @@ var _ SMSSender = (*TwilioSMSSender)(nil)
 func NewTwilioSMSSender(cfg TwilioConfig) (*TwilioSMSSender, error) {
 	if cfg.AccountSID == "" || cfg.AuthToken == "" || cfg.From == "" {
 		return nil, errors.New("verify: TwilioConfig needs AccountSID, AuthToken and From")
+	}
+	if cfg.Concurrency < 0 {
+		return nil, errors.New("verify: TwilioConfig.Concurrency must not be negative")
 	}
 	if strings.ContainsAny(cfg.AccountSID, "/?#% \t\r\n") {
 		return nil, errors.New("verify: TwilioConfig.AccountSID is not an account SID")
@@ -162,7 +192,7 @@ func NewTwilioSMSSender(cfg TwilioConfig) (*TwilioSMSSender, error) {
 	}
 	s.endpoint = u.JoinPath("2010-04-01", "Accounts", cfg.AccountSID, "Messages.json")
 	if s.client == nil {
-		s.client = defaultSMSClient()
+		s.client = defaultSMSClient(cfg.Concurrency)
 	}
 	return s, nil
 }

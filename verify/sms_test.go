@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -388,5 +390,68 @@ func TestNewTwilioSMSSenderValidates(t *testing.T) {
 				t.Errorf("NewTwilioSMSSender error = %v, want ok %v", err, tt.ok)
 			}
 		})
+	}
+}
+
+// TestHTTPSMSSenderKeepsConnectionsAlive: rounds of concurrent sends reuse
+// the connections of the first round. On Go's default transport (2 idle
+// connections per host) every round opened concurrency-2 new ones.
+func TestHTTPSMSSenderKeepsConnectionsAlive(t *testing.T) {
+	const concurrency, rounds = 16, 4
+	var opened atomic.Int64
+	arrived := make(chan struct{}, concurrency)
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		arrived <- struct{}{}
+		<-release // every request of a round is in flight at once
+		w.WriteHeader(http.StatusOK)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: srv.URL, Concurrency: concurrency})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range rounds {
+		errs := make(chan error, concurrency)
+		for range concurrency {
+			go func() {
+				errs <- s.SendSMS(context.Background(), verify.SMS{To: "+8613800138000", Text: "hi", BizKey: "SIGNIN"})
+			}()
+		}
+		deadline := time.After(10 * time.Second)
+		for range concurrency {
+			select {
+			case <-arrived:
+			case <-deadline:
+				t.Fatalf("round %d: not every send reached the gateway", round)
+			}
+		}
+		for range concurrency {
+			release <- struct{}{}
+		}
+		for range concurrency {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	if got := opened.Load(); got != concurrency {
+		t.Errorf("%d rounds of %d concurrent sends opened %d connections, want %d (one per sender in flight)", rounds, concurrency, got, concurrency)
+	}
+}
+
+func TestNewSMSSendersRefuseNegativeConcurrency(t *testing.T) {
+	if _, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: "http://127.0.0.1:1/sms", Concurrency: -1}); err == nil {
+		t.Error("HTTP sender with Concurrency -1: no error")
+	}
+	if _, err := verify.NewTwilioSMSSender(verify.TwilioConfig{AccountSID: "AC1", AuthToken: "t", From: "+12015550123", Concurrency: -1}); err == nil {
+		t.Error("Twilio sender with Concurrency -1: no error")
 	}
 }

@@ -36,7 +36,9 @@ var (
 	ErrCodeExpired = deskkit.NewError(deskkit.ErrInvalid, "verify: code expired",
 		"verificationCode has expired: request a new code")
 	// ErrCodeMissing: no usable code was sent for this bizKey and address
-	// (never, or it was used, or its send failed).
+	// (never, or it was used, or its send failed). For a code a check used
+	// up, the client message says so, and for BIND_* that the link secret
+	// the check answered is the proof the change takes.
 	ErrCodeMissing = deskkit.NewError(deskkit.ErrInvalid, "verify: no code",
 		"no code is waiting for this bizKey and address: request one first")
 	// ErrCodeExhausted: the code had MaxAttempts wrong checks and is dead.
@@ -48,7 +50,8 @@ var (
 	ErrTooManyFailures = deskkit.NewError(deskkit.ErrRateLimited, "verify: too many failed checks",
 		"too many wrong codes today: try again later")
 	// ErrSendFailed: the SMS gateway or mail server did not accept the
-	// message. No usable code is left; the send counts toward the limits.
+	// message. No usable code is left, and the send's limits are given
+	// back (once the database takes it): a retry is not refused by them.
 	ErrSendFailed = deskkit.NewError(deskkit.ErrUnavailable, "verify: send failed",
 		"the message could not be sent: try again later")
 	// ErrAddressTaken: another user of the tenant has the address. No code
@@ -81,10 +84,14 @@ const (
 const (
 	DefaultCodeTTL        = 5 * time.Minute
 	DefaultResendInterval = 60 * time.Second
-	DefaultSendsPerHour   = 10 // per address
+	DefaultSendsPerHour   = 10 // per user and address
 	DefaultSendsPerDay    = 20 // per user
-	DefaultFailuresPerDay = 20 // per user
-	MinSecretLength       = 32
+	// DefaultSendsPerAddressPerDay is per address, across users and
+	// tenants: more than DefaultSendsPerDay, so that no one account can
+	// use it up (see the package documentation).
+	DefaultSendsPerAddressPerDay = 30
+	DefaultFailuresPerDay        = 20 // per user
+	MinSecretLength              = 32
 )
 
 // Config holds the Verifier's optional settings; nil means all defaults.
@@ -96,12 +103,17 @@ type Config struct {
 	// CodeTTL is how long a code is valid: DefaultCodeTTL if 0, at most
 	// MaxCodeTTL.
 	CodeTTL time.Duration
-	// ResendInterval: at most one code per (bizKey, address) within it.
-	// DefaultResendInterval if 0.
+	// ResendInterval: at most one code per (user, bizKey, address) within
+	// it. DefaultResendInterval if 0.
 	ResendInterval time.Duration
-	// SendsPerHour is how many codes one address may get in an hour;
-	// DefaultSendsPerHour if 0.
+	// SendsPerHour is how many codes one user may have sent to one address
+	// in an hour; DefaultSendsPerHour if 0.
 	SendsPerHour int
+	// SendsPerAddressPerDay is how many codes one address may get in a
+	// day from all users of all tenants together, its holder included;
+	// DefaultSendsPerAddressPerDay if 0. Keep it above SendsPerDay, or a
+	// single account can use it up.
+	SendsPerAddressPerDay int
 	// SendsPerDay is how many codes one user may request in a day
 	// (refused sends included); DefaultSendsPerDay if 0.
 	SendsPerDay int
@@ -138,6 +150,9 @@ func (c *Config) withDefaults() Config {
 	if out.SendsPerDay == 0 {
 		out.SendsPerDay = DefaultSendsPerDay
 	}
+	if out.SendsPerAddressPerDay == 0 {
+		out.SendsPerAddressPerDay = DefaultSendsPerAddressPerDay
+	}
 	if out.FailuresPerDay == 0 {
 		out.FailuresPerDay = DefaultFailuresPerDay
 	}
@@ -159,8 +174,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("verify: CodeTTL must be between 1s and %s", MaxCodeTTL)
 	case c.ResendInterval < 0:
 		return errors.New("verify: ResendInterval must not be negative")
-	case c.SendsPerHour < 0 || c.SendsPerDay < 0 || c.FailuresPerDay < 0:
-		return errors.New("verify: SendsPerHour, SendsPerDay and FailuresPerDay must not be negative")
+	case c.SendsPerHour < 0 || c.SendsPerDay < 0 || c.SendsPerAddressPerDay < 0 || c.FailuresPerDay < 0:
+		return errors.New("verify: SendsPerHour, SendsPerDay, SendsPerAddressPerDay and FailuresPerDay must not be negative")
 	case c.PreviousSecret != nil && len(c.PreviousSecret) < MinSecretLength:
 		return fmt.Errorf("verify: PreviousSecret must be at least %d bytes", MinSecretLength)
 	}
@@ -172,13 +187,17 @@ func (c *Config) validate() error {
 // proof. It is safe for concurrent use, also by several processes sharing
 // one database: every limit is kept in the database.
 type Verifier struct {
-	db        *bun.DB
-	dir       Directory
-	sms       SMSSender
-	mail      Mailer
-	cfg       Config
-	codeKeys  [][]byte // current key first, then the previous secret's
-	templates templates
+	db       *bun.DB
+	dir      Directory
+	sms      SMSSender
+	mail     Mailer
+	cfg      Config
+	codeKeys [][]byte // current key first, then the previous secret's
+	// addressKey keys the hash that names an address in the limit all
+	// tenants share; from the current secret only, so a rotation starts
+	// those counts afresh.
+	addressKey []byte
+	templates  templates
 }
 
 // New returns a Verifier over db, whose schema Migrate has created, with
@@ -217,6 +236,10 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail Mailer, secret []byte, c
 			return nil, fmt.Errorf("verify: derive key: %w", err)
 		}
 		v.codeKeys = append(v.codeKeys, key)
+	}
+	v.addressKey, err = hkdf.Key(sha256.New, secret, nil, "deskkit verify address v1", 32)
+	if err != nil {
+		return nil, fmt.Errorf("verify: derive key: %w", err)
 	}
 	return v, nil
 }

@@ -308,7 +308,9 @@ func TestSendFailure(t *testing.T) {
 				t.Errorf("check after a failed send: %v, want ErrCodeMissing", err)
 			}
 		}
-		// The failed send counted: one more, then the day is over.
+		// Nothing went out, so the failed send counted toward no limit:
+		// two more at once, then the day is over.
+		f.sendSMS(t, f.ann, "SIGNIN", annMobile)
 		f.clock.Advance(time.Minute)
 		f.sendSMS(t, f.ann, "SIGNIN", annMobile)
 		f.clock.Advance(time.Minute)
@@ -410,6 +412,149 @@ func TestProfile(t *testing.T) {
 		tn, err := f.v.Tenant(ctx, f.ann)
 		if err != nil || tn != (verify.TenantDetail{ID: 10, Name: "tenant 10"}) {
 			t.Errorf("tenant: %+v, %v", tn, err)
+		}
+	})
+}
+
+func TestGendersIsACopy(t *testing.T) {
+	got := verify.Genders()
+	if diff := cmp.Diff([]string{"MALE", "FEMALE", "UNKNOWN"}, got); diff != "" {
+		t.Fatalf("Genders (-want +got):\n%s", diff)
+	}
+	got[0] = "NOBODY"
+	if again := verify.Genders(); again[0] != "MALE" {
+		t.Errorf("writing to Genders' answer changed the next answer: %q", again)
+	}
+}
+
+// plainKeys are n SMS or e-mail bizKeys that neither bind nor modify.
+func plainKeys(t *testing.T, k verify.Kind, n int) []verify.BizKey {
+	t.Helper()
+	all := verify.SMSBizKeys()
+	if k == verify.KindEmail {
+		all = verify.EmailBizKeys()
+	}
+	var out []verify.BizKey
+	for _, b := range all {
+		if !strings.HasPrefix(string(b), "BIND_") && !strings.HasPrefix(string(b), "MODIFY_") && len(out) < n {
+			out = append(out, b)
+		}
+	}
+	if len(out) < n {
+		t.Fatalf("only %d plain bizKeys", len(out))
+	}
+	return out
+}
+
+// TestOneUserCannotExhaustAnothersAllowance is fault 1.2 of issue 12:
+// mallory's 10 codes to vic's future address made vic's BIND_EMAIL 429 for
+// an hour, and one user's send blocked another's for a minute.
+func TestOneUserCannotExhaustAnothersAllowance(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		mallory := f.dir.Add(verify.User{ID: 5, TenantID: 10, Username: "mallory"})
+		vic := f.dir.Add(verify.User{ID: 6, TenantID: 10, Username: "vic"})
+		const vicEmail = "vic@acme.test"
+		send := func(p deskkit.Principal, b verify.BizKey) error {
+			_, err := f.v.SendEmail(ctx, p, verify.EmailSend{BizKey: b, ToAddress: [][]string{{vicEmail}}})
+			return err
+		}
+		// Mallory's hour to the address: BIND_EMAIL and 9 others.
+		for _, b := range append([]verify.BizKey{verify.BindEmail}, plainKeys(t, verify.KindEmail, verify.DefaultSendsPerHour-1)...) {
+			if err := send(mallory, b); err != nil {
+				t.Fatalf("mallory's %s: %v", b, err)
+			}
+		}
+		var rl *deskkit.RateLimitError
+		if err := send(mallory, "SIGN_CANCEL"); !errors.As(err, &rl) || !strings.Contains(rl.Message, "an hour") {
+			t.Fatalf("mallory's 11th send in the hour: %v, want the hourly limit", err)
+		}
+		// Vic, at once: neither mallory's hour nor her minute on
+		// BIND_EMAIL is his.
+		if err := send(vic, verify.BindEmail); err != nil {
+			t.Fatalf("vic's BIND_EMAIL after mallory's sends: %v", err)
+		}
+		code := f.sink.LastCode(vicEmail)
+		if _, err := f.v.ChangeEmail(ctx, vic, verify.EmailChange{BizKey: verify.BindEmail, Email: vicEmail, Code: code}); err != nil {
+			t.Fatalf("vic binds the address: %v", err)
+		}
+		// The minute is still each user's own, per bizKey and address.
+		if err := send(vic, "SIGNIN"); err != nil {
+			t.Fatal(err)
+		}
+		if err := send(vic, "SIGNIN"); !errors.As(err, &rl) || rl.RetryAfter != verify.DefaultResendInterval {
+			t.Errorf("vic's second SIGNIN at once: %v, want the %s interval", err, verify.DefaultResendInterval)
+		}
+	})
+}
+
+// TestSendsPerAddressAcrossUsersAndTenants: many accounts, in many tenants,
+// together get at most SendsPerAddressPerDay codes to one address a day,
+// and one account's whole day is not enough to use the cap up.
+func TestSendsPerAddressAcrossUsersAndTenants(t *testing.T) {
+	if verify.DefaultSendsPerDay >= verify.DefaultSendsPerAddressPerDay {
+		t.Fatalf("one account's day (%d) can use up an address's day (%d)", verify.DefaultSendsPerDay, verify.DefaultSendsPerAddressPerDay)
+	}
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		const target = newMobile
+		send := func(p deskkit.Principal, b verify.BizKey) error {
+			_, err := f.v.SendSMS(ctx, p, verify.SMSSend{BizKey: b, Mobile: target, Country: "CN"})
+			return err
+		}
+		keys := plainKeys(t, verify.KindSMS, verify.DefaultSendsPerHour)
+		// One account's whole day: 10 in the first hour, 10 in the next.
+		first := f.dir.Add(verify.User{ID: 100, TenantID: 100, Username: "u100"})
+		for hour := range 2 {
+			for _, b := range keys {
+				if err := send(first, b); err != nil {
+					t.Fatalf("hour %d, %s: %v", hour, b, err)
+				}
+			}
+			f.clock.Advance(time.Hour)
+		}
+		var rl *deskkit.RateLimitError
+		if err := send(first, "SIGNIN"); !errors.As(err, &rl) || !strings.Contains(rl.Message, "a day may be requested") {
+			t.Fatalf("the account's 21st send: %v, want its daily limit", err)
+		}
+		// Other accounts in other tenants share the address's day.
+		sent := verify.DefaultSendsPerDay
+		for id := int64(101); sent < verify.DefaultSendsPerAddressPerDay; id++ {
+			p := f.dir.Add(verify.User{ID: id, TenantID: id, Username: "u"})
+			for _, b := range keys[:min(len(keys), verify.DefaultSendsPerAddressPerDay-sent)] {
+				if err := send(p, b); err != nil {
+					t.Fatalf("send %d to the address: %v", sent+1, err)
+				}
+				sent++
+			}
+		}
+		late := f.dir.Add(verify.User{ID: 200, TenantID: 200, Username: "late"})
+		err := send(late, "SIGNIN")
+		if !errors.As(err, &rl) || !strings.Contains(rl.Message, "from all accounts") {
+			t.Fatalf("send %d to one address in a day: %v, want the address's daily cap", sent+1, err)
+		}
+		if want := 22 * time.Hour; rl.RetryAfter != want {
+			t.Errorf("retry after %s, want %s (the day opened with the first send)", rl.RetryAfter, want)
+		}
+		// Holding the address is no exception: a directory's address is
+		// not always proved.
+		holder := f.dir.Add(verify.User{ID: 300, TenantID: 300, Username: "holder", Mobile: target, Country: "CN"})
+		if err := send(holder, "SIGNIN"); !errors.As(err, &rl) || !strings.Contains(rl.Message, "from all accounts") {
+			t.Fatalf("a holder's send past the cap: %v, want the address's daily cap", err)
+		}
+		// The shared count names the address by a keyed hash only.
+		var keysStored []string
+		if err := db.NewSelect().Table("deskkit_verify_limits").Column("limit_key").Where("limit_key LIKE 'send-any:%'").Scan(ctx, &keysStored); err != nil {
+			t.Fatal(err)
+		}
+		if len(keysStored) != 1 || strings.Contains(keysStored[0], "13700137000") {
+			t.Errorf("shared limit keys %q: want one, without the number", keysStored)
+		}
+		f.clock.Advance(22 * time.Hour)
+		if err := send(late, "SIGNIN"); err != nil {
+			t.Errorf("the next day: %v", err)
 		}
 	})
 }

@@ -46,9 +46,12 @@
 //	-twilio-from           DESKKIT_TWILIO_FROM           Twilio sender number or Messaging Service SID
 //	-twilio-base-url       DESKKIT_TWILIO_BASE_URL       Twilio API root (https://api.twilio.com)
 //	-code-ttl              DESKKIT_CODE_TTL              lifetime of a code (5m, at most 10m)
-//	-resend-interval       DESKKIT_RESEND_INTERVAL       one code per bizKey and address within it (1m)
-//	-sends-per-hour        DESKKIT_SENDS_PER_HOUR        codes per address per hour (10)
+//	-resend-interval       DESKKIT_RESEND_INTERVAL       one code per user, bizKey and address within it (1m)
+//	-sends-per-hour        DESKKIT_SENDS_PER_HOUR        codes per user and address per hour (10)
 //	-sends-per-day         DESKKIT_SENDS_PER_DAY         codes per user per day (20)
+//	-sends-per-address-per-day
+//	                       DESKKIT_SENDS_PER_ADDRESS_PER_DAY  codes per address per day, all users
+//	                                                     and tenants together (30)
 //	-failures-per-day      DESKKIT_FAILURES_PER_DAY      wrong codes per user per day (20)
 //	-dev-log-codes         DESKKIT_DEV_LOG_CODES         development only: log codes in clear
 //	-channel-allow-private-networks

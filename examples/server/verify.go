@@ -43,6 +43,7 @@ const (
 	envResendInterval   = "DESKKIT_RESEND_INTERVAL"
 	envSendsPerHour     = "DESKKIT_SENDS_PER_HOUR"
 	envSendsPerDay      = "DESKKIT_SENDS_PER_DAY"
+	envSendsPerAddress  = "DESKKIT_SENDS_PER_ADDRESS_PER_DAY"
 	envFailuresPerDay   = "DESKKIT_FAILURES_PER_DAY"
 )
 
@@ -88,12 +89,14 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 	fs.fromEnv("dev-log-codes", envDevLogCodes)
 	fs.Var(durationFlag{&cfg.limits.CodeTTL}, "code-ttl", "how long a code is valid, at most 10m; 0 means "+verify.DefaultCodeTTL.String())
 	fs.fromEnv("code-ttl", envCodeTTL)
-	fs.Var(durationFlag{&cfg.limits.ResendInterval}, "resend-interval", "at most one code per bizKey and address within it; 0 means "+verify.DefaultResendInterval.String())
+	fs.Var(durationFlag{&cfg.limits.ResendInterval}, "resend-interval", "at most one code per user, bizKey and address within it; 0 means "+verify.DefaultResendInterval.String())
 	fs.fromEnv("resend-interval", envResendInterval)
-	fs.Var(countFlag{&cfg.limits.SendsPerHour}, "sends-per-hour", "codes one address may get in an hour; 0 means "+strconv.Itoa(verify.DefaultSendsPerHour))
+	fs.Var(countFlag{&cfg.limits.SendsPerHour}, "sends-per-hour", "codes one user may have sent to one address in an hour; 0 means "+strconv.Itoa(verify.DefaultSendsPerHour))
 	fs.fromEnv("sends-per-hour", envSendsPerHour)
 	fs.Var(countFlag{&cfg.limits.SendsPerDay}, "sends-per-day", "codes one user may request in a day; 0 means "+strconv.Itoa(verify.DefaultSendsPerDay))
 	fs.fromEnv("sends-per-day", envSendsPerDay)
+	fs.Var(countFlag{&cfg.limits.SendsPerAddressPerDay}, "sends-per-address-per-day", "codes one address may get in a day from all users and tenants together; keep it above -sends-per-day; 0 means "+strconv.Itoa(verify.DefaultSendsPerAddressPerDay))
+	fs.fromEnv("sends-per-address-per-day", envSendsPerAddress)
 	fs.Var(countFlag{&cfg.limits.FailuresPerDay}, "failures-per-day", "wrong codes one user may enter in a day; 0 means "+strconv.Itoa(verify.DefaultFailuresPerDay))
 	fs.fromEnv("failures-per-day", envFailuresPerDay)
 	return func() error {

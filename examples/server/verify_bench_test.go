@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -48,9 +49,11 @@ func (h *codeLog) Handle(_ context.Context, r slog.Record) error {
 }
 
 // benchSendCheck measures send + check round trips through the reference
-// server's handler on PostgreSQL with the log senders, by users
-// concurrent users, each sending to numbers of its own.
-func benchSendCheck(b *testing.B, users int) {
+// server's handler on PostgreSQL, by users concurrent users, each sending
+// to numbers of its own. The codes go to the log senders, or with
+// gateway, to an HTTP SMS gateway on loopback through the http provider,
+// whose connections then count.
+func benchSendCheck(b *testing.B, users int, gateway bool) {
 	db := dbtest.OpenPostgres(b)
 	ctx := context.Background()
 	if err := migrateAll(ctx, db); err != nil {
@@ -59,10 +62,32 @@ func benchSendCheck(b *testing.B, users int) {
 	logs := &codeLog{}
 	// Limits out of the way: each round trip goes to a new number, so the
 	// limit rows are still written, but none refuses.
-	a, err := newApp(db, appConfig{Logger: slog.New(logs), Verify: verifyConfig{
+	vc := verifyConfig{
 		smsProvider: "log", devLogCodes: true,
-		limits: verify.Config{SendsPerHour: 1 << 30, SendsPerDay: 1 << 30, FailuresPerDay: 1 << 30},
-	}})
+		limits: verify.Config{SendsPerHour: 1 << 30, SendsPerDay: 1 << 30, SendsPerAddressPerDay: 1 << 30, FailuresPerDay: 1 << 30},
+	}
+	if gateway {
+		var conns atomic.Int64
+		gw := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var m struct{ To, Text string }
+			if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			logs.codes.Store(m.To, codeInText.FindString(m.Text))
+			w.WriteHeader(http.StatusAccepted)
+		}))
+		gw.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		gw.Start()
+		b.Cleanup(gw.Close)
+		b.Cleanup(func() { b.ReportMetric(float64(conns.Load()), "gateway-conns") })
+		vc.smsProvider, vc.smsHTTPURL = "http", gw.URL
+	}
+	a, err := newApp(db, appConfig{Logger: slog.New(logs), Verify: vc})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -148,7 +173,12 @@ func benchCall(a *app, token, method, target, body string) error {
 
 // BenchmarkSendCheck is one user's send + check round trips, one after the
 // other.
-func BenchmarkSendCheck(b *testing.B) { benchSendCheck(b, 1) }
+func BenchmarkSendCheck(b *testing.B) { benchSendCheck(b, 1, false) }
 
 // BenchmarkSendCheck8Users is 8 users at once, each with its own numbers.
-func BenchmarkSendCheck8Users(b *testing.B) { benchSendCheck(b, 8) }
+func BenchmarkSendCheck8Users(b *testing.B) { benchSendCheck(b, 8, false) }
+
+// BenchmarkSendCheckGateway8Users is 8 users at once, their codes posted to
+// an HTTP gateway; gateway-conns is how many connections the sender opened
+// to it (at most 8 when they are kept alive).
+func BenchmarkSendCheckGateway8Users(b *testing.B) { benchSendCheck(b, 8, true) }

@@ -180,3 +180,37 @@ func TestVerifyHint(t *testing.T) {
 		}
 	}
 }
+
+// The address's daily cap is set like the other limits, by flag or
+// environment, the flag winning.
+func TestSendsPerAddressPerDaySetting(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		vars map[string]string
+		want int
+	}{
+		{nil, nil, 0}, // the Verifier's default
+		{[]string{"-sends-per-address-per-day", "50"}, nil, 50},
+		{nil, map[string]string{envSendsPerAddress: "40"}, 40},
+		{[]string{"-sends-per-address-per-day", "50"}, map[string]string{envSendsPerAddress: "40"}, 50},
+	} {
+		var cfg verifyConfig
+		fs := newFlagSet("serve", io.Discard, env(c.vars))
+		complete := addVerifyFlags(fs, &cfg)
+		if err := fs.parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := complete(); err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.limits.SendsPerAddressPerDay; got != c.want {
+			t.Errorf("%q %v: %d, want %d", c.args, c.vars, got, c.want)
+		}
+	}
+	var cfg verifyConfig
+	fs := newFlagSet("serve", io.Discard, env(nil))
+	addVerifyFlags(fs, &cfg)
+	if err := fs.parse([]string{"-sends-per-address-per-day", "-1"}); err == nil {
+		t.Error("-sends-per-address-per-day -1: no error")
+	}
+}

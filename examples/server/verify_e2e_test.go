@@ -249,17 +249,29 @@ func TestVerifyEndToEnd(t *testing.T) {
 		ok(t, base, carl, http.MethodPatch, "/api/v1/user/current/mobile", map[string]any{
 			"bizKey": "BIND_MOBILE", "mobile": "13800138000", "country": "CN", "verificationCode": codeIn(t, sms.last(t, "+8613800138000")),
 		}, &d)
+		// Send, then check, as the docs say: the check uses the code up,
+		// and the link secret it answers is the proof of the bind.
 		ok(t, base, carl, http.MethodPost, "/api/v1/user/current/email/send", map[string]any{"bizKey": "BIND_EMAIL", "toAddress": [][]string{{"carl@example.com"}}}, nil)
 		subject, _ = lastMail(t, mail, "carl@example.com")
-		ok(t, base, carl, http.MethodPatch, "/api/v1/user/current/email", map[string]any{
+		ok(t, base, carl, http.MethodGet, "/api/v1/user/current/email/check?"+url.Values{
+			"bizKey": {"BIND_EMAIL"}, "email": {"carl@example.com"}, "verificationCode": {codeIn(t, subject)},
+		}.Encode(), nil, &link)
+		secrets = append(secrets, link.LinkSecret)
+		status, env := call(t, base, carl, http.MethodPatch, "/api/v1/user/current/email", map[string]any{
 			"bizKey": "BIND_EMAIL", "email": "carl@example.com", "verificationCode": codeIn(t, subject),
+		})
+		if status != http.StatusBadRequest || env.Ext["eKey"] != "verification_code_missing" || !strings.Contains(env.Msg, "already used by a check") {
+			t.Errorf("bind with the code its check used: %d %q %v", status, env.Msg, env.Ext)
+		}
+		ok(t, base, carl, http.MethodPatch, "/api/v1/user/current/email", map[string]any{
+			"bizKey": "BIND_EMAIL", "email": "carl@example.com", "linkSecret": link.LinkSecret,
 		}, &d)
 		if d.Mobile != "+8613800138000" || d.Email != "carl@example.com" {
 			t.Fatalf("Carl after binding: %+v", d)
 		}
 
 		// Ann's new address is hers: Carl cannot get a code sent there.
-		status, env := call(t, base, carl, http.MethodPost, "/api/v1/user/current/email/send", map[string]any{"bizKey": "SIGNIN", "toAddress": [][]string{{"ann@new.example"}}})
+		status, env = call(t, base, carl, http.MethodPost, "/api/v1/user/current/email/send", map[string]any{"bizKey": "SIGNIN", "toAddress": [][]string{{"ann@new.example"}}})
 		if status != http.StatusConflict || env.Ext["eKey"] != "verification_address_taken" {
 			t.Errorf("code to Ann's address for Carl: %d %v", status, env)
 		}

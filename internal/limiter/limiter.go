@@ -83,12 +83,15 @@ RETURNING hits`, bun.Ident(table), l.Key, now, now+l.Window.Milliseconds(), cost
 	return nil
 }
 
-// GiveBack returns one event to the limit of key in table, taken in the
-// same transaction.
-func GiveBack(ctx context.Context, tx bun.IDB, table, key string) error {
+// GiveBack returns one event to the limit of key in table, an event Take
+// counted at takenAt (Unix milliseconds). Only the window that counted it
+// gets it back: once that window has closed, the event is forgotten anyway,
+// and taking a unit from the window that followed would let one more event
+// through. Giving back twice is the caller's to prevent.
+func GiveBack(ctx context.Context, tx bun.IDB, table, key string, takenAt int64) error {
 	_, err := tx.NewUpdate().Table(table).
 		Set("hits = hits - 1").
-		Where("limit_key = ? AND hits > 0", key).
+		Where("limit_key = ? AND hits > 0 AND window_start_ms <= ? AND window_end_ms > ?", key, takenAt, takenAt).
 		Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("give back limit: %w", err)

@@ -57,3 +57,53 @@ func TestTake(t *testing.T) {
 		}
 	})
 }
+
+// TestGiveBack: an event goes back to the window that counted it, and only
+// to it: a give-back that comes after the window closed (a send's outcome
+// recorded once the database is back) must not free a unit of the next.
+func TestGiveBack(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		_, err := db.ExecContext(ctx, `CREATE TABLE test_limits (
+    limit_key       VARCHAR(400) NOT NULL PRIMARY KEY,
+    window_start_ms BIGINT       NOT NULL,
+    window_end_ms   BIGINT       NOT NULL,
+    hits            INTEGER      NOT NULL)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		take := func(now int64) error {
+			return limiter.Take(ctx, db, "test_limits", now, []limiter.Limit{{Key: "k", Max: 1, Window: time.Minute, Msg: "one a minute"}})
+		}
+		if err := take(0); err != nil {
+			t.Fatal(err)
+		}
+		if err := limiter.GiveBack(ctx, db, "test_limits", "k", 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := take(1_000); err != nil {
+			t.Fatalf("after giving back: %v", err)
+		}
+		// The window of 0 to 60 s closed; one opened at 70 s. Giving back
+		// the event of 1 s leaves it alone.
+		if err := take(70_000); err != nil {
+			t.Fatal(err)
+		}
+		if err := limiter.GiveBack(ctx, db, "test_limits", "k", 1_000); err != nil {
+			t.Fatal(err)
+		}
+		if err := take(71_000); err == nil {
+			t.Error("a give-back for a closed window freed a unit of the next one")
+		}
+		// Nothing goes below zero.
+		for range 2 {
+			if err := limiter.GiveBack(ctx, db, "test_limits", "k", 70_000); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var hits int
+		if err := db.NewSelect().Table("test_limits").Column("hits").Where("limit_key = 'k'").Scan(ctx, &hits); err != nil || hits != 0 {
+			t.Errorf("hits %d, %v; want 0", hits, err)
+		}
+	})
+}
