@@ -24,12 +24,16 @@
 // unknown-parameter check and the test that walks the OpenAPI document all
 // derive from these lists, so a new service adds routes, not plumbing.
 //
-// The router is github.com/julienschmidt/httprouter, which panics when a
-// static segment and a wildcard share a position in one method's tree
-// (PATCH /task/trash/back beside PATCH /task/trash/{id}/back). The server
-// registers such templates with the static segment turned into the
-// wildcard and resolves every request itself against the tree of
-// templates, so no service has to work around it.
+// The router is github.com/julienschmidt/httprouter: each operation is
+// registered with its own handler, which wraps the endpoint with what the
+// lists say (the deadline, the unknown-parameter check, authentication, the
+// body limit and the error table). httprouter v1.3.0 panics when a static
+// segment and a wildcard share a position in one method's tree (PATCH
+// /task/trash/back beside PATCH /task/trash/{id}/back); there, and only
+// there, the wildcard is registered and its handler picks the operation
+// whose template the path matches (Server.build and pick, in routes.go),
+// so no service has to work around it. A panic in a handler is logged with
+// its stack and answered 500 internal_error.
 //
 // Host routes: Handle mounts a plain Endpoint (path parameters through
 // r.PathValue, no httprouter type in sight) and Mount any Operation, Op's
@@ -41,13 +45,13 @@
 //
 // # Paths, methods and parameters
 //
-// A request path resolves to one resource of the template tree; a static
-// segment shadows a wildcard at the same position whatever the method, so
+// A static segment of a template shadows a wildcard at the same position
+// whatever the method, so
 // /task/trash/search is the search and nothing else (DELETE there is 405,
 // not a clear of an entry called "search"). A path no template matches is
-// 404 route_not_found; a resource served for other methods only is 405
-// method_not_allowed with an Allow header listing exactly the methods that
-// serve it.
+// 404 route_not_found; a path served for other methods only is 405
+// method_not_allowed with an Allow header, built from the operation lists,
+// listing exactly the methods that serve it.
 //
 // HEAD and OPTIONS are served nowhere, the OpenAPI document included: a
 // HEAD of an authenticated search costs a search for nothing, and leaving

@@ -218,6 +218,10 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, http.StatusNotFound, envelope.CodeProtocol, KeyRouteNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 }
 
-func (s *Server) panicked(w http.ResponseWriter, r *http.Request, v any) {
-	s.WriteError(w, r, fmt.Errorf("panic: %v", v))
+// panicked logs a handler's panic with its stack and answers 500, without
+// the panic's text.
+func (s *Server) panicked(w http.ResponseWriter, r *http.Request, v any, stack []byte) {
+	s.cfg.Logger.ErrorContext(context.WithoutCancel(r.Context()), "panic", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Any("panic", v), slog.String("stack", string(stack)))
+	s.writeError(w, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, "internal server error")
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net/http"
@@ -112,7 +113,7 @@ func (s *Server) Mount(ops ...Operation) {
 		op.host = true
 		s.add(op)
 	}
-	s.build()
+	s.routing = s.build()
 }
 
 func (s *Server) add(op Operation) {
@@ -174,123 +175,169 @@ func wildcards(path string) []string {
 	return out
 }
 
-// resource is a node of the tree of path templates, across methods.
-type resource struct {
-	static   map[string]*resource
-	wild     *resource
-	wildName string
-	ops      map[string]*Operation // by method
+// routing is what build derives from the operation list: the router, in
+// which each operation is registered with its own handler, and what the
+// router cannot answer on its own (Allow, the shadowing of a wildcard by a
+// static sibling).
+type routing struct {
+	router *httprouter.Router
+	routes []*route // every operation, in mounting order
+	// statics holds "prefix/segment" for each static segment of a
+	// template, its prefix written with * for wildcards: a request segment
+	// equal to one of them names that static resource, never a wildcard
+	// beside it, whatever the method (DELETE /task/trash/search is 405,
+	// not a clear of entry "search").
+	statics map[string]bool
 }
 
-func (n *resource) child(seg string) *resource {
-	if strings.HasPrefix(seg, "{") {
-		if n.wild == nil {
-			n.wild = &resource{wildName: seg[1 : len(seg)-1]}
-		}
-		return n.wild
-	}
-	if n.static == nil {
-		n.static = map[string]*resource{}
-	}
-	c := n.static[seg]
-	if c == nil {
-		c = &resource{}
-		n.static[seg] = c
-	}
-	return c
+// route is an operation with its template split into segments.
+type route struct {
+	op   *Operation
+	segs []string // the template's segments after the leading /
 }
 
-// resolve finds the resource a request path names. A static segment
-// shadows a wildcard at the same position, whatever the method, so
-// /task/trash/search is the search resource only (DELETE there is 405, not
-// a clear of entry "search"); there is no backtracking. Empty, "." and ".."
-// segments name nothing: no path is cleaned, and nothing redirects.
-func (n *resource) resolve(path string) (*resource, map[string]string) {
-	rest, ok := strings.CutPrefix(path, Prefix+"/")
-	if !ok {
-		return nil, nil
-	}
-	var vals map[string]string
-	for _, seg := range strings.Split(rest, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return nil, nil
-		}
-		switch {
-		case n.static[seg] != nil:
-			n = n.static[seg]
-		case n.wild != nil:
-			n = n.wild
-			if vals == nil {
-				vals = map[string]string{}
-			}
-			vals[n.wildName] = seg
-		default:
-			return nil, nil
-		}
-	}
-	if len(n.ops) == 0 {
-		return nil, nil
-	}
-	return n, vals
-}
-
-// allow lists the methods that serve n, in a fixed order. HEAD is not among
-// them: no route serves it (see the package documentation).
-func (n *resource) allow() []string {
-	var out []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if n.ops[m] != nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// build makes the template tree and the httprouter router from s.ops.
+// build derives the routing from s.ops.
 //
 // httprouter v1.3.0 panics when a static segment and a wildcard share a
 // position in one method's tree (PATCH /task/trash/back beside PATCH
-// /task/trash/{id}/back). So each method's templates are registered with
-// such static segments turned into the wildcard ("/task/trash/{id}" for
-// /task/trash/back), and every registration answers through s.dispatch,
-// which finds the operation in the template tree: httprouter only sorts
-// out paths no template can match.
-func (s *Server) build() {
-	root := &resource{}
+// /task/trash/{id}/back). There, and only there, the static segment is
+// registered as the wildcard ("/task/trash/:id" stands for
+// /task/trash/back), and that one registration picks, among the operations
+// it stands for, the one whose template the path matches (pick).
+func (s *Server) build() *routing {
+	rt := &routing{router: httprouter.New(), statics: map[string]bool{}}
+	// Lookup is all that is used of the router: it never answers, so never
+	// redirects; the switches say so all the same.
+	rt.router.RedirectTrailingSlash = false
+	rt.router.RedirectFixedPath = false
+	rt.router.HandleOPTIONS = false
+	rt.router.HandleMethodNotAllowed = false
+	byMethod := map[string][]*route{}
 	for _, op := range s.ops {
-		n := root
-		for _, seg := range strings.Split(op.Path[1:], "/") {
-			n = n.child(seg)
-		}
-		if n.ops == nil {
-			n.ops = map[string]*Operation{}
-		}
-		n.ops[op.Method] = op
-	}
-
-	router := httprouter.New()
-	router.HandleOPTIONS = false
-	router.RedirectTrailingSlash = false
-	router.RedirectFixedPath = false
-	router.NotFound = http.HandlerFunc(s.dispatch)
-	router.MethodNotAllowed = http.HandlerFunc(s.dispatch)
-	router.PanicHandler = s.panicked
-	dispatch := func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) { s.dispatch(w, r) }
-	byMethod := map[string][][]string{}
-	for _, op := range s.ops {
-		byMethod[op.Method] = append(byMethod[op.Method], strings.Split(op.Path[1:], "/"))
-	}
-	for _, method := range slices.Sorted(maps.Keys(byMethod)) {
-		registered := map[string]bool{}
-		for _, segs := range collapse(byMethod[method]) {
-			key := Prefix + routerPath("/"+strings.Join(segs, "/"))
-			if !registered[key] {
-				registered[key] = true
-				router.Handle(method, key, dispatch)
+		r := &route{op: op, segs: strings.Split(op.Path[1:], "/")}
+		rt.routes = append(rt.routes, r)
+		byMethod[op.Method] = append(byMethod[op.Method], r)
+		for i, seg := range r.segs {
+			if !isWildcard(seg) {
+				rt.statics[shape(r.segs[:i], seg)] = true
 			}
 		}
 	}
-	s.tree, s.router = root, router
+	for _, method := range slices.Sorted(maps.Keys(byMethod)) {
+		routes := byMethod[method]
+		templates := make([][]string, len(routes))
+		for i, r := range routes {
+			templates[i] = r.segs
+		}
+		var keys []string
+		shared := map[string][]*route{}
+		for i, segs := range collapse(templates) {
+			key := Prefix + routerPath("/"+strings.Join(segs, "/"))
+			if shared[key] == nil {
+				keys = append(keys, key)
+			}
+			shared[key] = append(shared[key], routes[i])
+		}
+		for _, key := range keys {
+			rt.router.Handle(method, key, s.pick(rt, shared[key]))
+		}
+	}
+	return rt
+}
+
+// pick is the handler of one registration: the operation, or the
+// operations whose static segments it stands in for, that match the path.
+func (s *Server) pick(rt *routing, routes []*route) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+		segs := pathSegments(r)
+		for _, route := range routes {
+			if vals, ok := rt.match(route, segs); ok {
+				s.serveOp(w, r, route.op, vals)
+				return
+			}
+		}
+		s.unrouted(w, r, rt, segs)
+	}
+}
+
+// match reports whether the path segments (after Prefix) name route's
+// template, and the values of its wildcards.
+func (rt *routing) match(route *route, segs []string) (map[string]string, bool) {
+	if len(segs) != len(route.segs) {
+		return nil, false
+	}
+	var vals map[string]string
+	for i, seg := range route.segs {
+		if !isWildcard(seg) {
+			if seg != segs[i] {
+				return nil, false
+			}
+			continue
+		}
+		if rt.statics[shape(route.segs[:i], segs[i])] {
+			return nil, false
+		}
+		if vals == nil {
+			vals = map[string]string{}
+		}
+		vals[seg[1:len(seg)-1]] = segs[i]
+	}
+	return vals, true
+}
+
+// unrouted answers a path no operation of the method serves: 405 with the
+// methods whose operations do (in a fixed order; HEAD is not among them, no
+// route serves it), else 404.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, rt *routing, segs []string) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		for _, route := range rt.routes {
+			if _, ok := rt.match(route, segs); ok && route.op.Method == m {
+				allow = append(allow, m)
+				break
+			}
+		}
+	}
+	if len(allow) == 0 {
+		s.notFound(w, r)
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	s.writeError(w, http.StatusMethodNotAllowed, envelope.CodeProtocol, KeyMethodNotAllowed,
+		fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+}
+
+// pathSegments splits r's path after Prefix; nil if the path is not under
+// Prefix or holds an empty, "." or ".." segment, which name nothing: no
+// path is cleaned, and nothing redirects.
+func pathSegments(r *http.Request) []string {
+	rest, ok := strings.CutPrefix(r.URL.Path, Prefix+"/")
+	if !ok {
+		return nil
+	}
+	segs := strings.Split(rest, "/")
+	for _, seg := range segs {
+		if seg == "" || seg == "." || seg == ".." {
+			return nil
+		}
+	}
+	return segs
+}
+
+func isWildcard(seg string) bool { return strings.HasPrefix(seg, "{") }
+
+// shape is "prefix/seg" with the prefix's wildcards written *.
+func shape(prefix []string, seg string) string {
+	var b strings.Builder
+	for _, p := range prefix {
+		if isWildcard(p) {
+			p = "*"
+		}
+		b.WriteString(p)
+		b.WriteByte('/')
+	}
+	b.WriteString(seg)
+	return b.String()
 }
 
 // collapse turns, position by position, a static segment into the
@@ -306,7 +353,7 @@ func collapse(templates [][]string) [][]string {
 		for _, t := range out {
 			if len(t) > pos {
 				longer = true
-				if strings.HasPrefix(t[pos], "{") {
+				if isWildcard(t[pos]) {
 					wild[strings.Join(t[:pos], "/")] = t[pos]
 				}
 			}
@@ -335,24 +382,26 @@ func routerPath(path string) string {
 	return strings.Join(parts, "/")
 }
 
-// dispatch answers every request: the operation of the resource and method,
-// else 405 with the methods that serve the resource, else 404.
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
-	n, vals := s.tree.resolve(r.URL.Path)
-	if n == nil {
-		w.Header().Del("Allow")
+// route answers one request: the handler httprouter finds for the method
+// and path, else 405 or 404 from the operation lists.
+func (s *Server) route(w http.ResponseWriter, r *http.Request, rt *routing) {
+	segs := pathSegments(r)
+	if segs == nil {
 		s.notFound(w, r)
 		return
 	}
-	op := n.ops[r.Method]
-	if op == nil {
-		allow := strings.Join(n.allow(), ", ")
-		w.Header().Set("Allow", allow)
-		s.writeError(w, http.StatusMethodNotAllowed, envelope.CodeProtocol, KeyMethodNotAllowed,
-			fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
+	if h, ps, _ := rt.router.Lookup(r.Method, r.URL.Path); h != nil {
+		h(w, r, ps)
 		return
 	}
-	w.Header().Del("Allow")
+	s.unrouted(w, r, rt, segs)
+}
+
+// serveOp runs op, within Config.RequestTimeout, with its path values.
+func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op *Operation, vals map[string]string) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
 	for k, v := range vals {
 		r.SetPathValue(k, v)
 	}

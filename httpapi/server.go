@@ -6,10 +6,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
-
-	"github.com/julienschmidt/httprouter"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
@@ -117,8 +116,7 @@ type Server struct {
 	cfg     Config
 	outages *outageLog
 	ops     []*Operation // deskkit's, then the host's, in mounting order
-	tree    *resource    // built from ops
-	router  *httprouter.Router
+	routing *routing     // built from ops
 }
 
 //go:embed openapi.json
@@ -148,7 +146,7 @@ func New(cfg *Config) (*Server, error) {
 			s.add(op)
 		}
 	}
-	s.build()
+	s.routing = s.build()
 	return s, nil
 }
 
@@ -164,11 +162,19 @@ func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(openAPIDocument)
 }
 
-// ServeHTTP answers one request, within Config.RequestTimeout.
+// ServeHTTP answers one request. An operation runs within
+// Config.RequestTimeout; a panic in it is logged with its stack and
+// answered 500.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
-	defer cancel()
-	s.router.ServeHTTP(w, r.WithContext(ctx))
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.panicked(w, r, v, debug.Stack())
+		}
+	}()
+	s.route(w, r, s.routing)
 }
 
 func (s *Server) authenticate(r *http.Request) (deskkit.Principal, error) {

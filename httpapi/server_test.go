@@ -376,6 +376,10 @@ func TestErrorTable(t *testing.T) {
 	if !strings.Contains(f.logs.String(), "10.0.0.7") || !strings.Contains(f.logs.String(), "secret panic text") {
 		t.Errorf("unexpected errors not logged: %s", f.logs)
 	}
+	// The panic's line carries the stack, down to the handler that panicked.
+	if !strings.Contains(f.logs.String(), `"stack":"goroutine`) || !strings.Contains(f.logs.String(), "httpapi.TestErrorTable.func") {
+		t.Errorf("the panic was logged without its stack: %s", f.logs)
+	}
 }
 
 // A service's own error answers with its class's row and its own message;
