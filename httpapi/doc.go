@@ -63,6 +63,14 @@
 // /api/v1/task/trash/7/.. can never become a clear-all. (A host that puts
 // an http.ServeMux in front must keep it from cleaning /api/v1 paths.)
 //
+// Requests are routed on the path as the client wrote it, escapes and all
+// (URL.EscapedPath), and logged that way: an encoded slash (%2F) in any
+// segment is 404 route_not_found, so /api/v1/task%2Ftrash%2F10 is not the
+// /api/v1/task/trash/10 a proxy or firewall rule on the path never saw.
+// Integer parameters (ids, projectId) have one spelling: decimal digits,
+// no sign, no leading zero; +5, 05 and, in a path, %35 are 400 rather than
+// 5. Query values are read after URL decoding, so projectId=%35 is 5.
+//
 // Every route rejects query parameters it does not declare, and
 // parameters given twice, with 400: a typo never reaches a destructive
 // operation as a no-op (DELETE /task/trash/7?dryRun=true is 400, not a

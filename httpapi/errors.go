@@ -152,7 +152,7 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		s.writeUnavailable(w, err)
 		return
 	}
-	s.cfg.Logger.ErrorContext(r.Context(), "unexpected error", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+	s.cfg.Logger.ErrorContext(r.Context(), "unexpected error", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Any("error", err))
 	s.writeError(w, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, "internal server error")
 }
 
@@ -206,7 +206,7 @@ func (o *outageLog) note(r *http.Request, err error) {
 		return
 	}
 	o.logger.ErrorContext(context.WithoutCancel(r.Context()), "service unavailable",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err),
+		slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Any("error", err),
 		slog.Int("suppressed", suppressed), slog.String("interval", o.every.Interval.String()))
 }
 
@@ -215,13 +215,13 @@ func (s *Server) writeError(w http.ResponseWriter, status int, code, key, msg st
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, http.StatusNotFound, envelope.CodeProtocol, KeyRouteNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
+	s.writeError(w, http.StatusNotFound, envelope.CodeProtocol, KeyRouteNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.EscapedPath()))
 }
 
 // panicked logs a handler's panic with its stack and answers 500, without
 // the panic's text.
 func (s *Server) panicked(w http.ResponseWriter, r *http.Request, v any, stack []byte) {
-	s.cfg.Logger.ErrorContext(context.WithoutCancel(r.Context()), "panic", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+	s.cfg.Logger.ErrorContext(context.WithoutCancel(r.Context()), "panic", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()),
 		slog.Any("panic", v), slog.String("stack", string(stack)))
 	s.writeError(w, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, "internal server error")
 }

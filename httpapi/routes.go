@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
@@ -304,20 +305,25 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, rt *routing, s
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
 	s.writeError(w, http.StatusMethodNotAllowed, envelope.CodeProtocol, KeyMethodNotAllowed,
-		fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+		fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.EscapedPath(), strings.Join(allow, ", ")))
 }
 
-// pathSegments splits r's path after Prefix; nil if the path is not under
-// Prefix or holds an empty, "." or ".." segment, which name nothing: no
-// path is cleaned, and nothing redirects.
+// pathSegments splits r's escaped path (as the client wrote it) after
+// Prefix; nil if the path is not under Prefix or a segment names nothing:
+// one that is empty, "." or "..", also percent-encoded, one that holds an
+// encoded slash (%2F), or one that is not valid percent-encoding. Routing
+// on the escaped path keeps /api/v1/task%2Ftrash%2F10 from being the
+// /api/v1/task/trash/10 that a proxy or a firewall rule on the path did not
+// see; no path is cleaned, and nothing redirects.
 func pathSegments(r *http.Request) []string {
-	rest, ok := strings.CutPrefix(r.URL.Path, Prefix+"/")
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), Prefix+"/")
 	if !ok {
 		return nil
 	}
 	segs := strings.Split(rest, "/")
 	for _, seg := range segs {
-		if seg == "" || seg == "." || seg == ".." {
+		v, err := url.PathUnescape(seg)
+		if err != nil || v == "" || v == "." || v == ".." || strings.Contains(v, "/") {
 			return nil
 		}
 	}
@@ -390,32 +396,38 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, rt *routing) {
 		s.notFound(w, r)
 		return
 	}
-	if h, ps, _ := rt.router.Lookup(r.Method, r.URL.Path); h != nil {
+	if h, ps, _ := rt.router.Lookup(r.Method, r.URL.EscapedPath()); h != nil {
 		h(w, r, ps)
 		return
 	}
 	s.unrouted(w, r, rt, segs)
 }
 
-// serveOp runs op, within Config.RequestTimeout, with its path values.
+// serveOp runs op, within Config.RequestTimeout, with its path values
+// (escaped, as matched).
 func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op *Operation, vals map[string]string) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
 	r = r.WithContext(ctx)
 	for k, v := range vals {
+		v, _ = url.PathUnescape(v) // pathSegments checked it
 		r.SetPathValue(k, v)
 	}
 	if op.serve != nil {
 		op.serve(w, r)
 		return
 	}
-	s.serve(w, r, op)
+	s.serve(w, r, op, vals)
 }
 
 // serve runs an authenticated operation.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *Operation) {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *Operation, vals map[string]string) {
 	p, err := s.authenticate(r)
 	if err != nil {
+		s.WriteError(w, r, err)
+		return
+	}
+	if err := checkPath(vals, op.Params); err != nil {
 		s.WriteError(w, r, err)
 		return
 	}
@@ -432,6 +444,39 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *Operation) {
 		return
 	}
 	envelope.Write(w, http.StatusOK, envelope.OK(data, s.cfg.Now()))
+}
+
+// canonicalInt is the one spelling of an integer: decimal digits, no plus
+// sign, no leading zero.
+var canonicalInt = regexp.MustCompile(`^(0|-?[1-9][0-9]*)$`)
+
+// checkSpelling answers 400 for an integer parameter written other than
+// canonically (+5, 05, %35 in a path): every id has one spelling, so no
+// rule on the path or the query (a proxy's, a firewall's, a log search)
+// can be sidestepped by writing it another way. What is not an integer at
+// all is left to the endpoint's own rule.
+func checkSpelling(p Param, raw, value string) error {
+	if p.Type != "integer" || canonicalInt.MatchString(raw) {
+		return nil
+	}
+	if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+		return nil
+	}
+	return deskkit.Invalid(p.Name, "must be written as plain decimal digits, without a sign, leading zeros or escapes")
+}
+
+// checkPath checks the spelling of the path parameters, from their escaped
+// values.
+func checkPath(vals map[string]string, params []Param) error {
+	for _, p := range params {
+		if raw, ok := vals[p.Name]; ok && p.In == InPath {
+			value, _ := url.PathUnescape(raw)
+			if err := checkSpelling(p, raw, value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 var indexed = regexp.MustCompile(`\[[0-9]+\]`)
@@ -460,6 +505,11 @@ func checkQuery(r *http.Request, params []Param) error {
 		}
 		if len(v[name]) > 1 {
 			return deskkit.Invalid(name, "must be given once")
+		}
+		if p, ok := declared[name]; ok {
+			if err := checkSpelling(p, v[name][0], v[name][0]); err != nil {
+				return err
+			}
 		}
 	}
 	for _, p := range params {
