@@ -41,7 +41,11 @@
 // envelope, error table and unknown-parameter check as deskkit's routes:
 // Handle takes the query parameters the route accepts (none if none are
 // given); an Operation with AnyQuery set reads a free-form query string
-// itself. Routes and Operations list deskkit's own routes only.
+// itself. Routes and Operations list deskkit's own routes only. Handle and
+// Mount may be called while the server serves: each builds a new router
+// from all the operations and swaps it in whole, so a request is routed
+// either before or after the mount, never half-way; a Mount that panics (a
+// template mounted twice, one httprouter cannot hold) mounts nothing.
 //
 // # Paths, methods and parameters
 //

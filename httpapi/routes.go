@@ -70,6 +70,8 @@ type Route struct {
 // Routes lists deskkit's own routes, in the OpenAPI document's path syntax;
 // routes added with Handle or Mount are not among them.
 func (s *Server) Routes() []Route {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out []Route
 	for _, op := range s.ops {
 		if !op.host {
@@ -82,6 +84,8 @@ func (s *Server) Routes() []Route {
 // Operations lists deskkit's own operations, with their parameters, in the
 // order they were declared.
 func (s *Server) Operations() []Operation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out []Operation
 	for _, op := range s.ops {
 		if !op.host {
@@ -98,8 +102,10 @@ func (s *Server) Operations() []Operation {
 // any other is answered 400, as on deskkit's own routes, so a route that
 // declares none takes none (set Operation.AnyQuery through Mount to read a
 // free-form query string). The reference server mounts its demo routes this
-// way. Call Handle and Mount before the server serves; a method and
-// template mounted twice, or a template httprouter cannot hold, panics.
+// way. Handle and Mount may be called while the server serves: requests
+// already routed finish on the routes they found, and the next ones see
+// the new route. A method and template mounted twice, or a template
+// httprouter cannot hold, panics, and mounts nothing.
 func (s *Server) Handle(method, path string, fn Endpoint, query ...Param) {
 	params := slices.Clone(query)
 	for _, name := range wildcards(path) {
@@ -108,13 +114,24 @@ func (s *Server) Handle(method, path string, fn Endpoint, query ...Param) {
 	s.Mount(Operation{Method: method, Path: path, Params: params, Endpoint: fn})
 }
 
-// Mount adds host operations, with what Handle gives.
+// Mount adds host operations, with what Handle gives. It builds a new
+// router from all the operations and swaps it in whole (an atomic
+// pointer), so that it is safe to call while the server serves.
 func (s *Server) Mount(ops ...Operation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.ops)
+	defer func() {
+		if v := recover(); v != nil {
+			s.ops = s.ops[:n] // a Mount that panics adds nothing
+			panic(v)
+		}
+	}()
 	for _, op := range ops {
 		op.host = true
 		s.add(op)
 	}
-	s.routing = s.build()
+	s.routing.Store(s.build())
 }
 
 func (s *Server) add(op Operation) {
@@ -143,7 +160,11 @@ func (op *Operation) check() error {
 		return fmt.Errorf("%s %s: path must start with /", op.Method, op.Path)
 	}
 	for _, seg := range strings.Split(op.Path[1:], "/") {
-		if seg == "" || seg == "." || seg == ".." || (strings.ContainsAny(seg, "{}") && !wildcardName.MatchString(seg)) {
+		// Static segments are compared with the escaped request path, and a
+		// ':' or '*' would be a wildcard to httprouter.
+		wild := wildcardName.MatchString(seg)
+		if seg == "" || seg == "." || seg == ".." || (strings.ContainsAny(seg, "{}") && !wild) ||
+			(!wild && (url.PathEscape(seg) != seg || strings.ContainsAny(seg, ":*"))) {
 			return fmt.Errorf("%s %s: bad segment %q", op.Method, op.Path, seg)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -196,6 +197,11 @@ func TestRoutesDeclared(t *testing.T) {
 		{Method: "GET", Path: "x", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
 		{Method: "HEAD", Path: "/x", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
 		{Method: "GET", Path: "/task/trash/search", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		// httprouter would read these as wildcards; the escaped path
+		// would never hold the last.
+		{Method: "GET", Path: "/things:batch", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{Method: "GET", Path: "/files/*rest", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{Method: "GET", Path: "/a b", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
 	} {
 		func() {
 			defer func() {
@@ -287,4 +293,60 @@ func TestErrorLogsRawPath(t *testing.T) {
 	if !strings.Contains(f.logs.String(), `"path":"/api/v1/test/a%2Eb%41"`) {
 		t.Errorf("the log does not name the raw path: %s", f.logs)
 	}
+}
+
+// Issue 12, 2.7: Mount is safe while the server serves. Requests in flight
+// keep answering on the routes they found; each route mounted answers as
+// soon as Mount returns. Under -race the old Mount (which rebuilt the
+// router in place) is a data race with ServeHTTP.
+func TestMountWhileServing(t *testing.T) {
+	f := newAPI(t, dbtest.OpenSQLite(t))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req := httptest.NewRequest("GET", "/api/v1/openapi.json", nil)
+				rec := httptest.NewRecorder()
+				f.srv.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					errs <- fmt.Sprintf("GET /api/v1/openapi.json during Mount: %d", rec.Code)
+					return
+				}
+			}
+		})
+	}
+	for i := range 20 {
+		path := fmt.Sprintf("/live/%d", i)
+		f.srv.Handle("GET", path, func(*http.Request, deskkit.Principal) (any, error) { return i, nil })
+		if r := f.do(t, "GET", "/api/v1"+path, "alice", nil); r.status != 200 || r.env.Data != float64(i) {
+			t.Errorf("GET %s right after Mount: %d %v", path, r.status, r.env.Data)
+		}
+		_ = f.srv.Routes()
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	// A Mount that panics adds nothing: the good operation before the bad
+	// one is not mounted either.
+	func() {
+		defer func() { _ = recover() }()
+		f.srv.Mount(
+			Operation{Method: "GET", Path: "/half", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+			Operation{Method: "GET", Path: "/live/0", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		)
+		t.Error("mounting /live/0 twice did not panic")
+	}()
+	f.do(t, "GET", "/api/v1/half", "alice", nil).expect(t, 404, "E0", KeyRouteNotFound)
+	f.srv.Handle("GET", "/half", func(*http.Request, deskkit.Principal) (any, error) { return "whole", nil })
+	f.do(t, "GET", "/api/v1/half", "alice", nil).expect(t, 200, "S", "")
 }

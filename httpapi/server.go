@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/deskkit/deskkit"
@@ -115,8 +117,9 @@ type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 type Server struct {
 	cfg     Config
 	outages *outageLog
-	ops     []*Operation // deskkit's, then the host's, in mounting order
-	routing *routing     // built from ops
+	mu      sync.Mutex              // held by Mount while it adds to ops and builds
+	ops     []*Operation            // deskkit's, then the host's, in mounting order
+	routing atomic.Pointer[routing] // built from ops; swapped whole by Mount
 }
 
 //go:embed openapi.json
@@ -146,7 +149,7 @@ func New(cfg *Config) (*Server, error) {
 			s.add(op)
 		}
 	}
-	s.routing = s.build()
+	s.routing.Store(s.build())
 	return s, nil
 }
 
@@ -174,7 +177,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.panicked(w, r, v, debug.Stack())
 		}
 	}()
-	s.route(w, r, s.routing)
+	s.route(w, r, s.routing.Load())
 }
 
 func (s *Server) authenticate(r *http.Request) (deskkit.Principal, error) {
