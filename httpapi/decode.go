@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -14,9 +16,12 @@ import (
 )
 
 // DecodeJSON reads r's body, a single JSON object, into dst. Unknown fields,
-// wrong types, numbers out of range, malformed JSON, a body over the
-// server's limit (1 MiB by default) and a non-JSON content type are all
-// *deskkit.InputError values naming the field where there is one.
+// keys given twice at any depth, wrong types, numbers out of range,
+// malformed JSON, a body over the server's limit (1 MiB by default) and a
+// non-JSON content type are all *deskkit.InputError values naming the field
+// where there is one. Keys match field names exactly: encoding/json would
+// take "MOBILE" for the field mobile, DecodeJSON answers that it is not a
+// field of this request.
 func DecodeJSON(r *http.Request, dst any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -24,7 +29,14 @@ func DecodeJSON(r *http.Request, dst any) error {
 			return deskkit.Invalid("Content-Type", "must be application/json")
 		}
 	}
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return jsonError(err)
+	}
+	if err := checkKeys(body, reflect.TypeOf(dst)); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err)
@@ -85,4 +97,144 @@ func jsonKind(e *json.UnmarshalTypeError) string {
 	default:
 		return "a " + e.Type.Kind().String()
 	}
+}
+
+// maxKeyDepth bounds checkKeys' recursion; deeper bodies are left to
+// encoding/json, which refuses them.
+const maxKeyDepth = 1000
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// checkKeys walks body's tokens beside dst's type, before encoding/json
+// decodes it, for what encoding/json lets through: a key given twice in
+// one object (the last would win) and a key that names a field of a struct
+// only without regard to case. Objects decoded into maps, interfaces and
+// json.Unmarshalers are checked for duplicates only. Malformed JSON is
+// left to the decoder, which says where it is.
+func checkKeys(body []byte, dst reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var in *deskkit.InputError
+	if err := walkValue(dec, dst, "", 0); errors.As(err, &in) {
+		return in
+	}
+	return nil
+}
+
+func walkValue(dec *json.Decoder, t reflect.Type, path string, depth int) error {
+	if depth > maxKeyDepth {
+		return errors.New("too deep")
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	t = plain(t)
+	switch tok {
+	case json.Delim('{'):
+		return walkObject(dec, t, path, depth)
+	case json.Delim('['):
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for dec.More() {
+			if err := walkValue(dec, elem, path, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err := dec.Token()
+		return err
+	}
+	return nil
+}
+
+func walkObject(dec *json.Decoder, t reflect.Type, path string, depth int) error {
+	var fields map[string]reflect.Type
+	if t != nil && t.Kind() == reflect.Struct {
+		fields = jsonFields(t, map[string]reflect.Type{})
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		name := key
+		if path != "" {
+			name = path + "." + key
+		}
+		if seen[key] {
+			return deskkit.Invalid(name, "must be given once")
+		}
+		seen[key] = true
+		var vt reflect.Type
+		switch {
+		case fields != nil:
+			ft, ok := fields[key]
+			if !ok {
+				return deskkit.Invalid(name, "is not a field of this request")
+			}
+			vt = ft
+		case t != nil && t.Kind() == reflect.Map:
+			vt = t.Elem()
+		}
+		if err := walkValue(dec, vt, name, depth+1); err != nil {
+			return err
+		}
+	}
+	_, err := dec.Token()
+	return err
+}
+
+// plain is t without pointers; nil for a type that decodes JSON itself
+// (json.Unmarshaler), whose keys are its own business.
+func plain(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	return t
+}
+
+// jsonFields adds the JSON keys of struct t, as encoding/json names them
+// (the json tag's name, else the Go name; embedded structs without a name
+// promote theirs), with the types they decode into.
+// A field of t shadows a promoted one of the same name, as in Go.
+func jsonFields(t reflect.Type, out map[string]reflect.Type) map[string]reflect.Type {
+	var embedded []reflect.Type
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				embedded = append(embedded, ft)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if _, ok := out[name]; !ok {
+			out[name] = f.Type
+		}
+	}
+	for _, et := range embedded {
+		jsonFields(et, out)
+	}
+	return out
 }

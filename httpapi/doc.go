@@ -127,9 +127,12 @@
 //
 // The OpenAPI document lists the same table, and each operation's
 // responses. Malformed query strings, unknown or repeated parameters,
-// malformed JSON, unknown JSON fields, wrong types, numbers out of range and
-// bodies over Config.MaxBodyBytes (1 MiB) are all 400 with a message naming
-// the field.
+// malformed JSON, unknown JSON fields, keys given twice in one object (at
+// any depth: the last would otherwise win), wrong types, numbers out of
+// range and bodies over Config.MaxBodyBytes (1 MiB) are all 400 with a
+// message naming the field. JSON keys match field names exactly, although
+// encoding/json does not: "MOBILE" is not the field mobile, and is answered
+// as a key the request does not have.
 //
 // # Event channels
 //

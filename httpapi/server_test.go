@@ -470,6 +470,76 @@ func TestDecodeJSON(t *testing.T) {
 	}
 }
 
+// Fault 1.5 of issue 12: {"mobile":"1","mobile":"2"} was taken, the last
+// key winning, and "MOBILE" filled the field mobile. Keys given twice, at
+// any depth, are 400 naming the key; keys match exactly.
+func TestDecodeJSONKeys(t *testing.T) {
+	type item struct {
+		K int `json:"k"`
+	}
+	type inner struct {
+		Mobile string `json:"mobile"`
+	}
+	type Embedded struct {
+		Promoted string `json:"promoted"`
+	}
+	type body struct {
+		Embedded
+		Mobile string           `json:"mobile"`
+		Inner  *inner           `json:"inner"`
+		Items  []item           `json:"items"`
+		Grid   [][]inner        `json:"grid"`
+		Meta   map[string]int   `json:"meta"`
+		Any    any              `json:"any"`
+		Raw    json.RawMessage  `json:"raw"`
+		Tags   []string         // no tag: the key is "Tags"
+		Skip   string           `json:"-"`
+		Opt    string           `json:"opt,omitempty"`
+		More   map[string]inner `json:"more"`
+	}
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newAPI(t, db)
+		f.srv.Handle("POST", "/test/keys", func(r *http.Request, _ deskkit.Principal) (any, error) {
+			var b body
+			if err := DecodeJSON(r, &b); err != nil {
+				return nil, err
+			}
+			return b.Mobile, nil
+		})
+		for _, tc := range []struct{ body, msg string }{
+			{`{"mobile":"1","mobile":"2"}`, "mobile must be given once"},
+			{`{"MOBILE":"1"}`, "MOBILE is not a field of this request"},
+			{`{"Mobile":"1"}`, "Mobile is not a field of this request"},
+			{`{"inner":{"mobile":"1","mobile":"2"}}`, "inner.mobile must be given once"},
+			{`{"inner":{"Mobile":"1"}}`, "inner.Mobile is not a field of this request"},
+			{`{"items":[{"k":1},{"k":1,"k":2}]}`, "items.k must be given once"},
+			{`{"items":[{"K":1}]}`, "items.K is not a field of this request"},
+			{`{"grid":[[{"mobile":"1"},{"mobIle":"1"}]]}`, "grid.mobIle is not a field of this request"},
+			{`{"meta":{"a":1,"a":2}}`, "meta.a must be given once"},
+			{`{"more":{"x":{"MOBILE":"1"}}}`, "more.x.MOBILE is not a field of this request"},
+			{`{"any":{"a":{"b":1,"b":2}}}`, "any.a.b must be given once"},
+			{`{"raw":{"a":1,"a":2}}`, "raw.a must be given once"},
+			{`{"tags":["a"]}`, "tags is not a field of this request"},
+			{`{"Skip":"x"}`, "Skip is not a field of this request"},
+			{`{"Promoted":"x"}`, "Promoted is not a field of this request"},
+			{`{"promoted":"x","promoted":"y"}`, "promoted must be given once"},
+		} {
+			r := f.do(t, "POST", "/api/v1/test/keys", "alice", strings.NewReader(tc.body))
+			r.expect(t, 400, "E0", KeyValidation)
+			if r.env.Msg != tc.msg {
+				t.Errorf("%s: msg %q, want %q", tc.body, r.env.Msg, tc.msg)
+			}
+		}
+		ok := `{"mobile":"1","inner":{"mobile":"2"},"items":[{"k":1},{"k":2}],"grid":[[{"mobile":"3"}]],` +
+			`"meta":{"a":1,"b":2},"any":{"a":1,"A":2},"raw":[1],"Tags":["x"],"opt":"o","promoted":"p","more":{"x":{"mobile":"4"}}}`
+		r := f.do(t, "POST", "/api/v1/test/keys", "alice", strings.NewReader(ok))
+		r.expect(t, 200, "S", "")
+		if r.env.Data != "1" {
+			t.Errorf("data %v", r.env.Data)
+		}
+	})
+}
+
 func TestNewValidates(t *testing.T) {
 	if _, err := New(nil); err == nil {
 		t.Error("New(nil) accepted a config without an Authenticator")
