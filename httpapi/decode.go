@@ -17,9 +17,10 @@ import (
 
 // DecodeJSON reads r's body, a single JSON object, into dst. Unknown fields,
 // keys given twice at any depth, wrong types, numbers out of range,
-// malformed JSON, a body over the server's limit (1 MiB by default) and a
-// non-JSON content type are all *deskkit.InputError values naming the field
-// where there is one. Keys match field names exactly: encoding/json would
+// malformed JSON and a non-JSON content type are all *deskkit.InputError
+// values naming the field where there is one. A body over the server's
+// limit (Config.MaxBodyBytes, 1 MiB by default) is an error the server
+// answers 413 request_too_large, naming the limit. Keys match field names exactly: encoding/json would
 // take "MOBILE" for the field mobile, DecodeJSON answers that it is not a
 // field of this request.
 func DecodeJSON(r *http.Request, dst any) error {
@@ -50,6 +51,16 @@ func DecodeJSON(r *http.Request, dst any) error {
 	return nil
 }
 
+// bodyTooLarge is a body over the server's limit, answered 413
+// request_too_large with a message that names the limit.
+type bodyTooLarge struct{ err *http.MaxBytesError }
+
+func (e *bodyTooLarge) Error() string { return e.ClientMessage() }
+func (e *bodyTooLarge) Unwrap() error { return e.err }
+func (e *bodyTooLarge) ClientMessage() string {
+	return fmt.Sprintf("body must be at most %d bytes", e.err.Limit)
+}
+
 func jsonError(err error) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -60,7 +71,7 @@ func jsonError(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return deskkit.Invalid("body", "must be complete JSON; it ends early")
 	case errors.As(err, &tooBig):
-		return deskkit.Invalid("body", "must be at most %d bytes", tooBig.Limit)
+		return &bodyTooLarge{tooBig}
 	case errors.As(err, &syntax):
 		return deskkit.Invalid("body", "must be valid JSON; error at byte %d", syntax.Offset)
 	case errors.As(err, &typ):

@@ -106,6 +106,7 @@
 //	channel.ErrQuotaExceeded       409    E3   channel_quota_exceeded
 //	channel.ErrAddressBlocked      400    E1   channel_address_blocked
 //	channel.ErrDeliveryFailed      502    E2   channel_test_failed
+//	body over MaxBodyBytes         413    E0   request_too_large
 //	deskkit.ErrInvalid             400    E0   param_validation_error
 //	deskkit.ErrUnauthenticated     401    E0   unauthorized                    WWW-Authenticate: Bearer
 //	deskkit.ErrForbidden           403    E1   forbidden
@@ -129,8 +130,9 @@
 // responses. Malformed query strings, unknown or repeated parameters,
 // malformed JSON, unknown JSON fields, keys given twice in one object (at
 // any depth: the last would otherwise win), wrong types, numbers out of
-// range and bodies over Config.MaxBodyBytes (1 MiB) are all 400 with a
-// message naming the field. JSON keys match field names exactly, although
+// range are all 400 with a message naming the field. A body over
+// Config.MaxBodyBytes (1 MiB) is 413 request_too_large, its message naming
+// the limit. JSON keys match field names exactly, although
 // encoding/json does not: "MOBILE" is not the field mobile, and is answered
 // as a key the request does not have.
 //

@@ -29,6 +29,7 @@ const (
 	KeyServiceUnavailable = "service_unavailable"
 	KeyRouteNotFound      = "route_not_found"
 	KeyMethodNotAllowed   = "method_not_allowed"
+	KeyRequestTooLarge    = "request_too_large"
 	KeyInternal           = "internal_error"
 
 	// The verification service's own keys.
@@ -93,6 +94,8 @@ var errorTable = []errorRow{
 	// The far end refused a test message: a bad gateway, not an outage of
 	// ours, so above the 503 row its class (deskkit.ErrUnavailable) matches.
 	{match: is(channel.ErrDeliveryFailed), status: http.StatusBadGateway, code: envelope.CodeSystem, key: KeyChannelTestFailed},
+	// A body over Config.MaxBodyBytes: the message names the limit.
+	{match: tooLarge, status: http.StatusRequestEntityTooLarge, code: envelope.CodeProtocol, key: KeyRequestTooLarge, msg: "the request body is too large"},
 	{match: is(deskkit.ErrInvalid), status: http.StatusBadRequest, code: envelope.CodeProtocol, key: KeyValidation, msg: "the request is not valid"},
 	{match: is(deskkit.ErrUnauthenticated), status: http.StatusUnauthorized, code: envelope.CodeProtocol, key: KeyUnauthorized, msg: "a valid bearer token is required"},
 	{match: is(deskkit.ErrForbidden), status: http.StatusForbidden, code: envelope.CodeBusiness, key: KeyForbidden, msg: "you may not do this"},
@@ -102,6 +105,12 @@ var errorTable = []errorRow{
 	// Last of the known rows: an answer the service did give (400, 404...)
 	// stands even when the deadline passed just after.
 	{match: unavailable, status: http.StatusServiceUnavailable, code: envelope.CodeSystem, key: KeyServiceUnavailable, msg: "the service is temporarily unavailable; retry later", unavailable: true},
+}
+
+// tooLarge reports whether err is, or wraps, a body read over its limit.
+func tooLarge(err error) bool {
+	var e *http.MaxBytesError
+	return errors.As(err, &e)
 }
 
 // unavailable reports whether err means that a dependency could not answer

@@ -445,7 +445,6 @@ func TestDecodeJSON(t *testing.T) {
 		{`[1]`, "", "body must be a JSON object"},
 		{`{"name":"a"} {"name":"b"}`, "", "body must hold exactly one JSON object"},
 		{`{"name":"a"}`, "text/plain", "Content-Type must be application/json"},
-		{`{"name":"` + strings.Repeat("x", DefaultMaxBodyBytes) + `"}`, "", "body must be at most 1048576 bytes"},
 	}
 	for _, tc := range tests {
 		req := httptest.NewRequest("POST", "/api/v1/test/json", strings.NewReader(tc.body))
@@ -536,6 +535,35 @@ func TestDecodeJSONKeys(t *testing.T) {
 		r.expect(t, 200, "S", "")
 		if r.env.Data != "1" {
 			t.Errorf("data %v", r.env.Data)
+		}
+	})
+}
+
+// Fault 1.6 of issue 12: a body over the limit answered 400; it is 413
+// request_too_large, and the message names the limit.
+func TestBodyTooLarge(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newAPI(t, db)
+		f.srv.Handle("POST", "/test/big", func(r *http.Request, _ deskkit.Principal) (any, error) {
+			var b struct {
+				Name string `json:"name"`
+			}
+			if err := DecodeJSON(r, &b); err != nil {
+				return nil, err
+			}
+			return len(b.Name), nil
+		})
+		big := `{"name":"` + strings.Repeat("x", DefaultMaxBodyBytes) + `"}`
+		r := f.do(t, "POST", "/api/v1/test/big", "alice", strings.NewReader(big))
+		r.expect(t, 413, "E0", KeyRequestTooLarge)
+		if r.env.Msg != "body must be at most 1048576 bytes" {
+			t.Errorf("msg %q", r.env.Msg)
+		}
+		// Just under the limit is read.
+		fits := `{"name":"` + strings.Repeat("x", DefaultMaxBodyBytes-12) + `"}`
+		f.do(t, "POST", "/api/v1/test/big", "alice", strings.NewReader(fits)).expect(t, 200, "S", "")
+		if f.logs.Len() != 0 {
+			t.Errorf("a body over the limit was logged as unexpected: %s", f.logs)
 		}
 	})
 }
