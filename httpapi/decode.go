@@ -9,8 +9,10 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/deskkit/deskkit"
 )
@@ -32,7 +34,7 @@ func DecodeJSON(r *http.Request, dst any) error {
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return jsonError(err)
+		return jsonError(err, nil, nil)
 	}
 	if err := checkKeys(body, reflect.TypeOf(dst)); err != nil {
 		return err
@@ -40,11 +42,11 @@ func DecodeJSON(r *http.Request, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
+		return jsonError(err, body, reflect.TypeOf(dst))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return jsonError(err)
+			return jsonError(err, body, reflect.TypeOf(dst))
 		}
 		return deskkit.Invalid("body", "must hold exactly one JSON object")
 	}
@@ -61,7 +63,9 @@ func (e *bodyTooLarge) ClientMessage() string {
 	return fmt.Sprintf("body must be at most %d bytes", e.err.Limit)
 }
 
-func jsonError(err error) error {
+// jsonError turns a decoding error into the client's message; body and
+// dst, the body read and the destination's type, let it say more.
+func jsonError(err error, body []byte, dst reflect.Type) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	var tooBig *http.MaxBytesError
@@ -73,10 +77,18 @@ func jsonError(err error) error {
 	case errors.As(err, &tooBig):
 		return &bodyTooLarge{tooBig}
 	case errors.As(err, &syntax):
+		if in := leadingZero(body, syntax.Offset); in != nil {
+			return in
+		}
 		return deskkit.Invalid("body", "must be valid JSON; error at byte %d", syntax.Offset)
 	case errors.As(err, &typ):
 		if typ.Field == "" {
 			return deskkit.Invalid("body", "must be a JSON object")
+		}
+		if ft := fieldType(dst, typ.Field); ft != nil && (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) {
+			// Say what the whole field must be ("an array of arrays of
+			// addresses"), not what the element that failed is.
+			return deskkit.Invalid(typ.Field, "must be %s", describe(ft, lastWord(typ.Field)))
 		}
 		return deskkit.Invalid(typ.Field, "must be %s", jsonKind(typ))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -84,6 +96,139 @@ func jsonError(err error) error {
 		return deskkit.Invalid(name, "is not a field of this request")
 	default:
 		return deskkit.Invalid("body", "must be a valid JSON object")
+	}
+}
+
+// objectKey is the key a value at the end of the text follows.
+var objectKey = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:\s*$`)
+
+// leadingZero explains a syntax error at offset that is a number written
+// with a leading zero (024172, as a code or a phone number invites): JSON
+// has no such number, and a string keeps the zero.
+func leadingZero(body []byte, offset int64) *deskkit.InputError {
+	bad := int(offset) - 1 // the byte the decoder refused
+	if bad < 1 || bad >= len(body) || !isDigit(body[bad]) || body[bad-1] != '0' {
+		return nil
+	}
+	start := bad - 1
+	if start > 0 && body[start-1] == '-' {
+		start--
+	}
+	if start > 0 && (isDigit(body[start-1]) || strings.IndexByte(".eE+-", body[start-1]) >= 0) {
+		return nil // the 0 is inside a number, not its start
+	}
+	end := bad
+	for end < len(body) && (isDigit(body[end]) || strings.IndexByte(".eE+-", body[end]) >= 0) {
+		end++
+	}
+	num := string(body[start:end])
+	field := "body"
+	if m := objectKey.FindSubmatch(body[:start]); m != nil {
+		if key, err := strconv.Unquote(`"` + string(m[1]) + `"`); err == nil {
+			field = key
+		}
+	}
+	return deskkit.Invalid(field, "is not valid JSON: a number cannot start with 0 (%s, at byte %d); write it as a string: %q", num, start+1, num)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// fieldType is the type of the field a dotted path ("a.b", as
+// encoding/json names fields) names in dst, through pointers, slices and
+// maps; nil if there is none.
+func fieldType(dst reflect.Type, path string) reflect.Type {
+	t := dst
+	for _, key := range strings.Split(path, ".") {
+		t = elemOf(t)
+		if t == nil || t.Kind() != reflect.Struct {
+			return nil
+		}
+		t = jsonFields(t, map[string]reflect.Type{})[key]
+	}
+	return t
+}
+
+// elemOf is t without pointers, slices, arrays and maps.
+func elemOf(t reflect.Type) reflect.Type {
+	for t != nil {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			t = t.Elem()
+		default:
+			return t
+		}
+	}
+	return nil
+}
+
+// describe says what a JSON value of type t is, for "must be ...": "an
+// array of arrays of addresses". noun names plain strings (the field's own
+// name: toAddress holds addresses).
+func describe(t reflect.Type, noun string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		return "an array of " + plural(t.Elem(), noun)
+	}
+	return jsonKind(&json.UnmarshalTypeError{Type: t})
+}
+
+// plural names values of type t, many of them.
+func plural(t reflect.Type, noun string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "arrays of " + plural(t.Elem(), noun)
+	case reflect.String:
+		if t == digitsType {
+			return "digit strings"
+		}
+		if t.Name() != "string" && t.Name() != "" {
+			return pluralize(lastWord(t.Name()))
+		}
+		return pluralize(noun)
+	case reflect.Bool:
+		return "true or false values"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integers"
+	case reflect.Float32, reflect.Float64:
+		return "numbers"
+	default:
+		return "objects"
+	}
+}
+
+// lastWord is the last word of a camelCase name, in lower case: "toAddress"
+// and "filters.toAddress" give "address".
+func lastWord(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	i := strings.LastIndexFunc(name, unicode.IsUpper)
+	if i < 0 {
+		i = 0
+	}
+	return strings.ToLower(name[i:])
+}
+
+// pluralize is the English plural of a noun, well enough for field names;
+// a noun that already ends in a single s is taken as plural.
+func pluralize(w string) string {
+	switch {
+	case w == "":
+		return "strings"
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "x"), strings.HasSuffix(w, "ch"), strings.HasSuffix(w, "sh"):
+		return w + "es"
+	case strings.HasSuffix(w, "s"):
+		return w
+	case strings.HasSuffix(w, "y") && len(w) > 1 && !strings.ContainsRune("aeiou", rune(w[len(w)-2])):
+		return w[:len(w)-1] + "ies"
+	default:
+		return w + "s"
 	}
 }
 

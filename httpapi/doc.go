@@ -130,7 +130,10 @@
 // responses. Malformed query strings, unknown or repeated parameters,
 // malformed JSON, unknown JSON fields, keys given twice in one object (at
 // any depth: the last would otherwise win), wrong types, numbers out of
-// range are all 400 with a message naming the field. A body over
+// range are all 400 with a message naming the field. The message says what
+// the field must be from its Go type ("toAddress must be an array of arrays
+// of addresses"), and a number written with a leading zero (024172, not
+// JSON) is named as such, with the advice to write it as a string. A body over
 // Config.MaxBodyBytes (1 MiB) is 413 request_too_large, its message naming
 // the limit. JSON keys match field names exactly, although
 // encoding/json does not: "MOBILE" is not the field mobile, and is answered

@@ -423,6 +423,8 @@ func TestDecodeJSON(t *testing.T) {
 		Name  string `json:"name"`
 		Count int32  `json:"count"`
 		Tags  []string
+		To    [][]string `json:"toAddress"`
+		IDs   []int64    `json:"ids"`
 	}
 	f.srv.Handle("POST", "/test/json", func(r *http.Request, _ deskkit.Principal) (any, error) {
 		var b body
@@ -443,6 +445,14 @@ func TestDecodeJSON(t *testing.T) {
 		{`{"count": 1.5}`, "", "count must be an integer that fits int32"},
 		{`{"other": 1}`, "", "other is not a field of this request"},
 		{`[1]`, "", "body must be a JSON object"},
+		{`{"count": 024}`, "", `count is not valid JSON: a number cannot start with 0 (024, at byte 11); write it as a string: "024"`},
+		{`{"count": -00}`, "", `count is not valid JSON: a number cannot start with 0 (-00, at byte 11); write it as a string: "-00"`},
+		{`{"ids": [1, 012]}`, "", `body is not valid JSON: a number cannot start with 0 (012, at byte 13); write it as a string: "012"`},
+		{`{"count": 10.05x}`, "", "body must be valid JSON; error at byte 16"},
+		{`{"toAddress": ["a@x.com"]}`, "", "toAddress must be an array of arrays of addresses"},
+		{`{"toAddress": "a@x.com"}`, "", "toAddress must be an array of arrays of addresses"},
+		{`{"Tags": "x"}`, "", "Tags must be an array of tags"},
+		{`{"ids": [["1"]]}`, "", "ids must be an array of integers"},
 		{`{"name":"a"} {"name":"b"}`, "", "body must hold exactly one JSON object"},
 		{`{"name":"a"}`, "text/plain", "Content-Type must be application/json"},
 	}
