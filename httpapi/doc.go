@@ -171,8 +171,13 @@
 // Outages are logged once per Config.OutageLogInterval (10 s), on the
 // clock of Config.Now: the first 503 is logged, the ones that follow within
 // the interval are only counted, and the next line says how many
-// ("suppressed"). A client that went away (its context cancelled) is not
-// logged at all.
+// ("suppressed"). When the outage ends, that is at the first request that
+// succeeds after 503s were left out, a line "service available again"
+// gives their count at once, rather than with the next outage; so that a
+// database that fails and recovers many times a second does not log a line
+// each time, that line too comes at most once per interval (a count not
+// given yet comes with a later line). A client that went away (its
+// context cancelled) is not logged at all.
 //
 // # Testing
 //

@@ -203,7 +203,9 @@ func seconds(d time.Duration) int {
 // outageLog logs 503s at most once per interval: an outage fails every
 // request, and one line per request buries everything else. The first 503
 // is logged at once; the ones that follow within the interval are counted,
-// and the next line says how many.
+// and the next line says how many. When the outage ends (the first request
+// that succeeds after 503s were held back) a last line gives the count
+// since, so that it does not wait for the next outage.
 type outageLog struct {
 	logger *slog.Logger
 	every  *ratelog.Every
@@ -217,6 +219,18 @@ func (o *outageLog) note(r *http.Request, err error) {
 	o.logger.ErrorContext(context.WithoutCancel(r.Context()), "service unavailable",
 		slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Any("error", err),
 		slog.Int("suppressed", suppressed), slog.String("interval", o.every.Interval.String()))
+}
+
+// succeeded is told of every success; it costs an atomic load unless 503s
+// are waiting to be counted.
+func (o *outageLog) succeeded(r *http.Request) {
+	ok, suppressed := o.every.End()
+	if !ok {
+		return
+	}
+	o.logger.InfoContext(context.WithoutCancel(r.Context()), "service available again",
+		slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()),
+		slog.Int("suppressed", suppressed))
 }
 
 func (s *Server) writeError(w http.ResponseWriter, status int, code, key, msg string) {

@@ -464,6 +464,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *Operation, va
 		s.WriteError(w, r, err)
 		return
 	}
+	s.outages.succeeded(r)
 	envelope.Write(w, http.StatusOK, envelope.OK(data, s.cfg.Now()))
 }
 
