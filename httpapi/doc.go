@@ -5,8 +5,8 @@
 //
 // New builds a Server (an http.Handler) from a Config naming the services to
 // mount and an Authenticator that turns a bearer token into a
-// deskkit.Principal. Mount it wherever the host likes; it answers every path
-// it is given, so give it /api/v1/ or everything. Every answer is an
+// deskkit.Principal. Serve it alone, or beside the host's routes through
+// Server.Wrap; it answers every path it is given. Every answer is an
 // envelope (package envelope). The OpenAPI 3 document of the API is
 // embedded and served without authentication at GET /api/v1/openapi.json.
 //
@@ -64,8 +64,10 @@
 // Nothing under /api/v1 ever redirects, and no path is cleaned: empty
 // segments (//), "." and ".." (also percent-encoded) and trailing slashes
 // name no resource and are answered 404 with an envelope, so DELETE
-// /api/v1/task/trash/7/.. can never become a clear-all. (A host that puts
-// an http.ServeMux in front must keep it from cleaning /api/v1 paths.)
+// /api/v1/task/trash/7/.. can never become a clear-all. A host that embeds
+// the API beside its own routes serves Server.Wrap(mux) rather than
+// mounting the API on an http.ServeMux, which would redirect such paths to
+// their cleaned form before the API sees them.
 //
 // Requests are routed on the path as the client wrote it, escapes and all
 // (URL.EscapedPath), and logged that way: an encoded slash (%2F) in any
