@@ -409,9 +409,9 @@ func routerPath(path string) string {
 	return strings.Join(parts, "/")
 }
 
-// route answers one request: the handler httprouter finds for the method
+// serveRoute answers one request: the handler httprouter finds for the method
 // and path, else 405 or 404 from the operation lists.
-func (s *Server) route(w http.ResponseWriter, r *http.Request, rt *routing) {
+func (s *Server) serveRoute(w http.ResponseWriter, r *http.Request, rt *routing) {
 	segs := pathSegments(r)
 	if segs == nil {
 		s.notFound(w, r)

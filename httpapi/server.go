@@ -178,7 +178,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.panicked(w, r, v, debug.Stack())
 		}
 	}()
-	s.route(w, r, s.routing.Load())
+	s.serveRoute(w, r, s.routing.Load())
 }
 
 // Wrap returns the handler to serve in place of host (the host's own
