@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/deskkit/deskkit"
@@ -143,7 +144,7 @@ func fieldType(dst reflect.Type, path string) reflect.Type {
 		if t == nil || t.Kind() != reflect.Struct {
 			return nil
 		}
-		t = jsonFields(t, map[string]reflect.Type{})[key]
+		t = fieldsOf(t)[key]
 	}
 	return t
 }
@@ -308,7 +309,7 @@ func walkValue(dec *json.Decoder, t reflect.Type, path string, depth int) error 
 func walkObject(dec *json.Decoder, t reflect.Type, path string, depth int) error {
 	var fields map[string]reflect.Type
 	if t != nil && t.Kind() == reflect.Struct {
-		fields = jsonFields(t, map[string]reflect.Type{})
+		fields = fieldsOf(t)
 	}
 	seen := map[string]bool{}
 	for dec.More() {
@@ -354,6 +355,19 @@ func plain(t reflect.Type) reflect.Type {
 		return nil
 	}
 	return t
+}
+
+// fieldCache holds fieldsOf's answers: request types are few and fixed.
+var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
+
+// fieldsOf is the JSON keys of struct t, with the types they decode into.
+func fieldsOf(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	f := jsonFields(t, map[string]reflect.Type{})
+	fieldCache.Store(t, f)
+	return f
 }
 
 // jsonFields adds the JSON keys of struct t, as encoding/json names them
