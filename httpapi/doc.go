@@ -159,15 +159,15 @@
 //
 // # Deadlines and outages
 //
-// Every request's context gets Config.RequestTimeout (10 s by default)
+// Every operation's context gets Config.RequestTimeout (10 s by default)
 // before authentication, so that no request waits for ever on the
 // database pool or a statement. An outage is answered 503
 // service_unavailable with Retry-After (Config.RetryAfter, 5 s, unless the
 // error is a deskkit.RetryAfterer) and a generic message, never 500: that
-// is deskkit.ErrUnavailable, whatever internal/database.Unavailable
-// recognises (the pool or a statement out of time, connections refused or
-// reset, too many clients, shutdown, SQLite busy, the request deadline), a
-// closed pool, and any error once the request deadline has passed. Nothing
+// is deskkit.ErrUnavailable, a database error deskkit recognises as one
+// (the pool or a statement out of time, connections refused or reset, too
+// many clients, shutdown, SQLite busy, the request deadline), a closed
+// pool, and any error once the request deadline has passed. Nothing
 // such a request did was committed; the client may retry.
 //
 // Outages are logged once per Config.OutageLogInterval (10 s), on the
