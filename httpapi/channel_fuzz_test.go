@@ -41,7 +41,7 @@ var channelFuzzRoutes = []channelFuzzRoute{
 // method_not_allowed is DELETE /event/channel/test, whose static segment
 // shadows {id}.
 var channelFuzzKeys = []string{
-	httpapi.KeyValidation, httpapi.KeyNotFound, httpapi.KeyRouteNotFound, httpapi.KeyMethodNotAllowed, httpapi.KeyTooManyRequests,
+	httpapi.KeyRequestTooLarge, httpapi.KeyValidation, httpapi.KeyNotFound, httpapi.KeyRouteNotFound, httpapi.KeyMethodNotAllowed, httpapi.KeyTooManyRequests,
 	httpapi.KeyChannelNameTaken, httpapi.KeyChannelQuotaExceeded, httpapi.KeyChannelAddressBlocked,
 }
 

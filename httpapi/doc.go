@@ -5,8 +5,8 @@
 //
 // New builds a Server (an http.Handler) from a Config naming the services to
 // mount and an Authenticator that turns a bearer token into a
-// deskkit.Principal. Mount it wherever the host likes; it answers every path
-// it is given, so give it /api/v1/ or everything. Every answer is an
+// deskkit.Principal. Serve it alone, or beside the host's routes through
+// Server.Wrap; it answers every path it is given. Every answer is an
 // envelope (package envelope). The OpenAPI 3 document of the API is
 // embedded and served without authentication at GET /api/v1/openapi.json.
 //
@@ -24,12 +24,16 @@
 // unknown-parameter check and the test that walks the OpenAPI document all
 // derive from these lists, so a new service adds routes, not plumbing.
 //
-// The router is github.com/julienschmidt/httprouter, which panics when a
-// static segment and a wildcard share a position in one method's tree
-// (PATCH /task/trash/back beside PATCH /task/trash/{id}/back). The server
-// registers such templates with the static segment turned into the
-// wildcard and resolves every request itself against the tree of
-// templates, so no service has to work around it.
+// The router is github.com/julienschmidt/httprouter: each operation is
+// registered with its own handler, which wraps the endpoint with what the
+// lists say (the deadline, the unknown-parameter check, authentication, the
+// body limit and the error table). httprouter v1.3.0 panics when a static
+// segment and a wildcard share a position in one method's tree (PATCH
+// /task/trash/back beside PATCH /task/trash/{id}/back); there, and only
+// there, the wildcard is registered and its handler picks the operation
+// whose template the path matches (Server.build and pick, in routes.go),
+// so no service has to work around it. A panic in a handler is logged with
+// its stack and answered 500 internal_error.
 //
 // Host routes: Handle mounts a plain Endpoint (path parameters through
 // r.PathValue, no httprouter type in sight) and Mount any Operation, Op's
@@ -37,17 +41,21 @@
 // envelope, error table and unknown-parameter check as deskkit's routes:
 // Handle takes the query parameters the route accepts (none if none are
 // given); an Operation with AnyQuery set reads a free-form query string
-// itself. Routes and Operations list deskkit's own routes only.
+// itself. Routes and Operations list deskkit's own routes only. Handle and
+// Mount may be called while the server serves: each builds a new router
+// from all the operations and swaps it in whole, so a request is routed
+// either before or after the mount, never half-way; a Mount that panics (a
+// template mounted twice, one httprouter cannot hold) mounts nothing.
 //
 // # Paths, methods and parameters
 //
-// A request path resolves to one resource of the template tree; a static
-// segment shadows a wildcard at the same position whatever the method, so
+// A static segment of a template shadows a wildcard at the same position
+// whatever the method, so
 // /task/trash/search is the search and nothing else (DELETE there is 405,
 // not a clear of an entry called "search"). A path no template matches is
-// 404 route_not_found; a resource served for other methods only is 405
-// method_not_allowed with an Allow header listing exactly the methods that
-// serve it.
+// 404 route_not_found; a path served for other methods only is 405
+// method_not_allowed with an Allow header, built from the operation lists,
+// listing exactly the methods that serve it.
 //
 // HEAD and OPTIONS are served nowhere, the OpenAPI document included: a
 // HEAD of an authenticated search costs a search for nothing, and leaving
@@ -56,8 +64,18 @@
 // Nothing under /api/v1 ever redirects, and no path is cleaned: empty
 // segments (//), "." and ".." (also percent-encoded) and trailing slashes
 // name no resource and are answered 404 with an envelope, so DELETE
-// /api/v1/task/trash/7/.. can never become a clear-all. (A host that puts
-// an http.ServeMux in front must keep it from cleaning /api/v1 paths.)
+// /api/v1/task/trash/7/.. can never become a clear-all. A host that embeds
+// the API beside its own routes serves Server.Wrap(mux) rather than
+// mounting the API on an http.ServeMux, which would redirect such paths to
+// their cleaned form before the API sees them.
+//
+// Requests are routed on the path as the client wrote it, escapes and all
+// (URL.EscapedPath), and logged that way: an encoded slash (%2F) in any
+// segment is 404 route_not_found, so /api/v1/task%2Ftrash%2F10 is not the
+// /api/v1/task/trash/10 a proxy or firewall rule on the path never saw.
+// Integer parameters (ids, projectId) have one spelling: decimal digits,
+// no sign, no leading zero; +5, 05 and, in a path, %35 are 400 rather than
+// 5. Query values are read after URL decoding, so projectId=%35 is 5.
 //
 // Every route rejects query parameters it does not declare, and
 // parameters given twice, with 400: a typo never reaches a destructive
@@ -90,6 +108,7 @@
 //	channel.ErrQuotaExceeded       409    E3   channel_quota_exceeded
 //	channel.ErrAddressBlocked      400    E1   channel_address_blocked
 //	channel.ErrDeliveryFailed      502    E2   channel_test_failed
+//	body over MaxBodyBytes         413    E0   request_too_large
 //	deskkit.ErrInvalid             400    E0   param_validation_error
 //	deskkit.ErrUnauthenticated     401    E0   unauthorized                    WWW-Authenticate: Bearer
 //	deskkit.ErrForbidden           403    E1   forbidden
@@ -111,9 +130,16 @@
 //
 // The OpenAPI document lists the same table, and each operation's
 // responses. Malformed query strings, unknown or repeated parameters,
-// malformed JSON, unknown JSON fields, wrong types, numbers out of range and
-// bodies over Config.MaxBodyBytes (1 MiB) are all 400 with a message naming
-// the field.
+// malformed JSON, unknown JSON fields, keys given twice in one object (at
+// any depth: the last would otherwise win), wrong types, numbers out of
+// range are all 400 with a message naming the field. The message says what
+// the field must be from its Go type ("toAddress must be an array of arrays
+// of addresses"), and a number written with a leading zero (024172, not
+// JSON) is named as such, with the advice to write it as a string. A body over
+// Config.MaxBodyBytes (1 MiB) is 413 request_too_large, its message naming
+// the limit. JSON keys match field names exactly, although
+// encoding/json does not: "MOBILE" is not the field mobile, and is answered
+// as a key the request does not have.
 //
 // # Event channels
 //
@@ -133,22 +159,27 @@
 //
 // # Deadlines and outages
 //
-// Every request's context gets Config.RequestTimeout (10 s by default)
+// Every operation's context gets Config.RequestTimeout (10 s by default)
 // before authentication, so that no request waits for ever on the
 // database pool or a statement. An outage is answered 503
 // service_unavailable with Retry-After (Config.RetryAfter, 5 s, unless the
 // error is a deskkit.RetryAfterer) and a generic message, never 500: that
-// is deskkit.ErrUnavailable, whatever internal/database.Unavailable
-// recognises (the pool or a statement out of time, connections refused or
-// reset, too many clients, shutdown, SQLite busy, the request deadline), a
-// closed pool, and any error once the request deadline has passed. Nothing
+// is deskkit.ErrUnavailable, a database error deskkit recognises as one
+// (the pool or a statement out of time, connections refused or reset, too
+// many clients, shutdown, SQLite busy, the request deadline), a closed
+// pool, and any error once the request deadline has passed. Nothing
 // such a request did was committed; the client may retry.
 //
 // Outages are logged once per Config.OutageLogInterval (10 s), on the
 // clock of Config.Now: the first 503 is logged, the ones that follow within
 // the interval are only counted, and the next line says how many
-// ("suppressed"). A client that went away (its context cancelled) is not
-// logged at all.
+// ("suppressed"). When the outage ends, that is at the first request that
+// succeeds after 503s were left out, a line "service available again"
+// gives their count at once, rather than with the next outage; so that a
+// database that fails and recovers many times a second does not log a line
+// each time, that line too comes at most once per interval (a count not
+// given yet comes with a later line). A client that went away (its
+// context cancelled) is not logged at all.
 //
 // # Testing
 //

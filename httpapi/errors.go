@@ -29,6 +29,7 @@ const (
 	KeyServiceUnavailable = "service_unavailable"
 	KeyRouteNotFound      = "route_not_found"
 	KeyMethodNotAllowed   = "method_not_allowed"
+	KeyRequestTooLarge    = "request_too_large"
 	KeyInternal           = "internal_error"
 
 	// The verification service's own keys.
@@ -93,6 +94,8 @@ var errorTable = []errorRow{
 	// The far end refused a test message: a bad gateway, not an outage of
 	// ours, so above the 503 row its class (deskkit.ErrUnavailable) matches.
 	{match: is(channel.ErrDeliveryFailed), status: http.StatusBadGateway, code: envelope.CodeSystem, key: KeyChannelTestFailed},
+	// A body over Config.MaxBodyBytes: the message names the limit.
+	{match: tooLarge, status: http.StatusRequestEntityTooLarge, code: envelope.CodeProtocol, key: KeyRequestTooLarge, msg: "the request body is too large"},
 	{match: is(deskkit.ErrInvalid), status: http.StatusBadRequest, code: envelope.CodeProtocol, key: KeyValidation, msg: "the request is not valid"},
 	{match: is(deskkit.ErrUnauthenticated), status: http.StatusUnauthorized, code: envelope.CodeProtocol, key: KeyUnauthorized, msg: "a valid bearer token is required"},
 	{match: is(deskkit.ErrForbidden), status: http.StatusForbidden, code: envelope.CodeBusiness, key: KeyForbidden, msg: "you may not do this"},
@@ -102,6 +105,12 @@ var errorTable = []errorRow{
 	// Last of the known rows: an answer the service did give (400, 404...)
 	// stands even when the deadline passed just after.
 	{match: unavailable, status: http.StatusServiceUnavailable, code: envelope.CodeSystem, key: KeyServiceUnavailable, msg: "the service is temporarily unavailable; retry later", unavailable: true},
+}
+
+// tooLarge reports whether err is, or wraps, a body read over its limit.
+func tooLarge(err error) bool {
+	var e *http.MaxBytesError
+	return errors.As(err, &e)
 }
 
 // unavailable reports whether err means that a dependency could not answer
@@ -152,7 +161,7 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		s.writeUnavailable(w, err)
 		return
 	}
-	s.cfg.Logger.ErrorContext(r.Context(), "unexpected error", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+	s.cfg.Logger.ErrorContext(r.Context(), "unexpected error", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Any("error", err))
 	s.writeError(w, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, "internal server error")
 }
 
@@ -194,7 +203,9 @@ func seconds(d time.Duration) int {
 // outageLog logs 503s at most once per interval: an outage fails every
 // request, and one line per request buries everything else. The first 503
 // is logged at once; the ones that follow within the interval are counted,
-// and the next line says how many.
+// and the next line says how many. When the outage ends (the first request
+// that succeeds after 503s were held back) a last line gives the count
+// since, so that it does not wait for the next outage.
 type outageLog struct {
 	logger *slog.Logger
 	every  *ratelog.Every
@@ -206,8 +217,20 @@ func (o *outageLog) note(r *http.Request, err error) {
 		return
 	}
 	o.logger.ErrorContext(context.WithoutCancel(r.Context()), "service unavailable",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err),
+		slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Any("error", err),
 		slog.Int("suppressed", suppressed), slog.String("interval", o.every.Interval.String()))
+}
+
+// succeeded is told of every success; it costs an atomic load unless 503s
+// are waiting to be counted.
+func (o *outageLog) succeeded(r *http.Request) {
+	ok, suppressed := o.every.End()
+	if !ok {
+		return
+	}
+	o.logger.InfoContext(context.WithoutCancel(r.Context()), "service available again",
+		slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()),
+		slog.Int("suppressed", suppressed))
 }
 
 func (s *Server) writeError(w http.ResponseWriter, status int, code, key, msg string) {
@@ -215,9 +238,13 @@ func (s *Server) writeError(w http.ResponseWriter, status int, code, key, msg st
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, http.StatusNotFound, envelope.CodeProtocol, KeyRouteNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
+	s.writeError(w, http.StatusNotFound, envelope.CodeProtocol, KeyRouteNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.EscapedPath()))
 }
 
-func (s *Server) panicked(w http.ResponseWriter, r *http.Request, v any) {
-	s.WriteError(w, r, fmt.Errorf("panic: %v", v))
+// panicked logs a handler's panic with its stack and answers 500, without
+// the panic's text.
+func (s *Server) panicked(w http.ResponseWriter, r *http.Request, v any, stack []byte) {
+	s.cfg.Logger.ErrorContext(context.WithoutCancel(r.Context()), "panic", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()),
+		slog.Any("panic", v), slog.String("stack", string(stack)))
+	s.writeError(w, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, "internal server error")
 }

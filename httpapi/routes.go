@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
@@ -68,6 +70,8 @@ type Route struct {
 // Routes lists deskkit's own routes, in the OpenAPI document's path syntax;
 // routes added with Handle or Mount are not among them.
 func (s *Server) Routes() []Route {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out []Route
 	for _, op := range s.ops {
 		if !op.host {
@@ -80,6 +84,8 @@ func (s *Server) Routes() []Route {
 // Operations lists deskkit's own operations, with their parameters, in the
 // order they were declared.
 func (s *Server) Operations() []Operation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out []Operation
 	for _, op := range s.ops {
 		if !op.host {
@@ -96,8 +102,10 @@ func (s *Server) Operations() []Operation {
 // any other is answered 400, as on deskkit's own routes, so a route that
 // declares none takes none (set Operation.AnyQuery through Mount to read a
 // free-form query string). The reference server mounts its demo routes this
-// way. Call Handle and Mount before the server serves; a method and
-// template mounted twice, or a template httprouter cannot hold, panics.
+// way. Handle and Mount may be called while the server serves: requests
+// already routed finish on the routes they found, and the next ones see
+// the new route. A method and template mounted twice, or a template
+// httprouter cannot hold, panics, and mounts nothing.
 func (s *Server) Handle(method, path string, fn Endpoint, query ...Param) {
 	params := slices.Clone(query)
 	for _, name := range wildcards(path) {
@@ -106,13 +114,24 @@ func (s *Server) Handle(method, path string, fn Endpoint, query ...Param) {
 	s.Mount(Operation{Method: method, Path: path, Params: params, Endpoint: fn})
 }
 
-// Mount adds host operations, with what Handle gives.
+// Mount adds host operations, with what Handle gives. It builds a new
+// router from all the operations and swaps it in whole (an atomic
+// pointer), so that it is safe to call while the server serves.
 func (s *Server) Mount(ops ...Operation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.ops)
+	defer func() {
+		if v := recover(); v != nil {
+			s.ops = s.ops[:n] // a Mount that panics adds nothing
+			panic(v)
+		}
+	}()
 	for _, op := range ops {
 		op.host = true
 		s.add(op)
 	}
-	s.build()
+	s.routing.Store(s.build())
 }
 
 func (s *Server) add(op Operation) {
@@ -141,7 +160,11 @@ func (op *Operation) check() error {
 		return fmt.Errorf("%s %s: path must start with /", op.Method, op.Path)
 	}
 	for _, seg := range strings.Split(op.Path[1:], "/") {
-		if seg == "" || seg == "." || seg == ".." || (strings.ContainsAny(seg, "{}") && !wildcardName.MatchString(seg)) {
+		// Static segments are compared with the escaped request path, and a
+		// ':' or '*' would be a wildcard to httprouter.
+		wild := wildcardName.MatchString(seg)
+		if seg == "" || seg == "." || seg == ".." || (strings.ContainsAny(seg, "{}") && !wild) ||
+			(!wild && (url.PathEscape(seg) != seg || strings.ContainsAny(seg, ":*"))) {
 			return fmt.Errorf("%s %s: bad segment %q", op.Method, op.Path, seg)
 		}
 	}
@@ -174,123 +197,174 @@ func wildcards(path string) []string {
 	return out
 }
 
-// resource is a node of the tree of path templates, across methods.
-type resource struct {
-	static   map[string]*resource
-	wild     *resource
-	wildName string
-	ops      map[string]*Operation // by method
+// routing is what build derives from the operation list: the router, in
+// which each operation is registered with its own handler, and what the
+// router cannot answer on its own (Allow, the shadowing of a wildcard by a
+// static sibling).
+type routing struct {
+	router *httprouter.Router
+	routes []*route // every operation, in mounting order
+	// statics holds "prefix/segment" for each static segment of a
+	// template, its prefix written with * for wildcards: a request segment
+	// equal to one of them names that static resource, never a wildcard
+	// beside it, whatever the method (DELETE /task/trash/search is 405,
+	// not a clear of entry "search").
+	statics map[string]bool
 }
 
-func (n *resource) child(seg string) *resource {
-	if strings.HasPrefix(seg, "{") {
-		if n.wild == nil {
-			n.wild = &resource{wildName: seg[1 : len(seg)-1]}
-		}
-		return n.wild
-	}
-	if n.static == nil {
-		n.static = map[string]*resource{}
-	}
-	c := n.static[seg]
-	if c == nil {
-		c = &resource{}
-		n.static[seg] = c
-	}
-	return c
+// route is an operation with its template split into segments.
+type route struct {
+	op   *Operation
+	segs []string // the template's segments after the leading /
 }
 
-// resolve finds the resource a request path names. A static segment
-// shadows a wildcard at the same position, whatever the method, so
-// /task/trash/search is the search resource only (DELETE there is 405, not
-// a clear of entry "search"); there is no backtracking. Empty, "." and ".."
-// segments name nothing: no path is cleaned, and nothing redirects.
-func (n *resource) resolve(path string) (*resource, map[string]string) {
-	rest, ok := strings.CutPrefix(path, Prefix+"/")
-	if !ok {
-		return nil, nil
-	}
-	var vals map[string]string
-	for _, seg := range strings.Split(rest, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return nil, nil
-		}
-		switch {
-		case n.static[seg] != nil:
-			n = n.static[seg]
-		case n.wild != nil:
-			n = n.wild
-			if vals == nil {
-				vals = map[string]string{}
-			}
-			vals[n.wildName] = seg
-		default:
-			return nil, nil
-		}
-	}
-	if len(n.ops) == 0 {
-		return nil, nil
-	}
-	return n, vals
-}
-
-// allow lists the methods that serve n, in a fixed order. HEAD is not among
-// them: no route serves it (see the package documentation).
-func (n *resource) allow() []string {
-	var out []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if n.ops[m] != nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// build makes the template tree and the httprouter router from s.ops.
+// build derives the routing from s.ops.
 //
 // httprouter v1.3.0 panics when a static segment and a wildcard share a
 // position in one method's tree (PATCH /task/trash/back beside PATCH
-// /task/trash/{id}/back). So each method's templates are registered with
-// such static segments turned into the wildcard ("/task/trash/{id}" for
-// /task/trash/back), and every registration answers through s.dispatch,
-// which finds the operation in the template tree: httprouter only sorts
-// out paths no template can match.
-func (s *Server) build() {
-	root := &resource{}
+// /task/trash/{id}/back). There, and only there, the static segment is
+// registered as the wildcard ("/task/trash/:id" stands for
+// /task/trash/back), and that one registration picks, among the operations
+// it stands for, the one whose template the path matches (pick).
+func (s *Server) build() *routing {
+	rt := &routing{router: httprouter.New(), statics: map[string]bool{}}
+	// Lookup is all that is used of the router: it never answers, so never
+	// redirects; the switches say so all the same.
+	rt.router.RedirectTrailingSlash = false
+	rt.router.RedirectFixedPath = false
+	rt.router.HandleOPTIONS = false
+	rt.router.HandleMethodNotAllowed = false
+	byMethod := map[string][]*route{}
 	for _, op := range s.ops {
-		n := root
-		for _, seg := range strings.Split(op.Path[1:], "/") {
-			n = n.child(seg)
-		}
-		if n.ops == nil {
-			n.ops = map[string]*Operation{}
-		}
-		n.ops[op.Method] = op
-	}
-
-	router := httprouter.New()
-	router.HandleOPTIONS = false
-	router.RedirectTrailingSlash = false
-	router.RedirectFixedPath = false
-	router.NotFound = http.HandlerFunc(s.dispatch)
-	router.MethodNotAllowed = http.HandlerFunc(s.dispatch)
-	router.PanicHandler = s.panicked
-	dispatch := func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) { s.dispatch(w, r) }
-	byMethod := map[string][][]string{}
-	for _, op := range s.ops {
-		byMethod[op.Method] = append(byMethod[op.Method], strings.Split(op.Path[1:], "/"))
-	}
-	for _, method := range slices.Sorted(maps.Keys(byMethod)) {
-		registered := map[string]bool{}
-		for _, segs := range collapse(byMethod[method]) {
-			key := Prefix + routerPath("/"+strings.Join(segs, "/"))
-			if !registered[key] {
-				registered[key] = true
-				router.Handle(method, key, dispatch)
+		r := &route{op: op, segs: strings.Split(op.Path[1:], "/")}
+		rt.routes = append(rt.routes, r)
+		byMethod[op.Method] = append(byMethod[op.Method], r)
+		for i, seg := range r.segs {
+			if !isWildcard(seg) {
+				rt.statics[shape(r.segs[:i], seg)] = true
 			}
 		}
 	}
-	s.tree, s.router = root, router
+	for _, method := range slices.Sorted(maps.Keys(byMethod)) {
+		routes := byMethod[method]
+		templates := make([][]string, len(routes))
+		for i, r := range routes {
+			templates[i] = r.segs
+		}
+		var keys []string
+		shared := map[string][]*route{}
+		for i, segs := range collapse(templates) {
+			key := Prefix + routerPath("/"+strings.Join(segs, "/"))
+			if shared[key] == nil {
+				keys = append(keys, key)
+			}
+			shared[key] = append(shared[key], routes[i])
+		}
+		for _, key := range keys {
+			rt.router.Handle(method, key, s.pick(rt, shared[key]))
+		}
+	}
+	return rt
+}
+
+// pick is the handler of one registration: the operation, or the
+// operations whose static segments it stands in for, that match the path.
+func (s *Server) pick(rt *routing, routes []*route) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+		segs := pathSegments(r)
+		for _, route := range routes {
+			if vals, ok := rt.match(route, segs); ok {
+				s.serveOp(w, r, route.op, vals)
+				return
+			}
+		}
+		s.unrouted(w, r, rt, segs)
+	}
+}
+
+// match reports whether the path segments (after Prefix) name route's
+// template, and the values of its wildcards.
+func (rt *routing) match(route *route, segs []string) (map[string]string, bool) {
+	if len(segs) != len(route.segs) {
+		return nil, false
+	}
+	var vals map[string]string
+	for i, seg := range route.segs {
+		if !isWildcard(seg) {
+			if seg != segs[i] {
+				return nil, false
+			}
+			continue
+		}
+		if rt.statics[shape(route.segs[:i], segs[i])] {
+			return nil, false
+		}
+		if vals == nil {
+			vals = map[string]string{}
+		}
+		vals[seg[1:len(seg)-1]] = segs[i]
+	}
+	return vals, true
+}
+
+// unrouted answers a path no operation of the method serves: 405 with the
+// methods whose operations do (in a fixed order; HEAD is not among them, no
+// route serves it), else 404.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, rt *routing, segs []string) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		for _, route := range rt.routes {
+			if _, ok := rt.match(route, segs); ok && route.op.Method == m {
+				allow = append(allow, m)
+				break
+			}
+		}
+	}
+	if len(allow) == 0 {
+		s.notFound(w, r)
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	s.writeError(w, http.StatusMethodNotAllowed, envelope.CodeProtocol, KeyMethodNotAllowed,
+		fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.EscapedPath(), strings.Join(allow, ", ")))
+}
+
+// pathSegments splits r's escaped path (as the client wrote it) after
+// Prefix; nil if the path is not under Prefix or a segment names nothing:
+// one that is empty, "." or "..", also percent-encoded, one that holds an
+// encoded slash (%2F), or one that is not valid percent-encoding. Routing
+// on the escaped path keeps /api/v1/task%2Ftrash%2F10 from being the
+// /api/v1/task/trash/10 that a proxy or a firewall rule on the path did not
+// see; no path is cleaned, and nothing redirects.
+func pathSegments(r *http.Request) []string {
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), Prefix+"/")
+	if !ok {
+		return nil
+	}
+	segs := strings.Split(rest, "/")
+	for _, seg := range segs {
+		v, err := url.PathUnescape(seg)
+		if err != nil || v == "" || v == "." || v == ".." || strings.Contains(v, "/") {
+			return nil
+		}
+	}
+	return segs
+}
+
+func isWildcard(seg string) bool { return strings.HasPrefix(seg, "{") }
+
+// shape is "prefix/seg" with the prefix's wildcards written *.
+func shape(prefix []string, seg string) string {
+	var b strings.Builder
+	for _, p := range prefix {
+		if isWildcard(p) {
+			p = "*"
+		}
+		b.WriteString(p)
+		b.WriteByte('/')
+	}
+	b.WriteString(seg)
+	return b.String()
 }
 
 // collapse turns, position by position, a static segment into the
@@ -306,7 +380,7 @@ func collapse(templates [][]string) [][]string {
 		for _, t := range out {
 			if len(t) > pos {
 				longer = true
-				if strings.HasPrefix(t[pos], "{") {
+				if isWildcard(t[pos]) {
 					wild[strings.Join(t[:pos], "/")] = t[pos]
 				}
 			}
@@ -335,38 +409,46 @@ func routerPath(path string) string {
 	return strings.Join(parts, "/")
 }
 
-// dispatch answers every request: the operation of the resource and method,
-// else 405 with the methods that serve the resource, else 404.
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
-	n, vals := s.tree.resolve(r.URL.Path)
-	if n == nil {
-		w.Header().Del("Allow")
+// serveRoute answers one request: the handler httprouter finds for the method
+// and path, else 405 or 404 from the operation lists.
+func (s *Server) serveRoute(w http.ResponseWriter, r *http.Request, rt *routing) {
+	segs := pathSegments(r)
+	if segs == nil {
 		s.notFound(w, r)
 		return
 	}
-	op := n.ops[r.Method]
-	if op == nil {
-		allow := strings.Join(n.allow(), ", ")
-		w.Header().Set("Allow", allow)
-		s.writeError(w, http.StatusMethodNotAllowed, envelope.CodeProtocol, KeyMethodNotAllowed,
-			fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
+	if h, ps, _ := rt.router.Lookup(r.Method, r.URL.EscapedPath()); h != nil {
+		h(w, r, ps)
 		return
 	}
-	w.Header().Del("Allow")
+	s.unrouted(w, r, rt, segs)
+}
+
+// serveOp runs op, within Config.RequestTimeout, with its path values
+// (escaped, as matched).
+func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op *Operation, vals map[string]string) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
 	for k, v := range vals {
+		v, _ = url.PathUnescape(v) // pathSegments checked it
 		r.SetPathValue(k, v)
 	}
 	if op.serve != nil {
 		op.serve(w, r)
 		return
 	}
-	s.serve(w, r, op)
+	s.serve(w, r, op, vals)
 }
 
 // serve runs an authenticated operation.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *Operation) {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *Operation, vals map[string]string) {
 	p, err := s.authenticate(r)
 	if err != nil {
+		s.WriteError(w, r, err)
+		return
+	}
+	if err := checkPath(vals, op.Params); err != nil {
 		s.WriteError(w, r, err)
 		return
 	}
@@ -382,7 +464,41 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *Operation) {
 		s.WriteError(w, r, err)
 		return
 	}
+	s.outages.succeeded(r)
 	envelope.Write(w, http.StatusOK, envelope.OK(data, s.cfg.Now()))
+}
+
+// canonicalInt is the one spelling of an integer: decimal digits, no plus
+// sign, no leading zero.
+var canonicalInt = regexp.MustCompile(`^(0|-?[1-9][0-9]*)$`)
+
+// checkSpelling answers 400 for an integer parameter written other than
+// canonically (+5, 05, %35 in a path): every id has one spelling, so no
+// rule on the path or the query (a proxy's, a firewall's, a log search)
+// can be sidestepped by writing it another way. What is not an integer at
+// all is left to the endpoint's own rule.
+func checkSpelling(p Param, raw, value string) error {
+	if p.Type != "integer" || canonicalInt.MatchString(raw) {
+		return nil
+	}
+	if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+		return nil
+	}
+	return deskkit.Invalid(p.Name, "must be written as plain decimal digits, without a sign, leading zeros or escapes")
+}
+
+// checkPath checks the spelling of the path parameters, from their escaped
+// values.
+func checkPath(vals map[string]string, params []Param) error {
+	for _, p := range params {
+		if raw, ok := vals[p.Name]; ok && p.In == InPath {
+			value, _ := url.PathUnescape(raw)
+			if err := checkSpelling(p, raw, value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 var indexed = regexp.MustCompile(`\[[0-9]+\]`)
@@ -411,6 +527,11 @@ func checkQuery(r *http.Request, params []Param) error {
 		}
 		if len(v[name]) > 1 {
 			return deskkit.Invalid(name, "must be given once")
+		}
+		if p, ok := declared[name]; ok {
+			if err := checkSpelling(p, v[name][0], v[name][0]); err != nil {
+				return err
+			}
 		}
 	}
 	for _, p := range params {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -196,6 +197,11 @@ func TestRoutesDeclared(t *testing.T) {
 		{Method: "GET", Path: "x", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
 		{Method: "HEAD", Path: "/x", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
 		{Method: "GET", Path: "/task/trash/search", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		// httprouter would read these as wildcards; the escaped path
+		// would never hold the last.
+		{Method: "GET", Path: "/things:batch", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{Method: "GET", Path: "/files/*rest", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{Method: "GET", Path: "/a b", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
 	} {
 		func() {
 			defer func() {
@@ -206,4 +212,141 @@ func TestRoutesDeclared(t *testing.T) {
 			f.srv.Mount(bad)
 		}()
 	}
+}
+
+// Fault 1.3 of issue 12: routing on the decoded path let an encoded slash
+// reach destructive routes. DELETE /api/v1/task%2Ftrash%2F10 cleared entry
+// 10, PATCH .../trash/9%2Fback restored 9, and DELETE
+// /api%2Fv1%2Ftask%2Ftrash?projectId=999 cleared a project, past any proxy
+// rule written for the real paths. And +5, 05, %35 and " 5" were all id 5.
+func TestEncodedPathsReachNothing(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newAPI(t, db)
+		cleared := f.add(t, "alice", trash.NewEntry{TargetType: trash.TargetTask, TargetID: 1, TargetName: "clear me?"})
+		restored := f.add(t, "alice", trash.NewEntry{TargetType: trash.TargetTask, TargetID: 2, TargetName: "restore me?"})
+		other := f.add(t, "alice", trash.NewEntry{ProjectID: 999, TargetType: trash.TargetTask, TargetID: 3, TargetName: "project 999"})
+		id := func(e trash.Entry) string { return fmt.Sprint(e.ID) }
+
+		for _, tc := range []struct{ method, target string }{
+			{"DELETE", "/api/v1/task%2Ftrash%2F" + id(cleared)},
+			{"DELETE", "/api/v1/task%2ftrash%2f" + id(cleared)},
+			{"DELETE", "/api/v1/task/trash%2F" + id(cleared)},
+			{"PATCH", "/api/v1/task/trash/" + id(restored) + "%2Fback"},
+			{"PATCH", "/api/v1/task/trash/" + id(restored) + "%2fback"},
+			{"DELETE", "/api%2Fv1%2Ftask%2Ftrash?projectId=999"},
+			{"DELETE", "/api/v1%2Ftask/trash?projectId=999"},
+			{"PATCH", "/api/v1/task/trash%2Fback?projectId=999"},
+			{"DELETE", "/api/v1/task/trash/%2E%2E?projectId=999"},
+		} {
+			r := f.do(t, tc.method, tc.target, "alice", nil)
+			r.expect(t, 404, "E0", KeyRouteNotFound)
+		}
+
+		// One spelling of an id, in the path and in the query.
+		first := func(e trash.Entry) string { return fmt.Sprintf("%%%X%s", id(e)[0], id(e)[1:]) }
+		for _, tc := range []struct{ method, target string }{
+			{"DELETE", "/api/v1/task/trash/+" + id(cleared)},
+			{"DELETE", "/api/v1/task/trash/0" + id(cleared)},
+			{"DELETE", "/api/v1/task/trash/" + first(cleared)},
+			{"DELETE", "/api/v1/task/trash/%20" + id(cleared)},
+			{"DELETE", "/api/v1/task/trash/%2B" + id(cleared)},
+			{"PATCH", "/api/v1/task/trash/0" + id(restored) + "/back"},
+			{"PATCH", "/api/v1/task/trash/" + first(restored) + "/back"},
+			{"PATCH", "/api/v1/task/trash/+" + id(restored) + "/back"},
+			{"DELETE", "/api/v1/task/trash?projectId=0999"},
+			{"DELETE", "/api/v1/task/trash?projectId=%2B999"},
+			{"DELETE", "/api/v1/task/trash?projectId=+999"},
+			{"PATCH", "/api/v1/task/trash/back?projectId=0999"},
+			{"GET", "/api/v1/task/trash/count?projectId=00999"},
+		} {
+			r := f.do(t, tc.method, tc.target, "alice", nil)
+			if r.status != 400 && r.status != 404 {
+				t.Errorf("%s %s: %d %s, want 400 or 404", tc.method, tc.target, r.status, r.raw)
+			}
+		}
+		r := f.do(t, "DELETE", "/api/v1/task/trash/0"+id(cleared), "alice", nil)
+		if r.env.Msg != "id must be written as plain decimal digits, without a sign, leading zeros or escapes" {
+			t.Errorf("msg %q", r.env.Msg)
+		}
+
+		for _, e := range []trash.Entry{cleared, restored, other} {
+			if _, err := f.trash.Get(context.Background(), users["alice"], e.ID); err != nil {
+				t.Errorf("entry %d (%s) left the trash: %v", e.ID, e.TargetName, err)
+			}
+		}
+		if len(f.restorer.calls) != 0 {
+			t.Errorf("the restorer was called: %v", f.restorer.calls)
+		}
+		// The canonical spellings still work.
+		f.do(t, "DELETE", "/api/v1/task/trash/"+id(cleared), "alice", nil).expect(t, 200, "S", "")
+		f.do(t, "GET", "/api/v1/task/trash/count?projectId=999", "alice", nil).expect(t, 200, "S", "")
+	})
+}
+
+// Error lines name the path as the client wrote it, escapes and all.
+func TestErrorLogsRawPath(t *testing.T) {
+	f := newAPI(t, dbtest.OpenSQLite(t))
+	f.srv.Handle("GET", "/test/{name}", func(*http.Request, deskkit.Principal) (any, error) {
+		return nil, fmt.Errorf("boom")
+	})
+	f.do(t, "GET", "/api/v1/test/a%2Eb%41", "alice", nil).expect(t, 500, "E2", KeyInternal)
+	if !strings.Contains(f.logs.String(), `"path":"/api/v1/test/a%2Eb%41"`) {
+		t.Errorf("the log does not name the raw path: %s", f.logs)
+	}
+}
+
+// Issue 12, 2.7: Mount is safe while the server serves. Requests in flight
+// keep answering on the routes they found; each route mounted answers as
+// soon as Mount returns. Under -race the old Mount (which rebuilt the
+// router in place) is a data race with ServeHTTP.
+func TestMountWhileServing(t *testing.T) {
+	f := newAPI(t, dbtest.OpenSQLite(t))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req := httptest.NewRequest("GET", "/api/v1/openapi.json", nil)
+				rec := httptest.NewRecorder()
+				f.srv.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					errs <- fmt.Sprintf("GET /api/v1/openapi.json during Mount: %d", rec.Code)
+					return
+				}
+			}
+		})
+	}
+	for i := range 20 {
+		path := fmt.Sprintf("/live/%d", i)
+		f.srv.Handle("GET", path, func(*http.Request, deskkit.Principal) (any, error) { return i, nil })
+		if r := f.do(t, "GET", "/api/v1"+path, "alice", nil); r.status != 200 || r.env.Data != float64(i) {
+			t.Errorf("GET %s right after Mount: %d %v", path, r.status, r.env.Data)
+		}
+		_ = f.srv.Routes()
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	// A Mount that panics adds nothing: the good operation before the bad
+	// one is not mounted either.
+	func() {
+		defer func() { _ = recover() }()
+		f.srv.Mount(
+			Operation{Method: "GET", Path: "/half", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+			Operation{Method: "GET", Path: "/live/0", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		)
+		t.Error("mounting /live/0 twice did not panic")
+	}()
+	f.do(t, "GET", "/api/v1/half", "alice", nil).expect(t, 404, "E0", KeyRouteNotFound)
+	f.srv.Handle("GET", "/half", func(*http.Request, deskkit.Principal) (any, error) { return "whole", nil })
+	f.do(t, "GET", "/api/v1/half", "alice", nil).expect(t, 200, "S", "")
 }

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"path"
+	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/julienschmidt/httprouter"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
@@ -116,9 +118,9 @@ type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 type Server struct {
 	cfg     Config
 	outages *outageLog
-	ops     []*Operation // deskkit's, then the host's, in mounting order
-	tree    *resource    // built from ops
-	router  *httprouter.Router
+	mu      sync.Mutex              // held by Mount while it adds to ops and builds
+	ops     []*Operation            // deskkit's, then the host's, in mounting order
+	routing atomic.Pointer[routing] // built from ops; swapped whole by Mount
 }
 
 //go:embed openapi.json
@@ -148,7 +150,7 @@ func New(cfg *Config) (*Server, error) {
 			s.add(op)
 		}
 	}
-	s.build()
+	s.routing.Store(s.build())
 	return s, nil
 }
 
@@ -164,11 +166,52 @@ func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(openAPIDocument)
 }
 
-// ServeHTTP answers one request, within Config.RequestTimeout.
+// ServeHTTP answers one request. An operation runs within
+// Config.RequestTimeout; a panic in it is logged with its stack and
+// answered 500.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
-	defer cancel()
-	s.router.ServeHTTP(w, r.WithContext(ctx))
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.panicked(w, r, v, debug.Stack())
+		}
+	}()
+	s.serveRoute(w, r, s.routing.Load())
+}
+
+// Wrap returns the handler to serve in place of host (the host's own
+// router, an *http.ServeMux for instance) when the API is embedded beside
+// the host's routes: every request whose path is under Prefix goes to the
+// API as it came, and every other to host.
+//
+//	mux := http.NewServeMux()
+//	mux.HandleFunc("GET /tasks", listTasks) // the host's own routes
+//	srv := &http.Server{Handler: api.Wrap(mux)}
+//
+// Registering the API on the mux instead (mux.Handle("/api/v1/", api))
+// is unsafe: an http.ServeMux answers a path that is not clean with a
+// redirect to its cleaned form before any handler runs, so DELETE
+// /api/v1/task/trash/3/..?projectId=1 answers 307 to
+// /api/v1/task/trash?projectId=1, and a client that follows it clears the
+// project. Wrap hands the API a request whose path is under Prefix as
+// written (escaped), as decoded or once cleaned (//api/v1/...,
+// /x/../api/v1/..., /api%2Fv1/...), so that no such path reaches the
+// mux; the API answers every one of them without cleaning it (404 for
+// the ones above).
+func (s *Server) Wrap(host http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if underPrefix(r.URL.EscapedPath()) || underPrefix(r.URL.Path) || underPrefix(path.Clean("/"+r.URL.Path)) {
+			s.ServeHTTP(w, r)
+			return
+		}
+		host.ServeHTTP(w, r)
+	})
+}
+
+func underPrefix(p string) bool {
+	return p == Prefix || strings.HasPrefix(p, Prefix+"/")
 }
 
 func (s *Server) authenticate(r *http.Request) (deskkit.Principal, error) {

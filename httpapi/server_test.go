@@ -376,6 +376,10 @@ func TestErrorTable(t *testing.T) {
 	if !strings.Contains(f.logs.String(), "10.0.0.7") || !strings.Contains(f.logs.String(), "secret panic text") {
 		t.Errorf("unexpected errors not logged: %s", f.logs)
 	}
+	// The panic's line carries the stack, down to the handler that panicked.
+	if !strings.Contains(f.logs.String(), `"stack":"goroutine`) || !strings.Contains(f.logs.String(), "httpapi.TestErrorTable.func") {
+		t.Errorf("the panic was logged without its stack: %s", f.logs)
+	}
 }
 
 // A service's own error answers with its class's row and its own message;
@@ -419,6 +423,8 @@ func TestDecodeJSON(t *testing.T) {
 		Name  string `json:"name"`
 		Count int32  `json:"count"`
 		Tags  []string
+		To    [][]string `json:"toAddress"`
+		IDs   []int64    `json:"ids"`
 	}
 	f.srv.Handle("POST", "/test/json", func(r *http.Request, _ deskkit.Principal) (any, error) {
 		var b body
@@ -439,9 +445,16 @@ func TestDecodeJSON(t *testing.T) {
 		{`{"count": 1.5}`, "", "count must be an integer that fits int32"},
 		{`{"other": 1}`, "", "other is not a field of this request"},
 		{`[1]`, "", "body must be a JSON object"},
+		{`{"count": 024}`, "", `count is not valid JSON: a number cannot start with 0 (024, at byte 11); write it as a string: "024"`},
+		{`{"count": -00}`, "", `count is not valid JSON: a number cannot start with 0 (-00, at byte 11); write it as a string: "-00"`},
+		{`{"ids": [1, 012]}`, "", `body is not valid JSON: a number cannot start with 0 (012, at byte 13); write it as a string: "012"`},
+		{`{"count": 10.05x}`, "", "body must be valid JSON; error at byte 16"},
+		{`{"toAddress": ["a@x.com"]}`, "", "toAddress must be an array of arrays of addresses"},
+		{`{"toAddress": "a@x.com"}`, "", "toAddress must be an array of arrays of addresses"},
+		{`{"Tags": "x"}`, "", "Tags must be an array of tags"},
+		{`{"ids": [["1"]]}`, "", "ids must be an array of integers"},
 		{`{"name":"a"} {"name":"b"}`, "", "body must hold exactly one JSON object"},
 		{`{"name":"a"}`, "text/plain", "Content-Type must be application/json"},
-		{`{"name":"` + strings.Repeat("x", DefaultMaxBodyBytes) + `"}`, "", "body must be at most 1048576 bytes"},
 	}
 	for _, tc := range tests {
 		req := httptest.NewRequest("POST", "/api/v1/test/json", strings.NewReader(tc.body))
@@ -464,6 +477,105 @@ func TestDecodeJSON(t *testing.T) {
 	if r.env.Data != "ok" {
 		t.Errorf("data = %v", r.env.Data)
 	}
+}
+
+// Fault 1.5 of issue 12: {"mobile":"1","mobile":"2"} was taken, the last
+// key winning, and "MOBILE" filled the field mobile. Keys given twice, at
+// any depth, are 400 naming the key; keys match exactly.
+func TestDecodeJSONKeys(t *testing.T) {
+	type item struct {
+		K int `json:"k"`
+	}
+	type inner struct {
+		Mobile string `json:"mobile"`
+	}
+	type Embedded struct {
+		Promoted string `json:"promoted"`
+	}
+	type body struct {
+		Embedded
+		Mobile string           `json:"mobile"`
+		Inner  *inner           `json:"inner"`
+		Items  []item           `json:"items"`
+		Grid   [][]inner        `json:"grid"`
+		Meta   map[string]int   `json:"meta"`
+		Any    any              `json:"any"`
+		Raw    json.RawMessage  `json:"raw"`
+		Tags   []string         // no tag: the key is "Tags"
+		Skip   string           `json:"-"`
+		Opt    string           `json:"opt,omitempty"`
+		More   map[string]inner `json:"more"`
+	}
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newAPI(t, db)
+		f.srv.Handle("POST", "/test/keys", func(r *http.Request, _ deskkit.Principal) (any, error) {
+			var b body
+			if err := DecodeJSON(r, &b); err != nil {
+				return nil, err
+			}
+			return b.Mobile, nil
+		})
+		for _, tc := range []struct{ body, msg string }{
+			{`{"mobile":"1","mobile":"2"}`, "mobile must be given once"},
+			{`{"MOBILE":"1"}`, "MOBILE is not a field of this request"},
+			{`{"Mobile":"1"}`, "Mobile is not a field of this request"},
+			{`{"inner":{"mobile":"1","mobile":"2"}}`, "inner.mobile must be given once"},
+			{`{"inner":{"Mobile":"1"}}`, "inner.Mobile is not a field of this request"},
+			{`{"items":[{"k":1},{"k":1,"k":2}]}`, "items.k must be given once"},
+			{`{"items":[{"K":1}]}`, "items.K is not a field of this request"},
+			{`{"grid":[[{"mobile":"1"},{"mobIle":"1"}]]}`, "grid.mobIle is not a field of this request"},
+			{`{"meta":{"a":1,"a":2}}`, "meta.a must be given once"},
+			{`{"more":{"x":{"MOBILE":"1"}}}`, "more.x.MOBILE is not a field of this request"},
+			{`{"any":{"a":{"b":1,"b":2}}}`, "any.a.b must be given once"},
+			{`{"raw":{"a":1,"a":2}}`, "raw.a must be given once"},
+			{`{"tags":["a"]}`, "tags is not a field of this request"},
+			{`{"Skip":"x"}`, "Skip is not a field of this request"},
+			{`{"Promoted":"x"}`, "Promoted is not a field of this request"},
+			{`{"promoted":"x","promoted":"y"}`, "promoted must be given once"},
+		} {
+			r := f.do(t, "POST", "/api/v1/test/keys", "alice", strings.NewReader(tc.body))
+			r.expect(t, 400, "E0", KeyValidation)
+			if r.env.Msg != tc.msg {
+				t.Errorf("%s: msg %q, want %q", tc.body, r.env.Msg, tc.msg)
+			}
+		}
+		ok := `{"mobile":"1","inner":{"mobile":"2"},"items":[{"k":1},{"k":2}],"grid":[[{"mobile":"3"}]],` +
+			`"meta":{"a":1,"b":2},"any":{"a":1,"A":2},"raw":[1],"Tags":["x"],"opt":"o","promoted":"p","more":{"x":{"mobile":"4"}}}`
+		r := f.do(t, "POST", "/api/v1/test/keys", "alice", strings.NewReader(ok))
+		r.expect(t, 200, "S", "")
+		if r.env.Data != "1" {
+			t.Errorf("data %v", r.env.Data)
+		}
+	})
+}
+
+// Fault 1.6 of issue 12: a body over the limit answered 400; it is 413
+// request_too_large, and the message names the limit.
+func TestBodyTooLarge(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newAPI(t, db)
+		f.srv.Handle("POST", "/test/big", func(r *http.Request, _ deskkit.Principal) (any, error) {
+			var b struct {
+				Name string `json:"name"`
+			}
+			if err := DecodeJSON(r, &b); err != nil {
+				return nil, err
+			}
+			return len(b.Name), nil
+		})
+		big := `{"name":"` + strings.Repeat("x", DefaultMaxBodyBytes) + `"}`
+		r := f.do(t, "POST", "/api/v1/test/big", "alice", strings.NewReader(big))
+		r.expect(t, 413, "E0", KeyRequestTooLarge)
+		if r.env.Msg != "body must be at most 1048576 bytes" {
+			t.Errorf("msg %q", r.env.Msg)
+		}
+		// Just under the limit is read.
+		fits := `{"name":"` + strings.Repeat("x", DefaultMaxBodyBytes-12) + `"}`
+		f.do(t, "POST", "/api/v1/test/big", "alice", strings.NewReader(fits)).expect(t, 200, "S", "")
+		if f.logs.Len() != 0 {
+			t.Errorf("a body over the limit was logged as unexpected: %s", f.logs)
+		}
+	})
 }
 
 func TestNewValidates(t *testing.T) {

@@ -94,9 +94,12 @@ func TestPoolExhaustionAnswers503(t *testing.T) {
 		if r.env.Data != float64(1) {
 			t.Errorf("count after the outage = %v, want 1: the refused clear changed something", r.env.Data)
 		}
+		// One outage line for three 503s within the interval, and one when
+		// the outage ends, with the two left out.
 		lines := logLines(t, f.logs)
-		if len(lines) != 1 || lines[0]["msg"] != "service unavailable" || lines[0]["level"] != "ERROR" {
-			t.Errorf("want one outage line for three 503s within the interval, got %v", lines)
+		if len(lines) != 2 || lines[0]["msg"] != "service unavailable" || lines[0]["level"] != "ERROR" ||
+			lines[1]["msg"] != "service available again" || lines[1]["suppressed"] != float64(2) {
+			t.Errorf("want an outage line and an end line counting 2, got %v", lines)
 		}
 	})
 }
@@ -303,4 +306,67 @@ func TestPostgresStatementErrors(t *testing.T) {
 	})
 	f.do(t, "GET", "/api/v1/test/timeout", "alice", nil).expect503(t)
 	f.do(t, "GET", "/api/v1/test/syntax", "alice", nil).expect(t, 500, "E2", KeyInternal)
+}
+
+// Issue 12, 1.7: 24,309 503s in a 10 s outage logged one line, and the
+// count of the rest came out with the next outage, 106 s later. The count
+// comes out when the outage ends (the first success after it), and every
+// interval while it lasts.
+func TestOutageSummaryWhenItEnds(t *testing.T) {
+	clock := &fakeClock{now: fixedNow}
+	logs := &bytes.Buffer{}
+	srv, err := New(&Config{
+		Authenticator:     users,
+		Now:               clock.Now,
+		Logger:            slog.New(slog.NewJSONHandler(logs, nil)),
+		OutageLogInterval: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := true
+	srv.Handle("GET", "/db", func(*http.Request, deskkit.Principal) (any, error) {
+		if down {
+			return nil, fmt.Errorf("select: %w", deskkit.ErrUnavailable)
+		}
+		return "ok", nil
+	})
+	hit := func(n int) {
+		for range n {
+			req := httptest.NewRequest("GET", "/api/v1/db", nil)
+			req.Header.Set("Authorization", "Bearer alice")
+			srv.ServeHTTP(httptest.NewRecorder(), req)
+		}
+	}
+	type line struct {
+		msg        string
+		suppressed float64
+	}
+	read := func() []line {
+		var out []line
+		for _, l := range logLines(t, logs) {
+			out = append(out, line{l["msg"].(string), l["suppressed"].(float64)})
+		}
+		logs.Reset()
+		return out
+	}
+	hit(100) // the outage starts: one line
+	clock.advance(3 * time.Second)
+	hit(200)
+	clock.advance(8 * time.Second) // 11 s in: the next 503 is logged with the count
+	hit(50)
+	clock.advance(2 * time.Second)
+	down = false
+	hit(5) // the outage ends: one line with the 49 since
+	want := []line{{"service unavailable", 0}, {"service unavailable", 299}, {"service available again", 49}}
+	if got := read(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("lines %v, want %v", got, want)
+	}
+	// A new outage a moment later is logged at once, as a new outage.
+	down = true
+	clock.advance(time.Second)
+	hit(3)
+	if got := read(); fmt.Sprint(got) != fmt.Sprint([]line{{"service unavailable", 0}}) {
+		t.Errorf("lines %v", got)
+	}
 }

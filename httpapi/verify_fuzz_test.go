@@ -43,7 +43,7 @@ var fuzzRoutes = []fuzzRoute{
 
 // knownKeys are the error keys a verify route may answer with.
 var knownKeys = []string{
-	httpapi.KeyValidation, httpapi.KeyNotFound, httpapi.KeyConflict, httpapi.KeyTooManyRequests,
+	httpapi.KeyRequestTooLarge, httpapi.KeyValidation, httpapi.KeyNotFound, httpapi.KeyConflict, httpapi.KeyTooManyRequests,
 	httpapi.KeyCodeWrong, httpapi.KeyCodeExpired, httpapi.KeyCodeMissing, httpapi.KeyCodeExhausted,
 	httpapi.KeyTooManyFailures, httpapi.KeyAddressTaken, httpapi.KeyAlreadyBound, httpapi.KeyNotBound,
 	httpapi.KeyLinkSecretRefused,
@@ -93,6 +93,8 @@ func FuzzVerifyBodies(f *testing.F) {
 		{`{}`, `;`},
 		{`{"bizKey": "SIGNIN"} {}`, `a=1&a=2`},
 		{`{"bizKey": "SIGNIN", "bizKey": "MODIFY_MOBILE", "unknown": 1}`, "bizKey=SIGNIN&bizKey=SIGNUP"},
+		{`{"BIZKEY": "SIGNIN", "Mobile": 13800138000, "country": "CN", "country": "US"}`, "BIZKEY=SIGNIN"},
+		{`{"bizKey": "SIGNIN", "toAddress": [["a@example.com"]], "toAddress": ["a@example.com"]}`, ""},
 		{`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[`, "#frag"},
 	}
 	for _, s := range seeds {

@@ -77,7 +77,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path"
 	"runtime"
 	"strconv"
 	"strings"
@@ -329,7 +328,11 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (*host, error) {
 	mux.HandleFunc("GET /tasks", h.listTasks)
 	mux.HandleFunc("DELETE /tasks/{id}", h.deleteTask)
 	mux.HandleFunc("POST /password", h.setPassword)
-	h.handler = withAPI(api, mux)
+	// Wrap hands every request under /api/v1 to deskkit as it came: the
+	// mux would answer a path that is not clean with a redirect to its
+	// cleaned form, and DELETE /api/v1/task/trash/7/..?projectId=P would
+	// become a clear of project P for a client that follows it.
+	h.handler = api.Wrap(mux)
 	return h, nil
 }
 
@@ -343,26 +346,6 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (*host, error) {
 func newVerifier(db *bun.DB, o appOptions) (*verify.Verifier, error) {
 	logSender := verify.LogSender{Logger: o.Logger, ShowCodes: true}
 	return verify.New(db, hostUsers{db}, logSender, logSender, o.Secret, &verify.Config{AppName: "Embed", Logger: o.Logger})
-}
-
-// withAPI hands every request whose path falls under /api/v1 to deskkit's
-// handler as it came, and the rest to the host's mux. deskkit must see such
-// paths before the mux does: an http.ServeMux answers a path that is not
-// clean ("/api/v1//task/trash/search", "/api/v1/task/trash/7/..") with a
-// redirect to its cleaned form, and a client that follows the 307 of
-// "DELETE /api/v1/task/trash/7/..?projectId=P" clears all of project P.
-// deskkit's handler never redirects: it answers such paths with a 404
-// envelope. The path is tested cleaned, so that "//api/v1/..." and
-// "/x/../api/v1/..." cannot slip past to the mux either; deskkit's routes
-// carry the /api/v1 prefix themselves.
-func withAPI(api, host http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := path.Clean("/" + r.URL.Path); p == httpapi.Prefix || strings.HasPrefix(p, httpapi.Prefix+"/") {
-			api.ServeHTTP(w, r)
-			return
-		}
-		host.ServeHTTP(w, r)
-	})
 }
 
 // principal authenticates a request to the host's own routes.

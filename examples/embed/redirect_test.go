@@ -64,6 +64,8 @@ func TestNoRedirects(t *testing.T) {
 		{http.MethodDelete, "//api/v1/task/trash?projectId=1"},
 		{http.MethodDelete, "/tasks/../api/v1/task/trash?projectId=1"},
 		{http.MethodPatch, "/api/v1/task/trash/1/back/..?projectId=1"},
+		{http.MethodDelete, "/api%2Fv1%2Ftask%2Ftrash?projectId=1"},
+		{http.MethodDelete, "/api/v1/task%2Ftrash%2F1"},
 	} {
 		res, body := send(c.method, c.target)
 		var env struct {

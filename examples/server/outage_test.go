@@ -236,10 +236,10 @@ func TestDatabaseOutage(t *testing.T) {
 				t.Errorf("%s: answered after %s, want within %s", phase, got.took, limit)
 			}
 		}
-		// One line from the access log, one from the API, one from
-		// /readyz: not one a call.
-		if lines := strings.Split(strings.TrimSpace(logs.String()), "\n"); len(lines) > 3 {
-			t.Errorf("%s: %d calls logged %d lines, want one each from the access log, the API and /readyz:\n%s", phase, n, len(lines), logs.String())
+		// One line from the API, one from /readyz: not one a call. The
+		// access log leaves 503s to the API's one suppressor.
+		if lines := strings.Split(strings.TrimSpace(logs.String()), "\n"); len(lines) > 2 {
+			t.Errorf("%s: %d calls logged %d lines, want one each from the API and /readyz:\n%s", phase, n, len(lines), logs.String())
 		}
 		if strings.Contains(logs.String(), `"status":500`) {
 			t.Errorf("%s: a 500 during the outage:\n%s", phase, logs.String())
@@ -247,5 +247,11 @@ func TestDatabaseOutage(t *testing.T) {
 
 		proxy.restore()
 		healthy("after the " + phase + " outage")
+		// The first success logs the end of the outage with the count of
+		// 503s left out, rather than the next outage. (Once per
+		// OutageLogInterval on this test's fixed clock: the first phase's.)
+		if !blackhole && !strings.Contains(logs.String(), `"msg":"service available again"`) {
+			t.Errorf("%s: the end of the outage was not logged:\n%s", phase, logs.String())
+		}
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
-	"github.com/deskkit/deskkit/internal/ratelog"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
 )
@@ -35,10 +34,6 @@ const (
 	shutdownTimeout   = 15 * time.Second
 	readyTimeout      = 2 * time.Second
 )
-
-// outageLogInterval is how often the access log logs a 503, as httpapi
-// logs the outages behind them.
-const outageLogInterval = httpapi.DefaultOutageLogInterval
 
 // purgeInterval is how often the server purges expired trash entries when
 // retention is on. A minute is fine-grained enough for retention periods of
@@ -295,7 +290,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	mountDeliver(api, reg, cfg.Logger)
 	ready := &readiness{db: db, logger: cfg.Logger}
 	h := routes(api, ready)
-	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, demo: demo, handler: accessLog(cfg.Logger, cfg.Now, h)}, nil
+	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, demo: demo, handler: accessLog(cfg.Logger, h)}, nil
 }
 
 // routes answers the two probes itself and hands every other request to
@@ -391,11 +386,11 @@ func purgeOnce(ctx context.Context, tr *trash.Trash, logger *slog.Logger) {
 }
 
 // accessLog logs every request but the health probes, which come every few
-// seconds and would drown the rest. 503s are the exception to one line a
-// request: during an outage every request answers 503, so they are logged
-// once per outageLogInterval, with how many were left out since.
-func accessLog(logger *slog.Logger, now func() time.Time, next http.Handler) http.Handler {
-	outages := &ratelog.Every{Interval: outageLogInterval, Now: now}
+// seconds and would drown the rest, and but the 503s: during an outage
+// every request answers 503, and httpapi logs the outage itself, with the
+// error, once per interval and once more when it ends, with the count of
+// 503s it left out. One suppressor, not a second one here.
+func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 			next.ServeHTTP(w, r)
@@ -404,20 +399,15 @@ func accessLog(logger *slog.Logger, now func() time.Time, next http.Handler) htt
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r)
-		attrs := []slog.Attr{
+		if sw.status == http.StatusServiceUnavailable {
+			return
+		}
+		logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
+			slog.String("path", r.URL.EscapedPath()),
 			slog.Int("status", sw.status),
 			slog.String("took", time.Since(start).String()),
-		}
-		if sw.status == http.StatusServiceUnavailable {
-			ok, suppressed := outages.Allow()
-			if !ok {
-				return
-			}
-			attrs = append(attrs, slog.Int("suppressed503s", suppressed))
-		}
-		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		)
 	})
 }
 
