@@ -35,7 +35,7 @@ func normalizeInput(c *safehttp.Client, in Input) (Channel, *string, error) {
 	if err != nil {
 		return Channel{}, nil, err
 	}
-	if err := deskkit.CheckName("name", in.Name, MaxNameRunes); err != nil {
+	if err := deskkit.CheckUniqueName("name", in.Name, MaxNameRunes); err != nil {
 		return Channel{}, nil, err
 	}
 	address, err := normalizeAddress(c, t, in.Address)

@@ -40,8 +40,14 @@
 //
 // # Rules
 //
-//   - Names are 1 to 100 characters and unique within the tenant, by a
-//     unique index: parallel adds of one name give one channel and a 409.
+//   - Names are 1 to 100 characters (deskkit.CheckUniqueName: no invisible
+//     characters, no space at either end) and unique within the tenant
+//     without case, by a unique index on deskkit.FoldName of the name
+//     (deskkit_channels.name_folded): "WH2" beside "wh2", or parallel adds
+//     of one name, give one channel and a 409. The migration that added the
+//     index renamed the newer of two stored names that fold to one key
+//     ("wh2 (2)", the oldest keeps its name) and logged each rename at WARN
+//     through slog.Default().
 //   - Addresses are at most 2,000 bytes. URLs must be absolute http or https
 //     URLs without user info or fragment, and are stored as sent (trimmed):
 //     what URL parsers could read two ways (non-ASCII, spaces, quotes and

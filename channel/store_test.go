@@ -634,7 +634,7 @@ func TestStoreStoredHelpers(t *testing.T) {
 			{10, Webhook, "hook", wantHook, true},
 			{20, Webhook, "hook", storedChannel(eve), true},
 			{10, Webhook, "ding", storedChannel{}, false}, // the name is of another type
-			{10, Webhook, "Hook", storedChannel{}, false},
+			{10, Webhook, "Hook", wantHook, true},         // names are unique without case
 			{30, Webhook, "hook", storedChannel{}, false},
 		} {
 			s, ok, err := f.r.storedByName(ctx, c.tenant, c.t, c.name)

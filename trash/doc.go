@@ -143,8 +143,9 @@
 // needed) under the deskkit_trash_migrations table.
 //
 // Names: Add accepts a TargetName that deskkit.CheckName accepts (valid
-// UTF-8, not blank, no control characters, at most MaxNameLength
-// characters), the rule every deskkit service and the reference host share,
+// UTF-8, not blank, no control characters, no bidirectional embeddings,
+// overrides or isolates, at most MaxNameLength characters; emoji sequences
+// joined by U+200D stay valid), the rule every deskkit service and the reference host share,
 // so that what Add accepts is exactly what Get returns on both databases.
 //
 // deskkit_trash_counts holds the number of entries per tenant, target type
