@@ -105,8 +105,12 @@
 //     MaxInValues comma-separated values, brackets allowed.
 //   - Results are ordered by id, deletedDate or targetName (default id,
 //     DESC), ties broken by id, so pages never overlap.
-//   - InfoDetail adds names and avatars of creator and deleter through the
-//     UserResolver, one call per page, after the queries.
+//   - Every result carries deletedBy (the user id), deletedByName (through
+//     the UserResolver, one call per page, after the queries; "" without a
+//     resolver or for a user it does not know) and purgeDate (deletedDate
+//     plus Config.Retention, computed when read so that a changed retention
+//     applies at once; null without retention). InfoDetail adds the
+//     creator's name and both avatars in the same call.
 //
 // A search uses at most one database connection at a time, so that with a
 // bounded pool N concurrent searches cannot each hold one connection while
