@@ -127,7 +127,7 @@ const (
 )
 
 func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, logger *slog.Logger) error {
-	fs := newFlagSet("seed", stderr, getenv)
+	fs := newFlagSet("seed", stdout, stderr, getenv)
 	cfg := seedConfig{}
 	fs.IntVar(&cfg.Projects, "projects", 10, "number of projects to spread entries over")
 	fs.IntVar(&cfg.Entries, "entries", 10000, "number of trash entries to add")
