@@ -179,7 +179,9 @@ func normalizeURL(c *safehttp.Client, t Type, s string) (string, error) {
 	}
 	if err := c.CheckHost(u.Hostname()); err != nil {
 		if errors.Is(err, safehttp.ErrBlocked) {
-			return "", fmt.Errorf("%w: %w", ErrAddressBlocked, err)
+			// The guard's error first, so that its ClientMessage (why:
+			// loopback, private, metadata) is the one the client reads.
+			return "", fmt.Errorf("%w: %w", err, ErrAddressBlocked)
 		}
 		return "", deskkit.Invalid("address", "must name a host that can be reached")
 	}

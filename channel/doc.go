@@ -57,7 +57,11 @@
 //     host written as an IP address in any spelling ("127.1", "2130706433",
 //     "[::ffff:127.0.0.1]"), or "localhost", is checked against the SSRF
 //     guard when the channel is saved (ErrAddressBlocked); names are checked
-//     when a message is sent, on every address they resolve to.
+//     when a message is sent, on every address they resolve to. The
+//     client's message says why: loopback, a private network (and that
+//     Config.AllowPrivateNetworks opens both in development), a cloud
+//     metadata endpoint or link-local (never opened), another
+//     special-purpose range; it never names an address a name resolved to.
 //   - An EMAIL address list may not have empty elements ("a@x.com,,b@x.com");
 //     each address is at most 254 characters, and errors name the element
 //     ("the 3rd e-mail address ...").
