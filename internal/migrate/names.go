@@ -182,7 +182,7 @@ func withSuffix(name, suffix string, max int) string {
 		}
 		name = strings.TrimFunc(name[:cut], unicode.IsSpace)
 	}
-	return name + suffix
+	return strings.TrimFunc(name+suffix, unicode.IsSpace)
 }
 
 // visible is r, or -1 (dropped) for the invisible characters
