@@ -84,20 +84,9 @@ func Run(ctx context.Context, db *bun.DB, table string, fsys fs.FS, steps ...Ste
 	if err != nil {
 		return err
 	}
-	ms := migrate.NewMigrations()
-	if err := ms.Discover(fsys); err != nil {
-		return fmt.Errorf("deskkit: discover migrations: %w", err)
-	}
-	for _, s := range steps {
-		ms.Add(migrate.Migration{
-			Name:    s.Version,
-			Comment: s.Comment,
-			Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-				return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-					return s.Up(ctx, tx, d)
-				})
-			},
-		})
+	ms, err := Migrations(d, fsys, steps...)
+	if err != nil {
+		return err
 	}
 	m := migrate.NewMigrator(db, ms,
 		migrate.WithTableName(table),
@@ -124,6 +113,29 @@ func Run(ctx context.Context, db *bun.DB, table string, fsys fs.FS, steps ...Ste
 	}
 	defer m.Unlock(context.WithoutCancel(ctx)) //nolint:errcheck // a failed unlock surfaces on the next Run
 	return apply(ctx, m)
+}
+
+// Migrations is the set Run applies: the SQL files of fsys and steps, for
+// database d. Steps have no down migration: rolling one back only unmarks
+// it, and each is written to run again over what it finds (FoldNames is).
+// Tests that roll migrations back build their migrator from it.
+func Migrations(d Dialect, fsys fs.FS, steps ...Step) (*migrate.Migrations, error) {
+	ms := migrate.NewMigrations()
+	if err := ms.Discover(fsys); err != nil {
+		return nil, fmt.Errorf("deskkit: discover migrations: %w", err)
+	}
+	for _, s := range steps {
+		ms.Add(migrate.Migration{
+			Name:    s.Version,
+			Comment: s.Comment,
+			Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+				return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+					return s.Up(ctx, tx, d)
+				})
+			},
+		})
+	}
+	return ms, nil
 }
 
 func apply(ctx context.Context, m *migrate.Migrator) error {
