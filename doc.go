@@ -107,7 +107,13 @@
 //
 // CheckName, CheckText and CheckID are the validation rules every service
 // and the reference host share: what a service accepts is exactly what it
-// stores and returns.
+// stores and returns. No name may hold a bidirectional embedding, override
+// or isolate (U+202A to U+202E, U+2066 to U+2069). Names that must be unique
+// (usernames, tenant names, channel names) follow CheckUniqueName, which also
+// refuses invisible characters and spaces at either end, and are unique
+// without case: FoldName (NFC, Unicode full case folding, NFC again,
+// invisible characters dropped, white space collapsed) gives the key the
+// stores keep under a unique index.
 //
 // # Testing
 //

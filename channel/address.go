@@ -35,7 +35,7 @@ func normalizeInput(c *safehttp.Client, in Input) (Channel, *string, error) {
 	if err != nil {
 		return Channel{}, nil, err
 	}
-	if err := deskkit.CheckName("name", in.Name, MaxNameRunes); err != nil {
+	if err := deskkit.CheckUniqueName("name", in.Name, MaxNameRunes); err != nil {
 		return Channel{}, nil, err
 	}
 	address, err := normalizeAddress(c, t, in.Address)
@@ -179,7 +179,9 @@ func normalizeURL(c *safehttp.Client, t Type, s string) (string, error) {
 	}
 	if err := c.CheckHost(u.Hostname()); err != nil {
 		if errors.Is(err, safehttp.ErrBlocked) {
-			return "", fmt.Errorf("%w: %w", ErrAddressBlocked, err)
+			// The guard's error first, so that its ClientMessage (why:
+			// loopback, private, metadata) is the one the client reads.
+			return "", fmt.Errorf("%w: %w", err, ErrAddressBlocked)
 		}
 		return "", deskkit.Invalid("address", "must name a host that can be reached")
 	}

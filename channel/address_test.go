@@ -145,6 +145,19 @@ func TestNormalizeAddressBlocked(t *testing.T) {
 			t.Errorf("%q: got %q, %v; want ErrAddressBlocked", in, got, err)
 		}
 	}
+	// The message the client reads says why, and how development opens
+	// private networks.
+	for in, want := range map[string]string{
+		"http://127.0.0.1/hook":     "address is loopback (this server itself), which channels may not reach; in development, channel.Config.AllowPrivateNetworks (the reference server's -channel-allow-private-networks) lets channels reach loopback and private networks",
+		"http://10.0.0.1/":          "address is in a private network (private network 10.0.0.0/8), which channels may not reach; in development, channel.Config.AllowPrivateNetworks (the reference server's -channel-allow-private-networks) lets channels reach loopback and private networks",
+		"http://169.254.169.254/x/": "address is a cloud metadata endpoint (AWS, GCP, Azure, OCI, DigitalOcean, OpenStack instance metadata), which channels may never reach, not even in development",
+	} {
+		_, err := normalizeAddress(addrGuard, Webhook, in)
+		var m deskkit.ClientMessager
+		if !errors.As(err, &m) || m.ClientMessage() != want {
+			t.Errorf("%q: the client reads %v, want %q", in, err, want)
+		}
+	}
 	// With private networks allowed (development, tests), loopback passes;
 	// cloud metadata never does.
 	dev := safehttp.New(safehttp.Config{AllowPrivateNetworks: true})

@@ -289,7 +289,7 @@ var migrationFiles embed.FS
 // deskkit_channel_migrations bookkeeping). It is safe to run from several
 // processes at once.
 func Migrate(ctx context.Context, db *bun.DB) error {
-	return migrate.Run(ctx, db, "deskkit_channel_migrations", migrationFiles)
+	return migrate.Run(ctx, db, "deskkit_channel_migrations", migrationFiles, foldedNamesStep(slog.Default()))
 }
 
 // now is the clock in Unix milliseconds, the unit of the tables.

@@ -40,8 +40,14 @@
 //
 // # Rules
 //
-//   - Names are 1 to 100 characters and unique within the tenant, by a
-//     unique index: parallel adds of one name give one channel and a 409.
+//   - Names are 1 to 100 characters (deskkit.CheckUniqueName: no invisible
+//     characters, no space at either end) and unique within the tenant
+//     without case, by a unique index on deskkit.FoldName of the name
+//     (deskkit_channels.name_folded): "WH2" beside "wh2", or parallel adds
+//     of one name, give one channel and a 409. The migration that added the
+//     index renamed the newer of two stored names that fold to one key
+//     ("wh2 (2)", the oldest keeps its name) and logged each rename at WARN
+//     through slog.Default().
 //   - Addresses are at most 2,000 bytes. URLs must be absolute http or https
 //     URLs without user info or fragment, and are stored as sent (trimmed):
 //     what URL parsers could read two ways (non-ASCII, spaces, quotes and
@@ -51,7 +57,11 @@
 //     host written as an IP address in any spelling ("127.1", "2130706433",
 //     "[::ffff:127.0.0.1]"), or "localhost", is checked against the SSRF
 //     guard when the channel is saved (ErrAddressBlocked); names are checked
-//     when a message is sent, on every address they resolve to.
+//     when a message is sent, on every address they resolve to. The
+//     client's message says why: loopback, a private network (and that
+//     Config.AllowPrivateNetworks opens both in development), a cloud
+//     metadata endpoint or link-local (never opened), another
+//     special-purpose range; it never names an address a name resolved to.
 //   - An EMAIL address list may not have empty elements ("a@x.com,,b@x.com");
 //     each address is at most 254 characters, and errors name the element
 //     ("the 3rd e-mail address ...").

@@ -71,9 +71,9 @@ func (r *ChannelRegistry) Add(ctx context.Context, p deskkit.Principal, in Input
 			return err
 		}
 		return tx.NewRaw(`INSERT INTO deskkit_channels
-    (tenant_id, channel_type, name, address_enc, secret_enc, created_at_ms, updated_at_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?)
-RETURNING id`, tenantID, string(ch.Type), ch.Name, addressEnc, secretEnc, now, now).Scan(ctx, &ch.ID)
+    (tenant_id, channel_type, name, name_folded, address_enc, secret_enc, created_at_ms, updated_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+RETURNING id`, tenantID, string(ch.Type), ch.Name, deskkit.FoldName(ch.Name), addressEnc, secretEnc, now, now).Scan(ctx, &ch.ID)
 	})
 	if err != nil {
 		return Added{}, writeError("add", err)
@@ -149,6 +149,7 @@ func (r *ChannelRegistry) Replace(ctx context.Context, p deskkit.Principal, in I
 		}
 		q := tx.NewUpdate().Model((*channelRow)(nil)).
 			Set("name = ?", ch.Name).
+			Set("name_folded = ?", deskkit.FoldName(ch.Name)).
 			Set("address_enc = ?", addressEnc).
 			Set("updated_at_ms = ?", now).
 			Where("c.tenant_id = ? AND c.id = ? AND c.channel_type = ?", tenantID, ch.ID, string(ch.Type))
@@ -284,12 +285,12 @@ func (r *ChannelRegistry) stored(ctx context.Context, tenantID, id int64) (store
 	return r.openRow(tenantID, row)
 }
 
-// storedByName returns the tenant's channel of type t named name, and
-// whether there is one.
+// storedByName returns the tenant's channel of type t named name (without
+// case: deskkit.FoldName), and whether there is one.
 func (r *ChannelRegistry) storedByName(ctx context.Context, tenantID int64, t Type, name string) (storedChannel, bool, error) {
 	var row channelRow
 	err := r.db.NewSelect().Model(&row).
-		Where("c.tenant_id = ? AND c.name = ? AND c.channel_type = ?", tenantID, name, string(t)).
+		Where("c.tenant_id = ? AND c.name_folded = ? AND c.channel_type = ?", tenantID, deskkit.FoldName(name), string(t)).
 		Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return storedChannel{}, false, nil
@@ -390,8 +391,11 @@ func writeError(op string, err error) error {
 	return fmt.Errorf("channel: %s: %w", op, err)
 }
 
-// nameTaken reports whether err is the unique index on (tenant_id, name)
-// refusing a write: a writer lost the race for a name to another.
+// nameTaken reports whether err is a unique index on the name refusing a
+// write: (tenant_id, name), or (tenant_id, name_folded), the name without
+// case (names.go). A writer lost the race for a name to another. (SQLite
+// names the columns, and "deskkit_channels.name" is a prefix of both.)
 func nameTaken(err error) bool {
-	return database.UniqueViolation(err, "deskkit_channels_name_unique", "deskkit_channels.tenant_id, deskkit_channels.name")
+	return database.UniqueViolation(err, "deskkit_channels_name_unique", "deskkit_channels.tenant_id, deskkit_channels.name") ||
+		database.UniqueViolation(err, nameFoldedIndex, "deskkit_channels.tenant_id, deskkit_channels.name_folded")
 }

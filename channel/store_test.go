@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -634,7 +635,7 @@ func TestStoreStoredHelpers(t *testing.T) {
 			{10, Webhook, "hook", wantHook, true},
 			{20, Webhook, "hook", storedChannel(eve), true},
 			{10, Webhook, "ding", storedChannel{}, false}, // the name is of another type
-			{10, Webhook, "Hook", storedChannel{}, false},
+			{10, Webhook, "Hook", wantHook, true},         // names are unique without case
 			{30, Webhook, "hook", storedChannel{}, false},
 		} {
 			s, ok, err := f.r.storedByName(ctx, c.tenant, c.t, c.name)
@@ -675,8 +676,8 @@ func TestStoreMigrateTwiceAndDown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ms := migrate.NewMigrations()
-		if err := ms.Discover(migrationFiles); err != nil {
+		ms, err := dkmigrate.Migrations(d, migrationFiles, foldedNamesStep(slog.New(slog.DiscardHandler)))
+		if err != nil {
 			t.Fatal(err)
 		}
 		m := migrate.NewMigrator(db, ms, migrate.WithTableName("deskkit_channel_migrations"),
@@ -694,6 +695,11 @@ func TestStoreMigrateTwiceAndDown(t *testing.T) {
 		}
 		if l := f.list(t, f.ann, "WEBHOOK"); len(l) != 0 {
 			t.Errorf("after rollback and migrate: %+v", l)
+		}
+		// The folded names are back too: a name in another case is taken.
+		f.add(t, f.ann, Input{Type: "WEBHOOK", Name: "hook", Address: hookURL(1)})
+		if _, err := f.r.Add(ctx, f.ann, Input{Type: "WEBHOOK", Name: "HOOK", Address: hookURL(2)}); err != ErrNameTaken {
+			t.Errorf("after rollback and migrate, HOOK beside hook: %v; want ErrNameTaken", err)
 		}
 	})
 }

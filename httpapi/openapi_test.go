@@ -381,6 +381,12 @@ func entryPath(pick func(fixture) trash.Entry, suffix string) func(fixture) stri
 	return func(fx fixture) string { return fmt.Sprintf("%s/task/trash/%d%s", httpapi.Prefix, pick(fx).ID, suffix) }
 }
 
+// named is en as every search shows it: with the deleter's name.
+func named(en trash.Entry) trash.Entry {
+	en.DeletedByName = names[en.DeletedBy].Name
+	return en
+}
+
 func detailed(en trash.Entry) trash.Entry {
 	en.CreatedByName, en.CreatedByAvatar = names[en.CreatedBy].Name, names[en.CreatedBy].Avatar
 	en.DeletedByName, en.DeletedByAvatar = names[en.DeletedBy].Name, names[en.DeletedBy].Avatar
@@ -409,7 +415,9 @@ var responseCases = []responseCase{
 	{name: "search by name order", op: "searchTrash", method: http.MethodGet,
 		target: search(url.Values{"targetType": {"TASK"}, "projectId": {"10"}, "orderBy": {"targetName"}, "orderSort": {"ASC"}, "pageSize": {"2"}, "infoScope": {"BASIC"}}),
 		token:  "alice", reqValid: true, wantStatus: 200,
-		wantData: func(fx fixture) any { return trash.Page{Total: 3, List: []trash.Entry{fx.bobTask, fx.loose}} }},
+		wantData: func(fx fixture) any {
+			return trash.Page{Total: 3, List: []trash.Entry{named(fx.bobTask), named(fx.loose)}}
+		}},
 	{name: "search detail with filters", op: "searchTrash", method: http.MethodGet,
 		target: search(url.Values{
 			"targetType": {"TASK"}, "infoScope": {"DETAIL"}, "pageNo": {"1"},
@@ -422,7 +430,7 @@ var responseCases = []responseCase{
 	{name: "search sprints by date", op: "searchTrash", method: http.MethodGet,
 		target: search(url.Values{"targetType": {"TASK_SPRINT"}, "deletedDate": {"2026-11-22T01:00:00Z"}, "targetName": {"sprint"}}),
 		token:  "alice", reqValid: true, wantStatus: 200,
-		wantData: func(fx fixture) any { return trash.Page{Total: 1, List: []trash.Entry{fx.sprint}} }},
+		wantData: func(fx fixture) any { return trash.Page{Total: 1, List: []trash.Entry{named(fx.sprint)}} }},
 	{name: "search past the last page", op: "searchTrash", method: http.MethodGet,
 		target: search(url.Values{"targetType": {"TASK"}, "pageNo": {"100000"}, "pageSize": {"2000"}, "orderBy": {"deletedDate"}}),
 		token:  "alice", reqValid: true, wantStatus: 200,

@@ -105,8 +105,12 @@
 //     MaxInValues comma-separated values, brackets allowed.
 //   - Results are ordered by id, deletedDate or targetName (default id,
 //     DESC), ties broken by id, so pages never overlap.
-//   - InfoDetail adds names and avatars of creator and deleter through the
-//     UserResolver, one call per page, after the queries.
+//   - Every result carries deletedBy (the user id), deletedByName (through
+//     the UserResolver, one call per page, after the queries; "" without a
+//     resolver or for a user it does not know) and purgeDate (deletedDate
+//     plus Config.Retention, computed when read so that a changed retention
+//     applies at once; null without retention). InfoDetail adds the
+//     creator's name and both avatars in the same call.
 //
 // A search uses at most one database connection at a time, so that with a
 // bounded pool N concurrent searches cannot each hold one connection while
@@ -143,8 +147,9 @@
 // needed) under the deskkit_trash_migrations table.
 //
 // Names: Add accepts a TargetName that deskkit.CheckName accepts (valid
-// UTF-8, not blank, no control characters, at most MaxNameLength
-// characters), the rule every deskkit service and the reference host share,
+// UTF-8, not blank, no control characters, no bidirectional embeddings,
+// overrides or isolates, at most MaxNameLength characters; emoji sequences
+// joined by U+200D stay valid), the rule every deskkit service and the reference host share,
 // so that what Add accepts is exactly what Get returns on both databases.
 //
 // deskkit_trash_counts holds the number of entries per tenant, target type

@@ -21,9 +21,17 @@ func (t TargetType) Valid() bool { return t == TargetTask || t == TargetSprint }
 
 // Entry is one deleted task or sprint waiting in the trash.
 //
-// The four display fields are filled only by a search with InfoScope
-// InfoDetail, from the Config.Users hook; they are empty (and left out of
-// JSON) otherwise.
+// PurgeDate is when retention purges the entry: DeletedDate plus
+// Config.Retention, computed on every read (not stored), so that a changed
+// retention applies to the entries already there; nil when Config.Retention
+// is 0 (the entry stays until cleared). PurgeExpired, run on a timer, purges
+// it at its first run after that time.
+//
+// DeletedByName is how the deleter is shown, filled by every search from the
+// Config.Users hook; it is always in the JSON, "" when there is no hook or the
+// hook knows no such user (one deleted since, say). The creator's name and
+// both avatars are filled only by a search with InfoScope InfoDetail, and are
+// empty (and left out of JSON) otherwise. Get and Add fill no names.
 type Entry struct {
 	ID          int64      `json:"id"`
 	TenantID    int64      `json:"tenantId"`
@@ -35,10 +43,11 @@ type Entry struct {
 	CreatedBy   int64      `json:"createdBy"`
 	DeletedBy   int64      `json:"deletedBy"`
 	DeletedDate time.Time  `json:"deletedDate"`
+	PurgeDate   *time.Time `json:"purgeDate"` // DeletedDate + Config.Retention; nil without retention
 
+	DeletedByName   string `json:"deletedByName"`
 	CreatedByName   string `json:"createdByName,omitempty"`
 	CreatedByAvatar string `json:"createdByAvatar,omitempty"`
-	DeletedByName   string `json:"deletedByName,omitempty"`
 	DeletedByAvatar string `json:"deletedByAvatar,omitempty"`
 }
 
@@ -59,7 +68,14 @@ type row struct {
 	DeletedDate      time.Time  `bun:"deleted_date,notnull"`
 }
 
-func (r *row) entry() Entry {
+// entry is r as the trash returns it, with its purge date under retention
+// (0: none).
+func (r *row) entry(retention time.Duration) Entry {
+	var purge *time.Time
+	if retention > 0 {
+		p := r.DeletedDate.UTC().Add(retention)
+		purge = &p
+	}
 	return Entry{
 		ID:          r.ID,
 		TenantID:    r.TenantID,
@@ -71,13 +87,14 @@ func (r *row) entry() Entry {
 		CreatedBy:   r.CreatedBy,
 		DeletedBy:   r.DeletedBy,
 		DeletedDate: r.DeletedDate.UTC(),
+		PurgeDate:   purge,
 	}
 }
 
-func entries(rows []row) []Entry {
+func entries(rows []row, retention time.Duration) []Entry {
 	out := make([]Entry, len(rows))
 	for i := range rows {
-		out[i] = rows[i].entry()
+		out[i] = rows[i].entry(retention)
 	}
 	return out
 }

@@ -112,10 +112,11 @@ type ProjectScope struct {
 // Contains reports whether project id is in s.
 func (s ProjectScope) Contains(id int64) bool { return s.All || slices.Contains(s.IDs, id) }
 
-// UserResolver looks up how users are shown, for searches with InfoScope
-// InfoDetail, in the shape every service shares (deskkit.UserInfo). It is
-// called once per page with every distinct user id of the page; ids it does
-// not return are shown with empty name and avatar. An error it returns fails
+// UserResolver looks up how users are shown in search results, in the shape
+// every service shares (deskkit.UserInfo). It is called once per non-empty
+// page with every distinct deleter id of the page (and creator id, for
+// InfoScope InfoDetail); ids it does not return are shown with empty name
+// and avatar. An error it returns fails
 // the search and is passed on.
 type UserResolver interface {
 	ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error)

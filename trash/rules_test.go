@@ -159,10 +159,12 @@ func testAddNames(t *testing.T, db *bun.DB) {
 	for i, name := range []string{
 		"nul\x00byte",
 		"bad \xff utf-8",
-		"\xc3",           // a truncated sequence
-		"tab\there",      // control characters
-		"line\nbreak",    //
-		"next\u0085line", // C1 control
+		"\xc3",                 // a truncated sequence
+		"tab\there",            // control characters
+		"line\nbreak",          //
+		"next\u0085line",       // C1 control
+		"invoice\u202Efdp.exe", // a right-to-left override
+		"isolate \u2067x\u2069",
 		"   ",
 		strings.Repeat("é", trash.MaxNameLength+1),
 	} {
@@ -180,7 +182,8 @@ func testAddNames(t *testing.T, db *bun.DB) {
 		"Ünïcödé ÄÖÜ ß",
 		"日本語のタスク",
 		"emoji 🎉👩‍💻",
-		"zero\u200bwidth and \u202eright-to-left",
+		"zero\u200bwidth",
+		"right-to-left שלום\u200f 12", // a bidirectional mark
 		`quotes ' " \ % _ ?`,
 		strings.Repeat("é", trash.MaxNameLength),
 		strings.Repeat("🎉", trash.MaxNameLength),

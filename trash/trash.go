@@ -37,8 +37,9 @@ type Config struct {
 	// is also a ProjectViewer, it says which projects a principal may see.
 	// Without one only admins manage projects, and everyone sees them all.
 	Authorizer Authorizer
-	// Users resolves names and avatars for detailed searches. Without it a
-	// detailed search answers like a basic one.
+	// Users resolves the deleter's name for every search, and names and
+	// avatars of creator and deleter for detailed searches. Without it the
+	// names are "" and a detailed search answers like a basic one.
 	Users UserResolver
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
@@ -184,7 +185,7 @@ func (t *Trash) Add(ctx context.Context, db bun.IDB, p deskkit.Principal, e NewE
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return Entry{}, fmt.Errorf("trash: %s %d is in the trash already: %w", e.TargetType, e.TargetID, ErrConflict)
 	}
-	return r.entry(), nil
+	return r.entry(t.cfg.Retention), nil
 }
 
 // Get returns one entry of p's tenant, or ErrNotFound (also for an entry of
@@ -197,7 +198,7 @@ func (t *Trash) Get(ctx context.Context, p deskkit.Principal, id int64) (Entry, 
 	if err != nil {
 		return Entry{}, err
 	}
-	return r.entry(), nil
+	return r.entry(t.cfg.Retention), nil
 }
 
 // read returns entry id of p's tenant if p may see its project, else
@@ -349,19 +350,24 @@ func (t *Trash) Search(ctx context.Context, p deskkit.Principal, q Query) (Page,
 		}
 		total = int64(n)
 	}
-	page := Page{Total: total, List: entries(rows)}
-	if pl.detailed && t.cfg.Users != nil && len(page.List) > 0 {
-		if err := t.resolveUsers(ctx, p.TenantID, page.List); err != nil {
+	page := Page{Total: total, List: entries(rows, t.cfg.Retention)}
+	if t.cfg.Users != nil && len(page.List) > 0 {
+		if err := t.resolveUsers(ctx, p.TenantID, page.List, pl.detailed); err != nil {
 			return Page{}, err
 		}
 	}
 	return page, nil
 }
 
-func (t *Trash) resolveUsers(ctx context.Context, tenantID int64, es []Entry) error {
+// resolveUsers fills the deleters' names of es, and with detailed also the
+// creators' names and both avatars, in one call of the UserResolver.
+func (t *Trash) resolveUsers(ctx context.Context, tenantID int64, es []Entry, detailed bool) error {
 	ids := make([]int64, 0, 2*len(es))
 	for _, e := range es {
-		ids = append(ids, e.CreatedBy, e.DeletedBy)
+		ids = append(ids, e.DeletedBy)
+		if detailed {
+			ids = append(ids, e.CreatedBy)
+		}
 	}
 	slices.Sort(ids)
 	users, err := t.cfg.Users.ResolveUsers(ctx, tenantID, slices.Compact(ids))
@@ -369,9 +375,13 @@ func (t *Trash) resolveUsers(ctx context.Context, tenantID int64, es []Entry) er
 		return fmt.Errorf("trash: resolve users: %w", err)
 	}
 	for i := range es {
-		c, d := users[es[i].CreatedBy], users[es[i].DeletedBy]
-		es[i].CreatedByName, es[i].CreatedByAvatar = c.Name, c.Avatar
-		es[i].DeletedByName, es[i].DeletedByAvatar = d.Name, d.Avatar
+		d := users[es[i].DeletedBy]
+		es[i].DeletedByName = d.Name
+		if detailed {
+			c := users[es[i].CreatedBy]
+			es[i].CreatedByName, es[i].CreatedByAvatar = c.Name, c.Avatar
+			es[i].DeletedByAvatar = d.Avatar
+		}
 	}
 	return nil
 }
@@ -794,7 +804,7 @@ func sprintFirst(tt TargetType) int {
 // apply runs the Restorer on es, in their order, as one batch call where the
 // Restorer can take batches.
 func (t *Trash) apply(ctx context.Context, tx bun.Tx, rows []row, restore bool) error {
-	es := entries(rows)
+	es := entries(rows, t.cfg.Retention)
 	if b, ok := t.restorer.(BatchRestorer); ok && restore {
 		return b.RestoreBatch(ctx, tx, es)
 	}

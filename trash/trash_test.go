@@ -2,6 +2,7 @@ package trash_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -193,6 +194,7 @@ func TestConformance(t *testing.T) {
 			{"SearchFilters", testSearchFilters},
 			{"SearchDeletedDate", testSearchDeletedDate},
 			{"SearchDetail", testSearchDetail},
+			{"DeletedByAndPurgeDate", testDeletedByAndPurgeDate},
 			{"SearchInvalid", testSearchInvalid},
 			{"TenantIsolation", testTenantIsolation},
 			{"RestoreTaskBringsSprint", testRestoreTaskBringsSprint},
@@ -562,8 +564,94 @@ func testSearchDetail(t *testing.T, db *bun.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if basic.List[0].CreatedByName != "" || users.calls != 1 {
-		t.Errorf("basic search resolved users: %+v, calls %d", basic.List[0], users.calls)
+	// A basic search names the deleter only, in one call.
+	var deleters []shown
+	for _, e := range basic.List {
+		deleters = append(deleters, shown{e.CreatedByName, e.CreatedByAvatar, e.DeletedByName, e.DeletedByAvatar})
+	}
+	if diff := cmp.Diff([]shown{{DB: "Bob"}, {DB: "Bob"}, {DB: "Alice"}}, deleters); diff != "" || users.calls != 2 {
+		t.Errorf("basic search (-want +got), %d resolver calls (want 2):\n%s", users.calls, diff)
+	}
+}
+
+// Every search result says who deleted the entry and when retention purges
+// it: deletedBy, deletedByName ("" for a user the resolver does not know,
+// but present) and purgeDate (null without retention; deletedDate plus the
+// retention the Trash has now, not the one it had when the entry came).
+func testDeletedByAndPurgeDate(t *testing.T, db *bun.DB) {
+	ctx := context.Background()
+	users := &fakeUsers{users: map[int64]deskkit.UserInfo{1: {Name: "Alice"}}}
+	f := setup(t, db, &trash.Config{Users: users})
+	gone := deskkit.Principal{UserID: 77, TenantID: 1} // a user the resolver no longer knows
+	a := f.add(t, alice, task(1, "a"))
+	f.clock.Advance(time.Hour)
+	f.add(t, gone, task(2, "b"))
+	if a.PurgeDate != nil {
+		t.Errorf("Add without retention: purgeDate %v, want nil", a.PurgeDate)
+	}
+	page, err := f.trash.Search(ctx, alice, trash.Query{TargetType: trash.TargetTask, OrderSort: trash.Asc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(page.List)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		{"deletedBy": float64(1), "deletedByName": "Alice", "purgeDate": nil},
+		{"deletedBy": float64(77), "deletedByName": "", "purgeDate": nil},
+	}
+	for i := range got {
+		for k := range got[i] {
+			if _, ok := want[0][k]; !ok {
+				delete(got[i], k)
+			}
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("search without retention (-want +got):\n%s", diff)
+	}
+
+	// Retention set later applies to the entries already there, and a
+	// changed retention changes the date.
+	for _, retention := range []time.Duration{720 * time.Hour, 24 * time.Hour} {
+		tr, err := trash.New(db, f.restorer, &trash.Config{Users: users, Now: f.clock.Now, Retention: retention})
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := tr.Search(ctx, alice, trash.Query{TargetType: trash.TargetTask, OrderSort: trash.Asc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page.List {
+			if e.PurgeDate == nil || !e.PurgeDate.Equal(e.DeletedDate.Add(retention)) {
+				t.Errorf("retention %v: entry %d deleted %v has purgeDate %v, want deletedDate + retention", retention, e.ID, e.DeletedDate, e.PurgeDate)
+			}
+		}
+		got, err := tr.Get(ctx, alice, a.ID)
+		if err != nil || got.PurgeDate == nil || !got.PurgeDate.Equal(a.DeletedDate.Add(retention)) {
+			t.Errorf("retention %v: Get = %+v, %v", retention, got, err)
+		}
+		// PurgeExpired purges the entry on its first run after its purge date.
+		f.clock.Advance(retention - time.Hour)
+		if n, err := tr.PurgeExpired(ctx); err != nil || n != 0 {
+			t.Errorf("retention %v: purge before any purge date: %d, %v", retention, n, err)
+		}
+		f.clock.Advance(time.Second)
+		if n, err := tr.PurgeExpired(ctx); err != nil || n != 1 {
+			t.Errorf("retention %v: purge past the first entry's purge date: %d, %v; want 1", retention, n, err)
+		}
+		if _, err := tr.Get(ctx, alice, a.ID); !errors.Is(err, trash.ErrNotFound) {
+			t.Errorf("retention %v: the first entry after its purge: %v", retention, err)
+		}
+		// Bring it back for the next round, deleted at the same time as before.
+		f.clock.Advance(-retention - time.Second)
+		a = f.add(t, alice, task(1, "a"))
+		f.clock.Advance(time.Hour)
 	}
 }
 

@@ -25,6 +25,16 @@
 //	       [-email ADDR] [-mobile NUMBER -country REGION] [-database-url URL]
 //	server token -revoke [-database-url URL] < FILE-HOLDING-THE-TOKEN
 //	server seed -projects P -entries N [-tenant NAME] [-database-url URL]
+//	server help [serve|token|seed]
+//	server -version
+//
+// -h (or help) lists the commands, the flags of one with their environment
+// variables, and the environment variables that carry secrets. -version
+// (or version) prints the module version from the binary's build
+// information: a release tag ("v0.3.0") when built from a module version,
+// "(devel)" with the commit (vcs.revision, vcs.time, "+dirty" for
+// uncommitted changes) when built from a checkout, and the Go version.
+// Building needs Go 1.26.8 or later (go.mod).
 //
 // Every flag has an environment variable; a flag given on the command line
 // wins over it:
@@ -121,6 +131,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -183,6 +194,20 @@ func runStdin(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	var err error
 	switch cmd {
+	case "help":
+		// help [COMMAND] is COMMAND -h, on stdout, where a pager reads it.
+		sub := "serve"
+		if len(args) > 0 {
+			sub = args[0]
+		}
+		if len(args) > 1 || (sub != "serve" && sub != "token" && sub != "seed") {
+			fmt.Fprintf(stderr, "help takes one of serve, token or seed\n")
+			return errUsage
+		}
+		return runStdin(ctx, []string{sub, "-h"}, stdin, stdout, stdout, getenv)
+	case "version":
+		fmt.Fprintln(stdout, version())
+		return nil
 	case "serve":
 		err = serveCmd(ctx, args, stdout, stderr, getenv, logger)
 	case "token":
@@ -190,7 +215,7 @@ func runStdin(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case "seed":
 		err = seedCmd(ctx, args, stdout, stderr, getenv, logger)
 	default:
-		fmt.Fprintf(stderr, "unknown command %q; want serve, token or seed\n", cmd)
+		fmt.Fprintf(stderr, "unknown command %q; want serve, token, seed or help\n", cmd)
 		return errUsage
 	}
 	if errors.Is(err, flag.ErrHelp) {
@@ -203,14 +228,81 @@ func runStdin(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // for flags the command line does not give.
 type flagSet struct {
 	*flag.FlagSet
-	getenv func(string) string
-	env    map[string]string // flag name → variable
+	getenv  func(string) string
+	env     map[string]string // flag name → variable
+	stdout  io.Writer         // where -version prints
+	version *bool
 }
 
-func newFlagSet(name string, stderr io.Writer, getenv func(string) string) *flagSet {
+func newFlagSet(name string, stdout, stderr io.Writer, getenv func(string) string) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	return &flagSet{FlagSet: fs, getenv: getenv, env: map[string]string{}}
+	v := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), usageHead, name)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), usageSecrets)
+	}
+	return &flagSet{FlagSet: fs, getenv: getenv, env: map[string]string{}, stdout: stdout, version: v}
+}
+
+// usageHead starts every command's -h, naming the command whose flags follow.
+const usageHead = `deskkit reference server
+
+Usage:
+  server [serve] [flags]   serve the API (the command when none is given)
+  server token [flags]     issue a bearer token (creating tenant and user), or -revoke one
+  server seed [flags]      bulk-load trash entries for benchmarks
+  server help [command]    this help, or a command's flags
+  server -version          print the version
+
+Flags of %s (each may be set by its environment variable instead; the flag wins):
+`
+
+// usageSecrets ends every -h: the variables read from the environment only.
+const usageSecrets = `
+Secrets come from the environment only, never from flags (which every process listing shows):
+  ` + envSecret + `            the server secret, at least 32 characters, that codes are hashed and
+                            channel secrets encrypted under; unset, one is created and kept in the
+                            database in clear: set it in production
+  ` + envSecretPrevious + `   the secret before a rotation, so codes in flight stay valid
+  ` + envSMTPPassword + `     SMTP AUTH password
+  ` + envTwilioAuthToken + ` Twilio auth token
+`
+
+// version is the program's version from its build information: the module
+// version, the commit it was built from when the build recorded one, and
+// the Go version.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	return versionOf(info, ok)
+}
+
+func versionOf(info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil {
+		return "deskkit server (no build information)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	out := "deskkit server " + v
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		out += " " + settings["vcs"] + " " + rev
+		if t := settings["vcs.time"]; t != "" {
+			out += " " + t
+		}
+		if settings["vcs.modified"] == "true" {
+			out += "+dirty"
+		}
+	} else if v == "(devel)" {
+		out += ", built from source without version control information (go run, or -buildvcs=false)"
+	}
+	return out + ", " + info.GoVersion
 }
 
 // fromEnv makes variable stand in for flag name.
@@ -228,6 +320,10 @@ func (f *flagSet) parse(args []string) error {
 			return err
 		}
 		return errUsage
+	}
+	if *f.version {
+		fmt.Fprintln(f.stdout, version())
+		return flag.ErrHelp // done, as after -h
 	}
 	if f.NArg() > 0 {
 		if strings.HasPrefix(f.Arg(0), directory.TokenPrefix) {

@@ -30,7 +30,8 @@ import (
 // that fails for a reason that may pass (a lost connection, a timeout) is
 // tried again, and a seed that stops anyway resumes where it stopped when
 // the same command runs again. On a terminal it shows its progress on one
-// line; otherwise it logs it.
+// line; otherwise it logs it after the first batch, every 20 batches and
+// at the end.
 //
 // Entry number n (0, 1, 2, ... within the tenant; a second seed continues
 // after the demo rows the tenant has) is a sprint when n is a multiple of 20, 5% of entries, and
@@ -64,7 +65,7 @@ const (
 	seedSpread       = 90 * 24 * time.Hour // deletion dates spread over this
 	seedUsers        = 4                   // creators of seeded targets: seed-user-1 to -4
 	defaultSeedBatch = 5000                // entries per transaction; a few MB of SQL per statement
-	seedLogEvery     = 20                  // batches between progress logs
+	seedLogEvery     = 20                  // batches between progress logs, after the first batch's
 )
 
 // Vocabulary of the names: no word contains another word or a search term
@@ -127,7 +128,7 @@ const (
 )
 
 func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, logger *slog.Logger) error {
-	fs := newFlagSet("seed", stderr, getenv)
+	fs := newFlagSet("seed", stdout, stderr, getenv)
 	cfg := seedConfig{}
 	fs.IntVar(&cfg.Projects, "projects", 10, "number of projects to spread entries over")
 	fs.IntVar(&cfg.Entries, "entries", 10000, "number of trash entries to add")
@@ -385,7 +386,9 @@ func (s *seeder) stopped(done int, err error) error {
 }
 
 // seedProgress reports a seed's progress: a line rewritten in place on a
-// terminal, else a log line every seedLogEvery batches.
+// terminal, else a log line after the first batch (so that a slow seed
+// shows at once that it runs, and at what rate), then every seedLogEvery
+// batches, and after the last.
 type seedProgress struct {
 	w        io.Writer
 	logger   *slog.Logger
@@ -407,7 +410,7 @@ func (p *seedProgress) batch(done int) {
 		fmt.Fprintf(p.w, "\rseeding: %d of %d entries (%d%%), %.0f/s, %s left   ", done, p.of, done*100/p.of, rate, left.Round(time.Second))
 		return
 	}
-	if p.batches%seedLogEvery == 0 || done == p.of {
+	if p.batches == 1 || p.batches%seedLogEvery == 0 || done == p.of {
 		p.logger.Info("seeding", slog.Int("done", done), slog.Int("of", p.of),
 			slog.String("took", took.Round(time.Millisecond).String()), slog.Int("perSecond", int(rate)))
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -287,21 +288,28 @@ func TestSeedProgress(t *testing.T) {
 	if _, err := seed(ctx, db, cfg, slog.New(slog.NewJSONHandler(&logs, nil))); err != nil {
 		t.Fatal(err)
 	}
-	var line struct {
-		Msg      string
-		Done, Of int
-		Took     string
-	}
+	// The log shows the first batch at once (not after seedLogEvery
+	// batches, 100,000 entries by default), then the end.
+	var done []int
 	for l := range strings.Lines(logs.String()) {
+		var line struct {
+			Msg      string
+			Done, Of int
+			Took     string
+		}
 		if err := json.Unmarshal([]byte(l), &line); err != nil {
 			t.Fatal(err)
 		}
-		if line.Msg == "seeding" {
-			break
+		if line.Msg != "seeding" {
+			continue
 		}
+		if _, err := time.ParseDuration(line.Took); line.Of != 200 || err != nil {
+			t.Errorf("progress log = %+v (took: %v), want of 200 with a duration such as 2.5s", line, err)
+		}
+		done = append(done, line.Done)
 	}
-	if _, err := time.ParseDuration(line.Took); line.Msg != "seeding" || line.Done != 200 || line.Of != 200 || err != nil {
-		t.Errorf("progress log = %+v (took: %v), want done 200 of 200 with a duration such as 2.5s\n%s", line, err, logs.String())
+	if want := []int{50, 200}; !slices.Equal(done, want) {
+		t.Errorf("progress logged at %v entries, want %v (the first batch, then the last)\n%s", done, want, logs.String())
 	}
 	if isTerminal(&logs) {
 		t.Error("a buffer is not a terminal")

@@ -68,7 +68,7 @@ type serveConfig struct {
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, logger *slog.Logger) error {
 	var cfg serveConfig
-	fs := newFlagSet("serve", stderr, getenv)
+	fs := newFlagSet("serve", stdout, stderr, getenv)
 	fs.StringVar(&cfg.addr, "addr", defaultAddr, "listen address")
 	fs.fromEnv("addr", envAddr)
 	dbURL := fs.databaseURL()

@@ -22,7 +22,7 @@ const maxTokenInput = 4096
 // the user, and nothing else, on stdout; with -revoke it revokes the token
 // read from stdin instead.
 func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, logger *slog.Logger) error {
-	fs := newFlagSet("token", stderr, getenv)
+	fs := newFlagSet("token", stdout, stderr, getenv)
 	tenantName := fs.String("tenant", "", "tenant name, created if missing (required)")
 	username := fs.String("username", "", "user name, created if missing (required)")
 	admin := fs.Bool("admin", false, "-admin makes the user an admin, -admin=false a non-admin; without it a new user is a non-admin and an existing one keeps its role")

@@ -58,7 +58,7 @@ func TestSMTPTLSDefault(t *testing.T) {
 		{"smtp.example.com:465", "TLS", verify.SMTPTLSImplicit},
 	} {
 		var cfg verifyConfig
-		fs := newFlagSet("serve", io.Discard, env(map[string]string{envSMTPAddr: c.addr, envSMTPTLS: c.tls}))
+		fs := newFlagSet("serve", io.Discard, io.Discard, env(map[string]string{envSMTPAddr: c.addr, envSMTPTLS: c.tls}))
 		complete := addVerifyFlags(fs, &cfg)
 		if err := fs.parse(nil); err != nil {
 			t.Fatal(err)
@@ -84,7 +84,7 @@ func TestSMSProviderDefault(t *testing.T) {
 		{map[string]string{envSMSHTTPURL: "http://127.0.0.1:9/send", envSMSProvider: "HTTP"}, "http"},
 	} {
 		var cfg verifyConfig
-		fs := newFlagSet("serve", io.Discard, env(c.vars))
+		fs := newFlagSet("serve", io.Discard, io.Discard, env(c.vars))
 		complete := addVerifyFlags(fs, &cfg)
 		if err := fs.parse(nil); err != nil {
 			t.Fatal(err)
@@ -104,7 +104,7 @@ func TestTwilioVariables(t *testing.T) {
 		"short":      {"DESKKIT_TWILIO_ACCOUNT": "AC1", "DESKKIT_TWILIO_TOKEN": "tok", "DESKKIT_TWILIO_SENDER": "+12015550123"},
 	} {
 		var cfg verifyConfig
-		fs := newFlagSet("serve", io.Discard, env(vars))
+		fs := newFlagSet("serve", io.Discard, io.Discard, env(vars))
 		complete := addVerifyFlags(fs, &cfg)
 		if err := fs.parse(nil); err != nil {
 			t.Fatal(err)

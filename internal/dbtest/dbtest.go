@@ -5,7 +5,16 @@
 // Docker engine answers, from a dockertest container shared by the test
 // binary; otherwise PostgreSQL tests skip, unless DESKKIT_REQUIRE_POSTGRES=1,
 // which turns the skip into a failure (CI sets it). Every PostgreSQL test gets
-// a fresh schema, dropped when the test ends.
+// a fresh schema, dropped when the test ends, and its connections' search_path
+// is that schema alone: whatever else the database holds (deskkit's own tables
+// in public, say) no test sees.
+//
+// The test database may therefore hold anything, with one condition: the
+// pg_trgm extension, which the trash's migration needs, lives in pg_catalog,
+// which every search_path includes. dbtest creates it there if it is missing,
+// and moves it there (ALTER EXTENSION pg_trgm SET SCHEMA pg_catalog) if it
+// finds it in another schema; so point DESKKIT_TEST_DATABASE_URL at a
+// database kept for tests, not at one an application uses.
 package dbtest
 
 import (
@@ -75,10 +84,14 @@ func OpenSQLite(t testing.TB) *bun.DB {
 }
 
 // OpenPostgres returns a connection pool whose search_path is a new schema
-// (then public, where extensions such as pg_trgm live), dropped when t ends.
+// and nothing else, dropped when t ends.
 func OpenPostgres(t testing.TB) *bun.DB {
 	t.Helper()
-	dsn := RequirePostgres(t)
+	return openPostgresAt(t, RequirePostgres(t))
+}
+
+func openPostgresAt(t testing.TB, dsn string) *bun.DB {
+	t.Helper()
 	ctx := context.Background()
 	admin := database.OpenPostgres(dsn, adminPool)
 	defer admin.Close()
@@ -116,21 +129,39 @@ func RequirePostgres(t testing.TB) string {
 	return dsn
 }
 
-// ensureExtensions creates pg_trgm in public once, under an advisory lock:
-// test binaries run in parallel, and concurrent CREATE EXTENSION calls race
-// on the catalog even with IF NOT EXISTS. Migrations then find it there.
+// ensureExtensions makes sure pg_trgm is installed in pg_catalog, under an
+// advisory lock: test binaries run in parallel, and concurrent CREATE
+// EXTENSION calls race on the catalog even with IF NOT EXISTS. pg_catalog is
+// searched whatever the search_path says, so the trash's migration finds
+// gin_trgm_ops from a schema that sees only itself (its CREATE EXTENSION IF
+// NOT EXISTS then does nothing). A database can hold an extension once: one
+// found in another schema (public, where CREATE EXTENSION puts it by
+// default) is moved; pg_trgm is relocatable, and indexes that use it keep
+// working, as they name its operator classes by oid.
 func ensureExtensions(ctx context.Context, db *bun.DB) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(7355608)"); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+		var schema []string
+		if err := tx.NewRaw(`SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+WHERE e.extname = 'pg_trgm'`).Scan(ctx, &schema); err != nil {
+			return err
+		}
+		var err error
+		switch {
+		case len(schema) == 0:
+			_, err = tx.ExecContext(ctx, "CREATE EXTENSION pg_trgm SCHEMA pg_catalog")
+		case schema[0] != "pg_catalog":
+			_, err = tx.ExecContext(ctx, "ALTER EXTENSION pg_trgm SET SCHEMA pg_catalog")
+		}
 		return err
 	})
 }
 
-// OpenSchema opens PostgreSQL at dsn with search_path set to schema, then
-// public. The schema must exist and be named by the caller, not a client.
+// OpenSchema opens PostgreSQL at dsn with search_path set to schema alone
+// (pg_catalog is always searched). The schema must exist and be named by the
+// caller, not a client.
 func OpenSchema(dsn, schema string, opts ...pgdriver.Option) *bun.DB {
 	opts = append(append([]pgdriver.Option{pgdriver.WithDSN(dsn)}, database.PostgresOptions(testPool)...), opts...)
 	conn := searchPathConnector{pgdriver.NewConnector(opts...), schema}
@@ -148,8 +179,10 @@ var (
 )
 
 // searchPathConnector opens connections whose search_path is the test's
-// schema, then public. (pgdriver's connection parameters would send
-// "schema,public" as one quoted name.)
+// schema alone, so that tables of the same names in public (a deskkit
+// installation in the test database) are never found instead of a table
+// the test dropped or has not created. (pgdriver's connection parameters
+// would quote the value as one name; SET takes it as written.)
 type searchPathConnector struct {
 	*pgdriver.Connector
 	schema string
@@ -161,7 +194,7 @@ func (c searchPathConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		return nil, err
 	}
 	// The schema name is ours (deskkit_test_ and hex), so quoting it is enough.
-	if _, err := cn.(driver.ExecerContext).ExecContext(ctx, `SET search_path TO "`+c.schema+`", public`, nil); err != nil {
+	if _, err := cn.(driver.ExecerContext).ExecContext(ctx, `SET search_path TO "`+c.schema+`"`, nil); err != nil {
 		cn.Close()
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -197,17 +198,45 @@ func New(db *bun.DB, cfg *Config) (*Directory, error) {
 var migrationFiles embed.FS
 
 // Migrate creates or updates the directory's tables. It is safe to run from
-// several processes at once.
+// several processes at once. The migration that makes usernames and tenant
+// names unique without case renames the newer of two names that fold to one
+// key and logs each rename at WARN through slog.Default() (see the package
+// documentation, "Names").
 func Migrate(ctx context.Context, db *bun.DB) error {
-	return migrate.Run(ctx, db, "deskkit_directory_migrations", migrationFiles)
+	return migrateLogged(ctx, db, slog.Default())
+}
+
+func migrateLogged(ctx context.Context, db *bun.DB, log *slog.Logger) error {
+	return migrate.Run(ctx, db, "deskkit_directory_migrations", migrationFiles, migrate.Step{
+		Version: "20261123000004",
+		Comment: "folded_names",
+		Up: func(ctx context.Context, tx bun.Tx, d migrate.Dialect) error {
+			for _, f := range foldedNames {
+				if _, err := migrate.FoldNames(ctx, tx, d, f, log); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	})
+}
+
+// foldedNames are the names unique without case: tenant names across the
+// database (as their exact spelling was), usernames within their tenant.
+var foldedNames = []migrate.FoldedNames{
+	{Table: "deskkit_tenants", ID: "id", Name: "name", Key: "name_folded", Created: "created_at",
+		Index: "deskkit_tenants_name_folded_unique", Max: MaxTenantNameLength},
+	{Table: "deskkit_users", ID: "id", Scope: "tenant_id", Name: "username", Key: "username_folded", Created: "created_at",
+		Index: "deskkit_users_username_folded_unique", Max: MaxUsernameLength},
 }
 
 type tenantRow struct {
 	bun.BaseModel `bun:"table:deskkit_tenants,alias:tn"`
 
-	ID        int64     `bun:"id,pk,autoincrement"`
-	Name      string    `bun:"name,notnull"`
-	CreatedAt time.Time `bun:"created_at,notnull"`
+	ID         int64     `bun:"id,pk,autoincrement"`
+	Name       string    `bun:"name,notnull"`
+	NameFolded string    `bun:"name_folded,notnull"` // deskkit.FoldName(Name)
+	CreatedAt  time.Time `bun:"created_at,notnull"`
 }
 
 type userRow struct {
@@ -216,6 +245,7 @@ type userRow struct {
 	ID          int64     `bun:"id,pk,autoincrement"`
 	TenantID    int64     `bun:"tenant_id,notnull"`
 	Username    string    `bun:"username,notnull"`
+	UsernameKey string    `bun:"username_folded,notnull"` // deskkit.FoldName(Username)
 	DisplayName string    `bun:"display_name,notnull"`
 	FirstName   string    `bun:"first_name,notnull"`
 	LastName    string    `bun:"last_name,notnull"`
@@ -271,22 +301,25 @@ type tokenRow struct {
 func (d *Directory) now() time.Time { return d.cfg.Now().UTC().Truncate(time.Second) }
 
 // EnsureTenant returns the tenant called name, creating it if missing.
-// Concurrent calls with one name all get the same tenant. It returns an
-// *deskkit.InputError for a bad name.
+// Tenant names are unique without case (deskkit.FoldName): "ACME" returns
+// the tenant "acme" if there is one. Concurrent calls with one name all get
+// the same tenant. It returns an *deskkit.InputError for a bad name
+// (deskkit.CheckUniqueName).
 func (d *Directory) EnsureTenant(ctx context.Context, name string) (Tenant, error) {
-	if err := deskkit.CheckName("name", name, MaxTenantNameLength); err != nil {
+	if err := deskkit.CheckUniqueName("name", name, MaxTenantNameLength); err != nil {
 		return Tenant{}, err
 	}
+	key := deskkit.FoldName(name)
 	// ON CONFLICT DO NOTHING, then read: the row is there either way, and a
 	// unique violation would abort a PostgreSQL transaction.
-	if _, err := d.db.NewInsert().Model(&tenantRow{Name: name, CreatedAt: d.now()}).
-		On("CONFLICT (name) DO NOTHING").
+	if _, err := d.db.NewInsert().Model(&tenantRow{Name: name, NameFolded: key, CreatedAt: d.now()}).
+		On("CONFLICT DO NOTHING").
 		Returning("NULL").
 		Exec(ctx); err != nil {
 		return Tenant{}, fmt.Errorf("directory: create tenant: %w", err)
 	}
 	var r tenantRow
-	if err := d.db.NewSelect().Model(&r).Where("tn.name = ?", name).Scan(ctx); err != nil {
+	if err := d.db.NewSelect().Model(&r).Where("tn.name_folded = ?", key).Scan(ctx); err != nil {
 		return Tenant{}, fmt.Errorf("directory: read tenant: %w", err)
 	}
 	return r.tenant(), nil
@@ -302,14 +335,16 @@ func (d *Directory) EnsureUser(ctx context.Context, tenantID int64, username str
 
 // EnsureUserRole returns the user username of the tenant, creating it
 // (shown by its username, without avatar or contacts) if missing, with the
-// admin flag role says. Concurrent calls for one user all get the same user.
-// It returns ErrNotFound if the tenant does not exist and an
-// *deskkit.InputError for a bad argument.
+// admin flag role says. Usernames are unique within the tenant without case
+// (deskkit.FoldName): "ALICE" returns the user "alice" if there is one.
+// Concurrent calls for one user all get the same user. It returns
+// ErrNotFound if the tenant does not exist and an *deskkit.InputError for a
+// bad argument (deskkit.CheckUniqueName for the username).
 func (d *Directory) EnsureUserRole(ctx context.Context, tenantID int64, username string, role Role) (User, error) {
 	if err := deskkit.CheckID("tenantId", tenantID); err != nil {
 		return User{}, err
 	}
-	if err := deskkit.CheckName("username", username, MaxUsernameLength); err != nil {
+	if err := deskkit.CheckUniqueName("username", username, MaxUsernameLength); err != nil {
 		return User{}, err
 	}
 	r, err := d.userByName(ctx, tenantID, username)
@@ -321,9 +356,9 @@ func (d *Directory) EnsureUserRole(ctx context.Context, tenantID int64, username
 		if !exists {
 			return User{}, fmt.Errorf("directory: tenant %d: %w", tenantID, ErrNotFound)
 		}
-		nr := userRow{TenantID: tenantID, Username: username, DisplayName: username, Admin: role.Admin, CreatedAt: d.now()}
+		nr := userRow{TenantID: tenantID, Username: username, UsernameKey: deskkit.FoldName(username), DisplayName: username, Admin: role.Admin, CreatedAt: d.now()}
 		if _, ierr := d.db.NewInsert().Model(&nr).
-			On("CONFLICT (tenant_id, username) DO NOTHING").
+			On("CONFLICT DO NOTHING").
 			Returning("NULL").
 			Exec(ctx); ierr != nil {
 			return User{}, fmt.Errorf("directory: create user: %w", ierr)
@@ -347,7 +382,7 @@ func (d *Directory) EnsureUserRole(ctx context.Context, tenantID int64, username
 
 func (d *Directory) userByName(ctx context.Context, tenantID int64, username string) (userRow, error) {
 	var r userRow
-	err := d.db.NewSelect().Model(&r).Where("u.tenant_id = ? AND u.username = ?", tenantID, username).Scan(ctx)
+	err := d.db.NewSelect().Model(&r).Where("u.tenant_id = ? AND u.username_folded = ?", tenantID, deskkit.FoldName(username)).Scan(ctx)
 	return r, err
 }
 
@@ -465,13 +500,16 @@ func (d *Directory) UpdateUser(ctx context.Context, db bun.IDB, tenantID, id int
 			continue
 		}
 		check := deskkit.CheckText
-		if f.column == "username" { // every user has one: the unique index and Info fall back on it
-			check = deskkit.CheckName
+		if f.column == "username" { // every user has one, unique without case: Info falls back on it
+			check = deskkit.CheckUniqueName
 		}
 		if err := check(f.field, *f.value, f.max); err != nil {
 			return User{}, err
 		}
 		q = q.Set("? = ?", bun.Ident(f.column), *f.value)
+		if f.column == "username" {
+			q = q.Set("username_folded = ?", deskkit.FoldName(*f.value))
+		}
 		set = true
 	}
 	if !set {
@@ -481,7 +519,7 @@ func (d *Directory) UpdateUser(ctx context.Context, db bun.IDB, tenantID, id int
 		// Name the conflict rather than let the unique index refuse it
 		// anonymously; the index still decides a race.
 		taken, err := db.NewSelect().Model((*userRow)(nil)).
-			Where("u.tenant_id = ? AND u.id <> ? AND u.username = ?", tenantID, id, *c.Username).
+			Where("u.tenant_id = ? AND u.id <> ? AND u.username_folded = ?", tenantID, id, deskkit.FoldName(*c.Username)).
 			Exists(ctx)
 		if err != nil {
 			return User{}, fmt.Errorf("directory: read users: %w", err)
@@ -666,6 +704,7 @@ var uniqueIndexes = []struct {
 	err          error
 }{
 	{"deskkit_users_username_unique", "deskkit_users.username", ErrUsernameTaken},
+	{"deskkit_users_username_folded_unique", "deskkit_users.username_folded", ErrUsernameTaken},
 	{"deskkit_users_mobile_unique", "deskkit_users.mobile", ErrMobileTaken},
 	{"deskkit_users_email_unique", "deskkit_users.email", ErrEmailTaken},
 }

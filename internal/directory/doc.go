@@ -31,9 +31,30 @@
 //
 // # Users and roles
 //
-// Names (tenant, username) follow deskkit.CheckName, the one rule every
-// service shares: valid UTF-8, not blank, no control characters, a bounded
-// length. The profile fields (display name, first and last name, landline,
+// Names (tenant, username) follow deskkit.CheckUniqueName, the rule every
+// service shares for names that must be unique: valid UTF-8, not blank, no
+// control or bidirectional control characters, no invisible characters
+// (zero-width spaces and joiners, U+FEFF, soft hyphens, ...), no space at
+// either end, a bounded length. They are unique without case: beside each
+// name the table keeps deskkit.FoldName of it (NFC, Unicode full case
+// folding, NFC again, invisible characters dropped, white space collapsed)
+// under a unique index, per tenant for usernames (deskkit_users.
+// username_folded) and across the database for tenant names
+// (deskkit_tenants.name_folded), as the exact names were unique before.
+// "ALICE" beside "alice" is ErrUsernameTaken; EnsureTenant and
+// EnsureUserRole find an existing name in any case.
+//
+// The migration that adds the keys (20261123000004_folded_names, in Go)
+// meets the names already stored. Where several fold to one key, the oldest
+// row (created_at, then id) keeps its name and each newer one is renamed to
+// its name with " (2)", " (3)", ... appended, the first number whose key is
+// free, in age order ("ALICE" becomes "ALICE (2)"; invisible characters and
+// spaces at the ends are dropped from the new name). Each rename is logged at
+// WARN through slog.Default(): table, kept id and name, renamed id, old and
+// new name. The migration never fails for collisions; tokens keep working,
+// as they name the user by id.
+//
+// The profile fields (display name, first and last name, landline,
 // avatar, title, gender, address) follow deskkit.CheckText, which also lets
 // them be empty. The display name is the user's full name; a user who has
 // none is shown by the username (User.Info, ResolveUsers). UpdateProfile

@@ -46,6 +46,7 @@ func TestTakenErrorNamesTheIndex(t *testing.T) {
 			want          error
 		}{
 			{"username", "ann", ErrUsernameTaken},
+			{"username_folded", "ann", ErrUsernameTaken}, // the key of "ANN", refused by the folded index
 			{"mobile", "+4915112345678", ErrMobileTaken},
 			{"email", "ann@example.com", ErrEmailTaken},
 		} {

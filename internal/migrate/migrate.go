@@ -62,21 +62,31 @@ func DialectOf(db bun.IDB) (Dialect, error) {
 	}
 }
 
+// Step is a migration written in Go, for what one SQL file cannot say for
+// both databases (Unicode folding, FoldNames). It runs in a transaction of
+// its own, in version order among the SQL files.
+type Step struct {
+	Version string // "20261123000004", ordered with the files' names
+	Comment string // "folded_names"
+	Up      func(ctx context.Context, tx bun.Tx, d Dialect) error
+}
+
 // Run applies the migrations in fsys (found in any folder of it, by bun's
-// file names: 20261122000001_name.tx.up.sql) that are not applied yet. table names
+// file names: 20261122000001_name.tx.up.sql) and steps that are not applied
+// yet. table names
 // the migrations table ("deskkit_trash_migrations"); the locks table is
 // table+"_locks". Several processes may call Run at once: on PostgreSQL they
 // queue on an advisory lock of the schema held by a session, so a crashed
 // process never leaves the lock behind (see runLocked); on SQLite they queue
 // on bun's lock row.
-func Run(ctx context.Context, db *bun.DB, table string, fsys fs.FS) error {
+func Run(ctx context.Context, db *bun.DB, table string, fsys fs.FS, steps ...Step) error {
 	d, err := DialectOf(db)
 	if err != nil {
 		return err
 	}
-	ms := migrate.NewMigrations()
-	if err := ms.Discover(fsys); err != nil {
-		return fmt.Errorf("deskkit: discover migrations: %w", err)
+	ms, err := Migrations(d, fsys, steps...)
+	if err != nil {
+		return err
 	}
 	m := migrate.NewMigrator(db, ms,
 		migrate.WithTableName(table),
@@ -103,6 +113,29 @@ func Run(ctx context.Context, db *bun.DB, table string, fsys fs.FS) error {
 	}
 	defer m.Unlock(context.WithoutCancel(ctx)) //nolint:errcheck // a failed unlock surfaces on the next Run
 	return apply(ctx, m)
+}
+
+// Migrations is the set Run applies: the SQL files of fsys and steps, for
+// database d. Steps have no down migration: rolling one back only unmarks
+// it, and each is written to run again over what it finds (FoldNames is).
+// Tests that roll migrations back build their migrator from it.
+func Migrations(d Dialect, fsys fs.FS, steps ...Step) (*migrate.Migrations, error) {
+	ms := migrate.NewMigrations()
+	if err := ms.Discover(fsys); err != nil {
+		return nil, fmt.Errorf("deskkit: discover migrations: %w", err)
+	}
+	for _, s := range steps {
+		ms.Add(migrate.Migration{
+			Name:    s.Version,
+			Comment: s.Comment,
+			Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+				return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+					return s.Up(ctx, tx, d)
+				})
+			},
+		})
+	}
+	return ms, nil
 }
 
 func apply(ctx context.Context, m *migrate.Migrator) error {

@@ -184,6 +184,10 @@ func transportFailure(err error, elapsed time.Duration) *Failure {
 	switch {
 	case errors.Is(err, safehttp.ErrBlocked):
 		f.Reason = ErrBlocked.ClientMessage()
+		var be *safehttp.BlockedError
+		if errors.As(err, &be) {
+			f.Reason = be.ClientMessage() // why: loopback, private, metadata
+		}
 		f.Retryable = false
 	case errors.Is(err, context.DeadlineExceeded):
 		// The wait measured, not the configured bound: the caller's

@@ -288,19 +288,23 @@ func TestHTTPUnreachable(t *testing.T) {
 			}})
 			far := startFarEnd(t, answer(200, `{"errcode":0}`))
 			port := far.URL[strings.LastIndex(far.URL, ":"):]
-			for _, b := range []struct{ name, address string }{
-				{"literal loopback", far.URL},
-				{"name resolving to loopback", "http://hooks.example.test" + port},
-				{"name resolving to cloud metadata", "http://meta.example.test" + port},
-				{"short loopback spelling", "http://127.1" + port},
-				{"IPv4-mapped loopback", "http://[::ffff:127.0.0.1]" + port},
+			// The reason names the kind of network, and how development
+			// opens loopback, never the resolved address.
+			const loopback = "address is loopback (this server itself), which channels may not reach" + safehttp.AllowHint
+			for _, b := range []struct{ name, address, reason string }{
+				{"literal loopback", far.URL, loopback},
+				{"name resolving to loopback", "http://hooks.example.test" + port, loopback},
+				{"name resolving to cloud metadata", "http://meta.example.test" + port,
+					"address is a cloud metadata endpoint (AWS, GCP, Azure, OCI, DigitalOcean, OpenStack instance metadata), which channels may never reach, not even in development"},
+				{"short loopback spelling", "http://127.1" + port, loopback},
+				{"IPv4-mapped loopback", "http://[::ffff:127.0.0.1]" + port, loopback},
 			} {
-				address := b.address
+				address, reason := b.address, b.reason
 				t.Run("blocked: "+b.name, func(t *testing.T) {
 					s := newSender(t)
 					s.HTTP = blocked
 					err := s.Send(context.Background(), target(address), message())
-					want := &notify.Failure{Reason: "address points to a network that channels may not reach"}
+					want := &notify.Failure{Reason: reason}
 					if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
 						t.Errorf("Send (-want +got):\n%s", diff)
 					}

@@ -270,3 +270,46 @@ func TestBlockedErrorText(t *testing.T) {
 		}
 	}
 }
+
+// The client's message says which kind of network refused the address and,
+// for loopback and private networks, the setting that opens them in
+// development; metadata and link-local are never opened. It names no
+// address.
+func TestBlockedErrorClientMessage(t *testing.T) {
+	strict := New(Config{})
+	for _, tc := range []struct {
+		host string
+		want string // a part of the message
+		hint bool   // AllowHint follows
+	}{
+		{"127.0.0.1", "address is loopback (this server itself)", true},
+		{"localhost", "address is loopback (this server itself)", true},
+		{"[::1]", "address is loopback", true},
+		{"10.1.2.3", "address is in a private network (private network 10.0.0.0/8)", true},
+		{"192.168.0.7", "address is in a private network (private network 192.168.0.0/16)", true},
+		{"100.64.0.1", "address is in a private network (shared address space (CGNAT) 100.64.0.0/10)", true},
+		{"[fd12::1]", "address is in a private network (unique local fc00::/7)", true},
+		{"169.254.169.254", "address is a cloud metadata endpoint (AWS, GCP, Azure, OCI, DigitalOcean, OpenStack instance metadata), which channels may never reach", false},
+		{"169.254.1.1", "address is link-local, where cloud metadata services live, which channels may never reach", false},
+		{"[fe80::1]", "address is link-local", false},
+		{"192.0.2.1", "address is special-purpose (documentation 192.0.2.0/24), which channels may not reach", false},
+		{"1.2.3.4.5", "address is refused: ", false},
+	} {
+		err := strict.CheckHost(tc.host)
+		var be *BlockedError
+		if !errors.As(err, &be) {
+			t.Errorf("CheckHost(%s) = %v, want a *BlockedError", tc.host, err)
+			continue
+		}
+		msg := be.ClientMessage()
+		if !strings.HasPrefix(msg, tc.want) || strings.HasSuffix(msg, AllowHint) != tc.hint {
+			t.Errorf("%s: %q, want it to start %q (the allowance hint: %v)", tc.host, msg, tc.want, tc.hint)
+		}
+		if be.Addr.IsValid() && strings.Contains(msg, be.Addr.Unmap().String()) {
+			t.Errorf("%s: %q names the address", tc.host, msg)
+		}
+	}
+	if !strings.Contains(AllowHint, "AllowPrivateNetworks") || !strings.Contains(AllowHint, "-channel-allow-private-networks") {
+		t.Errorf("AllowHint %q names neither setting", AllowHint)
+	}
+}

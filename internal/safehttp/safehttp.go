@@ -86,6 +86,39 @@ func (e *BlockedError) Error() string {
 // Is makes errors.Is(err, ErrBlocked) true for every *BlockedError.
 func (e *BlockedError) Is(target error) bool { return target == ErrBlocked }
 
+// AllowHint is how a refusal of loopback or a private network tells the
+// client what opens them, in development.
+const AllowHint = "; in development, channel.Config.AllowPrivateNetworks (the reference server's " +
+	"-channel-allow-private-networks) lets channels reach loopback and private networks"
+
+// ClientMessage says why the address was refused, for the client who gave
+// it: loopback, a private network (with AllowHint), a cloud metadata
+// endpoint or link-local (never allowed), or another special-purpose range.
+// It names no address: one the guard found by resolving a name would tell
+// the client how the server's DNS sees internal names.
+func (e *BlockedError) ClientMessage() string {
+	ip := e.Addr.WithZone("").Unmap()
+	const never = ", which channels may never reach, not even in development"
+	if !ip.IsValid() {
+		return "address is refused: " + e.Reason
+	}
+	if name, ok := metadataName(ip); ok {
+		return "address is a cloud metadata endpoint (" + name + ")" + never
+	}
+	switch {
+	case linkLocal4.Contains(ip) || linkLocal6.Contains(ip):
+		return "address is link-local, where cloud metadata services live" + never
+	case ip.IsLoopback():
+		return "address is loopback (this server itself), which channels may not reach" + AllowHint
+	}
+	for _, p := range privatePrefixes {
+		if p.Contains(ip) {
+			return "address is in a private network (" + e.Reason + "), which channels may not reach" + AllowHint
+		}
+	}
+	return "address is special-purpose (" + e.Reason + "), which channels may not reach"
+}
+
 // Client sends HTTP requests to user-given URLs without letting them reach
 // the server's own network. It is safe for concurrent use.
 type Client struct {
