@@ -195,7 +195,7 @@ func TestSendsPerAddressPerDaySetting(t *testing.T) {
 		{[]string{"-sends-per-address-per-day", "50"}, map[string]string{envSendsPerAddress: "40"}, 50},
 	} {
 		var cfg verifyConfig
-		fs := newFlagSet("serve", io.Discard, env(c.vars))
+		fs := newFlagSet("serve", io.Discard, io.Discard, env(c.vars))
 		complete := addVerifyFlags(fs, &cfg)
 		if err := fs.parse(c.args); err != nil {
 			t.Fatal(err)
@@ -208,7 +208,7 @@ func TestSendsPerAddressPerDaySetting(t *testing.T) {
 		}
 	}
 	var cfg verifyConfig
-	fs := newFlagSet("serve", io.Discard, env(nil))
+	fs := newFlagSet("serve", io.Discard, io.Discard, env(nil))
 	addVerifyFlags(fs, &cfg)
 	if err := fs.parse([]string{"-sends-per-address-per-day", "-1"}); err == nil {
 		t.Error("-sends-per-address-per-day -1: no error")
