@@ -106,11 +106,13 @@ func TestRunLockIsPerSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	impatient := dbtest.OpenSchema(dsn, schema, pgdriver.WithConnParams(map[string]any{"statement_timeout": "50"}))
+	impatient := dbtest.OpenSchema(dsn, schema, pgdriver.WithConnParams(map[string]any{"statement_timeout": "300"}))
 	defer impatient.Close()
 	done := make(chan error, 1)
 	go func() { done <- migrate.Run(ctx, impatient, "deskkit_migrate_test_migrations", files) }()
-	waitForLockWaiter(t, a, "deskkit_migrate_test_migrations", done)
+	// Released only once the migrator has waited longer than its statement
+	// timeout (300 ms: long enough that DDL on a loaded machine fits in it).
+	waitForLockWaiter(t, a, "deskkit_migrate_test_migrations", 300*time.Millisecond, done)
 	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock("+key+")", "deskkit_migrate_test_migrations"); err != nil {
 		t.Fatal(err)
 	}
@@ -119,11 +121,12 @@ func TestRunLockIsPerSchema(t *testing.T) {
 	}
 }
 
-// waitForLockWaiter returns once a session waits for the advisory lock of
-// table in db's schema: polling the server's own view, not the clock.
-func waitForLockWaiter(t *testing.T, db *bun.DB, table string, done <-chan error) {
+// waitForLockWaiter returns once a session has waited longer than d for the
+// advisory lock of table in db's schema: polling the server's own view (a
+// statement timeout is the server's clock, which no test can inject).
+func waitForLockWaiter(t *testing.T, db *bun.DB, table string, d time.Duration, done <-chan error) {
 	t.Helper()
-	for range 5000 {
+	for range 50000 {
 		select {
 		case err := <-done:
 			t.Fatalf("the migrator returned without waiting for the lock: %v", err)
@@ -132,7 +135,9 @@ func waitForLockWaiter(t *testing.T, db *bun.DB, table string, done <-chan error
 		var n int
 		if err := db.NewRaw(`SELECT count(*) FROM pg_locks
 			WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1
-			AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(current_schema() || '.' || ?, 0)`, table).
+			AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(current_schema() || '.' || ?, 0)
+			AND (SELECT now() - a.query_start FROM pg_stat_activity a WHERE a.pid = pg_locks.pid) > make_interval(secs => ?)`,
+			table, d.Seconds()).
 			Scan(context.Background(), &n); err != nil {
 			t.Fatal(err)
 		}
