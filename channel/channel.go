@@ -119,7 +119,8 @@ type TestResult struct {
 // give each a key of its own.
 var (
 	ErrUnauthenticated = deskkit.ErrUnauthenticated
-	ErrNotFound        = deskkit.ErrNotFound // no such channel in the tenant
+	ErrForbidden       = deskkit.ErrForbidden // the Authorizer refused; see Authorizer
+	ErrNotFound        = deskkit.ErrNotFound  // no such channel in the tenant
 	ErrInvalid         = deskkit.ErrInvalid
 	ErrRateLimited     = deskkit.ErrRateLimited // the test throttle; a *deskkit.RateLimitError
 
@@ -180,6 +181,10 @@ type Mailer interface {
 
 // Config holds the registry's optional settings; nil means all defaults.
 type Config struct {
+	// Authorizer says who besides admins may add, replace, delete and test
+	// channels and see their addresses in full. Without one only admins
+	// may; every user of a tenant may list its channels, masked.
+	Authorizer Authorizer
 	// PreviousSecret, if set, is the server secret before the last
 	// rotation: secrets and addresses encrypted under it still decrypt.
 	PreviousSecret []byte

@@ -108,8 +108,8 @@ func newSendFixture(t *testing.T, db *bun.DB, cfg channel.Config) *sendFixture {
 		clock: clocktest.New(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)),
 		recv:  startReceiver(t),
 		mail:  smtptest.Start(t),
-		ann:   deskkit.Principal{UserID: 1, TenantID: 10},
-		eve:   deskkit.Principal{UserID: 2, TenantID: 20},
+		ann:   deskkit.Principal{UserID: 1, TenantID: 10, Admin: true},
+		eve:   deskkit.Principal{UserID: 2, TenantID: 20, Admin: true},
 	}
 	m, err := mailer.New(mailer.Config{Addr: f.mail.Addr, From: "deskkit <noreply@example.com>", TLS: mailer.TLSNone})
 	if err != nil {
@@ -504,7 +504,7 @@ func TestTestTimeout(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := r.Test(context.Background(), deskkit.Principal{UserID: 1, TenantID: 1},
+		_, err := r.Test(context.Background(), deskkit.Principal{UserID: 1, TenantID: 1, Admin: true},
 			channel.Input{Type: "EMAIL", Name: "team", Address: "a@example.com,b@example.com"})
 		done <- err
 	}()

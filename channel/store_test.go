@@ -45,9 +45,9 @@ func newStoreFixture(t *testing.T, db *bun.DB) *storeFixture {
 	f := &storeFixture{
 		db:    db,
 		clock: clocktest.New(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)),
-		ann:   deskkit.Principal{UserID: 1, TenantID: 10},
-		bob:   deskkit.Principal{UserID: 2, TenantID: 10},
-		eve:   deskkit.Principal{UserID: 3, TenantID: 20},
+		ann:   deskkit.Principal{UserID: 1, TenantID: 10, Admin: true},
+		bob:   deskkit.Principal{UserID: 2, TenantID: 10, Admin: true},
+		eve:   deskkit.Principal{UserID: 3, TenantID: 20, Admin: true},
 	}
 	f.r = f.registry(t, storeSecret, nil)
 	return f

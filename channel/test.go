@@ -40,9 +40,10 @@ const TestEventType = "channel.test"
 // the send whatever its outcome, so that the endpoint is no relay for spam.
 // A failure is a *DeliveryError saying what the far end answered
 // (ErrDeliveryFailed), or ErrAddressBlocked when the guard refused the
-// address.
+// address. Only admins, and principals the Authorizer allows ActionTest,
+// may test (ErrForbidden otherwise).
 func (r *ChannelRegistry) Test(ctx context.Context, p deskkit.Principal, in Input) (TestResult, error) {
-	tenantID, err := tenant(p)
+	tenantID, err := r.authorize(ctx, p, ActionTest)
 	if err != nil {
 		return TestResult{}, err
 	}
