@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,8 +33,13 @@ const (
 	WorkplaceChat Type = "WORKPLACE_CHAT"
 )
 
-// Types lists the channel types in the order the documentation gives them.
-var Types = []Type{Webhook, Email, EnterpriseChat, WorkplaceChat}
+// types are the channel types in the order the documentation gives them.
+var types = [...]Type{Webhook, Email, EnterpriseChat, WorkplaceChat}
+
+// Types returns the channel types in the order the documentation gives
+// them, in a new slice each time: a caller that changes it changes nothing
+// else.
+func Types() []Type { return slices.Clone(types[:]) }
 
 // aliases are the source system's names, accepted on input.
 var aliases = map[string]Type{"WECHAT": EnterpriseChat, "DINGTALK": WorkplaceChat}
@@ -42,7 +48,7 @@ var aliases = map[string]Type{"WECHAT": EnterpriseChat, "DINGTALK": WorkplaceCha
 // ENTERPRISE_CHAT, DINGTALK for WORKPLACE_CHAT), in upper case as written.
 // Anything else is an *deskkit.InputError for field "channelType".
 func ParseType(s string) (Type, error) {
-	for _, t := range Types {
+	for _, t := range types {
 		if s == string(t) {
 			return t, nil
 		}

@@ -313,7 +313,7 @@ func TestStoreQuotaEveryType(t *testing.T) {
 			EnterpriseChat: func(int) string { return weComURL },
 			WorkplaceChat:  func(int) string { return dingTalkURL },
 		}
-		for _, typ := range Types {
+		for _, typ := range Types() {
 			for i := range typ.Quota() {
 				f.add(t, f.ann, Input{Type: string(typ), Name: fmt.Sprintf("%s %d", typ, i), Address: address[typ](i)})
 			}
