@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -68,7 +69,7 @@ const (
 	DefaultTestLimit = 20  // test messages per tenant per minute
 	// DefaultTimeout bounds one message, from dial to the end of the
 	// reply (all addresses together, for an e-mail channel).
-	DefaultTimeout = safehttp.DefaultTimeout
+	DefaultTimeout = 10 * time.Second
 )
 
 // quotas is how many channels of each type one tenant may have.
@@ -139,11 +140,14 @@ var (
 		"the tenant has as many channels of this type as allowed")
 	// ErrDeliveryFailed: the far end did not take the message; it comes as
 	// a *DeliveryError saying what the far end answered.
-	ErrDeliveryFailed = notify.ErrFailed
+	ErrDeliveryFailed = deskkit.NewError(deskkit.ErrUnavailable, "channel: delivery failed",
+		"the channel did not accept the message")
 	// ErrAddressBlocked: the address is, or resolves to, a network address
 	// that outbound requests may not reach (loopback, private, link-local,
-	// cloud metadata...): the SSRF guard refused before connecting.
-	ErrAddressBlocked = notify.ErrBlocked
+	// cloud metadata...): the SSRF guard refused before connecting. A
+	// refusal at send time is a *DeliveryError with Blocked set.
+	ErrAddressBlocked = deskkit.NewError(deskkit.ErrInvalid, "channel: address blocked",
+		"address points to a network that channels may not reach")
 )
 
 // QuotaError is ErrQuotaExceeded for one type.
@@ -166,9 +170,11 @@ func (e *QuotaError) Is(target error) bool {
 	return target == ErrQuotaExceeded || target == deskkit.ErrConflict
 }
 
-// DeliveryError is ErrDeliveryFailed for one message: what the far end
-// answered, or why it could not be reached.
-type DeliveryError = notify.Failure
+// Resolver resolves host names to addresses; *net.Resolver satisfies it.
+// The SSRF guard checks every address it returns before dialling one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
 
 // Mail is one e-mail message to one recipient.
 type Mail struct {
@@ -204,9 +210,9 @@ type Config struct {
 	AllowPrivateNetworks bool
 	// Resolver resolves host names for outbound requests; net.DefaultResolver
 	// if nil. Tests use it to make names resolve to blocked addresses.
-	Resolver safehttp.Resolver
+	Resolver Resolver
 	// Timeout bounds one message from dial to the end of the reply;
-	// DefaultTimeout (10s) if 0.
+	// DefaultTimeout (10s) if 0 or less.
 	Timeout time.Duration
 	// AppName names the sender in messages; "deskkit" if "".
 	AppName string
@@ -263,6 +269,9 @@ func New(db *bun.DB, secret []byte, mail Mailer, cfg *Config) (*ChannelRegistry,
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
 	}
 	seal, err := newSealer(secret, c.PreviousSecret)
 	if err != nil {

@@ -305,8 +305,11 @@ func TestTestFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		u := url.URL{Scheme: "http", Host: "hooks.example.com:" + strconv.Itoa(int(port)), Path: "/hook"}
-		if _, err := strict.Test(ctx, f.ann, channel.Input{Type: "WEBHOOK", Name: "ops", Address: u.String()}); !errors.Is(err, channel.ErrAddressBlocked) {
-			t.Errorf("a name resolving to loopback: %v", err)
+		_, err = strict.Test(ctx, f.ann, channel.Input{Type: "WEBHOOK", Name: "ops", Address: u.String()})
+		var blocked *channel.DeliveryError
+		if !errors.Is(err, channel.ErrAddressBlocked) || errors.Is(err, channel.ErrDeliveryFailed) ||
+			!errors.As(err, &blocked) || !blocked.Blocked || blocked.Retryable || blocked.ClientMessage() == "" {
+			t.Errorf("a name resolving to loopback: %#v, want a *DeliveryError with Blocked", err)
 		}
 		// A literal one is refused as input.
 		if _, err := strict.Test(ctx, f.ann, channel.Input{Type: "WEBHOOK", Name: "ops", Address: "http://127.1/hook"}); !errors.Is(err, channel.ErrAddressBlocked) {

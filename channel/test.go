@@ -110,7 +110,7 @@ func (r *ChannelRegistry) Test(ctx context.Context, p deskkit.Principal, in Inpu
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	if err := r.sender.Send(ctx, target(c, signing), msg); err != nil {
-		return TestResult{}, err
+		return TestResult{}, publicError(err)
 	}
 	return res, nil
 }
