@@ -17,7 +17,7 @@
 //     address only with proof (a code sent to the current address and one
 //     sent to the new). The host owns its users and hands them over through
 //     a verify.Directory; codes go out through a verify.SMSSender and a
-//     verify.Mailer (SMTP, an HTTP gateway, Twilio and a log sender are
+//     deskkit.Mailer (SMTP, an HTTP gateway, Twilio and a log sender are
 //     included).
 //   - channel.ChannelRegistry keeps each tenant's event channels (a signed
 //     webhook, e-mail, a WeCom and a DingTalk robot), adds, replaces, lists,

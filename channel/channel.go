@@ -176,21 +176,6 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// Mail is one e-mail message to one recipient.
-type Mail struct {
-	To      string
-	Subject string
-	Text    string
-	HTML    string
-}
-
-// Mailer delivers e-mail. SendMail returns nil only when the mail server
-// accepted the message. The registry never calls it inside a transaction.
-// SMTPMailer is one; verify.SMTPMailer fits with a one-line adapter.
-type Mailer interface {
-	SendMail(ctx context.Context, m Mail) error
-}
-
 // Config holds the registry's optional settings; nil means all defaults.
 type Config struct {
 	// Authorizer says who besides admins may add, replace, delete and test
@@ -241,7 +226,7 @@ const MinSecretLength = 32
 // the key that encrypts channel secrets and addresses is derived; mail
 // sends the EMAIL channels' messages (nil: EMAIL channels can be stored but
 // a test or delivery fails with ErrDeliveryFailed).
-func New(db *bun.DB, secret []byte, mail Mailer, cfg *Config) (*ChannelRegistry, error) {
+func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelRegistry, error) {
 	switch {
 	case db == nil:
 		return nil, errors.New("channel: db is required")
@@ -282,23 +267,12 @@ func New(db *bun.DB, secret []byte, mail Mailer, cfg *Config) (*ChannelRegistry,
 		Resolver:             c.Resolver,
 		Timeout:              c.Timeout,
 	})
-	var nm notify.Mailer
-	if mail != nil {
-		nm = mailAdapter{mail}
-	}
 	return &ChannelRegistry{
 		db:     db,
 		cfg:    c,
 		seal:   seal,
-		sender: &notify.Sender{HTTP: client, Mail: nm, Now: c.Now, AppName: c.AppName},
+		sender: &notify.Sender{HTTP: client, Mail: mail, Now: c.Now, AppName: c.AppName},
 	}, nil
-}
-
-// mailAdapter makes a Mailer a notify.Mailer.
-type mailAdapter struct{ m Mailer }
-
-func (a mailAdapter) SendMail(ctx context.Context, m notify.Mail) error {
-	return a.m.SendMail(ctx, Mail{To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
 }
 
 //go:embed migrations/*.sql

@@ -6,15 +6,9 @@
 // prepared, the server secret, and a Mailer for e-mail channels. httpapi
 // mounts it at /api/v1/event/channel; hosts call Deliver to notify.
 //
-// The Mailer is the host's. The verification service's SMTP sender fits
-// with an adapter, so that one mail server serves both (the reference
-// server does this):
-//
-//	type mailer struct{ m *verify.SMTPMailer }
-//
-//	func (a mailer) SendMail(ctx context.Context, m channel.Mail) error {
-//		return a.m.SendMail(ctx, verify.Mail{To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
-//	}
+// The Mailer is the host's deskkit.Mailer, the one shape of e-mail every
+// service shares: the verification service's *verify.SMTPMailer is one, so
+// one mail server serves both (the reference server does this).
 //
 // Without a Mailer, e-mail channels can be stored, and their messages fail
 // with a DeliveryError saying that no mail server is configured.

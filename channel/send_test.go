@@ -83,10 +83,10 @@ func (rc *receiver) last(t *testing.T) (*http.Request, []byte) {
 	return rc.reqs[len(rc.reqs)-1], rc.bodies[len(rc.bodies)-1]
 }
 
-// smtpMailer is a channel.Mailer over internal/mailer, as a host's would be.
+// smtpMailer is a deskkit.Mailer over internal/mailer, as a host's would be.
 type smtpMailer struct{ m *mailer.Mailer }
 
-func (s smtpMailer) SendMail(ctx context.Context, m channel.Mail) error {
+func (s smtpMailer) SendMail(ctx context.Context, m deskkit.Mail) error {
 	return s.m.Send(ctx, mailer.Message{To: []string{m.To}, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
 }
 

@@ -40,10 +40,10 @@ const (
 
 // fakeMailer is the host's mail server.
 type fakeMailer struct {
-	SendMailFn func(ctx context.Context, m channel.Mail) error
+	SendMailFn func(ctx context.Context, m deskkit.Mail) error
 }
 
-func (f *fakeMailer) SendMail(ctx context.Context, m channel.Mail) error {
+func (f *fakeMailer) SendMail(ctx context.Context, m deskkit.Mail) error {
 	return f.SendMailFn(ctx, m)
 }
 
@@ -59,7 +59,7 @@ func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 }
 
 var (
-	_ channel.Mailer        = (*fakeMailer)(nil)
+	_ deskkit.Mailer        = (*fakeMailer)(nil)
 	_ httpapi.Authenticator = (*fakeAuthenticator)(nil)
 )
 
@@ -78,7 +78,7 @@ type channelHost struct {
 	clock *verifytest.Clock
 
 	mu      sync.Mutex
-	mails   []channel.Mail
+	mails   []deskkit.Mail
 	mailErr error
 }
 
@@ -104,7 +104,7 @@ func newChannelHost(t testing.TB, db *bun.DB, cfg channel.Config) *channelHost {
 	case registryDefault:
 		cfg.Authorizer = nil
 	}
-	mailer := &fakeMailer{SendMailFn: func(_ context.Context, m channel.Mail) error {
+	mailer := &fakeMailer{SendMailFn: func(_ context.Context, m deskkit.Mail) error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.mailErr != nil {

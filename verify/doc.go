@@ -6,7 +6,7 @@
 //
 // A Verifier is built by New over the library's tables (Migrate), the
 // host's user store (a Directory), a sender of text messages (SMSSender)
-// and of e-mail (Mailer), and the server secret. The senders here are
+// and of e-mail (deskkit.Mailer), and the server secret. The senders here are
 // real: SMTPMailer (SMTP through github.com/wneessen/go-mail),
 // HTTPSMSSender (a JSON POST to the host's gateway), TwilioSMSSender
 // (Twilio's REST API), and LogSender for development. httpapi mounts a

@@ -216,13 +216,13 @@ func (d *Directory) SetEmail(_ context.Context, _ bun.IDB, tenantID, userID int6
 type Sink struct {
 	mu   sync.Mutex
 	sms  []verify.SMS
-	mail []verify.Mail
+	mail []deskkit.Mail
 	fail error
 }
 
 var (
 	_ verify.SMSSender = (*Sink)(nil)
-	_ verify.Mailer    = (*Sink)(nil)
+	_ deskkit.Mailer   = (*Sink)(nil)
 )
 
 // SendSMS implements verify.SMSSender.
@@ -236,8 +236,8 @@ func (s *Sink) SendSMS(_ context.Context, m verify.SMS) error {
 	return nil
 }
 
-// SendMail implements verify.Mailer.
-func (s *Sink) SendMail(_ context.Context, m verify.Mail) error {
+// SendMail implements deskkit.Mailer.
+func (s *Sink) SendMail(_ context.Context, m deskkit.Mail) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail != nil {
@@ -262,7 +262,7 @@ func (s *Sink) SMS() []verify.SMS {
 }
 
 // Mail returns the e-mail sent so far.
-func (s *Sink) Mail() []verify.Mail {
+func (s *Sink) Mail() []deskkit.Mail {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.mail)
