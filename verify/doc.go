@@ -18,7 +18,7 @@
 //	CheckSMS / CheckEmail the code comes back; the answer is a link secret
 //	ChangeMobile / ChangeEmail, or Redeem   the link secret is spent
 //
-// Every bizKey of SPEC.md is accepted (SMSBizKeys, EmailBizKeys), each
+// Every bizKey of the source system's API is accepted (SMSBizKeys, EmailBizKeys), each
 // its own namespace of codes: a SIGNIN code never passes a check for
 // MODIFY_MOBILE. The Verifier acts on four of them itself; the link
 // secret of any other is redeemed by the host for its own flow (a
