@@ -24,8 +24,8 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/verifytest"
 )
 
 // eve is the admin of tenant 2: tenant 1's channels do not exist for her.
@@ -75,7 +75,7 @@ var channelNames = fakeResolver{
 // records what it is given (or fails with mailErr), and a clock.
 type channelHost struct {
 	reg   *channel.ChannelRegistry
-	clock *verifytest.Clock
+	clock *clocktest.Clock
 
 	mu      sync.Mutex
 	mails   []deskkit.Mail
@@ -89,7 +89,7 @@ func newChannelHost(t testing.TB, db *bun.DB, cfg channel.Config) *channelHost {
 	if err := channel.Migrate(context.Background(), db); err != nil {
 		t.Fatalf("channel.Migrate: %v", err)
 	}
-	h := &channelHost{clock: verifytest.NewClock(now)}
+	h := &channelHost{clock: clocktest.New(now)}
 	cfg.Now = h.clock.Now
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	if cfg.Resolver == nil {

@@ -127,4 +127,10 @@
 // senders are tested against a real SMTP server and real HTTP servers on
 // loopback; the reference server's end-to-end test runs the modify and
 // bind flows through both.
+//
+// A host tests its side with package verifytest: an in-memory Directory, a
+// FuncDirectory to script answers, a Sink that records what is sent, and
+// RunDirectoryTests, the conformance suite its own verify.Directory should
+// pass over its real tables (examples/embed and the reference server run
+// it against theirs).
 package verify
