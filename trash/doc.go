@@ -212,4 +212,11 @@
 // restore against clear of one entry, and retention from two replicas. The
 // fuzz target of the search query syntax moved with the parser to httpapi
 // (FuzzSearchQuery).
+//
+// A host tests its side with package trashtest: a Restorer whose methods
+// are function fields, and RunRestorerTests, the conformance suite its own
+// Restorer should pass over its real tables (restore, clear, restore-all
+// and clear-all, sprints with their tasks, and a rollback undoing what the
+// Restorer did). examples/embed and the reference server run it against
+// theirs.
 package trash
