@@ -17,7 +17,7 @@
 //     address only with proof (a code sent to the current address and one
 //     sent to the new). The host owns its users and hands them over through
 //     a verify.Directory; codes go out through a verify.SMSSender and a
-//     verify.Mailer (SMTP, an HTTP gateway, Twilio and a log sender are
+//     deskkit.Mailer (SMTP, an HTTP gateway, Twilio and a log sender are
 //     included).
 //   - channel.ChannelRegistry keeps each tenant's event channels (a signed
 //     webhook, e-mail, a WeCom and a DingTalk robot), adds, replaces, lists,
@@ -55,7 +55,20 @@
 // cannot take all of a shared server's connections; the reference server
 // uses four connections a CPU and ten seconds. Its sessions also set
 // max_parallel_workers_per_gather to 0: deskkit's statements are short and
-// many, and a parallel plan only takes CPU from the others.
+// many, and a parallel plan only takes CPU from the others. With bun's
+// pgdriver, as the reference server opens it:
+//
+//	sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dsn),
+//		pgdriver.WithDialTimeout(5*time.Second),
+//		pgdriver.WithConnParams(map[string]any{
+//			"statement_timeout":               int64(10_000), // milliseconds
+//			"max_parallel_workers_per_gather": int64(0),
+//		})))
+//	n := 4 * runtime.GOMAXPROCS(0)
+//	sqldb.SetMaxOpenConns(n)
+//	sqldb.SetMaxIdleConns(n) // a burst does not close and reopen connections
+//	sqldb.SetConnMaxIdleTime(5 * time.Minute)
+//	db := bun.NewDB(sqldb, pgdialect.New())
 //
 // # Transactions
 //
@@ -72,7 +85,9 @@
 //     sent after it commits (an outbox).
 //   - Locks are taken in one documented order, and a transaction that
 //     PostgreSQL still aborts for a deadlock or a serialization failure
-//     (SQLSTATE 40P01, 40001) is run again a bounded number of times.
+//     (SQLSTATE 40P01, 40001) is run again a bounded number of times:
+//     RunInTx does that, for the services and for a host's own
+//     transactions (the delete that calls trash.Trash.Add).
 //
 // # Embedding
 //

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,8 +34,13 @@ const (
 	WorkplaceChat Type = "WORKPLACE_CHAT"
 )
 
-// Types lists the channel types in the order the documentation gives them.
-var Types = []Type{Webhook, Email, EnterpriseChat, WorkplaceChat}
+// types are the channel types in the order the documentation gives them.
+var types = [...]Type{Webhook, Email, EnterpriseChat, WorkplaceChat}
+
+// Types returns the channel types in the order the documentation gives
+// them, in a new slice each time: a caller that changes it changes nothing
+// else.
+func Types() []Type { return slices.Clone(types[:]) }
 
 // aliases are the source system's names, accepted on input.
 var aliases = map[string]Type{"WECHAT": EnterpriseChat, "DINGTALK": WorkplaceChat}
@@ -42,7 +49,7 @@ var aliases = map[string]Type{"WECHAT": EnterpriseChat, "DINGTALK": WorkplaceCha
 // ENTERPRISE_CHAT, DINGTALK for WORKPLACE_CHAT), in upper case as written.
 // Anything else is an *deskkit.InputError for field "channelType".
 func ParseType(s string) (Type, error) {
-	for _, t := range Types {
+	for _, t := range types {
 		if s == string(t) {
 			return t, nil
 		}
@@ -62,7 +69,7 @@ const (
 	DefaultTestLimit = 20  // test messages per tenant per minute
 	// DefaultTimeout bounds one message, from dial to the end of the
 	// reply (all addresses together, for an e-mail channel).
-	DefaultTimeout = safehttp.DefaultTimeout
+	DefaultTimeout = 10 * time.Second
 )
 
 // quotas is how many channels of each type one tenant may have.
@@ -119,7 +126,8 @@ type TestResult struct {
 // give each a key of its own.
 var (
 	ErrUnauthenticated = deskkit.ErrUnauthenticated
-	ErrNotFound        = deskkit.ErrNotFound // no such channel in the tenant
+	ErrForbidden       = deskkit.ErrForbidden // the Authorizer refused; see Authorizer
+	ErrNotFound        = deskkit.ErrNotFound  // no such channel in the tenant
 	ErrInvalid         = deskkit.ErrInvalid
 	ErrRateLimited     = deskkit.ErrRateLimited // the test throttle; a *deskkit.RateLimitError
 
@@ -132,11 +140,14 @@ var (
 		"the tenant has as many channels of this type as allowed")
 	// ErrDeliveryFailed: the far end did not take the message; it comes as
 	// a *DeliveryError saying what the far end answered.
-	ErrDeliveryFailed = notify.ErrFailed
+	ErrDeliveryFailed = deskkit.NewError(deskkit.ErrUnavailable, "channel: delivery failed",
+		"the channel did not accept the message")
 	// ErrAddressBlocked: the address is, or resolves to, a network address
 	// that outbound requests may not reach (loopback, private, link-local,
-	// cloud metadata...): the SSRF guard refused before connecting.
-	ErrAddressBlocked = notify.ErrBlocked
+	// cloud metadata...): the SSRF guard refused before connecting. A
+	// refusal at send time is a *DeliveryError with Blocked set.
+	ErrAddressBlocked = deskkit.NewError(deskkit.ErrInvalid, "channel: address blocked",
+		"address points to a network that channels may not reach")
 )
 
 // QuotaError is ErrQuotaExceeded for one type.
@@ -159,27 +170,18 @@ func (e *QuotaError) Is(target error) bool {
 	return target == ErrQuotaExceeded || target == deskkit.ErrConflict
 }
 
-// DeliveryError is ErrDeliveryFailed for one message: what the far end
-// answered, or why it could not be reached.
-type DeliveryError = notify.Failure
-
-// Mail is one e-mail message to one recipient.
-type Mail struct {
-	To      string
-	Subject string
-	Text    string
-	HTML    string
-}
-
-// Mailer delivers e-mail. SendMail returns nil only when the mail server
-// accepted the message. The registry never calls it inside a transaction.
-// SMTPMailer is one; verify.SMTPMailer fits with a one-line adapter.
-type Mailer interface {
-	SendMail(ctx context.Context, m Mail) error
+// Resolver resolves host names to addresses; *net.Resolver satisfies it.
+// The SSRF guard checks every address it returns before dialling one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
 // Config holds the registry's optional settings; nil means all defaults.
 type Config struct {
+	// Authorizer says who besides admins may add, replace, delete and test
+	// channels and see their addresses in full. Without one only admins
+	// may; every user of a tenant may list its channels, masked.
+	Authorizer Authorizer
 	// PreviousSecret, if set, is the server secret before the last
 	// rotation: secrets and addresses encrypted under it still decrypt.
 	PreviousSecret []byte
@@ -193,9 +195,9 @@ type Config struct {
 	AllowPrivateNetworks bool
 	// Resolver resolves host names for outbound requests; net.DefaultResolver
 	// if nil. Tests use it to make names resolve to blocked addresses.
-	Resolver safehttp.Resolver
+	Resolver Resolver
 	// Timeout bounds one message from dial to the end of the reply;
-	// DefaultTimeout (10s) if 0.
+	// DefaultTimeout (10s) if 0 or less.
 	Timeout time.Duration
 	// AppName names the sender in messages; "deskkit" if "".
 	AppName string
@@ -224,7 +226,7 @@ const MinSecretLength = 32
 // the key that encrypts channel secrets and addresses is derived; mail
 // sends the EMAIL channels' messages (nil: EMAIL channels can be stored but
 // a test or delivery fails with ErrDeliveryFailed).
-func New(db *bun.DB, secret []byte, mail Mailer, cfg *Config) (*ChannelRegistry, error) {
+func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelRegistry, error) {
 	switch {
 	case db == nil:
 		return nil, errors.New("channel: db is required")
@@ -253,6 +255,9 @@ func New(db *bun.DB, secret []byte, mail Mailer, cfg *Config) (*ChannelRegistry,
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
 	seal, err := newSealer(secret, c.PreviousSecret)
 	if err != nil {
 		return nil, err
@@ -262,23 +267,12 @@ func New(db *bun.DB, secret []byte, mail Mailer, cfg *Config) (*ChannelRegistry,
 		Resolver:             c.Resolver,
 		Timeout:              c.Timeout,
 	})
-	var nm notify.Mailer
-	if mail != nil {
-		nm = mailAdapter{mail}
-	}
 	return &ChannelRegistry{
 		db:     db,
 		cfg:    c,
 		seal:   seal,
-		sender: &notify.Sender{HTTP: client, Mail: nm, Now: c.Now, AppName: c.AppName},
+		sender: &notify.Sender{HTTP: client, Mail: mail, Now: c.Now, AppName: c.AppName},
 	}, nil
-}
-
-// mailAdapter makes a Mailer a notify.Mailer.
-type mailAdapter struct{ m Mailer }
-
-func (a mailAdapter) SendMail(ctx context.Context, m notify.Mail) error {
-	return a.m.SendMail(ctx, Mail{To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
 }
 
 //go:embed migrations/*.sql

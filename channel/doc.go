@@ -6,15 +6,9 @@
 // prepared, the server secret, and a Mailer for e-mail channels. httpapi
 // mounts it at /api/v1/event/channel; hosts call Deliver to notify.
 //
-// The Mailer is the host's. The verification service's SMTP sender fits
-// with an adapter, so that one mail server serves both (the reference
-// server does this):
-//
-//	type mailer struct{ m *verify.SMTPMailer }
-//
-//	func (a mailer) SendMail(ctx context.Context, m channel.Mail) error {
-//		return a.m.SendMail(ctx, verify.Mail{To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
-//	}
+// The Mailer is the host's deskkit.Mailer, the one shape of e-mail every
+// service shares: the verification service's *verify.SMTPMailer is one, so
+// one mail server serves both (the reference server does this).
 //
 // Without a Mailer, e-mail channels can be stored, and their messages fail
 // with a DeliveryError saying that no mail server is configured.
@@ -74,9 +68,22 @@
 //     WORKPLACE_CHAT replace without a secret keeps the stored one; an empty
 //     secret removes it. A webhook keeps its signing secret.
 //   - Every query filters on the principal's tenant: another tenant's
-//     channel is ErrNotFound, as an unknown one is. Any user of a tenant may
-//     manage its channels; a host that wants admins only checks
-//     deskkit.Principal.Admin before calling (httpapi does not).
+//     channel is ErrNotFound, as an unknown one is.
+//
+// # Who may do what
+//
+// Channels decide where a tenant's events go, so changing them is an
+// admin's business. By default only admins (deskkit.Principal.Admin) may
+// add, replace, delete and test channels; any other user gets ErrForbidden
+// (httpapi: 403 forbidden), asked before any transaction. Every user of the
+// tenant may list the channels, but a non-admin sees addresses masked
+// (MaskAddress): a webhook as its scheme and host followed by "/***"
+// (https://hooks.example.com/***), since paths and queries often carry
+// tokens; a robot's URL with every query value, its key or access_token
+// among them, as "***"
+// (https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***); e-mail
+// addresses as they are. A host with other rules sets Config.Authorizer,
+// which is asked, per Action, about every principal who is not an admin.
 //
 // # Secrets
 //

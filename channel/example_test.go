@@ -61,7 +61,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ann := deskkit.Principal{UserID: 1, TenantID: 1}
+	// Only admins manage channels, unless Config.Authorizer allows others.
+	ann := deskkit.Principal{UserID: 1, TenantID: 1, Admin: true}
 	added, err := reg.Add(ctx, ann, channel.Input{Type: "WEBHOOK", Name: "ops", Address: receiver.URL + "/hooks"})
 	if err != nil {
 		log.Fatal(err)

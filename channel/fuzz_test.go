@@ -22,14 +22,14 @@ func FuzzNormalizeAddress(f *testing.F) {
 		"ann@example.com, Bob@Example.ORG ,ann@example.com", "a@x.io,,b@x.io", `"a,b"@x.io`, "Ann <ann@x.io>",
 		"http://localhost./", "HTTP://EXAMPLE.COM:65535/", "https://example.com:99999/", "\u00a0https://example.com/\u2028",
 	} {
-		for _, t := range Types {
+		for _, t := range Types() {
 			f.Add(string(t), s)
 		}
 	}
 	f.Fuzz(func(t *testing.T, typ, address string) {
 		ty := Type(typ)
-		if !slices.Contains(Types, ty) {
-			ty = Types[len(typ)%len(Types)]
+		if !slices.Contains(Types(), ty) {
+			ty = Types()[len(typ)%len(Types())]
 		}
 		got, err := normalizeAddress(addrGuard, ty, address)
 		if err != nil {

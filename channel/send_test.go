@@ -83,10 +83,10 @@ func (rc *receiver) last(t *testing.T) (*http.Request, []byte) {
 	return rc.reqs[len(rc.reqs)-1], rc.bodies[len(rc.bodies)-1]
 }
 
-// smtpMailer is a channel.Mailer over internal/mailer, as a host's would be.
+// smtpMailer is a deskkit.Mailer over internal/mailer, as a host's would be.
 type smtpMailer struct{ m *mailer.Mailer }
 
-func (s smtpMailer) SendMail(ctx context.Context, m channel.Mail) error {
+func (s smtpMailer) SendMail(ctx context.Context, m deskkit.Mail) error {
 	return s.m.Send(ctx, mailer.Message{To: []string{m.To}, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
 }
 
@@ -108,8 +108,8 @@ func newSendFixture(t *testing.T, db *bun.DB, cfg channel.Config) *sendFixture {
 		clock: clocktest.New(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)),
 		recv:  startReceiver(t),
 		mail:  smtptest.Start(t),
-		ann:   deskkit.Principal{UserID: 1, TenantID: 10},
-		eve:   deskkit.Principal{UserID: 2, TenantID: 20},
+		ann:   deskkit.Principal{UserID: 1, TenantID: 10, Admin: true},
+		eve:   deskkit.Principal{UserID: 2, TenantID: 20, Admin: true},
 	}
 	m, err := mailer.New(mailer.Config{Addr: f.mail.Addr, From: "deskkit <noreply@example.com>", TLS: mailer.TLSNone})
 	if err != nil {
@@ -305,8 +305,11 @@ func TestTestFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		u := url.URL{Scheme: "http", Host: "hooks.example.com:" + strconv.Itoa(int(port)), Path: "/hook"}
-		if _, err := strict.Test(ctx, f.ann, channel.Input{Type: "WEBHOOK", Name: "ops", Address: u.String()}); !errors.Is(err, channel.ErrAddressBlocked) {
-			t.Errorf("a name resolving to loopback: %v", err)
+		_, err = strict.Test(ctx, f.ann, channel.Input{Type: "WEBHOOK", Name: "ops", Address: u.String()})
+		var blocked *channel.DeliveryError
+		if !errors.Is(err, channel.ErrAddressBlocked) || errors.Is(err, channel.ErrDeliveryFailed) ||
+			!errors.As(err, &blocked) || !blocked.Blocked || blocked.Retryable || blocked.ClientMessage() == "" {
+			t.Errorf("a name resolving to loopback: %#v, want a *DeliveryError with Blocked", err)
 		}
 		// A literal one is refused as input.
 		if _, err := strict.Test(ctx, f.ann, channel.Input{Type: "WEBHOOK", Name: "ops", Address: "http://127.1/hook"}); !errors.Is(err, channel.ErrAddressBlocked) {
@@ -504,7 +507,7 @@ func TestTestTimeout(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := r.Test(context.Background(), deskkit.Principal{UserID: 1, TenantID: 1},
+		_, err := r.Test(context.Background(), deskkit.Principal{UserID: 1, TenantID: 1, Admin: true},
 			channel.Input{Type: "EMAIL", Name: "team", Address: "a@example.com,b@example.com"})
 		done <- err
 	}()

@@ -38,12 +38,14 @@ type channelRow struct {
 // shown this once. in.ID must be 0. A WORKPLACE_CHAT channel takes an
 // optional DingTalk signing secret in in.Secret; no other type takes one.
 //
-// Errors: ErrUnauthenticated; a *deskkit.InputError naming the field (see
-// normalizeInput for the rules); an error matching ErrAddressBlocked for a
+// Only admins, and principals the Config's Authorizer allows, may add.
+//
+// Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
+// the field (see normalizeInput for the rules); an error matching ErrAddressBlocked for a
 // URL whose host the SSRF guard refuses; *QuotaError when the tenant has
 // as many channels of the type as Type.Quota allows; ErrNameTaken.
 func (r *ChannelRegistry) Add(ctx context.Context, p deskkit.Principal, in Input) (Added, error) {
-	tenantID, err := tenant(p)
+	tenantID, err := r.authorize(ctx, p, ActionAdd)
 	if err != nil {
 		return Added{}, err
 	}
@@ -112,10 +114,11 @@ RETURNING n`, tenantID, string(t), quota).Scan(ctx, &n)
 // WORKPLACE_CHAT channel, in.Secret nil keeps the stored secret, "" removes
 // it and any other value replaces it.
 //
-// Errors: those of Add but the quota, and ErrNotFound for an id that names
-// no channel of the tenant.
+// Errors: those of Add but the quota (ErrForbidden for a principal who may
+// not replace), and ErrNotFound for an id that names no channel of the
+// tenant.
 func (r *ChannelRegistry) Replace(ctx context.Context, p deskkit.Principal, in Input) (Channel, error) {
-	tenantID, err := tenant(p)
+	tenantID, err := r.authorize(ctx, p, ActionReplace)
 	if err != nil {
 		return Channel{}, err
 	}
@@ -178,15 +181,22 @@ func (r *ChannelRegistry) Replace(ctx context.Context, p deskkit.Principal, in I
 
 // List returns p's tenant's channels of channelType (a canonical name or
 // an alias, see ParseType) in id order, never with a secret; an empty
-// slice when there are none.
+// slice when there are none. Every user of the tenant may list; a
+// principal who is not an admin and whom the Authorizer does not allow
+// ActionViewAddresses sees each address as MaskAddress writes it.
 //
-// Errors: ErrUnauthenticated; a *deskkit.InputError naming channelType.
+// Errors: ErrUnauthenticated; a *deskkit.InputError naming channelType; an
+// error of the Authorizer.
 func (r *ChannelRegistry) List(ctx context.Context, p deskkit.Principal, channelType string) ([]Channel, error) {
 	tenantID, err := tenant(p)
 	if err != nil {
 		return nil, err
 	}
 	t, err := ParseType(channelType)
+	if err != nil {
+		return nil, err
+	}
+	full, err := r.may(ctx, p, ActionViewAddresses)
 	if err != nil {
 		return nil, err
 	}
@@ -206,6 +216,9 @@ func (r *ChannelRegistry) List(ctx context.Context, p deskkit.Principal, channel
 	out := make([]Channel, len(stored))
 	for i, s := range stored {
 		out[i] = s.Channel
+		if !full {
+			out[i].Address = MaskAddress(s.Type, s.Address)
+		}
 	}
 	return out, nil
 }
@@ -213,10 +226,11 @@ func (r *ChannelRegistry) List(ctx context.Context, p deskkit.Principal, channel
 // Delete deletes p's tenant's channel id, which frees its unit of the
 // type's quota.
 //
-// Errors: ErrUnauthenticated; a *deskkit.InputError naming id; ErrNotFound
-// for an id that names no channel of the tenant.
+// Errors: ErrUnauthenticated; ErrForbidden for a principal who may not
+// delete; a *deskkit.InputError naming id; ErrNotFound for an id that names
+// no channel of the tenant.
 func (r *ChannelRegistry) Delete(ctx context.Context, p deskkit.Principal, id int64) error {
-	tenantID, err := tenant(p)
+	tenantID, err := r.authorize(ctx, p, ActionDelete)
 	if err != nil {
 		return err
 	}

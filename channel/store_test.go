@@ -46,9 +46,9 @@ func newStoreFixture(t *testing.T, db *bun.DB) *storeFixture {
 	f := &storeFixture{
 		db:    db,
 		clock: clocktest.New(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)),
-		ann:   deskkit.Principal{UserID: 1, TenantID: 10},
-		bob:   deskkit.Principal{UserID: 2, TenantID: 10},
-		eve:   deskkit.Principal{UserID: 3, TenantID: 20},
+		ann:   deskkit.Principal{UserID: 1, TenantID: 10, Admin: true},
+		bob:   deskkit.Principal{UserID: 2, TenantID: 10, Admin: true},
+		eve:   deskkit.Principal{UserID: 3, TenantID: 20, Admin: true},
 	}
 	f.r = f.registry(t, storeSecret, nil)
 	return f
@@ -314,7 +314,7 @@ func TestStoreQuotaEveryType(t *testing.T) {
 			EnterpriseChat: func(int) string { return weComURL },
 			WorkplaceChat:  func(int) string { return dingTalkURL },
 		}
-		for _, typ := range Types {
+		for _, typ := range Types() {
 			for i := range typ.Quota() {
 				f.add(t, f.ann, Input{Type: string(typ), Name: fmt.Sprintf("%s %d", typ, i), Address: address[typ](i)})
 			}

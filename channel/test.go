@@ -40,9 +40,10 @@ const TestEventType = "channel.test"
 // the send whatever its outcome, so that the endpoint is no relay for spam.
 // A failure is a *DeliveryError saying what the far end answered
 // (ErrDeliveryFailed), or ErrAddressBlocked when the guard refused the
-// address.
+// address. Only admins, and principals the Authorizer allows ActionTest,
+// may test (ErrForbidden otherwise).
 func (r *ChannelRegistry) Test(ctx context.Context, p deskkit.Principal, in Input) (TestResult, error) {
-	tenantID, err := tenant(p)
+	tenantID, err := r.authorize(ctx, p, ActionTest)
 	if err != nil {
 		return TestResult{}, err
 	}
@@ -109,7 +110,7 @@ func (r *ChannelRegistry) Test(ctx context.Context, p deskkit.Principal, in Inpu
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	if err := r.sender.Send(ctx, target(c, signing), msg); err != nil {
-		return TestResult{}, err
+		return TestResult{}, publicError(err)
 	}
 	return res, nil
 }

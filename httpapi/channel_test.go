@@ -24,8 +24,8 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/verifytest"
 )
 
 // eve is the admin of tenant 2: tenant 1's channels do not exist for her.
@@ -40,10 +40,10 @@ const (
 
 // fakeMailer is the host's mail server.
 type fakeMailer struct {
-	SendMailFn func(ctx context.Context, m channel.Mail) error
+	SendMailFn func(ctx context.Context, m deskkit.Mail) error
 }
 
-func (f *fakeMailer) SendMail(ctx context.Context, m channel.Mail) error {
+func (f *fakeMailer) SendMail(ctx context.Context, m deskkit.Mail) error {
 	return f.SendMailFn(ctx, m)
 }
 
@@ -59,7 +59,7 @@ func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 }
 
 var (
-	_ channel.Mailer        = (*fakeMailer)(nil)
+	_ deskkit.Mailer        = (*fakeMailer)(nil)
 	_ httpapi.Authenticator = (*fakeAuthenticator)(nil)
 )
 
@@ -75,10 +75,10 @@ var channelNames = fakeResolver{
 // records what it is given (or fails with mailErr), and a clock.
 type channelHost struct {
 	reg   *channel.ChannelRegistry
-	clock *verifytest.Clock
+	clock *clocktest.Clock
 
 	mu      sync.Mutex
-	mails   []channel.Mail
+	mails   []deskkit.Mail
 	mailErr error
 }
 
@@ -89,13 +89,22 @@ func newChannelHost(t testing.TB, db *bun.DB, cfg channel.Config) *channelHost {
 	if err := channel.Migrate(context.Background(), db); err != nil {
 		t.Fatalf("channel.Migrate: %v", err)
 	}
-	h := &channelHost{clock: verifytest.NewClock(now)}
+	h := &channelHost{clock: clocktest.New(now)}
 	cfg.Now = h.clock.Now
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	if cfg.Resolver == nil {
 		cfg.Resolver = channelNames
 	}
-	mailer := &fakeMailer{SendMailFn: func(_ context.Context, m channel.Mail) error {
+	// These tests are about the HTTP mapping, made as users who are not
+	// admins: every user manages channels here, unless a test asks for
+	// the registry's default (TestChannelAuthorize).
+	switch cfg.Authorizer.(type) {
+	case nil:
+		cfg.Authorizer = everyUserManages{}
+	case registryDefault:
+		cfg.Authorizer = nil
+	}
+	mailer := &fakeMailer{SendMailFn: func(_ context.Context, m deskkit.Mail) error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.mailErr != nil {
@@ -111,6 +120,17 @@ func newChannelHost(t testing.TB, db *bun.DB, cfg channel.Config) *channelHost {
 	h.reg = reg
 	return h
 }
+
+// everyUserManages lets every user manage the channels.
+type everyUserManages struct{}
+
+func (everyUserManages) CanManageChannels(context.Context, deskkit.Principal, channel.Action) (bool, error) {
+	return true, nil
+}
+
+// registryDefault asks newChannelHost for the registry's own default:
+// admins only.
+type registryDefault struct{ everyUserManages }
 
 // failMail makes the mail server refuse every message with err (nil: take
 // them again).

@@ -164,10 +164,10 @@
 // database pool or a statement. An outage is answered 503
 // service_unavailable with Retry-After (Config.RetryAfter, 5 s, unless the
 // error is a deskkit.RetryAfterer) and a generic message, never 500: that
-// is deskkit.ErrUnavailable, a database error deskkit recognises as one
+// is deskkit.ErrUnavailable, whatever deskkit recognises as an outage
 // (the pool or a statement out of time, connections refused or reset, too
-// many clients, shutdown, SQLite busy, the request deadline), a closed
-// pool, and any error once the request deadline has passed. Nothing
+// many clients, shutdown, SQLite busy, the request deadline), a
+// closed pool, and any error once the request deadline has passed. Nothing
 // such a request did was committed; the client may retry.
 //
 // Outages are logged once per Config.OutageLogInterval (10 s), on the

@@ -19,8 +19,9 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/httpapi"
-	"github.com/deskkit/deskkit/internal/verifytest"
+	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/verifytest"
 )
 
 var errGatewayDown = errors.New("gateway down")
@@ -52,7 +53,7 @@ type verifyHost struct {
 	v     *verify.Verifier
 	dir   *verifytest.Directory
 	sink  *verifytest.Sink
-	clock *verifytest.Clock
+	clock *clocktest.Clock
 }
 
 // newVerifyHost returns a Verifier over db, migrated, with its fakes.
@@ -61,7 +62,7 @@ func newVerifyHost(t testing.TB, db *bun.DB) *verifyHost {
 	if err := verify.Migrate(context.Background(), db); err != nil {
 		t.Fatalf("verify.Migrate: %v", err)
 	}
-	h := &verifyHost{dir: verifytest.NewDirectory(), sink: &verifytest.Sink{}, clock: verifytest.NewClock(now)}
+	h := &verifyHost{dir: verifytest.NewDirectory(), sink: &verifytest.Sink{}, clock: clocktest.New(now)}
 	h.dir.AddTenant(1, "Acme")
 	for _, u := range []verify.User{adminUser, aliceUser, bobUser, carolUser, daveUser} {
 		h.dir.Add(u)

@@ -190,9 +190,9 @@
 // The same statements serve PostgreSQL and SQLite; the few differences sit
 // side by side in the migration templates. On SQLite there is one writer at
 // a time and no counter locking: open the database with IMMEDIATE
-// transactions, a busy timeout, WAL and foreign keys (the DSN in Example;
-// internal/database.SQLiteDSN builds it for the reference server), so
-// writers queue instead of failing half-way.
+// transactions, a busy timeout, WAL and foreign keys (the DSN in Example
+// and in the deskkit package documentation), so writers queue instead of
+// failing half-way.
 //
 // # Errors
 //
@@ -210,11 +210,18 @@
 // # Testing
 //
 // The tests run one conformance suite (TestConformance) against SQLite and
-// PostgreSQL from a single function (see internal/dbtest; set
+// PostgreSQL from a single function (set
 // DESKKIT_TEST_DATABASE_URL, and DESKKIT_REQUIRE_POSTGRES=1 to fail rather
 // than skip without it). It includes races: restore against clear of
-// neighbouring sprints and tasks in one project (the deadlock of issue 5),
+// neighbouring sprints and tasks in one project (a deadlock that load once found),
 // restore against clear of one entry, and retention from two replicas. The
 // fuzz target of the search query syntax moved with the parser to httpapi
 // (FuzzSearchQuery).
+//
+// A host tests its side with package trashtest: a Restorer whose methods
+// are function fields, and RunRestorerTests, the conformance suite its own
+// Restorer should pass over its real tables (restore, clear, restore-all
+// and clear-all, sprints with their tasks, and a rollback undoing what the
+// Restorer did). examples/embed and the reference server run it against
+// theirs.
 package trash

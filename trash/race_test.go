@@ -42,7 +42,7 @@ func logCall(ctx context.Context, tx bun.Tx, verb string, e trash.Entry) error {
 	return err
 }
 
-// testRestoreClearNoDeadlock is fault 1 of issue 5: in one project, clearing
+// testRestoreClearNoDeadlock is fault 1: in one project, clearing
 // sprint i while restoring the task of sprint i+1 (which pulls sprint i+1,
 // which another goroutine clears) once deadlocked on PostgreSQL. Every pair
 // of sprint and task must end up restored together or cleared together, and

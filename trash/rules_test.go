@@ -15,7 +15,7 @@ import (
 	"github.com/deskkit/deskkit/trash"
 )
 
-// testClearNeverPurgesForeignTasks is fault 4 of issue 5: alice deleted
+// testClearNeverPurgesForeignTasks is fault 4: alice deleted
 // sprint 10, bob deleted his task in it. Alice may not clear bob's task, so
 // she may not clear the sprint either (it would purge the task), nor clear
 // all of the project; all three change nothing. Restoring bob's task brings
@@ -150,7 +150,7 @@ func clientMessage(err error) string {
 	return ""
 }
 
-// testAddNames is fault 10 of issue 5: names a database would store as
+// testAddNames is fault 10: names a database would store as
 // something else (or refuse) are input errors, and every accepted name
 // comes back from Get exactly as it went in.
 func testAddNames(t *testing.T, db *bun.DB) {
@@ -239,7 +239,7 @@ func (v *viewer) VisibleProjects(_ context.Context, p deskkit.Principal) (trash.
 	return v.sees(p)
 }
 
-// testProjectViewer is fault 13 of issue 5: a host can hide projects. Alice
+// testProjectViewer is fault 13: a host can hide projects. Alice
 // sees projects 1 and 2, bob none, carol all.
 func testProjectViewer(t *testing.T, db *bun.DB) {
 	carol := deskkit.Principal{UserID: 5, TenantID: 1}
@@ -385,7 +385,7 @@ func testHooksBeforeLocks(t *testing.T, db *bun.DB) {
 	wantErr(t, err, trash.ErrNotFound) // restored with its task
 }
 
-// testSearchOneConnection is item 9 of issue 5: a search never waits for a
+// testSearchOneConnection is item 9: a search never waits for a
 // second connection while it holds one. With a pool of one, a search that
 // ran its page and its total concurrently waited for the connection the
 // other held; one that runs them in turn never waits.

@@ -12,9 +12,9 @@ import (
 	"github.com/deskkit/deskkit/internal/addr"
 )
 
-// Bounds of addresses, as SPEC.md and the issue set them.
+// Bounds of addresses, as the source system's API sets them.
 const (
-	MaxEmailLength = 100 // SPEC.md: email, length 1 to 100
+	MaxEmailLength = 100 // the source system's API: email, length 1 to 100
 	// MaxMobileLength bounds the mobile number as written by the client
 	// (spaces, dashes and a "+" included) before parsing: no way of
 	// writing a 15-digit E.164 number needs more.

@@ -53,10 +53,10 @@ var emailBizKeys = []BizKey{
 	"INDICATOR_AUDIT_PASSED", "INDICATOR_AUDIT_FAILED",
 }
 
-// SMSBizKeys lists the bizKeys of SMS codes, in SPEC.md's order.
+// SMSBizKeys lists the bizKeys of SMS codes, in the order of the source system's API.
 func SMSBizKeys() []BizKey { return slices.Clone(smsBizKeys) }
 
-// EmailBizKeys lists the bizKeys of e-mail codes, in SPEC.md's order.
+// EmailBizKeys lists the bizKeys of e-mail codes, in the order of the source system's API.
 func EmailBizKeys() []BizKey { return slices.Clone(emailBizKeys) }
 
 // Kind is the kind of address a code goes to.

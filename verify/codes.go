@@ -349,7 +349,7 @@ func (v *Verifier) deliverCode(ctx context.Context, k Kind, b BizKey, pc pending
 	if k == KindSMS {
 		return v.sms.SendSMS(ctx, SMS{To: pc.address, Text: msg.SMS, BizKey: b, Code: pc.code})
 	}
-	return v.mail.SendMail(ctx, Mail{To: pc.address, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, BizKey: b, Code: pc.code})
+	return v.mail.SendMail(ctx, deskkit.Mail{To: pc.address, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, BizKey: string(b), Code: pc.code})
 }
 
 // newCode returns CodeDigits random decimal digits from crypto/rand.

@@ -242,7 +242,7 @@ func (v *Verifier) deliverNotice(ctx context.Context, n noticeRow) error {
 	if n.Kind == KindSMS {
 		return v.sms.SendSMS(ctx, SMS{To: n.Address, Text: msg.SMS, BizKey: n.BizKey})
 	}
-	return v.mail.SendMail(ctx, Mail{To: n.Address, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, BizKey: n.BizKey})
+	return v.mail.SendMail(ctx, deskkit.Mail{To: n.Address, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, BizKey: string(n.BizKey)})
 }
 
 // Purge deletes codes and link secrets that expired a day ago or more and

@@ -6,7 +6,7 @@
 //
 // A Verifier is built by New over the library's tables (Migrate), the
 // host's user store (a Directory), a sender of text messages (SMSSender)
-// and of e-mail (Mailer), and the server secret. The senders here are
+// and of e-mail (deskkit.Mailer), and the server secret. The senders here are
 // real: SMTPMailer (SMTP through github.com/wneessen/go-mail),
 // HTTPSMSSender (a JSON POST to the host's gateway), TwilioSMSSender
 // (Twilio's REST API), and LogSender for development. httpapi mounts a
@@ -18,7 +18,7 @@
 //	CheckSMS / CheckEmail the code comes back; the answer is a link secret
 //	ChangeMobile / ChangeEmail, or Redeem   the link secret is spent
 //
-// Every bizKey of SPEC.md is accepted (SMSBizKeys, EmailBizKeys), each
+// Every bizKey of the source system's API is accepted (SMSBizKeys, EmailBizKeys), each
 // its own namespace of codes: a SIGNIN code never passes a check for
 // MODIFY_MOBILE. The Verifier acts on four of them itself; the link
 // secret of any other is redeemed by the host for its own flow (a
@@ -189,4 +189,10 @@
 // server's end-to-end test runs the modify and bind flows through both,
 // and its outage test cuts PostgreSQL behind a TCP proxy while a slow
 // gateway holds a message.
+//
+// A host tests its side with package verifytest: an in-memory Directory, a
+// FuncDirectory to script answers, a Sink that records what is sent, and
+// RunDirectoryTests, the conformance suite its own verify.Directory should
+// pass over its real tables (examples/embed and the reference server run
+// it against theirs).
 package verify

@@ -14,8 +14,8 @@ import (
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
-	"github.com/deskkit/deskkit/internal/verifytest"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/verifytest"
 )
 
 // phone is an SMSSender that prints each message with its code masked: a

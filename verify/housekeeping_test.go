@@ -11,8 +11,8 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/verifytest"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/verifytest"
 )
 
 func count(t *testing.T, db *bun.DB, table string) int {

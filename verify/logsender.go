@@ -4,9 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+
+	"github.com/deskkit/deskkit"
 )
 
-// LogSender is both an SMSSender and a Mailer that sends nothing: it logs
+// LogSender is both an SMSSender and a deskkit.Mailer that sends nothing: it logs
 // one Info line per message, with the recipient, the bizKey and, for mail,
 // the subject. It is for development and tests, and for a deployment that
 // has no gateway yet.
@@ -21,8 +23,8 @@ type LogSender struct {
 }
 
 var (
-	_ SMSSender = LogSender{}
-	_ Mailer    = LogSender{}
+	_ SMSSender      = LogSender{}
+	_ deskkit.Mailer = LogSender{}
 )
 
 // SendSMS logs m. It returns only ctx's error, when ctx is done.
@@ -39,7 +41,7 @@ func (l LogSender) SendSMS(ctx context.Context, m SMS) error {
 }
 
 // SendMail logs m. It returns only ctx's error, when ctx is done.
-func (l LogSender) SendMail(ctx context.Context, m Mail) error {
+func (l LogSender) SendMail(ctx context.Context, m deskkit.Mail) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -47,7 +49,7 @@ func (l LogSender) SendMail(ctx context.Context, m Mail) error {
 	if !l.ShowCodes && m.Code != "" {
 		subject = strings.ReplaceAll(subject, m.Code, "[code]")
 	}
-	attrs := []slog.Attr{slog.String("to", m.To), slog.String("bizKey", string(m.BizKey)), slog.String("subject", subject)}
+	attrs := []slog.Attr{slog.String("to", m.To), slog.String("bizKey", m.BizKey), slog.String("subject", subject)}
 	if l.ShowCodes {
 		attrs = append(attrs, slog.String("text", m.Text))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/verify"
 )
 
@@ -31,9 +32,9 @@ func logLines(t *testing.T, buf *bytes.Buffer) []map[string]any {
 func TestLogSender(t *testing.T) {
 	const code = "482913"
 	sms := verify.SMS{To: "+8613800138000", Text: "Your code is " + code + ".", BizKey: verify.BindMobile, Code: code}
-	mail := verify.Mail{
+	mail := deskkit.Mail{
 		To: "ann@example.com", Subject: "Code " + code, Text: "Your code is " + code + ".",
-		HTML: "<b>" + code + "</b>", BizKey: verify.BindEmail, Code: code,
+		HTML: "<b>" + code + "</b>", BizKey: string(verify.BindEmail), Code: code,
 	}
 	tests := []struct {
 		name      string
@@ -91,7 +92,7 @@ func TestLogSenderDefaultLoggerAndCtx(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := s.SendMail(ctx, verify.Mail{To: "a@example.com"}); err == nil {
+	if err := s.SendMail(ctx, deskkit.Mail{To: "a@example.com"}); err == nil {
 		t.Error("SendMail with a cancelled ctx succeeded")
 	}
 }

@@ -20,23 +20,6 @@ type SMSSender interface {
 	SendSMS(ctx context.Context, m SMS) error
 }
 
-// Mail is one e-mail message to one recipient: a code sent to several
-// addresses goes out as one message each, so that no recipient sees the
-// others.
-type Mail struct {
-	To      string // one address: "ann@example.com"
-	Subject string
-	Text    string // the plain-text body
-	HTML    string // the HTML body; "" sends plain text only
-	BizKey  BizKey
-	// Code is the verification code inside the bodies, or "" for a notice;
-	// see SMS.Code.
-	Code string
-}
-
-// Mailer delivers e-mail. SendMail returns nil only when the mail server
-// accepted the message for delivery; any error means it did not. The
-// Verifier never calls it inside a database transaction.
-type Mailer interface {
-	SendMail(ctx context.Context, m Mail) error
-}
+// E-mail goes through the host's deskkit.Mailer (SMTPMailer is one), as a
+// deskkit.Mail whose BizKey is the bizKey and whose Code is the code, ""
+// for a notice; see SMS.Code.

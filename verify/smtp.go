@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/mailer"
 )
 
@@ -46,13 +47,13 @@ type SMTPConfig struct {
 	HelloName string
 }
 
-// SMTPMailer is a Mailer that sends through an SMTP server, one connection
+// SMTPMailer is a deskkit.Mailer that sends through an SMTP server, one connection
 // per message. It is safe for concurrent use.
 type SMTPMailer struct {
 	m *mailer.Mailer
 }
 
-var _ Mailer = (*SMTPMailer)(nil)
+var _ deskkit.Mailer = (*SMTPMailer)(nil)
 
 // NewSMTPMailer checks cfg and returns a mailer. It does not connect.
 func NewSMTPMailer(cfg SMTPConfig) (*SMTPMailer, error) {
@@ -78,7 +79,7 @@ func NewSMTPMailer(cfg SMTPConfig) (*SMTPMailer, error) {
 // address, a server that cannot be reached or refuses STARTTLS, the
 // credentials or the recipient, or ctx or the Timeout ending first (the
 // error then wraps context.Canceled or context.DeadlineExceeded).
-func (s *SMTPMailer) SendMail(ctx context.Context, m Mail) error {
+func (s *SMTPMailer) SendMail(ctx context.Context, m deskkit.Mail) error {
 	return s.m.Send(ctx, mailer.Message{
 		To:      []string{m.To},
 		Subject: m.Subject,

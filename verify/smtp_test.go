@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/smtptest"
 	"github.com/deskkit/deskkit/verify"
 )
@@ -33,12 +34,12 @@ func TestSMTPMailerSendMail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = m.SendMail(context.Background(), verify.Mail{
+	err = m.SendMail(context.Background(), deskkit.Mail{
 		To:      "bob@example.com",
 		Subject: "Bestätigung 验证码",
 		Text:    "Code: 482913",
 		HTML:    "<p>Code: <b>482913</b></p>",
-		BizKey:  verify.BindEmail,
+		BizKey:  string(verify.BindEmail),
 		Code:    "482913",
 	})
 	if err != nil {
@@ -88,7 +89,7 @@ func TestSMTPMailerErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = m.SendMail(context.Background(), verify.Mail{To: "bob@example.com", Subject: "s", Text: "t"})
+		err = m.SendMail(context.Background(), deskkit.Mail{To: "bob@example.com", Subject: "s", Text: "t"})
 		if err == nil || !strings.Contains(err.Error(), "STARTTLS") {
 			t.Fatalf("SendMail error = %v, want one about STARTTLS", err)
 		}
@@ -104,7 +105,7 @@ func TestSMTPMailerErrors(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		err = m.SendMail(ctx, verify.Mail{To: "bob@example.com", Subject: "s", Text: "t"})
+		err = m.SendMail(ctx, deskkit.Mail{To: "bob@example.com", Subject: "s", Text: "t"})
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("SendMail error = %v, want context.DeadlineExceeded", err)
 		}

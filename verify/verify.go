@@ -190,7 +190,7 @@ type Verifier struct {
 	db       *bun.DB
 	dir      Directory
 	sms      SMSSender
-	mail     Mailer
+	mail     deskkit.Mailer
 	cfg      Config
 	codeKeys [][]byte // current key first, then the previous secret's
 	// addressKey keys the hash that names an address in the limit all
@@ -204,7 +204,7 @@ type Verifier struct {
 // the host's user directory, the senders of SMS and e-mail, and secret, the
 // server secret (at least MinSecretLength random bytes) from which the key
 // that hashes codes is derived.
-func New(db *bun.DB, dir Directory, sms SMSSender, mail Mailer, secret []byte, cfg *Config) (*Verifier, error) {
+func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret []byte, cfg *Config) (*Verifier, error) {
 	switch {
 	case db == nil:
 		return nil, errors.New("verify: db is required")

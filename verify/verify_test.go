@@ -11,9 +11,10 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/verifytest"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/verifytest"
 )
 
 var secret = []byte("0123456789abcdef0123456789abcdef-test-secret")
@@ -23,7 +24,7 @@ type fixture struct {
 	v     *verify.Verifier
 	dir   *verifytest.Directory
 	sink  *verifytest.Sink
-	clock *verifytest.Clock
+	clock *clocktest.Clock
 	db    *bun.DB
 	ann   deskkit.Principal // +8613800138000, ann@example.com
 	bob   deskkit.Principal // +8613900139000, no e-mail
@@ -42,7 +43,7 @@ func setup(t *testing.T, db *bun.DB, cfg *verify.Config) *fixture {
 	if err := verify.Migrate(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{dir: verifytest.NewDirectory(), sink: &verifytest.Sink{}, clock: verifytest.NewClock(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)), db: db}
+	f := &fixture{dir: verifytest.NewDirectory(), sink: &verifytest.Sink{}, clock: clocktest.New(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)), db: db}
 	f.ann = f.dir.Add(verify.User{ID: 1, TenantID: 10, Username: "ann", Mobile: annMobile, Country: "CN", Email: annEmail})
 	f.bob = f.dir.Add(verify.User{ID: 2, TenantID: 10, Username: "bob", Mobile: bobMobile, Country: "CN"})
 	f.carl = f.dir.Add(verify.User{ID: 3, TenantID: 10, Username: "carl"})

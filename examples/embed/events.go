@@ -38,16 +38,9 @@ const maxEventTaskTitle = 150
 //
 // The example has no mail server, so it passes no Mailer: EMAIL channels
 // can be added, and their tests answer that no mail server is configured.
-// A real host hands over its SMTP sender, the Verifier's for instance,
-// through an adapter of three lines:
-//
-//	type channelMailer struct{ m *verify.SMTPMailer }
-//
-//	func (c channelMailer) SendMail(ctx context.Context, m channel.Mail) error {
-//		return c.m.SendMail(ctx, verify.Mail{To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
-//	}
-//
-// and passes channelMailer{m} where nil stands below.
+// A real host passes its deskkit.Mailer where nil stands below: the
+// Verifier's *verify.SMTPMailer, for instance, so that one mail server
+// serves both.
 func newChannels(db *bun.DB, o appOptions) (*channel.ChannelRegistry, error) {
 	return channel.New(db, o.Secret, nil, &channel.Config{
 		AppName:              "Embed",

@@ -138,9 +138,8 @@ func main() {
 	app.close()
 }
 
-// sqliteDSN is the data source name deskkit documents for SQLite, exactly
-// what deskkit's internal/database.SQLiteDSN returns (a host cannot import
-// an internal package, so it writes the string itself): write-ahead log so
+// sqliteDSN is the data source name the deskkit package documentation
+// gives for SQLite (its "Storage" section): write-ahead log so
 // readers do not block the writer, IMMEDIATE transactions so two writers
 // queue instead of failing half-way, a 10 s busy timeout to queue on, and
 // foreign keys on.

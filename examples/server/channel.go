@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,25 +58,20 @@ func (cfg channelConfig) describe() []any {
 	return []any{slog.Bool("allowPrivateNetworks", cfg.allowPrivate), slog.Int("testsPerMinute", perMinute), slog.String("timeout", timeout.String())}
 }
 
-// channelMailer sends EMAIL channels' messages through the verification
-// service's SMTP settings: one mail server for the whole server.
-type channelMailer struct{ m verify.Mailer }
-
-func (c channelMailer) SendMail(ctx context.Context, m channel.Mail) error {
-	return c.m.SendMail(ctx, verify.Mail{To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
-}
-
-// newChannels builds the channel registry of the app. Without an SMTP
-// server EMAIL channels can be stored, and their tests say that no mail
-// server is configured: logging a message is no delivery.
+// newChannels builds the channel registry of the app. EMAIL channels send
+// through the verification service's SMTP server: one mail server for the
+// whole server, verify.SMTPMailer being a deskkit.Mailer as both services
+// take it. Without an SMTP server EMAIL channels can be stored, and their
+// tests say that no mail server is configured: logging a message is no
+// delivery.
 func newChannels(db *bun.DB, secret []byte, cfg appConfig) (*channel.ChannelRegistry, error) {
-	var mail channel.Mailer
+	var mail deskkit.Mailer
 	if cfg.Verify.smtp.Addr != "" {
 		m, err := verify.NewSMTPMailer(cfg.Verify.smtp)
 		if err != nil {
 			return nil, fmt.Errorf("SMTP (%s...): %w", envSMTPAddr, err)
 		}
-		mail = channelMailer{m}
+		mail = m
 	}
 	return channel.New(db, secret, mail, &channel.Config{
 		PreviousSecret:       cfg.Verify.previous,

@@ -43,7 +43,7 @@ func benchChannelTest(b *testing.B, clients int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	u, err := a.dir.EnsureUser(ctx, tn.ID, "ann", false)
+	u, err := a.dir.EnsureUser(ctx, tn.ID, "ann", true) // channels are managed by admins
 	if err != nil {
 		b.Fatal(err)
 	}

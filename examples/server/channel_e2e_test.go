@@ -85,8 +85,10 @@ func TestChannelsEndToEnd(t *testing.T) {
 			envDatabaseURL: rawURL, envSMTPAddr: mail.Addr, envSMTPFrom: "Deskkit <noreply@example.com>",
 			envChannelAllowPrivate: "true", envChannelTestsPerMin: "8",
 		})
-		ann, _ := issue(t, rawURL, "-tenant", "acme", "-username", "ann")
-		zed, _ := issue(t, rawURL, "-tenant", "other", "-username", "zed")
+		// Only admins manage channels; bob, of ann's tenant, is not one.
+		ann, _ := issue(t, rawURL, "-tenant", "acme", "-username", "ann", "-admin")
+		bob, _ := issue(t, rawURL, "-tenant", "acme", "-username", "bob")
+		zed, _ := issue(t, rawURL, "-tenant", "other", "-username", "zed", "-admin")
 
 		// A webhook: the secret comes once, with the add.
 		var hook struct {
@@ -158,6 +160,38 @@ func TestChannelsEndToEnd(t *testing.T) {
 		ok(t, base, ann, http.MethodGet, "/api/v1/event/channel/type/WORKPLACE_CHAT", nil, &dl)
 		if len(dl) != 1 || dl[0]["channelType"] != "WORKPLACE_CHAT" || strings.Contains(mustJSON(t, dl), sec) {
 			t.Errorf("DingTalk list: %v", dl)
+		}
+
+		// bob may list, with the robot's token and the webhook's path
+		// masked, and may change nothing.
+		ok(t, base, bob, http.MethodGet, "/api/v1/event/channel/type/WORKPLACE_CHAT", nil, &dl)
+		if len(dl) != 1 || dl[0]["address"] != recv.URL+"/robot/send?access_token=***" {
+			t.Errorf("DingTalk list as bob: %v", dl)
+		}
+		ok(t, base, bob, http.MethodGet, "/api/v1/event/channel/type/WEBHOOK", nil, &list)
+		if len(list) != 1 || list[0]["address"] != recv.URL+"/***" {
+			t.Errorf("webhook list as bob: %v", list)
+		}
+		for _, c := range []struct {
+			method, path string
+			body         map[string]any
+		}{
+			{http.MethodPut, "/api/v1/event/channel", map[string]any{"id": hook.ID, "channelType": "WEBHOOK", "name": "ops", "address": "https://bob.example.com/steal"}},
+			{http.MethodDelete, "/api/v1/event/channel/" + strconv.FormatInt(hook.ID, 10), nil},
+			{http.MethodPost, "/api/v1/event/channel", map[string]any{"channelType": "WEBHOOK", "name": "bob's", "address": recv.URL + "/hook"}},
+			{http.MethodPost, "/api/v1/event/channel/test", map[string]any{"id": hook.ID, "channelType": "WEBHOOK", "name": "ops", "address": recv.URL + "/hook"}},
+		} {
+			var body any
+			if c.body != nil {
+				body = c.body
+			}
+			if status, env := call(t, base, bob, c.method, c.path, body); status != http.StatusForbidden || env.Ext["eKey"] != "forbidden" {
+				t.Errorf("%s %s as bob: %d %+v, want 403 forbidden", c.method, c.path, status, env)
+			}
+		}
+		ok(t, base, ann, http.MethodGet, "/api/v1/event/channel/type/WEBHOOK", nil, &list)
+		if len(list) != 1 || list[0]["address"] != recv.URL+"/hook" || list[0]["name"] != "ops" {
+			t.Errorf("webhook list after bob's tries: %v", list)
 		}
 
 		// E-mail through the SMTP server, one message per address.
@@ -250,7 +284,7 @@ func TestChannelsGuardedByDefault(t *testing.T) {
 	rawURL := "sqlite:" + t.TempDir() + "/deskkit.db"
 	recv := startSink(t)
 	base, _ := startServer(t, map[string]string{envDatabaseURL: rawURL})
-	ann, _ := issue(t, rawURL, "-tenant", "acme", "-username", "ann")
+	ann, _ := issue(t, rawURL, "-tenant", "acme", "-username", "ann", "-admin")
 	for _, address := range []string{recv.URL + "/hook", "http://localhost/hook", "http://2130706433/hook", "http://[::ffff:127.0.0.1]/hook"} {
 		status, env := call(t, base, ann, http.MethodPost, "/api/v1/event/channel", map[string]any{"channelType": "WEBHOOK", "name": "ops", "address": address})
 		if status != http.StatusBadRequest || env.Ext["eKey"] != "channel_address_blocked" {

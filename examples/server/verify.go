@@ -156,10 +156,10 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 // senders builds the SMS sender and the mailer cfg names. Nothing
 // configured means the log senders: the server runs on a fresh machine, and
 // says in its log where codes went.
-func (cfg verifyConfig) senders(logger *slog.Logger) (verify.SMSSender, verify.Mailer, error) {
+func (cfg verifyConfig) senders(logger *slog.Logger) (verify.SMSSender, deskkit.Mailer, error) {
 	logSender := verify.LogSender{Logger: logger, ShowCodes: cfg.devLogCodes}
 	var sms verify.SMSSender = logSender
-	var mail verify.Mailer = logSender
+	var mail deskkit.Mailer = logSender
 	switch cfg.smsProvider {
 	case "http":
 		s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: cfg.smsHTTPURL})

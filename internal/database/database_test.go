@@ -7,12 +7,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
@@ -80,72 +76,6 @@ func TestPoolIsBounded(t *testing.T) {
 	defer def.Close()
 	if got, want := def.Stats().MaxOpenConnections, database.DefaultMaxOpenConns(); got != want || want < 1 {
 		t.Errorf("default MaxOpenConnections = %d, want %d", got, want)
-	}
-}
-
-// Two transactions that lock two rows in opposite orders deadlock; PostgreSQL
-// aborts one with 40P01 and RunInTx runs it again, so both succeed.
-func TestRunInTxRetriesDeadlock(t *testing.T) {
-	db := dbtest.OpenPostgres(t)
-	ctx := context.Background()
-	if _, err := db.ExecContext(ctx, "CREATE TABLE pair (id int PRIMARY KEY, n int NOT NULL)"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, "INSERT INTO pair VALUES (1, 0), (2, 0)"); err != nil {
-		t.Fatal(err)
-	}
-	var (
-		attempts    atomic.Int32
-		firstLocked sync.WaitGroup // both transactions hold their first row
-	)
-	firstLocked.Add(2)
-	lockBoth := func(first, second int) func(ctx context.Context, tx bun.Tx) error {
-		firstTry := true
-		return func(ctx context.Context, tx bun.Tx) error {
-			attempts.Add(1)
-			// Detect the deadlock at once instead of after the default second.
-			if _, err := tx.ExecContext(ctx, "SET LOCAL deadlock_timeout = '10ms'"); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, "UPDATE pair SET n = n + 1 WHERE id = ?", first); err != nil {
-				return err
-			}
-			if firstTry {
-				firstTry = false
-				firstLocked.Done()
-				firstLocked.Wait()
-			}
-			_, err := tx.ExecContext(ctx, "UPDATE pair SET n = n + 1 WHERE id = ?", second)
-			return err
-		}
-	}
-	errs := make(chan error, 2)
-	go func() { errs <- database.RunInTx(ctx, db, nil, lockBoth(1, 2)) }()
-	go func() { errs <- database.RunInTx(ctx, db, nil, lockBoth(2, 1)) }()
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Fatalf("RunInTx: %v", err)
-		}
-	}
-	if got := attempts.Load(); got < 3 {
-		t.Errorf("%d attempts in all; a deadlock should have cost one more than 2", got)
-	}
-	var sum int
-	if err := db.NewRaw("SELECT sum(n) FROM pair").Scan(ctx, &sum); err != nil || sum != 4 {
-		t.Errorf("sum = %d, %v; want 4: both transactions applied exactly once", sum, err)
-	}
-}
-
-func TestRunInTxDoesNotRetryOtherErrors(t *testing.T) {
-	db := dbtest.OpenSQLite(t)
-	calls := 0
-	boom := errors.New("boom")
-	err := database.RunInTx(context.Background(), db, nil, func(context.Context, bun.Tx) error {
-		calls++
-		return boom
-	})
-	if !errors.Is(err, boom) || calls != 1 {
-		t.Errorf("err %v after %d calls; want boom after 1", err, calls)
 	}
 }
 

@@ -11,17 +11,13 @@ import (
 	"syscall"
 
 	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/deskkit/deskkit"
 )
 
 // SQLSTATE returns err's PostgreSQL error code ("40P01"), or "" if err does
 // not come from PostgreSQL.
-func SQLSTATE(err error) string {
-	var pg pgdriver.Error
-	if errors.As(err, &pg) {
-		return pg.Field('C')
-	}
-	return ""
-}
+func SQLSTATE(err error) string { return deskkit.SQLState(err) }
 
 // UniqueViolation reports whether err is a unique index refusing a write:
 // on PostgreSQL (SQLSTATE 23505) the index named index; on SQLite, which

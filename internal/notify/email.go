@@ -29,7 +29,7 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) error {
 		return &Failure{Reason: "no mail server is configured", Recipients: addrs}
 	}
 	app := s.appName()
-	msg := Mail{
+	msg := deskkit.Mail{
 		Subject: "[" + app + "] " + m.Title,
 		Text: strings.TrimLeft(m.Text+"\n\n", "\n") +
 			// "-- " opens a signature: mail readers set it apart.

@@ -15,13 +15,13 @@ import (
 	"github.com/deskkit/deskkit/internal/smtptest"
 )
 
-// smtpMailer is the real SMTP client as a notify.Mailer, as the channel
+// smtpMailer is the real SMTP client as a deskkit.Mailer, as the channel
 // package adapts it.
 type smtpMailer struct{ m *mailer.Mailer }
 
-var _ notify.Mailer = smtpMailer{}
+var _ deskkit.Mailer = smtpMailer{}
 
-func (s smtpMailer) SendMail(ctx context.Context, m notify.Mail) error {
+func (s smtpMailer) SendMail(ctx context.Context, m deskkit.Mail) error {
 	return s.m.Send(ctx, mailer.Message{To: []string{m.To}, Subject: m.Subject, Text: m.Text, HTML: m.HTML})
 }
 
@@ -37,9 +37,9 @@ func newMailer(t *testing.T, addr string, timeout time.Duration) smtpMailer {
 
 // routeMailer sends mail to each address through its own mailer, so that
 // one send can meet servers that answer differently.
-type routeMailer map[string]notify.Mailer
+type routeMailer map[string]deskkit.Mailer
 
-func (r routeMailer) SendMail(ctx context.Context, m notify.Mail) error {
+func (r routeMailer) SendMail(ctx context.Context, m deskkit.Mail) error {
 	return r[m.To].SendMail(ctx, m)
 }
 
@@ -107,18 +107,18 @@ func TestEmailFailures(t *testing.T) {
 	silentAddr, _ := smtptest.StartSilent(t)
 	tests := []struct {
 		name     string
-		setup    func(t *testing.T) (notify.Mailer, *smtptest.Server)
+		setup    func(t *testing.T) (deskkit.Mailer, *smtptest.Server)
 		address  string
 		want     *notify.Failure
 		wantSent []string // recipients the good server got mail for
 	}{{
 		name:    "no mail server",
-		setup:   func(*testing.T) (notify.Mailer, *smtptest.Server) { return nil, nil },
+		setup:   func(*testing.T) (deskkit.Mailer, *smtptest.Server) { return nil, nil },
 		address: "ann@example.com,bob@example.org",
 		want:    &notify.Failure{Reason: "no mail server is configured", Recipients: []string{"ann@example.com", "bob@example.org"}},
 	}, {
 		name: "one recipient refused, permanently",
-		setup: func(t *testing.T) (notify.Mailer, *smtptest.Server) {
+		setup: func(t *testing.T) (deskkit.Mailer, *smtptest.Server) {
 			good, bad := smtptest.Start(t), smtptest.Start(t)
 			bad.Reject(550, "mailbox unavailable")
 			return routeMailer{
@@ -135,7 +135,7 @@ func TestEmailFailures(t *testing.T) {
 		wantSent: []string{"ann@example.com", "cat@example.net"},
 	}, {
 		name: "only recipient refused, temporarily",
-		setup: func(t *testing.T) (notify.Mailer, *smtptest.Server) {
+		setup: func(t *testing.T) (deskkit.Mailer, *smtptest.Server) {
 			srv := smtptest.Start(t)
 			srv.Reject(451, "try again later")
 			return newMailer(t, srv.Addr, 5*time.Second), srv
@@ -147,7 +147,7 @@ func TestEmailFailures(t *testing.T) {
 		},
 	}, {
 		name: "mail server refuses connections",
-		setup: func(t *testing.T) (notify.Mailer, *smtptest.Server) {
+		setup: func(t *testing.T) (deskkit.Mailer, *smtptest.Server) {
 			return newMailer(t, strings.TrimPrefix(closedURL(t), "http://"), 5*time.Second), nil
 		},
 		address: "ann@example.com,bob@example.org",
@@ -158,7 +158,7 @@ func TestEmailFailures(t *testing.T) {
 		},
 	}, {
 		name: "mail server never answers",
-		setup: func(t *testing.T) (notify.Mailer, *smtptest.Server) {
+		setup: func(t *testing.T) (deskkit.Mailer, *smtptest.Server) {
 			return newMailer(t, silentAddr, 200*time.Millisecond), nil
 		},
 		address: "ann@example.com",
@@ -197,7 +197,7 @@ func TestEmailStopsAfterCancel(t *testing.T) {
 	calls := 0
 	real := newMailer(t, srv.Addr, 5*time.Second)
 	s := newSender(t)
-	s.Mail = mailerFunc(func(ctx context.Context, m notify.Mail) error {
+	s.Mail = mailerFunc(func(ctx context.Context, m deskkit.Mail) error {
 		calls++
 		err := real.SendMail(ctx, m)
 		cancel() // the caller gives up after the first mail
@@ -216,6 +216,6 @@ func TestEmailStopsAfterCancel(t *testing.T) {
 	}
 }
 
-type mailerFunc func(ctx context.Context, m notify.Mail) error
+type mailerFunc func(ctx context.Context, m deskkit.Mail) error
 
-func (f mailerFunc) SendMail(ctx context.Context, m notify.Mail) error { return f(ctx, m) }
+func (f mailerFunc) SendMail(ctx context.Context, m deskkit.Mail) error { return f(ctx, m) }

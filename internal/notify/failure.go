@@ -72,13 +72,14 @@ func (f *Failure) ClientMessage() string { return f.Reason }
 // address, and errors.Is(f, ErrFailed) otherwise; each with its class
 // (deskkit.ErrInvalid, deskkit.ErrUnavailable).
 func (f *Failure) Is(target error) bool {
-	if f.blocked() {
+	if f.Blocked() {
 		return target == ErrBlocked || target == deskkit.ErrInvalid
 	}
 	return target == ErrFailed || target == deskkit.ErrUnavailable
 }
 
-func (f *Failure) blocked() bool { return errors.Is(f.Err, safehttp.ErrBlocked) }
+// Blocked reports whether the SSRF guard refused the address.
+func (f *Failure) Blocked() bool { return errors.Is(f.Err, safehttp.ErrBlocked) }
 
 // Bounds of what a Failure quotes from the far end, which may send
 // anything: enough to read an errmsg or a Location, not a page.

@@ -76,19 +76,6 @@ type Message struct {
 	Data json.RawMessage
 }
 
-// Mail is one e-mail to one recipient.
-type Mail struct {
-	To, Subject, Text, HTML string
-}
-
-// Mailer delivers e-mail. SendMail returns nil only when the mail server
-// took the message. Its errors should wrap what the SMTP client returned:
-// an error with IsTemp() bool (go-mail's *SendError) says whether a retry
-// may help, and one wrapping context.DeadlineExceeded is a timeout.
-type Mailer interface {
-	SendMail(ctx context.Context, m Mail) error
-}
-
 // Sender turns messages into each kind's protocol and tells from the far
 // end's answer whether it took them. It keeps no state between sends, so
 // a job can call Send again for a retry, and it is safe for concurrent
@@ -99,7 +86,7 @@ type Sender struct {
 	HTTP *safehttp.Client
 	// Mail sends e-mail; nil makes e-mail targets fail with a Failure
 	// saying that no mail server is configured.
-	Mail Mailer
+	Mail deskkit.Mailer
 	// Now is the clock for the webhook-timestamp header and DingTalk's
 	// signed timestamp; time.Now if nil.
 	Now func() time.Time

@@ -56,7 +56,7 @@ func TestSendRefusesMalformedInput(t *testing.T) {
 				tt.edit(&m)
 			}
 			s := newSender(t)
-			s.Mail = mailerFunc(func(context.Context, notify.Mail) error {
+			s.Mail = mailerFunc(func(context.Context, deskkit.Mail) error {
 				t.Error("mail sent")
 				return nil
 			})

@@ -1,6 +1,17 @@
-// Package verifytest holds the hand-written fakes that the tests of verify
-// and httpapi share: an in-memory user directory, a sink that records what
-// the Verifier sends, and a clock that moves only when told.
+// Package verifytest helps a host test its side of the verification
+// service, as net/http/httptest does for HTTP: fakes of the hooks the
+// Verifier calls, and a conformance suite for the host's own
+// verify.Directory.
+//
+//   - Directory is a user directory in memory, for tests of code that calls
+//     the Verifier. It is not transactional: a change it makes is never
+//     rolled back with the Verifier's transaction.
+//   - FuncDirectory is a verify.Directory whose methods are function
+//     fields, to script one answer (an error, a concurrent change).
+//   - Sink is an SMSSender and a deskkit.Mailer that records what it is
+//     given and can be made to fail.
+//   - RunDirectoryTests checks a host's verify.Directory over its real
+//     tables against the contract the Verifier relies on.
 package verifytest
 
 import (
@@ -8,19 +19,17 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/verify"
 )
 
 // Directory is the host's user store, in memory. The Verifier calls a
 // UserWriter method last in its transaction, so a change the fake makes is
-// never rolled back; the adapters over real tables, which write through
-// the transaction, are tested in examples/server and examples/embed.
+// never rolled back; a directory over real tables, which writes through the
+// transaction, is checked by RunDirectoryTests.
 type Directory struct {
 	mu      sync.Mutex
 	users   map[int64]*verify.User
@@ -216,13 +225,13 @@ func (d *Directory) SetEmail(_ context.Context, _ bun.IDB, tenantID, userID int6
 type Sink struct {
 	mu   sync.Mutex
 	sms  []verify.SMS
-	mail []verify.Mail
+	mail []deskkit.Mail
 	fail error
 }
 
 var (
 	_ verify.SMSSender = (*Sink)(nil)
-	_ verify.Mailer    = (*Sink)(nil)
+	_ deskkit.Mailer   = (*Sink)(nil)
 )
 
 // SendSMS implements verify.SMSSender.
@@ -236,8 +245,8 @@ func (s *Sink) SendSMS(_ context.Context, m verify.SMS) error {
 	return nil
 }
 
-// SendMail implements verify.Mailer.
-func (s *Sink) SendMail(_ context.Context, m verify.Mail) error {
+// SendMail implements deskkit.Mailer.
+func (s *Sink) SendMail(_ context.Context, m deskkit.Mail) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail != nil {
@@ -262,7 +271,7 @@ func (s *Sink) SMS() []verify.SMS {
 }
 
 // Mail returns the e-mail sent so far.
-func (s *Sink) Mail() []verify.Mail {
+func (s *Sink) Mail() []deskkit.Mail {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.mail)
@@ -313,9 +322,3 @@ func noticeMark(code string) string {
 	}
 	return ""
 }
-
-// Clock is a clock that moves only when told.
-type Clock = clocktest.Clock
-
-// NewClock returns a clock that reads t.
-func NewClock(t time.Time) *Clock { return clocktest.New(t) }

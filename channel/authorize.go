@@ -1,0 +1,114 @@
+package channel
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/deskkit/deskkit"
+)
+
+// Action is what a principal asks to do with a tenant's channels.
+type Action string
+
+// The actions an Authorizer is asked about.
+const (
+	ActionAdd     Action = "add"
+	ActionReplace Action = "replace"
+	ActionDelete  Action = "delete"
+	ActionTest    Action = "test"
+	// ActionViewAddresses is seeing addresses in full in a list: a robot's
+	// URL carries its key, a webhook's often a token. Listing itself is
+	// open to every user of the tenant; without this action the addresses
+	// come masked (see MaskAddress).
+	ActionViewAddresses Action = "view-addresses"
+)
+
+// Authorizer tells whether a principal who is not an admin may do a with
+// the channels of their tenant. Without one only admin principals
+// (deskkit.Principal.Admin) may add, replace, delete and test channels and
+// see addresses in full; every user of the tenant may list them, masked.
+// Admins are never asked about: they may do everything within their tenant.
+// An error it returns aborts the operation and is passed on.
+//
+// The registry asks it before it opens a transaction or takes a lock, so
+// it may do I/O (a directory, a remote policy service) without holding up
+// writers. A refusal is ErrForbidden (httpapi: 403).
+type Authorizer interface {
+	CanManageChannels(ctx context.Context, p deskkit.Principal, a Action) (bool, error)
+}
+
+// authorize returns p's tenant if p may do a, ErrUnauthenticated for an
+// invalid principal, and ErrForbidden if it may not.
+func (r *ChannelRegistry) authorize(ctx context.Context, p deskkit.Principal, a Action) (int64, error) {
+	tenantID, err := tenant(p)
+	if err != nil {
+		return 0, err
+	}
+	ok, err := r.may(ctx, p, a)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, ErrForbidden
+	}
+	return tenantID, nil
+}
+
+// may asks whether the valid principal p may do a.
+func (r *ChannelRegistry) may(ctx context.Context, p deskkit.Principal, a Action) (bool, error) {
+	if p.Admin {
+		return true, nil
+	}
+	if r.cfg.Authorizer == nil {
+		return false, nil
+	}
+	ok, err := r.cfg.Authorizer.CanManageChannels(ctx, p, a)
+	if err != nil {
+		return false, fmt.Errorf("channel: authorize: %w", err)
+	}
+	return ok, nil
+}
+
+// masked is what a masked part of an address shows.
+const masked = "***"
+
+// MaskAddress is a channel's address as List shows it to a principal who
+// may not see addresses in full:
+//
+//   - WEBHOOK: the scheme and host (with its port) and "/***" for the
+//     path and query, whatever they were:
+//     https://hooks.example.com/***.
+//   - ENTERPRISE_CHAT and WORKPLACE_CHAT: the URL with every query value,
+//     the robot's key or access_token among them, replaced by "***":
+//     https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***.
+//   - EMAIL: unchanged; the addresses are the tenant's own people.
+//
+// An address that does not parse as a URL is masked whole ("***").
+func MaskAddress(t Type, address string) string {
+	switch t {
+	case Email:
+		return address
+	case Webhook, EnterpriseChat, WorkplaceChat:
+	default:
+		return masked
+	}
+	u, err := url.Parse(address)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return masked
+	}
+	if t == Webhook {
+		return u.Scheme + "://" + u.Host + "/" + masked
+	}
+	parts := strings.Split(u.RawQuery, "&")
+	for i, p := range parts {
+		name, _, _ := strings.Cut(p, "=")
+		parts[i] = name + "=" + masked
+	}
+	m := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	if u.RawQuery != "" {
+		m.RawQuery = strings.Join(parts, "&")
+	}
+	return m.String()
+}

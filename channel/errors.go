@@ -1,0 +1,85 @@
+package channel
+
+import (
+	"errors"
+	"time"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/notify"
+)
+
+// DeliveryError is ErrDeliveryFailed (or, with Blocked, ErrAddressBlocked)
+// for one message: what the far end answered, or why it could not be
+// reached, in words for the client and in fields for a job that decides
+// whether to try again.
+type DeliveryError struct {
+	// Reason is what happened, fit to show the client: "the webhook
+	// answered 410 Gone", "WeCom answered errcode 93000: invalid webhook
+	// url", "timed out after 10s", "connection refused". What it quotes of
+	// the far end is cut short and has no control characters.
+	Reason string
+	// Status is the reply's HTTP status, 0 without a reply.
+	Status int
+	// Errcode and Errmsg are what a robot answered (0 and "" for others);
+	// Errmsg is cut and cleaned as Reason is.
+	Errcode int
+	Errmsg  string
+	// Retryable tells a job whether the same message may succeed later:
+	// true after a timeout, a connection error, 408, 429, 5xx, a robot's
+	// rate limit or "system busy", or a temporary refusal of the mail
+	// server; false after a redirect, another 4xx, another errcode, a
+	// blocked address, or a permanent refusal of the mail server.
+	Retryable bool
+	// RetryAfter is the wait a Retry-After header asked for (429, 503), 0
+	// if none.
+	RetryAfter time.Duration
+	// Recipients lists, for an e-mail channel, the addresses the message
+	// did not reach, in the channel's order; the others got it.
+	Recipients []string
+	// Blocked says that the SSRF guard refused the address: the error then
+	// matches ErrAddressBlocked (class deskkit.ErrInvalid) rather than
+	// ErrDeliveryFailed (class deskkit.ErrUnavailable).
+	Blocked bool
+	// Err is the underlying error, if any: for logs, never for the client.
+	Err error
+}
+
+// httpapi sends a DeliveryError's ClientMessage as the envelope's msg.
+var _ deskkit.ClientMessager = (*DeliveryError)(nil)
+
+// Error is for logs: the reason and the underlying error.
+func (e *DeliveryError) Error() string {
+	if e.Err != nil {
+		return "channel: " + e.Reason + ": " + e.Err.Error()
+	}
+	return "channel: " + e.Reason
+}
+
+// Unwrap returns Err.
+func (e *DeliveryError) Unwrap() error { return e.Err }
+
+// ClientMessage is Reason.
+func (e *DeliveryError) ClientMessage() string { return e.Reason }
+
+// Is makes errors.Is(e, ErrAddressBlocked) hold when Blocked is set, and
+// errors.Is(e, ErrDeliveryFailed) otherwise; each with its class.
+func (e *DeliveryError) Is(target error) bool {
+	if e.Blocked {
+		return target == ErrAddressBlocked || target == deskkit.ErrInvalid
+	}
+	return target == ErrDeliveryFailed || target == deskkit.ErrUnavailable
+}
+
+// publicError turns the senders' *notify.Failure into a *DeliveryError, so
+// that no internal type reaches a caller; other errors pass as they are.
+func publicError(err error) error {
+	var f *notify.Failure
+	if !errors.As(err, &f) {
+		return err
+	}
+	return &DeliveryError{
+		Reason: f.Reason, Status: f.Status, Errcode: f.Errcode, Errmsg: f.Errmsg,
+		Retryable: f.Retryable, RetryAfter: f.RetryAfter, Recipients: f.Recipients,
+		Blocked: f.Blocked(), Err: f.Err,
+	}
+}
