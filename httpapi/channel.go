@@ -96,34 +96,34 @@ type channelDeleteRequest struct {
 	ID int64 `path:"id"`
 }
 
-func (h channelHandlers) add(ctx context.Context, p deskkit.Principal, req channelRequest) (any, error) {
+func (h channelHandlers) add(ctx context.Context, p deskkit.Principal, req channelRequest) (channel.Added, error) {
 	in, err := req.input()
 	if err != nil {
-		return nil, err
+		return channel.Added{}, err
 	}
 	return h.r.Add(ctx, p, in)
 }
 
-func (h channelHandlers) replace(ctx context.Context, p deskkit.Principal, req channelRequest) (any, error) {
+func (h channelHandlers) replace(ctx context.Context, p deskkit.Principal, req channelRequest) (channel.Channel, error) {
 	in, err := req.input()
 	if err != nil {
-		return nil, err
+		return channel.Channel{}, err
 	}
 	return h.r.Replace(ctx, p, in)
 }
 
-func (h channelHandlers) list(ctx context.Context, p deskkit.Principal, req channelTypeRequest) (any, error) {
+func (h channelHandlers) list(ctx context.Context, p deskkit.Principal, req channelTypeRequest) ([]channel.Channel, error) {
 	return h.r.List(ctx, p, req.Type)
 }
 
-func (h channelHandlers) delete(ctx context.Context, p deskkit.Principal, req channelDeleteRequest) (any, error) {
+func (h channelHandlers) delete(ctx context.Context, p deskkit.Principal, req channelDeleteRequest) (*None, error) {
 	return nil, h.r.Delete(ctx, p, req.ID)
 }
 
-func (h channelHandlers) test(ctx context.Context, p deskkit.Principal, req channelRequest) (any, error) {
+func (h channelHandlers) test(ctx context.Context, p deskkit.Principal, req channelRequest) (channel.TestResult, error) {
 	in, err := req.input()
 	if err != nil {
-		return nil, err
+		return channel.TestResult{}, err
 	}
 	return h.r.Test(ctx, p, in)
 }

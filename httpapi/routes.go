@@ -56,6 +56,10 @@ type Operation struct {
 	// envelope (the OpenAPI document).
 	serve http.HandlerFunc
 	host  bool // added with Handle or Mount: not among Routes
+
+	// Doc is what the OpenAPI document says beyond the types; see Doc.
+	Doc   *Doc
+	types *opTypes // set by Op
 }
 
 // Route is a method and a path template as the OpenAPI document writes it

@@ -46,26 +46,26 @@ type entryRequest struct {
 	ID int64 `path:"id"`
 }
 
-func (h trashHandlers) search(ctx context.Context, p deskkit.Principal, req searchRequest) (any, error) {
+func (h trashHandlers) search(ctx context.Context, p deskkit.Principal, req searchRequest) (trash.Page, error) {
 	return h.t.Search(ctx, p, req.q)
 }
 
-func (h trashHandlers) count(ctx context.Context, p deskkit.Principal, req projectRequest) (any, error) {
+func (h trashHandlers) count(ctx context.Context, p deskkit.Principal, req projectRequest) (int64, error) {
 	return h.t.Count(ctx, p, req.ProjectID)
 }
 
-func (h trashHandlers) clearAll(ctx context.Context, p deskkit.Principal, req projectRequest) (any, error) {
+func (h trashHandlers) clearAll(ctx context.Context, p deskkit.Principal, req projectRequest) (int, error) {
 	return h.t.ClearAll(ctx, p, req.ProjectID)
 }
 
-func (h trashHandlers) restoreAll(ctx context.Context, p deskkit.Principal, req projectRequest) (any, error) {
+func (h trashHandlers) restoreAll(ctx context.Context, p deskkit.Principal, req projectRequest) (int, error) {
 	return h.t.RestoreAll(ctx, p, req.ProjectID)
 }
 
-func (h trashHandlers) clear(ctx context.Context, p deskkit.Principal, req entryRequest) (any, error) {
+func (h trashHandlers) clear(ctx context.Context, p deskkit.Principal, req entryRequest) (*None, error) {
 	return nil, h.t.Clear(ctx, p, req.ID)
 }
 
-func (h trashHandlers) restore(ctx context.Context, p deskkit.Principal, req entryRequest) (any, error) {
+func (h trashHandlers) restore(ctx context.Context, p deskkit.Principal, req entryRequest) (*None, error) {
 	return nil, h.t.Restore(ctx, p, req.ID)
 }

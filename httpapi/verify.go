@@ -143,15 +143,15 @@ type emailChangeRequest struct {
 
 type noRequest struct{}
 
-func (h verifyHandlers) detail(ctx context.Context, p deskkit.Principal, _ noRequest) (any, error) {
+func (h verifyHandlers) detail(ctx context.Context, p deskkit.Principal, _ noRequest) (verify.Detail, error) {
 	return h.v.Detail(ctx, p)
 }
 
-func (h verifyHandlers) tenant(ctx context.Context, p deskkit.Principal, _ noRequest) (any, error) {
+func (h verifyHandlers) tenant(ctx context.Context, p deskkit.Principal, _ noRequest) (verify.TenantDetail, error) {
 	return h.v.Tenant(ctx, p)
 }
 
-func (h verifyHandlers) updateProfile(ctx context.Context, p deskkit.Principal, req profileRequest) (any, error) {
+func (h verifyHandlers) updateProfile(ctx context.Context, p deskkit.Principal, req profileRequest) (verify.Detail, error) {
 	b := req.Body
 	return h.v.UpdateProfile(ctx, p, verify.Profile{
 		Username: b.Username, FirstName: b.FirstName, LastName: b.LastName, FullName: b.FullName,
@@ -159,28 +159,28 @@ func (h verifyHandlers) updateProfile(ctx context.Context, p deskkit.Principal, 
 	})
 }
 
-func (h verifyHandlers) sendSMS(ctx context.Context, p deskkit.Principal, req smsSendRequest) (any, error) {
+func (h verifyHandlers) sendSMS(ctx context.Context, p deskkit.Principal, req smsSendRequest) (verify.Sent, error) {
 	b := req.Body
 	return h.v.SendSMS(ctx, p, verify.SMSSend{BizKey: b.BizKey, Mobile: string(b.Mobile), Country: b.Country})
 }
 
-func (h verifyHandlers) sendEmail(ctx context.Context, p deskkit.Principal, req emailSendRequest) (any, error) {
+func (h verifyHandlers) sendEmail(ctx context.Context, p deskkit.Principal, req emailSendRequest) (verify.Sent, error) {
 	return h.v.SendEmail(ctx, p, verify.EmailSend{BizKey: req.Body.BizKey, ToAddress: req.Body.ToAddress})
 }
 
-func (h verifyHandlers) checkSMS(ctx context.Context, p deskkit.Principal, req smsCheckRequest) (any, error) {
+func (h verifyHandlers) checkSMS(ctx context.Context, p deskkit.Principal, req smsCheckRequest) (verify.Link, error) {
 	return h.v.CheckSMS(ctx, p, verify.SMSCheck{BizKey: verify.BizKey(req.BizKey), Mobile: req.Mobile, Country: req.Country, Code: req.Code})
 }
 
-func (h verifyHandlers) checkEmail(ctx context.Context, p deskkit.Principal, req emailCheckRequest) (any, error) {
+func (h verifyHandlers) checkEmail(ctx context.Context, p deskkit.Principal, req emailCheckRequest) (verify.Link, error) {
 	return h.v.CheckEmail(ctx, p, verify.EmailCheck{BizKey: verify.BizKey(req.BizKey), Email: req.Email, Code: req.Code})
 }
 
-func (h verifyHandlers) changeMobile(ctx context.Context, p deskkit.Principal, req mobileChangeRequest) (any, error) {
+func (h verifyHandlers) changeMobile(ctx context.Context, p deskkit.Principal, req mobileChangeRequest) (verify.Detail, error) {
 	b := req.Body
 	code, err := itc(b.ITC)
 	if err != nil {
-		return nil, err
+		return verify.Detail{}, err
 	}
 	return h.v.ChangeMobile(ctx, p, verify.MobileChange{
 		BizKey: b.BizKey, Mobile: string(b.Mobile), Country: b.Country, ITC: code,
@@ -188,7 +188,7 @@ func (h verifyHandlers) changeMobile(ctx context.Context, p deskkit.Principal, r
 	})
 }
 
-func (h verifyHandlers) changeEmail(ctx context.Context, p deskkit.Principal, req emailChangeRequest) (any, error) {
+func (h verifyHandlers) changeEmail(ctx context.Context, p deskkit.Principal, req emailChangeRequest) (verify.Detail, error) {
 	b := req.Body
 	return h.v.ChangeEmail(ctx, p, verify.EmailChange{BizKey: b.BizKey, Email: b.Email, Code: string(b.Code), LinkSecret: b.LinkSecret})
 }
