@@ -14,18 +14,27 @@ import (
 // /event/channel/test and /event/channel/type/... are static segments beside
 // DELETE /event/channel/{id}: a static segment shadows the wildcard, so
 // DELETE /event/channel/test is 405, never a delete of channel "test".
-func channelRoutes(r *channel.ChannelRegistry) []Operation {
-	h := channelHandlers{r}
-	return []Operation{
+//
+// The test route is mounted when r is a ChannelTester too.
+func channelRoutes(r ChannelService) []Operation {
+	h := channelHandlers{r: r}
+	ops := []Operation{
 		Op("addEventChannel", http.MethodPost, "/event/channel", h.add),
 		Op("replaceEventChannel", http.MethodPut, "/event/channel", h.replace),
 		Op("listEventChannels", http.MethodGet, "/event/channel/type/{channelType}", h.list),
 		Op("deleteEventChannel", http.MethodDelete, "/event/channel/{id}", h.delete),
-		Op("testEventChannel", http.MethodPost, "/event/channel/test", h.test),
 	}
+	if t, ok := r.(ChannelTester); ok {
+		h.t = t
+		ops = append(ops, Op("testEventChannel", http.MethodPost, "/event/channel/test", h.test))
+	}
+	return ops
 }
 
-type channelHandlers struct{ r *channel.ChannelRegistry }
+type channelHandlers struct {
+	r ChannelService
+	t ChannelTester // nil if r is none
+}
 
 // channelID is a channel id in a body. The source system writes ids as
 // strings, so it takes a JSON number or a string of decimal digits; the
@@ -125,5 +134,5 @@ func (h channelHandlers) test(ctx context.Context, p deskkit.Principal, req chan
 	if err != nil {
 		return channel.TestResult{}, err
 	}
-	return h.r.Test(ctx, p, in)
+	return h.t.Test(ctx, p, in)
 }

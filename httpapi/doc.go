@@ -10,6 +10,17 @@
 // envelope (package envelope). The OpenAPI 3 document of the API is
 // embedded and served without authentication at GET /api/v1/openapi.json.
 //
+// The services are taken as small interfaces, exactly the methods the
+// routes call, composed per route group: TrashService (TrashSearcher,
+// TrashRestorer, TrashClearer), VerifyService (ProfileService, CodeSender,
+// CodeChecker, AddressChanger) and ChannelService (ChannelStore).
+// *trash.Trash, *verify.Verifier and *channel.ChannelRegistry implement
+// them, and a host may mount a wrapper (metrics, audit) or a fake instead.
+// Optional capabilities are found by type assertion, so that a wrapper
+// keeps compiling when a service grows: POST /event/channel/test is
+// mounted only when Config.Channels is a ChannelTester too. A nil service,
+// or a nil pointer in a service field, mounts nothing.
+//
 // # Routes as data
 //
 // Each service declares its routes as a list of Operation values: the

@@ -12,10 +12,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/internal/ratelog"
-	"github.com/deskkit/deskkit/trash"
-	"github.com/deskkit/deskkit/verify"
 )
 
 // Prefix is where every route is mounted.
@@ -45,13 +42,16 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (deskkit.Principal, error)
 }
 
-// Config names the services to mount; nil services are not mounted, and
-// their routes answer 404.
+// Config names the services to mount; nil services (a nil interface or a
+// nil pointer in one) are not mounted, and their routes answer 404. The
+// services are interfaces (services.go) that *trash.Trash,
+// *verify.Verifier and *channel.ChannelRegistry implement, so a host can
+// mount a wrapper or a fake.
 type Config struct {
 	Authenticator Authenticator // required
-	Trash         *trash.Trash
-	Verifier      *verify.Verifier
-	Channels      *channel.ChannelRegistry
+	Trash         TrashService
+	Verifier      VerifyService
+	Channels      ChannelService   // POST /event/channel/test if it is a ChannelTester too
 	Logger        *slog.Logger     // unexpected errors go here; slog.Default if nil
 	Now           func() time.Time // the clock of envelope datetimes and outage logging; time.Now if nil
 	MaxBodyBytes  int64            // DefaultMaxBodyBytes if 0
@@ -133,17 +133,17 @@ func New(cfg *Config) (*Server, error) {
 	s := &Server{cfg: c}
 	s.outages = &outageLog{logger: c.Logger, every: &ratelog.Every{Interval: c.OutageLogInterval, Now: c.Now}}
 	s.add(Operation{ID: "getOpenAPIDocument", Method: http.MethodGet, Path: "/openapi.json", serve: s.serveDocument})
-	if c.Trash != nil {
+	if mounted(c.Trash) {
 		for _, op := range trashRoutes(c.Trash) {
 			s.add(op)
 		}
 	}
-	if c.Verifier != nil {
+	if mounted(c.Verifier) {
 		for _, op := range verifyRoutes(c.Verifier) {
 			s.add(op)
 		}
 	}
-	if c.Channels != nil {
+	if mounted(c.Channels) {
 		for _, op := range channelRoutes(c.Channels) {
 			s.add(op)
 		}

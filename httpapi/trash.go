@@ -12,7 +12,7 @@ import (
 // trashRoutes are the trash's operations. PATCH /task/trash/back and
 // PATCH /task/trash/{id}/back share a position httprouter cannot hold
 // literally; Server.build works around it for every such pair.
-func trashRoutes(t *trash.Trash) []Operation {
+func trashRoutes(t TrashService) []Operation {
 	h := trashHandlers{t}
 	return []Operation{
 		Op("searchTrash", http.MethodGet, "/task/trash/search", h.search),
@@ -24,7 +24,7 @@ func trashRoutes(t *trash.Trash) []Operation {
 	}
 }
 
-type trashHandlers struct{ t *trash.Trash }
+type trashHandlers struct{ t TrashService }
 
 // searchRequest is the query string of a search; see parseSearchQuery.
 type searchRequest struct{ q trash.Query }

@@ -13,7 +13,7 @@ import (
 )
 
 // verifyRoutes are the current user's operations.
-func verifyRoutes(v *verify.Verifier) []Operation {
+func verifyRoutes(v VerifyService) []Operation {
 	h := verifyHandlers{v}
 	return []Operation{
 		Op("getCurrentUser", http.MethodGet, "/user/current", h.detail),
@@ -28,7 +28,7 @@ func verifyRoutes(v *verify.Verifier) []Operation {
 	}
 }
 
-type verifyHandlers struct{ v *verify.Verifier }
+type verifyHandlers struct{ v VerifyService }
 
 // digits is a field SPEC.md writes as a number in bodies: mobile, itc,
 // verificationCode. It takes a JSON number (an integer written without
