@@ -16,10 +16,20 @@ type Doc struct {
 	// given here replaces its meaning.
 	Errors []ErrorDoc
 
+	// Params documents the parameters Op derives from the request struct:
+	// by Name, their Description, Example and Schema (see Param).
+	Params []Param
+
 	// Example is a request that succeeds and its answer's data.
 	Example Example
 	// More are further request bodies worth showing, by name.
 	More map[string]Example
+}
+
+// With returns op documented by d.
+func (op Operation) With(d *Doc) Operation {
+	op.Doc = d
+	return op
 }
 
 // ErrorDoc is one error an operation answers.

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -119,10 +118,8 @@ type Server struct {
 	ops     []*Operation // deskkit's, then the host's, in mounting order
 	tree    *resource    // built from ops
 	router  *httprouter.Router
+	doc     []byte // the OpenAPI document of deskkit's operations
 }
-
-//go:embed openapi.json
-var openAPIDocument []byte
 
 // New builds the handler of the services cfg names.
 func New(cfg *Config) (*Server, error) {
@@ -132,7 +129,7 @@ func New(cfg *Config) (*Server, error) {
 	}
 	s := &Server{cfg: c}
 	s.outages = &outageLog{logger: c.Logger, every: &ratelog.Every{Interval: c.OutageLogInterval, Now: c.Now}}
-	s.add(Operation{ID: "getOpenAPIDocument", Method: http.MethodGet, Path: "/openapi.json", serve: s.serveDocument})
+	s.add(Operation{ID: "getOpenAPIDocument", Method: http.MethodGet, Path: "/openapi.json", serve: s.serveDocument, Doc: getOpenAPIDocumentDoc})
 	if mounted(c.Trash) {
 		for _, op := range trashRoutes(c.Trash) {
 			s.add(op)
@@ -149,11 +146,18 @@ func New(cfg *Config) (*Server, error) {
 		}
 	}
 	s.build()
+	var err error
+	if s.doc, err = buildDocument(s.ops); err != nil {
+		// A route list's Doc is wrong: a programming error, as a bad
+		// template is.
+		panic("httpapi: OpenAPI document: " + err.Error())
+	}
 	return s, nil
 }
 
-// serveDocument answers the OpenAPI document, without authentication. It
-// takes no query parameters either.
+// serveDocument answers the OpenAPI document of the operations New
+// mounted (see buildDocument), without authentication. It takes no query
+// parameters either.
 func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request) {
 	if err := checkQuery(r, nil); err != nil {
 		s.WriteError(w, r, err)
@@ -161,7 +165,7 @@ func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(openAPIDocument)
+	_, _ = w.Write(s.doc)
 }
 
 // ServeHTTP answers one request, within Config.RequestTimeout.
@@ -186,4 +190,11 @@ func (s *Server) authenticate(r *http.Request) (deskkit.Principal, error) {
 		return deskkit.Principal{}, deskkit.ErrUnauthenticated
 	}
 	return p, nil
+}
+
+var getOpenAPIDocumentDoc = &Doc{
+	Tag:         "meta",
+	Summary:     "This OpenAPI document",
+	Description: "Returns this OpenAPI 3.0.3 document, as generated when the server started from the operations it mounts (a host's own routes are not in it). Needs no credential.",
+	OK:          "OK. The OpenAPI document (not wrapped in an envelope).",
 }
