@@ -109,6 +109,7 @@ func buildDocument(ops []*Operation) ([]byte, error) {
 			"title":       "deskkit",
 			"version":     "v1",
 			"description": infoDescription(),
+			"license":     obj{"name": "Apache-2.0", "url": "https://www.apache.org/licenses/LICENSE-2.0"},
 		},
 		"servers":  []any{obj{"url": "/", "description": "Relative to wherever the host mounts the handler."}},
 		"security": []any{obj{"UserHttpBearer": []any{}}},
