@@ -180,7 +180,7 @@ var replaceEventChannelDoc = &Doc{
 	Errors: []ErrorDoc{
 		{Key: KeyValidation},            // ChannelBadRequest
 		{Key: KeyChannelAddressBlocked}, // ChannelBadRequest
-		{Key: KeyNotFound, When: "No channel with this id in the caller's tenant: it never was, was deleted, or belongs to another tenant."},
+		channelMissing,
 		{Key: KeyChannelNameTaken, When: "Another channel of the tenant has the name."},
 	},
 	Example: Example{Body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), Data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`)},
@@ -206,7 +206,7 @@ var deleteEventChannelDoc = &Doc{
 	Description: "Deletes the caller's tenant's channel id for good, which frees its unit of the type's quota. An id that names no channel of the tenant (never was, already deleted, another tenant's) is 404; query parameters are 400. DELETE /event/channel/test is 405: the static segment is the test route, never a channel id.",
 	OK:          "OK. The channel is deleted; data is null.",
 	Errors: []ErrorDoc{
-		{Key: KeyNotFound, When: "No channel with this id in the caller's tenant: it never was, was deleted, or belongs to another tenant."},
+		channelMissing,
 	},
 	Example: Example{Data: raw(`null`)},
 	Params: []Param{
@@ -222,7 +222,7 @@ var testEventChannelDoc = &Doc{
 	Errors: []ErrorDoc{
 		{Key: KeyValidation},            // ChannelBadRequest
 		{Key: KeyChannelAddressBlocked}, // ChannelBadRequest
-		{Key: KeyNotFound, When: "No channel with this id in the caller's tenant: it never was, was deleted, or belongs to another tenant."},
+		channelMissing,
 		{Key: KeyTooManyRequests, When: "The tenant sent as many test messages this minute as allowed (20 by default; the host may set another number): the test route is no relay. Retry after Retry-After seconds."},
 		{Key: KeyChannelTestFailed, When: "The channel did not take the test message: the far end answered a non-2xx status (any 3xx included: redirects are not followed), a robot answered a non-zero errcode, the mail server refused, or the far end could not be reached (connection refused, no answer within 10 seconds...). msg says what the far end answered. Nothing is wrong with deskkit: fix the address or the far end, then test again."},
 	},
@@ -231,3 +231,9 @@ var testEventChannelDoc = &Doc{
 		"stored": {Summary: "A stored channel, by id", Body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`)},
 	},
 }
+
+// The errors several operations answer alike, each described once in the
+// OpenAPI document.
+var (
+	channelMissing = ErrorDoc{Name: "ChannelNotFound", Key: KeyNotFound, When: "No channel with this id in the caller's tenant: it never was, was deleted, or belongs to another tenant."}
+)

@@ -185,14 +185,7 @@ func (g *docGen) operation(op *Operation) (obj, error) {
 			return nil, fmt.Errorf("response: %w", err)
 		}
 		responses["200"] = obj{"description": d.OK, "content": obj{"application/json": obj{
-			"schema": obj{"allOf": []any{
-				ref("Envelope"),
-				obj{"type": "object", "properties": obj{
-					"code": obj{"type": "string", "enum": []any{envelope.CodeSuccess}},
-					"msg":  obj{"type": "string", "enum": []any{"Success"}},
-					"data": data,
-				}},
-			}},
+			"schema":  g.resultSchema(op.types.resp, data),
 			"example": obj{"code": envelope.CodeSuccess, "msg": "Success", "data": d.Example.Data, "datetime": docExampleTime, "ext": obj{}},
 		}}}
 		var common []ErrorDoc
@@ -232,10 +225,45 @@ func (g *docGen) operation(op *Operation) (obj, error) {
 		byStatus[status] = append(byStatus[status], e)
 	}
 	for status, es := range byStatus {
-		responses[strconv.Itoa(status)] = g.errorResponse(es)
+		r, err := g.errorResponse(es)
+		if err != nil {
+			return nil, fmt.Errorf("status %d: %w", status, err)
+		}
+		responses[strconv.Itoa(status)] = r
 	}
 	o["responses"] = responses
 	return o, nil
+}
+
+// resultSchema is the success envelope with data: a component named
+// after data's (TrashPage: TrashPageResult) when data is a component or
+// always null, inline otherwise.
+func (g *docGen) resultSchema(t reflect.Type, data any) any {
+	result := obj{"allOf": []any{
+		ref("Envelope"),
+		obj{"type": "object", "properties": obj{
+			"code": obj{"type": "string", "enum": []any{envelope.CodeSuccess}},
+			"msg":  obj{"type": "string", "enum": []any{"Success"}},
+			"data": data,
+		}},
+	}}
+	name := ""
+	if t == noneType {
+		name = "Null"
+	} else if d, ok := data.(obj); ok {
+		if r, ok := d["$ref"].(string); ok {
+			name = strings.TrimPrefix(r, "#/components/schemas/")
+		}
+	}
+	if name == "" {
+		return result
+	}
+	result["description"] = "The success envelope; data is a " + name + "."
+	if t == noneType {
+		result["description"] = "The success envelope; data is null."
+	}
+	g.schemas[name+"Result"] = result
+	return ref(name + "Result")
 }
 
 // parameters documents op's path and query parameters; a name with "[n]"
@@ -313,16 +341,28 @@ func (g *docGen) requestBody(op *Operation) (obj, error) {
 }
 
 // errorResponse is the answer of one status: one error key, or several.
-func (g *docGen) errorResponse(es []ErrorDoc) any {
+func (g *docGen) errorResponse(es []ErrorDoc) (any, error) {
+	name := ""
 	if len(es) == 1 && es[0].When == "" {
-		if name, ok := sharedResponses[es[0].Key]; ok {
-			if _, done := g.responses[name]; !done {
-				g.responses[name] = errorResponseOf(es)
-			}
-			return obj{"$ref": "#/components/responses/" + name}
+		name = sharedResponses[es[0].Key]
+	}
+	for _, e := range es {
+		if e.Name != "" && len(es) > 1 {
+			return nil, fmt.Errorf("the answer named %s shares its status with other errors", e.Name)
+		}
+		if e.Name != "" {
+			name = e.Name
 		}
 	}
-	return errorResponseOf(es)
+	r := errorResponseOf(es)
+	if name == "" {
+		return r, nil
+	}
+	if done, ok := g.responses[name]; ok && !reflect.DeepEqual(done, r) {
+		return nil, fmt.Errorf("two different answers are named %s", name)
+	}
+	g.responses[name] = r
+	return obj{"$ref": "#/components/responses/" + name}, nil
 }
 
 // sharedResponses are the single-key answers described once, in

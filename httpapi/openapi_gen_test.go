@@ -2,11 +2,17 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/dbtest"
 )
 
 // Every key the server answers has its words, for the document's error
@@ -61,5 +67,33 @@ func TestBuildDocumentRefusesBadDocs(t *testing.T) {
 	op := Op("x", http.MethodDelete, "/x/{id}", handler).With(&good)
 	if _, err := buildDocument([]*Operation{&op}); err != nil {
 		t.Errorf("buildDocument of a good operation: %v", err)
+	}
+}
+
+// The served document covers the services New mounted, and none of the
+// host's routes.
+func TestServedDocumentCoversMountedOperations(t *testing.T) {
+	f := newAPI(t, dbtest.OpenSQLite(t))
+	f.srv.Handle(http.MethodGet, "/demo/task/{id}", func(*http.Request, deskkit.Principal) (any, error) { return nil, nil })
+	rec := httptest.NewRecorder()
+	f.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, Prefix+"/openapi.json", nil))
+	var doc struct {
+		Paths map[string]map[string]struct {
+			OperationID string `json:"operationId"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatalf("%d %v", rec.Code, err)
+	}
+	var got []string
+	for _, item := range doc.Paths {
+		for _, op := range item {
+			got = append(got, op.OperationID)
+		}
+	}
+	slices.Sort(got)
+	want := []string{"clearAllTrash", "clearTrash", "countTrash", "getOpenAPIDocument", "restoreAllTrash", "restoreTrash", "searchTrash"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("documented operations (-want +got):\n%s", diff)
 	}
 }

@@ -36,6 +36,10 @@ func (op Operation) With(d *Doc) Operation {
 type ErrorDoc struct {
 	Key  string // a key of the error table, such as KeyNotFound
 	When string // what it means for this operation; the table's own words if ""
+	// Name, if set, describes the answer once, as a named response of the
+	// document that every operation giving the same ErrorDoc refers to;
+	// it must be the only error of its status there.
+	Name string
 }
 
 // Example is an example request and the data of its success envelope.

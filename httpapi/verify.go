@@ -209,7 +209,7 @@ var getCurrentUserDoc = &Doc{
 	Description: "Returns the current user (the token's principal) as the host's user directory holds them, with the tenant's name: the mobile number in E.164 with its region (country) and telephone code (itc, 0 without a number). Fields the user has not set are empty strings. A user or tenant that no longer exists in the directory is 404. It takes no parameters: any query parameter is 400.",
 	OK:          "OK. data is the current user.",
 	Errors: []ErrorDoc{
-		{Key: KeyNotFound, When: "The token's user or tenant no longer exists in the host's user directory."},
+		userGone,
 	},
 	Example: Example{Data: raw(`{"id": 2, "tenantId": 1, "tenantName": "Acme", "username": "alice", "firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "mobile": "+8613800138000", "country": "CN", "itc": 86, "email": "alice@example.com", "landline": "", "avatar": "https://example.com/alice.png", "title": "", "gender": "FEMALE", "address": ""}`)},
 }
@@ -220,7 +220,7 @@ var updateCurrentUserDoc = &Doc{
 	Description: "Changes the fields of the current user's profile that the body names, and returns the updated detail. A field that is absent or null stays as it is; an empty string clears it, except username and gender, which must hold a value. Rules: username 1 to 100 characters (trimmed), unique in the tenant (409 resource_conflict otherwise); firstName, lastName, fullName and title at most 100 characters; landline at most 40; avatar an http or https URL of at most 400 (or empty); address at most 200; gender MALE, FEMALE or UNKNOWN; no control characters anywhere. A bad field is 400, msg naming it. The mobile number and e-mail address change only with proof: changeMobile, changeEmail. Unknown body fields, and any query parameter, are 400.",
 	OK:          "OK. data is the updated user.",
 	Errors: []ErrorDoc{
-		{Key: KeyNotFound, When: "The token's user or tenant no longer exists in the host's user directory."},
+		userGone,
 		{Key: KeyConflict, When: "Another user of the tenant has the username."},
 	},
 	Example: Example{Body: raw(`{"firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "title": "Engineer"}`), Data: raw(`{"id": 2, "tenantId": 1, "tenantName": "Acme", "username": "alice", "firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "mobile": "+8613800138000", "country": "CN", "itc": 86, "email": "alice@example.com", "landline": "", "avatar": "https://example.com/alice.png", "title": "Engineer", "gender": "FEMALE", "address": ""}`)},
@@ -235,7 +235,7 @@ var getCurrentUserTenantDoc = &Doc{
 	Description: "Returns the current user's tenant (organisation) as the host's user directory holds it; a tenant that no longer exists is 404. It takes no parameters: any query parameter is 400.",
 	OK:          "OK. data is the tenant.",
 	Errors: []ErrorDoc{
-		{Key: KeyNotFound, When: "The token's user or tenant no longer exists in the host's user directory."},
+		userGone,
 	},
 	Example: Example{Data: raw(`{"id": 1, "name": "Acme"}`)},
 }
@@ -246,12 +246,12 @@ var sendSmsCodeDoc = &Doc{
 	Description: "Sends a verification code for bizKey by text message to mobile, a number of the region country. Each bizKey is a namespace of its own: a code sent for SIGNIN never passes a check for MODIFY_MOBILE. data says how long the code is valid and when the number may get another.\n\nThe number must be the user's own or one no other user of the tenant has (409 verification_address_taken: no code is sent, but the attempt counts toward the user's daily requests). BIND_MOBILE is for a user without a number (409 verification_already_bound otherwise), MODIFY_MOBILE for one with a number (409 verification_not_bound otherwise). A bad field is 400, msg naming it. Unknown body fields, and any query parameter, are 400.\n\nLimits (the defaults; the host may set others): one code per bizKey and address per 60 seconds; 10 codes per address per hour; 20 code requests per user per day. A send refused because another user has the address (409) counts toward the user's daily requests only (counting it against the address would let anyone block its holder's codes); a request over a limit is 429 too_many_requests with Retry-After, the seconds until that limit's window ends (60 after a send for the same bizKey and address); windows are fixed and open with the first request after the last window closed.\n\nA code is 6 random digits, valid for 5 minutes and once; a new send for the same bizKey and address replaces the previous code. If the gateway or mail server does not accept the message, the answer is 502 verification_send_failed: no usable code is left, and the send counts toward the limits.\n\nThe proof flow of MODIFY_MOBILE: (1) sendSmsCode with MODIFY_MOBILE to the current number; (2) checkSmsCode with that code, which answers a linkSecret; (3) sendSmsCode with MODIFY_MOBILE to the new number; (4) changeMobile with the new number, the code of step 3 and the linkSecret. BIND_MOBILE, for a user without a number, is steps 3 and 4 with BIND_MOBILE and without linkSecret. For every other bizKey, checkSmsCode answers a linkSecret that the host redeems for its own flow (a password update, cancelling an account).",
 	OK:          "OK. The code went out; data says for how long it is valid.",
 	Errors: []ErrorDoc{
-		{Key: KeyNotFound, When: "The token's user or tenant no longer exists in the host's user directory."},
+		userGone,
 		{Key: KeyAddressTaken}, // SendConflict
 		{Key: KeyAlreadyBound}, // SendConflict
 		{Key: KeyNotBound},     // SendConflict
-		{Key: KeyTooManyRequests, When: "A send limit is reached (by default: one code per bizKey and address per 60 seconds, 10 per address per hour, 20 requests per user per day; a send refused with 409 verification_address_taken counts too). msg says which; retry after Retry-After seconds."},
-		{Key: KeySendFailed, When: "The SMS gateway or mail server did not accept the message. No usable code is left, and the send counts toward the limits: retry after the resend interval."},
+		sendLimited,
+		sendFailed,
 	},
 	Example: Example{Body: raw(`{"bizKey": "MODIFY_MOBILE", "mobile": 13800138000, "country": "CN"}`), Data: raw(`{"expiresInSeconds": 300, "resendInSeconds": 60}`)},
 	More: map[string]Example{
@@ -265,12 +265,12 @@ var sendEmailCodeDoc = &Doc{
 	Description: "Sends a verification code for bizKey by e-mail to every address of toAddress, an array of arrays of addresses that is flattened, with duplicates dropped (addresses compare with the domain in lower case): 1 to 5 different addresses must remain, each a bare address of at most 100 characters. Each address gets a code of its own, in a message of its own, and every address must pass the rules, or nothing is sent to any. Each bizKey is a namespace of its own. data says how long the codes are valid and when the addresses may get others.\n\nAn address must be the user's own or one no other user of the tenant has (409 verification_address_taken: nothing is sent, but the attempt counts toward the user's daily requests). BIND_EMAIL is for a user without an address (409 verification_already_bound otherwise), MODIFY_EMAIL for one with an address (409 verification_not_bound otherwise). A bad field is 400, msg naming it (toAddress[1][0]). Unknown body fields, and any query parameter, are 400.\n\nLimits (the defaults; the host may set others): one code per bizKey and address per 60 seconds; 10 codes per address (each recipient) per hour; 20 code requests per user per day. A send refused because another user has the address (409) counts toward the user's daily requests only (counting it against the address would let anyone block its holder's codes); a request over a limit is 429 too_many_requests with Retry-After, the seconds until that limit's window ends (60 after a send for the same bizKey and address); windows are fixed and open with the first request after the last window closed.\n\nA code is 6 random digits, valid for 5 minutes and once; a new send for the same bizKey and address replaces the previous code. If the gateway or mail server does not accept the message, the answer is 502 verification_send_failed: no usable code is left, and the send counts toward the limits.\n\nThe proof flow of MODIFY_EMAIL: (1) sendEmailCode with MODIFY_EMAIL to the current address; (2) checkEmailCode with that code, which answers a linkSecret; (3) sendEmailCode with MODIFY_EMAIL to the new address; (4) changeEmail with the new address, the code of step 3 and the linkSecret. BIND_EMAIL, for a user without an address, is steps 3 and 4 with BIND_EMAIL and without linkSecret. For every other bizKey, checkEmailCode answers a linkSecret that the host redeems for its own flow.",
 	OK:          "OK. The codes went out; data says for how long they are valid.",
 	Errors: []ErrorDoc{
-		{Key: KeyNotFound, When: "The token's user or tenant no longer exists in the host's user directory."},
+		userGone,
 		{Key: KeyAddressTaken}, // SendConflict
 		{Key: KeyAlreadyBound}, // SendConflict
 		{Key: KeyNotBound},     // SendConflict
-		{Key: KeyTooManyRequests, When: "A send limit is reached (by default: one code per bizKey and address per 60 seconds, 10 per address per hour, 20 requests per user per day; a send refused with 409 verification_address_taken counts too). msg says which; retry after Retry-After seconds."},
-		{Key: KeySendFailed, When: "The SMS gateway or mail server did not accept the message. No usable code is left, and the send counts toward the limits: retry after the resend interval."},
+		sendLimited,
+		sendFailed,
 	},
 	Example: Example{Body: raw(`{"bizKey": "MODIFY_EMAIL", "toAddress": [["alice@example.com"]]}`), Data: raw(`{"expiresInSeconds": 300, "resendInSeconds": 60}`)},
 	More: map[string]Example{
@@ -288,7 +288,7 @@ var checkSmsCodeDoc = &Doc{
 		{Key: KeyCodeWrong},   // CodeBadRequest
 		{Key: KeyCodeExpired}, // CodeBadRequest
 		{Key: KeyCodeMissing}, // CodeBadRequest
-		{Key: KeyAddressTaken, When: "verification_address_taken: another user of the tenant holds the address now (it was taken since the code went out); the code proves nothing the user could use."},
+		takenSince,
 		{Key: KeyCodeExhausted},   // CodeTooManyRequests
 		{Key: KeyTooManyFailures}, // CodeTooManyRequests
 	},
@@ -311,7 +311,7 @@ var checkEmailCodeDoc = &Doc{
 		{Key: KeyCodeWrong},   // CodeBadRequest
 		{Key: KeyCodeExpired}, // CodeBadRequest
 		{Key: KeyCodeMissing}, // CodeBadRequest
-		{Key: KeyAddressTaken, When: "verification_address_taken: another user of the tenant holds the address now (it was taken since the code went out); the code proves nothing the user could use."},
+		takenSince,
 		{Key: KeyCodeExhausted},   // CodeTooManyRequests
 		{Key: KeyTooManyFailures}, // CodeTooManyRequests
 	},
@@ -333,8 +333,8 @@ var changeMobileDoc = &Doc{
 		{Key: KeyCodeWrong},   // CodeBadRequest
 		{Key: KeyCodeExpired}, // CodeBadRequest
 		{Key: KeyCodeMissing}, // CodeBadRequest
-		{Key: KeyLinkSecretRefused, When: "The linkSecret is unknown, used, expired (10 minutes), of another user or bizKey, or was won on an address other than the current one."},
-		{Key: KeyNotFound, When: "The token's user or tenant no longer exists in the host's user directory."},
+		linkRefused,
+		userGone,
 		{Key: KeyAddressTaken},    // ChangeConflict
 		{Key: KeyAlreadyBound},    // ChangeConflict
 		{Key: KeyNotBound},        // ChangeConflict
@@ -358,8 +358,8 @@ var changeEmailDoc = &Doc{
 		{Key: KeyCodeWrong},   // CodeBadRequest
 		{Key: KeyCodeExpired}, // CodeBadRequest
 		{Key: KeyCodeMissing}, // CodeBadRequest
-		{Key: KeyLinkSecretRefused, When: "The linkSecret is unknown, used, expired (10 minutes), of another user or bizKey, or was won on an address other than the current one."},
-		{Key: KeyNotFound, When: "The token's user or tenant no longer exists in the host's user directory."},
+		linkRefused,
+		userGone,
 		{Key: KeyAddressTaken},    // ChangeConflict
 		{Key: KeyAlreadyBound},    // ChangeConflict
 		{Key: KeyNotBound},        // ChangeConflict
@@ -372,3 +372,13 @@ var changeEmailDoc = &Doc{
 		"bind": {Summary: "BIND_EMAIL, the code as a number", Body: raw(`{"bizKey": "BIND_EMAIL", "email": "bob@example.com", "verificationCode": 12345}`)},
 	},
 }
+
+// The errors several operations answer alike, each described once in the
+// OpenAPI document.
+var (
+	userGone    = ErrorDoc{Name: "CurrentUserNotFound", Key: KeyNotFound, When: "The token's user or tenant no longer exists in the host's user directory."}
+	sendLimited = ErrorDoc{Name: "SendTooManyRequests", Key: KeyTooManyRequests, When: "A send limit is reached (by default: one code per bizKey and address per 60 seconds, 10 per address per hour, 20 requests per user per day; a send refused with 409 verification_address_taken counts too). msg says which; retry after Retry-After seconds."}
+	sendFailed  = ErrorDoc{Name: "SendFailed", Key: KeySendFailed, When: "The SMS gateway or mail server did not accept the message. No usable code is left, and the send counts toward the limits: retry after the resend interval."}
+	linkRefused = ErrorDoc{Name: "LinkSecretRefused", Key: KeyLinkSecretRefused, When: "The linkSecret is unknown, used, expired (10 minutes), of another user or bizKey, or was won on an address other than the current one."}
+	takenSince  = ErrorDoc{Name: "CheckConflict", Key: KeyAddressTaken, When: "verification_address_taken: another user of the tenant holds the address now (it was taken since the code went out); the code proves nothing the user could use."}
+)
