@@ -8,7 +8,19 @@
 // deskkit.Principal. Serve it alone, or beside the host's routes through
 // Server.Wrap; it answers every path it is given. Every answer is an
 // envelope (package envelope). The OpenAPI 3 document of the API is
-// embedded and served without authentication at GET /api/v1/openapi.json.
+// generated when New runs and served without authentication at GET
+// /api/v1/openapi.json (see "The OpenAPI document").
+//
+// The services are taken as small interfaces, exactly the methods the
+// routes call, composed per route group: TrashService (TrashSearcher,
+// TrashRestorer, TrashClearer), VerifyService (ProfileService, CodeSender,
+// CodeChecker, AddressChanger) and ChannelService (ChannelStore).
+// *trash.Trash, *verify.Verifier and *channel.ChannelRegistry implement
+// them, and a host may mount a wrapper (metrics, audit) or a fake instead.
+// Optional capabilities are found by type assertion, so that a wrapper
+// keeps compiling when a service grows: POST /event/channel/test is
+// mounted only when Config.Channels is a ChannelTester too. A nil service,
+// or a nil pointer in a service field, mounts nothing.
 //
 // # Routes as data
 //
@@ -140,6 +152,26 @@
 // the limit. JSON keys match field names exactly, although
 // encoding/json does not: "MOBILE" is not the field mobile, and is answered
 // as a key the request does not have.
+//
+// # The OpenAPI document
+//
+// The document is generated, never written by hand: paths, methods,
+// operationIds and parameters come from the operation lists; request and
+// response schemas from the Go types of Op[Req, Resp], through kin-openapi's
+// openapi3gen, with the words and constraints a Go type cannot carry
+// (descriptions, bounds, patterns, enums, the wire syntax of numbers
+// written as strings) added per type in openapi_notes.go; error statuses,
+// envelope codes and headers from the error table, by the keys each
+// operation's Doc names plus those every operation answers (400, 401, 405,
+// 500, 503, and for a JSON body the body-size row when the table has one);
+// summaries, descriptions and an example request and answer per operation
+// (for readers, and for contract testers such as Dredd and Schemathesis)
+// from each operation's Doc. The served document covers the operations New
+// mounted: a service not configured is not in it, and neither are routes a
+// host adds with Handle or Mount. The committed httpapi/openapi.json is the
+// document with every service mounted; a test checks that it equals what
+// the code generates (go generate ./httpapi rewrites it), and CI lints it
+// with Redocly.
 //
 // # Event channels
 //

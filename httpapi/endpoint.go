@@ -30,7 +30,10 @@ type Validator interface {
 
 // Op declares the operation id (the operationId of the OpenAPI document)
 // at method and path (a template under Prefix), whose request is decoded
-// into a Req before fn runs. Req is a struct whose tagged fields say where
+// into a Req before fn runs, and whose answer is a success envelope with
+// fn's Resp as data (a nil *None is data null). Req and Resp are what the
+// OpenAPI document is generated from; Operation.Doc adds what types do not
+// say. Req is a struct whose tagged fields say where
 // their values come from:
 //
 //	ID        int64  `path:"id"`                    // a path parameter
@@ -44,7 +47,7 @@ type Validator interface {
 // naming the parameter, answered 400; so are query parameters Req does not
 // declare. Op panics if Req is not such a struct: that is a programming
 // error, found when the routes are declared.
-func Op[Req any](id, method, path string, fn func(ctx context.Context, p deskkit.Principal, req Req) (any, error)) Operation {
+func Op[Req, Resp any](id, method, path string, fn func(ctx context.Context, p deskkit.Principal, req Req) (Resp, error)) Operation {
 	var zero Req
 	t := reflect.TypeOf(zero)
 	if t == nil || t.Kind() != reflect.Struct {
@@ -52,6 +55,7 @@ func Op[Req any](id, method, path string, fn func(ctx context.Context, p deskkit
 	}
 	var fields []fieldDecoder
 	var params []Param
+	var body reflect.Type
 	for i := range t.NumField() {
 		f := t.Field(i)
 		fd, p, ok := newFieldDecoder(id, f)
@@ -61,6 +65,9 @@ func Op[Req any](id, method, path string, fn func(ctx context.Context, p deskkit
 		fields = append(fields, fd)
 		if p.Name != "" {
 			params = append(params, p)
+		}
+		if fd.in == "body" {
+			body = f.Type
 		}
 	}
 	if qd, ok := any(&zero).(QueryDecoder); ok {
@@ -73,8 +80,13 @@ func Op[Req any](id, method, path string, fn func(ctx context.Context, p deskkit
 			if err := decodeRequest(r, &req, fields); err != nil {
 				return nil, err
 			}
-			return fn(r.Context(), p, req)
+			resp, err := fn(r.Context(), p, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
 		},
+		types: &opTypes{body: body, resp: reflect.TypeFor[Resp]()},
 	}
 }
 
@@ -98,6 +110,16 @@ func decodeRequest[Req any](r *http.Request, req *Req, fields []fieldDecoder) er
 		return val.Validate()
 	}
 	return nil
+}
+
+// None is the Resp of an operation whose data is always null: it returns
+// a nil *None.
+type None struct{}
+
+// opTypes are the Go types an Op was declared with.
+type opTypes struct {
+	body reflect.Type // the body:"json" field's type; nil if none
+	resp reflect.Type // Resp
 }
 
 // fieldDecoder fills one field of a request struct.

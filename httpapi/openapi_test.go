@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -287,6 +290,34 @@ func bodyReader(body string) io.Reader {
 		return nil
 	}
 	return strings.NewReader(body)
+}
+
+var update = flag.Bool("update", false, "rewrite openapi.json with the generated document")
+
+// The committed openapi.json is the document the server generates with
+// every service mounted; go generate ./httpapi rewrites it.
+func TestOpenAPIDocumentCommitted(t *testing.T) {
+	e := setup(t)
+	resp, got := e.do(t, http.MethodGet, httpapi.Prefix+"/openapi.json", "", "")
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if *update {
+		if err := os.WriteFile("openapi.json", got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		var g, w any
+		_ = json.Unmarshal(got, &g)
+		_ = json.Unmarshal(want, &w)
+		t.Errorf("httpapi/openapi.json is not the generated document; run go generate ./httpapi (-committed +generated):\n%s", cmp.Diff(w, g))
+	}
 }
 
 func TestOpenAPIDocumentCoversRoutes(t *testing.T) {
@@ -1018,6 +1049,43 @@ func TestOpenAPIResponses(t *testing.T) {
 				mu.Unlock()
 			})
 		}
+		// Every operation the document says answers 413 (those with a
+		// body, once the error table has its body-size row) gets a body
+		// over the limit.
+		t.Run("body too large", func(t *testing.T) {
+			t.Parallel()
+			e := setup(t)
+			big := `{"name":"` + strings.Repeat("x", httpapi.DefaultMaxBodyBytes) + `"}`
+			for p, item := range e.doc.Paths.Map() {
+				for method, op := range item.Operations() {
+					if op.Responses.Status(http.StatusRequestEntityTooLarge) == nil {
+						continue
+					}
+					target := regexp.MustCompile(`\{[^}]+\}`).ReplaceAllString(p, "1")
+					resp, body := e.do(t, method, target, "admin", big)
+					if resp.StatusCode != http.StatusRequestEntityTooLarge {
+						t.Errorf("%s %s with a body over the limit: %d %s", method, target, resp.StatusCode, body)
+						continue
+					}
+					req := httptest.NewRequestWithContext(t.Context(), method, target, nil)
+					route, pathParams, err := e.router.FindRoute(req)
+					if err != nil {
+						t.Fatalf("%s %s: %v", method, target, err)
+					}
+					err = openapi3filter.ValidateResponse(t.Context(), &openapi3filter.ResponseValidationInput{
+						RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams, Route: route},
+						Status:                 resp.StatusCode, Header: resp.Header, Body: io.NopCloser(bytes.NewReader(body)),
+						Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+					})
+					if err != nil {
+						t.Errorf("response to %s %s does not match the document:\n%v", method, target, err)
+					}
+					mu.Lock()
+					seen[fmt.Sprintf("%s %d", op.OperationID, resp.StatusCode)] = true
+					mu.Unlock()
+				}
+			}
+		})
 	})
 	if t.Failed() {
 		return

@@ -36,6 +36,19 @@ type Param struct {
 	In       ParamIn
 	Type     string // the OpenAPI type: "integer", "string" or "boolean"
 	Required bool   // path parameters always are
+
+	// What the OpenAPI document says besides (deskkit's own operations
+	// must say it; Doc.Params can say it for Op's parameters):
+	// Description ("{n}" stands for the index of an indexed name), an
+	// Example (a []string gives one per index), and Schema, a JSON object
+	// of schema keywords added to {"type": Type}, such as
+	// `{"minimum": 1}` or a $ref that replaces it.
+	Description string
+	Example     any
+	Schema      string
+	// Indexes is how many indexes "[n]" takes (0 to Indexes-1), each
+	// documented as a parameter of its own.
+	Indexes int
 }
 
 // Operation is one route as data: everything registration, Allow, the
@@ -58,6 +71,10 @@ type Operation struct {
 	// envelope (the OpenAPI document).
 	serve http.HandlerFunc
 	host  bool // added with Handle or Mount: not among Routes
+
+	// Doc is what the OpenAPI document says beyond the types; see Doc.
+	Doc   *Doc
+	types *opTypes // set by Op
 }
 
 // Route is a method and a path template as the OpenAPI document writes it

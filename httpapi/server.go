@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -14,10 +13,7 @@ import (
 	"time"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/internal/ratelog"
-	"github.com/deskkit/deskkit/trash"
-	"github.com/deskkit/deskkit/verify"
 )
 
 // Prefix is where every route is mounted.
@@ -47,13 +43,16 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (deskkit.Principal, error)
 }
 
-// Config names the services to mount; nil services are not mounted, and
-// their routes answer 404.
+// Config names the services to mount; nil services (a nil interface or a
+// nil pointer in one) are not mounted, and their routes answer 404. The
+// services are interfaces (services.go) that *trash.Trash,
+// *verify.Verifier and *channel.ChannelRegistry implement, so a host can
+// mount a wrapper or a fake.
 type Config struct {
 	Authenticator Authenticator // required
-	Trash         *trash.Trash
-	Verifier      *verify.Verifier
-	Channels      *channel.ChannelRegistry
+	Trash         TrashService
+	Verifier      VerifyService
+	Channels      ChannelService   // POST /event/channel/test if it is a ChannelTester too
 	Logger        *slog.Logger     // unexpected errors go here; slog.Default if nil
 	Now           func() time.Time // the clock of envelope datetimes and outage logging; time.Now if nil
 	MaxBodyBytes  int64            // DefaultMaxBodyBytes if 0
@@ -121,10 +120,8 @@ type Server struct {
 	mu      sync.Mutex              // held by Mount while it adds to ops and builds
 	ops     []*Operation            // deskkit's, then the host's, in mounting order
 	routing atomic.Pointer[routing] // built from ops; swapped whole by Mount
+	doc     []byte                  // the OpenAPI document of deskkit's operations
 }
-
-//go:embed openapi.json
-var openAPIDocument []byte
 
 // New builds the handler of the services cfg names.
 func New(cfg *Config) (*Server, error) {
@@ -134,28 +131,35 @@ func New(cfg *Config) (*Server, error) {
 	}
 	s := &Server{cfg: c}
 	s.outages = &outageLog{logger: c.Logger, every: &ratelog.Every{Interval: c.OutageLogInterval, Now: c.Now}}
-	s.add(Operation{ID: "getOpenAPIDocument", Method: http.MethodGet, Path: "/openapi.json", serve: s.serveDocument})
-	if c.Trash != nil {
+	s.add(Operation{ID: "getOpenAPIDocument", Method: http.MethodGet, Path: "/openapi.json", serve: s.serveDocument, Doc: getOpenAPIDocumentDoc})
+	if mounted(c.Trash) {
 		for _, op := range trashRoutes(c.Trash) {
 			s.add(op)
 		}
 	}
-	if c.Verifier != nil {
+	if mounted(c.Verifier) {
 		for _, op := range verifyRoutes(c.Verifier) {
 			s.add(op)
 		}
 	}
-	if c.Channels != nil {
+	if mounted(c.Channels) {
 		for _, op := range channelRoutes(c.Channels) {
 			s.add(op)
 		}
 	}
 	s.routing.Store(s.build())
+	var err error
+	if s.doc, err = buildDocument(s.ops); err != nil {
+		// A route list's Doc is wrong: a programming error, as a bad
+		// template is.
+		panic("httpapi: OpenAPI document: " + err.Error())
+	}
 	return s, nil
 }
 
-// serveDocument answers the OpenAPI document, without authentication. It
-// takes no query parameters either.
+// serveDocument answers the OpenAPI document of the operations New
+// mounted (see buildDocument), without authentication. It takes no query
+// parameters either.
 func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request) {
 	if err := checkQuery(r, nil); err != nil {
 		s.WriteError(w, r, err)
@@ -163,7 +167,7 @@ func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(openAPIDocument)
+	_, _ = w.Write(s.doc)
 }
 
 // ServeHTTP answers one request. An operation runs within
@@ -229,4 +233,11 @@ func (s *Server) authenticate(r *http.Request) (deskkit.Principal, error) {
 		return deskkit.Principal{}, deskkit.ErrUnauthenticated
 	}
 	return p, nil
+}
+
+var getOpenAPIDocumentDoc = &Doc{
+	Tag:         "meta",
+	Summary:     "This OpenAPI document",
+	Description: "Returns this OpenAPI 3.0.3 document, as generated when the server started from the operations it mounts (a host's own routes are not in it). Needs no credential.",
+	OK:          "OK. The OpenAPI document (not wrapped in an envelope).",
 }
