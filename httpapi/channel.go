@@ -156,13 +156,14 @@ func (h channelHandlers) test(ctx context.Context, p deskkit.Principal, req chan
 var addEventChannelDoc = &Doc{
 	Tag:         "channel",
 	Summary:     "Add a channel",
-	Description: "Adds a channel to the caller's tenant. channelType takes the aliases WECHAT and DINGTALK; the answer has the canonical type. name is unique within the tenant (409 channel_name_taken); address is checked for the type (see ChannelAdd). Each tenant may have 5 webhooks, 20 e-mail channels and 10 of each robot kind: one more is 409 channel_quota_exceeded (E3), counted in the transaction of the insert, so parallel adds cannot exceed it.\n\nA webhook gets a signing secret, whsec_ and the base64 of 32 random bytes: it is in this answer and never again (it is stored encrypted). Every webhook request carries webhook-id, webhook-timestamp and webhook-signature headers (Standard Webhooks), which any Standard Webhooks library checks with it. A WORKPLACE_CHAT channel takes DingTalk's signing secret (SEC...) in secret, write-only; no other type takes one.\n\nA URL whose host is a literal address of a network channels may not reach (loopback, private, link-local, cloud metadata, in any spelling: 127.1, 2130706433, [::ffff:127.0.0.1]...) or localhost is 400 channel_address_blocked. Host names are resolved, and every address they resolve to checked, when a message is sent. Unknown body fields, id other than null, and any query parameter are 400.",
+	Description: "Adds a channel to the caller's tenant. Only admins, or users the host's channel.Authorizer allows, may add channels: anyone else is 403 forbidden, asked before anything is read or written. channelType takes the aliases WECHAT and DINGTALK; the answer has the canonical type. name is unique within the tenant (409 channel_name_taken); address is checked for the type (see ChannelAdd). Each tenant may have 5 webhooks, 20 e-mail channels and 10 of each robot kind: one more is 409 channel_quota_exceeded (E3), counted in the transaction of the insert, so parallel adds cannot exceed it.\n\nA webhook gets a signing secret, whsec_ and the base64 of 32 random bytes: it is in this answer and never again (it is stored encrypted). Every webhook request carries webhook-id, webhook-timestamp and webhook-signature headers (Standard Webhooks), which any Standard Webhooks library checks with it. A WORKPLACE_CHAT channel takes DingTalk's signing secret (SEC...) in secret, write-only; no other type takes one.\n\nA URL whose host is a literal address of a network channels may not reach (loopback, private, link-local, cloud metadata, in any spelling: 127.1, 2130706433, [::ffff:127.0.0.1]...) or localhost is 400 channel_address_blocked, whose msg names the reason: loopback or a private network (and the setting that opens both in development: channel.Config.AllowPrivateNetworks, the reference server's -channel-allow-private-networks), a cloud metadata endpoint or link-local (never opened), or another special-purpose range. Host names are resolved, and every address they resolve to checked, when a message is sent. Unknown body fields, id other than null, and any query parameter are 400.",
 	OK:          "OK. data is the new channel, and a webhook's signing secret, shown this once.",
 	Errors: []ErrorDoc{
 		{Key: KeyValidation},            // ChannelBadRequest
 		{Key: KeyChannelAddressBlocked}, // ChannelBadRequest
-		{Key: KeyChannelNameTaken},      // ChannelAddConflict
-		{Key: KeyChannelQuotaExceeded},  // ChannelAddConflict
+		channelForbidden,
+		{Key: KeyChannelNameTaken},     // ChannelAddConflict
+		{Key: KeyChannelQuotaExceeded}, // ChannelAddConflict
 	},
 	Example: Example{Body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), Data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
 	More: map[string]Example{
@@ -175,11 +176,12 @@ var addEventChannelDoc = &Doc{
 var replaceEventChannelDoc = &Doc{
 	Tag:         "channel",
 	Summary:     "Replace a channel",
-	Description: "Replaces the name and address of the caller's tenant's channel id, checked exactly as an add checks them; the id stays. id is required (400 without), as a number or a string of digits. The type cannot change: a different channelType (after aliases) is 400, and an id that names no channel of the tenant (never was, deleted, another tenant's) is 404. A webhook keeps its signing secret; for a WORKPLACE_CHAT channel, secret absent or null keeps the stored one, \"\" removes it, and a new value replaces it. Unknown body fields and any query parameter are 400.",
+	Description: "Replaces the name and address of the caller's tenant's channel id, checked exactly as an add checks them; the id stays. Only admins, or users the host's channel.Authorizer allows, may replace channels: anyone else is 403 forbidden, asked before anything is read or written. id is required (400 without), as a number or a string of digits. The type cannot change: a different channelType (after aliases) is 400, and an id that names no channel of the tenant (never was, deleted, another tenant's) is 404. A webhook keeps its signing secret; for a WORKPLACE_CHAT channel, secret absent or null keeps the stored one, \"\" removes it, and a new value replaces it. Unknown body fields and any query parameter are 400.",
 	OK:          "OK. data is the channel as stored now.",
 	Errors: []ErrorDoc{
 		{Key: KeyValidation},            // ChannelBadRequest
 		{Key: KeyChannelAddressBlocked}, // ChannelBadRequest
+		channelForbidden,
 		channelMissing,
 		{Key: KeyChannelNameTaken, When: "Another channel of the tenant has the name."},
 	},
@@ -192,7 +194,7 @@ var replaceEventChannelDoc = &Doc{
 var listEventChannelsDoc = &Doc{
 	Tag:         "channel",
 	Summary:     "List the channels of a type",
-	Description: "Lists the caller's tenant's channels of channelType (an alias lists its canonical type), in id order: id, channelType, name and address, never a secret. An unknown type is 400; query parameters are 400.",
+	Description: "Lists the caller's tenant's channels of channelType (an alias lists its canonical type), in id order: id, channelType, name and address, never a secret. Every user of the tenant may list them, but a user who is not an admin (unless the host's channel.Authorizer lets them see addresses) gets the addresses masked, since they carry keys and tokens: a webhook as its scheme and host followed by /*** (https://hooks.example.com/***), a robot's URL with every query value, its key or access_token among them, as *** (https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***); e-mail addresses as stored. An unknown type is 400; query parameters are 400.",
 	OK:          "OK. data is the list; [] if there are none.",
 	Example:     Example{Data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}]`)},
 	Params: []Param{
@@ -203,9 +205,10 @@ var listEventChannelsDoc = &Doc{
 var deleteEventChannelDoc = &Doc{
 	Tag:         "channel",
 	Summary:     "Delete a channel",
-	Description: "Deletes the caller's tenant's channel id for good, which frees its unit of the type's quota. An id that names no channel of the tenant (never was, already deleted, another tenant's) is 404; query parameters are 400. DELETE /event/channel/test is 405: the static segment is the test route, never a channel id.",
+	Description: "Deletes the caller's tenant's channel id for good, which frees its unit of the type's quota. Only admins, or users the host's channel.Authorizer allows, may delete channels: anyone else is 403 forbidden, asked before anything is read or written. An id that names no channel of the tenant (never was, already deleted, another tenant's) is 404; query parameters are 400. DELETE /event/channel/test is 405: the static segment is the test route, never a channel id.",
 	OK:          "OK. The channel is deleted; data is null.",
 	Errors: []ErrorDoc{
+		channelForbidden,
 		channelMissing,
 	},
 	Example: Example{Data: raw(`null`)},
@@ -217,11 +220,12 @@ var deleteEventChannelDoc = &Doc{
 var testEventChannelDoc = &Doc{
 	Tag:         "channel",
 	Summary:     "Send a test message",
-	Description: "Sends one real message through the channel's protocol, to the address in the body, checked as an add checks it (nothing is stored). WEBHOOK: a Standard Webhooks POST of an event of type channel.test, signed with the stored secret of the channel named by id, or else of the tenant's webhook of this name, when the body's address is that channel's address; otherwise with a throwaway secret returned in data (a stored secret never signs a message to another address, which could replay it to the real receiver). EMAIL: one message to each address, through the host's mail server. ENTERPRISE_CHAT and WORKPLACE_CHAT: the robot's markdown message (the channel name in title and text, for DingTalk's keyword mode; signed with the secret in the body, or else with the stored one when the address is the stored channel's).\n\nSuccess is a 2xx answer, and for the robots errcode 0 in it. Anything else is 502 channel_test_failed, whose msg says what the far end answered (its status, or errcode and errmsg; DingTalk's 310000 and 130101 are explained) or why it could not be reached; redirects are never followed (a 3xx is a failure naming its Location), no proxy is used, 10 seconds bound the whole exchange, and at most 64 KiB of the answer are read.\n\nThe address, and every address its host resolves to at the moment of the connection, must not be in a network channels may not reach (400 channel_address_blocked, nothing sent). An id that names no channel of the tenant is 404. Each tenant may send 20 test messages a minute (the host may set another number), a test of an e-mail channel counting one per address: one more is 429 too_many_requests with Retry-After.",
+	Description: "Sends one real message through the channel's protocol, to the address in the body, checked as an add checks it (nothing is stored). Only admins, or users the host's channel.Authorizer allows, may test channels: anyone else is 403 forbidden, asked before anything is read or written. WEBHOOK: a Standard Webhooks POST of an event of type channel.test, signed with the stored secret of the channel named by id, or else of the tenant's webhook of this name, when the body's address is that channel's address; otherwise with a throwaway secret returned in data (a stored secret never signs a message to another address, which could replay it to the real receiver). EMAIL: one message to each address, through the host's mail server. ENTERPRISE_CHAT and WORKPLACE_CHAT: the robot's markdown message (the channel name in title and text, for DingTalk's keyword mode; signed with the secret in the body, or else with the stored one when the address is the stored channel's).\n\nSuccess is a 2xx answer, and for the robots errcode 0 in it. Anything else is 502 channel_test_failed, whose msg says what the far end answered (its status, or errcode and errmsg; DingTalk's 310000 and 130101 are explained) or why it could not be reached; redirects are never followed (a 3xx is a failure naming its Location), no proxy is used, 10 seconds bound the whole exchange, and at most 64 KiB of the answer are read.\n\nThe address, and every address its host resolves to at the moment of the connection, must not be in a network channels may not reach (400 channel_address_blocked, msg naming the reason, nothing sent). An id that names no channel of the tenant is 404. Each tenant may send 20 test messages a minute (the host may set another number), a test of an e-mail channel counting one per address: one more is 429 too_many_requests with Retry-After.",
 	OK:          "OK. The far end took the message; data names it, and for a webhook test without a stored channel gives the throwaway secret that signed it.",
 	Errors: []ErrorDoc{
 		{Key: KeyValidation},            // ChannelBadRequest
 		{Key: KeyChannelAddressBlocked}, // ChannelBadRequest
+		channelForbidden,
 		channelMissing,
 		{Key: KeyTooManyRequests, When: "The tenant sent as many test messages this minute as allowed (20 by default; the host may set another number): the test route is no relay. Retry after Retry-After seconds."},
 		{Key: KeyChannelTestFailed, When: "The channel did not take the test message: the far end answered a non-2xx status (any 3xx included: redirects are not followed), a robot answered a non-zero errcode, the mail server refused, or the far end could not be reached (connection refused, no answer within 10 seconds...). msg says what the far end answered. Nothing is wrong with deskkit: fix the address or the far end, then test again."},
@@ -235,5 +239,6 @@ var testEventChannelDoc = &Doc{
 // The errors several operations answer alike, each described once in the
 // OpenAPI document.
 var (
-	channelMissing = ErrorDoc{Name: "ChannelNotFound", Key: KeyNotFound, When: "No channel with this id in the caller's tenant: it never was, was deleted, or belongs to another tenant."}
+	channelForbidden = ErrorDoc{Name: "ChannelForbidden", Key: KeyForbidden, When: "The caller is not an admin, and the host's channel.Authorizer (if it has one) does not allow them: only they may add, replace, delete and test channels (listing is open to every user of the tenant). Asked before anything is read or written."}
+	channelMissing   = ErrorDoc{Name: "ChannelNotFound", Key: KeyNotFound, When: "No channel with this id in the caller's tenant: it never was, was deleted, or belongs to another tenant."}
 )

@@ -72,8 +72,10 @@ func is(target error) func(error) bool {
 // service's own error (verify's code expired, with a key of its own) goes
 // above the row of its class (deskkit.ErrInvalid). An error that matches no
 // row is unexpected: it is logged and answered 500 without its text. The
-// package documentation and openapi.json list the same rows; keep them in
-// step.
+// OpenAPI document is generated from it (its error table, and each
+// operation's statuses: see errorRowOf and errorDocs, which must describe
+// every key); the package documentation lists the same rows by hand, so a
+// row added here goes there too.
 var errorTable = []errorRow{
 	// Service rows go here, above the classes they also match.
 	{match: is(verify.ErrCodeWrong), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyCodeWrong},

@@ -42,7 +42,7 @@ var commonErrors = []string{KeyValidation, KeyUnauthorized, KeyMethodNotAllowed,
 
 // bodyErrors are the errors every operation with a JSON body answers
 // besides, if the error table has their rows.
-var bodyErrors = []string{"request_too_large"}
+var bodyErrors = []string{KeyRequestTooLarge}
 
 // errorRowOf is the status and envelope code of an error key: its row of
 // the error table, or the router's own answers.
@@ -373,7 +373,7 @@ var sharedResponses = map[string]string{
 	KeyMethodNotAllowed:   "MethodNotAllowed",
 	KeyInternal:           "InternalError",
 	KeyServiceUnavailable: "ServiceUnavailable",
-	"request_too_large":   "RequestTooLarge",
+	KeyRequestTooLarge:    "RequestTooLarge",
 }
 
 func errorResponseOf(es []ErrorDoc) obj {

@@ -59,6 +59,14 @@ func (f *fakeRestorer) Purge(ctx context.Context, tx bun.Tx, e trash.Entry) erro
 	return f.PurgeFn(ctx, tx, e)
 }
 
+// allButDave lets every user but dave manage the channels, so that the
+// document's 403 answers of the channel operations have cases.
+type allButDave struct{}
+
+func (allButDave) CanManageChannels(_ context.Context, p deskkit.Principal, _ channel.Action) (bool, error) {
+	return p != dave, nil
+}
+
 // fakeAuthorizer names project managers and the projects each user sees.
 type fakeAuthorizer struct {
 	CanManageProjectFn func(ctx context.Context, p deskkit.Principal, projectID int64) (bool, error)
@@ -213,7 +221,7 @@ func setup(t *testing.T) *env {
 		bobTask: add(bob, trash.NewEntry{ProjectID: 10, TargetType: trash.TargetTask, TargetID: 300, TargetName: "Bob's task", CreatedBy: bob.UserID}),
 	}
 	e.vh = newVerifyHost(t, db)
-	e.ch = newChannelHost(t, db, channel.Config{AllowPrivateNetworks: true, TestsPerMinute: 2})
+	e.ch = newChannelHost(t, db, channel.Config{AllowPrivateNetworks: true, TestsPerMinute: 2, Authorizer: allButDave{}})
 
 	e.srv, err = httpapi.New(&httpapi.Config{
 		Authenticator: &fakeAuthenticator{AuthenticateFn: func(_ context.Context, token string) (deskkit.Principal, error) {

@@ -102,7 +102,7 @@ var restoreAllTrashDoc = &Doc{
 var searchTrashDoc = &Doc{
 	Tag:         "trash",
 	Summary:     "Search the trash of tasks or sprints",
-	Description: "Full-text search of the trash: a page of the caller's tenant's entries of one target type matching every given condition, and the number of all matches. Who may: any authenticated user. Without a ProjectViewer every entry of the tenant is visible to every user of the tenant (restoring and clearing are what is restricted); with one, a search of a project the user may not see is 404, and a search across projects covers only the visible ones, totals included. Unknown parameters, and parameters given twice, are 400.",
+	Description: "Full-text search of the trash: a page of the caller's tenant's entries of one target type matching every given condition, and the number of all matches. Who may: any authenticated user. Without a ProjectViewer every entry of the tenant is visible to every user of the tenant (restoring and clearing are what is restricted); with one, a search of a project the user may not see is 404, and a search across projects covers only the visible ones, totals included. Every entry says who deleted it (deletedBy, and deletedByName, as the host's user directory names them) and when retention will purge it (purgeDate: deletedDate plus the server's retention; null when the server keeps entries until they are cleared); infoScope DETAIL adds the creator's name and both avatars. Unknown parameters, and parameters given twice, are 400.",
 	OK:          "OK. data is one page of entries and the number of all matches.",
 	Errors: []ErrorDoc{
 		entryMissing,
