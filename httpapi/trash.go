@@ -85,6 +85,11 @@ var restoreTrashDoc = &Doc{
 	},
 }
 
+// projectParam is the one parameter of the project-wide operations.
+var projectParam = []Param{
+	{Name: "projectId", Description: "The project. It is the operation's only parameter.", Example: 10, Schema: `{"type": "integer", "format": "int64", "minimum": 1}`},
+}
+
 var restoreAllTrashDoc = &Doc{
 	Tag:         "trash",
 	Summary:     "Restore all tasks and sprints of a project",
@@ -94,9 +99,7 @@ var restoreAllTrashDoc = &Doc{
 		entryMissing,
 	},
 	Example: Example{Data: raw(`3`)},
-	Params: []Param{
-		{Name: "projectId", Description: "The project. It is the operation's only parameter.", Example: 10, Schema: `{"type": "integer", "format": "int64", "minimum": 1}`},
-	},
+	Params:  projectParam,
 }
 
 var searchTrashDoc = &Doc{
@@ -119,9 +122,7 @@ var countTrashDoc = &Doc{
 		entryMissing,
 	},
 	Example: Example{Data: raw(`4`)},
-	Params: []Param{
-		{Name: "projectId", Description: "The project. It is the operation's only parameter.", Example: 10, Schema: `{"type": "integer", "format": "int64", "minimum": 1}`},
-	},
+	Params:  projectParam,
 }
 
 var clearAllTrashDoc = &Doc{
@@ -134,9 +135,7 @@ var clearAllTrashDoc = &Doc{
 		entryMissing,
 	},
 	Example: Example{Data: raw(`4`)},
-	Params: []Param{
-		{Name: "projectId", Description: "The project. It is the operation's only parameter.", Example: 10, Schema: `{"type": "integer", "format": "int64", "minimum": 1}`},
-	},
+	Params:  projectParam,
 }
 
 var clearTrashDoc = &Doc{

@@ -323,26 +323,31 @@ var checkEmailCodeDoc = &Doc{
 	},
 }
 
+// changeErrors are the answers of changeMobile and changeEmail besides
+// success: a code checked as checkSmsCode checks it, a link secret spent,
+// and the address changed, in one transaction.
+var changeErrors = []ErrorDoc{
+	{Key: KeyValidation},
+	{Key: KeyCodeWrong},
+	{Key: KeyCodeExpired},
+	{Key: KeyCodeMissing},
+	linkRefused,
+	userGone,
+	{Key: KeyAddressTaken},
+	{Key: KeyAlreadyBound},
+	{Key: KeyNotBound},
+	{Key: KeyConflict},
+	{Key: KeyCodeExhausted},
+	{Key: KeyTooManyFailures},
+}
+
 var changeMobileDoc = &Doc{
 	Tag:         "user",
 	Summary:     "Change the current user's mobile number",
 	Description: "Changes the current user's mobile number, with proof, and returns the updated detail. With MODIFY_MOBILE (the user has a number), linkSecret is what checkSmsCode answered for a MODIFY_MOBILE code sent to the current number, and verificationCode a MODIFY_MOBILE code sent to the new number. With BIND_MOBILE (the user has none), one proof of the new number is enough: verificationCode, a BIND_MOBILE code sent to it; or, once checkSmsCode has used that code up, linkSecret, what that check answered, with verificationCode absent or empty. Giving both with BIND_MOBILE is 400, msg naming linkSecret. itc, if given, must be the telephone code of country.\n\nThe code is checked first (with the rules and errors of checking a code: 400 verification_code_wrong, _expired, _missing; 429 verification_code_exhausted, verification_failures_exceeded), in the same transaction that spends the link secret and changes the address: a wrong code leaves the link secret unspent, and a refused change leaves both. A code that a check already used up is 400 verification_code_missing, msg saying so and, with BIND_*, pointing at the linkSecret that check answered. A linkSecret that is unknown, used, expired (10 minutes), of another user or bizKey, or won on the wrong address is 403 link_secret_invalid: with MODIFY_* it must have been won on the current address (a code checked for the new address proves nothing about the old), with BIND_* on the new one. BIND_* for a user who has an address of that kind is 409 verification_already_bound, MODIFY_* for one who has none 409 verification_not_bound; an address another user of the tenant has is 409 verification_address_taken, and 409 resource_conflict if the address changed meanwhile (a concurrent change). A MODIFY_* without linkSecret, a BIND_* with both verificationCode and linkSecret, no verificationCode (with MODIFY_*, or with BIND_* without linkSecret), the user's current address, and bad fields are 400 param_validation_error, msg naming the field. After the change, a notice goes to the old address. Unknown body fields, and any query parameter, are 400.\n\nThe proof flow of MODIFY_MOBILE: (1) sendSmsCode with MODIFY_MOBILE to the current number; (2) checkSmsCode with that code, which answers a linkSecret; (3) sendSmsCode with MODIFY_MOBILE to the new number; (4) changeMobile with the new number, the code of step 3 and the linkSecret. BIND_MOBILE, for a user without a number, takes one proof of the new number: sendSmsCode with BIND_MOBILE to it, then changeMobile with that code and without linkSecret; or, when the client checks the code first (checkSmsCode uses it up), changeMobile with the linkSecret that check answered instead of the code. For every other bizKey, checkSmsCode answers a linkSecret that the host redeems for its own flow (a password update, cancelling an account).",
 	OK:          "OK. data is the updated user.",
-	Errors: []ErrorDoc{
-		{Key: KeyValidation},  // CodeBadRequest
-		{Key: KeyCodeWrong},   // CodeBadRequest
-		{Key: KeyCodeExpired}, // CodeBadRequest
-		{Key: KeyCodeMissing}, // CodeBadRequest
-		linkRefused,
-		userGone,
-		{Key: KeyAddressTaken},    // ChangeConflict
-		{Key: KeyAlreadyBound},    // ChangeConflict
-		{Key: KeyNotBound},        // ChangeConflict
-		{Key: KeyConflict},        // ChangeConflict
-		{Key: KeyCodeExhausted},   // CodeTooManyRequests
-		{Key: KeyTooManyFailures}, // CodeTooManyRequests
-	},
-	Example: Example{Body: raw(`{"bizKey": "MODIFY_MOBILE", "mobile": 13700137000, "country": "CN", "itc": 86, "verificationCode": 12345, "linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`), Data: raw(`{"id": 2, "tenantId": 1, "tenantName": "Acme", "username": "alice", "firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "mobile": "+8613700137000", "country": "CN", "itc": 86, "email": "alice@example.com", "landline": "", "avatar": "https://example.com/alice.png", "title": "", "gender": "FEMALE", "address": ""}`)},
+	Errors:      changeErrors,
+	Example:     Example{Body: raw(`{"bizKey": "MODIFY_MOBILE", "mobile": 13700137000, "country": "CN", "itc": 86, "verificationCode": 12345, "linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`), Data: raw(`{"id": 2, "tenantId": 1, "tenantName": "Acme", "username": "alice", "firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "mobile": "+8613700137000", "country": "CN", "itc": 86, "email": "alice@example.com", "landline": "", "avatar": "https://example.com/alice.png", "title": "", "gender": "FEMALE", "address": ""}`)},
 	More: map[string]Example{
 		"bind":        {Summary: "BIND_MOBILE, digits as strings", Body: raw(`{"bizKey": "BIND_MOBILE", "mobile": "137 0013 7000", "country": "CN", "itc": "+86", "verificationCode": "012345"}`)},
 		"bindChecked": {Summary: "BIND_MOBILE after checkSmsCode used the code up: its linkSecret instead", Body: raw(`{"bizKey": "BIND_MOBILE", "mobile": "13700137000", "country": "CN", "linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`)},
@@ -354,21 +359,8 @@ var changeEmailDoc = &Doc{
 	Summary:     "Change the current user's e-mail address",
 	Description: "Changes the current user's e-mail address, with proof, and returns the updated detail. With MODIFY_EMAIL (the user has an address), linkSecret is what checkEmailCode answered for a MODIFY_EMAIL code sent to the current address, and verificationCode a MODIFY_EMAIL code sent to the new address. With BIND_EMAIL (the user has none), one proof of the new address is enough: verificationCode, a BIND_EMAIL code sent to it; or, once checkEmailCode has used that code up, linkSecret, what that check answered, with verificationCode absent or empty. Giving both with BIND_EMAIL is 400, msg naming linkSecret. The address is stored trimmed, its domain in lower case.\n\nThe code is checked first (with the rules and errors of checking a code: 400 verification_code_wrong, _expired, _missing; 429 verification_code_exhausted, verification_failures_exceeded), in the same transaction that spends the link secret and changes the address: a wrong code leaves the link secret unspent, and a refused change leaves both. A code that a check already used up is 400 verification_code_missing, msg saying so and, with BIND_*, pointing at the linkSecret that check answered. A linkSecret that is unknown, used, expired (10 minutes), of another user or bizKey, or won on the wrong address is 403 link_secret_invalid: with MODIFY_* it must have been won on the current address (a code checked for the new address proves nothing about the old), with BIND_* on the new one. BIND_* for a user who has an address of that kind is 409 verification_already_bound, MODIFY_* for one who has none 409 verification_not_bound; an address another user of the tenant has is 409 verification_address_taken, and 409 resource_conflict if the address changed meanwhile (a concurrent change). A MODIFY_* without linkSecret, a BIND_* with both verificationCode and linkSecret, no verificationCode (with MODIFY_*, or with BIND_* without linkSecret), the user's current address, and bad fields are 400 param_validation_error, msg naming the field. After the change, a notice goes to the old address. Unknown body fields, and any query parameter, are 400.\n\nThe proof flow of MODIFY_EMAIL: (1) sendEmailCode with MODIFY_EMAIL to the current address; (2) checkEmailCode with that code, which answers a linkSecret; (3) sendEmailCode with MODIFY_EMAIL to the new address; (4) changeEmail with the new address, the code of step 3 and the linkSecret. BIND_EMAIL, for a user without an address, takes one proof of the new address: sendEmailCode with BIND_EMAIL to it, then changeEmail with that code and without linkSecret; or, when the client checks the code first (checkEmailCode uses it up), changeEmail with the linkSecret that check answered instead of the code. For every other bizKey, checkEmailCode answers a linkSecret that the host redeems for its own flow.",
 	OK:          "OK. data is the updated user.",
-	Errors: []ErrorDoc{
-		{Key: KeyValidation},  // CodeBadRequest
-		{Key: KeyCodeWrong},   // CodeBadRequest
-		{Key: KeyCodeExpired}, // CodeBadRequest
-		{Key: KeyCodeMissing}, // CodeBadRequest
-		linkRefused,
-		userGone,
-		{Key: KeyAddressTaken},    // ChangeConflict
-		{Key: KeyAlreadyBound},    // ChangeConflict
-		{Key: KeyNotBound},        // ChangeConflict
-		{Key: KeyConflict},        // ChangeConflict
-		{Key: KeyCodeExhausted},   // CodeTooManyRequests
-		{Key: KeyTooManyFailures}, // CodeTooManyRequests
-	},
-	Example: Example{Body: raw(`{"bizKey": "MODIFY_EMAIL", "email": "alice@example.org", "verificationCode": "012345", "linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`), Data: raw(`{"id": 2, "tenantId": 1, "tenantName": "Acme", "username": "alice", "firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "mobile": "+8613800138000", "country": "CN", "itc": 86, "email": "alice@example.org", "landline": "", "avatar": "https://example.com/alice.png", "title": "", "gender": "FEMALE", "address": ""}`)},
+	Errors:      changeErrors,
+	Example:     Example{Body: raw(`{"bizKey": "MODIFY_EMAIL", "email": "alice@example.org", "verificationCode": "012345", "linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`), Data: raw(`{"id": 2, "tenantId": 1, "tenantName": "Acme", "username": "alice", "firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "mobile": "+8613800138000", "country": "CN", "itc": 86, "email": "alice@example.org", "landline": "", "avatar": "https://example.com/alice.png", "title": "", "gender": "FEMALE", "address": ""}`)},
 	More: map[string]Example{
 		"bind":        {Summary: "BIND_EMAIL, the code as a number", Body: raw(`{"bizKey": "BIND_EMAIL", "email": "bob@example.com", "verificationCode": 12345}`)},
 		"bindChecked": {Summary: "BIND_EMAIL after checkEmailCode used the code up: its linkSecret instead", Body: raw(`{"bizKey": "BIND_EMAIL", "email": "bob@example.com", "linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`)},
