@@ -56,12 +56,15 @@ func (h *codeLog) Handle(_ context.Context, r slog.Record) error {
 // gateway, to an HTTP SMS gateway on loopback through the http provider,
 // whose connections then count.
 func benchSendCheck(b *testing.B, users int, gateway bool) {
-	benchSendCheckSQL(b, users, gateway, nil)
+	_, roundTrip := setupSendCheck(b, users, gateway, nil)
+	done, elapsed := runConcurrently(b, users, roundTrip)
+	b.ReportMetric(float64(done)/elapsed.Seconds(), "roundtrips/s")
 }
 
-// benchSendCheckSQL is benchSendCheck that, with log, records the
-// statements each user's requests ran.
-func benchSendCheckSQL(b *testing.B, users int, gateway bool, log *stmtLog) (*bun.DB, float64) {
+// setupSendCheck opens the server of benchSendCheck and returns its
+// database and a round trip of a user (0 to users-1). With log, the
+// statements each user's requests run are recorded there.
+func setupSendCheck(b *testing.B, users int, gateway bool, log *stmtLog) (*bun.DB, func(user int) error) {
 	db := dbtest.OpenPostgres(b)
 	if log != nil {
 		db = db.WithQueryHook(log)
@@ -133,13 +136,7 @@ func benchSendCheckSQL(b *testing.B, users int, gateway bool, log *stmtLog) (*bu
 		}.Encode(), "")
 	}
 
-	if log != nil {
-		log.reset() // the setup's statements are not the round trips'
-	}
-	done, elapsed := runConcurrently(b, users, roundTrip)
-	rate := float64(done) / elapsed.Seconds()
-	b.ReportMetric(rate, "roundtrips/s")
-	return db, rate
+	return db, roundTrip
 }
 
 // runConcurrently makes about b.N calls of call, split over n goroutines

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,19 +18,22 @@ import (
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
 
-// Verification against its SQL: BenchmarkSendCheckVsSQL* run the send +
+// Verification against its SQL: BenchmarkSendCheckVsSQL* first run send +
 // check round trips of benchSendCheck through the reference server,
 // recording every statement each user's requests ran (a bun query hook,
-// BEGIN and COMMIT included), then empty the verification tables and
-// replay those statements, in order, from as many goroutines as there were
+// BEGIN and COMMIT included). Then, in five chunks, they time the server
+// doing more such round trips, and the replay of a fifth of the recorded
+// ones: their statements, in order, from as many goroutines as there were
 // users, each on a connection of its own opened with pgdriver through
-// database/sql: what a pgbench script of the same statements does, without
-// HTTP, JSON, bun or the verify package. The one value the replay cannot
-// take from the record is the id of a code row, which the sequence gives
-// anew: as pgbench's \gset would, the replay reads it from the RETURNING
-// of the statement that writes the row and writes it into the statements
-// that follow. vs-sql-x is the server's round trips per second over the
-// replay's.
+// database/sql, which is what a pgbench script of the same statements
+// does, without HTTP, JSON, bun or the verify package. The verification
+// tables are emptied before each timed part, and which part goes first
+// alternates, so that both meet the same tables and the same load of a
+// shared machine. The one value the replay cannot take from the record is
+// the id of a code row, which the sequence gives anew: as pgbench's \gset
+// would, the replay reads it from the RETURNING of the statement that
+// writes the row and writes it into the statements that follow. vs-sql-x
+// is the server's round trips per second over the replay's.
 //
 //	DESKKIT_TEST_DATABASE_URL=... go test ./examples/server -run '^$' -bench VsSQL -benchtime 1000x -count 3
 
@@ -38,23 +43,22 @@ type stmt struct {
 	failed bool
 }
 
-// stmtLog is a bun query hook that records, per benchmark user (the
-// benchUser context value), the statements run on the user's behalf.
+// stmtLog is a bun query hook that records, while on, per benchmark user
+// (the benchUser context value) and round trip, the statements run on the
+// user's behalf.
 type stmtLog struct {
+	on       atomic.Bool
 	mu       sync.Mutex
-	byUser   map[int][]stmt
+	byUser   map[int][][]stmt
 	untagged int // statements without a user: run outside any request
-}
-
-func (l *stmtLog) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.byUser, l.untagged = map[int][]stmt{}, 0
 }
 
 func (l *stmtLog) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
 
 func (l *stmtLog) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
+	if !l.on.Load() {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	u, ok := ctx.Value(benchUser{}).(int)
@@ -62,15 +66,58 @@ func (l *stmtLog) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
 		l.untagged++
 		return
 	}
-	l.byUser[u] = append(l.byUser[u], stmt{e.Query, e.Err != nil && e.Err != sql.ErrNoRows})
+	g := l.byUser[u]
+	if len(g) == 0 {
+		g = append(g, nil)
+	}
+	g[len(g)-1] = append(g[len(g)-1], stmt{e.Query, e.Err != nil && !errors.Is(e.Err, sql.ErrNoRows)})
+	l.byUser[u] = g
+}
+
+// cut ends user's round trip.
+func (l *stmtLog) cut(user int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.byUser[user] = append(l.byUser[user], nil)
 }
 
 // codeID is how the statements after a code row's write name it.
 var codeID = regexp.MustCompile(`\(id = \d+ AND`)
 
+// runUsers runs per calls of fn for each of users goroutines at once.
+func runUsers(users, per int, fn func(user int) error) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, users)
+	for u := range users {
+		wg.Go(func() {
+			for range per {
+				if err := fn(u); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
 func benchSendCheckVsSQL(b *testing.B, users int) {
-	log := &stmtLog{byUser: map[int][]stmt{}}
-	db, rate := benchSendCheckSQL(b, users, false, log)
+	const chunks = 5
+	per := max(1, b.N/(users*chunks)) // round trips per user and chunk
+	log := &stmtLog{byUser: map[int][][]stmt{}}
+	db, roundTrip := setupSendCheck(b, users, false, log)
+	log.on.Store(true)
+	err := runUsers(users, per*chunks, func(u int) error {
+		err := roundTrip(u)
+		log.cut(u)
+		return err
+	})
+	log.on.Store(false)
+	if err != nil {
+		b.Fatal(err)
+	}
 	if log.untagged > 0 {
 		// A statement outside the requests (a background activation)
 		// would be left out of the replay, flattering the server.
@@ -86,8 +133,10 @@ func benchSendCheckVsSQL(b *testing.B, users int) {
 		Scan(ctx, &tables); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, "TRUNCATE "+strings.Join(tables, ", ")+" RESTART IDENTITY"); err != nil {
-		b.Fatal(err)
+	empty := func() {
+		if _, err := db.ExecContext(ctx, "TRUNCATE "+strings.Join(tables, ", ")+" RESTART IDENTITY"); err != nil {
+			b.Fatal(err)
+		}
 	}
 	dsn, err := dbtest.PostgresURL()
 	if err != nil {
@@ -99,29 +148,55 @@ func benchSendCheckVsSQL(b *testing.B, users int) {
 	sqldb.SetMaxIdleConns(users)
 
 	statements := 0
-	for _, s := range log.byUser {
-		statements += len(s)
+	for _, g := range log.byUser {
+		for _, rt := range g[:per*chunks] {
+			statements += len(rt)
+		}
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, users)
-	start := time.Now()
-	for u := range users {
-		wg.Go(func() {
-			if err := replay(ctx, sqldb, log.byUser[u]); err != nil {
-				errs <- err
+	var server, replayed time.Duration
+	timed := func(fn func(u int) error, d *time.Duration) {
+		empty()
+		if d == &server {
+			b.StartTimer() // ns/op is the server's time
+			defer b.StopTimer()
+		}
+		start := time.Now()
+		if err := runUsers(users, 1, fn); err != nil {
+			b.Fatal(err)
+		}
+		*d += time.Since(start)
+	}
+	b.ResetTimer()
+	b.StopTimer()
+	for j := range chunks {
+		serve := func(u int) error {
+			for range per {
+				if err := roundTrip(u); err != nil {
+					return err
+				}
 			}
-		})
+			return nil
+		}
+		sqlChunk := func(u int) error {
+			var stmts []stmt
+			for _, rt := range log.byUser[u][j*per : (j+1)*per] {
+				stmts = append(stmts, rt...)
+			}
+			return replay(ctx, sqldb, stmts)
+		}
+		if j%2 == 0 {
+			timed(serve, &server)
+			timed(sqlChunk, &replayed)
+		} else {
+			timed(sqlChunk, &replayed)
+			timed(serve, &server)
+		}
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
-	}
-	sqlRate := float64(b.N) / elapsed.Seconds()
-	b.ReportMetric(sqlRate, "sql-roundtrips/s")
-	b.ReportMetric(rate/sqlRate, "vs-sql-x")
-	b.ReportMetric(float64(statements)/float64(b.N), "statements/roundtrip")
+	n := float64(per * users * chunks)
+	b.ReportMetric(n/server.Seconds(), "roundtrips/s")
+	b.ReportMetric(n/replayed.Seconds(), "sql-roundtrips/s")
+	b.ReportMetric(replayed.Seconds()/server.Seconds(), "vs-sql-x")
+	b.ReportMetric(float64(statements)/n, "statements/roundtrip")
 }
 
 // replay runs one user's statements on a connection of its own, reading
