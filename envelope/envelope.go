@@ -14,8 +14,10 @@
 package envelope
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -56,19 +58,37 @@ func Write(w http.ResponseWriter, status int, env Envelope) {
 	if env.Ext == nil {
 		env.Ext = map[string]any{}
 	}
-	body, err := json.Marshal(env)
-	if err != nil {
+	// Encoded into a pooled buffer and written from it: no copy of the
+	// body per answer, and nothing written before the whole body encoded.
+	buf := buffers.Get().(*bytes.Buffer)
+	defer putBuffer(buf)
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(env); err != nil {
 		// Only data can fail to marshal; answer without it rather than with half a body.
 		status = http.StatusInternalServerError
 		fallback := Error(CodeSystem, "internal_error", "internal server error", time.Time{})
 		fallback.Datetime = env.Datetime
-		body, _ = json.Marshal(fallback)
+		buf.Reset()
+		_ = json.NewEncoder(buf).Encode(fallback)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(buf.Bytes())
+}
+
+// buffers holds Write's buffers.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooled is the largest buffer kept for reuse: one that grew for a
+// large page goes to the garbage collector rather than stay pinned.
+const maxPooled = 64 << 10
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPooled {
+		buffers.Put(b)
+	}
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -17,6 +17,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/trash"
 )
 
@@ -77,6 +78,12 @@ var (
 	benchDB   *bun.DB
 	benchSrv  *Server
 	benchErr  error
+	// benchToken is the bench admin's bearer token: every request is
+	// authenticated by the directory, a token lookup in PostgreSQL, as the
+	// reference server does.
+	benchToken string
+	benchDSN   string
+	benchAppDB *bun.DB // the server's pool
 )
 
 // benchServer returns the server and the loader's database handle.
@@ -86,7 +93,7 @@ func benchServer(b *testing.B) (*Server, *bun.DB) {
 	if dsn == "" {
 		b.Skip("set DESKKIT_BENCH_DATABASE_URL to a PostgreSQL DSN to run the trash benchmarks")
 	}
-	benchOnce.Do(func() { benchSrv, benchDB, benchErr = loadBench(dsn) })
+	benchOnce.Do(func() { benchDSN = dsn; benchSrv, benchDB, benchErr = loadBench(dsn) })
 	if benchErr != nil {
 		b.Fatal(benchErr)
 	}
@@ -114,6 +121,9 @@ func loadBench(dsn string) (*Server, *bun.DB, error) {
 	// migrates on another, so a pool of one would wait for ever.
 	loader.SetMaxOpenConns(2)
 	if err := trash.Migrate(ctx, loader); err != nil {
+		return nil, nil, err
+	}
+	if err := directory.Migrate(ctx, loader); err != nil {
 		return nil, nil, err
 	}
 	for _, q := range []string{
@@ -151,12 +161,46 @@ LATERAL (SELECT 'Task ' || i || ' ' || (ARRAY['design','review','deploy','fix','
 	db := dbtest.OpenSchema(dsn, benchSchema)
 	db.SetMaxOpenConns(database.DefaultMaxOpenConns())
 	db.SetMaxIdleConns(database.DefaultMaxOpenConns())
-	tr, err := trash.New(db, benchHost{}, &trash.Config{BatchSize: 1000})
+	benchAppDB = db
+	dir, err := directory.New(db, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := New(&Config{Authenticator: tokens{"admin": {UserID: 1, TenantID: 1, Admin: true}}, Trash: tr})
+	// The entries are tenant 1's: the directory's first tenant in this
+	// schema. Each run issues a fresh token, after revoking the last run's.
+	tenant, err := dir.EnsureTenant(ctx, "bench")
+	if err != nil {
+		return nil, nil, err
+	}
+	if tenant.ID != 1 {
+		return nil, nil, fmt.Errorf("bench tenant has id %d, not 1: drop schema %s to reload", tenant.ID, benchSchema)
+	}
+	user, err := dir.EnsureUser(ctx, tenant.ID, "bench-admin", true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := loader.ExecContext(ctx, "DELETE FROM deskkit_tokens WHERE user_id = ?", user.ID); err != nil {
+		return nil, nil, err
+	}
+	if benchToken, err = dir.IssueToken(ctx, user); err != nil {
+		return nil, nil, err
+	}
+	srv, err := newBenchServer(db)
 	return srv, loader, err
+}
+
+// newBenchServer is the server over db: the trash, authenticated by the
+// directory.
+func newBenchServer(db *bun.DB) (*Server, error) {
+	tr, err := trash.New(db, benchHost{}, &trash.Config{BatchSize: 1000})
+	if err != nil {
+		return nil, err
+	}
+	dir, err := directory.New(db, nil)
+	if err != nil {
+		return nil, err
+	}
+	return New(&Config{Authenticator: dir, Trash: tr})
 }
 
 // loadProject refills project with n trashed tasks backed by host rows.
@@ -183,7 +227,7 @@ SELECT 1, %d, 'TASK', %d + i, 'Bulk ' || i, 'bulk ' || i, NULL, 1, 1, now() FROM
 // call runs one request through the handler and fails on a non-200.
 func call(b testing.TB, srv *Server, method, target string) {
 	req := httptest.NewRequest(method, target, nil)
-	req.Header.Set("Authorization", "Bearer admin")
+	req.Header.Set("Authorization", "Bearer "+benchToken)
 	rec := httptest.NewRecorder()
 	srv.ServeHTTP(rec, req)
 	if rec.Code != 200 {

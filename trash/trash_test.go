@@ -979,3 +979,22 @@ func testConcurrentRestoreAndClear(t *testing.T, db *bun.DB) {
 		t.Fatalf("count = %d after races", c)
 	}
 }
+
+// Every field of a searched entry, its sprint and deletion date included,
+// is the one Add returned, on both databases.
+func TestSearchReturnsEntriesAsAdded(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := setup(t, db, &trash.Config{Retention: 24 * time.Hour})
+		want := []trash.Entry{
+			f.add(t, alice, task(7, "seven", 3)),
+			f.add(t, alice, task(8, "eight")),
+		}
+		page, err := f.trash.Search(context.Background(), alice, trash.Query{TargetType: trash.TargetTask, OrderSort: trash.Asc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, page.List); diff != "" {
+			t.Errorf("searched entries (-added +searched):\n%s", diff)
+		}
+	})
+}

@@ -52,12 +52,12 @@ func benchChannelTest(b *testing.B, clients int) {
 		b.Fatal(err)
 	}
 	body := fmt.Sprintf(`{"channelType":"WEBHOOK","name":"bench","address":%q}`, recv.URL+"/hook")
-	if err := benchCall(a, token, http.MethodPost, "/api/v1/event/channel", body); err != nil {
+	if err := benchCall(a, 0, token, http.MethodPost, "/api/v1/event/channel", body); err != nil {
 		b.Fatal(err)
 	}
 
 	done, elapsed := runConcurrently(b, clients, func(int) error {
-		return benchCall(a, token, http.MethodPost, "/api/v1/event/channel/test", body)
+		return benchCall(a, 0, token, http.MethodPost, "/api/v1/event/channel/test", body)
 	})
 	if got := received.Load(); got != int64(done) {
 		b.Fatalf("the receiver got %d messages, want %d", got, done)

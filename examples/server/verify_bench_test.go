@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/verify"
 )
@@ -54,7 +56,19 @@ func (h *codeLog) Handle(_ context.Context, r slog.Record) error {
 // gateway, to an HTTP SMS gateway on loopback through the http provider,
 // whose connections then count.
 func benchSendCheck(b *testing.B, users int, gateway bool) {
+	_, roundTrip := setupSendCheck(b, users, gateway, nil)
+	done, elapsed := runConcurrently(b, users, roundTrip)
+	b.ReportMetric(float64(done)/elapsed.Seconds(), "roundtrips/s")
+}
+
+// setupSendCheck opens the server of benchSendCheck and returns its
+// database and a round trip of a user (0 to users-1). With log, the
+// statements each user's requests run are recorded there.
+func setupSendCheck(b *testing.B, users int, gateway bool, log *stmtLog) (*bun.DB, func(user int) error) {
 	db := dbtest.OpenPostgres(b)
+	if log != nil {
+		db = db.WithQueryHook(log)
+	}
 	ctx := context.Background()
 	if err := migrateAll(ctx, db); err != nil {
 		b.Fatal(err)
@@ -106,9 +120,10 @@ func benchSendCheck(b *testing.B, users int, gateway bool) {
 		}
 	}
 	var next atomic.Int64
-	roundTrip := func(token string) error {
+	roundTrip := func(user int) error {
+		token := tokens[user]
 		mobile := fmt.Sprintf("+86138%08d", next.Add(1))
-		if err := benchCall(a, token, http.MethodPost, "/api/v1/user/current/sms/send",
+		if err := benchCall(a, user, token, http.MethodPost, "/api/v1/user/current/sms/send",
 			fmt.Sprintf(`{"bizKey":"SIGNIN","mobile":%q,"country":"CN"}`, mobile)); err != nil {
 			return err
 		}
@@ -116,13 +131,12 @@ func benchSendCheck(b *testing.B, users int, gateway bool) {
 		if !ok {
 			return fmt.Errorf("no code logged for %s", mobile)
 		}
-		return benchCall(a, token, http.MethodGet, "/api/v1/user/current/sms/check?"+url.Values{
+		return benchCall(a, user, token, http.MethodGet, "/api/v1/user/current/sms/check?"+url.Values{
 			"bizKey": {"SIGNIN"}, "mobile": {mobile}, "country": {"CN"}, "verificationCode": {code.(string)},
 		}.Encode(), "")
 	}
 
-	done, elapsed := runConcurrently(b, users, func(i int) error { return roundTrip(tokens[i]) })
-	b.ReportMetric(float64(done)/elapsed.Seconds(), "roundtrips/s")
+	return db, roundTrip
 }
 
 // runConcurrently makes about b.N calls of call, split over n goroutines
@@ -153,8 +167,13 @@ func runConcurrently(b *testing.B, n int, call func(i int) error) (int, time.Dur
 	return per * n, elapsed
 }
 
-func benchCall(a *app, token, method, target, body string) error {
+// benchUser is the context key of the benchmark user a request is for,
+// which stmtLog reads.
+type benchUser struct{}
+
+func benchCall(a *app, user int, token, method, target, body string) error {
 	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	req = req.WithContext(context.WithValue(req.Context(), benchUser{}, user))
 	req.Header.Set("Authorization", "Bearer "+token)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
