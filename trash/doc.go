@@ -205,7 +205,7 @@
 // rule it breaks. Errors from the Restorer, Authorizer, ProjectViewer and
 // UserResolver are returned wrapped; database errors wrapped too, after a
 // transaction that kept losing deadlocks has been tried
-// database.MaxTxAttempts times.
+// deskkit.MaxTxAttempts times (deskkit.RunInTx).
 //
 // # Testing
 //
