@@ -278,21 +278,25 @@ var sendEmailCodeDoc = &Doc{
 	},
 }
 
+// checkErrors are the answers of checkSmsCode and checkEmailCode besides
+// success.
+var checkErrors = []ErrorDoc{
+	{Key: KeyValidation},
+	{Key: KeyCodeWrong},
+	{Key: KeyCodeExpired},
+	{Key: KeyCodeMissing},
+	takenSince,
+	{Key: KeyCodeExhausted},
+	{Key: KeyTooManyFailures},
+}
+
 var checkSmsCodeDoc = &Doc{
 	Tag:         "user",
 	Summary:     "Check an SMS verification code",
 	Description: "Checks a code that sendSmsCode sent the current user for the same bizKey and number (written in any form sendSmsCode takes) and, if it is right, uses it up and answers a linkSecret: proof, good once and for 10 minutes, that the user received a code at this number for this bizKey. All four parameters are required; a bad one is 400, msg naming it, and so are parameters it does not define. An address another user of the tenant holds is 409 verification_address_taken. A check reads no more of the user than the token's ids: for a user the directory no longer has there is simply no code (400 verification_code_missing), not 404.\n\nverificationCode is 1 to 8 digits; a code shorter than 6 is padded with leading zeros, so one whose leading zero was lost (12345 for 012345) passes. A code that does not match is 400 verification_code_wrong (msg says how many attempts are left); one that matches a code that expired (5 minutes) is 400 verification_code_expired; with no usable code for this bizKey and address (never sent, replaced, its send failed, or used) the answer is 400 verification_code_missing; for a code already used, msg says so and, with BIND_*, points at the linkSecret its check answered, which changeMobile or changeEmail takes instead of the code. A code survives 5 wrong attempts; then it is dead, 429 verification_code_exhausted, and a new one must be requested. A user may enter 20 wrong codes a day (by default), across codes and bizKeys; once they have, every check and change is 429 verification_failures_exceeded with Retry-After, even with a right code. A right code does not count as a failure.\n\nThe proof flow of MODIFY_MOBILE: (1) sendSmsCode with MODIFY_MOBILE to the current number; (2) checkSmsCode with that code, which answers a linkSecret; (3) sendSmsCode with MODIFY_MOBILE to the new number; (4) changeMobile with the new number, the code of step 3 and the linkSecret. BIND_MOBILE, for a user without a number, takes one proof of the new number: sendSmsCode with BIND_MOBILE to it, then changeMobile with that code and without linkSecret; or, when the client checks the code first (checkSmsCode uses it up), changeMobile with the linkSecret that check answered instead of the code. For every other bizKey, checkSmsCode answers a linkSecret that the host redeems for its own flow (a password update, cancelling an account).",
 	OK:          "OK. The code was right; data holds the link secret.",
-	Errors: []ErrorDoc{
-		{Key: KeyValidation},  // CodeBadRequest
-		{Key: KeyCodeWrong},   // CodeBadRequest
-		{Key: KeyCodeExpired}, // CodeBadRequest
-		{Key: KeyCodeMissing}, // CodeBadRequest
-		takenSince,
-		{Key: KeyCodeExhausted},   // CodeTooManyRequests
-		{Key: KeyTooManyFailures}, // CodeTooManyRequests
-	},
-	Example: Example{Data: raw(`{"linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`)},
+	Errors:      checkErrors,
+	Example:     Example{Data: raw(`{"linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`)},
 	Params: []Param{
 		{Name: "bizKey", Description: "The bizKey the code was sent for.", Example: "MODIFY_MOBILE", Schema: `{"$ref": "#/components/schemas/SmsBizKey"}`},
 		{Name: "mobile", Description: "The number the code was sent to, in any form sendSmsCode takes.", Example: "13800138000", Schema: `{"type": "string", "minLength": 1, "maxLength": 32, "pattern": "^[0-9 ().+-]+$"}`},
@@ -306,16 +310,8 @@ var checkEmailCodeDoc = &Doc{
 	Summary:     "Check an e-mail verification code",
 	Description: "Checks a code that sendEmailCode sent the current user for the same bizKey and address and, if it is right, uses it up and answers a linkSecret: proof, good once and for 10 minutes, that the user received a code at this address for this bizKey. All three parameters are required; a bad one is 400, msg naming it, and so are parameters it does not define. An address another user of the tenant holds is 409 verification_address_taken. A check reads no more of the user than the token's ids: for a user the directory no longer has there is simply no code (400 verification_code_missing), not 404.\n\nverificationCode is 1 to 8 digits; a code shorter than 6 is padded with leading zeros, so one whose leading zero was lost (12345 for 012345) passes. A code that does not match is 400 verification_code_wrong (msg says how many attempts are left); one that matches a code that expired (5 minutes) is 400 verification_code_expired; with no usable code for this bizKey and address (never sent, replaced, its send failed, or used) the answer is 400 verification_code_missing; for a code already used, msg says so and, with BIND_*, points at the linkSecret its check answered, which changeMobile or changeEmail takes instead of the code. A code survives 5 wrong attempts; then it is dead, 429 verification_code_exhausted, and a new one must be requested. A user may enter 20 wrong codes a day (by default), across codes and bizKeys; once they have, every check and change is 429 verification_failures_exceeded with Retry-After, even with a right code. A right code does not count as a failure.\n\nThe proof flow of MODIFY_EMAIL: (1) sendEmailCode with MODIFY_EMAIL to the current address; (2) checkEmailCode with that code, which answers a linkSecret; (3) sendEmailCode with MODIFY_EMAIL to the new address; (4) changeEmail with the new address, the code of step 3 and the linkSecret. BIND_EMAIL, for a user without an address, takes one proof of the new address: sendEmailCode with BIND_EMAIL to it, then changeEmail with that code and without linkSecret; or, when the client checks the code first (checkEmailCode uses it up), changeEmail with the linkSecret that check answered instead of the code. For every other bizKey, checkEmailCode answers a linkSecret that the host redeems for its own flow.",
 	OK:          "OK. The code was right; data holds the link secret.",
-	Errors: []ErrorDoc{
-		{Key: KeyValidation},  // CodeBadRequest
-		{Key: KeyCodeWrong},   // CodeBadRequest
-		{Key: KeyCodeExpired}, // CodeBadRequest
-		{Key: KeyCodeMissing}, // CodeBadRequest
-		takenSince,
-		{Key: KeyCodeExhausted},   // CodeTooManyRequests
-		{Key: KeyTooManyFailures}, // CodeTooManyRequests
-	},
-	Example: Example{Data: raw(`{"linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`)},
+	Errors:      checkErrors,
+	Example:     Example{Data: raw(`{"linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`)},
 	Params: []Param{
 		{Name: "bizKey", Description: "The bizKey the code was sent for.", Example: "MODIFY_EMAIL", Schema: `{"$ref": "#/components/schemas/EmailBizKey"}`},
 		{Name: "email", Description: "The address the code was sent to.", Example: "alice@example.com", Schema: `{"type": "string", "format": "email", "minLength": 1, "maxLength": 100}`},
