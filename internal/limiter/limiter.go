@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -42,38 +43,73 @@ type Limit struct {
 	Cost int
 }
 
-// Take counts one event against each limit in table, in key order (the lock
-// order of limit rows), at now (Unix milliseconds), and refuses with a
-// *deskkit.RateLimitError as soon as one is exhausted. Call it inside a
-// transaction: a refusal should roll back the limits taken before it.
+// Take counts one event against each limit in table at now (Unix
+// milliseconds), and refuses with a *deskkit.RateLimitError naming the
+// first exhausted limit in key order. All limits are taken by one upsert
+// statement, one round trip however many there are, its rows in key order
+// (the lock order of limit rows). A refusal may leave the limits that
+// fitted taken: call Take inside a transaction, which the refusal rolls
+// back. Limits given twice under one key count as one of their summed
+// cost, which is what taking them one after the other would do.
 func Take(ctx context.Context, tx bun.IDB, table string, now int64, limits []Limit) error {
-	limits = slices.Clone(limits)
-	slices.SortFunc(limits, func(a, b Limit) int { return cmp.Compare(a.Key, b.Key) })
+	byKey := map[string]*Limit{}
+	var ls []*Limit
 	for _, l := range limits {
 		if l.Max <= 0 {
 			continue
 		}
+		if prev := byKey[l.Key]; prev != nil {
+			prev.Cost = max(prev.Cost, 1) + max(l.Cost, 1)
+			continue
+		}
+		l := l
+		byKey[l.Key] = &l
+		ls = append(ls, &l)
+	}
+	slices.SortFunc(ls, func(a, b *Limit) int { return cmp.Compare(a.Key, b.Key) })
+	var values, maxes []string
+	var args []any
+	var caseArgs []any
+	args = append(args, bun.Ident(table))
+	for _, l := range ls {
 		cost := max(l.Cost, 1)
 		if cost > l.Max {
-			return &deskkit.RateLimitError{Message: l.Msg, RetryAfter: l.Window}
+			continue // never fits; refused below, in its place in key order
 		}
-		var hits []int
+		values = append(values, "(?, ?, ?, ?)")
+		args = append(args, l.Key, now, now+l.Window.Milliseconds(), cost)
+		maxes = append(maxes, "WHEN ? THEN ?")
+		caseArgs = append(caseArgs, l.Key, l.Max)
+	}
+	taken := map[string]bool{}
+	if len(values) > 0 {
+		args = append(args, now, now, now, now)
+		args = append(args, caseArgs...)
+		var keys []string
 		err := tx.NewRaw(`INSERT INTO ? AS l (limit_key, window_start_ms, window_end_ms, hits)
-VALUES (?, ?, ?, ?)
+VALUES `+strings.Join(values, ", ")+`
 ON CONFLICT (limit_key) DO UPDATE SET
     window_start_ms = CASE WHEN l.window_end_ms <= ? THEN excluded.window_start_ms ELSE l.window_start_ms END,
     window_end_ms   = CASE WHEN l.window_end_ms <= ? THEN excluded.window_end_ms ELSE l.window_end_ms END,
     hits            = CASE WHEN l.window_end_ms <= ? THEN excluded.hits ELSE l.hits + excluded.hits END
-WHERE l.window_end_ms <= ? OR l.hits + excluded.hits <= ?
-RETURNING hits`, bun.Ident(table), l.Key, now, now+l.Window.Milliseconds(), cost, now, now, now, now, l.Max).Scan(ctx, &hits)
+WHERE l.window_end_ms <= ? OR l.hits + excluded.hits <= CASE excluded.limit_key `+strings.Join(maxes, " ")+` END
+RETURNING limit_key`, args...).Scan(ctx, &keys)
 		if err != nil {
 			return fmt.Errorf("take limit: %w", err)
 		}
-		if len(hits) == 1 {
+		for _, k := range keys {
+			taken[k] = true
+		}
+	}
+	for _, l := range ls {
+		if taken[l.Key] {
 			continue
 		}
+		if max(l.Cost, 1) > l.Max {
+			return &deskkit.RateLimitError{Message: l.Msg, RetryAfter: l.Window}
+		}
 		var end int64
-		err = tx.NewSelect().Table(table).Column("window_end_ms").
+		err := tx.NewSelect().Table(table).Column("window_end_ms").
 			Where("limit_key = ?", l.Key).Scan(ctx, &end)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("read limit: %w", err)

@@ -107,3 +107,62 @@ func TestGiveBack(t *testing.T) {
 		}
 	})
 }
+
+// TestTakeSeveral: several limits are taken in one statement; the refusal
+// names the first exhausted limit in key order, and a key given twice
+// counts once with the summed cost, as taking them one by one would.
+func TestTakeSeveral(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		_, err := db.ExecContext(ctx, `CREATE TABLE test_limits (
+    limit_key       VARCHAR(400) NOT NULL PRIMARY KEY,
+    window_start_ms BIGINT       NOT NULL,
+    window_end_ms   BIGINT       NOT NULL,
+    hits            INTEGER      NOT NULL)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := limiter.Limit{Key: "a", Max: 3, Window: time.Minute, Msg: "a"}
+		b := limiter.Limit{Key: "b", Max: 2, Window: time.Minute, Msg: "b"}
+		day := limiter.Limit{Key: "day", Max: 3, Window: time.Hour, Msg: "day"}
+		hits := func() map[string]int {
+			t.Helper()
+			var rows []struct {
+				Key  string `bun:"limit_key"`
+				Hits int    `bun:"hits"`
+			}
+			if err := db.NewSelect().Table("test_limits").Column("limit_key", "hits").Scan(ctx, &rows); err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]int{}
+			for _, r := range rows {
+				out[r.Key] = r.Hits
+			}
+			return out
+		}
+		// day twice (two addresses, one user): counts 2.
+		if err := limiter.Take(ctx, db, "test_limits", 0, []limiter.Limit{day, b, a, day}); err != nil {
+			t.Fatal(err)
+		}
+		if got := hits(); got["a"] != 1 || got["b"] != 1 || got["day"] != 2 {
+			t.Fatalf("hits %v, want a 1, b 1, day 2", got)
+		}
+		// b and day both run out with 2 more: the refusal names b (key order).
+		err = limiter.Take(ctx, db, "test_limits", 1000, []limiter.Limit{day, b, day, b})
+		var rl *deskkit.RateLimitError
+		if !errors.As(err, &rl) || rl.Message != "b" || rl.RetryAfter != 59*time.Second {
+			t.Fatalf("got %v, want b's refusal after 59s", err)
+		}
+		// One more of each fits exactly.
+		if err := limiter.Take(ctx, db, "test_limits", 2000, []limiter.Limit{day, b, a}); err != nil {
+			t.Fatal(err)
+		}
+		if got := hits(); got["a"] != 2 || got["b"] != 2 || got["day"] != 3 {
+			t.Fatalf("hits %v, want a 2, b 2, day 3", got)
+		}
+		err = limiter.Take(ctx, db, "test_limits", 3000, []limiter.Limit{a, day})
+		if !errors.As(err, &rl) || rl.Message != "day" {
+			t.Fatalf("got %v, want day's refusal", err)
+		}
+	})
+}
