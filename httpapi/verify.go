@@ -240,20 +240,24 @@ var getCurrentUserTenantDoc = &Doc{
 	Example: Example{Data: raw(`{"id": 1, "name": "Acme"}`)},
 }
 
+// sendErrors are the answers of sendSmsCode and sendEmailCode besides
+// success.
+var sendErrors = []ErrorDoc{
+	userGone,
+	{Key: KeyAddressTaken},
+	{Key: KeyAlreadyBound},
+	{Key: KeyNotBound},
+	sendLimited,
+	sendFailed,
+}
+
 var sendSmsCodeDoc = &Doc{
 	Tag:         "user",
 	Summary:     "Send a verification code by SMS",
 	Description: "Sends a verification code for bizKey by text message to mobile, a number of the region country. Each bizKey is a namespace of its own: a code sent for SIGNIN never passes a check for MODIFY_MOBILE. data says how long the code is valid and when the number may get another.\n\nThe number must be the user's own or one no other user of the tenant has (409 verification_address_taken: no code is sent, but the attempt counts toward the user's daily requests). BIND_MOBILE is for a user without a number (409 verification_already_bound otherwise), MODIFY_MOBILE for one with a number (409 verification_not_bound otherwise). A bad field is 400, msg naming it. Unknown body fields, and any query parameter, are 400.\n\nLimits (the defaults; the host may set others): one code per bizKey and number per 60 seconds and 10 codes per number an hour, both counted per user, so that one user's sends never hold back another user's codes; 30 codes per number a day from all users of all tenants together, so that many accounts cannot flood one phone (using that up takes more than one account's whole day); 20 code requests per user a day. A send refused because another user has the address (409) counts toward the user's daily requests only (counting it against the address would let anyone block its holder's codes), and a send that did not go out (502) toward none. A request over a limit is 429 too_many_requests with Retry-After, the seconds until that limit's window ends (60 after a send for the same bizKey and address); windows are fixed and open with the first request after the last window closed.\n\nA code is 6 random digits, valid for 5 minutes and once; a new send for the same bizKey and address replaces the previous code. If the SMS gateway refuses the message or cannot be reached, nothing went out: the answer is 502 verification_send_failed, no usable code is left, and the send gives back what it took of the limits, so that it may be retried at once. Once the gateway has accepted the message the answer is success and the code becomes usable, even if the database was briefly unavailable meanwhile: the server records the delivery as soon as the database is back, within the code's 5 minutes.\n\nThe proof flow of MODIFY_MOBILE: (1) sendSmsCode with MODIFY_MOBILE to the current number; (2) checkSmsCode with that code, which answers a linkSecret; (3) sendSmsCode with MODIFY_MOBILE to the new number; (4) changeMobile with the new number, the code of step 3 and the linkSecret. BIND_MOBILE, for a user without a number, takes one proof of the new number: sendSmsCode with BIND_MOBILE to it, then changeMobile with that code and without linkSecret; or, when the client checks the code first (checkSmsCode uses it up), changeMobile with the linkSecret that check answered instead of the code. For every other bizKey, checkSmsCode answers a linkSecret that the host redeems for its own flow (a password update, cancelling an account).",
 	OK:          "OK. The code went out; data says for how long it is valid.",
-	Errors: []ErrorDoc{
-		userGone,
-		{Key: KeyAddressTaken}, // SendConflict
-		{Key: KeyAlreadyBound}, // SendConflict
-		{Key: KeyNotBound},     // SendConflict
-		sendLimited,
-		sendFailed,
-	},
-	Example: Example{Body: raw(`{"bizKey": "MODIFY_MOBILE", "mobile": 13800138000, "country": "CN"}`), Data: raw(`{"expiresInSeconds": 300, "resendInSeconds": 60}`)},
+	Errors:      sendErrors,
+	Example:     Example{Body: raw(`{"bizKey": "MODIFY_MOBILE", "mobile": 13800138000, "country": "CN"}`), Data: raw(`{"expiresInSeconds": 300, "resendInSeconds": 60}`)},
 	More: map[string]Example{
 		"string": {Summary: "mobile as written", Body: raw(`{"bizKey": "BIND_MOBILE", "mobile": "+86 137-0013-7000", "country": "cn"}`)},
 	},
@@ -264,15 +268,8 @@ var sendEmailCodeDoc = &Doc{
 	Summary:     "Send a verification code by e-mail",
 	Description: "Sends a verification code for bizKey by e-mail to every address of toAddress, an array of arrays of addresses that is flattened, with duplicates dropped (addresses compare with the domain in lower case): 1 to 5 different addresses must remain, each a bare address of at most 100 characters. Each address gets a code of its own, in a message of its own, and every address must pass the rules, or nothing is sent to any. Each bizKey is a namespace of its own. data says how long the codes are valid and when the addresses may get others.\n\nAn address must be the user's own or one no other user of the tenant has (409 verification_address_taken: nothing is sent, but the attempt counts toward the user's daily requests). BIND_EMAIL is for a user without an address (409 verification_already_bound otherwise), MODIFY_EMAIL for one with an address (409 verification_not_bound otherwise). A bad field is 400, msg naming it (toAddress[1][0]). Unknown body fields, and any query parameter, are 400.\n\nLimits (the defaults; the host may set others): one code per bizKey and address per 60 seconds and 10 codes per address (each recipient) an hour, both counted per user, so that one user's sends never hold back another user's codes; 30 codes per address a day from all users of all tenants together, so that many accounts cannot flood one mailbox (using that up takes more than one account's whole day); 20 code requests per user a day, each recipient counting one. A send refused because another user has the address (409) counts toward the user's daily requests only (counting it against the address would let anyone block its holder's codes), and a send that did not go out (502) toward none. A request over a limit is 429 too_many_requests with Retry-After, the seconds until that limit's window ends (60 after a send for the same bizKey and address); windows are fixed and open with the first request after the last window closed.\n\nA code is 6 random digits, valid for 5 minutes and once; a new send for the same bizKey and address replaces the previous code. If the mail server refuses a message or cannot be reached, the answer is 502 verification_send_failed: the addresses whose messages did not go out have no usable code, and their sends give back what they took of the limits, so that they may be retried at once; a message that went out before the failure keeps its code, usable and counted. Once the mail server has accepted the messages the answer is success and the codes become usable, even if the database was briefly unavailable meanwhile: the server records the delivery as soon as the database is back, within the codes' 5 minutes.\n\nThe proof flow of MODIFY_EMAIL: (1) sendEmailCode with MODIFY_EMAIL to the current address; (2) checkEmailCode with that code, which answers a linkSecret; (3) sendEmailCode with MODIFY_EMAIL to the new address; (4) changeEmail with the new address, the code of step 3 and the linkSecret. BIND_EMAIL, for a user without an address, takes one proof of the new address: sendEmailCode with BIND_EMAIL to it, then changeEmail with that code and without linkSecret; or, when the client checks the code first (checkEmailCode uses it up), changeEmail with the linkSecret that check answered instead of the code. For every other bizKey, checkEmailCode answers a linkSecret that the host redeems for its own flow.",
 	OK:          "OK. The codes went out; data says for how long they are valid.",
-	Errors: []ErrorDoc{
-		userGone,
-		{Key: KeyAddressTaken}, // SendConflict
-		{Key: KeyAlreadyBound}, // SendConflict
-		{Key: KeyNotBound},     // SendConflict
-		sendLimited,
-		sendFailed,
-	},
-	Example: Example{Body: raw(`{"bizKey": "MODIFY_EMAIL", "toAddress": [["alice@example.com"]]}`), Data: raw(`{"expiresInSeconds": 300, "resendInSeconds": 60}`)},
+	Errors:      sendErrors,
+	Example:     Example{Body: raw(`{"bizKey": "MODIFY_EMAIL", "toAddress": [["alice@example.com"]]}`), Data: raw(`{"expiresInSeconds": 300, "resendInSeconds": 60}`)},
 	More: map[string]Example{
 		"several": {Summary: "Several, with a duplicate", Body: raw(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com", "alice@EXAMPLE.com"], ["ann@example.org"]]}`)},
 	},
