@@ -16,14 +16,7 @@ import (
 func TestTake(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		_, err := db.ExecContext(ctx, `CREATE TABLE test_limits (
-    limit_key       VARCHAR(400) NOT NULL PRIMARY KEY,
-    window_start_ms BIGINT       NOT NULL,
-    window_end_ms   BIGINT       NOT NULL,
-    hits            INTEGER      NOT NULL)`)
-		if err != nil {
-			t.Fatal(err)
-		}
+		createTable(t, db)
 		take := func(now int64, cost int) error {
 			return limiter.Take(ctx, db, "test_limits", now, []limiter.Limit{{Key: "k", Max: 5, Window: time.Minute, Msg: "five a minute", Cost: cost}})
 		}
@@ -64,14 +57,7 @@ func TestTake(t *testing.T) {
 func TestGiveBack(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		_, err := db.ExecContext(ctx, `CREATE TABLE test_limits (
-    limit_key       VARCHAR(400) NOT NULL PRIMARY KEY,
-    window_start_ms BIGINT       NOT NULL,
-    window_end_ms   BIGINT       NOT NULL,
-    hits            INTEGER      NOT NULL)`)
-		if err != nil {
-			t.Fatal(err)
-		}
+		createTable(t, db)
 		take := func(now int64) error {
 			return limiter.Take(ctx, db, "test_limits", now, []limiter.Limit{{Key: "k", Max: 1, Window: time.Minute, Msg: "one a minute"}})
 		}
@@ -114,14 +100,7 @@ func TestGiveBack(t *testing.T) {
 func TestTakeSeveral(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		_, err := db.ExecContext(ctx, `CREATE TABLE test_limits (
-    limit_key       VARCHAR(400) NOT NULL PRIMARY KEY,
-    window_start_ms BIGINT       NOT NULL,
-    window_end_ms   BIGINT       NOT NULL,
-    hits            INTEGER      NOT NULL)`)
-		if err != nil {
-			t.Fatal(err)
-		}
+		createTable(t, db)
 		a := limiter.Limit{Key: "a", Max: 3, Window: time.Minute, Msg: "a"}
 		b := limiter.Limit{Key: "b", Max: 2, Window: time.Minute, Msg: "b"}
 		day := limiter.Limit{Key: "day", Max: 3, Window: time.Hour, Msg: "day"}
@@ -148,7 +127,7 @@ func TestTakeSeveral(t *testing.T) {
 			t.Fatalf("hits %v, want a 1, b 1, day 2", got)
 		}
 		// b and day both run out with 2 more: the refusal names b (key order).
-		err = limiter.Take(ctx, db, "test_limits", 1000, []limiter.Limit{day, b, day, b})
+		err := limiter.Take(ctx, db, "test_limits", 1000, []limiter.Limit{day, b, day, b})
 		var rl *deskkit.RateLimitError
 		if !errors.As(err, &rl) || rl.Message != "b" || rl.RetryAfter != 59*time.Second {
 			t.Fatalf("got %v, want b's refusal after 59s", err)
@@ -165,4 +144,17 @@ func TestTakeSeveral(t *testing.T) {
 			t.Fatalf("got %v, want day's refusal", err)
 		}
 	})
+}
+
+// createTable creates test_limits, in the shape the package doc gives.
+func createTable(t *testing.T, db *bun.DB) {
+	t.Helper()
+	_, err := db.ExecContext(context.Background(), `CREATE TABLE test_limits (
+    limit_key       VARCHAR(400) NOT NULL PRIMARY KEY,
+    window_start_ms BIGINT       NOT NULL,
+    window_end_ms   BIGINT       NOT NULL,
+    hits            INTEGER      NOT NULL)`)
+	if err != nil {
+		t.Fatal(err)
+	}
 }
