@@ -147,6 +147,13 @@ func OpenSQLite(path string, o Options) (*bun.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Switching a new file to the write-ahead log takes an exclusive lock
+	// that SQLite does not wait for: connections opened at once would race
+	// for it and fail with SQLITE_BUSY. One connection switches it first.
+	if err := sqldb.Ping(); err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
 	Bound(sqldb, o)
 	return bun.NewDB(sqldb, sqlitedialect.New()), nil
 }
