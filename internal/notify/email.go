@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,13 +21,16 @@ const maxEmailAddrs = 100
 // recipients do not see one another. The messages go one after another:
 // a relay may limit the connections of one client, and there are at most
 // ten addresses.
-func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) error {
+func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) (Reply, error) {
 	addrs, err := splitAddresses(t.Address)
 	if err != nil {
-		return err
+		return Reply{}, err
+	}
+	if t.Only != nil {
+		addrs = slices.DeleteFunc(addrs, func(a string) bool { return !slices.Contains(t.Only, a) })
 	}
 	if s.Mail == nil {
-		return &Failure{Reason: "no mail server is configured", Recipients: addrs}
+		return Reply{}, &Failure{Reason: "no mail server is configured", Recipients: addrs}
 	}
 	app := s.appName()
 	msg := deskkit.Mail{
@@ -36,6 +40,7 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) error {
 			"-- \n" + fmt.Sprintf("Sent by %s to the e-mail channel %q.", app, t.Name),
 	}
 	f := &Failure{}
+	var rep Reply
 	var whys []string
 	var errs []error
 	for _, a := range addrs {
@@ -45,6 +50,7 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) error {
 			err = s.Mail.SendMail(ctx, msg)
 		}
 		if err == nil {
+			rep.Accepted = append(rep.Accepted, a)
 			continue
 		}
 		why, retry := mailReason(err)
@@ -54,7 +60,7 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) error {
 		f.Retryable = f.Retryable || retry
 	}
 	if len(f.Recipients) == 0 {
-		return nil
+		return rep, nil
 	}
 	f.Err = errors.Join(errs...)
 	if len(addrs) == 1 {
@@ -62,7 +68,7 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) error {
 	} else {
 		f.Reason = fmt.Sprintf("the mail to %d of %d addresses failed: %s", len(whys), len(addrs), strings.Join(whys, "; "))
 	}
-	return f
+	return rep, f
 }
 
 // splitAddresses reads t.Address for e-mail: bare addresses separated by

@@ -11,13 +11,18 @@ import (
 	"github.com/deskkit/deskkit/internal/safehttp"
 )
 
-// post sends body to u and returns the reply when its status is 2xx, or
-// the failure otherwise; who names the far end in the failure's reason.
+// post sends body to u and returns the reply, if any, and the failure
+// when its status is not 2xx or there was none; who names the far end in
+// the failure's reason.
 func (s *Sender) post(ctx context.Context, who string, u *url.URL, h http.Header, body []byte) (*safehttp.Reply, *Failure) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	// u is parsed already: the request takes it as it is, not its text
+	// to parse again (and u may be shared by the sends of a batch: nothing
+	// here changes it).
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "", bytes.NewReader(body))
 	if err != nil {
-		return nil, &Failure{Reason: "the address is not a valid URL", Err: err}
+		return nil, &Failure{Reason: "the request could not be built", Err: err}
 	}
+	req.URL, req.Host = u, u.Host
 	req.Header = h
 	// The wall clock, not s.Now: this measures the wait for a timeout's
 	// reason; s.Now is what the far end is told.
@@ -27,7 +32,7 @@ func (s *Sender) post(ctx context.Context, who string, u *url.URL, h http.Header
 		return nil, transportFailure(err, time.Since(start))
 	}
 	if r.Status < 200 || r.Status > 299 {
-		return nil, s.statusFailure(who, r)
+		return r, s.statusFailure(who, r)
 	}
 	return r, nil
 }

@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -74,6 +75,25 @@ func TestCut(t *testing.T) {
 		got := cut(tt.in, tt.limit)
 		if got != tt.want || len(got) > tt.limit {
 			t.Errorf("cut(%q, %d) = %q, want %q", tt.in, tt.limit, got, tt.want)
+		}
+	}
+}
+
+// TestWebhookJSON: the body written by hand is what encoding/json writes
+// for a webhookBody of compact data.
+func TestWebhookJSON(t *testing.T) {
+	at := time.Date(2026, 11, 23, 10, 0, 0, 123456789, time.FixedZone("CST", 8*3600))
+	for _, data := range []string{`{}`, `{"tenantId":1,"a":"<b>&\u2028"}`, `{"n":[1,2,{"x":null}]}`} {
+		got, err := webhookJSON("task.trashed", at, json.RawMessage(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := marshal(webhookBody{Type: "task.trashed", Timestamp: at.UTC(), Data: json.RawMessage(data)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("webhookJSON = %s, want %s", got, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,6 +57,46 @@ type Target struct {
 	// Secret is the webhook's "whsec_" signing secret, or DingTalk's
 	// optional "SEC..." one; "" for the others.
 	Secret string
+	// Only, for KindEmail, limits the send to those addresses of Address
+	// that it lists (a retry sends only to the addresses that failed);
+	// nil sends to every address.
+	Only []string
+
+	// What Prepared parsed once, for the many sends of a batch: a
+	// webhook's URL (never changed by a send) and signing key.
+	url *url.URL
+	key []byte
+}
+
+// Prepared returns t with a webhook's address and secret parsed, so that
+// the sends of a batch to one channel parse them once; other kinds are
+// returned as they are. Its errors are those a send would return.
+func (t Target) Prepared() (Target, error) {
+	if t.Kind != KindWebhook {
+		return t, nil
+	}
+	u, err := parseURL(t.Address)
+	if err != nil {
+		return t, err
+	}
+	key, err := ParseWebhookSecret(t.Secret)
+	if err != nil {
+		return t, err
+	}
+	t.url, t.key = u, key
+	return t, nil
+}
+
+// Reply is what the far end answered to one send.
+type Reply struct {
+	// Status is the reply's HTTP status; 0 for e-mail, or without a reply.
+	Status int
+	// Body is the start of the reply's body, as the HTTP client read it
+	// (at most its MaxReplyBytes); nil for e-mail.
+	Body []byte
+	// Accepted lists, for e-mail, the addresses whose message the mail
+	// server took, in the target's order.
+	Accepted []string
 }
 
 // Message is one event to deliver. The same Message sent again (a retry)
@@ -102,9 +143,33 @@ type Sender struct {
 // t or m is malformed, which is the caller's bug (channels are checked
 // when stored), so nothing is sent.
 func (s *Sender) Send(ctx context.Context, t Target, m Message) error {
+	_, err := s.SendReply(ctx, t, m)
+	return err
+}
+
+// SendReply is Send that also returns what the far end answered, on
+// success and on failure: the reply's status and the start of its body,
+// or for e-mail the addresses that took the message. The Reply is zero
+// when nothing was answered.
+func (s *Sender) SendReply(ctx context.Context, t Target, m Message) (Reply, error) {
 	if err := CheckMessage(m); err != nil {
-		return err
+		return Reply{}, err
 	}
+	if len(m.Data) > 0 {
+		var b bytes.Buffer
+		if err := json.Compact(&b, m.Data); err != nil {
+			return Reply{}, deskkit.Invalid("data", "must be a JSON object")
+		}
+		m.Data = b.Bytes()
+	}
+	return s.SendChecked(ctx, t, m)
+}
+
+// SendChecked is SendReply for a message that CheckMessage has accepted
+// and whose data is compact JSON (as json.Marshal writes it): a worker
+// sending one event to many targets checks it once (the check decodes its
+// data), and the webhook's body carries the data as it is.
+func (s *Sender) SendChecked(ctx context.Context, t Target, m Message) (Reply, error) {
 	switch t.Kind {
 	case KindWebhook:
 		return s.sendWebhook(ctx, t, m)
@@ -115,7 +180,15 @@ func (s *Sender) Send(ctx context.Context, t Target, m Message) error {
 	case KindEmail:
 		return s.sendEmail(ctx, t, m)
 	}
-	return deskkit.Invalid("kind", "must be one of webhook, wecom, dingtalk, email, not %q", t.Kind)
+	return Reply{}, deskkit.Invalid("kind", "must be one of webhook, wecom, dingtalk, email, not %q", t.Kind)
+}
+
+// reply is the Reply of an HTTP reply, nil or not.
+func reply(r *safehttp.Reply) Reply {
+	if r == nil {
+		return Reply{}
+	}
+	return Reply{Status: r.Status, Body: r.Body}
 }
 
 func (s *Sender) now() time.Time {

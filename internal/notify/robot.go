@@ -55,13 +55,13 @@ type dingTalkBody struct {
 
 // sendWeCom POSTs m as a WeCom group robot's markdown message. Success is
 // a 2xx reply that is JSON with errcode 0: WeCom answers 200 to refusals.
-func (s *Sender) sendWeCom(ctx context.Context, t Target, m Message) error {
+func (s *Sender) sendWeCom(ctx context.Context, t Target, m Message) (Reply, error) {
 	if err := s.checkHTTP(t); err != nil {
-		return err
+		return Reply{}, err
 	}
 	u, err := parseURL(t.Address)
 	if err != nil {
-		return err
+		return Reply{}, err
 	}
 	var b weComBody
 	b.MsgType = "markdown"
@@ -73,17 +73,17 @@ func (s *Sender) sendWeCom(ctx context.Context, t Target, m Message) error {
 // signed when t.Secret is set. The channel's name leads title and text, so
 // that a robot in keyword mode finds the name if it is the keyword.
 // Success is errcode 0.
-func (s *Sender) sendDingTalk(ctx context.Context, t Target, m Message) error {
+func (s *Sender) sendDingTalk(ctx context.Context, t Target, m Message) (Reply, error) {
 	if err := s.checkHTTP(t); err != nil {
-		return err
+		return Reply{}, err
 	}
 	u, err := parseURL(t.Address)
 	if err != nil {
-		return err
+		return Reply{}, err
 	}
 	if t.Secret != "" {
 		if strings.ContainsFunc(t.Secret, func(r rune) bool { return r <= ' ' || r >= 0x7f }) {
-			return deskkit.Invalid("secret", "must be printable ASCII")
+			return Reply{}, deskkit.Invalid("secret", "must be printable ASCII")
 		}
 		u.RawQuery = dingTalkSign(u.RawQuery, t.Secret, s.now())
 	}
@@ -123,18 +123,18 @@ type robotReply struct {
 type explainer func(f *Failure)
 
 // postRobot sends body to a robot at u and reads its answer.
-func (s *Sender) postRobot(ctx context.Context, who string, u *url.URL, body any, explain explainer) error {
+func (s *Sender) postRobot(ctx context.Context, who string, u *url.URL, body any, explain explainer) (Reply, error) {
 	b, err := marshal(body)
 	if err != nil {
-		return err
+		return Reply{}, err
 	}
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	r, f := s.post(ctx, who, u, h, b)
 	if f != nil {
-		return f
+		return reply(r), f
 	}
-	return robotFailure(who, r, explain)
+	return reply(r), robotFailure(who, r, explain)
 }
 
 // robotFailure reads a robot's 2xx reply: nil for errcode 0, the failure

@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base32"
 	"encoding/base64"
 	"strconv"
 	"strings"
@@ -65,18 +64,8 @@ func sign(key []byte, id string, ts time.Time, body []byte) string {
 	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// idEncoding writes message ids in lower case, without the letters that
-// read like digits (Crockford's alphabet) and without padding.
-var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
-
-// NewMessageID returns a new message id: "msg_" and 26 characters of
-// lower-case base32 encoding 128 random bits, like a ULID's length but
-// without its time, which would tell receivers when ids were made
-// without adding anything they need.
-func NewMessageID() string {
-	b := make([]byte, 16)
-	// crypto/rand.Read never fails since Go 1.24: it crashes the program
-	// rather than return weak bytes.
-	_, _ = rand.Read(b)
-	return "msg_" + idEncoding.EncodeToString(b)
-}
+// NewMessageID returns a new message id: deskkit.NewEventID, "msg_" and
+// 26 characters of lower-case base32 encoding 128 random bits, like a
+// ULID's length but without its time, which would tell receivers when ids
+// were made without adding anything they need.
+func NewMessageID() string { return deskkit.NewEventID() }

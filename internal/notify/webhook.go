@@ -16,27 +16,46 @@ type webhookBody struct {
 	Data      json.RawMessage `json:"data"`
 }
 
+// webhookJSON is the JSON of a webhookBody, written without marshalling
+// data again: a message's data was checked to be a JSON object (by
+// CheckMessage, or once per event by the caller of SendChecked), and
+// encoding/json would scan a RawMessage once more for every channel and
+// attempt.
+func webhookJSON(typ string, at time.Time, data json.RawMessage) ([]byte, error) {
+	head, err := marshal(struct {
+		Type      string    `json:"type"`
+		Timestamp time.Time `json:"timestamp"`
+	}{typ, at.UTC()})
+	if err != nil {
+		return nil, err
+	}
+	body := make([]byte, 0, len(head)+len(data)+9)
+	body = append(body, head[:len(head)-1]...) // without its "}"
+	body = append(body, `,"data":`...)
+	body = append(body, data...)
+	return append(body, '}'), nil
+}
+
 // sendWebhook POSTs m as a Standard Webhooks message signed with
 // t.Secret. Any 2xx is success.
-func (s *Sender) sendWebhook(ctx context.Context, t Target, m Message) error {
+func (s *Sender) sendWebhook(ctx context.Context, t Target, m Message) (Reply, error) {
 	if err := s.checkHTTP(t); err != nil {
-		return err
+		return Reply{}, err
 	}
-	u, err := parseURL(t.Address)
-	if err != nil {
-		return err
+	if t.url == nil {
+		var err error
+		if t, err = t.Prepared(); err != nil {
+			return Reply{}, err
+		}
 	}
-	key, err := ParseWebhookSecret(t.Secret)
-	if err != nil {
-		return err
-	}
+	u, key := t.url, t.key
 	data := m.Data
 	if data == nil {
 		data = json.RawMessage("{}")
 	}
-	body, err := marshal(webhookBody{Type: m.Type, Timestamp: m.Time.UTC(), Data: data})
+	body, err := webhookJSON(m.Type, m.Time, data)
 	if err != nil {
-		return err
+		return Reply{}, err
 	}
 	// The signed timestamp is the attempt's, not the event's: receivers
 	// refuse signatures older than a few minutes, and a retry is a new
@@ -47,9 +66,9 @@ func (s *Sender) sendWebhook(ctx context.Context, t Target, m Message) error {
 	h.Set("webhook-id", m.ID)
 	h.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
 	h.Set("webhook-signature", sign(key, m.ID, now, body))
-	_, f := s.post(ctx, "the webhook", u, h, body)
+	r, f := s.post(ctx, "the webhook", u, h, body)
 	if f != nil {
-		return f
+		return reply(r), f
 	}
-	return nil
+	return reply(r), nil
 }

@@ -54,7 +54,15 @@ type Config struct {
 	MaxReplyBytes int64
 	// UserAgent is sent when the request has none; "deskkit" if "".
 	UserAgent string
+	// MaxIdleConnsPerHost is how many idle connections to one host the
+	// client keeps alive for the next request; DefaultMaxIdleConnsPerHost
+	// if 0. A worker sending to one receiver at a concurrency of n wants
+	// n, or most requests open a new connection.
+	MaxIdleConnsPerHost int
 }
+
+// DefaultMaxIdleConnsPerHost is Config.MaxIdleConnsPerHost's default.
+const DefaultMaxIdleConnsPerHost = 4
 
 // ErrBlocked is matched (errors.Is) by every *BlockedError.
 var ErrBlocked = errors.New("safehttp: address blocked")
@@ -160,6 +168,10 @@ func New(cfg Config) *Client {
 	if c.userAgent == "" {
 		c.userAgent = "deskkit"
 	}
+	idlePerHost := cfg.MaxIdleConnsPerHost
+	if idlePerHost <= 0 {
+		idlePerHost = DefaultMaxIdleConnsPerHost
+	}
 	// Webhook receivers listen on any port (8443, 9000...); the address is
 	// what matters. The private allowance is applied by CheckAddr, after
 	// the metadata list, so that it can never open a metadata endpoint.
@@ -172,8 +184,8 @@ func New(cfg Config) *Client {
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    c.timeout,
 		MaxResponseHeaderBytes: maxHeaderBytes,
-		MaxIdleConns:           100,
-		MaxIdleConnsPerHost:    4,
+		MaxIdleConns:           max(100, idlePerHost),
+		MaxIdleConnsPerHost:    idlePerHost,
 		IdleConnTimeout:        90 * time.Second,
 		ExpectContinueTimeout:  time.Second,
 	}
@@ -212,7 +224,6 @@ func (c *Client) Do(req *http.Request) (*Reply, error) {
 	if req == nil || req.URL == nil {
 		return nil, deskkit.Invalid("url", "is required")
 	}
-	where := redact(req.URL)
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 		return nil, deskkit.Invalid("url", "must be an absolute http or https URL")
 	}
@@ -233,22 +244,27 @@ func (c *Client) Do(req *http.Request) (*Reply, error) {
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), c.timeout)
 	defer cancel()
-	out := req.Clone(ctx)
-	if out.Header == nil {
-		out.Header = make(http.Header)
-	}
+	// A shallow copy with the bounded context; the headers are copied
+	// only to add the User-Agent, so that the caller's request is never
+	// changed.
+	out := req.WithContext(ctx)
 	if out.Header.Get("User-Agent") == "" {
-		out.Header.Set("User-Agent", c.userAgent)
+		h := make(http.Header, len(req.Header)+1)
+		for k, v := range req.Header {
+			h[k] = v
+		}
+		h.Set("User-Agent", c.userAgent)
+		out.Header = h
 	}
 
 	resp, err := c.http.Do(out)
 	if err != nil {
-		return nil, wrapErr(ctx, limit, req.Method, where, "", err)
+		return nil, wrapErr(ctx, limit, req.Method, redact(req.URL), "", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxReply+1))
 	if err != nil {
-		return nil, wrapErr(ctx, limit, req.Method, where, fmt.Sprintf("reading the reply (status %d)", resp.StatusCode), err)
+		return nil, wrapErr(ctx, limit, req.Method, redact(req.URL), fmt.Sprintf("reading the reply (status %d)", resp.StatusCode), err)
 	}
 	reply := &Reply{Status: resp.StatusCode, Header: resp.Header, Body: body}
 	if int64(len(body)) > c.maxReply {

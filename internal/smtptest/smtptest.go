@@ -46,6 +46,7 @@ type Server struct {
 	mu       sync.Mutex
 	messages []Message
 	reject   *smtp.SMTPError
+	arrived  chan struct{} // closed at the next accepted message; see Await
 }
 
 // Start starts a server with the zero Config on 127.0.0.1, closed when t
@@ -85,6 +86,9 @@ func StartConfig(t testing.TB, cfg *Config) *Server {
 	}()
 	t.Cleanup(func() {
 		_ = srv.Close()
+		// A Close that comes before Serve has taken the listener does
+		// not stop it: closing the listener does.
+		_ = ln.Close()
 		<-done
 	})
 	return s
@@ -106,6 +110,30 @@ func (s *Server) Messages() []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Message(nil), s.messages...)
+}
+
+// Await waits until ok holds for the messages accepted so far (it is asked
+// again at each new message), or until timeout, and reports whether it
+// held. For messages sent in the background, such as from an outbox.
+func (s *Server) Await(timeout time.Duration, ok func([]Message) bool) bool {
+	deadline := time.After(timeout)
+	for {
+		s.mu.Lock()
+		if s.arrived == nil {
+			s.arrived = make(chan struct{})
+		}
+		next := s.arrived
+		msgs := append([]Message(nil), s.messages...)
+		s.mu.Unlock()
+		if ok(msgs) {
+			return true
+		}
+		select {
+		case <-next:
+		case <-deadline:
+			return false
+		}
+	}
 }
 
 // To returns the messages to address, oldest first.
@@ -187,6 +215,10 @@ func (ss *session) Data(r io.Reader) error {
 	m := Message{Helo: ss.helo, TLS: ss.tls, User: ss.user, From: ss.from, To: ss.to, Data: b}
 	ss.s.mu.Lock()
 	ss.s.messages = append(ss.s.messages, m)
+	if ss.s.arrived != nil {
+		close(ss.s.arrived)
+		ss.s.arrived = nil
+	}
 	ss.s.mu.Unlock()
 	return nil
 }

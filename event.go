@@ -1,0 +1,88 @@
+package deskkit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Event is something that happened in a tenant, for the tenant's event
+// channels: "task.trashed", "user.email.changed", or a host's own type.
+//
+// A service publishes an event through a Publisher inside the transaction
+// that makes the change, so that the event exists exactly when the change
+// does: rolled back, nothing is sent; committed, it is delivered even if
+// the process dies the next instant.
+type Event struct {
+	// ID identifies the event and is its idempotency key: publishing an id
+	// a second time in one tenant adds nothing. It is also the webhook-id
+	// of Standard Webhooks, the same on every attempt, on which receivers
+	// drop duplicates: "msg_" and up to 96 printable ASCII characters
+	// without "." or spaces. NewEventID makes one; "" gets a new one.
+	ID string
+	// Type names the event, e.g. "task.trashed": 1 to 100 of a-z, 0-9,
+	// ".", "_" and "-". A publisher refuses a type nobody registered.
+	Type string
+	// Time is when the event happened; the publisher's clock if zero.
+	Time time.Time
+	// Title is one line: the robots' heading and the e-mail subject.
+	// Required, at most 200 characters.
+	Title string
+	// Text is the body: markdown for the robots, plain text for e-mail,
+	// at most 3000 characters; "" sends the title alone.
+	Text string
+	// Data is the webhook's "data": a value that encodes as a JSON object;
+	// nil sends {}. The publisher sets its "tenantId" to the tenant the
+	// event is published in.
+	Data any
+}
+
+// EventType describes a type of event, for the catalogue that users read
+// (GET /api/v1/event/types) and that subscriptions are checked against.
+type EventType struct {
+	// Name is the Event.Type, e.g. "task.trashed".
+	Name string `json:"type"`
+	// Description says when the event happens, in one sentence.
+	Description string `json:"description"`
+	// Example is an example of the event's data.
+	Example any `json:"example"`
+}
+
+// Actor is who caused an event, in the data of the services' events
+// ("actor"); null there when nobody did (retention, a channel disabled for
+// its failures).
+type Actor struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// Publisher writes an event into the caller's transaction. The trash and
+// verification services publish through one (trash.Config.Publisher,
+// verify.Config.Publisher); channel.ChannelRegistry is the one deskkit
+// provides, and hosts publish their own events through it too.
+//
+// Publish only writes rows through db, the caller's transaction (or the
+// database itself, for an event outside any transaction): it does no
+// network I/O and calls back into nothing, so that it is safe under the
+// caller's locks. It returns an error, and the caller rolls back, when the
+// event is malformed or its type unknown.
+type Publisher interface {
+	Publish(ctx context.Context, db bun.IDB, tenantID int64, ev Event) error
+}
+
+// idEncoding is lower-case base32 without padding: ids that are safe in
+// URLs, headers and file names, and case-insensitive to read aloud.
+var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
+
+// NewEventID returns a new event id: "msg_" and 26 characters of
+// lower-case base32 encoding 128 random bits.
+func NewEventID() string {
+	b := make([]byte, 16)
+	// crypto/rand.Read never fails since Go 1.24: it crashes the program
+	// rather than return weak bytes.
+	_, _ = rand.Read(b)
+	return "msg_" + idEncoding.EncodeToString(b)
+}

@@ -1,0 +1,105 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/driver/pgdriver"
+)
+
+// Listen wakes workers when deliveries of their kinds are committed: on
+// PostgreSQL opened with bun's pgdriver it LISTENs on the outbox's
+// channel, to which Enqueue NOTIFYs in the publishing transaction, and
+// wakes the worker of the notification's kind. A lost listener connection
+// is logged and established again (waiting up to 5 s between tries), and
+// every worker is woken then, for what it missed. It returns when ctx is
+// done, at once if db is not PostgreSQL over pgdriver (workers then find
+// deliveries by their poll, and in-process publishers wake them directly).
+func Listen(ctx context.Context, db *bun.DB, log *slog.Logger, workers ...*Worker) {
+	if _, ok := db.Driver().(pgdriver.Driver); !ok {
+		return
+	}
+	byKind := make(map[string]*Worker, len(workers))
+	for _, w := range workers {
+		byKind[w.cfg.Kind] = w
+	}
+	wakeAll := func() {
+		for _, w := range workers {
+			w.Wake()
+		}
+	}
+	pause := 100 * time.Millisecond
+	lost := false
+	for ctx.Err() == nil {
+		ln := pgdriver.NewListener(db)
+		err := ln.Listen(ctx, notifyChannel)
+		if err == nil {
+			if lost {
+				log.InfoContext(ctx, "outbox: listener connection established again")
+				lost = false
+			}
+			wakeAll()
+			pause = 100 * time.Millisecond
+			err = receive(ctx, db, ln, byKind)
+		}
+		_ = ln.Close()
+		if ctx.Err() != nil {
+			return
+		}
+		log.WarnContext(ctx, "outbox: listener connection lost; workers poll until it is back", slog.Any("error", err), slog.Duration("retry_in", pause))
+		lost = true
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
+}
+
+// pingPayload is the payload of the listener's own health check; no
+// worker has that kind.
+const pingPayload = "ping"
+
+// receive wakes workers on notifications until the connection fails or ctx
+// is done. A connection that is silent for listenTimeout gets a ping
+// notification through the pool; one that stays silent for another
+// listenTimeout after it (a peer gone without a reset) is lost.
+func receive(ctx context.Context, db *bun.DB, ln *pgdriver.Listener, byKind map[string]*Worker) error {
+	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
+	defer stop()
+	pinged := false
+	for {
+		_, kind, err := ln.ReceiveTimeout(ctx, listenTimeout)
+		switch {
+		case err == nil:
+			pinged = false
+			if w := byKind[kind]; w != nil {
+				w.Wake()
+			}
+		case !isTimeout(err):
+			return err
+		case pinged:
+			return errors.New("no answer to the listener's ping")
+		default:
+			if err := pgdriver.Notify(ctx, db, notifyChannel, pingPayload); err != nil {
+				return err
+			}
+			pinged = true
+		}
+	}
+}
+
+// listenTimeout is how long the listener waits silently before it checks
+// its connection.
+const listenTimeout = 30 * time.Second
+
+// isTimeout reports whether err is ReceiveTimeout's timeout, which only
+// says that no notification came.
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}

@@ -1,0 +1,223 @@
+// Package outbox is the one durable queue of the module: a transactional
+// outbox of events, one delivery row per place an event goes, and workers
+// that claim due deliveries, make one attempt each and record its outcome,
+// with retries on a schedule. The channel registry delivers events to
+// channels through it, and the verifier its notices to old addresses.
+//
+// # Publishing
+//
+// Enqueue writes an event and its deliveries through the caller's
+// transaction: rolled back, nothing is sent; committed, the deliveries are
+// made even if the process dies the next instant. It does no network I/O.
+// On PostgreSQL it also NOTIFYs the kind's channel in that transaction,
+// which PostgreSQL delivers at commit, once per transaction and payload.
+//
+// # Claiming
+//
+// A Worker claims due deliveries of its kind in batches: on PostgreSQL
+// with FOR UPDATE SKIP LOCKED, so that workers of every replica share the
+// queue without waiting for each other; on SQLite (one process) with the
+// same statement without the lock clause, which SQLite's single writer
+// serialises. A claim moves the row's due time to the end of a lease
+// (Config.Lease, longer than one attempt can take) and stamps it with a
+// token: a worker that dies mid-attempt loses the row when the lease ends
+// and another makes the attempt again. Delivery is therefore at least
+// once; receivers deduplicate on the event's id, the same on every attempt.
+// An outcome is recorded only while the token still matches, so the late
+// outcome of a worker whose lease ran out is dropped, not counted twice.
+//
+// # Retries
+//
+// Config.Schedule holds the delay before each attempt, the first counted
+// from the enqueue (DefaultSchedule: 0, 5s, 5m, 30m, 2h, 5h, 10h, 10h, as
+// Svix's), each spread by +-Config.Jitter (10 %) so that a receiver that
+// failed for many deliveries at once is not hit by all of them again at
+// the same instant. A failed attempt whose outcome says Retry-After waits
+// at least that (at most MaxRetryAfter). An outcome marked Final, or the
+// failure of the schedule's last attempt, ends the delivery FAILED.
+package outbox
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit/internal/migrate"
+)
+
+// Statuses of a delivery.
+const (
+	Pending   = "PENDING"
+	Succeeded = "SUCCEEDED"
+	Failed    = "FAILED"
+)
+
+// notifyChannel is the PostgreSQL NOTIFY channel of the outbox; the payload
+// is the kind.
+const notifyChannel = "deskkit_outbox"
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrate creates or updates the outbox's tables (deskkit_outbox_events,
+// deskkit_outbox_deliveries, deskkit_outbox_attempts and the
+// deskkit_outbox_migrations bookkeeping). Every service that uses the
+// outbox runs it from its own Migrate; it is safe to run from several
+// processes at once and more than once.
+func Migrate(ctx context.Context, db *bun.DB) error {
+	return migrate.Run(ctx, db, "deskkit_outbox_migrations", migrationFiles)
+}
+
+// Event is an event as the outbox keeps it.
+type Event struct {
+	TenantID int64
+	ID       string
+	Type     string
+	Time     time.Time
+	Title    string
+	Text     string
+	// Data is a JSON object.
+	Data json.RawMessage
+}
+
+// Target is one place an event goes.
+type Target struct {
+	Kind     string
+	TargetID int64
+	// Payload is what the kind's handler needs besides the event, if
+	// anything (a notice's address); it is stored as given.
+	Payload string
+}
+
+// eventRow is a row of deskkit_outbox_events.
+type eventRow struct {
+	bun.BaseModel `bun:"table:deskkit_outbox_events"`
+
+	TenantID   int64  `bun:"tenant_id,pk"`
+	EventID    string `bun:"event_id,pk"`
+	EventType  string `bun:"event_type"`
+	OccurredAt int64  `bun:"occurred_at_ms"`
+	Title      string `bun:"title"`
+	Body       string `bun:"body"`
+	Data       string `bun:"data"`
+	CreatedAt  int64  `bun:"created_at_ms"`
+}
+
+func (r eventRow) event() Event {
+	return Event{
+		TenantID: r.TenantID,
+		ID:       r.EventID,
+		Type:     r.EventType,
+		Time:     time.UnixMilli(r.OccurredAt),
+		Title:    r.Title,
+		Text:     r.Body,
+		Data:     json.RawMessage(r.Data),
+	}
+}
+
+// deliveryRow is a row of deskkit_outbox_deliveries.
+type deliveryRow struct {
+	bun.BaseModel `bun:"table:deskkit_outbox_deliveries"`
+
+	ID             int64   `bun:"id,pk,autoincrement"`
+	TenantID       int64   `bun:"tenant_id"`
+	EventID        string  `bun:"event_id"`
+	Kind           string  `bun:"kind"`
+	TargetID       int64   `bun:"target_id"`
+	Payload        *string `bun:"payload"`
+	Status         string  `bun:"status"`
+	Attempts       int     `bun:"attempts"`
+	Step           int     `bun:"step"`
+	DueAt          *int64  `bun:"due_at_ms"`
+	LeaseToken     *string `bun:"lease_token"`
+	LastStatusCode *int    `bun:"last_status_code"`
+	LastError      *string `bun:"last_error"`
+	CreatedAt      int64   `bun:"created_at_ms"`
+	FinishedAt     *int64  `bun:"finished_at_ms"`
+}
+
+// Enqueue writes ev and one PENDING delivery per target through db, the
+// caller's transaction, due at now plus the schedule's first delay. It
+// reports whether the event was new: an event whose id the tenant already
+// published adds nothing (not even deliveries to targets it did not have),
+// so that publishing is idempotent. It does no network I/O; on PostgreSQL
+// it NOTIFYs the workers of the targets' kinds, delivered at commit.
+func Enqueue(ctx context.Context, db bun.IDB, ev Event, targets []Target, now time.Time, firstDelay time.Duration) (bool, error) {
+	data := ev.Data
+	if len(data) == 0 {
+		data = json.RawMessage("{}")
+	}
+	row := &eventRow{
+		TenantID:   ev.TenantID,
+		EventID:    ev.ID,
+		EventType:  ev.Type,
+		OccurredAt: ev.Time.UnixMilli(),
+		Title:      ev.Title,
+		Body:       ev.Text,
+		Data:       string(data),
+		CreatedAt:  now.UnixMilli(),
+	}
+	res, err := db.NewInsert().Model(row).On("CONFLICT DO NOTHING").Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("outbox: insert event: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return false, fmt.Errorf("outbox: insert event: %w", err)
+	} else if n == 0 {
+		return false, nil
+	}
+	if len(targets) == 0 {
+		return true, nil
+	}
+	due := now.Add(firstDelay).UnixMilli()
+	rows := make([]deliveryRow, len(targets))
+	kinds := make([]string, 0, 1)
+	for i, t := range targets {
+		rows[i] = deliveryRow{
+			TenantID:  ev.TenantID,
+			EventID:   ev.ID,
+			Kind:      t.Kind,
+			TargetID:  t.TargetID,
+			Status:    Pending,
+			DueAt:     &due,
+			CreatedAt: now.UnixMilli(),
+		}
+		if t.Payload != "" {
+			rows[i].Payload = &t.Payload
+		}
+		if !slices.Contains(kinds, t.Kind) {
+			kinds = append(kinds, t.Kind)
+		}
+	}
+	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		return false, fmt.Errorf("outbox: insert deliveries: %w", err)
+	}
+	for _, k := range kinds {
+		if err := notifyKind(ctx, db, k); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// notifyKind NOTIFYs, on PostgreSQL, the workers of kind: at the commit of
+// db's transaction, or at once outside one.
+func notifyKind(ctx context.Context, db bun.IDB, kind string) error {
+	if !isPostgres(db) {
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, "SELECT pg_notify(?, ?)", notifyChannel, kind); err != nil {
+		return fmt.Errorf("outbox: notify: %w", err)
+	}
+	return nil
+}
+
+func isPostgres(db bun.IDB) bool {
+	d, err := migrate.DialectOf(db)
+	return err == nil && d.Postgres
+}

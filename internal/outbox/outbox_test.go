@@ -1,0 +1,686 @@
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit/internal/clocktest"
+	"github.com/deskkit/deskkit/internal/dbtest"
+)
+
+var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+
+// script is a handler whose outcomes the test sets per attempt number; it
+// counts the attempts each delivery got and records the Recorded calls.
+type script struct {
+	mu       sync.Mutex
+	outcomes map[int]Outcome // by attempt number; OK if missing
+	attempts map[int64]int
+	recorded []Outcome
+	openErr  error
+	block    chan struct{} // when set, attempts wait for it
+	started  chan struct{} // when set, gets a value as each attempt starts
+}
+
+func newScript() *script {
+	return &script{outcomes: map[int]Outcome{}, attempts: map[int64]int{}}
+}
+
+func (s *script) Open(ctx context.Context, batch []Delivery) (func(context.Context, Delivery) Outcome, error) {
+	if s.openErr != nil {
+		return nil, s.openErr
+	}
+	return func(ctx context.Context, d Delivery) Outcome {
+		if s.started != nil {
+			s.started <- struct{}{}
+		}
+		if s.block != nil {
+			<-s.block
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.attempts[d.ID]++
+		if o, ok := s.outcomes[d.Attempt]; ok {
+			return o
+		}
+		return Outcome{OK: true, StatusCode: 204}
+	}, nil
+}
+
+func (s *script) Recorded(ctx context.Context, tx bun.Tx, d Delivery, o Outcome) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recorded = append(s.recorded, o)
+	return nil
+}
+
+func (s *script) total() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.attempts {
+		n += c
+	}
+	return n
+}
+
+func migrated(t *testing.T, db *bun.DB) {
+	t.Helper()
+	if err := Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	// A second run changes nothing.
+	if err := Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newWorker(t *testing.T, db *bun.DB, h Handler, clock *clocktest.Clock, schedule ...time.Duration) *Worker {
+	t.Helper()
+	if schedule == nil {
+		schedule = []time.Duration{0, time.Second, time.Minute}
+	}
+	w, err := NewWorker(db, Config{
+		Kind: "test", Handler: h, Lease: 30 * time.Second, Schedule: schedule,
+		Now: clock.Now, Rand: func() float64 { return 0.5 }, // no jitter
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func event(id string) Event {
+	return Event{TenantID: 1, ID: id, Type: "task.trashed", Time: t0, Title: "A task", Data: json.RawMessage(`{"a":1}`)}
+}
+
+func enqueue(t *testing.T, db bun.IDB, ev Event, now time.Time, targets ...int64) bool {
+	t.Helper()
+	if targets == nil {
+		targets = []int64{7}
+	}
+	ts := make([]Target, len(targets))
+	for i, id := range targets {
+		ts[i] = Target{Kind: "test", TargetID: id}
+	}
+	added, err := Enqueue(context.Background(), db, ev, ts, now, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return added
+}
+
+func runOnce(t *testing.T, w *Worker) int {
+	t.Helper()
+	n, err := w.RunOnce(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func only(t *testing.T, db bun.IDB) Info {
+	t.Helper()
+	total, list, err := List(context.Background(), db, 1, "test", 7, "", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 1 || len(list) != 1 {
+		t.Fatalf("List: %d deliveries, want 1", total)
+	}
+	return list[0]
+}
+
+func TestEnqueueIsTransactional(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		s := newScript()
+		w := newWorker(t, db, s, clock)
+
+		rollback := errors.New("rollback")
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			enqueue(t, tx, event("msg_rolledback"), clock.Now())
+			return rollback
+		})
+		if !errors.Is(err, rollback) {
+			t.Fatal(err)
+		}
+		if n := runOnce(t, w); n != 0 {
+			t.Fatalf("claimed %d after a rollback", n)
+		}
+		err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if !enqueue(t, tx, event("msg_a"), clock.Now(), 7, 8) {
+				t.Error("a new event was not added")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The same id again adds nothing, not even a delivery to a new target.
+		if enqueue(t, db, event("msg_a"), clock.Now(), 9) {
+			t.Error("a second enqueue of one id added it again")
+		}
+		if n := runOnce(t, w); n != 2 {
+			t.Fatalf("claimed %d, want 2", n)
+		}
+		if n := runOnce(t, w); n != 0 {
+			t.Fatalf("claimed %d after all succeeded", n)
+		}
+		in := only(t, db)
+		want := Info{ID: in.ID, TenantID: 1, Kind: "test", TargetID: 7, EventID: "msg_a", EventType: "task.trashed",
+			Status: Succeeded, Attempts: 1, LastStatusCode: 204, Created: t0, Finished: t0}
+		if diff := cmp.Diff(want, in); diff != "" {
+			t.Errorf("delivery (-want +got):\n%s", diff)
+		}
+		// Another tenant sees nothing of it.
+		if _, err := Get(ctx, db, 2, in.ID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get of another tenant: %v", err)
+		}
+	})
+}
+
+func TestRetryScheduleAndAttempts(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		s := newScript()
+		s.outcomes[1] = Outcome{StatusCode: 500, Error: "the webhook answered 500", Response: "oops"}
+		s.outcomes[2] = Outcome{StatusCode: 500, Error: "the webhook answered 500"}
+		w := newWorker(t, db, s, clock)
+		enqueue(t, db, event("msg_r"), clock.Now())
+
+		runOnce(t, w)
+		in := only(t, db)
+		if in.Status != Pending || !in.NextAttempt.Equal(t0.Add(time.Second)) || in.Attempts != 1 || in.LastStatusCode != 500 {
+			t.Fatalf("after one failure: %+v", in)
+		}
+		clock.Advance(999 * time.Millisecond)
+		if n := runOnce(t, w); n != 0 {
+			t.Fatalf("claimed %d before it was due", n)
+		}
+		clock.Advance(time.Millisecond)
+		runOnce(t, w)
+		clock.Advance(time.Minute)
+		runOnce(t, w)
+		in = only(t, db)
+		if in.Status != Succeeded || in.Attempts != 3 {
+			t.Fatalf("after 500, 500, 200: %+v", in)
+		}
+		got, err := Attempts(ctx, db, 1, in.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Attempt{
+			{No: 1, Started: t0, StatusCode: 500, Error: "the webhook answered 500", Response: "oops"},
+			{No: 2, Started: t0.Add(time.Second), StatusCode: 500, Error: "the webhook answered 500"},
+			{No: 3, Started: t0.Add(time.Second + time.Minute), StatusCode: 204},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("attempts (-want +got):\n%s", diff)
+		}
+		if other, err := Attempts(ctx, db, 2, in.ID); err != nil || len(other) != 0 {
+			t.Errorf("another tenant's attempts: %v %+v", err, other)
+		}
+	})
+}
+
+func TestFailureEnds(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		s := newScript()
+		fail := Outcome{StatusCode: 503, Error: "down", RetryAfter: time.Hour}
+		s.outcomes[1], s.outcomes[2], s.outcomes[3] = fail, fail, fail
+		w := newWorker(t, db, s, clock)
+		enqueue(t, db, event("msg_f"), clock.Now())
+
+		runOnce(t, w)
+		// Retry-After is longer than the schedule's second delay: it wins.
+		if in := only(t, db); !in.NextAttempt.Equal(t0.Add(time.Hour)) {
+			t.Fatalf("next attempt %v, want Retry-After's hour", in.NextAttempt)
+		}
+		clock.Advance(time.Hour)
+		runOnce(t, w)
+		clock.Advance(time.Hour)
+		runOnce(t, w)
+		in := only(t, db)
+		if in.Status != Failed || in.Attempts != 3 || !in.NextAttempt.IsZero() || in.LastError != "down" {
+			t.Fatalf("after the schedule's last failure: %+v", in)
+		}
+		clock.Advance(48 * time.Hour)
+		if n := runOnce(t, w); n != 0 {
+			t.Fatalf("a FAILED delivery was claimed")
+		}
+
+		// A Final outcome ends it at once.
+		s.outcomes[1] = Outcome{Error: "blocked", Final: true}
+		enqueue(t, db, event("msg_g"), clock.Now(), 8)
+		runOnce(t, w)
+		_, list, err := List(context.Background(), db, 1, "test", 8, Failed, 0, 10)
+		if err != nil || len(list) != 1 || list[0].Attempts != 1 {
+			t.Fatalf("final outcome: %v %+v", err, list)
+		}
+	})
+}
+
+func TestJitter(t *testing.T) {
+	for _, tc := range []struct {
+		rand float64
+		want time.Duration
+	}{{0, 90 * time.Second}, {0.5, 100 * time.Second}, {0.999999, 100*time.Second + 9999980*time.Microsecond}} {
+		w := &Worker{cfg: Config{Jitter: 0.1, Rand: func() float64 { return tc.rand }}}
+		got := w.jitter(100 * time.Second)
+		if d := got - tc.want; d < -time.Millisecond || d > time.Millisecond {
+			t.Errorf("jitter at %v: %v, want %v", tc.rand, got, tc.want)
+		}
+	}
+}
+
+func TestLeaseEndsForADeadWorker(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		s := newScript()
+		w := newWorker(t, db, s, clock)
+		enqueue(t, db, event("msg_l"), clock.Now())
+
+		// A worker claims and dies before recording anything.
+		dead, err := w.claim(ctx, 10)
+		if err != nil || len(dead) != 1 {
+			t.Fatalf("claim: %v %d", err, len(dead))
+		}
+		if n := runOnce(t, w); n != 0 {
+			t.Fatal("a leased delivery was claimed again before its lease ended")
+		}
+		clock.Advance(30 * time.Second)
+		if n := runOnce(t, w); n != 1 {
+			t.Fatal("the delivery was not claimed again after the lease ended")
+		}
+		// The dead worker's late outcome is dropped.
+		if err := w.record(ctx, dead[0], Outcome{StatusCode: 500, Error: "late"}, t0, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		in := only(t, db)
+		if in.Status != Succeeded || in.Attempts != 2 || in.LastError != "" {
+			t.Fatalf("after the lease moved on: %+v", in)
+		}
+		got, err := Attempts(ctx, db, 1, in.ID)
+		if err != nil || len(got) != 1 || got[0].No != 2 {
+			t.Fatalf("attempts: %v %+v", err, got)
+		}
+	})
+}
+
+func TestResendRecoverFailPending(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		s := newScript()
+		s.outcomes[1] = Outcome{Error: "no", Final: true}
+		w := newWorker(t, db, s, clock)
+		enqueue(t, db, event("msg_x"), clock.Now())
+		runOnce(t, w)
+		id := only(t, db).ID
+
+		if _, err := Resend(ctx, db, 2, id, clock.Now(), 2); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("resend of another tenant: %v", err)
+		}
+		clock.Advance(time.Minute)
+		in, err := Resend(ctx, db, 1, id, clock.Now(), 2)
+		if err != nil || in.Status != Pending || !in.NextAttempt.Equal(clock.Now()) {
+			t.Fatalf("resend: %v %+v", err, in)
+		}
+		// One more attempt, on the schedule's last step: failing, it ends.
+		s.outcomes[2] = Outcome{StatusCode: 500, Error: "again"}
+		runOnce(t, w)
+		if in := only(t, db); in.Status != Failed || in.Attempts != 2 {
+			t.Fatalf("after a failed resend: %+v", in)
+		}
+
+		n, err := Recover(ctx, db, 1, "test", 7, clock.Now(), clock.Now())
+		if err != nil || n != 0 {
+			t.Fatalf("recover since after its creation: %d %v", n, err)
+		}
+		n, err = Recover(ctx, db, 1, "test", 7, t0, clock.Now())
+		if err != nil || n != 1 {
+			t.Fatalf("recover: %d %v", n, err)
+		}
+		// The whole schedule again: a failure waits for the second step.
+		s.outcomes[3] = Outcome{StatusCode: 500, Error: "still"}
+		runOnce(t, w)
+		in = only(t, db)
+		if in.Status != Pending || !in.NextAttempt.Equal(clock.Now().Add(time.Second)) {
+			t.Fatalf("after recover and a failure: %+v", in)
+		}
+		n, err = FailPending(ctx, db, 1, "test", 7, "channel disabled", clock.Now())
+		if err != nil || n != 1 {
+			t.Fatalf("fail pending: %d %v", n, err)
+		}
+		if in := only(t, db); in.Status != Failed || in.LastError != "channel disabled" {
+			t.Fatalf("after FailPending: %+v", in)
+		}
+	})
+}
+
+func TestPurge(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		s := newScript()
+		w := newWorker(t, db, s, clock)
+		for i := range 5 {
+			enqueue(t, db, event(fmt.Sprintf("msg_%d", i)), clock.Now(), int64(i))
+		}
+		runOnce(t, w) // all five succeed at t0
+		clock.Advance(time.Hour)
+		s.outcomes[1] = Outcome{StatusCode: 500, Error: "no"}
+		enqueue(t, db, event("msg_pending"), clock.Now(), 9)
+		runOnce(t, w) // pending, one attempt at t0+1h
+
+		n, err := Purge(ctx, db, t0.Add(time.Minute), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 5 attempts, 5 deliveries and 5 events, in batches of 2.
+		if n != 15 {
+			t.Errorf("purged %d rows, want 15", n)
+		}
+		var counts [3]int
+		for i, table := range []string{"deskkit_outbox_attempts", "deskkit_outbox_deliveries", "deskkit_outbox_events"} {
+			if counts[i], err = db.NewSelect().Table(table).Count(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if counts != [3]int{1, 1, 1} {
+			t.Errorf("left %v, want the pending delivery, its attempt and its event", counts)
+		}
+	})
+}
+
+// TestNobodyDiesEachOnce runs three workers on one queue at once: every
+// delivery gets exactly one attempt.
+func TestNobodyDiesEachOnce(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		const n = 300
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			for i := range n {
+				enqueue(t, tx, event(fmt.Sprintf("msg_%d", i)), clock.Now(), 1, 2)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newScript()
+		var wg sync.WaitGroup
+		var claimed atomic.Int64
+		for range 3 {
+			w := newWorker(t, db, s, clock)
+			wg.Go(func() {
+				for {
+					k, err := w.RunOnce(ctx)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if k == 0 {
+						return
+					}
+					claimed.Add(int64(k))
+				}
+			})
+		}
+		wg.Wait()
+		if claimed.Load() != 2*n || s.total() != 2*n {
+			t.Errorf("claimed %d, attempted %d; want %d each", claimed.Load(), s.total(), 2*n)
+		}
+		for id, c := range s.attempts {
+			if c != 1 {
+				t.Errorf("delivery %d attempted %d times", id, c)
+			}
+		}
+	})
+}
+
+// TestRunShutdown: Run stops claiming when its context ends and waits for
+// the attempt in flight, whose outcome is recorded.
+func TestRunShutdown(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		s := newScript()
+		s.block = make(chan struct{})
+		s.started = make(chan struct{}, 1)
+		w := newWorker(t, db, s, clock)
+		enqueue(t, db, event("msg_s"), clock.Now())
+
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			w.Run(ctx)
+			close(done)
+		}()
+		// The attempt starts; then shutdown; then the far end answers.
+		<-s.started
+		cancel()
+		select {
+		case <-done:
+			t.Fatal("Run returned with an attempt in flight")
+		default:
+		}
+		close(s.block)
+		<-done
+		if in := only(t, db); in.Status != Succeeded {
+			t.Fatalf("the attempt in flight at shutdown was not recorded: %+v", in)
+		}
+	})
+}
+
+// TestRunDrainsABacklog: Run keeps claiming while due deliveries are
+// left, also when attempts end one at a time and each claim asks for the
+// one slot that came free; it does not wait for the poll (an hour here).
+func TestRunDrainsABacklog(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		const n = 6
+		for i := range n {
+			enqueue(t, db, event(fmt.Sprintf("msg_%d", i)), clock.Now())
+		}
+		s := newScript()
+		s.block = make(chan struct{})
+		s.started = make(chan struct{}, n)
+		w, err := NewWorker(db, Config{Kind: "test", Handler: s, Concurrency: 2, Lease: 30 * time.Second, Poll: time.Hour, Now: clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			w.Run(ctx)
+			close(done)
+		}()
+		defer func() { cancel(); close(s.block); <-done }()
+		started := func(k int) {
+			t.Helper()
+			select {
+			case <-s.started:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("attempt %d of %d did not start: the worker waits for its poll", k, n)
+			}
+		}
+		started(1)
+		started(2)
+		// Both slots are taken; each attempt let through frees one, which
+		// the next claim takes alone.
+		for k := 3; k <= n; k++ {
+			s.block <- struct{}{}
+			started(k)
+		}
+	})
+}
+
+// TestListenWakes: on PostgreSQL, a commit that enqueues wakes the
+// listening worker of its kind.
+func TestListenWakes(t *testing.T) {
+	db := dbtest.OpenPostgres(t)
+	migrated(t, db)
+	clock := clocktest.New(t0)
+	w := newWorker(t, db, newScript(), clock)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		Listen(ctx, db, slog.New(slog.DiscardHandler), w)
+		close(done)
+	}()
+	defer func() { cancel(); <-done }()
+	// Listen wakes every worker once it listens: wait for that first.
+	select {
+	case <-w.wake:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener did not start")
+	}
+	enqueue(t, db, event("msg_n"), clock.Now())
+	select {
+	case <-w.wake:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no wake-up after the commit")
+	}
+}
+
+// TestDeliveryWithoutEvent: a delivery whose event row is gone (written by
+// hand) ends FAILED instead of being claimed at every lease.
+func TestDeliveryWithoutEvent(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		s := newScript()
+		w := newWorker(t, db, s, clock)
+		enqueue(t, db, event("msg_orphan"), clock.Now())
+		if _, err := db.NewDelete().Table("deskkit_outbox_events").Where("event_id = ?", "msg_orphan").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		runOnce(t, w)
+		var status, lastError string
+		if err := db.NewSelect().Table("deskkit_outbox_deliveries").Column("status", "last_error").Scan(ctx, &status, &lastError); err != nil {
+			t.Fatal(err)
+		}
+		if status != Failed || lastError != "its event is missing" || s.total() != 0 {
+			t.Errorf("status %s, error %q, %d attempts", status, lastError, s.total())
+		}
+		clock.Advance(time.Hour)
+		if n := runOnce(t, w); n != 0 {
+			t.Errorf("claimed %d again", n)
+		}
+	})
+}
+
+// TestRelease: a claim given back (one that returned after a shutdown
+// began) leaves its deliveries due at once, without the attempt it counted.
+func TestRelease(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		s := newScript()
+		w := newWorker(t, db, s, clock)
+		enqueue(t, db, event("msg_back"), clock.Now())
+		batch, err := w.claim(ctx, 10)
+		if err != nil || len(batch) != 1 {
+			t.Fatalf("claim: %v, %d", err, len(batch))
+		}
+		if err := w.release(ctx, batch[0].token); err != nil {
+			t.Fatal(err)
+		}
+		if in := only(t, db); in.Status != Pending || in.Attempts != 0 || !in.NextAttempt.Equal(t0) {
+			t.Fatalf("after the release: %+v", in)
+		}
+		if n := runOnce(t, w); n != 1 || s.total() != 1 {
+			t.Fatalf("claimed %d, attempted %d after the release; want 1 each", n, s.total())
+		}
+	})
+}
+
+func TestDollars(t *testing.T) {
+	got := dollars("SELECT ? FROM t WHERE a = ? AND b = left(?, 2)")
+	if want := "SELECT $1 FROM t WHERE a = $2 AND b = left($3, 2)"; got != want {
+		t.Errorf("dollars = %q, want %q", got, want)
+	}
+}
+
+// TestPrepared: on PostgreSQL, EnqueueQuery in a transaction of the
+// prepared statement's pool runs the prepared statement, and in one of
+// another pool the plain query; both write the same rows.
+func TestPrepared(t *testing.T) {
+	db := dbtest.OpenPostgres(t)
+	migrated(t, db)
+	other := dbtest.OpenPostgres(t)
+	const targets = `SELECT t.id FROM (VALUES (7::bigint), (8::bigint)) AS t (id) WHERE t.id >= ?`
+	var plain plainCount
+	db.AddQueryHook(&plain)
+	for name, tc := range map[string]struct {
+		p         *Prepared
+		wantPlain int64 // statements bun ran: the plain query's
+	}{"own pool": {NewPrepared(db, targets), 0}, "another pool": {NewPrepared(other, targets), 2}} {
+		p := tc.p
+		t.Run(name, func(t *testing.T) {
+			plain.n.Store(0)
+			ctx := context.Background()
+			id := "msg_" + strings.ReplaceAll(name, " ", "_")
+			for range 2 { // the second time, the id adds nothing
+				err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+					_, _, err := EnqueueQuery(ctx, tx, p, event(id), "test", targets, []any{int64(8)}, t0, 0)
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			var targetIDs []int64
+			if err := db.NewSelect().Table("deskkit_outbox_deliveries").Column("target_id").Where("event_id = ?", id).Scan(ctx, &targetIDs); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(targetIDs, []int64{8}) {
+				t.Errorf("deliveries to %v, want [8]", targetIDs)
+			}
+			if n := plain.n.Load(); n != tc.wantPlain {
+				t.Errorf("the plain query ran %d times, want %d", n, tc.wantPlain)
+			}
+		})
+	}
+}
+
+// plainCount counts the enqueue statements bun runs (the prepared one
+// bypasses bun).
+type plainCount struct{ n atomic.Int64 }
+
+func (c *plainCount) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+
+func (c *plainCount) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	if strings.HasPrefix(e.Query, "WITH ev AS") {
+		c.n.Add(1)
+	}
+}
