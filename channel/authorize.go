@@ -18,6 +18,18 @@ const (
 	ActionReplace Action = "replace"
 	ActionDelete  Action = "delete"
 	ActionTest    Action = "test"
+	// ActionEnable and ActionDisable are enabling a channel again and
+	// disabling one by hand.
+	ActionEnable  Action = "enable"
+	ActionDisable Action = "disable"
+	// ActionViewDeliveries is reading a channel's deliveries and their
+	// attempts (Deliveries, Attempts).
+	ActionViewDeliveries Action = "view-deliveries"
+	// ActionResend is one more attempt of a delivery (Resend).
+	ActionResend Action = "resend"
+	// ActionRecover is queueing a channel's failed deliveries again
+	// (Recover).
+	ActionRecover Action = "recover"
 	// ActionViewAddresses is seeing addresses in full in a list: a robot's
 	// URL carries its key, a webhook's often a token. Listing itself is
 	// open to every user of the tenant; without this action the addresses
@@ -27,8 +39,9 @@ const (
 
 // Authorizer tells whether a principal who is not an admin may do a with
 // the channels of their tenant. Without one only admin principals
-// (deskkit.Principal.Admin) may add, replace, delete and test channels and
-// see addresses in full; every user of the tenant may list them, masked.
+// (deskkit.Principal.Admin) may add, replace, delete, test, enable and
+// disable channels, see addresses in full, and read, resend and recover
+// deliveries; every user of the tenant may list them, masked.
 // Admins are never asked about: they may do everything within their tenant.
 // An error it returns aborts the operation and is passed on.
 //

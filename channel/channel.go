@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -16,6 +18,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/internal/notify"
+	"github.com/deskkit/deskkit/internal/outbox"
 	"github.com/deskkit/deskkit/internal/safehttp"
 )
 
@@ -85,6 +88,16 @@ type Channel struct {
 	Type    Type   `json:"channelType"`
 	Name    string `json:"name"`
 	Address string `json:"address"`
+	// Enabled is false once the channel was disabled, by hand or for its
+	// failures: it then gets no new deliveries until enabled again.
+	Enabled bool `json:"enabled"`
+	// Events is the subscription: event types and prefixes ending in
+	// ".*" ("task.*"); empty (never nil in an answer) means every event.
+	Events []string `json:"events"`
+	// DisabledReason says why the channel was disabled; "" while enabled.
+	DisabledReason string `json:"disabledReason"`
+	// DisabledDate is when it was disabled, UTC; nil while enabled.
+	DisabledDate *time.Time `json:"disabledDate"`
 }
 
 // Input is what a client sends to add, replace or test a channel.
@@ -102,6 +115,11 @@ type Input struct {
 	// It is write-only: stored encrypted, never shown. On a replace, nil
 	// keeps the stored secret and "" removes it. Other types take none.
 	Secret *string
+	// Events is the subscription: registered event types and prefixes
+	// ending in ".*" that match at least one registered type ("task.*"),
+	// at most MaxSubscriptions, duplicates dropped; nil or empty means
+	// every event. A replace replaces it too. A test ignores it.
+	Events []string
 }
 
 // Added is the answer to an add: the channel and, for a webhook, its
@@ -206,7 +224,50 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
+
+	// RetrySchedule is the delay before each attempt of a delivery, the
+	// first counted from the publish and each other from the failure
+	// before it, each spread by +-10 %: 1 to 50 delays, none negative.
+	// DefaultRetrySchedule if nil (0, 5s, 5m, 30m, 2h, 5h, 10h, 10h).
+	RetrySchedule []time.Duration
+	// DisableAfter is how long a channel's attempts must all have failed
+	// before it is disabled; DefaultDisableAfter (5 days) if 0.
+	DisableAfter time.Duration
+	// DisableMinFailures is how many failed attempts, at least, disable a
+	// channel after DisableAfter; DefaultDisableMinFailures (10) if 0.
+	DisableMinFailures int
+	// LogRetention is how long attempts and finished deliveries are kept
+	// before Run's housekeeping purges them; DefaultLogRetention (30
+	// days) if 0.
+	LogRetention time.Duration
+	// Concurrency is how many attempts Run makes at once, and how many
+	// idle connections per host the outbound client keeps alive;
+	// DefaultConcurrency (8) if 0.
+	Concurrency int
+	// PlainStatements turns off the prepared statement Publish runs on
+	// PostgreSQL (prepared once per connection, so that PostgreSQL does
+	// not plan it again for every event: most of its cost). Set it when
+	// connections go through a pooler that does not keep prepared
+	// statements, such as PgBouncer in transaction mode before 1.21.
+	PlainStatements bool
 }
+
+// Defaults of Config's delivery settings.
+const (
+	DefaultDisableAfter       = 5 * 24 * time.Hour
+	DefaultDisableMinFailures = 10
+	DefaultLogRetention       = 30 * 24 * time.Hour
+	DefaultConcurrency        = 8
+	// MaxConcurrency bounds Config.Concurrency: each attempt may hold an
+	// outbound connection and, while it records its outcome, a database
+	// connection.
+	MaxConcurrency = 256
+)
+
+// DefaultRetrySchedule returns the default delays before each attempt
+// (Config.RetrySchedule): 0, 5s, 5m, 30m, 2h, 5h, 10h and 10h, eight
+// attempts over about 27 hours, as Svix makes them. A new slice each time.
+func DefaultRetrySchedule() []time.Duration { return slices.Clone(outbox.DefaultSchedule) }
 
 // ChannelRegistry stores a tenant's event channels and sends messages
 // through them. It is safe for concurrent use, also by several processes
@@ -216,6 +277,22 @@ type ChannelRegistry struct {
 	cfg    Config
 	seal   *sealer
 	sender *notify.Sender
+	pg     bool
+
+	// types is the event catalogue, by name.
+	typesMu sync.RWMutex
+	types   map[string]deskkit.EventType
+
+	worker *outbox.Worker
+	// prepared is Publish's statement on PostgreSQL, prepared per
+	// connection; nil on SQLite.
+	prepared *outbox.Prepared
+	// kick asks Run to wake the worker after a publish.
+	kick    chan struct{}
+	running atomic.Bool
+	// remaining holds, from an e-mail attempt to its record, the
+	// addresses it did not reach (delivery id to owed).
+	remaining sync.Map
 }
 
 // MinSecretLength is the shortest server secret New accepts.
@@ -233,7 +310,8 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	case len(secret) < MinSecretLength:
 		return nil, fmt.Errorf("channel: secret must be at least %d bytes", MinSecretLength)
 	}
-	if _, err := migrate.DialectOf(db); err != nil {
+	dialect, err := migrate.DialectOf(db)
+	if err != nil {
 		return nil, err
 	}
 	var c Config
@@ -258,6 +336,36 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
+	if c.RetrySchedule == nil {
+		c.RetrySchedule = DefaultRetrySchedule()
+	} else {
+		c.RetrySchedule = slices.Clone(c.RetrySchedule)
+	}
+	if err := outbox.CheckSchedule(c.RetrySchedule); err != nil {
+		return nil, fmt.Errorf("channel: Config.RetrySchedule: %w", err)
+	}
+	if c.DisableAfter == 0 {
+		c.DisableAfter = DefaultDisableAfter
+	}
+	if c.DisableMinFailures == 0 {
+		c.DisableMinFailures = DefaultDisableMinFailures
+	}
+	if c.LogRetention == 0 {
+		c.LogRetention = DefaultLogRetention
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	switch {
+	case c.DisableAfter < 0:
+		return nil, errors.New("channel: Config.DisableAfter must not be negative")
+	case c.DisableMinFailures < 0:
+		return nil, errors.New("channel: Config.DisableMinFailures must not be negative")
+	case c.LogRetention < 0:
+		return nil, errors.New("channel: Config.LogRetention must not be negative")
+	case c.Concurrency < 0 || c.Concurrency > MaxConcurrency:
+		return nil, fmt.Errorf("channel: Config.Concurrency must be between 1 and %d", MaxConcurrency)
+	}
 	seal, err := newSealer(secret, c.PreviousSecret)
 	if err != nil {
 		return nil, err
@@ -266,23 +374,60 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 		AllowPrivateNetworks: c.AllowPrivateNetworks,
 		Resolver:             c.Resolver,
 		Timeout:              c.Timeout,
+		// Keep a connection alive for every attempt that may run at
+		// once: a new TLS connection per delivery costs more than the
+		// delivery.
+		MaxIdleConnsPerHost: c.Concurrency,
 	})
-	return &ChannelRegistry{
+	r := &ChannelRegistry{
 		db:     db,
 		cfg:    c,
 		seal:   seal,
 		sender: &notify.Sender{HTTP: client, Mail: mail, Now: c.Now, AppName: c.AppName},
-	}, nil
+		pg:     dialect.Postgres,
+		types:  map[string]deskkit.EventType{},
+		kick:   make(chan struct{}, 1),
+	}
+	if err := r.RegisterEventTypes(EventTypes()...); err != nil {
+		return nil, err
+	}
+	if r.pg && !c.PlainStatements {
+		r.prepared = outbox.NewPrepared(db, postgresTargets)
+	}
+	r.worker, err = outbox.NewWorker(db, outbox.Config{
+		Kind:        outboxKind,
+		Handler:     (*handler)(r),
+		Concurrency: c.Concurrency,
+		Lease:       lease(c.Timeout),
+		Schedule:    c.RetrySchedule,
+		Now:         c.Now,
+		Logger:      c.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("channel: %w", err)
+	}
+	return r, nil
 }
+
+// lease is how long a claimed delivery stays one worker's: the attempt
+// (bounded by the timeout, every address of an e-mail channel together),
+// the outcome's record, and a margin for a slow database. A lease that
+// ended before the outcome came would have the attempt made twice.
+func lease(timeout time.Duration) time.Duration { return 2*timeout + time.Minute }
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
 // Migrate creates or updates the registry's tables (deskkit_channels,
 // deskkit_channel_counts, deskkit_channel_limits and the
-// deskkit_channel_migrations bookkeeping). It is safe to run from several
-// processes at once.
+// deskkit_channel_migrations bookkeeping) and the outbox's, through which
+// events reach channels (deskkit_outbox_events, deskkit_outbox_deliveries,
+// deskkit_outbox_attempts and deskkit_outbox_migrations). It is safe to
+// run from several processes at once.
 func Migrate(ctx context.Context, db *bun.DB) error {
+	if err := outbox.Migrate(ctx, db); err != nil {
+		return err
+	}
 	return migrate.Run(ctx, db, "deskkit_channel_migrations", migrationFiles, foldedNamesStep(slog.Default()))
 }
 

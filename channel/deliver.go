@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/deskkit/deskkit"
@@ -30,29 +29,10 @@ const (
 	maxDeliverIDs = 1000
 )
 
-// Event is one notification for the channels of a tenant.
-type Event struct {
-	// ID identifies the message: the webhook-id of Standard Webhooks,
-	// which receivers use to drop duplicates: "msg_" and up to 96 printable
-	// ASCII characters without "." or spaces. NewEventID makes one; "" gets
-	// a new one. A job that retries a delivery must pass the same ID again.
-	ID string
-	// Type names the event for webhook receivers, e.g. "task.trashed":
-	// 1 to MaxEventTypeBytes of a-z, 0-9, ".", "_" and "-".
-	Type string
-	// Time is when the event happened; the registry's clock if zero.
-	Time time.Time
-	// Title is one line: the robots' heading and the e-mail subject.
-	// Required, at most MaxTitleRunes.
-	Title string
-	// Text is the body: markdown for the robots, plain text for e-mail, in
-	// lines ("\r\n" is read as "\n"); tabs are allowed, other control
-	// characters are not. At most MaxTextRunes.
-	Text string
-	// Data is the webhook's "data": a value that encodes as a JSON object;
-	// nil sends {}.
-	Data any
-}
+// Event is one notification for the channels of a tenant: deskkit.Event,
+// under the name this package has always used. Publish queues one for
+// every subscribed channel; Deliver sends one at once.
+type Event = deskkit.Event
 
 // Result is what became of one channel in Deliver.
 type Result struct {
@@ -95,10 +75,13 @@ func (r *ChannelRegistry) message(ev Event) (notify.Message, error) {
 	if ev.Time.IsZero() {
 		ev.Time = r.cfg.Now()
 	}
-	msg := notify.Message{ID: ev.ID, Type: ev.Type, Time: ev.Time.UTC(), Title: ev.Title, Text: ev.Text, Data: data}
+	// data is json.Marshal's, which writes valid JSON, and an object
+	// (checked above): CheckMessage need not decode it again.
+	msg := notify.Message{ID: ev.ID, Type: ev.Type, Time: ev.Time.UTC(), Title: ev.Title, Text: ev.Text}
 	if err := notify.CheckMessage(msg); err != nil {
 		return notify.Message{}, err
 	}
+	msg.Data = data
 	return msg, nil
 }
 
@@ -129,7 +112,11 @@ func validEventType(s string) bool {
 
 // Deliver sends ev to channelIDs of tenant, or to every channel of the
 // tenant when channelIDs is empty, and reports what became of each, in id
-// order. Each channel gets one attempt, bounded by the registry's Timeout
+// order, at once and once: most hosts want Publish instead, which queues
+// the event in the caller's transaction for every subscribed, enabled
+// channel, and retries on a schedule with every attempt logged. Deliver
+// ignores subscriptions and whether a channel is enabled, and logs
+// nothing in the delivery log. Each channel gets one attempt, bounded by the registry's Timeout
 // (all its addresses together, for an e-mail channel), 4 channels at a
 // time; a
 // failure is in its Result, and logged, never retried here: a host that

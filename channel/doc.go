@@ -4,7 +4,9 @@
 //
 // A ChannelRegistry is built with New over a database that Migrate has
 // prepared, the server secret, and a Mailer for e-mail channels. httpapi
-// mounts it at /api/v1/event/channel; hosts call Deliver to notify.
+// mounts it at /api/v1/event/channel. Services and hosts publish events
+// through it (Publish, in their own transactions), and Run, in every
+// process, delivers them with retries.
 //
 // The Mailer is the host's deskkit.Mailer, the one shape of e-mail every
 // service shares: the verification service's *verify.SMTPMailer is one, so
@@ -148,12 +150,101 @@
 // counted in the database before the send whatever its outcome, so that
 // the throttle holds across replicas and the endpoint is no relay for spam.
 //
-// # Delivering events
+// # Events and delivery
 //
-// Deliver sends an Event to some or all of a tenant's channels, one attempt
-// each, and reports a Result per channel; Send does it for one channel.
-// Neither retries: a host that wants retries calls them from a job with the
-// same Event.ID (receivers drop duplicates by webhook-id) and retries the
-// Results whose DeliveryError is Retryable. A durable queue with backoff is
-// not built yet; it is planned for a later release.
+// Publishing. Publish (the deskkit.Publisher the trash and verification
+// services take) writes an event and one delivery per enabled, subscribed
+// channel of the tenant through the caller's transaction, into the
+// outbox's tables (deskkit_outbox_*): rolled back, nothing is sent;
+// committed, the event is delivered even if the process dies the next
+// instant. On PostgreSQL it is one statement, which chooses the tenant's
+// subscribed channels, writes the event and its deliveries and NOTIFYs the
+// workers (woken at commit), prepared once per connection of the pool
+// (Config.PlainStatements turns that off, for poolers that do not keep
+// prepared statements); on SQLite two. It does no network I/O, so that it
+// is safe under the caller's locks. The event's id is its idempotency key: publishing an id the
+// tenant already published adds nothing. It is also the webhook-id, the
+// same on every attempt. The data gets the tenant's "tenantId".
+//
+// Event types. Publish accepts only registered types: the registry's own
+// (channel.disabled, EventTypes) and those the composition root registers
+// with RegisterEventTypes (the trash's, the verifier's, the host's own).
+// EventTypes lists the catalogue, with a description and example data of
+// each, for GET /api/v1/event/types.
+//
+// Subscriptions. Input.Events lists the types a channel gets: type names
+// and prefixes ending in ".*" ("task.*"); empty means every event. Each
+// entry must be registered, or a prefix matching a registered type, when
+// the channel is saved (a *deskkit.InputError naming "events" otherwise);
+// at most MaxSubscriptions, duplicates dropped. A prefix also matches
+// types registered later.
+//
+// Attempts and retries. Run, in every process of the deployment, claims
+// due deliveries (on PostgreSQL with FOR UPDATE SKIP LOCKED, so that
+// replicas share the queue and each delivery is attempted by one of
+// them), Config.Concurrency at a time (8), each under a lease of twice
+// Config.Timeout plus a minute: a process that dies mid-attempt loses its
+// deliveries when the lease ends, and another makes the attempt again.
+// Delivery is therefore at least once, and receivers drop duplicates by
+// webhook-id. Attempts follow Config.RetrySchedule (0, 5s, 5m, 30m, 2h,
+// 5h, 10h, 10h by default, each delay +-10 %); a 429 or 503 with
+// Retry-After waits at least that (at most 24 h). After the schedule's
+// last failure the delivery is FAILED. The outbound client keeps
+// Config.Concurrency idle connections per host alive, and a batch reads
+// and decrypts each of its channels once and builds each event's message
+// once.
+//
+// Success is, per type: a 2xx reply for a webhook (a 3xx is a failure:
+// redirects are never followed); errcode 0 for the robots; for e-mail,
+// the mail server's acceptance of every address. An e-mail attempt that
+// some addresses did not take succeeded for those: the next attempt goes
+// only to the addresses still owed (and still on the channel), so that a
+// retry does not mail the others twice. An address the SSRF guard refuses
+// fails the delivery at once, as does a channel that was deleted or
+// disabled (its deliveries end FAILED, "channel deleted" or "channel
+// disabled").
+//
+// Every attempt is logged: its start, duration, status, the client-safe
+// reason of a failure, and the first 1 KiB of the reply (valid UTF-8; for
+// e-mail, which addresses the server took), with everything the channel's
+// address and secret hold (a robot's key, a token in a webhook's query or
+// a long path segment) masked as "***", in the reply and in the reason:
+// robots quote their URL in refusals. What deskkit sent is never logged.
+// Deliveries, Attempts, Resend (one more attempt now) and Recover (queue a
+// channel's FAILED deliveries since a time again, with the whole schedule)
+// read and act on the log.
+//
+// Disabling. A channel keeps a failure clock: a success resets it; each
+// failed attempt starts it (if it had not) and counts. A channel whose
+// attempts have all failed for Config.DisableAfter (5 days) with at least
+// Config.DisableMinFailures failed attempts (10), or a webhook that
+// answers 410 Gone, is disabled: it gets no new deliveries, its pending
+// ones end FAILED ("channel disabled"; an attempt in flight finishes, and
+// its retry ends so), the reason and time are shown in lists, and a
+// channel.disabled event (actor null) goes to the tenant's other enabled
+// channels. An admin may also Disable a channel by hand: the same, with
+// reason "disabled by user N" and the admin as the event's actor, so that
+// the other admins learn of it. Enable re-enables it and clears its clock;
+// deliveries that failed while it was disabled come back with Recover.
+// Resend and Recover refuse a disabled channel (ErrChannelDisabled).
+//
+// Retention. Run purges attempts, finished deliveries and events older
+// than Config.LogRetention (30 days) every hour, in batches of 1,000 rows
+// per statement; pending deliveries are kept whatever their age.
+//
+// Shutdown. When Run's context ends it claims nothing new, waits for the
+// attempts in flight (each bounded by Config.Timeout) and records them.
+// What a killed process had claimed is attempted again elsewhere when its
+// lease ends.
+//
+// Wake-up. On PostgreSQL over bun's pgdriver, Run LISTENs for the
+// publishers' NOTIFY, sent at commit; a lost listener connection is
+// logged and established again. Every process also polls every second,
+// and a publish wakes its own process's worker directly (again 20 and 200
+// ms later when it publishes in a transaction, whose commit comes after):
+// on SQLite that and the poll are the only wake-ups.
+//
+// Deliver and Send make one synchronous attempt per channel, outside the
+// queue and the log: for a host that wants an answer at once. Most want
+// Publish.
 package channel

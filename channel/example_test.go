@@ -3,6 +3,7 @@ package channel_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -81,4 +82,68 @@ func Example() {
 	// Output:
 	// receiver: signature valid: true
 	// channel 1 (WEBHOOK ops): delivered: true
+}
+
+// A host registers its event types, a tenant's admin subscribes a webhook
+// to some of them, the host publishes an event in the transaction of its
+// change, and Run delivers it, with retries if the receiver fails.
+func ExampleChannelRegistry_Publish() {
+	ctx := context.Background()
+	db, done := openExampleDB()
+	defer done()
+	if err := channel.Migrate(ctx, db); err != nil {
+		log.Fatal(err)
+	}
+	got := make(chan string)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev struct {
+			Type string          `json:"type"`
+			Data json.RawMessage `json:"data"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&ev)
+		w.WriteHeader(http.StatusNoContent)
+		got <- r.Header.Get("webhook-id") + " " + ev.Type + " " + string(ev.Data)
+	}))
+	defer receiver.Close()
+
+	reg, err := channel.New(db, []byte("an example secret of 32 bytes or more"), nil,
+		&channel.Config{AllowPrivateNetworks: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = reg.RegisterEventTypes(deskkit.EventType{
+		Name: "invoice.paid", Description: "An invoice was paid.", Example: map[string]any{"invoiceId": 7},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ann := deskkit.Principal{UserID: 1, TenantID: 1, Admin: true}
+	_, err = reg.Add(ctx, ann, channel.Input{Type: "WEBHOOK", Name: "billing", Address: receiver.URL + "/hooks",
+		Events: []string{"invoice.*"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	stopped := make(chan error)
+	go func() { stopped <- reg.Run(runCtx) }()
+
+	// The host's change and its event commit together, or neither does.
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// ... the host's own writes through tx ...
+		return reg.Publish(ctx, tx, ann.TenantID, deskkit.Event{
+			ID: "msg_invoice_7_paid", Type: "invoice.paid", Title: "Invoice 7 was paid",
+			Data: map[string]any{"invoiceId": 7},
+		})
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(<-got)
+	stop()
+	if err := <-stopped; err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// msg_invoice_7_paid invoice.paid {"tenantId":1,"invoiceId":7}
 }

@@ -5,12 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/notify"
+	"github.com/deskkit/deskkit/internal/outbox"
 )
 
 // Storage. Every query filters on tenant_id, so another tenant's channel
@@ -26,11 +28,15 @@ import (
 type channelRow struct {
 	bun.BaseModel `bun:"table:deskkit_channels,alias:c"`
 
-	ID         int64   `bun:"id"`
-	Type       Type    `bun:"channel_type"`
-	Name       string  `bun:"name"`
-	AddressEnc string  `bun:"address_enc"`
-	SecretEnc  *string `bun:"secret_enc"`
+	ID             int64   `bun:"id"`
+	Type           Type    `bun:"channel_type"`
+	Name           string  `bun:"name"`
+	AddressEnc     string  `bun:"address_enc"`
+	SecretEnc      *string `bun:"secret_enc"`
+	Enabled        bool    `bun:"enabled"`
+	Events         *string `bun:"events"`
+	DisabledReason *string `bun:"disabled_reason"`
+	DisabledAt     *int64  `bun:"disabled_at_ms"`
 }
 
 // Add stores a new channel for p's tenant and returns it with its id; a
@@ -56,6 +62,9 @@ func (r *ChannelRegistry) Add(ctx context.Context, p deskkit.Principal, in Input
 	if err != nil {
 		return Added{}, err
 	}
+	if ch.Events, err = r.normalizeEvents(in.Events); err != nil {
+		return Added{}, err
+	}
 	var added Added
 	if ch.Type == Webhook {
 		if added.Secret, err = notify.NewWebhookSecret(); err != nil {
@@ -73,12 +82,17 @@ func (r *ChannelRegistry) Add(ctx context.Context, p deskkit.Principal, in Input
 			return err
 		}
 		return tx.NewRaw(`INSERT INTO deskkit_channels
-    (tenant_id, channel_type, name, name_folded, address_enc, secret_enc, created_at_ms, updated_at_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-RETURNING id`, tenantID, string(ch.Type), ch.Name, deskkit.FoldName(ch.Name), addressEnc, secretEnc, now, now).Scan(ctx, &ch.ID)
+    (tenant_id, channel_type, name, name_folded, address_enc, secret_enc, events, created_at_ms, updated_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+RETURNING id`, tenantID, string(ch.Type), ch.Name, deskkit.FoldName(ch.Name), addressEnc, secretEnc,
+			encodeEvents(ch.Events), now, now).Scan(ctx, &ch.ID)
 	})
 	if err != nil {
 		return Added{}, writeError("add", err)
+	}
+	ch.Enabled = true
+	if ch.Events == nil {
+		ch.Events = []string{}
 	}
 	added.Channel = ch
 	return added, nil
@@ -132,28 +146,34 @@ func (r *ChannelRegistry) Replace(ctx context.Context, p deskkit.Principal, in I
 	if err != nil {
 		return Channel{}, err
 	}
+	if ch.Events, err = r.normalizeEvents(in.Events); err != nil {
+		return Channel{}, err
+	}
 	addressEnc, secretEnc, err := r.sealRow(tenantID, ch.Type, ch.Address, secret)
 	if err != nil {
 		return Channel{}, err
 	}
 	now := r.now()
 	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
-		var stored Type
-		err := tx.NewSelect().Model((*channelRow)(nil)).Column("channel_type").
+		var stored channelRow
+		err := tx.NewSelect().Model(&stored).Column("channel_type", "enabled", "disabled_reason", "disabled_at_ms").
 			Where("c.tenant_id = ? AND c.id = ?", tenantID, ch.ID).
-			Scan(ctx, &stored)
+			Scan(ctx)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return ErrNotFound
 		case err != nil:
 			return err
-		case stored != ch.Type:
-			return deskkit.Invalid("channelType", "cannot change from %s to %s; delete the channel and add a new one", stored, ch.Type)
+		case stored.Type != ch.Type:
+			return deskkit.Invalid("channelType", "cannot change from %s to %s; delete the channel and add a new one", stored.Type, ch.Type)
 		}
+		ch.Enabled = stored.Enabled
+		ch.DisabledReason, ch.DisabledDate = disabled(stored)
 		q := tx.NewUpdate().Model((*channelRow)(nil)).
 			Set("name = ?", ch.Name).
 			Set("name_folded = ?", deskkit.FoldName(ch.Name)).
 			Set("address_enc = ?", addressEnc).
+			Set("events = ?", encodeEvents(ch.Events)).
 			Set("updated_at_ms = ?", now).
 			Where("c.tenant_id = ? AND c.id = ? AND c.channel_type = ?", tenantID, ch.ID, string(ch.Type))
 		// Only a sent secret touches the column, so that a replace that
@@ -176,6 +196,9 @@ func (r *ChannelRegistry) Replace(ctx context.Context, p deskkit.Principal, in I
 	if err != nil {
 		return Channel{}, writeError("replace", err)
 	}
+	if ch.Events == nil {
+		ch.Events = []string{}
+	}
 	return ch, nil
 }
 
@@ -188,11 +211,26 @@ func (r *ChannelRegistry) Replace(ctx context.Context, p deskkit.Principal, in I
 // Errors: ErrUnauthenticated; a *deskkit.InputError naming channelType; an
 // error of the Authorizer.
 func (r *ChannelRegistry) List(ctx context.Context, p deskkit.Principal, channelType string) ([]Channel, error) {
-	tenantID, err := tenant(p)
-	if err != nil {
+	if _, err := tenant(p); err != nil {
 		return nil, err
 	}
 	t, err := ParseType(channelType)
+	if err != nil {
+		return nil, err
+	}
+	return r.list(ctx, p, t)
+}
+
+// ListAll is List of every type: p's tenant's channels in id order.
+//
+// Errors: ErrUnauthenticated; an error of the Authorizer.
+func (r *ChannelRegistry) ListAll(ctx context.Context, p deskkit.Principal) ([]Channel, error) {
+	return r.list(ctx, p, "")
+}
+
+// list is List of type t, or of every type if t is "".
+func (r *ChannelRegistry) list(ctx context.Context, p deskkit.Principal, t Type) ([]Channel, error) {
+	tenantID, err := tenant(p)
 	if err != nil {
 		return nil, err
 	}
@@ -201,12 +239,14 @@ func (r *ChannelRegistry) List(ctx context.Context, p deskkit.Principal, channel
 		return nil, err
 	}
 	var rows []channelRow
-	err = r.db.NewSelect().Model(&rows).
+	q := r.db.NewSelect().Model(&rows).
 		ExcludeColumn("secret_enc").
-		Where("c.tenant_id = ? AND c.channel_type = ?", tenantID, string(t)).
-		OrderExpr("c.id").
-		Scan(ctx)
-	if err != nil {
+		Where("c.tenant_id = ?", tenantID).
+		OrderExpr("c.id")
+	if t != "" {
+		q = q.Where("c.channel_type = ?", string(t))
+	}
+	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("channel: list: %w", err)
 	}
 	stored, err := r.openRows(tenantID, rows)
@@ -224,7 +264,7 @@ func (r *ChannelRegistry) List(ctx context.Context, p deskkit.Principal, channel
 }
 
 // Delete deletes p's tenant's channel id, which frees its unit of the
-// type's quota.
+// type's quota; its pending deliveries end FAILED ("channel deleted").
 //
 // Errors: ErrUnauthenticated; ErrForbidden for a principal who may not
 // delete; a *deskkit.InputError naming id; ErrNotFound for an id that names
@@ -237,6 +277,7 @@ func (r *ChannelRegistry) Delete(ctx context.Context, p deskkit.Principal, id in
 	if err := deskkit.CheckID("id", id); err != nil {
 		return err
 	}
+	now := r.now()
 	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		// The type comes first, so that the count row is locked before the
 		// channel row (the lock order). It never changes, so reading it
@@ -269,7 +310,10 @@ func (r *ChannelRegistry) Delete(ctx context.Context, p deskkit.Principal, id in
 		} else if n == 0 {
 			return ErrNotFound // deleted since the select; the rollback restores the count
 		}
-		return nil
+		// Nothing is left to deliver to; attempts in flight record
+		// their outcomes.
+		_, err = outbox.FailPending(ctx, tx, tenantID, outboxKind, id, reasonDeleted, time.UnixMilli(now))
+		return err
 	})
 	if err != nil {
 		return writeError("delete", err)
@@ -322,6 +366,16 @@ func (r *ChannelRegistry) storedByIDs(ctx context.Context, tenantID int64, ids [
 	if len(ids) == 0 {
 		return []storedChannel{}, nil
 	}
+	rows, err := r.rowsByIDs(ctx, tenantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	return r.openRows(tenantID, rows)
+}
+
+// rowsByIDs reads those of ids that name channels of the tenant, in id
+// order, as stored (not decrypted).
+func (r *ChannelRegistry) rowsByIDs(ctx context.Context, tenantID int64, ids []int64) ([]channelRow, error) {
 	var rows []channelRow
 	err := r.db.NewSelect().Model(&rows).
 		Where("c.tenant_id = ? AND c.id IN (?)", tenantID, bun.List(ids)).
@@ -330,7 +384,7 @@ func (r *ChannelRegistry) storedByIDs(ctx context.Context, tenantID int64, ids [
 	if err != nil {
 		return nil, fmt.Errorf("channel: read: %w", err)
 	}
-	return r.openRows(tenantID, rows)
+	return rows, nil
 }
 
 // storedAll returns every channel of the tenant, in id order.
@@ -381,13 +435,37 @@ func (r *ChannelRegistry) openRow(tenantID int64, row channelRow) (storedChannel
 	if err != nil {
 		return storedChannel{}, fmt.Errorf("channel %d address: %w", row.ID, err)
 	}
-	s := storedChannel{Channel: Channel{ID: row.ID, Type: row.Type, Name: row.Name, Address: address}}
+	events, err := decodeEvents(row.Events)
+	if err != nil {
+		return storedChannel{}, fmt.Errorf("channel %d: %w", row.ID, err)
+	}
+	s := storedChannel{Channel: Channel{ID: row.ID, Type: row.Type, Name: row.Name, Address: address,
+		Enabled: row.Enabled, Events: events}}
+	s.DisabledReason, s.DisabledDate = disabled(row)
 	if row.SecretEnc != nil {
 		if s.Secret, err = r.seal.open(*row.SecretEnc, sealAAD(tenantID, row.Type, fieldSecret)); err != nil {
 			return storedChannel{}, fmt.Errorf("channel %d secret: %w", row.ID, err)
 		}
 	}
 	return s, nil
+}
+
+// disabled returns the reason and date of a row's disabling; "" and nil
+// while it is enabled.
+func disabled(row channelRow) (string, *time.Time) {
+	if row.Enabled {
+		return "", nil
+	}
+	var reason string
+	if row.DisabledReason != nil {
+		reason = *row.DisabledReason
+	}
+	var at *time.Time
+	if row.DisabledAt != nil {
+		t := time.UnixMilli(*row.DisabledAt).UTC()
+		at = &t
+	}
+	return reason, at
 }
 
 // writeError returns err of a write transaction as the caller sees it:

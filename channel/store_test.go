@@ -111,6 +111,15 @@ const (
 
 func str(s string) *string { return &s }
 
+// on is c as an answer shows a channel that is enabled, with every event.
+func on(c Channel) Channel {
+	c.Enabled = true
+	if c.Events == nil {
+		c.Events = []string{}
+	}
+	return c
+}
+
 // Add then List, for every type: aliases in, canonical names out, the
 // address normalised, in id order; the webhook's secret shown once.
 func TestStoreAddList(t *testing.T) {
@@ -123,7 +132,7 @@ func TestStoreAddList(t *testing.T) {
 			}
 		}
 		hook := f.add(t, f.ann, Input{Type: "WEBHOOK", Name: "ops hook", Address: " " + hookURL(1) + " "})
-		if hook.ID < 1 || hook.Channel != (Channel{ID: hook.ID, Type: Webhook, Name: "ops hook", Address: hookURL(1)}) {
+		if hook.ID < 1 || !cmp.Equal(hook.Channel, on(Channel{ID: hook.ID, Type: Webhook, Name: "ops hook", Address: hookURL(1)})) {
 			t.Errorf("added webhook = %+v", hook.Channel)
 		}
 		raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(hook.Secret, "whsec_"))
@@ -145,11 +154,11 @@ func TestStoreAddList(t *testing.T) {
 		}
 		want := map[string][]Channel{
 			"WEBHOOK":         {hook.Channel, hook2.Channel},
-			"EMAIL":           {{ID: mail.ID, Type: Email, Name: "ops mail", Address: "Ann@example.com,bob@example.org,ann@example.com"}},
-			"ENTERPRISE_CHAT": {{ID: wecom.ID, Type: EnterpriseChat, Name: "wecom", Address: weComURL}},
-			"WECHAT":          {{ID: wecom.ID, Type: EnterpriseChat, Name: "wecom", Address: weComURL}},
-			"WORKPLACE_CHAT":  {{ID: ding.ID, Type: WorkplaceChat, Name: "ding", Address: dingTalkURL}, {ID: ding2.ID, Type: WorkplaceChat, Name: "ding unsigned", Address: dingTalkURL}},
-			"DINGTALK":        {{ID: ding.ID, Type: WorkplaceChat, Name: "ding", Address: dingTalkURL}, {ID: ding2.ID, Type: WorkplaceChat, Name: "ding unsigned", Address: dingTalkURL}},
+			"EMAIL":           {on(Channel{ID: mail.ID, Type: Email, Name: "ops mail", Address: "Ann@example.com,bob@example.org,ann@example.com"})},
+			"ENTERPRISE_CHAT": {on(Channel{ID: wecom.ID, Type: EnterpriseChat, Name: "wecom", Address: weComURL})},
+			"WECHAT":          {on(Channel{ID: wecom.ID, Type: EnterpriseChat, Name: "wecom", Address: weComURL})},
+			"WORKPLACE_CHAT":  {on(Channel{ID: ding.ID, Type: WorkplaceChat, Name: "ding", Address: dingTalkURL}), on(Channel{ID: ding2.ID, Type: WorkplaceChat, Name: "ding unsigned", Address: dingTalkURL})},
+			"DINGTALK":        {on(Channel{ID: ding.ID, Type: WorkplaceChat, Name: "ding", Address: dingTalkURL}), on(Channel{ID: ding2.ID, Type: WorkplaceChat, Name: "ding unsigned", Address: dingTalkURL})},
 		}
 		for typ, w := range want {
 			if diff := cmp.Diff(w, f.list(t, f.ann, typ)); diff != "" {
@@ -223,7 +232,7 @@ func TestStoreAddRefuses(t *testing.T) {
 			} else if !isInvalid(err, c.field) {
 				t.Errorf("add %+v: %v; want an input error for %s", c.in, err, c.field)
 			}
-			if a != (Added{}) {
+			if !cmp.Equal(a, Added{}) {
 				t.Errorf("add %+v: refused but answered %+v", c.in, a)
 			}
 		}
@@ -379,8 +388,8 @@ func TestStoreReplace(t *testing.T) {
 		f.clock.Advance(time.Minute)
 
 		got, err := f.r.Replace(ctx, f.bob, Input{ID: hook.ID, Type: "WEBHOOK", Name: "renamed", Address: " " + hookURL(2)})
-		want := Channel{ID: hook.ID, Type: Webhook, Name: "renamed", Address: hookURL(2)}
-		if err != nil || got != want {
+		want := on(Channel{ID: hook.ID, Type: Webhook, Name: "renamed", Address: hookURL(2)})
+		if err != nil || !cmp.Equal(got, want) {
 			t.Errorf("replace = %+v, %v; want %+v", got, err, want)
 		}
 		if diff := cmp.Diff([]Channel{want}, f.list(t, f.ann, "WEBHOOK")); diff != "" {
@@ -436,7 +445,7 @@ func TestStoreReplace(t *testing.T) {
 			{deskkit.Principal{TenantID: 10}, Input{ID: hook.ID, Type: "WEBHOOK", Name: "x", Address: hookURL(4)}, func(err error) bool { return err == ErrUnauthenticated }, "no user"},
 		} {
 			got, err := f.r.Replace(ctx, c.p, c.in)
-			if !c.check(err) || got != (Channel{}) {
+			if !c.check(err) || !cmp.Equal(got, Channel{}) {
 				t.Errorf("%s: %+v, %v", c.what, got, err)
 			}
 		}
@@ -576,7 +585,7 @@ func TestStoreRotation(t *testing.T) {
 
 		rotated := f.registry(t, rotatedSecret, storeSecret)
 		l, err := rotated.List(ctx, f.ann, "WEBHOOK")
-		if err != nil || len(l) != 1 || l[0] != hook.Channel {
+		if err != nil || len(l) != 1 || !cmp.Equal(l[0], hook.Channel) {
 			t.Errorf("list after rotation with PreviousSecret = %+v, %v", l, err)
 		}
 		if s, err := rotated.stored(ctx, 10, hook.ID); err != nil || s.Secret != hook.Secret {
@@ -616,9 +625,9 @@ func TestStoreStoredHelpers(t *testing.T) {
 		eve := f.add(t, f.eve, Input{Type: "WEBHOOK", Name: "hook", Address: hookURL(2)})
 		wantHook := storedChannel(hook)
 		wantDing := storedChannel{Channel: ding.Channel, Secret: dingSecret}
-		wantMail := storedChannel{Channel: Channel{ID: mail.ID, Type: Email, Name: "mail", Address: "a@example.com,b@example.com"}}
+		wantMail := storedChannel{Channel: on(Channel{ID: mail.ID, Type: Email, Name: "mail", Address: "a@example.com,b@example.com"})}
 
-		if s, err := f.r.stored(ctx, 10, hook.ID); err != nil || s != wantHook {
+		if s, err := f.r.stored(ctx, 10, hook.ID); err != nil || !cmp.Equal(s, wantHook) {
 			t.Errorf("stored = %+v, %v; want %+v", s, err, wantHook)
 		}
 		if _, err := f.r.stored(ctx, 10, eve.ID); err != ErrNotFound {
@@ -639,7 +648,7 @@ func TestStoreStoredHelpers(t *testing.T) {
 			{30, Webhook, "hook", storedChannel{}, false},
 		} {
 			s, ok, err := f.r.storedByName(ctx, c.tenant, c.t, c.name)
-			if err != nil || ok != c.ok || s != c.want {
+			if err != nil || ok != c.ok || !cmp.Equal(s, c.want) {
 				t.Errorf("storedByName(%d, %s, %q) = %+v, %v, %v", c.tenant, c.t, c.name, s, ok, err)
 			}
 		}

@@ -1,0 +1,395 @@
+package channel
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/outbox"
+)
+
+// The statuses of a delivery.
+const (
+	// DeliveryPending: attempts are still to come (or one is in flight).
+	DeliveryPending = "PENDING"
+	// DeliverySucceeded: the channel took the event.
+	DeliverySucceeded = "SUCCEEDED"
+	// DeliveryFailed: the schedule's attempts all failed, an attempt
+	// failed for good (an address the SSRF guard refuses), or the channel
+	// was disabled or deleted.
+	DeliveryFailed = "FAILED"
+)
+
+// Bounds of a page of deliveries, as in the trash's search.
+const (
+	DefaultPageSize = 10
+	MaxPageSize     = 2000
+	MaxPageNo       = 100000
+)
+
+// ErrChannelDisabled: a resend or recover asked for a disabled channel,
+// which gets no deliveries until it is enabled again.
+var ErrChannelDisabled = deskkit.NewError(deskkit.ErrConflict, "channel: disabled",
+	"the channel is disabled; enable it first")
+
+// Delivery is one event's delivery to one channel, as the deliveries API
+// shows it.
+type Delivery struct {
+	ID        int64  `json:"id"`
+	ChannelID int64  `json:"channelId"`
+	EventID   string `json:"eventId"`
+	EventType string `json:"eventType"`
+	// Status is DeliveryPending, DeliverySucceeded or DeliveryFailed.
+	Status string `json:"status"`
+	// Attempts is how many attempts were made (or started).
+	Attempts int `json:"attempts"`
+	// NextAttemptDate is when the next attempt is due (while one is in
+	// flight, when its lease ends); nil once the delivery is finished.
+	NextAttemptDate *time.Time `json:"nextAttemptDate"`
+	// LastStatusCode is the HTTP status of the last attempt's reply; 0
+	// without a reply (e-mail, a timeout, a refused connection).
+	LastStatusCode int `json:"lastStatusCode"`
+	// LastError says why the last attempt failed; "" after a success.
+	LastError    string     `json:"lastError"`
+	CreatedDate  time.Time  `json:"createdDate"`
+	FinishedDate *time.Time `json:"finishedDate"` // nil while pending
+}
+
+// DeliveryPage is one page of a channel's deliveries, newest first, and
+// how many there are in all.
+type DeliveryPage struct {
+	Total int64      `json:"total"`
+	List  []Delivery `json:"list"`
+}
+
+// Attempt is one attempt of a delivery.
+type Attempt struct {
+	AttemptNo   int       `json:"attemptNo"`
+	StartedDate time.Time `json:"startedDate"`
+	DurationMs  int64     `json:"durationMs"`
+	// StatusCode is the reply's HTTP status; 0 without a reply.
+	StatusCode int `json:"statusCode"`
+	// Error says why the attempt failed; "" if it succeeded.
+	Error string `json:"error"`
+	// Response is the start of the reply: at most 1 KiB of valid UTF-8,
+	// with what the channel's address and secret hold (a robot's key)
+	// masked as "***"; for e-mail, which addresses the mail server took.
+	Response string `json:"response"`
+}
+
+func delivery(in outbox.Info) Delivery {
+	d := Delivery{
+		ID: in.ID, ChannelID: in.TargetID, EventID: in.EventID, EventType: in.EventType,
+		Status: in.Status, Attempts: in.Attempts, LastStatusCode: in.LastStatusCode,
+		LastError: in.LastError, CreatedDate: in.Created.UTC(),
+	}
+	if !in.NextAttempt.IsZero() {
+		t := in.NextAttempt.UTC()
+		d.NextAttemptDate = &t
+	}
+	if !in.Finished.IsZero() {
+		t := in.Finished.UTC()
+		d.FinishedDate = &t
+	}
+	return d
+}
+
+// Enable enables p's tenant's channel id again, clearing the reason and
+// date of its disabling and its failure clock, and returns it. Enabling an
+// enabled channel only clears its failure clock. Deliveries that ended FAILED while it
+// was disabled stay so: Recover queues them again.
+//
+// Only admins, and principals the Authorizer allows ActionEnable, may.
+//
+// Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
+// id; ErrNotFound for an id that names no channel of the tenant.
+func (r *ChannelRegistry) Enable(ctx context.Context, p deskkit.Principal, id int64) (Channel, error) {
+	tenantID, err := r.authorize(ctx, p, ActionEnable)
+	if err != nil {
+		return Channel{}, err
+	}
+	if err := deskkit.CheckID("id", id); err != nil {
+		return Channel{}, err
+	}
+	res, err := r.db.NewUpdate().Table("deskkit_channels").
+		Set("enabled = TRUE").
+		Set("disabled_reason = NULL").
+		Set("disabled_at_ms = NULL").
+		Set("failing_since_ms = NULL").
+		Set("failed_attempts = 0").
+		Set("updated_at_ms = ?", r.now()).
+		Where("tenant_id = ? AND id = ?", tenantID, id).
+		Exec(ctx)
+	if err != nil {
+		return Channel{}, fmt.Errorf("channel: enable: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return Channel{}, fmt.Errorf("channel: enable: %w", err)
+	} else if n == 0 {
+		return Channel{}, ErrNotFound
+	}
+	return r.shown(ctx, p, tenantID, id)
+}
+
+// Disable disables p's tenant's channel id by hand and returns it: it gets
+// no new deliveries until enabled, its pending deliveries end FAILED
+// ("channel disabled"; attempts in flight finish), its reason is
+// "disabled by user N", and channel.disabled, with the user as actor, goes
+// to the tenant's other enabled channels, so that the other admins learn
+// of it. Disabling a disabled channel changes nothing and publishes
+// nothing.
+//
+// Only admins, and principals the Authorizer allows ActionDisable, may.
+//
+// Errors: those of Enable.
+func (r *ChannelRegistry) Disable(ctx context.Context, p deskkit.Principal, id int64) (Channel, error) {
+	tenantID, err := r.authorize(ctx, p, ActionDisable)
+	if err != nil {
+		return Channel{}, err
+	}
+	if err := deskkit.CheckID("id", id); err != nil {
+		return Channel{}, err
+	}
+	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := r.exists(ctx, tx, tenantID, id); err != nil {
+			return err
+		}
+		_, err := r.disable(ctx, tx, tenantID, id, "disabled by user "+strconv.FormatInt(p.UserID, 10),
+			&deskkit.Actor{ID: p.UserID})
+		return err
+	})
+	if err != nil {
+		return Channel{}, writeError("disable", err)
+	}
+	return r.shown(ctx, p, tenantID, id)
+}
+
+// exists returns ErrNotFound unless the tenant has channel id.
+func (r *ChannelRegistry) exists(ctx context.Context, db bun.IDB, tenantID, id int64) error {
+	_, err := r.enabled(ctx, db, tenantID, id)
+	return err
+}
+
+// enabled reports whether the tenant's channel id is enabled, or
+// ErrNotFound.
+func (r *ChannelRegistry) enabled(ctx context.Context, db bun.IDB, tenantID, id int64) (bool, error) {
+	var on bool
+	err := db.NewSelect().Table("deskkit_channels").Column("enabled").
+		Where("tenant_id = ? AND id = ?", tenantID, id).Scan(ctx, &on)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, ErrNotFound
+	}
+	if err != nil {
+		return false, fmt.Errorf("channel: read: %w", err)
+	}
+	return on, nil
+}
+
+// shown returns the tenant's channel id as p may see it: its address in
+// full, or masked (see List).
+func (r *ChannelRegistry) shown(ctx context.Context, p deskkit.Principal, tenantID, id int64) (Channel, error) {
+	s, err := r.stored(ctx, tenantID, id)
+	if err != nil {
+		return Channel{}, err
+	}
+	full, err := r.may(ctx, p, ActionViewAddresses)
+	if err != nil {
+		return Channel{}, err
+	}
+	if !full {
+		s.Address = MaskAddress(s.Type, s.Address)
+	}
+	return s.Channel, nil
+}
+
+// Deliveries returns one page of p's tenant's channel's deliveries,
+// newest first: those of status (DeliveryPending, DeliverySucceeded,
+// DeliveryFailed), or all for "". pageNo counts from 1 (0 means 1, at most
+// MaxPageNo); pageSize is 1 to MaxPageSize (0 means DefaultPageSize).
+//
+// Only admins, and principals the Authorizer allows ActionViewDeliveries,
+// may.
+//
+// Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
+// channelId, status, pageNo or pageSize; ErrNotFound for a channel the
+// tenant does not have.
+func (r *ChannelRegistry) Deliveries(ctx context.Context, p deskkit.Principal, channelID int64, status string, pageNo, pageSize int) (DeliveryPage, error) {
+	tenantID, err := r.authorize(ctx, p, ActionViewDeliveries)
+	if err != nil {
+		return DeliveryPage{}, err
+	}
+	if err := deskkit.CheckID("channelId", channelID); err != nil {
+		return DeliveryPage{}, err
+	}
+	switch status {
+	case "", DeliveryPending, DeliverySucceeded, DeliveryFailed:
+	default:
+		return DeliveryPage{}, deskkit.Invalid("status", "must be PENDING, SUCCEEDED or FAILED, or absent for every delivery")
+	}
+	switch {
+	case pageNo == 0:
+		pageNo = 1
+	case pageNo < 1 || pageNo > MaxPageNo:
+		return DeliveryPage{}, deskkit.Invalid("pageNo", "must be an integer between 1 and %d", MaxPageNo)
+	}
+	switch {
+	case pageSize == 0:
+		pageSize = DefaultPageSize
+	case pageSize < 1 || pageSize > MaxPageSize:
+		return DeliveryPage{}, deskkit.Invalid("pageSize", "must be an integer between 1 and %d", MaxPageSize)
+	}
+	if err := r.exists(ctx, r.db, tenantID, channelID); err != nil {
+		return DeliveryPage{}, err
+	}
+	total, infos, err := outbox.List(ctx, r.db, tenantID, outboxKind, channelID, status, (pageNo-1)*pageSize, pageSize)
+	if err != nil {
+		return DeliveryPage{}, fmt.Errorf("channel: %w", err)
+	}
+	page := DeliveryPage{Total: int64(total), List: make([]Delivery, len(infos))}
+	for i, in := range infos {
+		page.List[i] = delivery(in)
+	}
+	return page, nil
+}
+
+// delivery returns the tenant's channel delivery id, or ErrNotFound.
+func (r *ChannelRegistry) delivery(ctx context.Context, tenantID, id int64) (outbox.Info, error) {
+	in, err := outbox.Get(ctx, r.db, tenantID, id)
+	switch {
+	case errors.Is(err, outbox.ErrNotFound):
+		return outbox.Info{}, ErrNotFound
+	case err != nil:
+		return outbox.Info{}, fmt.Errorf("channel: %w", err)
+	case in.Kind != outboxKind:
+		return outbox.Info{}, ErrNotFound
+	}
+	return in, nil
+}
+
+// Attempts returns the attempts of p's tenant's delivery id, oldest first.
+//
+// Only admins, and principals the Authorizer allows ActionViewDeliveries,
+// may.
+//
+// Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
+// id; ErrNotFound for a delivery the tenant does not have.
+func (r *ChannelRegistry) Attempts(ctx context.Context, p deskkit.Principal, deliveryID int64) ([]Attempt, error) {
+	tenantID, err := r.authorize(ctx, p, ActionViewDeliveries)
+	if err != nil {
+		return nil, err
+	}
+	if err := deskkit.CheckID("id", deliveryID); err != nil {
+		return nil, err
+	}
+	if _, err := r.delivery(ctx, tenantID, deliveryID); err != nil {
+		return nil, err
+	}
+	list, err := outbox.Attempts(ctx, r.db, tenantID, deliveryID)
+	if err != nil {
+		return nil, fmt.Errorf("channel: %w", err)
+	}
+	out := make([]Attempt, len(list))
+	for i, a := range list {
+		out[i] = Attempt{AttemptNo: a.No, StartedDate: a.Started.UTC(), DurationMs: a.Duration.Milliseconds(),
+			StatusCode: a.StatusCode, Error: a.Error, Response: a.Response}
+	}
+	return out, nil
+}
+
+// Resend makes one more attempt of p's tenant's delivery id due now,
+// whatever its status, and returns the delivery: a finished delivery
+// becomes PENDING with this one attempt (it ends again if it fails); a
+// pending one keeps its place in the schedule; one whose attempt is in
+// flight is left to it. The worker is woken.
+//
+// Only admins, and principals the Authorizer allows ActionResend, may.
+//
+// Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
+// id; ErrNotFound for a delivery the tenant does not have, or whose
+// channel was deleted; ErrChannelDisabled.
+func (r *ChannelRegistry) Resend(ctx context.Context, p deskkit.Principal, deliveryID int64) (Delivery, error) {
+	tenantID, err := r.authorize(ctx, p, ActionResend)
+	if err != nil {
+		return Delivery{}, err
+	}
+	if err := deskkit.CheckID("id", deliveryID); err != nil {
+		return Delivery{}, err
+	}
+	in, err := r.delivery(ctx, tenantID, deliveryID)
+	if err != nil {
+		return Delivery{}, err
+	}
+	var out outbox.Info
+	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		on, err := r.enabled(ctx, tx, tenantID, in.TargetID)
+		if err != nil {
+			return err
+		}
+		if !on {
+			return ErrChannelDisabled
+		}
+		out, err = outbox.Resend(ctx, tx, tenantID, deliveryID, r.cfg.Now(), len(r.cfg.RetrySchedule)-1)
+		return err
+	})
+	if err != nil {
+		return Delivery{}, adminError("resend", err)
+	}
+	r.worker.Wake()
+	return delivery(out), nil
+}
+
+// Recover queues again, each with the whole schedule, p's tenant's
+// channel's FAILED deliveries created at or after since, and returns how
+// many. The worker is woken.
+//
+// Only admins, and principals the Authorizer allows ActionRecover, may.
+//
+// Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
+// channelId or since (required); ErrNotFound for a channel the tenant does
+// not have; ErrChannelDisabled.
+func (r *ChannelRegistry) Recover(ctx context.Context, p deskkit.Principal, channelID int64, since time.Time) (int, error) {
+	tenantID, err := r.authorize(ctx, p, ActionRecover)
+	if err != nil {
+		return 0, err
+	}
+	if err := deskkit.CheckID("channelId", channelID); err != nil {
+		return 0, err
+	}
+	if since.IsZero() {
+		return 0, deskkit.Invalid("since", "is required: the deliveries created since then are recovered")
+	}
+	var n int
+	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		on, err := r.enabled(ctx, tx, tenantID, channelID)
+		if err != nil {
+			return err
+		}
+		if !on {
+			return ErrChannelDisabled
+		}
+		n, err = outbox.Recover(ctx, tx, tenantID, outboxKind, channelID, since, r.cfg.Now())
+		return err
+	})
+	if err != nil {
+		return 0, adminError("recover", err)
+	}
+	if n > 0 {
+		r.worker.Wake()
+	}
+	return n, nil
+}
+
+// adminError passes the registry's errors and wraps the others.
+func adminError(op string, err error) error {
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrChannelDisabled) {
+		return err
+	}
+	return fmt.Errorf("channel: %s: %w", op, err)
+}

@@ -1,0 +1,315 @@
+package channel
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/notify"
+	"github.com/deskkit/deskkit/internal/outbox"
+)
+
+// outboxKind is the channel deliveries' kind in the outbox; a delivery's
+// target id is the channel's id.
+const outboxKind = "channel"
+
+// EventChannelDisabled is the type of the event the registry publishes
+// when a channel is disabled.
+const EventChannelDisabled = "channel.disabled"
+
+// MaxSubscriptions bounds Input.Events.
+const MaxSubscriptions = 50
+
+// ChannelDisabledData is the data of a channel.disabled event.
+type ChannelDisabledData struct {
+	TenantID  int64  `json:"tenantId,omitempty"` // set by Publish
+	ChannelID int64  `json:"channelId"`
+	Name      string `json:"name"`
+	Reason    string `json:"reason"`
+	// Actor is the user who disabled the channel by hand; nil when the
+	// registry disabled it for its failures.
+	Actor *deskkit.Actor `json:"actor"`
+}
+
+// EventTypes returns the event types the registry itself publishes, which
+// New registers: channel.disabled. A new slice each time.
+func EventTypes() []deskkit.EventType {
+	return []deskkit.EventType{{
+		Name: EventChannelDisabled,
+		Description: "A channel was disabled: by an admin (actor), or by deskkit because its deliveries " +
+			"failed for too long or its webhook answered 410 Gone (actor null). It gets no new deliveries " +
+			"until enabled again. Sent to the tenant's other enabled channels.",
+		Example: ChannelDisabledData{
+			TenantID: 1, ChannelID: 7, Name: "Ops webhook",
+			Reason: "deliveries failed for 5 days (12 attempts); last: the webhook answered 503 Service Unavailable",
+		},
+	}}
+}
+
+// RegisterEventTypes adds types to the registry's catalogue, which
+// subscriptions are checked against and Publish accepts. The composition
+// root registers every service's types (trash.EventTypes(), ...) and the
+// host's own, before it serves; the registry's own types (EventTypes) are
+// registered by New.
+//
+// Errors: a *deskkit.InputError naming "type" for a name that is not 1 to
+// MaxEventTypeBytes of a-z, 0-9, ".", "_" and "-", or that is already
+// registered (also twice in types); nothing is registered then.
+func (r *ChannelRegistry) RegisterEventTypes(types ...deskkit.EventType) error {
+	r.typesMu.Lock()
+	defer r.typesMu.Unlock()
+	seen := map[string]bool{}
+	for _, t := range types {
+		if !validEventType(t.Name) {
+			return deskkit.Invalid("type", "%q must be 1 to %d of a-z, 0-9, \".\", \"_\" and \"-\", such as task.trashed", t.Name, MaxEventTypeBytes)
+		}
+		if _, dup := r.types[t.Name]; dup || seen[t.Name] {
+			return deskkit.Invalid("type", "%q is already registered", t.Name)
+		}
+		seen[t.Name] = true
+	}
+	for _, t := range types {
+		r.types[t.Name] = t
+	}
+	return nil
+}
+
+// EventTypes returns the registry's catalogue, sorted by name: a copy, so
+// that a caller that changes it changes nothing else.
+func (r *ChannelRegistry) EventTypes() []deskkit.EventType {
+	r.typesMu.RLock()
+	out := make([]deskkit.EventType, 0, len(r.types))
+	for _, t := range r.types {
+		out = append(out, t)
+	}
+	r.typesMu.RUnlock()
+	slices.SortFunc(out, func(a, b deskkit.EventType) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func (r *ChannelRegistry) registered(name string) bool {
+	r.typesMu.RLock()
+	defer r.typesMu.RUnlock()
+	_, ok := r.types[name]
+	return ok
+}
+
+// normalizeEvents checks a subscription against the catalogue and returns
+// it as stored: duplicates dropped, in the order given; nil for every
+// event.
+func (r *ChannelRegistry) normalizeEvents(events []string) ([]string, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	if len(events) > MaxSubscriptions {
+		return nil, deskkit.Invalid("events", "must list at most %d event types or prefixes", MaxSubscriptions)
+	}
+	r.typesMu.RLock()
+	defer r.typesMu.RUnlock()
+	out := make([]string, 0, len(events))
+	for i, e := range events {
+		if slices.Contains(out, e) {
+			continue
+		}
+		prefix, wild := strings.CutSuffix(e, "*")
+		switch {
+		case wild && strings.HasSuffix(prefix, ".") && validEventType(prefix):
+			if !r.matchesRegistered(prefix) {
+				return nil, deskkit.Invalid("events", "entry %d (%q) matches no registered event type; GET /api/v1/event/types lists them", i+1, clip(e))
+			}
+		case validEventType(e):
+			if _, ok := r.types[e]; !ok {
+				return nil, deskkit.Invalid("events", "entry %d (%q) is not a registered event type; GET /api/v1/event/types lists them", i+1, clip(e))
+			}
+		default:
+			return nil, deskkit.Invalid("events", "entry %d (%q) must be an event type such as task.trashed or a prefix ending in \".*\" such as task.*; an empty list means every event", i+1, clip(e))
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// matchesRegistered reports whether a registered type starts with prefix;
+// the caller holds typesMu.
+func (r *ChannelRegistry) matchesRegistered(prefix string) bool {
+	for n := range r.types {
+		if strings.HasPrefix(n, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// clip cuts a quoted input to a length fit for an error message.
+func clip(s string) string {
+	if len(s) > 110 {
+		s = s[:100] + "..."
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
+// The tenant's enabled channels subscribed to an event type (the
+// arguments: tenant, type, type), for outbox.EnqueueQuery: a channel
+// without a subscription takes every event; an entry is a type, or a
+// prefix ending in "*" ("task.*") that the type starts with (but for the
+// "*"). The outbox runs it inside its insert: on PostgreSQL a publish is
+// one statement.
+const (
+	postgresTargets = `SELECT c.id AS id FROM deskkit_channels AS c
+WHERE c.tenant_id = ? AND c.enabled AND (c.events IS NULL OR EXISTS (
+  SELECT 1 FROM json_array_elements_text(c.events::json) AS p (v)
+  WHERE p.v = ? OR (right(p.v, 1) = '*' AND left(?, length(p.v) - 1) = left(p.v, -1))))`
+	sqliteTargets = `SELECT c.id AS id FROM deskkit_channels AS c
+WHERE c.tenant_id = ? AND c.enabled AND (c.events IS NULL OR EXISTS (
+  SELECT 1 FROM json_each(c.events) AS p
+  WHERE p.value = ? OR (substr(p.value, -1) = '*'
+    AND substr(?, 1, length(p.value) - 1) = substr(p.value, 1, length(p.value) - 1))))`
+)
+
+// encodeEvents is a subscription as stored: NULL for every event.
+func encodeEvents(events []string) *string {
+	if len(events) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(events)
+	s := string(b)
+	return &s
+}
+
+// decodeEvents reads a stored subscription; never nil.
+func decodeEvents(s *string) ([]string, error) {
+	if s == nil || *s == "" {
+		return []string{}, nil
+	}
+	var out []string
+	if err := json.Unmarshal([]byte(*s), &out); err != nil {
+		return nil, fmt.Errorf("channel: stored subscription: %w", err)
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out, nil
+}
+
+var _ deskkit.Publisher = (*ChannelRegistry)(nil)
+
+// Publish writes ev, published in tenant tenantID, and one delivery per
+// enabled channel of the tenant whose subscription takes ev.Type, through
+// db: the caller's transaction, so that the event exists exactly when the
+// caller's change does (or the database itself, for an event outside any
+// transaction: Publish then writes the event and its deliveries in a
+// transaction of its own, so that a publish that fails half-way leaves
+// nothing for a retry with the same id to skip). The deliveries are made
+// by Run, in this process or any other sharing the database, from
+// Config.RetrySchedule's first delay on.
+// An event whose id the tenant already published adds nothing: publishing
+// is idempotent on ev.ID. ev.ID "" gets a new id, ev.Time zero the
+// registry's clock; ev.Data's "tenantId" is set to tenantID.
+//
+// Publish does no network I/O and calls back into nothing: on PostgreSQL
+// it is one statement, which chooses the tenant's subscribed channels,
+// writes the event and its deliveries, and NOTIFYs the workers, who are
+// woken at commit; on SQLite two. This process's worker is also woken
+// directly.
+//
+// Errors: a *deskkit.InputError naming the field of a malformed event
+// (tenantID, id, type, title, text, data) or "type" for a type nobody
+// registered (RegisterEventTypes); the database's errors. The caller
+// rolls back then.
+func (r *ChannelRegistry) Publish(ctx context.Context, db bun.IDB, tenantID int64, ev deskkit.Event) error {
+	if err := deskkit.CheckID("tenantID", tenantID); err != nil {
+		return err
+	}
+	msg, err := r.message(ev)
+	if err != nil {
+		return err
+	}
+	if !r.registered(msg.Type) {
+		return deskkit.Invalid("type", "%q is not a registered event type", msg.Type)
+	}
+	var queued bool
+	switch db.(type) {
+	case bun.Tx, *bun.Tx:
+		queued, err = r.enqueue(ctx, db, tenantID, msg)
+	default:
+		// Outside a transaction, the event and its deliveries commit
+		// together in one of Publish's own: written one by one (SQLite
+		// writes them in two statements), a failure between them would
+		// leave an event without deliveries, which a retry with the same
+		// id would find published and add nothing to.
+		err = database.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
+			q, err := r.enqueue(ctx, tx, tenantID, msg)
+			queued = q
+			return err
+		})
+	}
+	if err != nil {
+		return err
+	}
+	if queued {
+		r.wake(db)
+	}
+	return nil
+}
+
+// enqueue writes msg and its deliveries to the tenant's subscribed
+// channels through db, a transaction, and reports whether any delivery was
+// queued.
+func (r *ChannelRegistry) enqueue(ctx context.Context, db bun.IDB, tenantID int64, msg notify.Message) (bool, error) {
+	targets := sqliteTargets
+	if r.pg {
+		targets = postgresTargets
+	}
+	_, n, err := outbox.EnqueueQuery(ctx, db, r.prepared, outbox.Event{
+		TenantID: tenantID, ID: msg.ID, Type: msg.Type, Time: msg.Time,
+		Title: msg.Title, Text: msg.Text, Data: withTenant(msg.Data, tenantID),
+	}, outboxKind, targets, []any{tenantID, msg.Type, msg.Type}, r.cfg.Now(), r.cfg.RetrySchedule[0])
+	if err != nil {
+		return false, fmt.Errorf("channel: publish: %w", err)
+	}
+	return n > 0, nil
+}
+
+// withTenant returns the JSON object data with "tenantId" set.
+func withTenant(data json.RawMessage, tenantID int64) json.RawMessage {
+	id := strconv.FormatInt(tenantID, 10)
+	if !bytes.Contains(data, []byte(`"tenantId"`)) {
+		// Most events: splice, without decoding the object.
+		inner := bytes.TrimSpace(data[1:])
+		out := make([]byte, 0, len(data)+len(id)+14)
+		out = append(out, `{"tenantId":`...)
+		out = append(out, id...)
+		if len(inner) > 0 && inner[0] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, inner...)
+	}
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(data, &m) // message() checked that it is an object
+	m["tenantId"] = json.RawMessage(id)
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// wake wakes this process's worker after a publish: at once, and, when
+// db is a transaction whose commit is still to come, again shortly after
+// (see Run), since a worker woken before the commit does not see the
+// rows.
+func (r *ChannelRegistry) wake(db bun.IDB) {
+	if _, ok := db.(*bun.DB); ok {
+		r.worker.Wake()
+		return
+	}
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}

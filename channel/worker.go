@@ -1,0 +1,396 @@
+package channel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/notify"
+	"github.com/deskkit/deskkit/internal/outbox"
+)
+
+// The errors of attempts that end a delivery without sending.
+const (
+	reasonDeleted  = "channel deleted"
+	reasonDisabled = "channel disabled"
+)
+
+// housekeepingEvery is how often Run purges the delivery log, and
+// purgeBatch how many rows one purge statement deletes.
+const (
+	housekeepingEvery = time.Hour
+	purgeBatch        = 1000
+)
+
+// Run delivers the published events until ctx is done: it claims due
+// deliveries of every tenant (with the other processes running Run on the
+// same database, each delivery by one of them), makes Config.Concurrency
+// attempts at once and records each, retrying failures on
+// Config.RetrySchedule. On PostgreSQL over bun's pgdriver it LISTENs for
+// the publishers' NOTIFY, so that a committed event is attempted at once;
+// it also polls every second. Every hour it purges what is older than
+// Config.LogRetention from the delivery log, and the test throttle's
+// closed windows (Purge).
+//
+// When ctx is done Run claims nothing new, waits for the attempts in
+// flight (each bounded by Config.Timeout) and records them, and returns
+// nil. A process that dies instead leaves its claimed deliveries to be
+// attempted again, by any process, when their lease ends. Run returns an
+// error at once if it is already running on this registry.
+func (r *ChannelRegistry) Run(ctx context.Context) error {
+	if !r.running.CompareAndSwap(false, true) {
+		return errors.New("channel: Run is already running on this registry")
+	}
+	defer r.running.Store(false)
+	var wg sync.WaitGroup
+	wg.Go(func() { outbox.Listen(ctx, r.db, r.cfg.Logger, r.worker) })
+	wg.Go(func() { r.kicks(ctx) })
+	wg.Go(func() { r.housekeeping(ctx) })
+	r.worker.Run(ctx)
+	wg.Wait()
+	return nil
+}
+
+// kicks wakes the worker after publishes in a transaction: at once, for a
+// commit that came first, and again 20 ms and 200 ms later, for one that
+// came after (a worker woken before the commit finds nothing). On
+// PostgreSQL the NOTIFY at commit wakes it anyway; on SQLite these and the
+// poll are the only wake-ups.
+func (r *ChannelRegistry) kicks(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.kick:
+		}
+		r.worker.Wake()
+		for _, d := range []time.Duration{20 * time.Millisecond, 180 * time.Millisecond} {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(d):
+			}
+			r.worker.Wake()
+		}
+	}
+}
+
+// housekeeping runs housekeep at once and then every housekeepingEvery.
+func (r *ChannelRegistry) housekeeping(ctx context.Context) {
+	t := time.NewTicker(housekeepingEvery)
+	defer t.Stop()
+	for {
+		if err := r.housekeep(ctx); err != nil && ctx.Err() == nil {
+			r.cfg.Logger.ErrorContext(ctx, "channel: housekeeping", slog.Any("error", err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// housekeep purges attempts, finished deliveries and events older than
+// Config.LogRetention, in batches of purgeBatch rows, and the test
+// throttle's closed windows.
+func (r *ChannelRegistry) housekeep(ctx context.Context) error {
+	if _, err := outbox.Purge(ctx, r.db, r.cfg.Now().Add(-r.cfg.LogRetention), purgeBatch); err != nil {
+		return err
+	}
+	_, err := r.Purge(ctx)
+	return err
+}
+
+// runOnce claims one batch of due deliveries and makes and records its
+// attempts, for tests.
+func (r *ChannelRegistry) runOnce(ctx context.Context) (int, error) { return r.worker.RunOnce(ctx) }
+
+// handler makes the outbox's attempts of kind "channel".
+type handler ChannelRegistry
+
+var _ outbox.Handler = (*handler)(nil)
+
+type channelKey struct{ tenantID, id int64 }
+
+type eventKey struct {
+	tenantID int64
+	id       string
+}
+
+// opened is a channel of a batch: stored, or why it could not be opened.
+type opened struct {
+	storedChannel
+	target notify.Target // the sender's view, parsed once (Prepared)
+	err    error
+}
+
+// Open reads the batch's channels, one query per tenant, decrypts each
+// once, and builds each event's message once.
+func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(context.Context, outbox.Delivery) outbox.Outcome, error) {
+	r := (*ChannelRegistry)(h)
+	ids := map[int64][]int64{}
+	msgs := map[eventKey]checked{}
+	for _, d := range batch {
+		ids[d.TenantID] = append(ids[d.TenantID], d.TargetID)
+		k := eventKey{d.TenantID, d.Event.ID}
+		if _, ok := msgs[k]; !ok {
+			e := d.Event
+			m := notify.Message{ID: e.ID, Type: e.Type, Time: e.Time.UTC(), Title: e.Title, Text: e.Text, Data: e.Data}
+			// Checked once here, not once per channel.
+			msgs[k] = checked{m, notify.CheckMessage(m)}
+		}
+	}
+	chans := map[channelKey]opened{}
+	for tenantID, list := range ids {
+		// Each row is opened on its own: a channel that does not decrypt
+		// fails its deliveries, not the batch.
+		rows, err := r.rowsByIDs(ctx, tenantID, list)
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range rows {
+			s, err := r.openRow(tenantID, row)
+			s.ID, s.Enabled = row.ID, row.Enabled
+			t := target(s.Channel, s.Secret)
+			if p, perr := t.Prepared(); perr == nil {
+				// Unprepared, a malformed stored channel fails its send
+				// with the error attempt reports.
+				t = p
+			}
+			chans[channelKey{tenantID, row.ID}] = opened{s, t, err}
+		}
+	}
+	return func(ctx context.Context, d outbox.Delivery) outbox.Outcome {
+		c, ok := chans[channelKey{d.TenantID, d.TargetID}]
+		switch {
+		case !ok:
+			return outbox.Outcome{Error: reasonDeleted, Final: true}
+		case !c.Enabled:
+			return outbox.Outcome{Error: reasonDisabled, Final: true}
+		case c.err != nil:
+			r.cfg.Logger.ErrorContext(ctx, "channel: cannot open a stored channel", slog.Int64("channel", c.ID), slog.Any("error", c.err))
+			return outbox.Outcome{Error: "the channel's address or secret does not decrypt with the server's secret"}
+		}
+		m := msgs[eventKey{d.TenantID, d.Event.ID}]
+		if m.err != nil {
+			// Publish checks what it writes; an event written otherwise
+			// is no better at the next attempt.
+			return outbox.Outcome{Error: "the event is malformed: " + m.err.Error(), Final: true}
+		}
+		return r.attempt(ctx, c.storedChannel, c.target, m.Message, d)
+	}, nil
+}
+
+// checked is an event's message and what CheckMessage said of it.
+type checked struct {
+	notify.Message
+	err error
+}
+
+// attempt sends msg to c, as the sender's target t, once, within the
+// timeout, and says what became of it.
+func (r *ChannelRegistry) attempt(ctx context.Context, c storedChannel, t notify.Target, msg notify.Message, d outbox.Delivery) outbox.Outcome {
+	if c.Type == Email && d.Payload != "" {
+		// A retry goes only to the addresses the last attempt did not
+		// reach (see Recorded).
+		_ = json.Unmarshal([]byte(d.Payload), &t.Only)
+	}
+	// What an earlier attempt owed is in t.Only now.
+	r.remaining.Delete(d.ID)
+	ctx, cancel := context.WithTimeout(ctx, r.timeout())
+	defer cancel()
+	rep, err := r.sender.SendChecked(ctx, t, msg)
+	o := outbox.Outcome{StatusCode: rep.Status, Response: redact(string(rep.Body), c)}
+	if c.Type == Email && len(rep.Accepted) > 0 {
+		o.Response = "the mail server took the message for " + strings.Join(rep.Accepted, ", ")
+	}
+	var f *notify.Failure
+	var ie *deskkit.InputError
+	switch {
+	case err == nil:
+		o.OK = true
+	case errors.As(err, &f):
+		// A robot's errmsg may quote its URL, key and all.
+		o.Error, o.RetryAfter = redact(f.Reason, c), f.RetryAfter
+		o.Final = f.Blocked() || (c.Type == Webhook && f.Status == http.StatusGone)
+		if c.Type == Email && len(f.Recipients) > 0 {
+			o.Response = strings.TrimSpace(o.Response + "\nnot taken: " + strings.Join(f.Recipients, ", "))
+			r.remaining.Store(d.ID, owed{d.Attempt, f.Recipients})
+		}
+	case errors.As(err, &ie):
+		// The stored channel cannot be sent to (a bug, or a row written
+		// by hand): no retry helps.
+		o.Error, o.Final = "the stored channel is malformed: "+ie.ClientMessage(), true
+	default:
+		o.Error = "the message could not be sent"
+		r.cfg.Logger.ErrorContext(ctx, "channel: send", slog.Int64("channel", c.ID), slog.Any("error", err))
+	}
+	return o
+}
+
+// owed is what an e-mail attempt did not deliver, from the attempt to its
+// record (ChannelRegistry.remaining, by delivery id). The record reads it
+// without taking it, so that a record retried after a deadlock reads it
+// again; the delivery's next attempt or its success removes it.
+type owed struct {
+	attempt    int
+	recipients []string
+}
+
+// redact replaces in a reply's body what the channel's address or secret
+// holds that a far end might echo: the secret, the address, its query
+// values (a robot's key) and its long path segments (tokens).
+func redact(body string, c storedChannel) string {
+	if body == "" {
+		return ""
+	}
+	secrets := []string{c.Secret, c.Address}
+	if u, err := url.Parse(c.Address); err == nil && c.Type != Email {
+		for _, vs := range u.Query() {
+			secrets = append(secrets, vs...)
+		}
+		for _, seg := range strings.Split(u.Path, "/") {
+			if len(seg) >= 16 {
+				secrets = append(secrets, seg)
+			}
+		}
+	}
+	for _, s := range secrets {
+		if len(s) >= 4 {
+			body = strings.ReplaceAll(body, s, masked)
+		}
+	}
+	return body
+}
+
+// Recorded keeps the channel's failure clock in the transaction that
+// records an attempt: a success resets it; a failure starts it (if it
+// had not) and counts one more failed attempt, and disables the channel
+// when it has failed for Config.DisableAfter with at least
+// Config.DisableMinFailures failed attempts, or at once on a webhook's 410.
+// An e-mail attempt that some addresses did not take leaves those
+// addresses, alone, for the next attempt; a success clears them, so that
+// a resend goes to every address.
+func (h *handler) Recorded(ctx context.Context, tx bun.Tx, d outbox.Delivery, o outbox.Outcome) error {
+	r := (*ChannelRegistry)(h)
+	var left []string
+	if v, ok := r.remaining.Load(d.ID); ok && v.(owed).attempt == d.Attempt {
+		left = v.(owed).recipients
+	}
+	now := r.cfg.Now()
+	switch {
+	case o.OK:
+		r.remaining.Delete(d.ID)
+		if d.Payload != "" {
+			// Every address has the event now: a resend goes to all.
+			if err := outbox.SetPayload(ctx, tx, d.ID, ""); err != nil {
+				return err
+			}
+		}
+		_, err := tx.NewUpdate().Table("deskkit_channels").
+			Set("failing_since_ms = NULL").
+			Set("failed_attempts = 0").
+			Where("tenant_id = ? AND id = ? AND failed_attempts <> 0", d.TenantID, d.TargetID).
+			Exec(ctx)
+		return err
+	case o.Error == reasonDeleted || o.Error == reasonDisabled:
+		return nil
+	}
+	if left != nil {
+		b, _ := json.Marshal(left)
+		if err := outbox.SetPayload(ctx, tx, d.ID, string(b)); err != nil {
+			return err
+		}
+	}
+	var st []struct {
+		Since int64  `bun:"failing_since_ms"`
+		N     int    `bun:"failed_attempts"`
+		Type  Type   `bun:"channel_type"`
+		Name  string `bun:"name"`
+	}
+	err := tx.NewRaw(`UPDATE deskkit_channels
+SET failing_since_ms = COALESCE(failing_since_ms, ?), failed_attempts = failed_attempts + 1
+WHERE tenant_id = ? AND id = ? AND enabled
+RETURNING failing_since_ms, failed_attempts, channel_type, name`, now.UnixMilli(), d.TenantID, d.TargetID).Scan(ctx, &st)
+	if err != nil || len(st) == 0 {
+		return err
+	}
+	s := st[0]
+	failing := now.Sub(time.UnixMilli(s.Since))
+	var reason string
+	switch {
+	case s.Type == Webhook && o.StatusCode == http.StatusGone:
+		reason = "the webhook answered 410 Gone: the receiver asked for no more deliveries"
+	case failing >= r.cfg.DisableAfter && s.N >= r.cfg.DisableMinFailures:
+		reason = fmt.Sprintf("deliveries failed for %s (%d attempts); the last: %s", days(failing), s.N, o.Error)
+	default:
+		return nil
+	}
+	_, err = r.disable(ctx, tx, d.TenantID, d.TargetID, reason, nil)
+	return err
+}
+
+// days is a duration for reading: "5 days", "1 day", "3h0m0s".
+func days(d time.Duration) string {
+	n := int(d / (24 * time.Hour))
+	switch {
+	case n == 1:
+		return "1 day"
+	case n > 1:
+		return strconv.Itoa(n) + " days"
+	}
+	return d.Round(time.Second).String()
+}
+
+// disable disables the tenant's enabled channel id through tx, with
+// reason, by actor (nil: deskkit itself): its pending deliveries end
+// FAILED ("channel disabled"), and channel.disabled is published to the
+// tenant's other enabled channels. It reports false, and does nothing,
+// when the channel is not there or already disabled.
+func (r *ChannelRegistry) disable(ctx context.Context, tx bun.IDB, tenantID, id int64, reason string, actor *deskkit.Actor) (bool, error) {
+	now := r.cfg.Now()
+	var names []string
+	err := tx.NewRaw(`UPDATE deskkit_channels
+SET enabled = FALSE, disabled_reason = ?, disabled_at_ms = ?
+WHERE tenant_id = ? AND id = ? AND enabled
+RETURNING name`, reason, now.UnixMilli(), tenantID, id).Scan(ctx, &names)
+	if err != nil || len(names) == 0 {
+		return false, err
+	}
+	if _, err := outbox.FailPending(ctx, tx, tenantID, outboxKind, id, reasonDisabled, now); err != nil {
+		return false, err
+	}
+	by := "deskkit"
+	if actor != nil {
+		by = "user " + strconv.FormatInt(actor.ID, 10)
+	}
+	err = r.Publish(ctx, tx, tenantID, deskkit.Event{
+		ID:    deskkit.NewEventID(),
+		Type:  EventChannelDisabled,
+		Time:  now,
+		Title: fmt.Sprintf("Channel %q was disabled", clipRunes(names[0], 100)),
+		Text:  fmt.Sprintf("Disabled by %s: %s. It gets no events until an admin enables it again.", by, reason),
+		Data:  ChannelDisabledData{ChannelID: id, Name: names[0], Reason: reason, Actor: actor},
+	})
+	return err == nil, err
+}
+
+// clipRunes cuts s to n runes.
+func clipRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
