@@ -20,7 +20,10 @@
 //   - RestoreAll and ClearAll do the same for a whole project, sprints before
 //     tasks when restoring, in batches of Config.BatchSize entries, each
 //     batch its own transaction: 100,000 entries never sit under one lock.
-//     On an error, the batches before it stay done.
+//     When the sprints (or, clearing, the tasks) leave room in a batch, the
+//     tasks (the sprints) fill it, so a project of at most BatchSize
+//     entries is one transaction. On an error, the batches before it stay
+//     done.
 //   - Count, Search and Get read the trash of the principal's tenant.
 //   - PurgeExpired purges entries older than Config.Retention, across
 //     tenants, safely from several replicas at once; run it on a timer.
@@ -78,8 +81,85 @@
 // Restorer necessarily runs inside one, since it must commit with the
 // entry: it does database work through the transaction it is given and
 // nothing else (see Restorer). What must be announced after a commit is
-// written as a row in the transaction and sent after it. The services to
-// come (verification, channels) follow the same rule.
+// written as a row in the transaction and sent after it: the trash's events
+// go through Config.Publisher, which only writes rows (see Events).
+//
+// # Events
+//
+// With Config.Publisher set, the trash publishes a deskkit.Event for every
+// change it makes (EventTypes lists them, with examples, for the registry
+// of event types):
+//
+//   - task.trashed, sprint.trashed: Add.
+//   - task.restored, sprint.restored: Restore. A task that brings its
+//     trashed sprint back names it in alsoRestored; there is no separate
+//     sprint.restored for that sprint. The tasks a restored sprint brings
+//     back are the host's (Restorer), and no event of the trash's.
+//   - task.cleared, sprint.cleared: Clear. A cleared sprint lists the task
+//     entries cleared with it in alsoCleared; they get no task.cleared.
+//   - trash.restored, trash.cleared: RestoreAll, ClearAll. One event per
+//     call, never one per entry, with the total count, published in the
+//     transaction of the call's last batch; none when it took nothing.
+//   - trash.purged: PurgeExpired, one event per project it purged entries
+//     of, published in the transaction of the run's last batch (where the
+//     run's last entries are purged: runs on a timer usually have one
+//     batch). Each replica's run announces what that run purged.
+//
+// The transaction rule: an event is published through the transaction of
+// the change it announces (Add: the host's, the db it is given, or one of
+// its own when that is a plain *bun.DB), so a change
+// rolled back, by the host, the Restorer or a deadlock, publishes nothing,
+// and a committed one is announced even if the process dies at once. An
+// error of the publisher fails the operation, wrapped, and rolls it back
+// with everything else in that transaction. Batch jobs keep their rule that
+// the batches before an error stay done: when a job fails after some
+// batches committed, it publishes its event for those, with their count, in
+// a transaction of its own (so that the channels learn of what changed) and
+// returns the error; if that publishing fails too, both errors are returned
+// (errors.Join) and those batches go unannounced. A job of at most
+// Config.BatchSize entries is one transaction: all or nothing.
+//
+// Every event gets a new id (deskkit.NewEventID) and the trash's clock as
+// its time. The publisher receives the tenant as an argument and puts
+// "tenantId" into the data itself; the trash's data have no such key.
+// Data are JSON objects of typed structs, the same types as the examples
+// of EventTypes:
+//
+//   - EntryEventData (the trashed events): actor, projectId, trashId (the
+//     entry's id), targetType, targetId, targetName;
+//   - RestoredEventData: the same and alsoRestored, an EventTarget
+//     (trashId, targetType, targetId, targetName) or null;
+//   - ClearedEventData: the same and alsoCleared, a list of EventTarget,
+//     empty when nothing went with the entry;
+//   - ProjectEventData (trash.restored, trash.cleared, trash.purged):
+//     actor, projectId, count (entries that left the trash, those taken
+//     with others included: what the call returns).
+//
+// actor is the principal as {"id", "name"}, the name from Config.Users (""
+// without one, or for a user it does not know), and null for trash.purged,
+// which nobody caused. The name is asked once per call, before the
+// transaction (Add: before its insert, inside the host's transaction), and
+// only when there is a publisher; an error from Config.Users then fails the
+// operation, as it fails a search.
+//
+// Title and Text are short sentences in English, such as `Task "Fix login"
+// moved to the trash` and `Ada moved task "Fix login" of project 3 to the
+// trash.`, naming the actor ("User 7" when the name is unknown or holds
+// control characters) and the project by id (the trash knows no project
+// names). Robots render them as markdown and e-mail shows them as plain
+// text. Names are typed by users and may hold markdown, so each name is
+// quoted and the characters that start inline markdown (\ ` * _ ~ [ ] < >
+// &) are escaped with a backslash: a robot shows the name as typed, never
+// a link, emphasis or HTML of the user's making, and an e-mail shows the
+// backslashes, the price of one text for both. Names cannot break lines
+// (deskkit.CheckName), so nothing in them can start a heading or a list. A
+// bare URL in a name may still be shown as a link by a robot that links
+// URLs; it links where it says. Titles cut names to 60 characters ("…"), so
+// that every title keeps within deskkit.Event's 200; texts carry names
+// whole. The data carry every name as it is.
+//
+// The cost: BenchmarkAddPublishing compares Add with a publisher that
+// writes one row against Add without a publisher.
 //
 // # Search
 //
@@ -214,7 +294,11 @@
 // DESKKIT_TEST_DATABASE_URL, and DESKKIT_REQUIRE_POSTGRES=1 to fail rather
 // than skip without it). It includes races: restore against clear of
 // neighbouring sprints and tasks in one project (a deadlock that load once found),
-// restore against clear of one entry, and retention from two replicas. The
+// restore against clear of one entry, and retention from two replicas.
+// TestEvents runs the events against both databases with a publisher that
+// writes a row through the transaction it is handed: every type's data,
+// title and text, nothing left by a rollback or a refusing publisher, one
+// event for a restore-all over several batches. The
 // fuzz target of the search query syntax moved with the parser to httpapi
 // (FuzzSearchQuery).
 //

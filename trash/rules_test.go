@@ -111,7 +111,10 @@ func testClearAllRechecksEachBatch(t *testing.T, db *bun.DB) {
 		}
 		return nil
 	}}
-	tr, err := trash.New(db, host, &trash.Config{Now: f.clock.Now})
+	// One entry per batch: with more room, the task pass would go on to
+	// the sprint pass in the same transaction, and the refusal would roll
+	// the task back too.
+	tr, err := trash.New(db, host, &trash.Config{Now: f.clock.Now, BatchSize: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

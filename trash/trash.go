@@ -7,6 +7,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -49,6 +50,10 @@ type Config struct {
 	// Retention is how long entries stay before PurgeExpired purges them;
 	// 0 keeps them until cleared.
 	Retention time.Duration
+	// Publisher receives the trash's events (EventTypes), inside the
+	// transaction of the change they announce; nil publishes nothing. See
+	// Events in the package documentation.
+	Publisher deskkit.Publisher
 }
 
 func (c *Config) withDefaults() Config {
@@ -136,8 +141,19 @@ type NewEntry struct {
 // other way round may lose a deadlock to a concurrent restore and should be
 // retried (database/sql hosts: on SQLSTATE 40P01).
 //
+// With a Config.Publisher, Add publishes task.trashed or sprint.trashed
+// through db, so the event commits or rolls back with the host's
+// transaction; given a plain *bun.DB rather than a transaction, Add opens
+// one of its own for the entry and its event. The actor's name
+// (Config.Users) is asked before the insert, but necessarily inside the
+// host's transaction: a resolver that reads the database should not need
+// the connection the host's transaction holds.
+//
 // It returns an *deskkit.InputError for a bad field and ErrConflict if the
 // target is in the trash already; neither aborts a PostgreSQL transaction.
+// An error of the publisher (or of Config.Users, when publishing) is
+// returned wrapped, and may have aborted the host's PostgreSQL transaction:
+// roll it back.
 func (t *Trash) Add(ctx context.Context, db bun.IDB, p deskkit.Principal, e NewEntry) (Entry, error) {
 	if !p.Valid() {
 		return Entry{}, ErrUnauthenticated
@@ -161,6 +177,12 @@ func (t *Trash) Add(ctx context.Context, db bun.IDB, p deskkit.Principal, e NewE
 	if err := deskkit.CheckName("targetName", e.TargetName, MaxNameLength); err != nil {
 		return Entry{}, err
 	}
+	// The actor's name before the insert, which takes the trash's lock.
+	actor, err := t.actor(ctx, p)
+	if err != nil {
+		return Entry{}, err
+	}
+	now := t.cfg.Now()
 	r := row{
 		TenantID:         p.TenantID,
 		ProjectID:        e.ProjectID,
@@ -171,19 +193,38 @@ func (t *Trash) Add(ctx context.Context, db bun.IDB, p deskkit.Principal, e NewE
 		SprintID:         e.SprintID,
 		CreatedBy:        e.CreatedBy,
 		DeletedBy:        p.UserID,
-		DeletedDate:      t.cfg.Now().UTC().Truncate(time.Second),
+		DeletedDate:      now.UTC().Truncate(time.Second),
 	}
-	// ON CONFLICT DO NOTHING rather than catching the unique violation: a
-	// failed statement would abort the host's PostgreSQL transaction.
-	res, err := db.NewInsert().Model(&r).
-		On("CONFLICT (tenant_id, target_type, target_id) DO NOTHING").
-		Returning("id").
-		Exec(ctx)
+	add := func(ctx context.Context, db bun.IDB) error {
+		r.ID = 0 // a retried transaction starts over
+		// ON CONFLICT DO NOTHING rather than catching the unique violation:
+		// a failed statement would abort the host's PostgreSQL transaction.
+		res, err := db.NewInsert().Model(&r).
+			On("CONFLICT (tenant_id, target_type, target_id) DO NOTHING").
+			Returning("id").
+			Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("trash: add: %w", err)
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 0 {
+			return fmt.Errorf("trash: %s %d is in the trash already: %w", e.TargetType, e.TargetID, ErrConflict)
+		}
+		return t.publishTrashed(ctx, db, actor, r, now)
+	}
+	switch db.(type) {
+	case bun.Tx, *bun.Tx:
+		err = add(ctx, db)
+	default:
+		if t.cfg.Publisher == nil {
+			err = add(ctx, db) // one statement: no transaction needed
+			break
+		}
+		// The entry and its event commit together, also when the host
+		// passed no transaction.
+		err = database.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error { return add(ctx, tx) })
+	}
 	if err != nil {
-		return Entry{}, fmt.Errorf("trash: add: %w", err)
-	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return Entry{}, fmt.Errorf("trash: %s %d is in the trash already: %w", e.TargetType, e.TargetID, ErrConflict)
+		return Entry{}, err
 	}
 	return r.entry(t.cfg.Retention), nil
 }
@@ -396,8 +437,9 @@ func (t *Trash) resolveUsers(ctx context.Context, tenantID int64, es []Entry, de
 // Restore takes one entry out of the trash and brings its target back
 // through the Restorer. A task whose sprint is in the trash too brings the
 // sprint back first, even if p did not delete the sprint: the task cannot
-// live without it. Everything happens in one transaction: if the Restorer
-// fails, the entries stay.
+// live without it. Everything happens in one transaction, the event
+// (task.restored or sprint.restored) included: if the Restorer or the
+// publisher fails, the entries stay.
 //
 // It returns ErrNotFound if the entry is not in p's tenant's trash, is in a
 // project p may not see, or was just restored or cleared by someone else;
@@ -408,6 +450,10 @@ func (t *Trash) Restore(ctx context.Context, p deskkit.Principal, id int64) erro
 		return ErrUnauthenticated
 	}
 	e, _, err := t.authorize(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	actor, err := t.actor(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -430,7 +476,10 @@ func (t *Trash) Restore(ctx context.Context, p deskkit.Principal, id int64) erro
 		if err != nil {
 			return err
 		}
-		return t.apply(ctx, tx, append(sprints, self), true)
+		if err := t.apply(ctx, tx, append(sprints, self), true); err != nil {
+			return err
+		}
+		return t.publishRestored(ctx, tx, actor, self, sprints, t.cfg.Now())
 	})
 }
 
@@ -439,8 +488,9 @@ func (t *Trash) Restore(ctx context.Context, p deskkit.Principal, id int64) erro
 // belonged to it, so no task is left in the trash without its sprint; if
 // one of those p could not clear on its own (p may not manage the project
 // and neither deleted nor created the task), Clear refuses with an
-// ErrForbidden saying so and changes nothing. One transaction: if the
-// Restorer fails, nothing changes.
+// ErrForbidden saying so and changes nothing. One transaction, the event
+// (task.cleared or sprint.cleared) included: if the Restorer or the
+// publisher fails, nothing changes.
 //
 // It returns ErrNotFound and ErrForbidden as Restore does.
 func (t *Trash) Clear(ctx context.Context, p deskkit.Principal, id int64) error {
@@ -448,6 +498,10 @@ func (t *Trash) Clear(ctx context.Context, p deskkit.Principal, id int64) error 
 		return ErrUnauthenticated
 	}
 	e, manage, err := t.authorize(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	actor, err := t.actor(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -459,8 +513,11 @@ func (t *Trash) Clear(ctx context.Context, p deskkit.Principal, id int64) error 
 		if err != nil {
 			return err
 		}
-		_, err = t.purge(ctx, tx, p, manage, []row{self})
-		return err
+		all, err := t.purge(ctx, tx, p, manage, []row{self})
+		if err != nil {
+			return err
+		}
+		return t.publishCleared(ctx, tx, actor, self, all, t.cfg.Now())
 	})
 }
 
@@ -568,9 +625,13 @@ func (t *Trash) takeOne(ctx context.Context, tx bun.Tx, tenantID, id int64) (row
 // RestoreAll restores, sprints first, every entry of the project that p may
 // manage: all of them for a project manager, else those p deleted or
 // created (and the trashed sprints of those tasks). It works in batches of
-// Config.BatchSize, each its own transaction, and returns how many entries
-// it restored; on an error the batches before it stay restored. It returns
-// ErrNotFound for a project p may not see.
+// Config.BatchSize entries, each its own transaction (sprints and tasks
+// share one when they fit), and returns how many entries it restored; on
+// an error the batches before it stay restored. It returns ErrNotFound for
+// a project p may not see.
+//
+// With a Config.Publisher it publishes one trash.restored with the total,
+// in the transaction of its last batch; nothing if it restored nothing.
 func (t *Trash) RestoreAll(ctx context.Context, p deskkit.Principal, projectID int64) (int, error) {
 	return t.eachBatch(ctx, p, projectID, true)
 }
@@ -584,6 +645,9 @@ func (t *Trash) RestoreAll(ctx context.Context, p deskkit.Principal, projectID i
 // changes anything. Each batch checks again inside its transaction, so a
 // task trashed meanwhile is never purged behind p's back either; the batches
 // before such a late refusal stay done.
+//
+// With a Config.Publisher it publishes one trash.cleared, as RestoreAll
+// publishes trash.restored.
 func (t *Trash) ClearAll(ctx context.Context, p deskkit.Principal, projectID int64) (int, error) {
 	return t.eachBatch(ctx, p, projectID, false)
 }
@@ -602,6 +666,10 @@ func (t *Trash) eachBatch(ctx context.Context, p deskkit.Principal, projectID in
 	if err != nil {
 		return 0, err
 	}
+	actor, err := t.actor(ctx, p)
+	if err != nil {
+		return 0, err
+	}
 	scope := func(q *bun.SelectQuery) *bun.SelectQuery {
 		q = q.Where("t.tenant_id = ? AND t.project_id = ?", p.TenantID, projectID)
 		if !manage {
@@ -610,8 +678,10 @@ func (t *Trash) eachBatch(ctx context.Context, p deskkit.Principal, projectID in
 		return q
 	}
 	order := []TargetType{TargetSprint, TargetTask}
+	event := EventTrashRestored
 	if !restore {
 		order = []TargetType{TargetTask, TargetSprint}
+		event = EventTrashCleared
 		if !manage {
 			// Refuse before changing anything.
 			own := scope(t.db.NewSelect().TableExpr("deskkit_trash AS t").Column("t.target_id")).Where("t.target_type = ?", TargetSprint)
@@ -620,73 +690,177 @@ func (t *Trash) eachBatch(ctx context.Context, p deskkit.Principal, projectID in
 			}
 		}
 	}
-	lock := func(ctx context.Context, tx bun.Tx) error {
-		return t.lockProjects(ctx, tx, p.TenantID, []int64{projectID})
-	}
-	total := 0
-	for _, typ := range order {
-		n, err := t.inBatches(ctx, lock, func(q *bun.SelectQuery) *bun.SelectQuery {
-			return scope(q).Where("t.target_type = ?", typ)
-		}, func(ctx context.Context, tx bun.Tx, batch *bun.SelectQuery) (int, int64, error) {
-			if restore {
-				return t.restoreBatch(ctx, tx, p.TenantID, projectID, batch)
-			}
-			es, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
-				return q.Where("t.id IN (?)", batch)
-			})
-			if err != nil || len(es) == 0 {
-				return 0, 0, err
-			}
-			n, err := t.purge(ctx, tx, p, manage, es)
-			return n, maxID(es), err
-		})
-		total += n
-		if err != nil {
-			return total, err
+	key := projectKey{tenantID: p.TenantID, projectID: projectID}
+	// One event for the whole operation, with the total: nothing when it
+	// took nothing.
+	announce := func(ctx context.Context, tx bun.Tx, n int) error {
+		if n == 0 {
+			return nil
 		}
+		return t.publishProject(ctx, tx, event, actor, key, n, t.cfg.Now())
 	}
-	return total, nil
+	job := batchJob{
+		lock: func(ctx context.Context, tx bun.Tx) error {
+			return t.lockProjects(ctx, tx, p.TenantID, []int64{projectID})
+		},
+		last: func(ctx context.Context, tx bun.Tx, took tally) error { return announce(ctx, tx, took.total()) },
+	}
+	for _, typ := range order {
+		job.passes = append(job.passes, batchPass{
+			filter: func(q *bun.SelectQuery) *bun.SelectQuery {
+				return scope(q).Where("t.target_type = ?", typ)
+			},
+			run: func(ctx context.Context, tx bun.Tx, batch *bun.SelectQuery) ([]row, int, int64, error) {
+				if restore {
+					return t.restoreBatch(ctx, tx, p.TenantID, projectID, batch)
+				}
+				es, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
+					return q.Where("t.id IN (?)", batch)
+				})
+				if err != nil || len(es) == 0 {
+					return nil, 0, 0, err
+				}
+				all, err := t.purge(ctx, tx, p, manage, es)
+				return all, len(es), maxID(es), err
+			},
+		})
+	}
+	done, err := t.inBatches(ctx, job)
+	total := done.total()
+	if err != nil && total > 0 {
+		err = t.publishPartial(ctx, err, func(ctx context.Context, tx bun.Tx) error { return announce(ctx, tx, total) })
+	}
+	return total, err
+}
+
+// projectKey names a project of a tenant.
+type projectKey struct{ tenantID, projectID int64 }
+
+// tally counts entries per project.
+type tally map[projectKey]int
+
+func (c tally) add(rows []row) {
+	for _, r := range rows {
+		c[projectKey{tenantID: r.TenantID, projectID: r.ProjectID}]++
+	}
+}
+
+func (c tally) total() int {
+	n := 0
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// keys returns the projects of c, ordered by tenant and project.
+func (c tally) keys() []projectKey {
+	keys := make([]projectKey, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b projectKey) int {
+		return cmp.Or(cmp.Compare(a.tenantID, b.tenantID), cmp.Compare(a.projectID, b.projectID))
+	})
+	return keys
 }
 
 // batchFunc takes the entries that batch selects (a subquery of ids) out of
-// the trash inside tx, with whatever must go with them, restores or purges
-// them, and returns how many entries left the trash in all and the highest
-// id among those batch selected (0 if none).
-type batchFunc func(ctx context.Context, tx bun.Tx, batch *bun.SelectQuery) (n int, last int64, err error)
+// the trash inside tx, with whatever must go with them, and restores or
+// purges them. It returns every entry that left the trash, how many of them
+// batch selected, and the highest id among those (0 if none).
+type batchFunc func(ctx context.Context, tx bun.Tx, batch *bun.SelectQuery) (took []row, selected int, last int64, err error)
 
-// inBatches walks the entries that filter selects, BatchSize at a time in id
-// order, each batch in a transaction of its own that first takes lock (the
-// counter locks: the lock order) and then hands the batch to fn. Under those
-// locks no one else changes the project's entries, so the batch fn sees is
-// the batch it takes. Each batch starts after the last id of the one
-// before, so no batch walks again over what earlier ones deleted (dead index
+// batchPass is one walk of a batch job over the entries filter selects.
+type batchPass struct {
+	filter func(*bun.SelectQuery) *bun.SelectQuery
+	run    batchFunc
+}
+
+// batchJob is a batch job: its passes, one after the other.
+type batchJob struct {
+	lock   func(ctx context.Context, tx bun.Tx) error // the counter locks: the lock order
+	passes []batchPass
+	// last, if set, runs in the transaction of the job's last batch, after
+	// it, with every entry the job took, that batch's included: where the
+	// job's event is published, so that it commits with the last change.
+	last func(ctx context.Context, tx bun.Tx, took tally) error
+}
+
+// inBatches runs job: each pass walks its entries in id order, and each
+// transaction takes job.lock and then at most BatchSize entries. Under
+// those locks no one else changes the project's entries, so the batch a
+// pass sees is the batch it takes. A pass that finishes with room left in
+// the transaction's batch goes on to the next pass in the same transaction,
+// so a job of at most BatchSize entries is one transaction: all or nothing,
+// event included. Each batch starts after the last id of the one before,
+// so no batch walks again over what earlier ones deleted (dead index
 // entries until vacuum).
-func (t *Trash) inBatches(ctx context.Context, lock func(ctx context.Context, tx bun.Tx) error, filter func(*bun.SelectQuery) *bun.SelectQuery, fn batchFunc) (int, error) {
-	total := 0
-	var after int64
-	for {
-		var n int
-		var last int64
+//
+// It returns what the committed transactions took, also on an error, which
+// leaves the transactions before it done.
+func (t *Trash) inBatches(ctx context.Context, job batchJob) (tally, error) {
+	done := tally{}
+	pass, after := 0, int64(0)
+	for pass < len(job.passes) {
+		var took []row
+		var p int
+		var a int64
 		err := t.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-			n, last = 0, 0 // a retried attempt starts over
-			if err := lock(ctx, tx); err != nil {
+			took, p, a = nil, pass, after // a retried attempt starts over
+			if err := job.lock(ctx, tx); err != nil {
 				return err
 			}
-			batch := filter(tx.NewSelect().TableExpr("deskkit_trash AS t").Column("t.id")).
-				Where("t.id > ?", after).OrderExpr("t.id").Limit(t.cfg.BatchSize)
-			var err error
-			n, last, err = fn(ctx, tx, batch)
-			return err
+			for room := t.cfg.BatchSize; ; {
+				ps := job.passes[p]
+				batch := ps.filter(tx.NewSelect().TableExpr("deskkit_trash AS t").Column("t.id")).
+					Where("t.id > ?", a).OrderExpr("t.id").Limit(room)
+				rows, selected, last, err := ps.run(ctx, tx, batch)
+				if err != nil {
+					return err
+				}
+				took = append(took, rows...)
+				if room -= selected; room == 0 {
+					a = last // the pass may go on: in the next transaction
+					return nil
+				}
+				if p, a = p+1, 0; p == len(job.passes) {
+					if job.last == nil {
+						return nil
+					}
+					all := maps.Clone(done)
+					all.add(took)
+					return job.last(ctx, tx, all)
+				}
+			}
 		})
 		if err != nil {
-			return total, err
+			return done, err
 		}
-		if last == 0 {
-			return total, nil
-		}
-		total += n
-		after = last
+		done.add(took)
+		pass, after = p, a
 	}
+	return done, nil
+}
+
+// partialPublishTimeout bounds publishPartial, which runs even when the
+// caller's context is done.
+const partialPublishTimeout = 10 * time.Second
+
+// publishPartial runs publish, the event of a batch job, in a transaction
+// of its own after the job failed with err: the batches before the failure
+// are done, and the tenant's channels should hear of them. It returns err,
+// joined with publish's error if that failed too.
+func (t *Trash) publishPartial(ctx context.Context, err error, publish func(ctx context.Context, tx bun.Tx) error) error {
+	if t.cfg.Publisher == nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), partialPublishTimeout)
+	defer cancel()
+	if perr := t.inTx(ctx, publish); perr != nil {
+		return errors.Join(err, perr)
+	}
+	return err
 }
 
 func maxID(es []row) int64 {
@@ -700,47 +874,47 @@ func maxID(es []row) int64 {
 // restoreBatch takes the entries that batch selects in one project out of
 // the trash, with the trashed sprints of the tasks among them (sprint
 // entries first: the lock order), and restores them all, sprints first.
-func (t *Trash) restoreBatch(ctx context.Context, tx bun.Tx, tenantID, projectID int64, batch *bun.SelectQuery) (int, int64, error) {
+func (t *Trash) restoreBatch(ctx context.Context, tx bun.Tx, tenantID, projectID int64, batch *bun.SelectQuery) ([]row, int, int64, error) {
 	pulled := tx.NewSelect().TableExpr("deskkit_trash AS k").Column("k.sprint_id").
 		Where("k.id IN (?) AND k.target_type = ? AND k.sprint_id IS NOT NULL", batch, TargetTask)
 	sprints, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
 		return q.Where("t.tenant_id = ? AND t.project_id = ? AND t.target_type = ? AND t.target_id IN (?)", tenantID, projectID, TargetSprint, pulled)
 	})
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, 0, err
 	}
 	es, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
 		return q.Where("t.id IN (?)", batch)
 	})
 	if err != nil || len(es) == 0 {
-		return 0, 0, err
+		return nil, 0, 0, err
 	}
-	last := maxID(es)
+	selected, last := len(es), maxID(es)
 	all := append(sprints, es...)
 	slices.SortFunc(all, func(a, b row) int {
 		return cmp.Or(sprintFirst(a.TargetType)-sprintFirst(b.TargetType), cmp.Compare(a.ID, b.ID))
 	})
-	return len(all), last, t.apply(ctx, tx, all, true)
+	return all, selected, last, t.apply(ctx, tx, all, true)
 }
 
-// purge deletes es for good, taken out of the trash in tx. Task entries of
-// sprints among es (in the sprint's project) come out and are purged first.
-// Unless p manages the project (or is the system: a zero Principal, for
-// retention), a sprint holding tasks p could not clear stops it with
-// ErrForbidden.
-func (t *Trash) purge(ctx context.Context, tx bun.Tx, p deskkit.Principal, manage bool, es []row) (int, error) {
+// purge deletes es for good, taken out of the trash in tx, and returns
+// every entry it purged. Task entries of sprints among es (in the sprint's
+// project) come out and are purged first. Unless p manages the project (or
+// is the system: a zero Principal, for retention), a sprint holding tasks p
+// could not clear stops it with ErrForbidden.
+func (t *Trash) purge(ctx context.Context, tx bun.Tx, p deskkit.Principal, manage bool, es []row) ([]row, error) {
 	var tasks []row
 	for _, key := range sprintsByProject(es) {
 		if !manage {
 			if err := t.checkSprintTasks(ctx, tx, p, key.projectID, bun.List(key.sprintIDs)); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
 		ts, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
 			return q.Where("t.tenant_id = ? AND t.project_id = ? AND t.target_type = ? AND t.sprint_id IN (?)", key.tenantID, key.projectID, TargetTask, bun.List(key.sprintIDs))
 		})
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		tasks = append(tasks, ts...)
 	}
@@ -749,7 +923,7 @@ func (t *Trash) purge(ctx context.Context, tx bun.Tx, p deskkit.Principal, manag
 	slices.SortFunc(all, func(a, b row) int {
 		return cmp.Or(sprintFirst(b.TargetType)-sprintFirst(a.TargetType), cmp.Compare(a.ID, b.ID))
 	})
-	return len(all), t.apply(ctx, tx, all, false)
+	return all, t.apply(ctx, tx, all, false)
 }
 
 type sprintGroup struct {
@@ -849,42 +1023,64 @@ func verb(restore bool) string {
 // batch reads its entries, locks the counters of their projects in order
 // (the lock order), and takes only the entries still there, so each entry is
 // purged once. Run it on a timer, as the reference server does.
+//
+// With a Publisher, it publishes one trash.purged per project it purged
+// entries of, in the transaction of its last batch (see Events in the
+// package documentation).
 func (t *Trash) PurgeExpired(ctx context.Context) (int, error) {
 	if t.cfg.Retention == 0 {
 		return 0, nil
 	}
 	cutoff := t.cfg.Now().UTC().Add(-t.cfg.Retention)
-	noLock := func(context.Context, bun.Tx) error { return nil }
-	return t.inBatches(ctx, noLock, func(q *bun.SelectQuery) *bun.SelectQuery {
-		return q.Where("t.deleted_date < ?", cutoff)
-	}, func(ctx context.Context, tx bun.Tx, batch *bun.SelectQuery) (int, int64, error) {
-		// The batch spans projects, known only once read: read it, then
-		// lock, then take what is still there.
-		var found []row
-		if err := tx.NewSelect().Model(&found).Column("t.id", "t.tenant_id", "t.project_id").
-			Where("t.id IN (?)", batch).OrderExpr("t.id").Scan(ctx); err != nil {
-			return 0, 0, fmt.Errorf("trash: select expired: %w", err)
+	announce := func(ctx context.Context, tx bun.Tx, took tally) error {
+		now := t.cfg.Now()
+		for _, key := range took.keys() {
+			if err := t.publishProject(ctx, tx, EventTrashPurged, nil, key, took[key], now); err != nil {
+				return err
+			}
 		}
-		if len(found) == 0 {
-			return 0, 0, nil
-		}
-		if err := t.lockBatchProjects(ctx, tx, found); err != nil {
-			return 0, 0, err
-		}
-		ids := make([]int64, len(found))
-		for i, r := range found {
-			ids[i] = r.ID
-		}
-		es, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
-			return q.Where("t.id IN (?) AND t.deleted_date < ?", bun.List(ids), cutoff)
-		})
-		if err != nil {
-			return 0, 0, err
-		}
-		// Retention is the system's doing: it may purge everything.
-		n, err := t.purge(ctx, tx, deskkit.Principal{}, true, es)
-		return n, ids[len(ids)-1], err
+		return nil
+	}
+	done, err := t.inBatches(ctx, batchJob{
+		lock: func(context.Context, bun.Tx) error { return nil }, // run locks what it finds
+		passes: []batchPass{{
+			filter: func(q *bun.SelectQuery) *bun.SelectQuery {
+				return q.Where("t.deleted_date < ?", cutoff)
+			},
+			run: func(ctx context.Context, tx bun.Tx, batch *bun.SelectQuery) ([]row, int, int64, error) {
+				// The batch spans projects, known only once read: read it, then
+				// lock, then take what is still there.
+				var found []row
+				if err := tx.NewSelect().Model(&found).Column("t.id", "t.tenant_id", "t.project_id").
+					Where("t.id IN (?)", batch).OrderExpr("t.id").Scan(ctx); err != nil {
+					return nil, 0, 0, fmt.Errorf("trash: select expired: %w", err)
+				}
+				if len(found) == 0 {
+					return nil, 0, 0, nil
+				}
+				if err := t.lockBatchProjects(ctx, tx, found); err != nil {
+					return nil, 0, 0, err
+				}
+				ids := make([]int64, len(found))
+				for i, r := range found {
+					ids[i] = r.ID
+				}
+				es, err := t.take(ctx, tx, func(q *bun.DeleteQuery) *bun.DeleteQuery {
+					return q.Where("t.id IN (?) AND t.deleted_date < ?", bun.List(ids), cutoff)
+				})
+				if err != nil {
+					return nil, 0, 0, err
+				}
+				// Retention is the system's doing: it may purge everything.
+				all, err := t.purge(ctx, tx, deskkit.Principal{}, true, es)
+				return all, len(found), ids[len(ids)-1], err
+			}}},
+		last: announce,
 	})
+	if err != nil && len(done) > 0 {
+		err = t.publishPartial(ctx, err, func(ctx context.Context, tx bun.Tx) error { return announce(ctx, tx, done) })
+	}
+	return done.total(), err
 }
 
 // lockBatchProjects locks the counters of every project of the batch,

@@ -1,0 +1,339 @@
+package trash
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+)
+
+// The types of the events the trash publishes (see Events in the package
+// documentation, and EventTypes).
+const (
+	EventTaskTrashed    = "task.trashed"
+	EventSprintTrashed  = "sprint.trashed"
+	EventTaskRestored   = "task.restored"
+	EventSprintRestored = "sprint.restored"
+	EventTaskCleared    = "task.cleared"
+	EventSprintCleared  = "sprint.cleared"
+	EventTrashRestored  = "trash.restored"
+	EventTrashCleared   = "trash.cleared"
+	EventTrashPurged    = "trash.purged"
+)
+
+// EntryEventData is the data of task.trashed and sprint.trashed, and the
+// common part of the data of the restored and cleared events of one entry.
+// The publisher adds "tenantId".
+type EntryEventData struct {
+	// Actor is who trashed, restored or cleared the entry, named through
+	// Config.Users ("" without it, or for a user it does not know).
+	Actor      *deskkit.Actor `json:"actor"`
+	ProjectID  int64          `json:"projectId"`
+	TrashID    int64          `json:"trashId"` // the entry's id (Entry.ID)
+	TargetType TargetType     `json:"targetType"`
+	TargetID   int64          `json:"targetId"`
+	TargetName string         `json:"targetName"`
+}
+
+// EventTarget is another entry that an operation took out of the trash
+// with the one it was asked for.
+type EventTarget struct {
+	TrashID    int64      `json:"trashId"`
+	TargetType TargetType `json:"targetType"`
+	TargetID   int64      `json:"targetId"`
+	TargetName string     `json:"targetName"`
+}
+
+// RestoredEventData is the data of task.restored and sprint.restored.
+type RestoredEventData struct {
+	EntryEventData
+	// AlsoRestored is the trashed sprint that a restored task brought back
+	// with it; null otherwise.
+	AlsoRestored *EventTarget `json:"alsoRestored"`
+}
+
+// ClearedEventData is the data of task.cleared and sprint.cleared.
+type ClearedEventData struct {
+	EntryEventData
+	// AlsoCleared are the task entries of a cleared sprint, cleared with it,
+	// in id order; empty (never null) for a task or a sprint without any.
+	AlsoCleared []EventTarget `json:"alsoCleared"`
+}
+
+// ProjectEventData is the data of trash.restored, trash.cleared and
+// trash.purged: how many entries one operation took out of a project's
+// trash.
+type ProjectEventData struct {
+	// Actor is who restored or cleared; null for trash.purged (retention).
+	Actor     *deskkit.Actor `json:"actor"`
+	ProjectID int64          `json:"projectId"`
+	// Count is how many entries left the trash, those taken with others
+	// (the sprints of restored tasks, the tasks of cleared sprints)
+	// included: what RestoreAll, ClearAll and PurgeExpired count.
+	Count int `json:"count"`
+}
+
+// EventTypes returns the types of the events the trash publishes, each with
+// a description and an example of its data, for the registry of event types
+// (the composition root registers them). Each call returns a fresh slice
+// with fresh examples.
+func EventTypes() []deskkit.EventType {
+	actor := func() *deskkit.Actor { return &deskkit.Actor{ID: 7, Name: "Ada"} }
+	task := func() EntryEventData {
+		return EntryEventData{Actor: actor(), ProjectID: 3, TrashID: 41, TargetType: TargetTask, TargetID: 1200, TargetName: "Fix login"}
+	}
+	sprint := func() EntryEventData {
+		return EntryEventData{Actor: actor(), ProjectID: 3, TrashID: 40, TargetType: TargetSprint, TargetID: 88, TargetName: "Sprint 14"}
+	}
+	return []deskkit.EventType{
+		{Name: EventTaskTrashed, Description: "A task was deleted into the trash.", Example: task()},
+		{Name: EventSprintTrashed, Description: "A sprint was deleted into the trash.", Example: sprint()},
+		{
+			Name:        EventTaskRestored,
+			Description: "A task was restored from the trash, with its sprint (alsoRestored) if that was in the trash too.",
+			Example:     RestoredEventData{EntryEventData: task(), AlsoRestored: &EventTarget{TrashID: 40, TargetType: TargetSprint, TargetID: 88, TargetName: "Sprint 14"}},
+		},
+		{
+			Name:        EventSprintRestored,
+			Description: "A sprint was restored from the trash; the host brings back the tasks deleted with it.",
+			Example:     RestoredEventData{EntryEventData: sprint()},
+		},
+		{
+			Name:        EventTaskCleared,
+			Description: "A task was cleared from the trash: deleted for good.",
+			Example:     ClearedEventData{EntryEventData: task(), AlsoCleared: []EventTarget{}},
+		},
+		{
+			Name:        EventSprintCleared,
+			Description: "A sprint was cleared from the trash, deleted for good with the trashed tasks in it (alsoCleared).",
+			Example:     ClearedEventData{EntryEventData: sprint(), AlsoCleared: []EventTarget{{TrashID: 41, TargetType: TargetTask, TargetID: 1200, TargetName: "Fix login"}}},
+		},
+		{
+			Name:        EventTrashRestored,
+			Description: "Every entry of a project's trash that the actor may manage was restored, count in all (one event per operation).",
+			Example:     ProjectEventData{Actor: actor(), ProjectID: 3, Count: 25},
+		},
+		{
+			Name:        EventTrashCleared,
+			Description: "Every entry of a project's trash that the actor may manage was cleared for good, count in all (one event per operation).",
+			Example:     ProjectEventData{Actor: actor(), ProjectID: 3, Count: 25},
+		},
+		{
+			Name:        EventTrashPurged,
+			Description: "Retention purged count entries older than the retention period from a project's trash (one event per project per run).",
+			Example:     ProjectEventData{ProjectID: 3, Count: 12},
+		},
+	}
+}
+
+// publish hands an event to the publisher in db, the transaction that makes
+// the change; nothing without a publisher.
+func (t *Trash) publish(ctx context.Context, db bun.IDB, tenantID int64, typ string, now time.Time, title, text string, data any) error {
+	if t.cfg.Publisher == nil {
+		return nil
+	}
+	ev := deskkit.Event{ID: deskkit.NewEventID(), Type: typ, Time: now.UTC(), Title: title, Text: text, Data: data}
+	if err := t.cfg.Publisher.Publish(ctx, db, tenantID, ev); err != nil {
+		return fmt.Errorf("trash: publish %s: %w", typ, err)
+	}
+	return nil
+}
+
+// actor returns p as the actor of the events it causes, named through
+// Config.Users; nil when there is no publisher, as nothing needs it. Callers
+// ask before they open a transaction or take a lock, as for every hook.
+func (t *Trash) actor(ctx context.Context, p deskkit.Principal) (*deskkit.Actor, error) {
+	if t.cfg.Publisher == nil {
+		return nil, nil
+	}
+	a := &deskkit.Actor{ID: p.UserID}
+	if t.cfg.Users == nil {
+		return a, nil
+	}
+	users, err := t.cfg.Users.ResolveUsers(ctx, p.TenantID, []int64{p.UserID})
+	if err != nil {
+		return nil, fmt.Errorf("trash: resolve the actor's name: %w", err)
+	}
+	a.Name = users[p.UserID].Name
+	return a, nil
+}
+
+func entryData(a *deskkit.Actor, r row) EntryEventData {
+	return EntryEventData{Actor: a, ProjectID: r.ProjectID, TrashID: r.ID, TargetType: r.TargetType, TargetID: r.TargetID, TargetName: r.TargetName}
+}
+
+func eventTarget(r row) EventTarget {
+	return EventTarget{TrashID: r.ID, TargetType: r.TargetType, TargetID: r.TargetID, TargetName: r.TargetName}
+}
+
+// publishTrashed publishes task.trashed or sprint.trashed for r, just added.
+func (t *Trash) publishTrashed(ctx context.Context, db bun.IDB, a *deskkit.Actor, r row, now time.Time) error {
+	typ, noun := EventTaskTrashed, "task"
+	if r.TargetType == TargetSprint {
+		typ, noun = EventSprintTrashed, "sprint"
+	}
+	title := fmt.Sprintf("%s %s moved to the trash", capitalize(noun), titleName(r.TargetName))
+	text := fmt.Sprintf("%s moved %s %s of project %d to the trash.", who(a), noun, textName(r.TargetName), r.ProjectID)
+	return t.publish(ctx, db, r.TenantID, typ, now, title, text, entryData(a, r))
+}
+
+// publishRestored publishes task.restored or sprint.restored for self, and
+// the sprint it brought back, if any.
+func (t *Trash) publishRestored(ctx context.Context, tx bun.Tx, a *deskkit.Actor, self row, sprints []row, now time.Time) error {
+	typ, noun := EventTaskRestored, "task"
+	if self.TargetType == TargetSprint {
+		typ, noun = EventSprintRestored, "sprint"
+	}
+	data := RestoredEventData{EntryEventData: entryData(a, self)}
+	title := fmt.Sprintf("%s %s restored from the trash", capitalize(noun), titleName(self.TargetName))
+	text := fmt.Sprintf("%s restored %s %s of project %d from the trash", who(a), noun, textName(self.TargetName), self.ProjectID)
+	if len(sprints) > 0 {
+		also := eventTarget(sprints[0])
+		data.AlsoRestored = &also
+		text += fmt.Sprintf(", and with it its sprint %s", textName(also.TargetName))
+	}
+	return t.publish(ctx, tx, self.TenantID, typ, now, title, text+".", data)
+}
+
+// publishCleared publishes task.cleared or sprint.cleared for self, with
+// all, every entry the clear took (self among them).
+func (t *Trash) publishCleared(ctx context.Context, tx bun.Tx, a *deskkit.Actor, self row, all []row, now time.Time) error {
+	typ, noun := EventTaskCleared, "task"
+	if self.TargetType == TargetSprint {
+		typ, noun = EventSprintCleared, "sprint"
+	}
+	data := ClearedEventData{EntryEventData: entryData(a, self), AlsoCleared: []EventTarget{}}
+	for _, r := range all {
+		if r.ID != self.ID {
+			data.AlsoCleared = append(data.AlsoCleared, eventTarget(r))
+		}
+	}
+	title := fmt.Sprintf("%s %s deleted for good", capitalize(noun), titleName(self.TargetName))
+	text := fmt.Sprintf("%s cleared %s %s of project %d from the trash: it is deleted for good", who(a), noun, textName(self.TargetName), self.ProjectID)
+	if n := len(data.AlsoCleared); n > 0 {
+		text += fmt.Sprintf(", with the %s in it", plural(n, "trashed task", "trashed tasks"))
+	}
+	return t.publish(ctx, tx, self.TenantID, typ, now, title, text+".", data)
+}
+
+// publishProject publishes trash.restored, trash.cleared or trash.purged:
+// count entries of the project, by a (nil for retention).
+func (t *Trash) publishProject(ctx context.Context, tx bun.IDB, typ string, a *deskkit.Actor, key projectKey, count int, now time.Time) error {
+	n := plural(count, "entry", "entries")
+	var title, text string
+	switch typ {
+	case EventTrashRestored:
+		title = fmt.Sprintf("%s restored from the trash of project %d", capitalize(n), key.projectID)
+		text = fmt.Sprintf("%s restored %s from the trash of project %d.", who(a), n, key.projectID)
+	case EventTrashCleared:
+		title = fmt.Sprintf("%s deleted for good from the trash of project %d", capitalize(n), key.projectID)
+		text = fmt.Sprintf("%s cleared %s from the trash of project %d: %s deleted for good.", who(a), n, key.projectID, pronoun(count))
+	default:
+		title = fmt.Sprintf("%s purged from the trash of project %d", capitalize(n), key.projectID)
+		text = fmt.Sprintf("Retention purged %s deleted more than %s ago from the trash of project %d: %s deleted for good.",
+			n, age(t.cfg.Retention), key.projectID, pronoun(count))
+	}
+	return t.publish(ctx, tx, key.tenantID, typ, now, title, text, ProjectEventData{Actor: a, ProjectID: key.projectID, Count: count})
+}
+
+// The event texts. Title and Text reach robots as markdown and e-mail as
+// plain text, so the names in them (which users type, and which may hold
+// "[", "*" or "<") are quoted and have markdown's inline punctuation
+// escaped with a backslash: a robot shows the name as typed, and no name
+// turns into a link, emphasis or HTML. E-mail then shows those backslashes;
+// that is the price of one text for both. The data carries the names as
+// they are.
+
+// markdownInline are the characters that can start inline markdown in the
+// middle of a line: code, emphasis, strikethrough, links and images
+// ("!" needs "["), autolinks and HTML, entities (an entity can spell a
+// character CheckName refuses), and the escape itself. Names hold no line
+// breaks (CheckName), so line-start syntax (headings, lists, quotes) cannot
+// occur.
+const markdownInline = "\\`*_~[]<>&"
+
+// escapeMarkdown escapes every character of markdownInline in s.
+func escapeMarkdown(s string) string {
+	if !strings.ContainsAny(s, markdownInline) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(markdownInline, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Lengths of names in event texts, in characters before escaping: a title
+// keeps within the 200 characters of deskkit.Event.Title with every
+// character escaped, a text within its 3000 with two full names.
+const (
+	maxTitleName = 60
+	maxActorName = 100
+)
+
+// titleName is name quoted for a title: cut to maxTitleName characters
+// ("…" marks the cut) and escaped.
+func titleName(name string) string { return `"` + escapeMarkdown(cut(name, maxTitleName)) + `"` }
+
+// textName is the whole name, quoted and escaped.
+func textName(name string) string { return `"` + escapeMarkdown(name) + `"` }
+
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// who names the actor in a text: their name, or "User 7" when it is
+// unknown or not a name deskkit would accept (control characters).
+func who(a *deskkit.Actor) string {
+	if a == nil {
+		return "Retention"
+	}
+	if a.Name == "" || deskkit.CheckName("name", a.Name, len(a.Name)) != nil {
+		return fmt.Sprintf("User %d", a.ID)
+	}
+	return escapeMarkdown(cut(a.Name, maxActorName))
+}
+
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// pronoun is "it is" for one entry, "they are" for more.
+func pronoun(n int) string {
+	if n == 1 {
+		return "it is"
+	}
+	return "they are"
+}
+
+// age says a retention period: "30 days", or Go's duration syntax when it
+// is not a whole number of days.
+func age(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d >= day && d%day == 0 {
+		return plural(int(d/day), "day", "days")
+	}
+	return d.String()
+}
