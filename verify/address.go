@@ -99,12 +99,11 @@ func parseMobileUncached(mobile, region string) parsedMobile {
 	if err != nil {
 		return parsedMobile{outcome: mobileUnparsable}
 	}
-	if !phonenumbers.IsValidNumberForRegion(num, region) {
+	valid, t := numberType(num, region)
+	if !valid {
 		return parsedMobile{outcome: mobileInvalid}
 	}
-	switch phonenumbers.GetNumberType(num) {
-	case phonenumbers.MOBILE, phonenumbers.FIXED_LINE_OR_MOBILE:
-	default:
+	if t != phonenumbers.MOBILE && t != phonenumbers.FIXED_LINE_OR_MOBILE {
 		return parsedMobile{outcome: mobileNotMobile}
 	}
 	return parsedMobile{m: Mobile{
@@ -112,6 +111,23 @@ func parseMobileUncached(mobile, region string) parsedMobile {
 		Country: region,
 		ITC:     int(num.GetCountryCode()),
 	}}
+}
+
+// numberType answers phonenumbers.IsValidNumberForRegion(num, region)
+// and phonenumbers.GetNumberType(num). Each matches the number against
+// the region's patterns (a dozen regular expressions); where region alone
+// has the number's calling code (86 is CN's alone, 1 is shared), both use
+// region's metadata, valid means a type other than UNKNOWN, and one pass
+// gives both answers.
+func numberType(num *phonenumbers.PhoneNumber, region string) (valid bool, t phonenumbers.PhoneNumberType) {
+	if rs := phonenumbers.GetRegionCodesForCountryCode(int(num.GetCountryCode())); len(rs) == 1 && rs[0] == region {
+		t = phonenumbers.GetNumberType(num)
+		return t != phonenumbers.UNKNOWN, t
+	}
+	if !phonenumbers.IsValidNumberForRegion(num, region) {
+		return false, phonenumbers.UNKNOWN
+	}
+	return true, phonenumbers.GetNumberType(num)
 }
 
 // mobileKey is a number as written (trimmed, at most MaxMobileLength

@@ -310,21 +310,36 @@ func (v *Verifier) settle(ctx context.Context, codes []pendingCode, state string
 	}()
 }
 
-// settleNow moves the pending codes to state in one transaction, and with
-// stateFailed gives their limits back. A code replaced meanwhile (its hash
-// changed), or already settled by an earlier attempt whose commit was not
-// acknowledged, is left alone and gives nothing back twice.
+// settleNow moves the pending codes to state, and with stateFailed gives
+// their limits back. A code replaced meanwhile (its hash changed), or
+// already settled by an earlier attempt whose commit was not acknowledged,
+// is left alone and gives nothing back twice. Activation is one statement,
+// atomic without a transaction of its own; a failure gives back the limits
+// of exactly the codes it moved, in one transaction.
 func (v *Verifier) settleNow(ctx context.Context, codes []pendingCode, state string) error {
+	var match strings.Builder
+	args := []any{state, statePending}
+	for i, pc := range codes {
+		if i > 0 {
+			match.WriteString(" OR ")
+		}
+		match.WriteString("(id = ? AND code_hash = ?)")
+		args = append(args, pc.id, pc.hash)
+	}
+	query := "UPDATE deskkit_verify_codes SET state = ? WHERE state = ? AND (" + match.String() + ")"
+	if state != stateFailed {
+		if _, err := v.db.ExecContext(ctx, query, args...); err != nil {
+			return fmt.Errorf("verify: mark codes %s: %w", state, err)
+		}
+		return nil
+	}
 	return database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		var moved []int64
+		if err := tx.NewRaw(query+" RETURNING id", args...).Scan(ctx, &moved); err != nil {
+			return fmt.Errorf("verify: mark codes %s: %w", state, err)
+		}
 		for _, pc := range codes {
-			res, err := tx.NewUpdate().Table("deskkit_verify_codes").
-				Set("state = ?", state).
-				Where("id = ? AND state = ? AND code_hash = ?", pc.id, statePending, pc.hash).
-				Exec(ctx)
-			if err != nil {
-				return fmt.Errorf("verify: mark code %s: %w", state, err)
-			}
-			if n, _ := res.RowsAffected(); n != 1 || state != stateFailed {
+			if !slices.Contains(moved, pc.id) {
 				continue
 			}
 			for _, key := range pc.limits {
@@ -342,12 +357,19 @@ func (v *Verifier) deliverCode(ctx context.Context, k Kind, b BizKey, pc pending
 		AppName: v.cfg.AppName, BizKey: b, Purpose: purpose(b), Code: pc.code,
 		Minutes: int(v.cfg.CodeTTL.Round(time.Minute) / time.Minute),
 	}
-	msg, err := v.templates.code(b).render(data)
+	t := v.templates.code(b)
+	if k == KindSMS {
+		// A text message needs the text alone, not the e-mail's parts
+		// (the HTML one costs most).
+		var text strings.Builder
+		if err := t.sms.Execute(&text, data); err != nil {
+			return fmt.Errorf("verify: render template: %w", err)
+		}
+		return v.sms.SendSMS(ctx, SMS{To: pc.address, Text: text.String(), BizKey: b, Code: pc.code})
+	}
+	msg, err := t.render(data)
 	if err != nil {
 		return err
-	}
-	if k == KindSMS {
-		return v.sms.SendSMS(ctx, SMS{To: pc.address, Text: msg.SMS, BizKey: b, Code: pc.code})
 	}
 	return v.mail.SendMail(ctx, deskkit.Mail{To: pc.address, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, BizKey: string(b), Code: pc.code})
 }
@@ -464,49 +486,48 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 // err, and the caller commits, so that the attempt and the failure count
 // hold; every other refusal is err, and the caller rolls back.
 //
-// Both counts are taken before the comparison, by guarded updates that lock
-// their rows: parallel checks of one user queue on the failure-limit row,
-// so no two compare at once, and none compares once a limit is reached.
+// The failure limit is held, and the attempt counted, before the
+// comparison, by guarded updates that lock their rows: parallel checks of
+// one user queue on the failure-limit row, so no two compare at once, and
+// none compares once a limit is reached. Only a wrong code then takes a
+// unit of the failure limit, under the lock the hold took.
 func (v *Verifier) consume(ctx context.Context, tx bun.Tx, u User, k Kind, b BizKey, address, code string) (wrong, err error) {
 	fl := v.failureLimit(u)
 	now := v.now()
-	if err := v.takeLimits(ctx, tx, now, []limiter.Limit{fl}); err != nil {
+	if err := limiter.Hold(ctx, tx, limitsTable, now, fl); err != nil {
 		var rl *deskkit.RateLimitError
 		if errors.As(err, &rl) {
 			return nil, fmt.Errorf("%w: %w", ErrTooManyFailures, err)
 		}
-		return nil, err
+		return nil, fmt.Errorf("verify: %w", err)
 	}
-	var rows []struct {
-		ID       int64  `bun:"id"`
-		CodeHash string `bun:"code_hash"`
-		Attempts int    `bun:"attempts"`
-	}
-	err = tx.NewRaw(`UPDATE deskkit_verify_codes SET attempts = attempts + 1
+	var id int64
+	var hash string
+	var attempts int
+	err = tx.QueryRowContext(ctx, `UPDATE deskkit_verify_codes SET attempts = attempts + 1
 WHERE tenant_id = ? AND user_id = ? AND kind = ? AND biz_key = ? AND address = ?
   AND state = ? AND attempts < ? AND expires_at_ms > ?
-RETURNING id, code_hash, attempts`, u.TenantID, u.ID, k, b, address, stateActive, MaxAttempts, now).Scan(ctx, &rows)
-	if err != nil {
+RETURNING id, code_hash, attempts`, u.TenantID, u.ID, k, b, address, stateActive, MaxAttempts, now).Scan(&id, &hash, &attempts)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, v.whyUnusable(ctx, tx, u, k, b, address, now)
+	case err != nil:
 		return nil, fmt.Errorf("verify: count attempt: %w", err)
 	}
-	if len(rows) == 0 {
-		return nil, v.whyUnusable(ctx, tx, u, k, b, address, now)
+	if !v.matches(hash, u, k, b, address, code) {
+		if err := v.takeLimits(ctx, tx, now, []limiter.Limit{fl}); err != nil {
+			return nil, err
+		}
+		return &wrongCode{left: MaxAttempts - attempts}, nil
 	}
-	row := rows[0]
-	if !v.matches(row.CodeHash, u, k, b, address, code) {
-		return &wrongCode{left: MaxAttempts - row.Attempts}, nil
-	}
-	res, err := tx.NewUpdate().Table("deskkit_verify_codes").
-		Set("state = ?", stateUsed).
-		Where("id = ? AND state = ?", row.ID, stateActive).
-		Exec(ctx)
+	res, err := tx.ExecContext(ctx, `UPDATE deskkit_verify_codes SET state = ? WHERE id = ? AND state = ?`, stateUsed, id, stateActive)
 	if err != nil {
 		return nil, fmt.Errorf("verify: use code: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		return nil, ErrCodeMissing
 	}
-	return nil, giveBack(ctx, tx, fl.Key, now)
+	return nil, nil
 }
 
 // whyUnusable tells why no code could be checked.
@@ -581,10 +602,9 @@ func (v *Verifier) newLink(ctx context.Context, tx bun.IDB, u User, k Kind, b Bi
 	}
 	secret := linkPrefix + base64.RawURLEncoding.EncodeToString(buf)
 	now := v.now()
-	_, err := tx.NewInsert().Table("deskkit_verify_links").Model(&map[string]any{
-		"tenant_id": u.TenantID, "user_id": u.ID, "kind": k, "biz_key": b, "address": address,
-		"secret_hash": hashLink(secret), "created_at_ms": now, "expires_at_ms": now + LinkSecretTTL.Milliseconds(),
-	}).Exec(ctx)
+	_, err := tx.ExecContext(ctx, `INSERT INTO deskkit_verify_links
+    (tenant_id, user_id, kind, biz_key, address, secret_hash, created_at_ms, expires_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, u.TenantID, u.ID, k, b, address, hashLink(secret), now, now+LinkSecretTTL.Milliseconds())
 	if err != nil {
 		return Link{}, fmt.Errorf("verify: store link secret: %w", err)
 	}

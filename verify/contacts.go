@@ -3,12 +3,13 @@ package verify
 import (
 	"context"
 	"fmt"
-	"log/slog"
+	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/outbox"
 )
 
 // MobileChange changes the principal's mobile number. With MODIFY_MOBILE,
@@ -37,7 +38,10 @@ type EmailChange struct {
 }
 
 // ChangeMobile changes the principal's mobile number with proof and returns
-// the updated detail; a notice goes to the old number after the commit.
+// the updated detail. A notice to the old number is written into the
+// outbox in the change's transaction and sent after the commit (see
+// Run); with Config.Publisher, EventMobileChanged is published in
+// that transaction, and an error of the publisher fails the change.
 // Besides the errors of CheckSMS: ErrAlreadyBound, ErrNotBound,
 // ErrAddressTaken, ErrLinkSecret (the secret is unknown, spent, expired, or
 // was not won on the user's current number), *deskkit.InputError values.
@@ -125,10 +129,8 @@ func (v *Verifier) change(ctx context.Context, p deskkit.Principal, c change) (D
 		return Detail{}, ErrAddressTaken
 	}
 	var wrong error
-	var noticeID int64
 	err = database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		noticeID = 0
 		if bindBySecret {
 			// The secret of a check of this bizKey, by this user, for
 			// this new address; spent only if the change commits.
@@ -153,14 +155,19 @@ func (v *Verifier) change(ctx context.Context, p deskkit.Principal, c change) (D
 				return ErrLinkSecret
 			}
 		}
+		// The event first: a publisher that refuses it stops the change
+		// before the host's tables are touched; one that took it is
+		// rolled back with the change if the Directory refuses it.
+		if err := v.publishChange(ctx, tx, u, c.kind, old, c.address); err != nil {
+			return err
+		}
 		if err := c.apply(ctx, tx, u); err != nil {
 			return fmt.Errorf("verify: set %s: %w", c.field, err)
 		}
 		if old == "" {
 			return nil
 		}
-		return tx.NewRaw(`INSERT INTO deskkit_verify_notices (tenant_id, user_id, kind, biz_key, address, new_address, created_at_ms, attempts)
-VALUES (?, ?, ?, ?, ?, ?, ?, 0) RETURNING id`, u.TenantID, u.ID, c.kind, c.bizKey, old, mask(c.kind, c.address), v.now()).Scan(ctx, &noticeID)
+		return v.enqueueNotice(ctx, tx, u, notice{Kind: c.kind, BizKey: c.bizKey, Address: old, NewAddress: mask(c.kind, c.address)})
 	})
 	if err != nil {
 		return Detail{}, err
@@ -168,87 +175,19 @@ VALUES (?, ?, ?, ?, ?, ?, ?, 0) RETURNING id`, u.TenantID, u.ID, c.kind, c.bizKe
 	if wrong != nil {
 		return Detail{}, wrong
 	}
-	if noticeID != 0 {
-		// After the commit, and never fatal: the change is done.
-		v.sendNotices(context.WithoutCancel(ctx), noticeID)
+	if old != "" {
+		v.noticeCommitted(context.WithoutCancel(ctx))
 	}
 	return v.Detail(ctx, p)
 }
 
-// noticeRow is a notice waiting in the outbox.
-type noticeRow struct {
-	ID         int64  `bun:"id"`
-	Kind       Kind   `bun:"kind"`
-	BizKey     BizKey `bun:"biz_key"`
-	Address    string `bun:"address"`
-	NewAddress string `bun:"new_address"`
-	Attempts   int    `bun:"attempts"`
-}
-
-// SendNotices sends the notices of address changes that are still in the
-// outbox (their first send failed, or the process stopped before it), and
-// returns how many went out. A notice that failed noticeAttempts times is
-// dropped with a log line. Hosts run it now and then (the reference server
-// does, every minute).
-func (v *Verifier) SendNotices(ctx context.Context) (int, error) {
-	return v.sendNotices(ctx, 0), nil
-}
-
-const noticeAttempts = 5
-
-// sendNotices sends notice id, or (id 0) every notice in the outbox, and
-// returns how many were sent. Failures are logged.
-func (v *Verifier) sendNotices(ctx context.Context, id int64) int {
-	var rows []noticeRow
-	q := v.db.NewSelect().Table("deskkit_verify_notices").
-		Column("id", "kind", "biz_key", "address", "new_address", "attempts").
-		OrderExpr("id").Limit(100)
-	if id != 0 {
-		q = q.Where("id = ?", id)
-	}
-	if err := q.Scan(ctx, &rows); err != nil {
-		v.cfg.Logger.ErrorContext(ctx, "verify: read notices", slog.Any("error", err))
-		return 0
-	}
-	sent := 0
-	for _, n := range rows {
-		err := v.deliverNotice(ctx, n)
-		if err == nil || n.Attempts+1 >= noticeAttempts {
-			if err != nil {
-				v.cfg.Logger.ErrorContext(ctx, "verify: notice dropped after failed attempts", slog.Int64("notice", n.ID),
-					slog.String("to", mask(n.Kind, n.Address)), slog.Int("attempts", n.Attempts+1), slog.Any("error", err))
-			} else {
-				sent++
-			}
-			if _, derr := v.db.NewDelete().Table("deskkit_verify_notices").Where("id = ?", n.ID).Exec(ctx); derr != nil {
-				v.cfg.Logger.ErrorContext(ctx, "verify: delete notice", slog.Int64("notice", n.ID), slog.Any("error", derr))
-			}
-			continue
-		}
-		v.cfg.Logger.WarnContext(ctx, "verify: notice not sent; it stays in the outbox", slog.Int64("notice", n.ID),
-			slog.String("to", mask(n.Kind, n.Address)), slog.Any("error", err))
-		if _, uerr := v.db.NewUpdate().Table("deskkit_verify_notices").Set("attempts = attempts + 1").Where("id = ?", n.ID).Exec(ctx); uerr != nil {
-			v.cfg.Logger.ErrorContext(ctx, "verify: count notice attempt", slog.Int64("notice", n.ID), slog.Any("error", uerr))
-		}
-	}
-	return sent
-}
-
-func (v *Verifier) deliverNotice(ctx context.Context, n noticeRow) error {
-	msg, err := v.templates.notice.render(TemplateData{AppName: v.cfg.AppName, BizKey: n.BizKey, Purpose: noticePurpose(n.Kind), NewAddress: n.NewAddress})
-	if err != nil {
-		return err
-	}
-	if n.Kind == KindSMS {
-		return v.sms.SendSMS(ctx, SMS{To: n.Address, Text: msg.SMS, BizKey: n.BizKey})
-	}
-	return v.mail.SendMail(ctx, deskkit.Mail{To: n.Address, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, BizKey: string(n.BizKey)})
-}
-
-// Purge deletes codes and link secrets that expired a day ago or more and
-// rate-limit windows that have closed, and returns how many rows went.
-// Nothing it deletes could still pass a check or refuse a request; it only
-// keeps the tables small. Hosts run it now and then.
+// Purge deletes codes and link secrets that expired a day ago or more,
+// rate-limit windows that have closed, and notices that were sent or
+// dropped a day ago or more (from the outbox, with their attempts: their
+// payload is an address), and returns how many rows went. Nothing it
+// deletes could still pass a check, refuse a request or be sent; it only
+// keeps the tables small and addresses no longer than needed. Hosts run it
+// now and then.
 func (v *Verifier) Purge(ctx context.Context) (int64, error) {
 	now := v.now()
 	dayAgo := now - 24*3600*1000
@@ -264,6 +203,11 @@ func (v *Verifier) Purge(ctx context.Context) (int64, error) {
 		}
 		n, _ := res.RowsAffected()
 		total += n
+	}
+	n, err := outbox.PurgeKind(ctx, v.db, noticeKind, time.UnixMilli(dayAgo), 500)
+	total += n
+	if err != nil {
+		return total, fmt.Errorf("verify: purge: %w", err)
 	}
 	return total, nil
 }

@@ -53,7 +53,11 @@ func TestModifyMobile(t *testing.T) {
 		if d.Mobile != newMobile || f.dir.Get(1).Mobile != newMobile {
 			t.Fatalf("mobile after the change: %q", d.Mobile)
 		}
-		// The notice went to the old number, after the change, masked.
+		// The notice went to the old number, after the change, masked,
+		// and once: SendNotices finds nothing left.
+		if n, err := f.v.SendNotices(ctx); err != nil || n != 0 {
+			t.Fatalf("SendNotices after the change: %d, %v; want 0", n, err)
+		}
 		sent := f.sink.SMS()
 		last := sent[len(sent)-1]
 		if last.To != annMobile || last.Code != "" || !strings.Contains(last.Text, "+86*******7000") {
@@ -192,6 +196,9 @@ func TestBind(t *testing.T) {
 		}
 		if d.Email != "Carl@example.com" {
 			t.Errorf("email %q, want the domain lower-cased only", d.Email)
+		}
+		if n, err := f.v.SendNotices(ctx); err != nil || n != 0 {
+			t.Errorf("SendNotices after a bind: %d, %v; want 0", n, err)
 		}
 		if got := f.sink.Sent(); got != 1 {
 			t.Errorf("%d messages: a bind sends no notice (there was no old address)", got)

@@ -100,7 +100,9 @@
 //   - MaxAttempts (5) wrong checks per code, counted before the
 //     comparison, then the code is dead (ErrCodeExhausted);
 //   - Config.FailuresPerDay (20) wrong checks per user across codes
-//     (ErrTooManyFailures).
+//     (ErrTooManyFailures). A check holds this limit's row before it
+//     compares (checks of one user queue there, and none compares once
+//     the limit is reached) and takes a unit only for a wrong code.
 //
 // Windows are fixed and open with their first event: "10 an hour" is at
 // most 10 in the hour that starts with the first of them. Checks of an
@@ -144,8 +146,9 @@
 //     so the retry the answer invites is not refused by them, and the
 //     answer is ErrSendFailed (502).
 //
-// The outcome is recorded by a guarded update in a transaction of its own.
-// If the database cannot take it (an outage between the send and the
+// The outcome is recorded by a guarded update: an activation is that one
+// statement, a failure a transaction that also gives the limits back. If
+// the database cannot take it (an outage between the send and the
 // record), the Verifier retries in the background, with a growing pause
 // (0.1 s doubling to 5 s), for up to CodeTTL: a code delivered during an
 // outage becomes usable once the database is back, and a send that
@@ -159,10 +162,66 @@
 // after taking the message (a reply lost past the deadline) gets its
 // limits back: the gateway's word is what the Verifier goes by.
 //
-// A change writes its notice into an outbox table in the change's
-// transaction and sends it after the commit; a notice that fails is logged
-// and stays in the outbox for SendNotices, which hosts run now and then
-// with Purge.
+// # Notices to old addresses
+//
+// After a change (MODIFY_MOBILE, MODIFY_EMAIL) a notice goes to the old
+// address, saying what the new one is, masked. The change writes it into
+// the module's outbox (the deskkit_outbox_ tables that Migrate creates) in
+// the change's own transaction: rolled back, no notice; committed, the
+// notice is sent even if the process stops the next instant (by the next
+// Run or SendNotices of any process). It is sent after the commit, never
+// under the change's locks:
+//
+//   - Run, which each process runs until it stops, claims due notices and
+//     sends them through the SMSSender or the Mailer (success is the
+//     sender's acceptance). A change wakes the worker of its own process
+//     and answers at once; on PostgreSQL (over bun's pgdriver) the
+//     outbox's NOTIFY, delivered at commit, wakes those of every other
+//     process too; and each worker looks for due notices once a second
+//     besides.
+//   - Without Run in its process, a change sends its notice itself after
+//     the commit, before it answers, claiming it as a worker does (as
+//     before the outbox, when notices were sent from the request), and
+//     SendNotices, which hosts call from a scheduler of their own, sends
+//     what is due later: the retries of notices whose send failed.
+//
+// Every send first claims its notice: on PostgreSQL with FOR UPDATE SKIP
+// LOCKED, on SQLite under its single writer, with a lease of 2 minutes
+// (an attempt is bounded by 30 s). So of two replicas running Run and a
+// ticker calling SendNotices, exactly one sends a notice; only a process
+// that dies in the middle of a send leaves its notice to be sent again
+// when the lease ends (at least once, never lost). Before this outbox, a
+// table of notices was read without claiming, and the send after the
+// commit, the ticker and every replica could each send the same notice;
+// Migrate moves the notices still in that table into the outbox, their
+// attempts counted, and drops it.
+//
+// A notice whose send fails is tried again on its own schedule: five
+// attempts, at once and then 1 minute, 5 minutes, 30 minutes and 2 hours
+// after each failure (+-10 %, so that notices that failed together are
+// not all sent again at the same instant), each logged as a warning; the
+// fifth failure drops the notice with an error in the log. Purge deletes
+// notices a day after they were sent or dropped, attempts included: they
+// hold the old address.
+//
+// # Events
+//
+// With Config.Publisher set, a committed change of address publishes an
+// event inside the change's transaction, before the Directory writes the
+// address: a publisher that refuses the event (an unknown type, say) fails
+// the change with nothing written, and a change that rolls back later
+// takes its event with it. EventTypes lists the types, for the host's
+// catalogue:
+//
+//   - user.mobile.changed and user.email.changed, for a modify and a bind
+//     alike, with data {tenantId, actor {id, name}, userId, oldAddress,
+//     newAddress}: the actor is the user (name is the Directory's FullName,
+//     "" if it has none), both addresses masked as the notices mask them
+//     ("+86*******8000", "a***@example.com"), oldAddress null for a bind.
+//     The title and text name the user by FullName, else Username.
+//
+// A notice to an old address is not an event: it is a delivery of the
+// Verifier's own on the same outbox, which no channel subscribes to.
 //
 // Messages come from templates per bizKey (Template; text/template for
 // the SMS, the subject and the plain body, html/template for the HTML
@@ -182,8 +241,13 @@
 //
 // The tests run every rule on SQLite and PostgreSQL with a fake
 // directory, including 20 parallel checks of one code, parallel wrong
-// guesses and sends, two Verifiers over one PostgreSQL database, and the
-// database cut between a send and its record (a query hook failing every
+// guesses and sends, two Verifiers over one PostgreSQL database, one
+// notice sent by two Verifiers running their workers (each with a pool of
+// its own on PostgreSQL) and a ticker calling SendNotices at once (one
+// message, three times over), the notices' schedule on an injected clock,
+// the migration of the old notices table up and down, the events' data
+// and their rollback with the change, and the database cut between a
+// send and its record (a query hook failing every
 // statement); the senders are tested against a real SMTP server and real
 // HTTP servers on loopback, connection reuse included; the reference
 // server's end-to-end test runs the modify and bind flows through both,

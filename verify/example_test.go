@@ -3,10 +3,12 @@ package verify_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 
@@ -110,4 +112,41 @@ func ExampleNormalizeMobile() {
 	// Output:
 	// +8613800138000 CN 86 <nil>
 	// mobile must be a valid phone number of CN
+}
+
+// The types of the events a Verifier publishes through Config.Publisher,
+// for the host's catalogue, each with an example of its data.
+func ExampleEventTypes() {
+	for _, et := range verify.EventTypes() {
+		data, err := json.Marshal(et.Example)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(et.Name, string(data))
+	}
+	// Output:
+	// user.mobile.changed {"tenantId":1,"actor":{"id":7,"name":"Ann Lee"},"userId":7,"oldAddress":"+86*******8000","newAddress":"+86*******7000"}
+	// user.email.changed {"tenantId":1,"actor":{"id":7,"name":"Ann Lee"},"userId":7,"oldAddress":"a***@example.com","newAddress":"a***@example.org"}
+}
+
+// A host runs the Verifier's notice worker beside its HTTP server, until
+// it is told to stop; the worker then finishes the notice in flight. (No
+// output: the example is compiled, not run, as it waits for a signal.)
+func ExampleVerifier_Run() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	db, done := openExampleDB()
+	defer done()
+	if err := verify.Migrate(ctx, db); err != nil {
+		log.Fatal(err)
+	}
+	secret := []byte("an example secret of at least 32 bytes; use crypto/rand")
+	v, err := verify.New(db, verifytest.NewDirectory(), verify.LogSender{}, verify.LogSender{}, secret, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The host serves HTTP (httpapi mounting v) in another goroutine.
+	if err := v.Run(ctx); err != nil {
+		log.Fatal(err)
+	}
 }

@@ -24,37 +24,6 @@ func count(t *testing.T, db *bun.DB, table string) int {
 	return n
 }
 
-// TestNoticeOutbox: a notice whose send fails stays in the outbox, and
-// SendNotices delivers it later.
-func TestNoticeOutbox(t *testing.T) {
-	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
-		ctx := context.Background()
-		f := setup(t, db, nil)
-		link := f.modifyLink(t)
-		code := f.sendSMS(t, f.ann, verify.ModifyMobile, newMobile)
-		f.sink.FailWith(errGatewayDown)
-		if _, err := f.v.ChangeMobile(ctx, f.ann, verify.MobileChange{BizKey: verify.ModifyMobile, Mobile: newMobile, Country: "CN", Code: code, LinkSecret: link}); err != nil {
-			t.Fatalf("a failed notice failed the change: %v", err)
-		}
-		if n := count(t, db, "deskkit_verify_notices"); n != 1 {
-			t.Fatalf("%d notices in the outbox, want 1", n)
-		}
-		f.sink.FailWith(nil)
-		sent, err := f.v.SendNotices(ctx)
-		if err != nil || sent != 1 {
-			t.Fatalf("SendNotices: %d, %v", sent, err)
-		}
-		texts := f.sink.SMS()
-		last := texts[len(texts)-1]
-		if last.To != annMobile || !strings.Contains(last.Text, "changed") {
-			t.Errorf("the notice: %+v", last)
-		}
-		if n := count(t, db, "deskkit_verify_notices"); n != 0 {
-			t.Errorf("%d notices left after sending", n)
-		}
-	})
-}
-
 func TestPurge(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()

@@ -210,6 +210,9 @@ func TestNothingInClear(t *testing.T) {
 		if _, err := f.v.ChangeMobile(ctx, f.ann, verify.MobileChange{BizKey: verify.ModifyMobile, Mobile: newMobile, Country: "CN", Code: code, LinkSecret: link}); err != nil {
 			t.Fatal(err)
 		}
+		if n, err := f.v.SendNotices(ctx); err != nil || n != 0 {
+			t.Fatalf("SendNotices with the gateway down: %d, %v", n, err)
+		}
 		f.clock.Advance(time.Minute)
 		if _, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: newMobile, Country: "CN"}); !errors.Is(err, verify.ErrSendFailed) {
 			t.Fatalf("send with the gateway down: %v", err)
@@ -222,7 +225,8 @@ func TestNothingInClear(t *testing.T) {
 		}
 
 		var dump strings.Builder
-		for _, table := range []string{"deskkit_verify_codes", "deskkit_verify_links", "deskkit_verify_limits", "deskkit_verify_notices"} {
+		for _, table := range []string{"deskkit_verify_codes", "deskkit_verify_links", "deskkit_verify_limits",
+			"deskkit_outbox_events", "deskkit_outbox_deliveries", "deskkit_outbox_attempts"} {
 			rows, err := db.QueryContext(ctx, "SELECT * FROM "+table)
 			if err != nil {
 				t.Fatal(err)

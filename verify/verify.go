@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/migrate"
+	"github.com/deskkit/deskkit/internal/outbox"
 )
 
 // Errors the Verifier returns. The shared classes are deskkit's sentinels;
@@ -126,6 +128,10 @@ type Config struct {
 	Notice *Template
 	// AppName is the sender's name in messages; "deskkit" if "".
 	AppName string
+	// Publisher, if set, gets the events of contact changes
+	// (EventMobileChanged, EventEmailChanged; see EventTypes) inside the
+	// change's transaction; nil publishes none.
+	Publisher deskkit.Publisher
 	// Logger gets failed notices; slog.Default if nil. Codes and secrets
 	// are never logged.
 	Logger *slog.Logger
@@ -198,6 +204,9 @@ type Verifier struct {
 	// those counts afresh.
 	addressKey []byte
 	templates  templates
+	// notices is the worker that sends notices (Run); a change wakes it.
+	notices *outbox.Worker
+	runs    atomic.Int32 // Runs running
 }
 
 // New returns a Verifier over db, whose schema Migrate has created, with
@@ -241,6 +250,9 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 	if err != nil {
 		return nil, fmt.Errorf("verify: derive key: %w", err)
 	}
+	if v.notices, err = v.newNoticeWorker(nil); err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
 	return v, nil
 }
 
@@ -248,9 +260,13 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 var migrationFiles embed.FS
 
 // Migrate creates or updates the Verifier's tables (deskkit_verify_codes,
-// _links, _limits, _notices and the deskkit_verify_migrations
-// bookkeeping). It is safe to run from several processes at once.
+// _links, _limits and the deskkit_verify_migrations bookkeeping) and the
+// module's outbox (the deskkit_outbox_ tables), which keeps the notices to
+// old addresses. It is safe to run from several processes at once.
 func Migrate(ctx context.Context, db *bun.DB) error {
+	if err := outbox.Migrate(ctx, db); err != nil {
+		return err
+	}
 	return migrate.Run(ctx, db, "deskkit_verify_migrations", migrationFiles)
 }
 

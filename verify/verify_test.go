@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -241,6 +242,29 @@ func TestFailuresPerDay(t *testing.T) {
 	})
 }
 
+// TestRightCodesCostNoFailures: a check holds the user's failure limit
+// while it compares, and only a wrong code takes from it: right codes,
+// however many, leave the whole allowance.
+func TestRightCodesCostNoFailures(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := setup(t, db, &verify.Config{FailuresPerDay: 1})
+		for i := range 3 {
+			code := f.sendSMS(t, f.ann, "SIGNIN", annMobile)
+			if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); err != nil {
+				t.Fatalf("right code %d: %v", i+1, err)
+			}
+			f.clock.Advance(verify.DefaultResendInterval)
+		}
+		code := f.sendSMS(t, f.ann, "SIGNIN", annMobile)
+		if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, wrong(code)); !errors.Is(err, verify.ErrCodeWrong) {
+			t.Fatalf("the first wrong code after right ones: %v, want ErrCodeWrong", err)
+		}
+		if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); !errors.Is(err, verify.ErrTooManyFailures) {
+			t.Fatalf("after the one failure of the day: %v, want ErrTooManyFailures", err)
+		}
+	})
+}
+
 func TestSendLimits(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
@@ -318,6 +342,69 @@ func TestSendFailure(t *testing.T) {
 		var rl *deskkit.RateLimitError
 		if _, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN"}); !errors.As(err, &rl) {
 			t.Fatalf("third send of a 2-a-day user: %v", err)
+		}
+	})
+}
+
+// mailFunc is a deskkit.Mailer that calls its function.
+type mailFunc func(ctx context.Context, m deskkit.Mail) error
+
+func (f mailFunc) SendMail(ctx context.Context, m deskkit.Mail) error { return f(ctx, m) }
+
+// TestEmailPartlySent: of a send to two addresses, the first goes out and
+// the second does not. The first code is usable and its send counted; the
+// second is not usable, and its limits are given back, so that a send to
+// it again at once goes out.
+func TestEmailPartlySent(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		var failing atomic.Bool
+		failing.Store(true)
+		mail := mailFunc(func(ctx context.Context, m deskkit.Mail) error {
+			if m.To == "c2@example.com" && failing.Load() {
+				return errGatewayDown
+			}
+			return f.sink.SendMail(ctx, m)
+		})
+		v, err := verify.New(db, f.dir, f.sink, mail, secret, &verify.Config{Now: f.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		send := func(to ...string) error {
+			var addrs [][]string
+			for _, a := range to {
+				addrs = append(addrs, []string{a})
+			}
+			_, err := v.SendEmail(ctx, f.carl, verify.EmailSend{BizKey: "SIGNIN", ToAddress: addrs})
+			return err
+		}
+		check := func(a, code string) error {
+			_, err := v.CheckEmail(ctx, f.carl, verify.EmailCheck{BizKey: "SIGNIN", Email: a, Code: code})
+			return err
+		}
+		if err := send("c1@example.com", "c2@example.com"); !errors.Is(err, verify.ErrSendFailed) {
+			t.Fatalf("send with the second address failing: %v, want ErrSendFailed", err)
+		}
+		if got := f.sink.Recipients(); len(got) != 1 || got[0] != "c1@example.com" {
+			t.Fatalf("recipients %v, want c1 alone", got)
+		}
+		if err := check("c2@example.com", "123456"); !errors.Is(err, verify.ErrCodeMissing) {
+			t.Errorf("check of the address nothing went to: %v, want ErrCodeMissing", err)
+		}
+		if err := check("c1@example.com", f.sink.LastCode("c1@example.com")); err != nil {
+			t.Errorf("the code that went out: %v", err)
+		}
+		failing.Store(false)
+		var rl *deskkit.RateLimitError
+		if err := send("c1@example.com"); !errors.As(err, &rl) {
+			t.Errorf("a second send to c1 at once: %v, want its interval", err)
+		}
+		if err := send("c2@example.com"); err != nil {
+			t.Fatalf("a second send to c2 at once: %v, want success: its first took nothing", err)
+		}
+		if err := check("c2@example.com", f.sink.LastCode("c2@example.com")); err != nil {
+			t.Errorf("c2's code: %v", err)
 		}
 	})
 }

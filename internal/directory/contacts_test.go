@@ -63,6 +63,23 @@ func TestContacts(t *testing.T) {
 		if u, err := d.UserByEmail(ctx, tn.ID, "\tAnn@EXAMPLE.com "); err != nil || u.ID != ann.ID {
 			t.Errorf("UserByEmail = %+v, %v; want ann", u, err)
 		}
+		// The holders: the same questions, answering the id alone, 0 for
+		// none.
+		for name, tc := range map[string]struct {
+			holder func() (int64, error)
+			want   int64
+		}{
+			"mobile":                   {func() (int64, error) { return d.MobileHolder(ctx, tn.ID, "+4915112345678") }, ann.ID},
+			"email":                    {func() (int64, error) { return d.EmailHolder(ctx, tn.ID, "\tAnn@EXAMPLE.com ") }, ann.ID},
+			"mobile in another tenant": {func() (int64, error) { return d.MobileHolder(ctx, other.ID, "+4915112345678") }, 0},
+			"email in another case":    {func() (int64, error) { return d.EmailHolder(ctx, tn.ID, "ann@example.com") }, 0},
+			"empty mobile":             {func() (int64, error) { return d.MobileHolder(ctx, tn.ID, "") }, 0},
+			"empty email":              {func() (int64, error) { return d.EmailHolder(ctx, tn.ID, "") }, 0},
+		} {
+			if id, err := tc.holder(); err != nil || id != tc.want {
+				t.Errorf("holder of %s = %d, %v; want %d", name, id, err, tc.want)
+			}
+		}
 		for name, lookup := range map[string]func() error{
 			"mobile in another tenant": func() error { _, err := d.UserByMobile(ctx, other.ID, "+4915112345678"); return err },
 			"unknown email":            func() error { _, err := d.UserByEmail(ctx, tn.ID, "nobody@example.com"); return err },

@@ -424,6 +424,39 @@ func (d *Directory) UserByEmail(ctx context.Context, tenantID int64, email strin
 	return userWhere(ctx, d.db, "u.tenant_id = ? AND u.email = ?", tenantID, email)
 }
 
+// MobileHolder returns the id of the user of the tenant whose mobile number
+// is mobile, or 0 if none has it: UserByMobile's question, reading the id
+// alone (the verification service asks it on every send).
+func (d *Directory) MobileHolder(ctx context.Context, tenantID int64, mobile string) (int64, error) {
+	if mobile == "" {
+		return 0, nil
+	}
+	return holder(ctx, d.db, "u.tenant_id = ? AND u.mobile = ?", tenantID, mobile)
+}
+
+// EmailHolder returns the id of the user of the tenant whose e-mail
+// address is email, normalized as UserByEmail normalizes it, or 0 if none
+// has it.
+func (d *Directory) EmailHolder(ctx context.Context, tenantID int64, email string) (int64, error) {
+	email = normalizeEmail(email)
+	if email == "" {
+		return 0, nil
+	}
+	return holder(ctx, d.db, "u.tenant_id = ? AND u.email = ?", tenantID, email)
+}
+
+func holder(ctx context.Context, db bun.IDB, where string, args ...any) (int64, error) {
+	var id int64
+	err := db.NewSelect().TableExpr("deskkit_users AS u").Column("u.id").Where(where, args...).Scan(ctx, &id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("directory: read user: %w", err)
+	}
+	return id, nil
+}
+
 func userWhere(ctx context.Context, db bun.IDB, where string, args ...any) (User, error) {
 	var r userRow
 	err := db.NewSelect().Model(&r).Where(where, args...).Scan(ctx)

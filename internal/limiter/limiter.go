@@ -52,6 +52,24 @@ type Limit struct {
 // back. Limits given twice under one key count as one of their summed
 // cost, which is what taking them one after the other would do.
 func Take(ctx context.Context, tx bun.IDB, table string, now int64, limits []Limit) error {
+	return upsert(ctx, tx, table, now, limits, false)
+}
+
+// Hold refuses as Take would refuse an event of cost 1 against l, but
+// counts nothing: it locks l's row (creating it, or opening a new window
+// if the last one closed) until tx ends, so that the caller can decide
+// under the lock whether the event counts (then Take, which fits) or not.
+// Checks of a code hold the failure limit this way: parallel checks of one
+// user queue on its row, none compares once it is exhausted, and a right
+// code costs no second statement to give a unit back.
+func Hold(ctx context.Context, tx bun.IDB, table string, now int64, l Limit) error {
+	l.Cost = 1
+	return upsert(ctx, tx, table, now, []Limit{l}, true)
+}
+
+// upsert is Take, or with hold, Hold: each row gets nothing added, but
+// must have room for its cost.
+func upsert(ctx context.Context, tx bun.IDB, table string, now int64, limits []Limit, hold bool) error {
 	byKey := map[string]*Limit{}
 	var ls []*Limit
 	for _, l := range limits {
@@ -67,7 +85,7 @@ func Take(ctx context.Context, tx bun.IDB, table string, now int64, limits []Lim
 		ls = append(ls, &l)
 	}
 	slices.SortFunc(ls, func(a, b *Limit) int { return cmp.Compare(a.Key, b.Key) })
-	var values, maxes []string
+	var values, room []string
 	var args []any
 	var caseArgs []any
 	args = append(args, bun.Ident(table))
@@ -76,10 +94,15 @@ func Take(ctx context.Context, tx bun.IDB, table string, now int64, limits []Lim
 		if cost > l.Max {
 			continue // never fits; refused below, in its place in key order
 		}
+		add := cost
+		if hold {
+			add = 0
+		}
 		values = append(values, "(?, ?, ?, ?)")
-		args = append(args, l.Key, now, now+l.Window.Milliseconds(), cost)
-		maxes = append(maxes, "WHEN ? THEN ?")
-		caseArgs = append(caseArgs, l.Key, l.Max)
+		args = append(args, l.Key, now, now+l.Window.Milliseconds(), add)
+		// The most hits the row may hold for the event to fit.
+		room = append(room, "WHEN ? THEN ?")
+		caseArgs = append(caseArgs, l.Key, l.Max-cost)
 	}
 	taken := map[string]bool{}
 	if len(values) > 0 {
@@ -92,7 +115,7 @@ ON CONFLICT (limit_key) DO UPDATE SET
     window_start_ms = CASE WHEN l.window_end_ms <= ? THEN excluded.window_start_ms ELSE l.window_start_ms END,
     window_end_ms   = CASE WHEN l.window_end_ms <= ? THEN excluded.window_end_ms ELSE l.window_end_ms END,
     hits            = CASE WHEN l.window_end_ms <= ? THEN excluded.hits ELSE l.hits + excluded.hits END
-WHERE l.window_end_ms <= ? OR l.hits + excluded.hits <= CASE excluded.limit_key `+strings.Join(maxes, " ")+` END
+WHERE l.window_end_ms <= ? OR l.hits <= CASE excluded.limit_key `+strings.Join(room, " ")+` END
 RETURNING limit_key`, args...).Scan(ctx, &keys)
 		if err != nil {
 			return fmt.Errorf("take limit: %w", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/dbtest"
@@ -142,6 +143,75 @@ func TestTakeSeveral(t *testing.T) {
 		err = limiter.Take(ctx, db, "test_limits", 3000, []limiter.Limit{a, day})
 		if !errors.As(err, &rl) || rl.Message != "day" {
 			t.Fatalf("got %v, want day's refusal", err)
+		}
+	})
+}
+
+// TestHold: a hold refuses as a take of 1 would, counts nothing, opens a
+// window like a take, and keeps the row locked until its transaction ends.
+func TestHold(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		createTable(t, db)
+		l := limiter.Limit{Key: "k", Max: 2, Window: time.Minute, Msg: "two a minute"}
+		hits := func() (n int, end int64) {
+			t.Helper()
+			if err := db.NewSelect().Table("test_limits").Column("hits", "window_end_ms").Where("limit_key = 'k'").Scan(ctx, &n, &end); err != nil {
+				t.Fatal(err)
+			}
+			return n, end
+		}
+		// On no row: a row of 0 hits whose window opens now.
+		if err := limiter.Hold(ctx, db, "test_limits", 0, l); err != nil {
+			t.Fatal(err)
+		}
+		if n, end := hits(); n != 0 || end != 60_000 {
+			t.Fatalf("after a hold: %d hits, window ends %d; want 0, 60000", n, end)
+		}
+		for i := range 2 {
+			if err := limiter.Hold(ctx, db, "test_limits", 1000, l); err != nil {
+				t.Fatalf("hold with %d hits: %v", i, err)
+			}
+			if err := limiter.Take(ctx, db, "test_limits", 1000, []limiter.Limit{l}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := limiter.Hold(ctx, db, "test_limits", 10_000, l)
+		var rl *deskkit.RateLimitError
+		if !errors.As(err, &rl) || rl.RetryAfter != 50*time.Second || rl.Message != "two a minute" {
+			t.Fatalf("hold of an exhausted limit: %v, want a refusal to retry after 50s", err)
+		}
+		if n, _ := hits(); n != 2 {
+			t.Fatalf("a refused hold changed hits to %d", n)
+		}
+		// The window closed: a hold opens a new one, empty.
+		if err := limiter.Hold(ctx, db, "test_limits", 60_000, l); err != nil {
+			t.Fatal(err)
+		}
+		if n, end := hits(); n != 0 || end != 120_000 {
+			t.Fatalf("a hold after the window: %d hits, window ends %d; want 0, 120000", n, end)
+		}
+		if db.Dialect().Name() != dialect.PG {
+			return // SQLite's writers queue on the database, not on rows
+		}
+		// The row stays locked until the holder's transaction ends: a
+		// second hold waits (here, gives up at its lock timeout).
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if err := limiter.Hold(ctx, tx, "test_limits", 61_000, l); err != nil {
+			t.Fatal(err)
+		}
+		err = db.RunInTx(ctx, nil, func(ctx context.Context, tx2 bun.Tx) error {
+			if _, err := tx2.ExecContext(ctx, "SET LOCAL lock_timeout = '50ms'"); err != nil {
+				return err
+			}
+			return limiter.Hold(ctx, tx2, "test_limits", 61_000, l)
+		})
+		if deskkit.SQLState(err) != "55P03" {
+			t.Fatalf("a second hold while the first's transaction is open: %v, want a lock timeout (55P03)", err)
 		}
 	})
 }

@@ -1,0 +1,203 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/outbox"
+)
+
+// noticeKind is the kind of the outbox's deliveries of notices, and the
+// type of their events (an event of its own, never a public type: nothing
+// subscribes to it).
+const noticeKind = "verify.notice"
+
+// noticeSchedule is the delay before each attempt to send a notice to an
+// old address: the first at once after the change commits, the others
+// after each failure, each spread by +-10 %. Five attempts over about two
+// and a half hours; a notice that fails all of them is dropped with an
+// error in the log.
+var noticeSchedule = []time.Duration{0, time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour}
+
+const (
+	// noticeTimeout bounds one attempt: the sender's own timeout (10 s
+	// for SMTPMailer and the SMS senders) and then some.
+	noticeTimeout = 30 * time.Second
+	// noticeLease is how long a claimed notice stays its worker's: longer
+	// than an attempt can take, so that only a dead worker's notice is
+	// sent again.
+	noticeLease = 2 * time.Minute
+	// noticeConcurrency: notices are few (one per contact change).
+	noticeConcurrency = 4
+)
+
+// notice is what a notice delivery carries, as JSON in its payload.
+type notice struct {
+	Kind   Kind   `json:"kind"`
+	BizKey BizKey `json:"bizKey"`
+	// Address is the old address, where the notice goes.
+	Address string `json:"address"`
+	// NewAddress is the new address, masked as the notice shows it.
+	NewAddress string `json:"newAddress"`
+}
+
+// enqueueNotice writes the notice of a change to the user's old address
+// into the outbox, through tx, the change's transaction.
+func (v *Verifier) enqueueNotice(ctx context.Context, tx bun.Tx, u User, n notice) error {
+	payload, err := json.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("verify: notice: %w", err)
+	}
+	now := v.cfg.Now()
+	ev := outbox.Event{
+		TenantID: u.TenantID,
+		ID:       deskkit.NewEventID(),
+		Type:     noticeKind,
+		Time:     now,
+		Title:    "Notice of a changed " + noticePurpose(n.Kind),
+		Data:     json.RawMessage("{}"),
+	}
+	target := outbox.Target{Kind: noticeKind, TargetID: u.ID, Payload: string(payload)}
+	if _, err := outbox.Enqueue(ctx, tx, ev, []outbox.Target{target}, now, noticeSchedule[0]); err != nil {
+		return fmt.Errorf("verify: notice: %w", err)
+	}
+	return nil
+}
+
+// newNoticeWorker returns a worker of the notices, whose handler adds
+// each notice sent to sent if it is not nil.
+func (v *Verifier) newNoticeWorker(sent *atomic.Int64) (*outbox.Worker, error) {
+	return outbox.NewWorker(v.db, outbox.Config{
+		Kind:        noticeKind,
+		Handler:     noticeHandler{v: v, sent: sent},
+		Concurrency: noticeConcurrency,
+		Lease:       noticeLease,
+		Schedule:    noticeSchedule,
+		Now:         v.cfg.Now,
+		Logger:      v.cfg.Logger,
+	})
+}
+
+// noticeCommitted gets a notice that a change committed sent: if Run runs
+// in this process, its worker is woken and the change answers at once;
+// otherwise the notice is claimed and sent now, before the change
+// answers, as a worker would (so never twice). On PostgreSQL the NOTIFY
+// of the enqueue wakes the workers of other processes as well.
+func (v *Verifier) noticeCommitted(ctx context.Context) {
+	if v.runs.Load() > 0 {
+		v.notices.Wake()
+		return
+	}
+	if _, err := v.notices.RunOnce(ctx); err != nil {
+		v.cfg.Logger.ErrorContext(ctx, "verify: send notices", slog.Any("error", err))
+	}
+}
+
+// Run sends the notices to old addresses until ctx is done. It claims
+// each due notice before it sends it, so that replicas running Run, and
+// SendNotices, never send one twice (see the package documentation), and
+// it looks for due notices when a change commits, in this process and, on
+// PostgreSQL, in every process over the same database (LISTEN/NOTIFY), and
+// once a second besides. While Run runs, a change answers without waiting
+// for its notice; without it, the change sends its notice itself (claimed
+// as Run would) before it answers, and a notice whose send failed waits
+// for SendNotices. When ctx is done Run claims nothing new, finishes the
+// sends in flight (each bounded by 30 s) and returns nil; the error is
+// for what a later version may refuse at the start. One Run per process
+// is enough.
+func (v *Verifier) Run(ctx context.Context) error {
+	v.runs.Add(1)
+	defer v.runs.Add(-1)
+	var wg sync.WaitGroup
+	wg.Go(func() { outbox.Listen(ctx, v.db, v.cfg.Logger, v.notices) })
+	v.notices.Run(ctx)
+	wg.Wait()
+	return nil
+}
+
+// SendNotices sends the notices to old addresses that are due now (their
+// first send failed and their next is due, or no process ran Run), until
+// none is left, and returns how many went out. Each notice is claimed
+// before it is sent, so SendNotices never sends one that Run, another
+// replica or another call sends: hosts may call it from a scheduler of
+// their own instead of running Run, or besides it. A notice that fails is
+// retried on the notices' schedule (see the package documentation), at
+// a later call.
+func (v *Verifier) SendNotices(ctx context.Context) (int, error) {
+	var sent atomic.Int64
+	w, err := v.newNoticeWorker(&sent)
+	if err != nil {
+		return 0, err
+	}
+	for {
+		n, err := w.RunOnce(ctx)
+		if err != nil {
+			return int(sent.Load()), fmt.Errorf("verify: send notices: %w", err)
+		}
+		if n == 0 {
+			return int(sent.Load()), nil
+		}
+	}
+}
+
+// noticeHandler sends notices for the outbox's worker.
+type noticeHandler struct {
+	v    *Verifier
+	sent *atomic.Int64 // nil, or what counts the notices sent
+}
+
+func (h noticeHandler) Open(context.Context, []outbox.Delivery) (func(context.Context, outbox.Delivery) outbox.Outcome, error) {
+	return h.attempt, nil
+}
+
+// attempt sends one notice: success is the sender's acceptance.
+func (h noticeHandler) attempt(ctx context.Context, d outbox.Delivery) outbox.Outcome {
+	log := h.v.cfg.Logger
+	var n notice
+	if err := json.Unmarshal([]byte(d.Payload), &n); err != nil || n.Address == "" {
+		// Written by nothing but enqueueNotice and the migration.
+		log.ErrorContext(ctx, "verify: notice dropped: its payload is malformed", slog.Int64("delivery", d.ID))
+		return outbox.Outcome{Error: "the notice's payload is malformed", Final: true}
+	}
+	ctx, cancel := context.WithTimeout(ctx, noticeTimeout)
+	defer cancel()
+	err := h.v.deliverNotice(ctx, n)
+	if err == nil {
+		if h.sent != nil {
+			h.sent.Add(1)
+		}
+		return outbox.Outcome{OK: true}
+	}
+	attrs := []any{slog.Int64("delivery", d.ID), slog.String("to", mask(n.Kind, n.Address)),
+		slog.Int("attempt", d.Attempt), slog.Any("error", err)}
+	if d.Attempt >= len(noticeSchedule) {
+		log.ErrorContext(ctx, "verify: notice dropped after failed attempts", attrs...)
+	} else {
+		log.WarnContext(ctx, "verify: notice not sent; it is sent again later", attrs...)
+	}
+	return outbox.Outcome{Error: "the sender did not accept the notice: " + err.Error()}
+}
+
+// Recorded keeps nothing besides the outbox.
+func (noticeHandler) Recorded(context.Context, bun.Tx, outbox.Delivery, outbox.Outcome) error {
+	return nil
+}
+
+func (v *Verifier) deliverNotice(ctx context.Context, n notice) error {
+	msg, err := v.templates.notice.render(TemplateData{AppName: v.cfg.AppName, BizKey: n.BizKey, Purpose: noticePurpose(n.Kind), NewAddress: n.NewAddress})
+	if err != nil {
+		return err
+	}
+	if n.Kind == KindSMS {
+		return v.sms.SendSMS(ctx, SMS{To: n.Address, Text: msg.SMS, BizKey: n.BizKey})
+	}
+	return v.mail.SendMail(ctx, deskkit.Mail{To: n.Address, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, BizKey: string(n.BizKey)})
+}
