@@ -85,6 +85,7 @@ type channelBody struct {
 	Name    string    `json:"name"`
 	Address string    `json:"address"`
 	Secret  *string   `json:"secret"`
+	Events  []string  `json:"events"`
 }
 
 type (
@@ -110,7 +111,7 @@ func (b channelBody) input() (channel.Input, error) {
 	if err != nil {
 		return channel.Input{}, err
 	}
-	return channel.Input{ID: id, Type: b.Type, Name: b.Name, Address: b.Address, Secret: b.Secret}, nil
+	return channel.Input{ID: id, Type: b.Type, Name: b.Name, Address: b.Address, Secret: b.Secret, Events: b.Events}, nil
 }
 
 type channelTypeRequest struct {
@@ -165,7 +166,7 @@ var addEventChannelDoc = &Doc{
 		{Key: KeyChannelNameTaken},     // ChannelAddConflict
 		{Key: KeyChannelQuotaExceeded}, // ChannelAddConflict
 	},
-	Example: Example{Body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), Data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
+	Example: Example{Body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), Data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
 	More: map[string]Example{
 		"wecom":    {Summary: "A WeCom robot, by alias", Body: raw(`{"channelType": "WECHAT", "name": "Team room", "address": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"}`)},
 		"dingtalk": {Summary: "A signed DingTalk robot", Body: raw(`{"channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": "SECxxxxxxxx"}`)},
@@ -185,7 +186,7 @@ var replaceEventChannelDoc = &Doc{
 		channelMissing,
 		{Key: KeyChannelNameTaken, When: "Another channel of the tenant has the name."},
 	},
-	Example: Example{Body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), Data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`)},
+	Example: Example{Body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), Data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null}`)},
 	More: map[string]Example{
 		"idAsString": {Summary: "The id as a string, unsigned", Body: raw(`{"id": "43", "channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": ""}`)},
 	},
@@ -196,7 +197,7 @@ var listEventChannelsDoc = &Doc{
 	Summary:     "List the channels of a type",
 	Description: "Lists the caller's tenant's channels of channelType (an alias lists its canonical type), in id order: id, channelType, name and address, never a secret. Every user of the tenant may list them, but a user who is not an admin (unless the host's channel.Authorizer lets them see addresses) gets the addresses masked, since they carry keys and tokens: a webhook as its scheme and host followed by /*** (https://hooks.example.com/***), a robot's URL with every query value, its key or access_token among them, as *** (https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***); e-mail addresses as stored. An unknown type is 400; query parameters are 400.",
 	OK:          "OK. data is the list; [] if there are none.",
-	Example:     Example{Data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}]`)},
+	Example:     Example{Data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null}]`)},
 	Params: []Param{
 		{Name: "channelType", Description: "The type of the channels to list: a canonical name, or an alias (WECHAT for ENTERPRISE_CHAT, DINGTALK for WORKPLACE_CHAT), in upper case.", Example: "WEBHOOK", Schema: `{"$ref": "#/components/schemas/ChannelTypeInput"}`},
 	},

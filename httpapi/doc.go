@@ -165,13 +165,25 @@
 // operation's Doc names plus those every operation answers (400, 401, 405,
 // 500, 503, and for a JSON body the body-size row when the table has one);
 // summaries, descriptions and an example request and answer per operation
-// (for readers, and for contract testers such as Dredd and Schemathesis)
+// (for readers, and for contract testers such as Schemathesis)
 // from each operation's Doc. The served document covers the operations New
 // mounted: a service not configured is not in it, and neither are routes a
 // host adds with Handle or Mount. The committed httpapi/openapi.json is the
 // document with every service mounted; a test checks that it equals what
 // the code generates (go generate ./httpapi rewrites it), and CI lints it
-// with Redocly.
+// with Redocly and vacuum, failing on any warning of either.
+//
+// The document is OpenAPI 3.1, whose schemas are JSON Schema 2020-12: a
+// value that may be null has "null" among its types (type [string,
+// "null"]), not OAS 3.0's nullable, which JSON Schema validators ignore
+// (vacuum read every error example's data null as invalid). kin-openapi
+// validates 3.1 (openapi3filter switches to its JSON Schema 2020-12
+// validator), as do Redocly, vacuum and Schemathesis; Dredd's
+// experimental OpenAPI 3 parser reads 3.0 only, so Dredd cannot run
+// against this document. The generator's rules, not each operation, make
+// what the linters ask of every operation: a description for each request
+// body, an example for each object schema of the components (that of the
+// first operation example showing it), nullable written the 3.1 way.
 //
 // # Event channels
 //

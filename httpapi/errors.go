@@ -49,6 +49,7 @@ const (
 	KeyChannelQuotaExceeded  = "channel_quota_exceeded"
 	KeyChannelAddressBlocked = "channel_address_blocked"
 	KeyChannelTestFailed     = "channel_test_failed"
+	KeyChannelDisabled       = "channel_disabled"
 )
 
 // errorRow is how one kind of error is answered.
@@ -92,6 +93,7 @@ var errorTable = []errorRow{
 	// A quota of stored things is a conflict with what is stored (delete
 	// one first), not a rate: 409, without Retry-After, and E3 as quotas are.
 	{match: is(channel.ErrQuotaExceeded), status: http.StatusConflict, code: envelope.CodeQuota, key: KeyChannelQuotaExceeded},
+	{match: is(channel.ErrChannelDisabled), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyChannelDisabled},
 	{match: is(channel.ErrAddressBlocked), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyChannelAddressBlocked},
 	// The far end refused a test message: a bad gateway, not an outage of
 	// ours, so above the 503 row its class (deskkit.ErrUnavailable) matches.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -30,6 +31,16 @@ import (
 // a test checks that it equals what the code generates. Rewrite it with:
 //
 //go:generate go test -count=1 -run ^TestOpenAPIDocumentCommitted$ . -args -update
+
+// openAPIVersion is the version of the OpenAPI Specification the document
+// follows. 3.1, not 3.0: a 3.1 schema is a JSON Schema (2020-12), so
+// kin-openapi (openapi3filter picks its 2020-12 validator for a 3.1
+// document), Redocly, vacuum and contract testers all read a schema the
+// same way. OAS 3.0 says "or null" with nullable: true, which JSON Schema
+// does not know: vacuum's example check ignored it and read the null data
+// of every error example as invalid. Notes and wire schemas may still
+// write nullable: true; toOAS31 writes it the 3.1 way.
+const openAPIVersion = "3.1.0"
 
 // obj is a JSON object of the document.
 type obj = map[string]any
@@ -104,7 +115,7 @@ func buildDocument(ops []*Operation) ([]byte, error) {
 		item[strings.ToLower(op.Method)] = o
 	}
 	doc := obj{
-		"openapi": "3.0.3",
+		"openapi": openAPIVersion,
 		"info": obj{
 			"title":       "deskkit",
 			"version":     "v1",
@@ -114,9 +125,10 @@ func buildDocument(ops []*Operation) ([]byte, error) {
 		"servers":  []any{obj{"url": "/", "description": "Relative to wherever the host mounts the handler."}},
 		"security": []any{obj{"UserHttpBearer": []any{}}},
 		"tags": []any{
-			obj{"name": "trash", "description": "Recycle bin of deleted tasks and sprints."},
+			obj{"name": "trash", "description": "Recycle bin of deleted tasks and sprints. Where the host publishes events (the reference server does), every change publishes one to the tenant's channels (task.trashed, task.restored, trash.cleared...; see GET /event/types)."},
 			obj{"name": "user", "description": "The current user: profile, tenant, verification codes, and changes of mobile number and e-mail address."},
 			obj{"name": "channel", "description": "The tenant's event channels: webhooks, e-mail and chat robots, and test messages through them."},
+			obj{"name": "event", "description": "The event catalogue, every channel with its state, and the deliveries of events to channels: their attempts, resends and recovery."},
 			obj{"name": "meta", "description": "This document."},
 		},
 		"paths": paths,
@@ -128,6 +140,9 @@ func buildDocument(ops []*Operation) ([]byte, error) {
 			"schemas":   g.schemas,
 			"responses": g.responses,
 		},
+	}
+	if err := toOAS31(doc); err != nil {
+		return nil, err
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -173,7 +188,7 @@ func (g *docGen) operation(op *Operation) (obj, error) {
 		o["security"] = []any{}
 		responses["200"] = obj{"description": d.OK, "content": obj{"application/json": obj{
 			"schema":  documentSchema(),
-			"example": obj{"openapi": "3.0.3", "info": obj{"title": "deskkit", "version": "v1"}, "paths": obj{}},
+			"example": obj{"openapi": openAPIVersion, "info": obj{"title": "deskkit", "version": "v1"}, "paths": obj{}},
 		}}}
 		errs = append([]ErrorDoc{{Key: KeyValidation}, {Key: KeyMethodNotAllowed}}, errs...)
 	} else {
@@ -184,10 +199,12 @@ func (g *docGen) operation(op *Operation) (obj, error) {
 		if err != nil {
 			return nil, fmt.Errorf("response: %w", err)
 		}
-		responses["200"] = obj{"description": d.OK, "content": obj{"application/json": obj{
-			"schema":  g.resultSchema(op.types.resp, data),
-			"example": obj{"code": envelope.CodeSuccess, "msg": "Success", "data": d.Example.Data, "datetime": docExampleTime, "ext": obj{}},
-		}}}
+		result := g.resultSchema(op.types.resp, data)
+		example := obj{"code": envelope.CodeSuccess, "msg": "Success", "data": d.Example.Data, "datetime": docExampleTime, "ext": obj{}}
+		responses["200"] = obj{"description": d.OK, "content": obj{"application/json": obj{"schema": result, "example": example}}}
+		if err := g.showExample(result, example); err != nil {
+			return nil, fmt.Errorf("example data: %w", err)
+		}
 		var common []ErrorDoc
 		for _, k := range commonErrors {
 			common = append(common, ErrorDoc{Key: k})
@@ -224,7 +241,8 @@ func (g *docGen) operation(op *Operation) (obj, error) {
 		}
 		byStatus[status] = append(byStatus[status], e)
 	}
-	for status, es := range byStatus {
+	for _, status := range slices.Sorted(maps.Keys(byStatus)) {
+		es := byStatus[status]
 		r, err := g.errorResponse(es)
 		if err != nil {
 			return nil, fmt.Errorf("status %d: %w", status, err)
@@ -327,6 +345,9 @@ func (g *docGen) requestBody(op *Operation) (obj, error) {
 	if d.Example.Body == nil {
 		return nil, errors.New("Doc needs an example body")
 	}
+	if err := g.showExample(schema, d.Example.Body); err != nil {
+		return nil, err
+	}
 	media := obj{"schema": schema}
 	if len(d.More) == 0 {
 		media["example"] = d.Example.Body
@@ -337,7 +358,162 @@ func (g *docGen) requestBody(op *Operation) (obj, error) {
 		}
 		media["examples"] = examples
 	}
-	return obj{"required": true, "content": obj{"application/json": media}}, nil
+	return obj{"required": true, "description": bodyDescription(schema), "content": obj{"application/json": media}}, nil
+}
+
+// bodyDescription is what every request body is: one JSON object, which
+// DecodeJSON reads by the same rules for every operation.
+func bodyDescription(schema any) string {
+	what := "One JSON object"
+	if s, ok := schema.(obj); ok {
+		if r, ok := s["$ref"].(string); ok {
+			what += ", a " + strings.TrimPrefix(r, "#/components/schemas/")
+		}
+	}
+	return what + ". Keys match property names exactly, case included; an unknown key, a key given twice, or anything after the object is 400 " + KeyValidation + ", naming it."
+}
+
+// showExample gives each object schema of the components that schema
+// shows, and that has no example yet, the part of value (an operation's
+// example body or answer) it describes: a component carries the example
+// of the first operation that shows it, and no example is written twice.
+func (g *docGen) showExample(schema, value any) error {
+	if value == nil {
+		return nil
+	}
+	b, err := json.Marshal(value)
+	if err != nil {
+		return err
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	g.showValue(schema, v)
+	return nil
+}
+
+func (g *docGen) showValue(schema, v any) {
+	s, ok := schema.(obj)
+	if !ok || v == nil {
+		return
+	}
+	if r, ok := s["$ref"].(string); ok {
+		c, ok := g.schemas[strings.TrimPrefix(r, "#/components/schemas/")].(obj)
+		if !ok {
+			return
+		}
+		if _, done := c["example"]; !done && c["type"] == "object" {
+			c["example"] = v
+		}
+		s = c
+	}
+	// A value of an allOf is one of each of its schemas (not so of
+	// oneOf and anyOf).
+	all, _ := s["allOf"].([]any)
+	for _, b := range all {
+		g.showValue(b, v)
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		props, _ := s["properties"].(obj)
+		for name, p := range props {
+			g.showValue(p, v[name])
+		}
+	case []any:
+		if len(v) > 0 {
+			g.showValue(s["items"], v[0])
+		}
+	}
+}
+
+// toOAS31 writes the schemas of v, a document or a part of one, the OAS
+// 3.1 way (JSON Schema 2020-12), so that notes, wire schemas and what
+// openapi3gen generates may use OAS 3.0's words: nullable: true adds
+// "null" to the schema's types, and to its enum if it has one, and a
+// schema whose only value is null becomes type "null"; a boolean
+// exclusiveMinimum or exclusiveMaximum becomes the bound it excludes.
+// Values (example, examples, enum, const, default) are not schemas and are
+// left as they are; a map of names (properties, schemas, ...) is walked
+// by value, whatever its names.
+func toOAS31(v any) error {
+	switch v := v.(type) {
+	case obj:
+		if err := schemaToOAS31(v); err != nil {
+			return err
+		}
+		for k, x := range v {
+			switch k {
+			case "example", "examples", "enum", "const", "default":
+				continue
+			case "properties", "patternProperties", "$defs", "schemas", "responses", "headers", "paths", "content":
+				if m, ok := x.(obj); ok {
+					for name, y := range m {
+						if err := toOAS31(y); err != nil {
+							return fmt.Errorf("%s %s: %w", k, name, err)
+						}
+					}
+					continue
+				}
+			}
+			if err := toOAS31(x); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if err := toOAS31(x); err != nil {
+				return fmt.Errorf("%d: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
+func schemaToOAS31(s obj) error {
+	for k, bound := range map[string]string{"exclusiveMinimum": "minimum", "exclusiveMaximum": "maximum"} {
+		if b, ok := s[k].(bool); ok {
+			delete(s, k)
+			if b {
+				if _, ok := s[bound]; !ok {
+					return fmt.Errorf("%s without %s", k, bound)
+				}
+				s[k] = s[bound]
+				delete(s, bound)
+			}
+		}
+	}
+	n, ok := s["nullable"]
+	if !ok {
+		return nil
+	}
+	delete(s, "nullable")
+	if n != true {
+		return nil
+	}
+	if e, ok := s["enum"].([]any); ok {
+		if len(e) == 1 && e[0] == nil {
+			delete(s, "enum")
+			s["type"] = "null"
+			return nil
+		}
+		if !slices.Contains(e, nil) {
+			s["enum"] = append(slices.Clip(e), nil)
+		}
+	}
+	switch t := s["type"].(type) {
+	case string:
+		if t != "null" {
+			s["type"] = []any{t, "null"}
+		}
+	case []any:
+		if !slices.Contains(t, any("null")) {
+			s["type"] = append(slices.Clip(t), "null")
+		}
+	default:
+		return errors.New("nullable without a type: name the type that may also be null")
+	}
+	return nil
 }
 
 // errorResponse is the answer of one status: one error key, or several.
@@ -355,6 +531,12 @@ func (g *docGen) errorResponse(es []ErrorDoc) (any, error) {
 		}
 	}
 	r := errorResponseOf(es)
+	media := r["content"].(obj)["application/json"].(obj)
+	if ex, ok := media["example"]; ok {
+		if err := g.showExample(media["schema"], ex); err != nil {
+			return nil, err
+		}
+	}
 	if name == "" {
 		return r, nil
 	}
@@ -489,7 +671,7 @@ var noneType = reflect.TypeFor[*None]()
 // components.
 func (g *docGen) schemaOf(t reflect.Type) (any, error) {
 	if t == noneType {
-		return obj{"type": "object", "nullable": true, "enum": []any{nil}, "description": "Always null."}, nil
+		return obj{"type": "null", "description": "Always null."}, nil
 	}
 	names := map[reflect.Type]string{}
 	for _, n := range schemaNotes {
@@ -540,7 +722,9 @@ func toObj(v any) (obj, error) {
 // description, bounds, pattern, enum, example, or a $ref to a wire schema
 // (which replaces the generated property). "required" lists the required
 // properties of a request body; a response's are its fields without
-// omitempty, which are always written.
+// omitempty, which are always written. A property that may also be null
+// says nullable: true, with its type (toOAS31 writes that as OAS 3.1
+// does).
 type schemaNote struct {
 	typ     reflect.Type
 	name    string
@@ -605,7 +789,7 @@ func documentSchema() obj {
 		"type":     "object",
 		"required": []any{"openapi", "info", "paths"},
 		"properties": obj{
-			"openapi": obj{"type": "string", "pattern": `^3\.0\.[0-9]+$`},
+			"openapi": obj{"type": "string", "pattern": `^3\.1\.[0-9]+$`},
 			"info":    obj{"type": "object"},
 			"paths":   obj{"type": "object"},
 		},

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -95,5 +97,101 @@ func TestServedDocumentCoversMountedOperations(t *testing.T) {
 	want := []string{"clearAllTrash", "clearTrash", "countTrash", "getOpenAPIDocument", "restoreAllTrash", "restoreTrash", "searchTrash"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("documented operations (-want +got):\n%s", diff)
+	}
+}
+
+// toOAS31 writes OAS 3.0's words the 3.1 way in schemas, and leaves
+// values (examples, enums) as they are.
+func TestToOAS31(t *testing.T) {
+	for _, tc := range []struct{ name, in, want, err string }{
+		{name: "nullable", in: `{"type": "string", "nullable": true}`, want: `{"type": ["string", "null"]}`},
+		{name: "nullable enum", in: `{"type": "string", "nullable": true, "enum": ["A", "B"]}`, want: `{"type": ["string", "null"], "enum": ["A", "B", null]}`},
+		{name: "only null", in: `{"type": "object", "nullable": true, "enum": [null], "description": "d"}`, want: `{"type": "null", "description": "d"}`},
+		{name: "types", in: `{"type": ["string", "integer"], "nullable": true}`, want: `{"type": ["string", "integer", "null"]}`},
+		{name: "not nullable", in: `{"type": "integer", "nullable": false}`, want: `{"type": "integer"}`},
+		{name: "exclusive minimum", in: `{"type": "integer", "minimum": 0, "exclusiveMinimum": true}`, want: `{"type": "integer", "exclusiveMinimum": 0}`},
+		{name: "inclusive maximum", in: `{"type": "integer", "maximum": 9, "exclusiveMaximum": false}`, want: `{"type": "integer", "maximum": 9}`},
+		{name: "nested", in: `{"allOf": [{"properties": {"example": {"type": "integer", "nullable": true}}}], "items": {"type": "string", "nullable": true}}`,
+			want: `{"allOf": [{"properties": {"example": {"type": ["integer", "null"]}}}], "items": {"type": ["string", "null"]}}`},
+		{name: "values", in: `{"type": "object", "example": {"nullable": true}, "enum": [{"nullable": true}], "default": {"nullable": true}}`,
+			want: `{"type": "object", "example": {"nullable": true}, "enum": [{"nullable": true}], "default": {"nullable": true}}`},
+		{name: "examples of a media type", in: `{"content": {"application/json": {"examples": {"a": {"value": {"nullable": true}}}}}}`,
+			want: `{"content": {"application/json": {"examples": {"a": {"value": {"nullable": true}}}}}}`},
+		{name: "nullable without type", in: `{"properties": {"x": {"nullable": true}}}`, err: "properties x: nullable without a type"},
+		{name: "exclusive minimum without minimum", in: `{"type": "integer", "exclusiveMinimum": true}`, err: "exclusiveMinimum without minimum"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var v obj
+			if err := json.Unmarshal([]byte(tc.in), &v); err != nil {
+				t.Fatal(err)
+			}
+			err := toOAS31(v)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("toOAS31: %v, want an error with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want obj
+			if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, v); diff != "" {
+				t.Errorf("toOAS31 (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// What the linters ask of the committed document holds for every
+// operation, as the generator's rules write it: OAS 3.1 without 3.0's
+// nullable, a description for every request body, an example for every
+// object schema of the components.
+func TestDocumentRules(t *testing.T) {
+	b, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		OpenAPI string `json:"openapi"`
+		Paths   map[string]map[string]struct {
+			RequestBody *struct {
+				Description string `json:"description"`
+			} `json:"requestBody"`
+		} `json:"paths"`
+		Components struct {
+			Schemas map[string]map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != openAPIVersion || !strings.HasPrefix(openAPIVersion, "3.1.") {
+		t.Errorf("openapi %q", doc.OpenAPI)
+	}
+	if bytes.Contains(b, []byte(`"nullable"`)) {
+		t.Error(`the document says "nullable", which OAS 3.1 does not know`)
+	}
+	bodies := 0
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			if op.RequestBody != nil {
+				bodies++
+				if op.RequestBody.Description == "" {
+					t.Errorf("%s %s: request body without description", method, path)
+				}
+			}
+		}
+	}
+	if bodies == 0 {
+		t.Error("no operation of the document takes a body")
+	}
+	for name, s := range doc.Components.Schemas {
+		if _, ok := s["example"]; s["type"] == "object" && !ok {
+			t.Errorf("schema %s: no example", name)
+		}
 	}
 }

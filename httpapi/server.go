@@ -146,6 +146,11 @@ func New(cfg *Config) (*Server, error) {
 		for _, op := range channelRoutes(c.Channels) {
 			s.add(op)
 		}
+		if es, ok := c.Channels.(EventService); ok {
+			for _, op := range eventRoutes(es) {
+				s.add(op)
+			}
+		}
 	}
 	s.routing.Store(s.build())
 	var err error
@@ -238,6 +243,6 @@ func (s *Server) authenticate(r *http.Request) (deskkit.Principal, error) {
 var getOpenAPIDocumentDoc = &Doc{
 	Tag:         "meta",
 	Summary:     "This OpenAPI document",
-	Description: "Returns this OpenAPI 3.0.3 document, as generated when the server started from the operations it mounts (a host's own routes are not in it). Needs no credential.",
+	Description: "Returns this OpenAPI 3.1 document, as generated when the server started from the operations it mounts (a host's own routes are not in it). Needs no credential.",
 	OK:          "OK. The OpenAPI document (not wrapped in an envelope).",
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"reflect"
+	"time"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
@@ -104,8 +105,25 @@ type ChannelTester interface {
 	Test(ctx context.Context, p deskkit.Principal, in channel.Input) (channel.TestResult, error)
 }
 
+// EventService is the event catalogue, every channel of the tenant and
+// their deliveries: GET /event/types, GET /event/channel, PATCH
+// /event/channel/{id}/enable and /disable, GET
+// /event/channel/{id}/deliveries, POST /event/channel/{id}/recover, GET
+// /event/delivery/{id}/attempts and POST /event/delivery/{id}/resend. It is
+// optional: mounted when Config.Channels implements it.
+type EventService interface {
+	EventTypes() []deskkit.EventType
+	ListAll(ctx context.Context, p deskkit.Principal) ([]channel.Channel, error)
+	Enable(ctx context.Context, p deskkit.Principal, id int64) (channel.Channel, error)
+	Disable(ctx context.Context, p deskkit.Principal, id int64) (channel.Channel, error)
+	Deliveries(ctx context.Context, p deskkit.Principal, channelID int64, status string, pageNo, pageSize int) (channel.DeliveryPage, error)
+	Recover(ctx context.Context, p deskkit.Principal, channelID int64, since time.Time) (int, error)
+	Attempts(ctx context.Context, p deskkit.Principal, deliveryID int64) ([]channel.Attempt, error)
+	Resend(ctx context.Context, p deskkit.Principal, deliveryID int64) (channel.Delivery, error)
+}
+
 // ChannelService is the event channels' routes' service
-// (Config.Channels); see ChannelTester.
+// (Config.Channels); see ChannelTester and EventService.
 type ChannelService interface {
 	ChannelStore
 }
@@ -115,6 +133,7 @@ var (
 	_ VerifyService  = (*verify.Verifier)(nil)
 	_ ChannelService = (*channel.ChannelRegistry)(nil)
 	_ ChannelTester  = (*channel.ChannelRegistry)(nil)
+	_ EventService   = (*channel.ChannelRegistry)(nil)
 )
 
 // mounted reports whether a service was given: a nil interface and an

@@ -78,7 +78,7 @@ func TestServicesWrappedAndFaked(t *testing.T) {
 	var listed []string
 	chans := &fakeChannels{ListFn: func(_ context.Context, p deskkit.Principal, typ string) ([]channel.Channel, error) {
 		listed = append(listed, typ)
-		return []channel.Channel{{ID: 7, Type: channel.Type(typ), Name: "ops", Address: "https://hooks.example.com/x"}}, nil
+		return []channel.Channel{{ID: 7, Type: channel.Type(typ), Name: "ops", Address: "https://hooks.example.com/x", Enabled: true, Events: []string{}}}, nil
 	}}
 	srv, err := httpapi.New(&httpapi.Config{
 		Authenticator: &fakeAuthenticator{AuthenticateFn: func(context.Context, string) (deskkit.Principal, error) { return alice, nil }},
@@ -110,7 +110,7 @@ func TestServicesWrappedAndFaked(t *testing.T) {
 		t.Errorf("the wrapper saw %d counts, want 1", n)
 	}
 	code, env := get("GET", "/api/v1/event/channel/type/WEBHOOK")
-	want := []any{map[string]any{"id": 7.0, "channelType": "WEBHOOK", "name": "ops", "address": "https://hooks.example.com/x"}}
+	want := []any{map[string]any{"id": 7.0, "channelType": "WEBHOOK", "name": "ops", "address": "https://hooks.example.com/x", "enabled": true, "events": []any{}, "disabledReason": "", "disabledDate": nil}}
 	if code != 200 || !cmp.Equal(env["data"], any(want)) || !cmp.Equal(listed, []string{"WEBHOOK"}) {
 		t.Errorf("list from the fake: %d %v, listed %v", code, env, listed)
 	}

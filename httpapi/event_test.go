@@ -1,0 +1,245 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/internal/dbtest"
+)
+
+const (
+	eventTypesPath   = httpapi.Prefix + "/event/types"
+	eventChannelPath = httpapi.Prefix + "/event/channel"
+)
+
+// published is a prepare that stores alice's webhook (fx.channel) and
+// publishes one event to it (fx.delivery).
+func published(t *testing.T, e *env) {
+	storedWebhook(t, e)
+	err := e.ch.reg.Publish(t.Context(), e.db, alice.TenantID, deskkit.Event{
+		Type: channel.EventChannelDisabled, Title: "A channel was disabled",
+		Data: map[string]any{"channelId": 1, "name": "x", "reason": "test", "actor": nil},
+	})
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	page, err := e.ch.reg.Deliveries(t.Context(), alice, e.fx.channel.ID, "", 1, 10)
+	if err != nil || len(page.List) != 1 {
+		t.Fatalf("deliveries: %v %+v", err, page)
+	}
+	e.fx.delivery = page.List[0].ID
+}
+
+// disabledWithDelivery is published, and the channel disabled then.
+func disabledWithDelivery(t *testing.T, e *env) {
+	published(t, e)
+	if _, err := e.ch.reg.Disable(t.Context(), alice, e.fx.channel.ID); err != nil {
+		t.Fatalf("disable: %v", err)
+	}
+}
+
+// wantChannelState checks a channel answered by enable or disable.
+func wantChannelState(enabled bool) func(t *testing.T, data json.RawMessage) {
+	return func(t *testing.T, data json.RawMessage) {
+		t.Helper()
+		var c channel.Channel
+		if err := json.Unmarshal(data, &c); err != nil {
+			t.Fatalf("data %s: %v", data, err)
+		}
+		if c.Enabled != enabled || (c.DisabledDate == nil) != enabled || (c.DisabledReason == "") != enabled {
+			t.Errorf("channel %s, want enabled %v", data, enabled)
+		}
+	}
+}
+
+func channelOp(suffix string) func(fixture) string {
+	return fill(eventChannelPath + "/{channelId}" + suffix)
+}
+
+func deliveryOp(suffix string) func(fixture) string {
+	return fill(httpapi.Prefix + "/event/delivery/{deliveryId}" + suffix)
+}
+
+// eventResponseCases are the event catalogue's and deliveries' operations.
+var eventResponseCases = []responseCase{
+	// GET /event/types
+	{name: "event types", op: "listEventTypes", method: http.MethodGet, target: path(eventTypesPath),
+		token: "dave", reqValid: true, wantStatus: 200,
+		checkData: func(t *testing.T, data json.RawMessage) {
+			var types []deskkit.EventType
+			if err := json.Unmarshal(data, &types); err != nil {
+				t.Fatalf("data %s: %v", data, err)
+			}
+			found := false
+			for _, ty := range types {
+				found = found || ty.Name == channel.EventChannelDisabled && ty.Description != "" && ty.Example != nil
+			}
+			if !found {
+				t.Errorf("the catalogue lacks channel.disabled: %s", data)
+			}
+		}},
+	{name: "event types with a query", op: "listEventTypes", method: http.MethodGet, target: path(eventTypesPath + "?all=1"),
+		token: "dave", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "event types without token", op: "listEventTypes", method: http.MethodGet, target: path(eventTypesPath),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "event types wrong method", op: "listEventTypes", method: http.MethodPost, target: path(eventTypesPath),
+		token: "dave", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+	{name: "event types authenticator fails", op: "listEventTypes", method: http.MethodGet, target: path(eventTypesPath),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "event types directory down", op: "listEventTypes", method: http.MethodGet, target: path(eventTypesPath),
+		token: "outage", reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+
+	// GET /event/channel
+	{name: "every channel", op: "listAllEventChannels", method: http.MethodGet, target: path(eventChannelPath), prepare: storedWebhook,
+		token: "bob", reqValid: true, wantStatus: 200, wantData: func(fx fixture) any { return []channel.Channel{fx.channel.Channel} }},
+	{name: "every channel masked", op: "listAllEventChannels", method: http.MethodGet, target: path(eventChannelPath), prepare: storedWebhook,
+		token: "dave", reqValid: true, wantStatus: 200, wantData: func(fx fixture) any {
+			c := fx.channel.Channel
+			c.Address = "https://hooks.example.com/***"
+			return []channel.Channel{c}
+		}},
+	{name: "every channel with a query", op: "listAllEventChannels", method: http.MethodGet, target: path(eventChannelPath + "?channelType=EMAIL"),
+		token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "every channel without token", op: "listAllEventChannels", method: http.MethodGet, target: path(eventChannelPath),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "every channel wrong method", op: "listAllEventChannels", method: http.MethodPatch, target: path(eventChannelPath),
+		token: "bob", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+	{name: "every channel authenticator fails", op: "listAllEventChannels", method: http.MethodGet, target: path(eventChannelPath),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "every channel database down", op: "listAllEventChannels", method: http.MethodGet, target: path(eventChannelPath),
+		token: "bob", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+}
+
+// eventIDCases are the cases every operation on one channel or delivery
+// answers alike: a bad id, no token, a principal who may not, another
+// tenant's id, a wrong method, a broken authenticator, an outage.
+func eventIDCases(op, method, wrongMethod string, target func(string) func(fixture) string, prepare func(*testing.T, *env)) []responseCase {
+	return []responseCase{
+		{name: op + " id 0", op: op, method: method, target: target("0"),
+			token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
+		{name: op + " without token", op: op, method: method, target: target("1"),
+			wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+		{name: op + " not allowed", op: op, method: method, target: target(""), prepare: prepare,
+			token: "dave", reqValid: true, wantStatus: 403, wantKey: httpapi.KeyForbidden},
+		{name: op + " unknown id", op: op, method: method, target: target("999"),
+			token: "bob", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
+		{name: op + " wrong method", op: op, method: wrongMethod, target: target("1"),
+			token: "bob", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+		{name: op + " authenticator fails", op: op, method: method, target: target("1"),
+			token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+		{name: op + " database down", op: op, method: method, target: target(""), prepare: prepare,
+			token: "bob", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+	}
+}
+
+// onChannel and onDelivery make an eventIDCases target: the fixture's
+// channel or delivery for "", else the id given.
+func onChannel(suffix string) func(string) func(fixture) string {
+	return func(id string) func(fixture) string {
+		if id == "" {
+			return channelOp(suffix)
+		}
+		return path("%s", eventChannelPath+"/"+id+suffix)
+	}
+}
+
+func onDelivery(suffix string) func(string) func(fixture) string {
+	return func(id string) func(fixture) string {
+		if id == "" {
+			return deliveryOp(suffix)
+		}
+		return path("%s", httpapi.Prefix+"/event/delivery/"+id+suffix)
+	}
+}
+
+const since = "?since=2026-01-01T00:00:00Z"
+
+func init() {
+	eventResponseCases = slices.Concat(eventResponseCases,
+		// PATCH /event/channel/{id}/enable and /disable
+		[]responseCase{
+			{name: "enable", op: "enableEventChannel", method: http.MethodPatch, target: channelOp("/enable"), prepare: disabledWithDelivery,
+				token: "bob", reqValid: true, wantStatus: 200, checkData: wantChannelState(true)},
+			{name: "disable", op: "disableEventChannel", method: http.MethodPatch, target: channelOp("/disable"), prepare: published,
+				token: "bob", reqValid: true, wantStatus: 200, checkData: wantChannelState(false)},
+		},
+		eventIDCases("enableEventChannel", http.MethodPatch, http.MethodPost, onChannel("/enable"), storedWebhook),
+		eventIDCases("disableEventChannel", http.MethodPatch, http.MethodGet, onChannel("/disable"), storedWebhook),
+
+		// GET /event/channel/{id}/deliveries
+		[]responseCase{
+			{name: "deliveries", op: "listEventDeliveries", method: http.MethodGet, target: channelOp("/deliveries?status=PENDING&pageNo=1&pageSize=5"), prepare: published,
+				token: "bob", reqValid: true, wantStatus: 200,
+				checkData: func(t *testing.T, data json.RawMessage) {
+					var page channel.DeliveryPage
+					if err := json.Unmarshal(data, &page); err != nil {
+						t.Fatalf("data %s: %v", data, err)
+					}
+					if page.Total != 1 || len(page.List) != 1 || page.List[0].Status != channel.DeliveryPending || page.List[0].EventType != channel.EventChannelDisabled {
+						t.Errorf("deliveries %s", data)
+					}
+				}},
+			{name: "deliveries bad status", op: "listEventDeliveries", method: http.MethodGet, target: channelOp("/deliveries?status=LOST"), prepare: storedWebhook,
+				token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
+		},
+		eventIDCases("listEventDeliveries", http.MethodGet, http.MethodPut, onChannel("/deliveries"), storedWebhook),
+
+		// POST /event/channel/{id}/recover
+		[]responseCase{
+			{name: "recover", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover" + since), prepare: published,
+				token: "bob", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return httpapi.Recovered{Count: 0} }},
+			{name: "recover without since", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover"), prepare: storedWebhook,
+				token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
+			{name: "recover bad since", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover?since=yesterday"), prepare: storedWebhook,
+				token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+			{name: "recover disabled", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover" + since), prepare: disabledWithDelivery,
+				token: "bob", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyChannelDisabled},
+		},
+		eventIDCases("recoverEventDeliveries", http.MethodPost, http.MethodGet, onChannel("/recover"+since), storedWebhook),
+
+		// GET /event/delivery/{id}/attempts
+		[]responseCase{
+			{name: "attempts", op: "listEventAttempts", method: http.MethodGet, target: deliveryOp("/attempts"), prepare: published,
+				token: "bob", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return []channel.Attempt{} }},
+		},
+		eventIDCases("listEventAttempts", http.MethodGet, http.MethodPost, onDelivery("/attempts"), published),
+
+		// POST /event/delivery/{id}/resend
+		[]responseCase{
+			{name: "resend", op: "resendEventDelivery", method: http.MethodPost, target: deliveryOp("/resend"), prepare: published,
+				token: "bob", reqValid: true, wantStatus: 200,
+				checkData: func(t *testing.T, data json.RawMessage) {
+					var d channel.Delivery
+					if err := json.Unmarshal(data, &d); err != nil {
+						t.Fatalf("data %s: %v", data, err)
+					}
+					if d.Status != channel.DeliveryPending || d.NextAttemptDate == nil {
+						t.Errorf("resent %s", data)
+					}
+				}},
+			{name: "resend disabled", op: "resendEventDelivery", method: http.MethodPost, target: deliveryOp("/resend"), prepare: disabledWithDelivery,
+				token: "bob", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyChannelDisabled},
+		},
+		eventIDCases("resendEventDelivery", http.MethodPost, http.MethodDelete, onDelivery("/resend"), published),
+	)
+}
+
+// TestAmbiguousChannelPaths: a path that fits both
+// /event/channel/type/{channelType} and /event/channel/{id}/... goes to the
+// static segment (400 for an unknown type, 405 for a method it does not
+// take), and {id} takes only integers: no request reaches a channel by the
+// name "type" (why the linters' no-ambiguous-paths rule is
+// off; see vacuum.yaml).
+func TestAmbiguousChannelPaths(t *testing.T) {
+	e := newChannelEnv(t, dbtest.OpenSQLite(t), channel.Config{})
+	e.call(t, http.MethodGet, channelTypePath+"deliveries", "alice", "").wantError(t, http.StatusBadRequest, httpapi.KeyValidation, "channelType")
+	// The static resources /event/channel/type/enable and .../recover are
+	// the lists of types "enable" and "recover": GET only.
+	e.call(t, http.MethodPatch, eventChannelPath+"/type/enable", "alice", "").wantError(t, http.StatusMethodNotAllowed, httpapi.KeyMethodNotAllowed, "")
+	e.call(t, http.MethodPost, eventChannelPath+"/type/recover?since=2026-01-01T00:00:00Z", "alice", "").wantError(t, http.StatusMethodNotAllowed, httpapi.KeyMethodNotAllowed, "")
+}
