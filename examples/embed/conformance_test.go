@@ -64,7 +64,6 @@ func TestHostRestorerConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(h.drain)
 		return trashtest.RestorerHarness{
 			DB: db, Restorer: h, Principal: ada, ProjectID: 1,
 			NewTask: func(ctx context.Context, _ int64) (int64, error) {

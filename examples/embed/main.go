@@ -22,12 +22,13 @@
 //	curl -X POST -H 'Authorization: Bearer key-ada' -H 'Content-Type: application/json' \
 //	  -d '{"linkSecret":"dkl_...","password":"correct horse battery staple"}' http://127.0.0.1:8081/password
 //
-// Event channels: the host tells a tenant's channels when one of its tasks
-// goes to the trash. Start the example with private networks allowed (the
-// SSRF guard refuses loopback otherwise), run a receiver on localhost that
-// prints what it gets and answers 204, add a webhook channel (the answer
-// holds its signing secret, shown this once), send it a test event, and
-// delete a task: a signed "task.trashed" event arrives.
+// Events: deleting a task publishes two events, the trash's task.trashed
+// and the host's own task.deleted, and the tenant's channels get them.
+// Start the example with private networks allowed (the SSRF guard refuses
+// loopback otherwise), run a receiver on localhost that prints what it
+// gets and answers 204, add a webhook channel (the answer holds its
+// signing secret, shown this once), send it a test event, delete a task,
+// and read the channel's deliveries and their attempts:
 //
 //	EMBED_CHANNEL_ALLOW_PRIVATE_NETWORKS=true go run ./examples/embed
 //	socat -v TCP-LISTEN:9000,fork,reuseaddr 'SYSTEM:echo HTTP/1.1 204 No Content;echo'
@@ -37,30 +38,59 @@
 //	curl -X POST -H 'Authorization: Bearer key-ada' -H 'Content-Type: application/json' \
 //	  -d '{"id":1,"channelType":"WEBHOOK","name":"Ops","address":"http://127.0.0.1:9000/hook"}' \
 //	  http://127.0.0.1:8081/api/v1/event/channel/test
-//	curl -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/api/v1/event/channel/type/WEBHOOK
+//	curl -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/api/v1/event/types
 //	curl -X DELETE -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/tasks/2
+//	curl -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/api/v1/event/channel/1/deliveries
+//
+// Events go through deskkit's transactional outbox. The host registers
+// the trash's event types and its own with the registry at start
+// (newChannels), sets the registry as the trash's Publisher, and publishes
+// its own task.deleted with ChannelRegistry.Publish inside the delete's
+// transaction, the one that calls trash.Add (deleteTx). Publishing only
+// writes rows in that transaction: a delete rolled back publishes nothing,
+// and a committed one is delivered even if the process dies the next
+// instant, by this process or any other running ChannelRegistry.Run on the
+// database, after a restart if need be. main runs Run in the background;
+// it makes the attempts, records each, and retries failures on a schedule
+// (5 s, 5 min, 30 min, ... over about 27 hours). Delivery is at least
+// once: an attempt cut off by a crash is made again, with the same
+// webhook-id (the event's id), on which receivers drop duplicates. The
+// answer to the delete waits for no receiver. Restores and clears through
+// deskkit's trash API publish task.restored, task.cleared and the rest the
+// same way, in the trash's transactions.
+//
+// This example used to send its event itself, from a goroutine once the
+// delete had committed, one attempt per channel. That loses the event when
+// the process stops between the commit and the send, and for good when a
+// receiver is down at that moment; sending inside the transaction instead
+// would announce deletes that then roll back, and hold the transaction's
+// locks while a receiver answers. The outbox keeps the event with the
+// change, until every channel has taken it or its schedule is spent, and
+// its deliveries and every attempt can be read (and resent) through the
+// API.
 //
 // The points to take away: the host deletes a task and puts it in the trash
-// in one transaction of its own (deleteTask); deskkit calls back into the
-// host to restore or purge it (Restore, Purge); deskkit asks the host's
-// Authenticator who is calling; the verification service reads and
-// changes the host's own users table through the host's verify.Directory
-// (hostUsers, in users.go), writing through the transaction it hands over;
-// the host spends a link secret in its own transaction (setPassword); and
-// the host announces its own events on the tenant's channels with
-// ChannelRegistry.Deliver, after its transaction has committed and in the
-// background, and waits for deliveries in flight when it stops (notify and
-// drain, in events.go).
+// in one transaction of its own (deleteTx), publishing its event in it;
+// deskkit calls back into the host to restore or purge it (Restore,
+// Purge); deskkit asks the host's Authenticator who is calling, and its
+// users table how users are named (hostUsers.ResolveUsers); the
+// verification service reads and changes the host's own users table
+// through the host's verify.Directory (hostUsers, in users.go), writing
+// through the transaction it hands over; the host spends a link secret in
+// its own transaction (setPassword); and on SIGTERM the host stops taking
+// requests before it stops the event worker, which finishes the attempts
+// in flight (serve).
 //
 // EMBED_SECRET, if set, is the server secret (at least 32 characters:
 // openssl rand -hex 32) that codes are hashed under and that the key
 // encrypting channels' addresses and signing secrets is derived from.
 // Without it each start makes a random one: codes sent before a restart no
 // longer pass a check, and channels added before it can no longer be read
-// (listing them and delivering to them fail until they are deleted, or
-// embed.db is). EMBED_CHANNEL_ALLOW_PRIVATE_NETWORKS=true lets channels
-// reach loopback and private networks, to try a receiver on localhost; it
-// is for development only.
+// (listing them fails, and so does every attempt to deliver to them, until
+// they are deleted, or embed.db is).
+// EMBED_CHANNEL_ALLOW_PRIVATE_NETWORKS=true lets channels reach loopback
+// and private networks, to try a receiver on localhost; it is for
+// development only.
 package main
 
 import (
@@ -74,13 +104,13 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -97,45 +127,90 @@ import (
 )
 
 func main() {
+	if err := run(); err != nil {
+		log.Fatal(err)
+	}
+	log.Print("stopped")
+}
+
+// run is main with its deferred calls made before the process exits.
+func run() error {
 	db, err := openDB("embed.db")
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer db.Close()
 	opts := &appOptions{}
 	if s := os.Getenv("EMBED_SECRET"); s != "" {
 		if len(s) < verify.MinSecretLength {
-			log.Fatalf("EMBED_SECRET must be at least %d characters; make one with: openssl rand -hex 32", verify.MinSecretLength)
+			return fmt.Errorf("EMBED_SECRET must be at least %d characters; make one with: openssl rand -hex 32", verify.MinSecretLength)
 		}
 		opts.Secret = []byte(s)
 	}
 	opts.AllowPrivateNetworks = os.Getenv("EMBED_CHANNEL_ALLOW_PRIVATE_NETWORKS") == "true"
 	app, err := newApp(context.Background(), db, opts)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	srv := &http.Server{Addr: "127.0.0.1:8081", Handler: app, ReadHeaderTimeout: 5 * time.Second}
-	log.Printf("listening on http://%s", srv.Addr)
-
-	// On SIGINT or SIGTERM the server stops taking requests and finishes
-	// those it has; then the host waits for the event deliveries they
-	// started, so that a restart does not cut a delivery off half-way.
+	ln, err := net.Listen("tcp", "127.0.0.1:8081")
+	if err != nil {
+		return err
+	}
+	log.Printf("listening on http://%s", ln.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	srv := &http.Server{Handler: app, ReadHeaderTimeout: 5 * time.Second}
+	return serve(ctx, srv, ln, app)
+}
+
+// shutdownGrace is how long a shutdown waits for the requests in progress.
+const shutdownGrace = 10 * time.Second
+
+// serve serves srv on ln and runs the event worker (ChannelRegistry.Run)
+// until ctx is done (SIGINT or SIGTERM in main), then stops them in this
+// order:
+//
+//  1. the server takes no more requests and finishes those it has, for at
+//     most shutdownGrace (http.Server.Shutdown);
+//  2. then the worker claims nothing new and serve waits for it to return:
+//     Run finishes the attempts in flight, each bounded by the channel
+//     timeout (10 s), and records them.
+//
+// The server stops first so that the requests it finishes may still
+// publish; what they publish and the worker does not attempt before it
+// stops is not lost but stays in the outbox, for the next start or another
+// replica. Nor is anything lost if the process is killed instead: the
+// deliveries it had claimed are attempted again once their lease ends.
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, h *host) error {
+	// The workers' context is not ctx: it must outlive the server's
+	// shutdown, and is cancelled after it. Two workers share the outbox:
+	// the registry's (events to channels) and the Verifier's (notices to
+	// old addresses after a contact change).
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	ran := make(chan error, 2)
+	go func() { ran <- h.channels.Run(runCtx) }()
+	go func() { ran <- h.verifier.Run(runCtx) }()
 	served := make(chan error, 1)
-	go func() { served <- srv.ListenAndServe() }()
+	go func() { served <- srv.Serve(ln) }()
+
+	var err error
 	select {
-	case err := <-served:
-		log.Fatal(err)
+	case err = <-served: // the listener failed
 	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		if err = srv.Shutdown(shutdown); err != nil {
+			err = fmt.Errorf("shutdown: %w", err)
+		}
 	}
-	log.Print("stopping")
-	shutdown, cancelShutdown := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancelShutdown()
-	if err := srv.Shutdown(shutdown); err != nil {
-		log.Printf("shutdown: %v", err)
+	stopRun()
+	for range 2 {
+		if runErr := <-ran; runErr != nil {
+			err = errors.Join(err, fmt.Errorf("outbox worker: %w", runErr))
+		}
 	}
-	app.close()
+	return err
 }
 
 // sqliteDSN is the data source name the deskkit package documentation
@@ -202,8 +277,8 @@ type task struct {
 	Deleted   bool   `bun:"deleted" json:"-"`
 }
 
-// host is the application: its routes, the trash's hooks, and the event
-// deliveries it has started. It is the http.Handler newApp returns.
+// host is the application: its routes and the trash's hooks. It is the
+// http.Handler newApp returns.
 type host struct {
 	db       *bun.DB
 	keys     apiKeys
@@ -214,12 +289,6 @@ type host struct {
 	handler  http.Handler
 
 	passwordCost int // bcrypt's
-
-	// deliveries counts the background deliveries in flight (notify);
-	// drain waits for them.
-	deliveries sync.WaitGroup
-	mu         sync.Mutex // guards closed
-	closed     bool       // close has begun: notify starts nothing
 }
 
 // ServeHTTP serves the host's routes and deskkit's.
@@ -249,11 +318,15 @@ type appOptions struct {
 	AllowPrivateNetworks bool
 	// Keys are the API keys the host accepts; key-ada alone if nil.
 	Keys apiKeys
+	// RetrySchedule is the delay before each attempt of an event's
+	// delivery; channel.DefaultRetrySchedule if nil. Tests shorten it.
+	RetrySchedule []time.Duration
 }
 
 // newApp creates the host's tables and deskkit's, and a few tasks and
 // users if missing, and returns the host, the handler with deskkit mounted
-// in it. Call its drain before closing db.
+// in it. Events published through it are delivered by its channels' Run
+// (see serve), in this process or any other on the same database.
 func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (*host, error) {
 	var o appOptions
 	if opts != nil {
@@ -303,21 +376,24 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (*host, error) {
 	}
 
 	h := &host{db: db, keys: o.Keys, logger: o.Logger, passwordCost: o.PasswordCost}
-	tr, err := trash.New(db, h, nil)
-	if err != nil {
-		return nil, err
-	}
-	h.trash = tr
-	v, err := newVerifier(db, o)
-	if err != nil {
-		return nil, err
-	}
-	h.verifier = v
 	chans, err := newChannels(db, o)
 	if err != nil {
 		return nil, err
 	}
 	h.channels = chans
+	// The trash publishes its events (task.trashed, task.restored, ...)
+	// through the registry, inside its transactions (trash.Add: inside
+	// the host's), naming the actor from the host's users table.
+	tr, err := trash.New(db, h, &trash.Config{Publisher: chans, Users: hostUsers{db}})
+	if err != nil {
+		return nil, err
+	}
+	h.trash = tr
+	v, err := newVerifier(db, o, chans)
+	if err != nil {
+		return nil, err
+	}
+	h.verifier = v
 	api, err := httpapi.New(&httpapi.Config{Authenticator: h.keys, Trash: tr, Verifier: v, Channels: chans, Logger: o.Logger})
 	if err != nil {
 		return nil, err
@@ -340,11 +416,14 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (*host, error) {
 // with ShowCodes is a development switch, with which anyone who reads the
 // log passes any check. A real host passes a verify.NewSMTPMailer and a
 // verify.NewHTTPSMSSender (or NewTwilioSMSSender) instead, and runs the
-// Verifier's SendNotices and Purge now and then, as the reference server
-// does every minute.
-func newVerifier(db *bun.DB, o appOptions) (*verify.Verifier, error) {
+// Verifier's Purge now and then, as the reference server does every
+// minute. The Verifier publishes user.email.changed and
+// user.mobile.changed through events, in the transaction of the change;
+// its notices to old addresses go out from the outbox through its Run
+// (see serve).
+func newVerifier(db *bun.DB, o appOptions, events deskkit.Publisher) (*verify.Verifier, error) {
 	logSender := verify.LogSender{Logger: o.Logger, ShowCodes: true}
-	return verify.New(db, hostUsers{db}, logSender, logSender, o.Secret, &verify.Config{AppName: "Embed", Logger: o.Logger})
+	return verify.New(db, hostUsers{db}, logSender, logSender, o.Secret, &verify.Config{AppName: "Embed", Logger: o.Logger, Publisher: events})
 }
 
 // principal authenticates a request to the host's own routes.
@@ -372,10 +451,9 @@ func (h *host) listTasks(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(tasks)
 }
 
-// deleteTask hides the task and puts it in the trash in one transaction:
-// if deskkit refuses the entry, the task is not deleted either. Once the
-// transaction has committed, it announces a task.trashed event on the
-// tenant's channels (notify); the answer does not wait for them.
+// deleteTask deletes a task of the caller's tenant (deleteTx) and
+// answers once the transaction has committed: the events it published are
+// in the outbox by then, and the answer waits for no receiver.
 func (h *host) deleteTask(w http.ResponseWriter, r *http.Request) {
 	p, ok := h.principal(r)
 	if !ok {
@@ -387,33 +465,59 @@ func (h *host) deleteTask(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "id must be a positive integer", http.StatusBadRequest)
 		return
 	}
-	var t task
 	err = h.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-		err := tx.NewSelect().Model(&t).Where("id = ? AND tenant_id = ? AND NOT deleted", id, p.TenantID).Scan(ctx)
-		if errors.Is(err, sql.ErrNoRows) {
-			return deskkit.ErrNotFound
-		} else if err != nil {
-			return err
-		}
-		if _, err := tx.NewUpdate().Model(&t).Set("deleted = TRUE").WherePK().Exec(ctx); err != nil {
-			return err
-		}
-		_, err = h.trash.Add(ctx, tx, p, trash.NewEntry{
-			ProjectID: t.ProjectID, TargetType: trash.TargetTask, TargetID: t.ID, TargetName: t.Title, CreatedBy: t.CreatedBy,
-		})
-		return err
+		return h.deleteTx(ctx, tx, p, id)
 	})
+	var ie *deskkit.InputError
 	switch {
 	case errors.Is(err, deskkit.ErrNotFound):
 		http.Error(w, "no such task", http.StatusNotFound)
-	case errors.Is(err, deskkit.ErrInvalid):
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	case errors.As(err, &ie):
+		// The trash refused the entry (a title it does not take); its
+		// message names the field and the rule, and nothing internal.
+		http.Error(w, ie.ClientMessage(), http.StatusBadRequest)
 	case err != nil:
+		h.logger.ErrorContext(r.Context(), "embed: delete task", slog.Int64("task", id), slog.Any("error", err))
 		http.Error(w, "internal error", http.StatusInternalServerError)
 	default:
-		h.notify(r.Context(), p.TenantID, trashedEvent(t, p, time.Now()))
 		fmt.Fprintln(w, "moved to the trash")
 	}
+}
+
+// deleteTx hides task id of p's tenant, puts it in the trash and
+// publishes task.deleted, all through tx: if deskkit refuses the entry,
+// the task is not deleted either, and if anything fails, or the caller
+// rolls tx back for reasons of its own, neither the trash's task.trashed
+// (which trash.Add publishes through tx) nor the host's task.deleted is
+// sent. A task that is not there, or already deleted, is an error
+// matching deskkit.ErrNotFound.
+func (h *host) deleteTx(ctx context.Context, tx bun.Tx, p deskkit.Principal, id int64) error {
+	var t task
+	err := tx.NewSelect().Model(&t).Where("id = ? AND tenant_id = ? AND NOT deleted", id, p.TenantID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return deskkit.ErrNotFound
+	} else if err != nil {
+		return err
+	}
+	if _, err := tx.NewUpdate().Model(&t).Set("deleted = TRUE").WherePK().Exec(ctx); err != nil {
+		return err
+	}
+	if _, err := h.trash.Add(ctx, tx, p, trash.NewEntry{
+		ProjectID: t.ProjectID, TargetType: trash.TargetTask, TargetID: t.ID, TargetName: t.Title, CreatedBy: t.CreatedBy,
+	}); err != nil {
+		return err
+	}
+	actor, err := actorOf(ctx, tx, p)
+	if err != nil {
+		return err
+	}
+	if err := h.channels.Publish(ctx, tx, p.TenantID, deletedEvent(t, actor)); err != nil {
+		// The event is the host's own making: a refusal is the host's
+		// bug, not the client's input, so its error chain is cut here
+		// and the delete answers 500.
+		return fmt.Errorf("publish %s: %v", eventTaskDeleted, err)
+	}
+	return nil
 }
 
 // Restore is called by deskkit, inside its transaction, to bring a task back.

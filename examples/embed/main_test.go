@@ -5,14 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/trash"
 )
 
@@ -116,10 +120,65 @@ func startHostWith(t *testing.T, opts *appOptions) (*httptest.Server, *bun.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Deliveries a delete started finish before the database closes
-	// (cleanups run last first).
-	t.Cleanup(handler.drain)
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 	return srv, db
+}
+
+// TestServeShutdown runs serve as main does and stops it while the event
+// worker has attempts in flight: serve stops the server, then the worker,
+// and returns only once those attempts have ended and been recorded.
+func TestServeShutdown(t *testing.T) {
+	h := startChannelHost(t, nil)
+	rc := startReceiver(t, always(http.StatusNoContent), true)
+	added := h.addWebhook("Ops", rc, nil)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, &http.Server{Handler: h.app}, ln, h.app) }()
+
+	// A delete through serve's server; the receiver holds both events.
+	h.base = "http://" + ln.Addr().String()
+	h.deleteTask(2)
+	rc.next(t)
+	rc.next(t)
+
+	cancel()
+	select {
+	case err := <-served:
+		t.Fatalf("serve returned (%v) while the worker had attempts in flight", err)
+	default:
+	}
+	rc.open()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(waitFor):
+		t.Fatalf("serve did not return within %s of the receiver answering", waitFor)
+	}
+
+	// The server is closed, the worker stopped, and both attempts are
+	// recorded as the successes they were, not left to a lease.
+	if _, err := http.Get(h.base + "/tasks"); err == nil {
+		t.Error("serve's server still answers after serve returned")
+	}
+	page, err := h.app.channels.Deliveries(context.Background(), deskkit.Principal{UserID: 1, TenantID: 1, Admin: true}, added.ID, "", 1, 10)
+	if err != nil || page.Total != 2 {
+		t.Fatalf("deliveries: %+v %v, want 2", page, err)
+	}
+	for _, d := range page.List {
+		if d.Status != channel.DeliverySucceeded || d.Attempts != 1 {
+			t.Errorf("delivery %+v: want SUCCEEDED at its one attempt", d)
+		}
+	}
+	// Run has returned: it can run again on the registry.
+	stop := startRun(t, h.app.channels)
+	stop()
 }

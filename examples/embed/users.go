@@ -12,6 +12,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
 )
 
@@ -121,7 +122,10 @@ var (
 // another tenant's row.
 type hostUsers struct{ db *bun.DB }
 
-var _ verify.Directory = hostUsers{}
+var (
+	_ verify.Directory   = hostUsers{}
+	_ trash.UserResolver = hostUsers{}
+)
 
 // User returns user userID of the tenant, or an error matching
 // deskkit.ErrNotFound.
@@ -223,6 +227,32 @@ func (h hostUsers) SetEmail(ctx context.Context, db bun.IDB, tenantID, userID in
 		Where("u.id = ? AND u.tenant_id = ? AND COALESCE(u.email, '') = ?", userID, tenantID, old).
 		Exec(ctx)
 	return updated(ctx, db, tenantID, userID, res, err, errAddressChanged)
+}
+
+// ResolveUsers returns how the tenant's users ids are shown: full name
+// and avatar. Ids of no user of the tenant are left out. The trash asks it
+// for the deleters in its search results and for the actor of its events.
+func (h hostUsers) ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
+	return resolveUsers(ctx, h.db, tenantID, ids)
+}
+
+// resolveUsers is ResolveUsers through db, a transaction or the database.
+func resolveUsers(ctx context.Context, db bun.IDB, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
+	out := make(map[int64]deskkit.UserInfo, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []userRow
+	err := db.NewSelect().Model(&rows).Column("id", "full_name", "avatar").
+		Where("u.tenant_id = ? AND u.id IN (?)", tenantID, bun.List(ids)).
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("users: resolve: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ID] = deskkit.UserInfo{Name: r.FullName, Avatar: r.Avatar}
+	}
+	return out, nil
 }
 
 // updated turns the outcome of an UPDATE of one user into the errors

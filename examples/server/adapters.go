@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/uptrace/bun"
@@ -77,25 +76,13 @@ func (u verifyUsers) Tenant(ctx context.Context, tenantID int64) (verify.Tenant,
 // Holder returns the id of the user of the tenant whose mobile number (SMS)
 // or e-mail address is address, or 0 if none has it.
 func (u verifyUsers) Holder(ctx context.Context, tenantID int64, k verify.Kind, address string) (int64, error) {
-	var (
-		du  directory.User
-		err error
-	)
 	switch k {
 	case verify.KindSMS:
-		du, err = u.d.UserByMobile(ctx, tenantID, address)
+		return u.d.MobileHolder(ctx, tenantID, address)
 	case verify.KindEmail:
-		du, err = u.d.UserByEmail(ctx, tenantID, address)
-	default:
-		return 0, fmt.Errorf("verifyUsers: unknown kind of address %q", k)
+		return u.d.EmailHolder(ctx, tenantID, address)
 	}
-	if errors.Is(err, directory.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return du.ID, nil
+	return 0, fmt.Errorf("verifyUsers: unknown kind of address %q", k)
 }
 
 // UpdateProfile applies p to the user through db, in one statement.

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -19,18 +21,28 @@ import (
 
 // Environment variables of the channel service.
 const (
-	envChannelAllowPrivate = "DESKKIT_CHANNEL_ALLOW_PRIVATE_NETWORKS"
-	envChannelTestsPerMin  = "DESKKIT_CHANNEL_TESTS_PER_MINUTE"
-	envChannelTimeout      = "DESKKIT_CHANNEL_TIMEOUT"
+	envChannelAllowPrivate   = "DESKKIT_CHANNEL_ALLOW_PRIVATE_NETWORKS"
+	envChannelTestsPerMin    = "DESKKIT_CHANNEL_TESTS_PER_MINUTE"
+	envChannelTimeout        = "DESKKIT_CHANNEL_TIMEOUT"
+	envEventRetrySchedule    = "DESKKIT_EVENT_RETRY_SCHEDULE"
+	envEventDisableAfter     = "DESKKIT_EVENT_DISABLE_AFTER"
+	envEventDisableMinFailed = "DESKKIT_EVENT_DISABLE_MIN_FAILURES"
+	envEventLogRetention     = "DESKKIT_EVENT_LOG_RETENTION"
 )
 
-// channelConfig is how the server's channels reach the outside.
+// channelConfig is how the server's channels reach the outside, and how
+// their events are delivered.
 type channelConfig struct {
 	// allowPrivate lets channels reach loopback and private networks:
 	// development and tests only (a webhook sink on localhost).
 	allowPrivate   bool
 	testsPerMinute int
 	timeout        time.Duration
+	// The delivery of events; the registry's defaults where zero.
+	retrySchedule      []time.Duration
+	disableAfter       time.Duration
+	disableMinFailures int
+	logRetention       time.Duration
 }
 
 // addChannelFlags declares the channel flags on fs.
@@ -43,19 +55,75 @@ func addChannelFlags(fs *flagSet, cfg *channelConfig) {
 	fs.fromEnv("channel-tests-per-minute", envChannelTestsPerMin)
 	fs.Var(durationFlag{&cfg.timeout}, "channel-timeout", "bound of one channel message, dial to reply; 0 means "+channel.DefaultTimeout.String())
 	fs.fromEnv("channel-timeout", envChannelTimeout)
+	fs.Var(scheduleFlag{&cfg.retrySchedule}, "event-retry-schedule",
+		"delays before each attempt of an event's delivery, comma-separated Go durations; default "+formatSchedule(channel.DefaultRetrySchedule()))
+	fs.fromEnv("event-retry-schedule", envEventRetrySchedule)
+	fs.Var(durationFlag{&cfg.disableAfter}, "event-disable-after",
+		"disable a channel whose deliveries all failed for this long; 0 means "+channel.DefaultDisableAfter.String())
+	fs.fromEnv("event-disable-after", envEventDisableAfter)
+	fs.Var(countFlag{&cfg.disableMinFailures}, "event-disable-min-failures",
+		"failed attempts a channel needs, besides -event-disable-after, to be disabled; 0 means "+strconv.Itoa(channel.DefaultDisableMinFailures))
+	fs.fromEnv("event-disable-min-failures", envEventDisableMinFailed)
+	fs.Var(durationFlag{&cfg.logRetention}, "event-log-retention",
+		"keep finished deliveries and attempts this long; 0 means "+channel.DefaultLogRetention.String())
+	fs.fromEnv("event-log-retention", envEventLogRetention)
+}
+
+// scheduleFlag is a retry schedule: comma-separated Go durations, checked
+// as the registry checks them.
+type scheduleFlag struct{ s *[]time.Duration }
+
+func (f scheduleFlag) String() string {
+	if f.s == nil || *f.s == nil {
+		return ""
+	}
+	return formatSchedule(*f.s)
+}
+
+func (f scheduleFlag) Set(v string) error {
+	var out []time.Duration
+	for i, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		d, err := time.ParseDuration(part)
+		if err != nil && part == "0" {
+			d, err = 0, nil
+		}
+		if err != nil {
+			return fmt.Errorf("delay %d (%q) must be a Go duration such as 5s, 5m or 2h", i+1, part)
+		}
+		if d < 0 {
+			return fmt.Errorf("delay %d (%q) must not be negative", i+1, part)
+		}
+		out = append(out, d)
+	}
+	*f.s = out
+	return nil
+}
+
+// formatSchedule writes a schedule as the flag takes it.
+func formatSchedule(s []time.Duration) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, ",")
 }
 
 // describe is the log line's view of cfg.
 func (cfg channelConfig) describe() []any {
-	perMinute := cfg.testsPerMinute
-	if perMinute == 0 {
-		perMinute = channel.DefaultTestLimit
+	perMinute := cmp.Or(cfg.testsPerMinute, channel.DefaultTestLimit)
+	timeout := cmp.Or(cfg.timeout, channel.DefaultTimeout)
+	schedule := cfg.retrySchedule
+	if schedule == nil {
+		schedule = channel.DefaultRetrySchedule()
 	}
-	timeout := cfg.timeout
-	if timeout == 0 {
-		timeout = channel.DefaultTimeout
+	return []any{
+		slog.Bool("allowPrivateNetworks", cfg.allowPrivate), slog.Int("testsPerMinute", perMinute), slog.String("timeout", timeout.String()),
+		slog.String("retrySchedule", formatSchedule(schedule)),
+		slog.String("disableAfter", cmp.Or(cfg.disableAfter, channel.DefaultDisableAfter).String()),
+		slog.Int("disableMinFailures", cmp.Or(cfg.disableMinFailures, channel.DefaultDisableMinFailures)),
+		slog.String("logRetention", cmp.Or(cfg.logRetention, channel.DefaultLogRetention).String()),
 	}
-	return []any{slog.Bool("allowPrivateNetworks", cfg.allowPrivate), slog.Int("testsPerMinute", perMinute), slog.String("timeout", timeout.String())}
 }
 
 // newChannels builds the channel registry of the app. EMAIL channels send
@@ -78,67 +146,74 @@ func newChannels(db *bun.DB, secret []byte, cfg appConfig) (*channel.ChannelRegi
 		TestsPerMinute:       cfg.Channel.testsPerMinute,
 		AllowPrivateNetworks: cfg.Channel.allowPrivate,
 		Timeout:              cfg.Channel.timeout,
+		RetrySchedule:        cfg.Channel.retrySchedule,
+		DisableAfter:         cfg.Channel.disableAfter,
+		DisableMinFailures:   cfg.Channel.disableMinFailures,
+		LogRetention:         cfg.Channel.logRetention,
 		Logger:               cfg.Logger,
 		Now:                  cfg.Now,
 	})
 }
 
-// deliverRequest is the body of the demo host's POST /demo/event/deliver.
-type deliverRequest struct {
-	ID         string          `json:"id"`
-	Type       string          `json:"type"`
-	Title      string          `json:"title"`
-	Text       string          `json:"text"`
-	Data       json.RawMessage `json:"data"`
-	ChannelIDs []int64         `json:"channelIds"`
+// maxDemoEventTypes bounds the catalogue the demo host's publishing by
+// hand may grow to (it lives in the process's memory).
+const maxDemoEventTypes = 100
+
+// publishRequest is the body of the demo host's POST /demo/event/publish.
+type publishRequest struct {
+	ID    string          `json:"id"`
+	Type  string          `json:"type"`
+	Title string          `json:"title"`
+	Text  string          `json:"text"`
+	Data  json.RawMessage `json:"data"`
 }
 
-// delivery is what became of one channel.
-type delivery struct {
-	ChannelID   int64        `json:"channelId"`
-	ChannelType channel.Type `json:"channelType,omitempty"`
-	Name        string       `json:"name,omitempty"`
-	Delivered   bool         `json:"delivered"`
-	Error       string       `json:"error,omitempty"`
-	Retryable   bool         `json:"retryable,omitempty"`
+// published is the answer to a publish.
+type published struct {
+	EventID string `json:"eventId"`
 }
 
-// mountDeliver adds the demo host's use of ChannelRegistry.Deliver: a real
-// host delivers its own events (a task trashed, a sprint restored) from
-// its code or a job; the demo lets an admin send one by hand, to the
-// tenant's channels named by channelIds, or to all of them.
-func mountDeliver(api *httpapi.Server, reg *channel.ChannelRegistry, logger *slog.Logger) {
-	api.Handle(http.MethodPost, "/demo/event/deliver", func(r *http.Request, p deskkit.Principal) (any, error) {
+// mountPublish adds the demo host's use of ChannelRegistry.Publish: a real
+// host publishes its own events (an invoice paid, a build broken) in the
+// transaction of the change; the demo lets an admin publish one by hand.
+// It is queued as any other event: Run delivers it to every enabled
+// channel of the tenant whose subscription matches, with retries. The demo
+// registers a type the first time it is published (up to
+// maxDemoEventTypes in all), so that a client may try any well-formed
+// type; a real host registers its types when it starts, and Publish
+// refuses the others.
+func mountPublish(api *httpapi.Server, db bun.IDB, reg *channel.ChannelRegistry) {
+	api.Handle(http.MethodPost, "/demo/event/publish", func(r *http.Request, p deskkit.Principal) (any, error) {
 		if !p.Admin {
-			return nil, deskkit.NewError(deskkit.ErrForbidden, "demo: deliver needs an admin", "only an admin may deliver events by hand")
+			return nil, deskkit.NewError(deskkit.ErrForbidden, "demo: publish needs an admin", "only an admin may publish events by hand")
 		}
-		var req deliverRequest
+		var req publishRequest
 		if err := httpapi.DecodeJSON(r, &req); err != nil {
 			return nil, err
 		}
-		ev := channel.Event{ID: req.ID, Type: req.Type, Title: req.Title, Text: req.Text}
+		ev := deskkit.Event{ID: req.ID, Type: req.Type, Title: req.Title, Text: req.Text}
+		if ev.ID == "" {
+			ev.ID = deskkit.NewEventID()
+		}
 		if len(req.Data) > 0 && string(req.Data) != "null" {
 			ev.Data = req.Data
 		}
-		results, err := reg.Deliver(r.Context(), p.TenantID, ev, req.ChannelIDs)
-		if err != nil {
-			return nil, err
+		known := func() bool {
+			return slices.ContainsFunc(reg.EventTypes(), func(t deskkit.EventType) bool { return t.Name == ev.Type })
 		}
-		out := make([]delivery, len(results))
-		for i, res := range results {
-			out[i] = delivery{ChannelID: res.ChannelID, ChannelType: res.Type, Name: res.Name, Delivered: res.Err == nil}
-			var de *channel.DeliveryError
-			switch {
-			case res.Err == nil:
-			case errors.As(res.Err, &de):
-				out[i].Error, out[i].Retryable = de.ClientMessage(), de.Retryable
-			case errors.Is(res.Err, channel.ErrNotFound):
-				out[i].Error = "no such channel"
-			default:
-				out[i].Error = "not delivered"
-				logger.ErrorContext(r.Context(), "demo: deliver", slog.Int64("channel", res.ChannelID), slog.Any("error", res.Err))
+		if !known() {
+			if len(reg.EventTypes()) >= maxDemoEventTypes {
+				return nil, deskkit.Invalid("type", "%q is not a registered event type, and the demo host registers at most %d types", ev.Type, maxDemoEventTypes)
+			}
+			err := reg.RegisterEventTypes(deskkit.EventType{Name: ev.Type, Description: "Published by hand through the demo host.", Example: map[string]any{}})
+			// A parallel publish of the same new type may have won.
+			if err != nil && !known() {
+				return nil, err
 			}
 		}
-		return out, nil
+		if err := reg.Publish(r.Context(), db, p.TenantID, ev); err != nil {
+			return nil, err
+		}
+		return published{EventID: ev.ID}, nil
 	})
 }

@@ -180,6 +180,13 @@ func TestChannelsEndToEnd(t *testing.T) {
 			{http.MethodDelete, "/api/v1/event/channel/" + strconv.FormatInt(hook.ID, 10), nil},
 			{http.MethodPost, "/api/v1/event/channel", map[string]any{"channelType": "WEBHOOK", "name": "bob's", "address": recv.URL + "/hook"}},
 			{http.MethodPost, "/api/v1/event/channel/test", map[string]any{"id": hook.ID, "channelType": "WEBHOOK", "name": "ops", "address": recv.URL + "/hook"}},
+			// The deliveries and the state of channels are admins' too, and
+			// so is publishing by hand.
+			{http.MethodPatch, "/api/v1/event/channel/" + strconv.FormatInt(hook.ID, 10) + "/disable", nil},
+			{http.MethodPatch, "/api/v1/event/channel/" + strconv.FormatInt(hook.ID, 10) + "/enable", nil},
+			{http.MethodGet, "/api/v1/event/channel/" + strconv.FormatInt(hook.ID, 10) + "/deliveries", nil},
+			{http.MethodPost, "/api/v1/event/channel/" + strconv.FormatInt(hook.ID, 10) + "/recover?since=2026-01-01T00:00:00Z", nil},
+			{http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.bob", "title": "from bob"}},
 		} {
 			var body any
 			if c.body != nil {

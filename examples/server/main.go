@@ -21,6 +21,8 @@
 //	       [-code-ttl DURATION] [-resend-interval DURATION] [-sends-per-hour N]
 //	       [-sends-per-day N] [-failures-per-day N] [-dev-log-codes]
 //	       [-channel-allow-private-networks] [-channel-tests-per-minute N] [-channel-timeout DURATION]
+//	       [-event-retry-schedule D,D,...] [-event-disable-after DURATION]
+//	       [-event-disable-min-failures N] [-event-log-retention DURATION]
 //	server token -tenant NAME -username NAME [-admin | -admin=false] [-ttl DURATION]
 //	       [-email ADDR] [-mobile NUMBER -country REGION] [-database-url URL]
 //	server token -revoke [-database-url URL] < FILE-HOLDING-THE-TOKEN
@@ -71,6 +73,13 @@
 //	-channel-tests-per-minute
 //	                       DESKKIT_CHANNEL_TESTS_PER_MINUTE  test messages per tenant per minute (20)
 //	-channel-timeout       DESKKIT_CHANNEL_TIMEOUT       bound of one channel message, dial to reply (10s)
+//	-event-retry-schedule  DESKKIT_EVENT_RETRY_SCHEDULE  delays before each attempt of an event's delivery,
+//	                                                     comma-separated Go durations (0,5s,5m,30m,2h,5h,10h,10h)
+//	-event-disable-after   DESKKIT_EVENT_DISABLE_AFTER   disable a channel whose deliveries all failed this long (120h)
+//	-event-disable-min-failures
+//	                       DESKKIT_EVENT_DISABLE_MIN_FAILURES
+//	                                                     failed attempts it needs besides (10)
+//	-event-log-retention   DESKKIT_EVENT_LOG_RETENTION   keep finished deliveries and attempts this long (720h)
 //
 // Secrets come from the environment only, never from flags, which every
 // process listing shows:
@@ -116,6 +125,20 @@
 //
 // seed bulk-loads trash entries for benchmarks; see seed.go for the names it
 // generates and which search terms match how many entries.
+//
+// # Events
+//
+// The server delivers events: the trash's (task.trashed, ...), the
+// verification service's (user.email.changed, ...), channel.disabled and
+// those an admin publishes through the demo host (POST
+// /api/v1/demo/event/publish). Each is written in the transaction of its
+// change, into an outbox in the database, and the server's workers deliver
+// it to the tenant's enabled channels that subscribe to it, with the
+// retries of -event-retry-schedule; several servers on one PostgreSQL
+// database share the work (each delivery claimed by one), woken by
+// LISTEN/NOTIFY. On SIGTERM the workers claim nothing new and finish the
+// attempts in flight; what a killed server had claimed is attempted again
+// by another, or by the next start, when its lease ends.
 //
 // Logs are JSON lines on stderr. The server answers GET /healthz (the
 // process is up) and GET /readyz (the database answers) next to the API

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -151,6 +152,21 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	verifyTicker := time.NewTicker(verifyInterval)
 	defer verifyTicker.Stop()
 	wg.Go(func() { housekeep(loopCtx, a, verifyTicker.C, logger) })
+	// The outbox's workers: events to channels, notices to old addresses.
+	// When loopCtx ends they claim nothing new and finish the attempts in
+	// flight (each bounded by its timeout); a delivery a process never
+	// finished is attempted again by another, or by the next start, when
+	// its lease ends.
+	wg.Go(func() {
+		if err := a.channels.Run(loopCtx); err != nil {
+			logger.Error("channel: event delivery stopped", slog.Any("error", err))
+		}
+	})
+	wg.Go(func() {
+		if err := a.verify.Run(loopCtx); err != nil {
+			logger.Error("verify: notice delivery stopped", slog.Any("error", err))
+		}
+	})
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -260,22 +276,27 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := trash.New(db, demo, &trash.Config{Users: trashUsers{dir}, Now: cfg.Now, Retention: cfg.Retention})
-	if err != nil {
-		return nil, err
-	}
-	demo.trash = tr
 	secret := cfg.Verify.secret
 	if secret == nil {
 		if secret, err = storedSecret(context.Background(), db); err != nil {
 			return nil, err
 		}
 	}
-	v, err := newVerifier(db, verifyUsers{dir}, secret, cfg)
+	reg, err := newChannels(db, secret, cfg)
 	if err != nil {
 		return nil, err
 	}
-	reg, err := newChannels(db, secret, cfg)
+	// The catalogue: every service's event types, which subscriptions are
+	// checked against and the services publish.
+	if err := reg.RegisterEventTypes(slices.Concat(trash.EventTypes(), verify.EventTypes())...); err != nil {
+		return nil, err
+	}
+	tr, err := trash.New(db, demo, &trash.Config{Users: trashUsers{dir}, Now: cfg.Now, Retention: cfg.Retention, Publisher: reg})
+	if err != nil {
+		return nil, err
+	}
+	demo.trash = tr
+	v, err := newVerifier(db, verifyUsers{dir}, secret, reg, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +308,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	}
 	demo.mount(api)
 	mountRedeem(api, v)
-	mountDeliver(api, reg, cfg.Logger)
+	mountPublish(api, db, reg)
 	ready := &readiness{db: db, logger: cfg.Logger}
 	h := routes(api, ready)
 	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, demo: demo, handler: accessLog(cfg.Logger, h)}, nil

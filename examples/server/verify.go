@@ -232,29 +232,24 @@ func storedSecret(ctx context.Context, db *bun.DB) ([]byte, error) {
 }
 
 // newVerifier builds the verification service of the app.
-func newVerifier(db *bun.DB, users verifyUsers, secret []byte, cfg appConfig) (*verify.Verifier, error) {
+func newVerifier(db *bun.DB, users verifyUsers, secret []byte, events deskkit.Publisher, cfg appConfig) (*verify.Verifier, error) {
 	sms, mail, err := cfg.Verify.senders(cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
 	vc := cfg.Verify.limits
-	vc.PreviousSecret, vc.Logger, vc.Now = cfg.Verify.previous, cfg.Logger, cfg.Now
+	vc.PreviousSecret, vc.Logger, vc.Now, vc.Publisher = cfg.Verify.previous, cfg.Logger, cfg.Now, events
 	return verify.New(db, users, sms, mail, secret, &vc)
 }
 
-// verifyInterval is how often the server retries notices left in the
-// outbox and purges spent codes and closed rate-limit windows.
+// verifyInterval is how often the server purges spent codes and closed
+// rate-limit windows.
 const verifyInterval = time.Minute
 
 // housekeep runs the Verifier's and the channel registry's housekeeping on
 // every tick until ctx ends.
 func housekeep(ctx context.Context, a *app, tick <-chan time.Time, logger *slog.Logger) {
 	for {
-		if n, err := a.verify.SendNotices(ctx); err != nil && ctx.Err() == nil {
-			logger.ErrorContext(ctx, "verify: send notices", slog.Any("error", err))
-		} else if n > 0 {
-			logger.InfoContext(ctx, "verify: notices sent from the outbox", slog.Int("sent", n))
-		}
 		if _, err := a.verify.Purge(ctx); err != nil && ctx.Err() == nil {
 			logger.ErrorContext(ctx, "verify: purge", slog.Any("error", err))
 		}

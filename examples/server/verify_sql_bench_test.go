@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,19 +22,27 @@ import (
 // Verification against its SQL: BenchmarkSendCheckVsSQL* first run send +
 // check round trips of benchSendCheck through the reference server,
 // recording every statement each user's requests ran (a bun query hook,
-// BEGIN and COMMIT included). Then, in five chunks, they time the server
-// doing more such round trips, and the replay of a fifth of the recorded
-// ones: their statements, in order, from as many goroutines as there were
-// users, each on a connection of its own opened with pgdriver through
-// database/sql, which is what a pgbench script of the same statements
-// does, without HTTP, JSON, bun or the verify package. The verification
-// tables are emptied before each timed part, and which part goes first
-// alternates, so that both meet the same tables and the same load of a
-// shared machine. The one value the replay cannot take from the record is
-// the id of a code row, which the sequence gives anew: as pgbench's \gset
-// would, the replay reads it from the RETURNING of the statement that
-// writes the row and writes it into the statements that follow. vs-sql-x
-// is the server's round trips per second over the replay's.
+// BEGIN and COMMIT included). Then, in twenty chunks, they time the server
+// doing more such round trips, and the replay of a twentieth of the
+// recorded ones: their statements, in order, from as many goroutines as
+// there were users, each on a connection of its own opened with pgdriver
+// through database/sql, which is what a pgbench script of the same
+// statements does, without HTTP, JSON, bun or the verify package. The one
+// value the replay cannot take from the record is the id of a code row,
+// which the sequence gives anew: as pgbench's \gset would, the replay reads
+// it from the RETURNING of the statement that writes the row and writes it
+// into the statements that follow. The verification tables are emptied
+// before each timed part, and which part goes first alternates, so that
+// both meet the same tables and the same load of a shared machine.
+//
+// vs-sql-x is the server's round trips per second over the replay's, over
+// all chunks; vs-sql-x-median is the median of that ratio over pairs of
+// neighbouring chunks, which a burst of another process's load during a
+// few chunks moves less. The process's CPU time is taken around each part
+// too: cpu-us/roundtrip (the server's, the benchmark's HTTP client
+// included) and sql-cpu-us/roundtrip (the replay's database/sql and
+// driver) vary less with the machine's load than the times do, and their
+// difference is what deskkit costs beyond its statements.
 //
 //	DESKKIT_TEST_DATABASE_URL=... go test ./examples/server -run '^$' -bench VsSQL -benchtime 1000x -count 3
 
@@ -82,7 +91,7 @@ func (l *stmtLog) cut(user int) {
 }
 
 // codeID is how the statements after a code row's write name it.
-var codeID = regexp.MustCompile(`\(id = \d+ AND`)
+var codeID = regexp.MustCompile(`\bid = \d+ AND`)
 
 // runUsers runs per calls of fn for each of users goroutines at once.
 func runUsers(users, per int, fn func(user int) error) error {
@@ -104,7 +113,7 @@ func runUsers(users, per int, fn func(user int) error) error {
 }
 
 func benchSendCheckVsSQL(b *testing.B, users int) {
-	const chunks = 5
+	const chunks = 20
 	per := max(1, b.N/(users*chunks)) // round trips per user and chunk
 	log := &stmtLog{byUser: map[int][][]stmt{}}
 	db, roundTrip := setupSendCheck(b, users, false, log)
@@ -153,18 +162,27 @@ func benchSendCheckVsSQL(b *testing.B, users int) {
 			statements += len(rt)
 		}
 	}
-	var server, replayed time.Duration
-	timed := func(fn func(u int) error, d *time.Duration) {
+	// A part's time and CPU time, in total and per chunk.
+	type part struct {
+		took, cpu time.Duration
+		chunks    []time.Duration
+		timer     bool // the benchmark's timer runs
+	}
+	server, replayed := &part{timer: true}, &part{}
+	timed := func(fn func(u int) error, p *part) {
 		empty()
-		if d == &server {
+		if p.timer {
 			b.StartTimer() // ns/op is the server's time
 			defer b.StopTimer()
 		}
-		start := time.Now()
+		start, startCPU := time.Now(), cpuTime()
 		if err := runUsers(users, 1, fn); err != nil {
 			b.Fatal(err)
 		}
-		*d += time.Since(start)
+		took := time.Since(start)
+		p.took += took
+		p.cpu += cpuTime() - startCPU
+		p.chunks = append(p.chunks, took)
 	}
 	b.ResetTimer()
 	b.StopTimer()
@@ -185,18 +203,26 @@ func benchSendCheckVsSQL(b *testing.B, users int) {
 			return replay(ctx, sqldb, stmts)
 		}
 		if j%2 == 0 {
-			timed(serve, &server)
-			timed(sqlChunk, &replayed)
+			timed(serve, server)
+			timed(sqlChunk, replayed)
 		} else {
-			timed(sqlChunk, &replayed)
-			timed(serve, &server)
+			timed(sqlChunk, replayed)
+			timed(serve, server)
 		}
 	}
 	n := float64(per * users * chunks)
-	b.ReportMetric(n/server.Seconds(), "roundtrips/s")
-	b.ReportMetric(n/replayed.Seconds(), "sql-roundtrips/s")
-	b.ReportMetric(replayed.Seconds()/server.Seconds(), "vs-sql-x")
+	b.ReportMetric(n/server.took.Seconds(), "roundtrips/s")
+	b.ReportMetric(n/replayed.took.Seconds(), "sql-roundtrips/s")
+	b.ReportMetric(replayed.took.Seconds()/server.took.Seconds(), "vs-sql-x")
+	var pairs []float64
+	for j := 0; j+1 < chunks; j += 2 {
+		pairs = append(pairs, (replayed.chunks[j]+replayed.chunks[j+1]).Seconds()/(server.chunks[j]+server.chunks[j+1]).Seconds())
+	}
+	slices.Sort(pairs)
+	b.ReportMetric((pairs[(len(pairs)-1)/2]+pairs[len(pairs)/2])/2, "vs-sql-x-median")
 	b.ReportMetric(float64(statements)/n, "statements/roundtrip")
+	b.ReportMetric(float64(server.cpu.Microseconds())/n, "cpu-us/roundtrip")
+	b.ReportMetric(float64(replayed.cpu.Microseconds())/n, "sql-cpu-us/roundtrip")
 }
 
 // replay runs one user's statements on a connection of its own, reading
@@ -212,7 +238,7 @@ func replay(ctx context.Context, db *sql.DB, stmts []stmt) error {
 		q := s.query
 		code := strings.Contains(q, "deskkit_verify_codes")
 		if code && id != "" {
-			q = codeID.ReplaceAllString(q, "(id = "+id+" AND")
+			q = codeID.ReplaceAllString(q, "id = "+id+" AND")
 		}
 		rows, err := conn.QueryContext(ctx, q)
 		if err == nil {
