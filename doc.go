@@ -51,7 +51,12 @@
 // and a busy timeout to queue on:
 //
 //	sqldb, err := sql.Open("sqlite", "file:app.db?_busy_timeout=10000&_foreign_keys=1&_journal_mode=WAL&_txlock=immediate")
+//	err = sqldb.Ping() // switches a new file to WAL before the pool opens more connections
 //	db := bun.NewDB(sqldb, sqlitedialect.New())
+//
+// Ping before the pool is used concurrently: switching a new file to the
+// write-ahead log takes a lock SQLite does not wait for, so connections
+// opened at once on a new file could fail with SQLITE_BUSY.
 //
 // Bound the pool (sqldb.SetMaxOpenConns) and, on PostgreSQL, set a
 // statement_timeout, so that no request waits for ever and one process

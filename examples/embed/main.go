@@ -237,6 +237,12 @@ func openDB(path string) (*bun.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One connection switches a new file to the write-ahead log before the
+	// pool opens others: SQLite does not wait for that switch's lock.
+	if err := sqldb.Ping(); err != nil {
+		sqldb.Close()
+		return nil, err
+	}
 	n := 4 * runtime.GOMAXPROCS(0)
 	sqldb.SetMaxOpenConns(n)
 	sqldb.SetMaxIdleConns(n)
