@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
@@ -65,6 +68,7 @@ type serveConfig struct {
 	requestTimeout time.Duration    // httpapi.DefaultRequestTimeout if 0
 	verify         verifyConfig
 	channel        channelConfig
+	telemetry      telemetryConfig
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, logger *slog.Logger) error {
@@ -85,10 +89,16 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs.fromEnv("request-timeout", envRequestTimeout)
 	verifyEnv := addVerifyFlags(fs, &cfg.verify)
 	addChannelFlags(fs, &cfg.channel)
+	telemetryEnv := addTelemetryFlags(fs, &cfg.telemetry)
+	usage := fs.Usage
+	fs.Usage = func() { usage(); fmt.Fprint(fs.Output(), usageTelemetry) }
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if err := verifyEnv(); err != nil {
+		return err
+	}
+	if err := telemetryEnv(cfg.addr); err != nil {
 		return err
 	}
 	cfg.databaseURL = *dbURL
@@ -98,12 +108,27 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 // serve runs the server until ctx is cancelled, then shuts it down,
 // letting requests in flight finish.
 func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.Logger) error {
+	// Before the services: they take the global providers when built.
+	tel, err := startTelemetry(ctx, cfg.telemetry, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Only when serve fails before its shutdown, which closes tel
+		// itself; closing again does nothing.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		defer cancel()
+		tel.close(sctx)
+	}()
 	db, err := openDBWith(ctx, cfg.databaseURL, cfg.db)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	a, err := newApp(db, appConfig{Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout, Verify: cfg.verify, Channel: cfg.channel})
+	a, err := newApp(db, appConfig{
+		Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout, Verify: cfg.verify, Channel: cfg.channel,
+		MeterProvider: tel.meters, TracerProvider: tel.tracers,
+	})
 	if err != nil {
 		return err
 	}
@@ -118,22 +143,41 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           a.handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	servers := []*http.Server{newHTTPServer(a.handler, logger)}
+	listeners := []net.Listener{ln}
+	if tel.metrics != nil {
+		// Its own listener: /metrics and /debug/pprof/ are never reachable
+		// where the API is.
+		mln, err := net.Listen("tcp", cfg.telemetry.metricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		servers = append(servers, newHTTPServer(tel.metrics, logger))
+		listeners = append(listeners, mln)
 	}
 	base := baseURL(ln.Addr())
 	logger.InfoContext(ctx, "listening", slog.String("addr", ln.Addr().String()), slog.String("retention", cfg.retention.String()))
+	if len(listeners) > 1 {
+		logger.InfoContext(ctx, "metrics listening", slog.String("addr", listeners[1].Addr().String()), slog.Bool("pprof", cfg.telemetry.pprof))
+	}
+	if cfg.telemetry.tracesURL != "" {
+		u, _ := url.Parse(cfg.telemetry.tracesURL)
+		logger.InfoContext(ctx, "exporting traces", slog.String("endpoint", u.Redacted()))
+	}
 	logger.InfoContext(ctx, "verification codes", cfg.verify.describe()...)
 	logger.InfoContext(ctx, "event channels", cfg.channel.describe()...)
 	if cfg.verify.secret == nil {
 		logger.WarnContext(ctx, envSecret+" is not set: the server secret is kept in the database, in clear beside the code hashes and encrypted channel secrets it protects, so a copy of the database reveals them; set "+envSecret+" in production")
 	}
 	fmt.Fprintf(stdout, "deskkit is listening on %s\n", base)
+	if len(listeners) > 1 {
+		mbase := baseURL(listeners[1].Addr())
+		fmt.Fprintf(stdout, "Metrics are served on %s/metrics\n", mbase)
+		if cfg.telemetry.pprof {
+			fmt.Fprintf(stdout, "Profiles are served on %s/debug/pprof/\n", mbase)
+		}
+	}
 	if cfg.demo {
 		printDemoAccess(stdout, base, token)
 	}
@@ -168,11 +212,20 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 		}
 	})
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
 	select {
 	case err := <-errc:
+		// A listener failed: the other goes down with it.
 		stopLoop()
+		for _, srv := range servers {
+			srv.Close()
+		}
+		for range len(servers) - 1 {
+			<-errc
+		}
 		wg.Wait()
 		return err
 	case <-ctx.Done():
@@ -181,16 +234,36 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	stopLoop()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
-	err = srv.Shutdown(sctx)
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
+	err = nil
+	for _, srv := range servers {
+		err = errors.Join(err, srv.Shutdown(sctx))
+	}
+	for range servers {
+		if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
 	}
 	wg.Wait()
+	// After the workers: the spans of their last attempts are flushed too.
+	tel.close(sctx)
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// newHTTPServer is an http.Server with the server's timeouts, logging its
+// errors through logger.
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
 }
 
 // baseURL is the address to print for a listener: a wildcard host becomes
@@ -248,6 +321,12 @@ type appConfig struct {
 	RequestTimeout time.Duration // httpapi.DefaultRequestTimeout if 0
 	Verify         verifyConfig  // the zero value: log senders, the secret kept in the database
 	Channel        channelConfig // the zero value: public networks only, the default throttle
+	// MeterProvider takes the server's own instruments (the database
+	// pool's); nil records none.
+	MeterProvider metric.MeterProvider
+	// TracerProvider takes bun's query spans, and requests continue an
+	// incoming W3C traceparent; nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // app is the server's services wired together over one migrated database.
@@ -267,6 +346,14 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.MeterProvider != nil {
+		if err := observePool(cfg.MeterProvider, db.DB); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.TracerProvider != nil {
+		db = traceQueries(db, cfg.TracerProvider)
 	}
 	dir, err := directory.New(db, &directory.Config{Now: cfg.Now})
 	if err != nil {
@@ -310,8 +397,11 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	mountRedeem(api, v)
 	mountPublish(api, db, reg)
 	ready := &readiness{db: db, logger: cfg.Logger}
-	h := routes(api, ready)
-	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, demo: demo, handler: accessLog(cfg.Logger, h)}, nil
+	h := accessLog(cfg.Logger, routes(api, ready))
+	if cfg.TracerProvider != nil {
+		h = traceContext(h)
+	}
+	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, demo: demo, handler: h}, nil
 }
 
 // routes answers the two probes itself and hands every other request to
