@@ -111,7 +111,7 @@ func tracesEndpoint(getenv func(string) string) (string, error) {
 type telemetry struct {
 	meters  metric.MeterProvider // nil without -metrics-addr
 	tracers trace.TracerProvider // nil without an OTLP endpoint
-	metrics http.Handler // /metrics and, with -pprof, /debug/pprof/; nil without -metrics-addr
+	metrics http.Handler         // /metrics and, with -pprof, /debug/pprof/; nil without -metrics-addr
 	logger  *slog.Logger
 	stop    []func(context.Context) error
 	restore func() // puts the global providers back

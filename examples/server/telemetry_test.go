@@ -34,7 +34,7 @@ type served struct {
 var (
 	listeningLine = regexp.MustCompile(`^deskkit is listening on (http://\S+)$`)
 	metricsLine   = regexp.MustCompile(`^Metrics are served on (http://\S+)/metrics$`)
-	curlTokenLine     = regexp.MustCompile(`curl -H 'Authorization: Bearer (dk_[A-Za-z0-9_-]{43})' `)
+	curlTokenLine = regexp.MustCompile(`curl -H 'Authorization: Bearer (dk_[A-Za-z0-9_-]{43})' `)
 )
 
 // startServing runs the reference server with args and the environment
