@@ -25,7 +25,8 @@ func TestHelpNamesCommandsAndSecrets(t *testing.T) {
 		alsoWanted []string
 	}{
 		{"-h", []string{"-h"}, false, []string{"Flags of serve", "-addr", "DESKKIT_ADDR"}},
-		{"serve -h", []string{"serve", "-h"}, false, []string{"Flags of serve", "-retention"}},
+		{"serve -h", []string{"serve", "-h"}, false, []string{"Flags of serve", "-retention",
+			"-metrics-addr", envMetricsAddr, "-pprof", envPprof, envOTLPEndpoint, envOTLPTracesEndpoint}},
 		{"help", []string{"help"}, true, []string{"Flags of serve", "-addr"}},
 		{"help token", []string{"help", "token"}, true, []string{"Flags of token", "-username", "-revoke"}},
 		{"help seed", []string{"help", "seed"}, true, []string{"Flags of seed", "-entries"}},
@@ -106,5 +107,39 @@ func TestReadmeStatesGoVersion(t *testing.T) {
 	}
 	if want := "Go " + string(m[1]) + " or later"; !bytes.Contains(readme, []byte(want)) {
 		t.Errorf("README.md does not say %q (go.mod: go %s)", want, m[1])
+	}
+}
+
+// Every flag of serve is in the package doc's flag table and in the
+// README's, so that a new flag (-metrics-addr, -pprof, ...) cannot ship
+// undocumented.
+func TestServeFlagsDocumented(t *testing.T) {
+	var help bytes.Buffer
+	if err := run(context.Background(), []string{"help"}, &help, io.Discard, env(nil)); err != nil {
+		t.Fatal(err)
+	}
+	flags := regexp.MustCompile(`(?m)^  (-[a-z-]+)`).FindAllStringSubmatch(help.String(), -1)
+	if len(flags) < 20 {
+		t.Fatalf("found %d flags in serve's help, want them all:\n%s", len(flags), help.String())
+	}
+	mainDoc, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range flags {
+		f := m[1]
+		if f == "-version" {
+			continue // a command as much as a flag: in Usage, not in the tables
+		}
+		if !regexp.MustCompile(`(?m)^//\t` + regexp.QuoteMeta(f) + `(\s|$)`).Match(mainDoc) {
+			t.Errorf("main.go's flag table lacks %s", f)
+		}
+		if !bytes.Contains(readme, []byte("`"+f+"`")) {
+			t.Errorf("README.md's flag table lacks %s", f)
+		}
 	}
 }

@@ -23,6 +23,7 @@
 //	       [-channel-allow-private-networks] [-channel-tests-per-minute N] [-channel-timeout DURATION]
 //	       [-event-retry-schedule D,D,...] [-event-disable-after DURATION]
 //	       [-event-disable-min-failures N] [-event-log-retention DURATION]
+//	       [-metrics-addr ADDR [-pprof]]
 //	server token -tenant NAME -username NAME [-admin | -admin=false] [-ttl DURATION]
 //	       [-email ADDR] [-mobile NUMBER -country REGION] [-database-url URL]
 //	server token -revoke [-database-url URL] < FILE-HOLDING-THE-TOKEN
@@ -80,6 +81,8 @@
 //	                       DESKKIT_EVENT_DISABLE_MIN_FAILURES
 //	                                                     failed attempts it needs besides (10)
 //	-event-log-retention   DESKKIT_EVENT_LOG_RETENTION   keep finished deliveries and attempts this long (720h)
+//	-metrics-addr          DESKKIT_METRICS_ADDR          a second listener serving /metrics; none by default
+//	-pprof                 DESKKIT_PPROF                 /debug/pprof/ on the metrics listener (needs -metrics-addr)
 //
 // Secrets come from the environment only, never from flags, which every
 // process listing shows:
@@ -139,6 +142,39 @@
 // LISTEN/NOTIFY. On SIGTERM the workers claim nothing new and finish the
 // attempts in flight; what a killed server had claimed is attempted again
 // by another, or by the next start, when its lease ends.
+//
+// # Metrics and traces
+//
+// -metrics-addr opens a second listener, never the API's, serving /metrics
+// in Prometheus's text format through OpenTelemetry's Prometheus exporter,
+// on a registry of the server's own (never the global one), with the Go
+// runtime's and the process's collectors beside it. The server's
+// instruments are the database pool's, observed from db.Stats() at each
+// scrape so that requests pay nothing for them:
+//
+//	db.client.connection.count      {connection}  by db.client.connection.state: used, idle
+//	db.client.connection.max        {connection}  the most the pool opens
+//	db.client.connection.wait_count {wait}        statements that waited for a connection
+//	db.client.connection.wait_time  s             how long they waited
+//
+// (db_client_connection_count{db_client_connection_state="idle"},
+// db_client_connection_wait_time_seconds_total, ... once exported). The
+// library's packages default to the global providers, so serve makes its
+// MeterProvider (and TracerProvider) the global ones before it builds the
+// services, and puts the previous ones back when it returns. -pprof adds
+// the runtime's profiles under /debug/pprof/ on the metrics listener; the
+// API's listener answers 404 there, and -pprof without -metrics-addr is
+// refused.
+//
+// OTEL_EXPORTER_OTLP_ENDPOINT (traces to its /v1/traces) or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (that URL itself) turns on trace
+// export over OTLP/HTTP with protobuf, batched and flushed on shutdown; the
+// propagator is W3C trace context, so a request with a traceparent header
+// continues its caller's trace, and bun's bunotel hook makes a span of
+// every statement (with its placeholders, never its arguments). bunotel's
+// own pool metrics and query histogram are left off: the pool is measured
+// once, above. The exporter's other OTEL_* variables (headers, timeout,
+// compression, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES) apply.
 //
 // Logs are JSON lines on stderr. The server answers GET /healthz (the
 // process is up) and GET /readyz (the database answers) next to the API
