@@ -153,6 +153,7 @@ func startTelemetry(ctx context.Context, cfg telemetryConfig, logger *slog.Logge
 		// (headers, timeout, compression) come from it.
 		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(cfg.tracesURL))
 		if err != nil {
+			t.close(ctx)
 			return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 		}
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))

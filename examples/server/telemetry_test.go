@@ -122,9 +122,15 @@ type seriesWant struct {
 }
 
 // serverSeries are the series of the server's own instruments (METRICS.md),
-// after a few requests on a pool of -db-max-conns 4. The library's
-// instruments (http_server_request_duration_seconds by http_route,
-// deskkit_trash_operations_total, ...) are rows to add here.
+// after TestMetricsListener's requests (three trash searches, one current
+// user) on a pool of -db-max-conns 4. The library's instruments are rows
+// to add here, under their Prometheus names, e.g.:
+//
+//	{"http_server_request_duration_seconds", map[string]string{"http_route": "/api/v1/task/trash/search",
+//		"http_request_method": "GET", "http_response_status_code": "200"}, atLeast(3)},
+//	{"deskkit_trash_operations_total", map[string]string{"deskkit_operation": "search", "deskkit_result": "ok"}, atLeast(3)},
+//	{"deskkit_outbox_depth", nil, atLeast(0)},
+//	{"deskkit_outbox_oldest_due_age_seconds", nil, atLeast(0)},
 var serverSeries = []seriesWant{
 	{"db_client_connection_count", map[string]string{"db_client_connection_state": "idle", "otel_scope_name": scopeName}, atLeast(1)},
 	{"db_client_connection_count", map[string]string{"db_client_connection_state": "used", "otel_scope_name": scopeName}, atLeast(0)},
