@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -14,12 +15,17 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/deskkit/deskkit/internal/dbtest"
 )
 
 // served is a reference server started by startServing: where it listens,
@@ -499,4 +505,71 @@ func TestTracesExported(t *testing.T) {
 			t.Errorf("flush failed:\n%s", errs)
 		}
 	})
+}
+
+// The pool's instruments read db.Stats() at each collection: a connection
+// held is used, the rest idle.
+func TestPoolMetrics(t *testing.T) {
+	db := dbtest.OpenSQLite(t).DB
+	db.SetMaxOpenConns(3)
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { mp.Shutdown(ctx) }) //nolint:errcheck // a manual reader
+	if err := observePool(mp, db); err != nil {
+		t.Fatal(err)
+	}
+	conns := make([]*sql.Conn, 2)
+	for i := range conns {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.PingContext(ctx); err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	conns[1].Close()
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != scopeName {
+			t.Errorf("scope %q, want %q", sm.Scope.Name, scopeName)
+		}
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Gauge[int64]:
+				for _, p := range d.DataPoints {
+					state, _ := p.Attributes.Value("db.client.connection.state")
+					got[m.Name+" "+m.Unit+" "+state.AsString()] = float64(p.Value)
+				}
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					got[m.Name+" "+m.Unit+" "] = float64(p.Value)
+				}
+			case metricdata.Sum[float64]:
+				for _, p := range d.DataPoints {
+					got[m.Name+" "+m.Unit+" "] = p.Value
+				}
+			default:
+				t.Errorf("%s is a %T", m.Name, m.Data)
+			}
+		}
+	}
+	want := map[string]float64{
+		"db.client.connection.count {connection} used": 1,
+		"db.client.connection.count {connection} idle": 1,
+		"db.client.connection.max {connection} ":       3,
+		"db.client.connection.wait_count {wait} ":      0,
+		"db.client.connection.wait_time s ":            0,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pool metrics (-want +got):\n%s", diff)
+	}
+	conns[0].Close()
 }
