@@ -135,10 +135,10 @@ type Server struct {
 	outages  *outageLog
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
-	mu      sync.Mutex              // held by Mount while it adds to ops and builds
-	ops     []*Operation            // deskkit's, then the host's, in mounting order
-	routing atomic.Pointer[routing] // built from ops; swapped whole by Mount
-	doc     []byte                  // the OpenAPI document of deskkit's operations
+	mu       sync.Mutex              // held by Mount while it adds to ops and builds
+	ops      []*Operation            // deskkit's, then the host's, in mounting order
+	routing  atomic.Pointer[routing] // built from ops; swapped whole by Mount
+	doc      []byte                  // the OpenAPI document of deskkit's operations
 }
 
 // New builds the handler of the services cfg names.
