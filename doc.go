@@ -107,6 +107,54 @@
 //
 // examples/embed is a complete host application doing this.
 //
+// # Metrics, traces and request ids
+//
+// The packages record metrics and spans through the OpenTelemetry API
+// alone (go.opentelemetry.io/otel/metric and /trace); the SDK, its
+// exporters and any Prometheus registry are the host's. Each service's
+// Config (trash.Config, verify.Config, channel.Config) and httpapi.Config
+// take a MeterProvider and a TracerProvider; nil means the global ones
+// (otel.GetMeterProvider, otel.GetTracerProvider), which record nothing
+// until the host installs providers, as bun's bunotel and River's
+// otelriver do. Nothing registers globally. The instruments:
+//
+//   - http.server.request.duration (s): http.route (the template,
+//     /api/v1/task/trash/{id}; absent when no route matched),
+//     http.request.method, http.response.status_code.
+//   - deskkit.trash.operations: deskkit.operation (add, get, search,
+//     count, restore, restore_project, clear, clear_project, purge),
+//     deskkit.kind (task, sprint, or "") and deskkit.result.
+//   - deskkit.verify.codes.sent and deskkit.verify.codes.checked:
+//     deskkit.channel (sms, email) and deskkit.result;
+//     deskkit.verify.rate_limited: deskkit.limit (resend_interval,
+//     per_hour, per_address_per_day, per_day, failures_per_day).
+//   - deskkit.events.published: deskkit.event.type.
+//   - deskkit.deliveries and deskkit.delivery.duration (s), the outbox's
+//     attempts (the channels' events and verify's notices to old
+//     addresses): deskkit.channel.type (WEBHOOK, EMAIL, ENTERPRISE_CHAT,
+//     WORKPLACE_CHAT, verify.notice) and deskkit.result (succeeded,
+//     failed, retrying).
+//   - deskkit.outbox.depth and deskkit.outbox.oldest_due_age (s),
+//     observable gauges read while channel.ChannelRegistry.Run runs.
+//
+// deskkit.result is "ok" or the error key httpapi answers for the error
+// (resource_not_found, verification_code_wrong, ...): the same words the
+// client saw. Every service operation has a span ("trash.Restore",
+// "verify.SendSMS", "channel.Test"), as has every delivery attempt
+// ("channel.deliver", "verify.notice"), with status Error when it failed;
+// httpapi starts a server span per request named after its route ("GET
+// /api/v1/task/trash/search"), under a parent taken from the request's
+// headers by the global propagator (otel.GetTextMapPropagator, which
+// takes none until the host sets one).
+//
+// Every request httpapi serves has an id: the client's X-Request-Id when
+// valid (httpapi.ValidRequestID), a new one otherwise. It is echoed in
+// the X-Request-Id of the answer and in ext.requestId of an error
+// envelope, and carried by the request's context (WithRequestID,
+// RequestID), through which every package logs (Logger.ErrorContext and
+// the like); a host that wraps its slog handler with LogHandler finds
+// every line a request wrote by that id, as the reference server does.
+//
 // # The reference server
 //
 //	go run ./examples/server

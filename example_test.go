@@ -1,8 +1,11 @@
 package deskkit_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/deskkit/deskkit"
@@ -54,4 +57,22 @@ func ExamplePrincipal_Valid() {
 	fmt.Println(deskkit.Principal{UserID: 7, TenantID: 1}.Valid(), deskkit.Principal{UserID: 7}.Valid())
 	// Output:
 	// true false
+}
+
+// A host wraps its log handler: what deskkit logs for a request carries
+// the request's id.
+func ExampleLogHandler() {
+	noTime := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	logger := slog.New(deskkit.LogHandler(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: noTime})))
+	ctx := deskkit.WithRequestID(context.Background(), "4bf92f3577b34da6")
+	logger.ErrorContext(ctx, "unexpected error", slog.String("path", "/api/v1/task/trash/7"))
+	logger.InfoContext(context.Background(), "no request")
+	// Output:
+	// {"level":"ERROR","msg":"unexpected error","path":"/api/v1/task/trash/7","request_id":"4bf92f3577b34da6"}
+	// {"level":"INFO","msg":"no request"}
 }

@@ -111,6 +111,13 @@ func delivery(in outbox.Info) Delivery {
 // Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
 // id; ErrNotFound for an id that names no channel of the tenant.
 func (r *ChannelRegistry) Enable(ctx context.Context, p deskkit.Principal, id int64) (Channel, error) {
+	ctx, call := r.ops.Start(ctx, "channel.Enable", "")
+	v, err := r.enableChannel(ctx, p, id)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) enableChannel(ctx context.Context, p deskkit.Principal, id int64) (Channel, error) {
 	tenantID, err := r.authorize(ctx, p, ActionEnable)
 	if err != nil {
 		return Channel{}, err
@@ -150,6 +157,13 @@ func (r *ChannelRegistry) Enable(ctx context.Context, p deskkit.Principal, id in
 //
 // Errors: those of Enable.
 func (r *ChannelRegistry) Disable(ctx context.Context, p deskkit.Principal, id int64) (Channel, error) {
+	ctx, call := r.ops.Start(ctx, "channel.Disable", "")
+	v, err := r.disableChannel(ctx, p, id)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) disableChannel(ctx context.Context, p deskkit.Principal, id int64) (Channel, error) {
 	tenantID, err := r.authorize(ctx, p, ActionDisable)
 	if err != nil {
 		return Channel{}, err
@@ -221,6 +235,13 @@ func (r *ChannelRegistry) shown(ctx context.Context, p deskkit.Principal, tenant
 // channelId, status, pageNo or pageSize; ErrNotFound for a channel the
 // tenant does not have.
 func (r *ChannelRegistry) Deliveries(ctx context.Context, p deskkit.Principal, channelID int64, status string, pageNo, pageSize int) (DeliveryPage, error) {
+	ctx, call := r.ops.Start(ctx, "channel.Deliveries", "")
+	v, err := r.deliveries(ctx, p, channelID, status, pageNo, pageSize)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) deliveries(ctx context.Context, p deskkit.Principal, channelID int64, status string, pageNo, pageSize int) (DeliveryPage, error) {
 	tenantID, err := r.authorize(ctx, p, ActionViewDeliveries)
 	if err != nil {
 		return DeliveryPage{}, err
@@ -281,6 +302,13 @@ func (r *ChannelRegistry) delivery(ctx context.Context, tenantID, id int64) (out
 // Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
 // id; ErrNotFound for a delivery the tenant does not have.
 func (r *ChannelRegistry) Attempts(ctx context.Context, p deskkit.Principal, deliveryID int64) ([]Attempt, error) {
+	ctx, call := r.ops.Start(ctx, "channel.Attempts", "")
+	v, err := r.attempts(ctx, p, deliveryID)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) attempts(ctx context.Context, p deskkit.Principal, deliveryID int64) ([]Attempt, error) {
 	tenantID, err := r.authorize(ctx, p, ActionViewDeliveries)
 	if err != nil {
 		return nil, err
@@ -315,6 +343,13 @@ func (r *ChannelRegistry) Attempts(ctx context.Context, p deskkit.Principal, del
 // id; ErrNotFound for a delivery the tenant does not have, or whose
 // channel was deleted; ErrChannelDisabled.
 func (r *ChannelRegistry) Resend(ctx context.Context, p deskkit.Principal, deliveryID int64) (Delivery, error) {
+	ctx, call := r.ops.Start(ctx, "channel.Resend", "")
+	v, err := r.resend(ctx, p, deliveryID)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) resend(ctx context.Context, p deskkit.Principal, deliveryID int64) (Delivery, error) {
 	tenantID, err := r.authorize(ctx, p, ActionResend)
 	if err != nil {
 		return Delivery{}, err
@@ -355,6 +390,13 @@ func (r *ChannelRegistry) Resend(ctx context.Context, p deskkit.Principal, deliv
 // channelId or since (required); ErrNotFound for a channel the tenant does
 // not have; ErrChannelDisabled.
 func (r *ChannelRegistry) Recover(ctx context.Context, p deskkit.Principal, channelID int64, since time.Time) (int, error) {
+	ctx, call := r.ops.Start(ctx, "channel.Recover", "")
+	v, err := r.recoverFailed(ctx, p, channelID, since)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) recoverFailed(ctx context.Context, p deskkit.Principal, channelID int64, since time.Time) (int, error) {
 	tenantID, err := r.authorize(ctx, p, ActionRecover)
 	if err != nil {
 		return 0, err

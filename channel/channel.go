@@ -14,12 +14,15 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/outbox"
 	"github.com/deskkit/deskkit/internal/safehttp"
+	"github.com/deskkit/deskkit/internal/telemetry"
 )
 
 // Type is the kind of a channel.
@@ -244,6 +247,16 @@ type Config struct {
 	// idle connections per host the outbound client keeps alive;
 	// DefaultConcurrency (8) if 0.
 	Concurrency int
+	// MeterProvider records the events published (deskkit.events.published),
+	// the worker's delivery attempts (deskkit.deliveries,
+	// deskkit.delivery.duration) and, while Run runs, the outbox's gauges;
+	// TracerProvider spans every operation and delivery attempt. nil means
+	// the global providers (otel.GetMeterProvider, otel.GetTracerProvider),
+	// which record nothing until the host installs some. See Metrics and
+	// traces in the package documentation.
+	MeterProvider  metric.MeterProvider
+	TracerProvider trace.TracerProvider
+
 	// PlainStatements turns off the prepared statement Publish runs on
 	// PostgreSQL (prepared once per connection, so that PostgreSQL does
 	// not plan it again for every event: most of its cost). Set it when
@@ -293,6 +306,9 @@ type ChannelRegistry struct {
 	// remaining holds, from an e-mail attempt to its record, the
 	// addresses it did not reach (delivery id to owed).
 	remaining sync.Map
+
+	ops       telemetry.Ops
+	published metric.Int64Counter
 }
 
 // MinSecretLength is the shortest server secret New accepts.
@@ -402,10 +418,15 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 		Schedule:    c.RetrySchedule,
 		Now:         c.Now,
 		Logger:      c.Logger,
+
+		MeterProvider:  c.MeterProvider,
+		TracerProvider: c.TracerProvider,
+		SpanName:       "channel.deliver",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("channel: %w", err)
 	}
+	r.ops, r.published = newTelemetry(c)
 	return r, nil
 }
 

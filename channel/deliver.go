@@ -128,6 +128,13 @@ func validEventType(s string) bool {
 // Deliver is a library call for the host, which has decided that the
 // tenant is the right audience; it takes no principal and no throttle.
 func (r *ChannelRegistry) Deliver(ctx context.Context, tenantID int64, ev Event, channelIDs []int64) ([]Result, error) {
+	ctx, call := r.ops.Start(ctx, "channel.Deliver", "")
+	v, err := r.deliver(ctx, tenantID, ev, channelIDs)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) deliver(ctx context.Context, tenantID int64, ev Event, channelIDs []int64) ([]Result, error) {
 	if err := deskkit.CheckID("tenantID", tenantID); err != nil {
 		return nil, err
 	}
@@ -189,6 +196,13 @@ func (r *ChannelRegistry) Deliver(ctx context.Context, tenantID int64, ev Event,
 // with its Result's error as the error (nil, ErrNotFound, a
 // *DeliveryError, or an invalid event or database error).
 func (r *ChannelRegistry) Send(ctx context.Context, tenantID, channelID int64, ev Event) error {
+	ctx, call := r.ops.Start(ctx, "channel.Send", "")
+	err := r.sendOne(ctx, tenantID, channelID, ev)
+	call.End(err)
+	return err
+}
+
+func (r *ChannelRegistry) sendOne(ctx context.Context, tenantID, channelID int64, ev Event) error {
 	if err := deskkit.CheckID("channelID", channelID); err != nil {
 		return err
 	}
@@ -238,6 +252,13 @@ func target(c Channel, secret string) notify.Target {
 // Purge deletes the test throttle's closed windows and returns how many
 // rows went. Hosts run it now and then; it only keeps the table small.
 func (r *ChannelRegistry) Purge(ctx context.Context) (int64, error) {
+	ctx, call := r.ops.Start(ctx, "channel.Purge", "")
+	v, err := r.purge(ctx)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) purge(ctx context.Context) (int64, error) {
 	n, err := limiterPurge(ctx, r.db, r.now())
 	if err != nil {
 		return n, fmt.Errorf("channel: %w", err)

@@ -150,6 +150,38 @@
 // counted in the database before the send whatever its outcome, so that
 // the throttle holds across replicas and the endpoint is no relay for spam.
 //
+// # Metrics and traces
+//
+// Config.MeterProvider and Config.TracerProvider (nil: the global
+// providers, which record nothing until the host installs some) record
+// a span per operation ("channel.Add", "channel.Test", "channel.Publish",
+// ...; status Error when it failed, with deskkit.result) and, under the
+// scope github.com/deskkit/deskkit/channel, deskkit.events.published by
+// deskkit.event.type: one per Publish of a new event (not one whose id
+// the tenant published already), counted when Publish returns, so also
+// for an event whose transaction the caller then rolls back.
+//
+// The worker's attempts are recorded by the outbox it shares with the
+// verifier's notices (scope github.com/deskkit/deskkit/internal/outbox):
+// a span "channel.deliver" per attempt (deskkit.event.type,
+// deskkit.channel.type, deskkit.result, and the reply's
+// http.response.status_code; status Error when it failed), the counter
+// deskkit.deliveries and the histogram deskkit.delivery.duration (the
+// attempt's time in seconds), both by deskkit.channel.type (WEBHOOK,
+// EMAIL, ENTERPRISE_CHAT, WORKPLACE_CHAT; "channel" for a channel deleted
+// meanwhile; verify.notice for the notices) and deskkit.result
+// (succeeded; retrying, a failure the schedule tries again; failed, the
+// delivery's end).
+//
+// Run registers, while it runs, the observable gauges
+// deskkit.outbox.depth (the PENDING deliveries of the whole outbox,
+// notices included, those under an attempt too) and
+// deskkit.outbox.oldest_due_age (seconds the oldest due delivery has
+// waited past its due time; 0 when none is due). Each collection runs one
+// query over the pending deliveries' partial index, within 2 s; every
+// replica running Run reports the same values, so take one replica's, or
+// their maximum. The gauges are unregistered when Run returns.
+//
 // # Events and delivery
 //
 // Publishing. Publish (the deskkit.Publisher the trash and verification

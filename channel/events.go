@@ -10,11 +10,13 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/outbox"
+	"github.com/deskkit/deskkit/internal/telemetry"
 )
 
 // outboxKind is the channel deliveries' kind in the outbox; a delivery's
@@ -225,6 +227,13 @@ var _ deskkit.Publisher = (*ChannelRegistry)(nil)
 // registered (RegisterEventTypes); the database's errors. The caller
 // rolls back then.
 func (r *ChannelRegistry) Publish(ctx context.Context, db bun.IDB, tenantID int64, ev deskkit.Event) error {
+	ctx, call := r.ops.Start(ctx, "channel.Publish", "")
+	err := r.publish(ctx, db, tenantID, ev)
+	call.End(err)
+	return err
+}
+
+func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int64, ev deskkit.Event) error {
 	if err := deskkit.CheckID("tenantID", tenantID); err != nil {
 		return err
 	}
@@ -235,10 +244,10 @@ func (r *ChannelRegistry) Publish(ctx context.Context, db bun.IDB, tenantID int6
 	if !r.registered(msg.Type) {
 		return deskkit.Invalid("type", "%q is not a registered event type", msg.Type)
 	}
-	var queued bool
+	var isNew, queued bool
 	switch db.(type) {
 	case bun.Tx, *bun.Tx:
-		queued, err = r.enqueue(ctx, db, tenantID, msg)
+		isNew, queued, err = r.enqueue(ctx, db, tenantID, msg)
 	default:
 		// Outside a transaction, the event and its deliveries commit
 		// together in one of Publish's own: written one by one (SQLite
@@ -246,13 +255,17 @@ func (r *ChannelRegistry) Publish(ctx context.Context, db bun.IDB, tenantID int6
 		// leave an event without deliveries, which a retry with the same
 		// id would find published and add nothing to.
 		err = database.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
-			q, err := r.enqueue(ctx, tx, tenantID, msg)
-			queued = q
+			n, q, err := r.enqueue(ctx, tx, tenantID, msg)
+			isNew, queued = n, q
 			return err
 		})
 	}
 	if err != nil {
 		return err
+	}
+	if isNew {
+		// msg.Type is registered: the series are the catalogue's.
+		r.published.Add(ctx, 1, metric.WithAttributes(telemetry.EventType.String(msg.Type)))
 	}
 	if queued {
 		r.wake(db)
@@ -261,21 +274,21 @@ func (r *ChannelRegistry) Publish(ctx context.Context, db bun.IDB, tenantID int6
 }
 
 // enqueue writes msg and its deliveries to the tenant's subscribed
-// channels through db, a transaction, and reports whether any delivery was
-// queued.
-func (r *ChannelRegistry) enqueue(ctx context.Context, db bun.IDB, tenantID int64, msg notify.Message) (bool, error) {
+// channels through db, a transaction, and reports whether the event was
+// new and whether any delivery was queued.
+func (r *ChannelRegistry) enqueue(ctx context.Context, db bun.IDB, tenantID int64, msg notify.Message) (isNew, queued bool, err error) {
 	targets := sqliteTargets
 	if r.pg {
 		targets = postgresTargets
 	}
-	_, n, err := outbox.EnqueueQuery(ctx, db, r.prepared, outbox.Event{
+	isNew, n, err := outbox.EnqueueQuery(ctx, db, r.prepared, outbox.Event{
 		TenantID: tenantID, ID: msg.ID, Type: msg.Type, Time: msg.Time,
 		Title: msg.Title, Text: msg.Text, Data: withTenant(msg.Data, tenantID),
 	}, outboxKind, targets, []any{tenantID, msg.Type, msg.Type}, r.cfg.Now(), r.cfg.RetrySchedule[0])
 	if err != nil {
-		return false, fmt.Errorf("channel: publish: %w", err)
+		return false, false, fmt.Errorf("channel: publish: %w", err)
 	}
-	return n > 0, nil
+	return isNew, n > 0, nil
 }
 
 // withTenant returns the JSON object data with "tenantId" set.

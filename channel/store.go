@@ -51,6 +51,13 @@ type channelRow struct {
 // URL whose host the SSRF guard refuses; *QuotaError when the tenant has
 // as many channels of the type as Type.Quota allows; ErrNameTaken.
 func (r *ChannelRegistry) Add(ctx context.Context, p deskkit.Principal, in Input) (Added, error) {
+	ctx, call := r.ops.Start(ctx, "channel.Add", "")
+	v, err := r.add(ctx, p, in)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) add(ctx context.Context, p deskkit.Principal, in Input) (Added, error) {
 	tenantID, err := r.authorize(ctx, p, ActionAdd)
 	if err != nil {
 		return Added{}, err
@@ -132,6 +139,13 @@ RETURNING n`, tenantID, string(t), quota).Scan(ctx, &n)
 // not replace), and ErrNotFound for an id that names no channel of the
 // tenant.
 func (r *ChannelRegistry) Replace(ctx context.Context, p deskkit.Principal, in Input) (Channel, error) {
+	ctx, call := r.ops.Start(ctx, "channel.Replace", "")
+	v, err := r.replace(ctx, p, in)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in Input) (Channel, error) {
 	tenantID, err := r.authorize(ctx, p, ActionReplace)
 	if err != nil {
 		return Channel{}, err
@@ -211,6 +225,13 @@ func (r *ChannelRegistry) Replace(ctx context.Context, p deskkit.Principal, in I
 // Errors: ErrUnauthenticated; a *deskkit.InputError naming channelType; an
 // error of the Authorizer.
 func (r *ChannelRegistry) List(ctx context.Context, p deskkit.Principal, channelType string) ([]Channel, error) {
+	ctx, call := r.ops.Start(ctx, "channel.List", "")
+	v, err := r.listChannels(ctx, p, channelType)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) listChannels(ctx context.Context, p deskkit.Principal, channelType string) ([]Channel, error) {
 	if _, err := tenant(p); err != nil {
 		return nil, err
 	}
@@ -225,6 +246,13 @@ func (r *ChannelRegistry) List(ctx context.Context, p deskkit.Principal, channel
 //
 // Errors: ErrUnauthenticated; an error of the Authorizer.
 func (r *ChannelRegistry) ListAll(ctx context.Context, p deskkit.Principal) ([]Channel, error) {
+	ctx, call := r.ops.Start(ctx, "channel.ListAll", "")
+	v, err := r.listAll(ctx, p)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) listAll(ctx context.Context, p deskkit.Principal) ([]Channel, error) {
 	return r.list(ctx, p, "")
 }
 
@@ -270,6 +298,13 @@ func (r *ChannelRegistry) list(ctx context.Context, p deskkit.Principal, t Type)
 // delete; a *deskkit.InputError naming id; ErrNotFound for an id that names
 // no channel of the tenant.
 func (r *ChannelRegistry) Delete(ctx context.Context, p deskkit.Principal, id int64) error {
+	ctx, call := r.ops.Start(ctx, "channel.Delete", "")
+	err := r.deleteChannel(ctx, p, id)
+	call.End(err)
+	return err
+}
+
+func (r *ChannelRegistry) deleteChannel(ctx context.Context, p deskkit.Principal, id int64) error {
 	tenantID, err := r.authorize(ctx, p, ActionDelete)
 	if err != nil {
 		return err

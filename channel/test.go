@@ -43,6 +43,13 @@ const TestEventType = "channel.test"
 // address. Only admins, and principals the Authorizer allows ActionTest,
 // may test (ErrForbidden otherwise).
 func (r *ChannelRegistry) Test(ctx context.Context, p deskkit.Principal, in Input) (TestResult, error) {
+	ctx, call := r.ops.Start(ctx, "channel.Test", "")
+	v, err := r.test(ctx, p, in)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Input) (TestResult, error) {
 	tenantID, err := r.authorize(ctx, p, ActionTest)
 	if err != nil {
 		return TestResult{}, err
@@ -138,7 +145,7 @@ func (r *ChannelRegistry) takeTest(ctx context.Context, tenantID int64, n int) e
 		return nil
 	}
 	l := limiter.Limit{
-		Key: fmt.Sprintf("test:%d", tenantID), Max: r.cfg.TestsPerMinute, Window: time.Minute, Cost: n,
+		Name: "tests_per_minute", Key: fmt.Sprintf("test:%d", tenantID), Max: r.cfg.TestsPerMinute, Window: time.Minute, Cost: n,
 		Msg: fmt.Sprintf("at most %d test messages a minute per tenant (a test of an e-mail channel counts one per address)", r.cfg.TestsPerMinute),
 	}
 	return database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {

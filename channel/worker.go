@@ -53,6 +53,12 @@ func (r *ChannelRegistry) Run(ctx context.Context) error {
 		return errors.New("channel: Run is already running on this registry")
 	}
 	defer r.running.Store(false)
+	if reg, err := outbox.RegisterGauges(r.db, r.cfg.MeterProvider, r.cfg.Now); err != nil {
+		// Metrics never stop deliveries.
+		r.cfg.Logger.ErrorContext(ctx, "channel: outbox gauges", slog.Any("error", err))
+	} else {
+		defer func() { _ = reg.Unregister() }()
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() { outbox.Listen(ctx, r.db, r.cfg.Logger, r.worker) })
 	wg.Go(func() { r.kicks(ctx) })
@@ -172,7 +178,7 @@ func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(conte
 			chans[channelKey{tenantID, row.ID}] = opened{s, t, err}
 		}
 	}
-	return func(ctx context.Context, d outbox.Delivery) outbox.Outcome {
+	attempt := func(ctx context.Context, d outbox.Delivery) outbox.Outcome {
 		c, ok := chans[channelKey{d.TenantID, d.TargetID}]
 		switch {
 		case !ok:
@@ -190,6 +196,13 @@ func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(conte
 			return outbox.Outcome{Error: "the event is malformed: " + m.err.Error(), Final: true}
 		}
 		return r.attempt(ctx, c.storedChannel, c.target, m.Message, d)
+	}
+	return func(ctx context.Context, d outbox.Delivery) outbox.Outcome {
+		o := attempt(ctx, d)
+		if c, ok := chans[channelKey{d.TenantID, d.TargetID}]; ok && c.Type.Quota() > 0 { // a known type
+			o.Label = string(c.Type) // the metrics' deskkit.channel.type
+		}
+		return o
 	}, nil
 }
 

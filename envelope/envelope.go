@@ -33,6 +33,11 @@ const (
 // KeyExt is the ext key that carries an error's machine-readable key.
 const KeyExt = "eKey"
 
+// RequestIDExt is the ext key that carries, in an error envelope, the id
+// of the request (the X-Request-Id header of the answer), which the
+// server's log lines of the request carry too.
+const RequestIDExt = "requestId"
+
 // Envelope is the JSON object every operation answers with.
 type Envelope struct {
 	Code     string         `json:"code"`

@@ -225,6 +225,34 @@
 // given yet comes with a later line). A client that went away (its
 // context cancelled) is not logged at all.
 //
+// # Request ids, metrics and traces
+//
+// Every request gets an id: its X-Request-Id if valid (ValidRequestID: 1
+// to 64 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-', what UUIDs,
+// trace ids and proxies' ids are made of, and nothing that could forge a
+// log line), otherwise a new one, 32 random hex digits (an invalid id is
+// replaced, never refused). The answer echoes it in X-Request-Id, every
+// error envelope carries it in ext.requestId, and the request's context
+// carries it (deskkit.RequestID): every line deskkit logs for the request
+// gets it as request_id once the host wraps its slog handler with
+// deskkit.LogHandler, as the reference server does.
+//
+// Config.MeterProvider and Config.TracerProvider (nil: the global
+// providers, which record nothing until the host installs some; nothing
+// is registered on a global registry) record, under the scope
+// github.com/deskkit/deskkit/httpapi, the histogram
+// http.server.request.duration in seconds (OpenTelemetry's name, buckets
+// and attributes): http.route, the template of the operation that served
+// the request (/api/v1/task/trash/{id}, as Routes writes it; never the
+// path, and absent when no route matched, for 404s and 405s), the
+// http.request.method (_OTHER for a method HTTP does not define) and
+// http.response.status_code. Each request is a server span named "METHOD
+// /route/template" ("GET" alone when no route matched), a child of the
+// span the global propagator (otel.GetTextMapPropagator) extracts from its
+// headers, if the host set one; its status is Error for 5xx answers only.
+// The services' spans are its children. BenchmarkMetricsCost measures what
+// the metrics cost a request (see the README).
+//
 // # Testing
 //
 // The tests drive every route on SQLite and PostgreSQL, check real

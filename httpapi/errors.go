@@ -136,7 +136,7 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		// The client went away: nobody reads the answer, and it is no fault
 		// of ours. Answer as for an outage, without logging.
-		s.writeUnavailable(w, err)
+		s.writeUnavailable(w, r, err)
 		return
 	}
 	for _, row := range errorTable {
@@ -145,7 +145,7 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		if row.unavailable {
 			s.outages.note(r, err)
-			s.writeUnavailable(w, err)
+			s.writeUnavailable(w, r, err)
 			return
 		}
 		var ra deskkit.RetryAfterer
@@ -155,18 +155,18 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		if row.status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="deskkit"`)
 		}
-		s.writeError(w, row.status, row.code, row.key, clientMessage(err, row.msg))
+		s.writeError(w, r, row.status, row.code, row.key, clientMessage(err, row.msg))
 		return
 	}
 	if errors.Is(r.Context().Err(), context.DeadlineExceeded) {
 		// The request ran out of time and whatever failed lost the cause
 		// on the way up: still an outage, not a bug.
 		s.outages.note(r, err)
-		s.writeUnavailable(w, err)
+		s.writeUnavailable(w, r, err)
 		return
 	}
 	s.cfg.Logger.ErrorContext(r.Context(), "unexpected error", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Any("error", err))
-	s.writeError(w, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, "internal server error")
+	s.writeError(w, r, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, "internal server error")
 }
 
 // clientMessage is err's message for the client if it has one, else def.
@@ -183,7 +183,7 @@ func clientMessage(err error, def string) string {
 // writeUnavailable answers 503 with Retry-After: err's own if it is a
 // deskkit.RetryAfterer, Config.RetryAfter otherwise. The message is generic
 // unless err carries one for the client: a driver's text names hosts.
-func (s *Server) writeUnavailable(w http.ResponseWriter, err error) {
+func (s *Server) writeUnavailable(w http.ResponseWriter, r *http.Request, err error) {
 	wait := s.cfg.RetryAfter
 	var ra deskkit.RetryAfterer
 	if errors.As(err, &ra) {
@@ -196,7 +196,7 @@ func (s *Server) writeUnavailable(w http.ResponseWriter, err error) {
 	if errors.As(err, &m) && m.ClientMessage() != "" {
 		msg = m.ClientMessage()
 	}
-	s.writeError(w, http.StatusServiceUnavailable, envelope.CodeSystem, KeyServiceUnavailable, msg)
+	s.writeError(w, r, http.StatusServiceUnavailable, envelope.CodeSystem, KeyServiceUnavailable, msg)
 }
 
 // seconds is d as Retry-After writes it: whole seconds, at least one.
@@ -237,12 +237,18 @@ func (o *outageLog) succeeded(r *http.Request) {
 		slog.Int("suppressed", suppressed))
 }
 
-func (s *Server) writeError(w http.ResponseWriter, status int, code, key, msg string) {
-	envelope.Write(w, status, envelope.Error(code, key, msg, s.cfg.Now()))
+// writeError answers an error envelope, with the request id of r's
+// context (set by ServeHTTP) in ext.requestId.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, code, key, msg string) {
+	env := envelope.Error(code, key, msg, s.cfg.Now())
+	if id := deskkit.RequestID(r.Context()); id != "" {
+		env.Ext[envelope.RequestIDExt] = id
+	}
+	envelope.Write(w, status, env)
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, http.StatusNotFound, envelope.CodeProtocol, KeyRouteNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.EscapedPath()))
+	s.writeError(w, r, http.StatusNotFound, envelope.CodeProtocol, KeyRouteNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.EscapedPath()))
 }
 
 // panicked logs a handler's panic with its stack and answers 500, without
@@ -250,5 +256,5 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 func (s *Server) panicked(w http.ResponseWriter, r *http.Request, v any, stack []byte) {
 	s.cfg.Logger.ErrorContext(context.WithoutCancel(r.Context()), "panic", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()),
 		slog.Any("panic", v), slog.String("stack", string(stack)))
-	s.writeError(w, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, "internal server error")
+	s.writeError(w, r, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, "internal server error")
 }

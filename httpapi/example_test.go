@@ -54,6 +54,7 @@ func (noHost) Purge(context.Context, bun.Tx, trash.Entry) error   { return nil }
 // send sends a request to h and prints the status and the body.
 func send(h http.Handler, method, target, token string) {
 	req := httptest.NewRequest(method, target, nil)
+	req.Header.Set("X-Request-Id", "req-1") // echoed in X-Request-Id and an error's ext.requestId
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -109,9 +110,9 @@ func Example() {
 	send(api, "GET", "/api/v1/task/trash/count?projectId=7", "")
 	// Output:
 	// GET /api/v1/task/trash/count?projectId=7 -> 200 {"code":"S","msg":"Success","data":1,"datetime":"2026-11-22T10:00:00Z","ext":{}}
-	// DELETE /api/v1/task/trash/1?dryRun=true -> 400 {"code":"E0","msg":"dryRun is not a parameter of this operation","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"param_validation_error"}}
-	// POST /api/v1/task/trash/search -> 405 Allow: GET {"code":"E0","msg":"method POST is not allowed on /api/v1/task/trash/search; allowed: GET","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"method_not_allowed"}}
-	// GET /api/v1/task/trash/count?projectId=7 -> 401 {"code":"E0","msg":"a valid bearer token is required","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"unauthorized"}}
+	// DELETE /api/v1/task/trash/1?dryRun=true -> 400 {"code":"E0","msg":"dryRun is not a parameter of this operation","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"param_validation_error","requestId":"req-1"}}
+	// POST /api/v1/task/trash/search -> 405 Allow: GET {"code":"E0","msg":"method POST is not allowed on /api/v1/task/trash/search; allowed: GET","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"method_not_allowed","requestId":"req-1"}}
+	// GET /api/v1/task/trash/count?projectId=7 -> 401 {"code":"E0","msg":"a valid bearer token is required","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"unauthorized","requestId":"req-1"}}
 }
 
 // noteRequest is what the host's endpoint takes: a path parameter, a query
@@ -146,6 +147,7 @@ func ExampleOp() {
 	post := func(target, body string) {
 		req := httptest.NewRequest("POST", target, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer t")
+		req.Header.Set("X-Request-Id", "req-1")
 		rec := httptest.NewRecorder()
 		api.ServeHTTP(rec, req)
 		fmt.Println(rec.Code, strings.TrimSpace(rec.Body.String()))
@@ -155,8 +157,8 @@ func ExampleOp() {
 	post("/api/v1/demo/task/5/note?pinned=true", `{"text":"call back"}`)
 	// Output:
 	// 200 {"code":"S","msg":"Success","data":{"pinned":true,"task":5,"text":"call back"},"datetime":"2026-11-22T10:00:00Z","ext":{}}
-	// 400 {"code":"E0","msg":"id must be a positive integer","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"param_validation_error"}}
-	// 400 {"code":"E0","msg":"pinned is not a parameter of this operation","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"param_validation_error"}}
+	// 400 {"code":"E0","msg":"id must be a positive integer","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"param_validation_error","requestId":"req-1"}}
+	// 400 {"code":"E0","msg":"pinned is not a parameter of this operation","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"param_validation_error","requestId":"req-1"}}
 }
 
 // An error that says the service cannot answer now is a 503 with
@@ -178,7 +180,7 @@ func ExampleServer_WriteError() {
 	send(api, "POST", "/api/v1/demo/verify", "t")
 	fmt.Println(errors.Is(errCodeExpired, deskkit.ErrInvalid))
 	// Output:
-	// POST /api/v1/demo/down -> 503 Retry-After: 5 {"code":"E2","msg":"the service is temporarily unavailable; retry after 5 seconds","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"service_unavailable"}}
-	// POST /api/v1/demo/verify -> 400 {"code":"E0","msg":"the code has expired; ask for a new one","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"param_validation_error"}}
+	// POST /api/v1/demo/down -> 503 Retry-After: 5 {"code":"E2","msg":"the service is temporarily unavailable; retry after 5 seconds","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"service_unavailable","requestId":"req-1"}}
+	// POST /api/v1/demo/verify -> 400 {"code":"E0","msg":"the code has expired; ask for a new one","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"param_validation_error","requestId":"req-1"}}
 	// true
 }

@@ -114,6 +114,17 @@ func buildDocument(ops []*Operation) ([]byte, error) {
 		}
 		item[strings.ToLower(op.Method)] = o
 	}
+	// Every answer carries the request id, success or error.
+	for _, item := range paths {
+		for _, o := range item.(obj) {
+			for _, r := range o.(obj)["responses"].(obj) {
+				addRequestIDHeader(r.(obj))
+			}
+		}
+	}
+	for _, r := range g.responses {
+		addRequestIDHeader(r.(obj))
+	}
 	doc := obj{
 		"openapi": openAPIVersion,
 		"info": obj{
@@ -139,6 +150,7 @@ func buildDocument(ops []*Operation) ([]byte, error) {
 			}},
 			"schemas":   g.schemas,
 			"responses": g.responses,
+			"headers":   obj{RequestIDHeader: requestIDHeaderDoc},
 		},
 	}
 	if err := toOAS31(doc); err != nil {
@@ -795,6 +807,27 @@ func documentSchema() obj {
 		},
 		"additionalProperties": true,
 	}
+}
+
+// requestIDHeaderDoc is the X-Request-Id header of every answer.
+var requestIDHeaderDoc = obj{
+	"description": "The request's id: the request's own X-Request-Id if it sent a valid one (1 to 64 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'), else a new one (32 hex digits). Error envelopes carry it in ext.requestId, and the server's log lines of the request as request_id.",
+	"required":    true,
+	"schema":      obj{"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$", "example": "4bf92f3577b34da6a3ce929d0e0e4736"},
+}
+
+// addRequestIDHeader adds X-Request-Id to the headers of r, an answer
+// written out (a $ref to one of components.responses gets it there).
+func addRequestIDHeader(r obj) {
+	if _, ok := r["$ref"]; ok {
+		return
+	}
+	headers, _ := r["headers"].(obj)
+	if headers == nil {
+		headers = obj{}
+		r["headers"] = headers
+	}
+	headers[RequestIDHeader] = obj{"$ref": "#/components/headers/" + RequestIDHeader}
 }
 
 // headerSchemas are the headers error answers carry, by name.

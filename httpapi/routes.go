@@ -70,7 +70,8 @@ type Operation struct {
 	// serve, if set, answers instead of Endpoint without authentication or
 	// envelope (the OpenAPI document).
 	serve http.HandlerFunc
-	host  bool // added with Handle or Mount: not among Routes
+	host  bool   // added with Handle or Mount: not among Routes
+	route string // Prefix+Path, the http.route of metrics and spans
 
 	// Doc is what the OpenAPI document says beyond the types; see Doc.
 	Doc   *Doc
@@ -160,6 +161,7 @@ func (s *Server) add(op Operation) {
 			panic(fmt.Sprintf("httpapi: %s %s mounted twice", op.Method, op.Path))
 		}
 	}
+	op.route = Prefix + op.Path
 	s.ops = append(s.ops, &op)
 }
 
@@ -342,7 +344,7 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, rt *routing, s
 		return
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
-	s.writeError(w, http.StatusMethodNotAllowed, envelope.CodeProtocol, KeyMethodNotAllowed,
+	s.writeError(w, r, http.StatusMethodNotAllowed, envelope.CodeProtocol, KeyMethodNotAllowed,
 		fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.EscapedPath(), strings.Join(allow, ", ")))
 }
 
@@ -444,6 +446,7 @@ func (s *Server) serveRoute(w http.ResponseWriter, r *http.Request, rt *routing)
 // serveOp runs op, within Config.RequestTimeout, with its path values
 // (escaped, as matched).
 func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op *Operation, vals map[string]string) {
+	routed(w, op.route)
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
 	r = r.WithContext(ctx)

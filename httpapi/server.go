@@ -12,8 +12,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/ratelog"
+	"github.com/deskkit/deskkit/internal/telemetry"
 )
 
 // Prefix is where every route is mounted.
@@ -68,6 +75,15 @@ type Config struct {
 	// OutageLogInterval: 503s are logged once per interval, with the
 	// number left out since the last line. DefaultOutageLogInterval if 0.
 	OutageLogInterval time.Duration
+
+	// MeterProvider records http.server.request.duration; the global
+	// provider (otel.GetMeterProvider) if nil, which records nothing
+	// until the host installs one. See Metrics and traces in the package
+	// documentation.
+	MeterProvider metric.MeterProvider
+	// TracerProvider starts a server span per request; the global
+	// provider (otel.GetTracerProvider) if nil.
+	TracerProvider trace.TracerProvider
 }
 
 func (c *Config) withDefaults() Config {
@@ -115,12 +131,14 @@ type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 // Server is the HTTP API: an http.Handler that answers every route under
 // Prefix with an envelope.
 type Server struct {
-	cfg     Config
-	outages *outageLog
-	mu      sync.Mutex              // held by Mount while it adds to ops and builds
-	ops     []*Operation            // deskkit's, then the host's, in mounting order
-	routing atomic.Pointer[routing] // built from ops; swapped whole by Mount
-	doc     []byte                  // the OpenAPI document of deskkit's operations
+	cfg      Config
+	outages  *outageLog
+	tracer   trace.Tracer
+	duration metric.Float64Histogram
+	mu       sync.Mutex              // held by Mount while it adds to ops and builds
+	ops      []*Operation            // deskkit's, then the host's, in mounting order
+	routing  atomic.Pointer[routing] // built from ops; swapped whole by Mount
+	doc      []byte                  // the OpenAPI document of deskkit's operations
 }
 
 // New builds the handler of the services cfg names.
@@ -130,6 +148,8 @@ func New(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: c}
+	s.tracer = telemetry.Tracer(c.TracerProvider, scope)
+	s.duration = telemetry.Seconds(telemetry.Meter(c.MeterProvider, scope), "http.server.request.duration", "Duration of HTTP server requests.")
 	s.outages = &outageLog{logger: c.Logger, every: &ratelog.Every{Interval: c.OutageLogInterval, Now: c.Now}}
 	s.add(Operation{ID: "getOpenAPIDocument", Method: http.MethodGet, Path: "/openapi.json", serve: s.serveDocument, Doc: getOpenAPIDocumentDoc})
 	if mounted(c.Trash) {
@@ -177,17 +197,30 @@ func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request) {
 
 // ServeHTTP answers one request. An operation runs within
 // Config.RequestTimeout; a panic in it is logged with its stack and
-// answered 500.
+// answered 500. Every request gets a request id (X-Request-Id), a server
+// span and a measure of its duration: see the package documentation.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := requestID(r.Header.Get(RequestIDHeader))
+	w.Header().Set(RequestIDHeader, id)
+	ctx := deskkit.WithRequestID(r.Context(), id)
+	ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(r.Header))
+	method := methodOf(r.Method)
+	ctx, span := s.tracer.Start(ctx, spanName(method), trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String(attrMethod, method), attribute.String("url.path", r.URL.EscapedPath())))
+	r = r.WithContext(ctx)
+	rw := &responseWriter{ResponseWriter: w}
 	defer func() {
-		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			s.panicked(w, r, v, debug.Stack())
+		v := recover()
+		if v != nil && v != http.ErrAbortHandler {
+			s.panicked(rw, r, v, debug.Stack())
+		}
+		s.finish(ctx, span, rw, method, start)
+		if v == http.ErrAbortHandler {
+			panic(v)
 		}
 	}()
-	s.serveRoute(w, r, s.routing.Load())
+	s.serveRoute(rw, r, s.routing.Load())
 }
 
 // Wrap returns the handler to serve in place of host (the host's own

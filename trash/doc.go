@@ -287,6 +287,23 @@
 // transaction that kept losing deadlocks has been tried
 // deskkit.MaxTxAttempts times (deskkit.RunInTx).
 //
+// # Metrics and traces
+//
+// Config.MeterProvider and Config.TracerProvider (nil: the global
+// providers, which record nothing until the host installs some) record,
+// under the scope github.com/deskkit/deskkit/trash, a span per operation
+// ("trash.Add", "trash.Search", "trash.RestoreAll", ...; status Error when
+// it failed, with deskkit.result) and the counter deskkit.trash.operations
+// with deskkit.operation (add, get, search, count, restore,
+// restore_project, clear, clear_project, purge), deskkit.kind (task or
+// sprint: the entry's type, or the searched type; "" for operations on a
+// project and when the entry was not found) and deskkit.result ("ok", or
+// the error key httpapi answers: resource_not_found, forbidden,
+// param_validation_error, service_unavailable, internal_error...). The
+// Restorer, Authorizer and UserResolver get the span's context, so that
+// what they do is a child of the operation. TestTelemetry checks both with
+// the SDK's ManualReader and SpanRecorder.
+//
 // # Testing
 //
 // The tests run one conformance suite (TestConformance) against SQLite and

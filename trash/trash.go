@@ -12,10 +12,13 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/migrate"
+	"github.com/deskkit/deskkit/internal/telemetry"
 )
 
 // Errors the trash returns; they are deskkit's shared sentinels, so
@@ -54,6 +57,13 @@ type Config struct {
 	// transaction of the change they announce; nil publishes nothing. See
 	// Events in the package documentation.
 	Publisher deskkit.Publisher
+	// MeterProvider counts the trash's operations (deskkit.trash.operations)
+	// and TracerProvider spans each; nil means the global providers
+	// (otel.GetMeterProvider, otel.GetTracerProvider), which record nothing
+	// until the host installs some. See Metrics and traces in the package
+	// documentation.
+	MeterProvider  metric.MeterProvider
+	TracerProvider trace.TracerProvider
 }
 
 func (c *Config) withDefaults() Config {
@@ -87,6 +97,7 @@ type Trash struct {
 	restorer Restorer
 	cfg      Config
 	postgres bool
+	ops      telemetry.Ops
 }
 
 // New returns a trash over db, whose schema Migrate has created, with the
@@ -106,7 +117,7 @@ func New(db *bun.DB, restorer Restorer, cfg *Config) (*Trash, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	return &Trash{db: db, restorer: restorer, cfg: c, postgres: d.Postgres}, nil
+	return &Trash{db: db, restorer: restorer, cfg: c, postgres: d.Postgres, ops: newOps(c)}, nil
 }
 
 //go:embed migrations/*.sql
@@ -155,6 +166,14 @@ type NewEntry struct {
 // returned wrapped, and may have aborted the host's PostgreSQL transaction:
 // roll it back.
 func (t *Trash) Add(ctx context.Context, db bun.IDB, p deskkit.Principal, e NewEntry) (Entry, error) {
+	ctx, call := t.ops.Start(ctx, "trash.Add", "add")
+	call.Kind = kindOf(e.TargetType)
+	v, err := t.addEntry(ctx, db, p, e)
+	call.End(err)
+	return v, err
+}
+
+func (t *Trash) addEntry(ctx context.Context, db bun.IDB, p deskkit.Principal, e NewEntry) (Entry, error) {
 	if !p.Valid() {
 		return Entry{}, ErrUnauthenticated
 	}
@@ -232,6 +251,13 @@ func (t *Trash) Add(ctx context.Context, db bun.IDB, p deskkit.Principal, e NewE
 // Get returns one entry of p's tenant, or ErrNotFound (also for an entry of
 // a project p may not see).
 func (t *Trash) Get(ctx context.Context, p deskkit.Principal, id int64) (Entry, error) {
+	ctx, call := t.ops.Start(ctx, "trash.Get", "get")
+	v, err := t.get(ctx, call, p, id)
+	call.End(err)
+	return v, err
+}
+
+func (t *Trash) get(ctx context.Context, call *telemetry.Call, p deskkit.Principal, id int64) (Entry, error) {
 	if !p.Valid() {
 		return Entry{}, ErrUnauthenticated
 	}
@@ -239,6 +265,7 @@ func (t *Trash) Get(ctx context.Context, p deskkit.Principal, id int64) (Entry, 
 	if err != nil {
 		return Entry{}, err
 	}
+	call.Kind = kindOf(r.TargetType)
 	return r.entry(t.cfg.Retention), nil
 }
 
@@ -290,6 +317,13 @@ func (t *Trash) checkVisible(ctx context.Context, p deskkit.Principal, projectID
 // trash of p's tenant. It returns an *deskkit.InputError for a bad projectID
 // and ErrNotFound for a project p may not see.
 func (t *Trash) Count(ctx context.Context, p deskkit.Principal, projectID int64) (int64, error) {
+	ctx, call := t.ops.Start(ctx, "trash.Count", "count")
+	v, err := t.count(ctx, p, projectID)
+	call.End(err)
+	return v, err
+}
+
+func (t *Trash) count(ctx context.Context, p deskkit.Principal, projectID int64) (int64, error) {
 	if !p.Valid() {
 		return 0, ErrUnauthenticated
 	}
@@ -337,6 +371,14 @@ func (t *Trash) counted(ctx context.Context, tenantID int64, typ TargetType, pro
 // A search holds at most one database connection at a time: the page, then
 // the total if the page alone does not tell it.
 func (t *Trash) Search(ctx context.Context, p deskkit.Principal, q Query) (Page, error) {
+	ctx, call := t.ops.Start(ctx, "trash.Search", "search")
+	call.Kind = kindOf(q.TargetType)
+	v, err := t.search(ctx, p, q)
+	call.End(err)
+	return v, err
+}
+
+func (t *Trash) search(ctx context.Context, p deskkit.Principal, q Query) (Page, error) {
 	if !p.Valid() {
 		return Page{}, ErrUnauthenticated
 	}
@@ -446,10 +488,18 @@ func (t *Trash) resolveUsers(ctx context.Context, tenantID int64, es []Entry, de
 // and ErrForbidden if p may not manage the project and neither deleted nor
 // created the target.
 func (t *Trash) Restore(ctx context.Context, p deskkit.Principal, id int64) error {
+	ctx, call := t.ops.Start(ctx, "trash.Restore", "restore")
+	err := t.restore(ctx, call, p, id)
+	call.End(err)
+	return err
+}
+
+func (t *Trash) restore(ctx context.Context, call *telemetry.Call, p deskkit.Principal, id int64) error {
 	if !p.Valid() {
 		return ErrUnauthenticated
 	}
 	e, _, err := t.authorize(ctx, p, id)
+	call.Kind = kindOf(e.TargetType) // known also when p may not
 	if err != nil {
 		return err
 	}
@@ -494,10 +544,18 @@ func (t *Trash) Restore(ctx context.Context, p deskkit.Principal, id int64) erro
 //
 // It returns ErrNotFound and ErrForbidden as Restore does.
 func (t *Trash) Clear(ctx context.Context, p deskkit.Principal, id int64) error {
+	ctx, call := t.ops.Start(ctx, "trash.Clear", "clear")
+	err := t.clear(ctx, call, p, id)
+	call.End(err)
+	return err
+}
+
+func (t *Trash) clear(ctx context.Context, call *telemetry.Call, p deskkit.Principal, id int64) error {
 	if !p.Valid() {
 		return ErrUnauthenticated
 	}
 	e, manage, err := t.authorize(ctx, p, id)
+	call.Kind = kindOf(e.TargetType) // known also when p may not
 	if err != nil {
 		return err
 	}
@@ -536,7 +594,7 @@ func (t *Trash) authorize(ctx context.Context, p deskkit.Principal, id int64) (e
 		return row{}, false, err
 	}
 	if !manage && e.DeletedBy != p.UserID && e.CreatedBy != p.UserID {
-		return row{}, false, ErrForbidden
+		return e, false, ErrForbidden // e for the metrics' kind only
 	}
 	return e, manage, nil
 }
@@ -633,6 +691,13 @@ func (t *Trash) takeOne(ctx context.Context, tx bun.Tx, tenantID, id int64) (row
 // With a Config.Publisher it publishes one trash.restored with the total,
 // in the transaction of its last batch; nothing if it restored nothing.
 func (t *Trash) RestoreAll(ctx context.Context, p deskkit.Principal, projectID int64) (int, error) {
+	ctx, call := t.ops.Start(ctx, "trash.RestoreAll", "restore_project")
+	v, err := t.restoreAll(ctx, p, projectID)
+	call.End(err)
+	return v, err
+}
+
+func (t *Trash) restoreAll(ctx context.Context, p deskkit.Principal, projectID int64) (int, error) {
 	return t.eachBatch(ctx, p, projectID, true)
 }
 
@@ -649,6 +714,13 @@ func (t *Trash) RestoreAll(ctx context.Context, p deskkit.Principal, projectID i
 // With a Config.Publisher it publishes one trash.cleared, as RestoreAll
 // publishes trash.restored.
 func (t *Trash) ClearAll(ctx context.Context, p deskkit.Principal, projectID int64) (int, error) {
+	ctx, call := t.ops.Start(ctx, "trash.ClearAll", "clear_project")
+	v, err := t.clearAll(ctx, p, projectID)
+	call.End(err)
+	return v, err
+}
+
+func (t *Trash) clearAll(ctx context.Context, p deskkit.Principal, projectID int64) (int, error) {
 	return t.eachBatch(ctx, p, projectID, false)
 }
 
@@ -1028,6 +1100,13 @@ func verb(restore bool) string {
 // entries of, in the transaction of its last batch (see Events in the
 // package documentation).
 func (t *Trash) PurgeExpired(ctx context.Context) (int, error) {
+	ctx, call := t.ops.Start(ctx, "trash.PurgeExpired", "purge")
+	v, err := t.purgeExpired(ctx)
+	call.End(err)
+	return v, err
+}
+
+func (t *Trash) purgeExpired(ctx context.Context) (int, error) {
 	if t.cfg.Retention == 0 {
 		return 0, nil
 	}

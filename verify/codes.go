@@ -92,6 +92,13 @@ type Proof struct {
 // ErrSendFailed when the gateway did not accept the message, and
 // *deskkit.InputError values for bad fields.
 func (v *Verifier) SendSMS(ctx context.Context, p deskkit.Principal, req SMSSend) (Sent, error) {
+	ctx, call := v.ops.Start(ctx, "verify.SendSMS", "")
+	r, err := v.sendSMS(ctx, p, req)
+	v.tel.sent.Add(ctx, 1, codeAttrs("sms", call.End(err)))
+	return r, err
+}
+
+func (v *Verifier) sendSMS(ctx context.Context, p deskkit.Principal, req SMSSend) (Sent, error) {
 	if err := checkBizKey(KindSMS, req.BizKey); err != nil {
 		return Sent{}, err
 	}
@@ -106,6 +113,13 @@ func (v *Verifier) SendSMS(ctx context.Context, p deskkit.Principal, req SMSSend
 // and errors of SendSMS; every address must pass them, or nothing is sent
 // to any.
 func (v *Verifier) SendEmail(ctx context.Context, p deskkit.Principal, req EmailSend) (Sent, error) {
+	ctx, call := v.ops.Start(ctx, "verify.SendEmail", "")
+	r, err := v.sendEmail(ctx, p, req)
+	v.tel.sent.Add(ctx, 1, codeAttrs("email", call.End(err)))
+	return r, err
+}
+
+func (v *Verifier) sendEmail(ctx context.Context, p deskkit.Principal, req EmailSend) (Sent, error) {
 	if err := checkBizKey(KindEmail, req.BizKey); err != nil {
 		return Sent{}, err
 	}
@@ -422,6 +436,13 @@ func normalizeCode(code string) (string, error) {
 // *deskkit.RateLimitError giving the wait), ErrAddressTaken (another user
 // of the tenant holds the address now), *deskkit.InputError values.
 func (v *Verifier) CheckSMS(ctx context.Context, p deskkit.Principal, req SMSCheck) (Link, error) {
+	ctx, call := v.ops.Start(ctx, "verify.CheckSMS", "")
+	r, err := v.checkSMS(ctx, p, req)
+	v.tel.checked.Add(ctx, 1, codeAttrs("sms", call.End(err)))
+	return r, err
+}
+
+func (v *Verifier) checkSMS(ctx context.Context, p deskkit.Principal, req SMSCheck) (Link, error) {
 	if err := checkBizKey(KindSMS, req.BizKey); err != nil {
 		return Link{}, err
 	}
@@ -434,6 +455,13 @@ func (v *Verifier) CheckSMS(ctx context.Context, p deskkit.Principal, req SMSChe
 
 // CheckEmail checks a code sent by SendEmail, as CheckSMS does.
 func (v *Verifier) CheckEmail(ctx context.Context, p deskkit.Principal, req EmailCheck) (Link, error) {
+	ctx, call := v.ops.Start(ctx, "verify.CheckEmail", "")
+	r, err := v.checkEmail(ctx, p, req)
+	v.tel.checked.Add(ctx, 1, codeAttrs("email", call.End(err)))
+	return r, err
+}
+
+func (v *Verifier) checkEmail(ctx context.Context, p deskkit.Principal, req EmailCheck) (Link, error) {
 	if err := checkBizKey(KindEmail, req.BizKey); err != nil {
 		return Link{}, err
 	}
@@ -495,6 +523,7 @@ func (v *Verifier) consume(ctx context.Context, tx bun.Tx, u User, k Kind, b Biz
 	fl := v.failureLimit(u)
 	now := v.now()
 	if err := limiter.Hold(ctx, tx, limitsTable, now, fl); err != nil {
+		v.noteRefusal(ctx, err)
 		var rl *deskkit.RateLimitError
 		if errors.As(err, &rl) {
 			return nil, fmt.Errorf("%w: %w", ErrTooManyFailures, err)
@@ -625,6 +654,13 @@ func hashLink(secret string) string {
 // database. A secret is good once, for LinkSecretTTL, for the user and
 // bizKey it was won for; anything else is ErrLinkSecret.
 func (v *Verifier) Redeem(ctx context.Context, db bun.IDB, p deskkit.Principal, bizKey BizKey, secret string) (Proof, error) {
+	ctx, call := v.ops.Start(ctx, "verify.Redeem", "")
+	r, err := v.redeemSecret(ctx, db, p, bizKey, secret)
+	call.End(err)
+	return r, err
+}
+
+func (v *Verifier) redeemSecret(ctx context.Context, db bun.IDB, p deskkit.Principal, bizKey BizKey, secret string) (Proof, error) {
 	if !p.Valid() {
 		return Proof{}, ErrUnauthenticated
 	}

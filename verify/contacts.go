@@ -49,6 +49,13 @@ type EmailChange struct {
 // secret and changes the number: a wrong code leaves the secret unspent,
 // and a refused change leaves both.
 func (v *Verifier) ChangeMobile(ctx context.Context, p deskkit.Principal, req MobileChange) (Detail, error) {
+	ctx, call := v.ops.Start(ctx, "verify.ChangeMobile", "")
+	r, err := v.changeMobile(ctx, p, req)
+	call.End(err)
+	return r, err
+}
+
+func (v *Verifier) changeMobile(ctx context.Context, p deskkit.Principal, req MobileChange) (Detail, error) {
 	if req.BizKey != ModifyMobile && req.BizKey != BindMobile {
 		return Detail{}, deskkit.Invalid("bizKey", "must be MODIFY_MOBILE or BIND_MOBILE")
 	}
@@ -69,6 +76,13 @@ func (v *Verifier) ChangeMobile(ctx context.Context, p deskkit.Principal, req Mo
 // ChangeEmail changes the principal's e-mail address, as ChangeMobile does
 // the mobile number.
 func (v *Verifier) ChangeEmail(ctx context.Context, p deskkit.Principal, req EmailChange) (Detail, error) {
+	ctx, call := v.ops.Start(ctx, "verify.ChangeEmail", "")
+	r, err := v.changeEmail(ctx, p, req)
+	call.End(err)
+	return r, err
+}
+
+func (v *Verifier) changeEmail(ctx context.Context, p deskkit.Principal, req EmailChange) (Detail, error) {
 	if req.BizKey != ModifyEmail && req.BizKey != BindEmail {
 		return Detail{}, deskkit.Invalid("bizKey", "must be MODIFY_EMAIL or BIND_EMAIL")
 	}
@@ -189,6 +203,13 @@ func (v *Verifier) change(ctx context.Context, p deskkit.Principal, c change) (D
 // keeps the tables small and addresses no longer than needed. Hosts run it
 // now and then.
 func (v *Verifier) Purge(ctx context.Context) (int64, error) {
+	ctx, call := v.ops.Start(ctx, "verify.Purge", "")
+	r, err := v.purge(ctx)
+	call.End(err)
+	return r, err
+}
+
+func (v *Verifier) purge(ctx context.Context) (int64, error) {
 	now := v.now()
 	dayAgo := now - 24*3600*1000
 	var total int64

@@ -237,6 +237,35 @@
 // each an error key of its own. Bad fields are *deskkit.InputError
 // values naming the field.
 //
+// # Metrics and traces
+//
+// Config.MeterProvider and Config.TracerProvider (nil: the global
+// providers, which record nothing until the host installs some) record,
+// under the scope github.com/deskkit/deskkit/verify, a span per operation
+// ("verify.SendSMS", "verify.ChangeEmail", ...; status Error when it
+// failed, with deskkit.result) and the counters:
+//
+//   - deskkit.verify.codes.sent: one per SendSMS or SendEmail call
+//     (whatever the number of addresses), by deskkit.channel (sms, email)
+//     and deskkit.result ("ok", or the error key httpapi answers:
+//     too_many_requests, verification_address_taken, ...);
+//   - deskkit.verify.codes.checked: one per CheckSMS or CheckEmail call,
+//     likewise (verification_code_wrong, verification_code_expired, ...);
+//   - deskkit.verify.rate_limited: one per refusal of a limit, by
+//     deskkit.limit: resend_interval, per_hour, per_address_per_day,
+//     per_day (the send limits of Limits, in that order) and
+//     failures_per_day.
+//
+// The notices to old addresses share the module's outbox with the
+// channels' events: each attempt is a span "verify.notice" (a child of
+// the change's span when the change sends it itself) and counts in the
+// outbox's deskkit.deliveries and deskkit.delivery.duration (scope
+// github.com/deskkit/deskkit/internal/outbox) with deskkit.channel.type
+// verify.notice and deskkit.result succeeded, retrying or failed. The
+// outbox's gauges (its depth, its oldest due delivery's age) count the
+// notices too; channel.ChannelRegistry.Run registers them, not the
+// Verifier's Run.
+//
 // # Testing
 //
 // The tests run every rule on SQLite and PostgreSQL with a fake

@@ -26,6 +26,7 @@ const limitsTable = "deskkit_verify_limits"
 // before it.
 func (v *Verifier) takeLimits(ctx context.Context, tx bun.IDB, now int64, limits []limiter.Limit) error {
 	if err := limiter.Take(ctx, tx, limitsTable, now, limits); err != nil {
+		v.noteRefusal(ctx, err)
 		var rl *deskkit.RateLimitError
 		if errors.As(err, &rl) {
 			return err
@@ -52,23 +53,27 @@ func giveBack(ctx context.Context, tx bun.IDB, key string, takenAt int64) error 
 func (v *Verifier) sendLimits(u User, k Kind, b BizKey, address string) []limiter.Limit {
 	ls := []limiter.Limit{
 		{
-			Key: fmt.Sprintf("send-interval:%d:%d:%s:%s:%s", u.TenantID, u.ID, k, b, address),
-			Max: 1, Window: v.cfg.ResendInterval,
+			Name: limitResendInterval,
+			Key:  fmt.Sprintf("send-interval:%d:%d:%s:%s:%s", u.TenantID, u.ID, k, b, address),
+			Max:  1, Window: v.cfg.ResendInterval,
 			Msg: fmt.Sprintf("a code for %s was sent to this address less than %s ago", b, v.cfg.ResendInterval),
 		},
 		{
-			Key: fmt.Sprintf("send-address:%d:%d:%s:%s", u.TenantID, u.ID, k, address),
-			Max: v.cfg.SendsPerHour, Window: time.Hour,
+			Name: limitPerHour,
+			Key:  fmt.Sprintf("send-address:%d:%d:%s:%s", u.TenantID, u.ID, k, address),
+			Max:  v.cfg.SendsPerHour, Window: time.Hour,
 			Msg: fmt.Sprintf("at most %d codes an hour may go to one address", v.cfg.SendsPerHour),
 		},
 	}
 	return append(ls, limiter.Limit{
-		Key: "send-any:" + string(k) + ":" + v.addressTag(k, address),
-		Max: v.cfg.SendsPerAddressPerDay, Window: 24 * time.Hour,
+		Name: limitPerAddressPerDay,
+		Key:  "send-any:" + string(k) + ":" + v.addressTag(k, address),
+		Max:  v.cfg.SendsPerAddressPerDay, Window: 24 * time.Hour,
 		Msg: fmt.Sprintf("this address has had %d codes today, the most it may get from all accounts", v.cfg.SendsPerAddressPerDay),
 	}, limiter.Limit{
-		Key: userSendKey(u),
-		Max: v.cfg.SendsPerDay, Window: 24 * time.Hour,
+		Name: limitPerDay,
+		Key:  userSendKey(u),
+		Max:  v.cfg.SendsPerDay, Window: 24 * time.Hour,
 		Msg: fmt.Sprintf("at most %d codes a day may be requested", v.cfg.SendsPerDay),
 	})
 }
@@ -92,8 +97,9 @@ func userSendKey(u User) string { return fmt.Sprintf("send-user:%d:%d", u.Tenant
 // failureLimit is the limit of wrong checks of user u, across codes.
 func (v *Verifier) failureLimit(u User) limiter.Limit {
 	return limiter.Limit{
-		Key: fmt.Sprintf("fail-user:%d:%d", u.TenantID, u.ID),
-		Max: v.cfg.FailuresPerDay, Window: 24 * time.Hour,
+		Name: limitFailuresPerDay,
+		Key:  fmt.Sprintf("fail-user:%d:%d", u.TenantID, u.ID),
+		Max:  v.cfg.FailuresPerDay, Window: 24 * time.Hour,
 		Msg: fmt.Sprintf("at most %d wrong codes a day", v.cfg.FailuresPerDay),
 	}
 }

@@ -83,6 +83,10 @@ func (v *Verifier) newNoticeWorker(sent *atomic.Int64) (*outbox.Worker, error) {
 		Schedule:    noticeSchedule,
 		Now:         v.cfg.Now,
 		Logger:      v.cfg.Logger,
+
+		MeterProvider:  v.cfg.MeterProvider,
+		TracerProvider: v.cfg.TracerProvider,
+		SpanName:       "verify.notice",
 	})
 }
 
@@ -132,6 +136,13 @@ func (v *Verifier) Run(ctx context.Context) error {
 // retried on the notices' schedule (see the package documentation), at
 // a later call.
 func (v *Verifier) SendNotices(ctx context.Context) (int, error) {
+	ctx, call := v.ops.Start(ctx, "verify.SendNotices", "")
+	r, err := v.sendNotices(ctx)
+	call.End(err)
+	return r, err
+}
+
+func (v *Verifier) sendNotices(ctx context.Context) (int, error) {
 	var sent atomic.Int64
 	w, err := v.newNoticeWorker(&sent)
 	if err != nil {

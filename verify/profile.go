@@ -56,6 +56,13 @@ type TenantDetail struct {
 
 // Detail returns the principal's user with its tenant's name.
 func (v *Verifier) Detail(ctx context.Context, p deskkit.Principal) (Detail, error) {
+	ctx, call := v.ops.Start(ctx, "verify.Detail", "")
+	r, err := v.detail(ctx, p)
+	call.End(err)
+	return r, err
+}
+
+func (v *Verifier) detail(ctx context.Context, p deskkit.Principal) (Detail, error) {
 	u, err := v.user(ctx, p)
 	if err != nil {
 		return Detail{}, err
@@ -78,6 +85,13 @@ func (v *Verifier) Detail(ctx context.Context, p deskkit.Principal) (Detail, err
 
 // Tenant returns the principal's tenant.
 func (v *Verifier) Tenant(ctx context.Context, p deskkit.Principal) (TenantDetail, error) {
+	ctx, call := v.ops.Start(ctx, "verify.Tenant", "")
+	r, err := v.tenant(ctx, p)
+	call.End(err)
+	return r, err
+}
+
+func (v *Verifier) tenant(ctx context.Context, p deskkit.Principal) (TenantDetail, error) {
 	if !p.Valid() {
 		return TenantDetail{}, ErrUnauthenticated
 	}
@@ -95,6 +109,13 @@ func (v *Verifier) Tenant(ctx context.Context, p deskkit.Principal) (TenantDetai
 // address at most 200; gender MALE, FEMALE or UNKNOWN. A username another
 // user of the tenant has is an error matching ErrConflict.
 func (v *Verifier) UpdateProfile(ctx context.Context, p deskkit.Principal, pr Profile) (Detail, error) {
+	ctx, call := v.ops.Start(ctx, "verify.UpdateProfile", "")
+	r, err := v.updateProfile(ctx, p, pr)
+	call.End(err)
+	return r, err
+}
+
+func (v *Verifier) updateProfile(ctx context.Context, p deskkit.Principal, pr Profile) (Detail, error) {
 	if !p.Valid() {
 		return Detail{}, ErrUnauthenticated
 	}

@@ -12,10 +12,13 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/internal/outbox"
+	"github.com/deskkit/deskkit/internal/telemetry"
 )
 
 // Errors the Verifier returns. The shared classes are deskkit's sentinels;
@@ -137,6 +140,16 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
+	// MeterProvider counts codes sent and checked
+	// (deskkit.verify.codes.sent, deskkit.verify.codes.checked), the
+	// refusals of rate limits (deskkit.verify.rate_limited) and the
+	// notices' delivery attempts (deskkit.deliveries); TracerProvider
+	// spans every operation and notice attempt. nil means the global
+	// providers (otel.GetMeterProvider, otel.GetTracerProvider), which
+	// record nothing until the host installs some. See Metrics and
+	// traces in the package documentation.
+	MeterProvider  metric.MeterProvider
+	TracerProvider trace.TracerProvider
 }
 
 func (c *Config) withDefaults() Config {
@@ -207,6 +220,9 @@ type Verifier struct {
 	// notices is the worker that sends notices (Run); a change wakes it.
 	notices *outbox.Worker
 	runs    atomic.Int32 // Runs running
+
+	ops telemetry.Ops
+	tel instruments
 }
 
 // New returns a Verifier over db, whose schema Migrate has created, with
@@ -236,6 +252,7 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 		return nil, err
 	}
 	v := &Verifier{db: db, dir: dir, sms: sms, mail: mail, cfg: c, templates: ts}
+	v.ops, v.tel = newTelemetry(c)
 	for _, s := range [][]byte{secret, c.PreviousSecret} {
 		if s == nil {
 			continue

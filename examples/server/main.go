@@ -198,6 +198,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
@@ -246,7 +247,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 // when ctx is cancelled and the server has shut down. Only token -revoke
 // reads stdin.
 func runStdin(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
-	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	// Lines logged for a request carry its id (X-Request-Id) as request_id.
+	logger := slog.New(deskkit.LogHandler(slog.NewJSONHandler(stderr, nil)))
 	cmd := "serve"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]

@@ -34,6 +34,9 @@ import (
 
 // Limit is one rate limit: at most Max events per Window for one Key.
 type Limit struct {
+	// Name says which of a service's limits this is ("per_hour"), for
+	// metrics: one of a few fixed names, never a key.
+	Name   string
 	Key    string
 	Max    int // 0 or less: no limit
 	Window time.Duration
@@ -43,9 +46,20 @@ type Limit struct {
 	Cost int
 }
 
+// Refusal is how Take and Hold refuse: the *deskkit.RateLimitError the
+// client gets (errors.As finds it, errors.Is(err, deskkit.ErrRateLimited)
+// holds), with the Name of the limit that refused.
+type Refusal struct {
+	Limit string
+	*deskkit.RateLimitError
+}
+
+// Unwrap is the RateLimitError.
+func (r *Refusal) Unwrap() error { return r.RateLimitError }
+
 // Take counts one event against each limit in table at now (Unix
-// milliseconds), and refuses with a *deskkit.RateLimitError naming the
-// first exhausted limit in key order. All limits are taken by one upsert
+// milliseconds), and refuses with a *Refusal naming the first exhausted
+// limit in key order. All limits are taken by one upsert
 // statement, one round trip however many there are, its rows in key order
 // (the lock order of limit rows). A refusal may leave the limits that
 // fitted taken: call Take inside a transaction, which the refusal rolls
@@ -129,7 +143,7 @@ RETURNING limit_key`, args...).Scan(ctx, &keys)
 			continue
 		}
 		if max(l.Cost, 1) > l.Max {
-			return &deskkit.RateLimitError{Message: l.Msg, RetryAfter: l.Window}
+			return &Refusal{Limit: l.Name, RateLimitError: &deskkit.RateLimitError{Message: l.Msg, RetryAfter: l.Window}}
 		}
 		var end int64
 		err := tx.NewSelect().Table(table).Column("window_end_ms").
@@ -137,7 +151,7 @@ RETURNING limit_key`, args...).Scan(ctx, &keys)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("read limit: %w", err)
 		}
-		return &deskkit.RateLimitError{Message: l.Msg, RetryAfter: time.Duration(max(end-now, 1000)) * time.Millisecond}
+		return &Refusal{Limit: l.Name, RateLimitError: &deskkit.RateLimitError{Message: l.Msg, RetryAfter: time.Duration(max(end-now, 1000)) * time.Millisecond}}
 	}
 	return nil
 }

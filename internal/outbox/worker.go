@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/deskkit/deskkit"
 )
@@ -72,6 +74,10 @@ type Outcome struct {
 	// RetryAfter is the wait the far end asked for; the next attempt
 	// waits at least that, at most MaxRetryAfter.
 	RetryAfter time.Duration
+	// Label is the attempt's deskkit.channel.type in metrics and spans
+	// (a channel's type, "WEBHOOK"); the delivery's Kind if "". It must
+	// come from a small fixed set.
+	Label string
 }
 
 // Handler makes the attempts of one kind.
@@ -116,6 +122,12 @@ type Config struct {
 	Rand func() float64
 	// Logger gets what goes wrong; slog.Default if nil.
 	Logger *slog.Logger
+	// MeterProvider records deskkit.deliveries and
+	// deskkit.delivery.duration, TracerProvider a span per attempt
+	// (SpanName, "outbox.deliver" if ""); the global providers if nil.
+	MeterProvider  metric.MeterProvider
+	TracerProvider trace.TracerProvider
+	SpanName       string
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -158,6 +170,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.SpanName == "" {
+		c.SpanName = "outbox.deliver"
+	}
 	return c, nil
 }
 
@@ -184,6 +199,7 @@ type Worker struct {
 	wake chan struct{}
 	// slots bounds the attempts in flight.
 	slots chan struct{}
+	tel   attemptTelemetry
 }
 
 // NewWorker returns a worker over db, whose outbox tables Migrate created.
@@ -198,6 +214,7 @@ func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
 		pg:    isPostgres(db),
 		wake:  make(chan struct{}, 1),
 		slots: make(chan struct{}, c.Concurrency),
+		tel:   newAttemptTelemetry(c),
 	}, nil
 }
 
@@ -326,12 +343,15 @@ func (w *Worker) claimAndStart(ctx context.Context, inflight *sync.WaitGroup) (c
 	for _, d := range batch {
 		inflight.Go(func() {
 			defer func() { <-w.slots }()
-			started := w.cfg.Now()
-			o := attempt(actx, d)
-			if err := w.record(actx, d, o, started, w.cfg.Now().Sub(started)); err != nil {
-				w.cfg.Logger.ErrorContext(actx, "outbox: record attempt", slog.String("kind", d.Kind),
+			ctx, span := w.tel.start(actx, w.cfg.SpanName, d)
+			started, clock := w.cfg.Now(), time.Now()
+			o := attempt(ctx, d)
+			took := time.Since(clock)
+			if err := w.record(ctx, d, o, started, w.cfg.Now().Sub(started)); err != nil {
+				w.cfg.Logger.ErrorContext(ctx, "outbox: record attempt", slog.String("kind", d.Kind),
 					slog.Int64("delivery", d.ID), slog.Any("error", err))
 			}
+			w.tel.end(ctx, span, d, o, w.status(d, o), took)
 		})
 	}
 	return len(batch), free, nil
@@ -465,13 +485,8 @@ func (w *Worker) record(ctx context.Context, d Delivery, o Outcome, started time
 	o.Response = cut(o.Response, MaxResponseBytes)
 	o.Error = cut(o.Error, maxErrorBytes)
 	now := w.cfg.Now()
-	status, step, due, finished := Pending, d.step, (*int64)(nil), (*int64)(nil)
-	switch {
-	case o.OK:
-		status = Succeeded
-	case o.Final || d.step+1 >= len(w.cfg.Schedule):
-		status = Failed
-	default:
+	status, step, due, finished := w.status(d, o), d.step, (*int64)(nil), (*int64)(nil)
+	if status == Pending {
 		step = d.step + 1
 		delay := w.jitter(w.cfg.Schedule[step])
 		if ra := min(o.RetryAfter, MaxRetryAfter); ra > delay {
