@@ -10,10 +10,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
@@ -129,14 +131,7 @@ type seriesWant struct {
 
 // serverSeries are the series of the server's own instruments (METRICS.md),
 // after TestMetricsListener's requests (three trash searches, one current
-// user) on a pool of -db-max-conns 4. The library's instruments are rows
-// to add here, under their Prometheus names, e.g.:
-//
-//	{"http_server_request_duration_seconds", map[string]string{"http_route": "/api/v1/task/trash/search",
-//		"http_request_method": "GET", "http_response_status_code": "200"}, atLeast(3)},
-//	{"deskkit_trash_operations_total", map[string]string{"deskkit_operation": "search", "deskkit_result": "ok"}, atLeast(3)},
-//	{"deskkit_outbox_depth", nil, atLeast(0)},
-//	{"deskkit_outbox_oldest_due_age_seconds", nil, atLeast(0)},
+// user) on a pool of -db-max-conns 4. The library's are libraryCases.
 var serverSeries = []seriesWant{
 	{"db_client_connection_count", map[string]string{"db_client_connection_state": "idle", "otel_scope_name": scopeName}, atLeast(1)},
 	{"db_client_connection_count", map[string]string{"db_client_connection_state": "used", "otel_scope_name": scopeName}, atLeast(0)},
@@ -261,6 +256,64 @@ func TestMetricsListener(t *testing.T) {
 		if logs := s.stderr.String(); !strings.Contains(logs, `"msg":"metrics listening"`) {
 			t.Errorf("logs lack the metrics listener:\n%s", logs)
 		}
+	})
+}
+
+// libraryCases are the library's instruments (trash, verify, channel and
+// the outbox, httpapi) as TestMetricsLibraryInstruments' requests leave
+// them on /metrics: each instrument under its Prometheus name, with the
+// labels the requests give it.
+var libraryCases = []seriesWant{
+	{"http_server_request_duration_seconds", map[string]string{"http_route": "/api/v1/task/trash/search", "http_request_method": "GET", "http_response_status_code": "200"}, atLeast(2)},
+	{"http_server_request_duration_seconds", map[string]string{"http_route": "/api/v1/task/trash/{id}/back", "http_request_method": "PATCH", "http_response_status_code": "404"}, atLeast(1)},
+	{"deskkit_trash_operations_total", map[string]string{"deskkit_operation": "search", "deskkit_result": "ok"}, atLeast(2)},
+	{"deskkit_trash_operations_total", map[string]string{"deskkit_operation": "restore", "deskkit_result": "resource_not_found"}, atLeast(1)},
+	{"deskkit_verify_codes_sent_total", map[string]string{"deskkit_channel": "sms", "deskkit_result": "ok"}, atLeast(1)},
+	{"deskkit_verify_rate_limited_total", map[string]string{"deskkit_limit": "resend_interval"}, atLeast(1)},
+	{"deskkit_verify_codes_checked_total", map[string]string{"deskkit_channel": "sms", "deskkit_result": "verification_code_wrong"}, atLeast(1)},
+	{"deskkit_events_published_total", map[string]string{"deskkit_event_type": "demo.metrics"}, equal(1)},
+	{"deskkit_deliveries_total", map[string]string{"deskkit_channel_type": "WEBHOOK", "deskkit_result": "succeeded"}, equal(1)},
+	{"deskkit_delivery_duration_seconds", map[string]string{"deskkit_channel_type": "WEBHOOK", "deskkit_result": "succeeded"}, equal(1)},
+	{"deskkit_outbox_depth", nil, equal(0)},
+	{"deskkit_outbox_oldest_due_age_seconds", nil, equal(0)},
+}
+
+// TestMetricsLibraryInstruments drives each service through the reference
+// server (two trash searches and a miss, an SMS code sent, refused by the
+// resend interval and checked wrong, an event published to a loopback
+// webhook and delivered) and finds every library instrument on /metrics
+// with its labels.
+func TestMetricsLibraryInstruments(t *testing.T) {
+	eachURL(t, func(t *testing.T, rawURL string) {
+		rcv := startReceiver(t, nil)
+		s := startServing(t, []string{"-metrics-addr", "127.0.0.1:0", "-channel-allow-private-networks"}, map[string]string{envDatabaseURL: rawURL})
+		for range 2 {
+			ok(t, s.base, s.token, http.MethodGet, "/api/v1/task/trash/search?targetType=TASK", nil, nil)
+		}
+		if status, _ := call(t, s.base, s.token, http.MethodPatch, "/api/v1/task/trash/999999/back", nil); status != http.StatusNotFound {
+			t.Fatalf("trash entry 999999: %d, want 404", status)
+		}
+		send := map[string]any{"bizKey": "BIND_MOBILE", "mobile": "13800138000", "country": "CN"}
+		ok(t, s.base, s.token, http.MethodPost, "/api/v1/user/current/sms/send", send, nil)
+		if status, _ := call(t, s.base, s.token, http.MethodPost, "/api/v1/user/current/sms/send", send); status != http.StatusTooManyRequests {
+			t.Fatalf("a second send at once: %d, want 429", status)
+		}
+		if status, _ := call(t, s.base, s.token, http.MethodGet, "/api/v1/user/current/sms/check?"+url.Values{
+			"bizKey": {"BIND_MOBILE"}, "mobile": {"+8613800138000"}, "country": {"CN"}, "verificationCode": {"000000"},
+		}.Encode(), nil); status != http.StatusBadRequest {
+			t.Fatalf("a wrong code: %d, want 400", status)
+		}
+		id := addWebhook(t, s.base, s.token, "metrics", rcv, "/metrics", nil)
+		ok(t, s.base, s.token, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.metrics", "title": "counted"}, nil)
+		var page struct {
+			Total int
+			List  []struct{ Status string }
+		}
+		waitFor(t, rcv, 30*time.Second, func() bool {
+			ok(t, s.base, s.token, http.MethodGet, fmt.Sprintf("/api/v1/event/channel/%d/deliveries", id), nil, &page)
+			return page.Total == 1 && page.List[0].Status == "SUCCEEDED"
+		}, func() string { return fmt.Sprintf("the delivery did not succeed: %+v", page) })
+		checkSeries(t, scrape(t, s.metrics+"/metrics"), libraryCases)
 	})
 }
 
