@@ -163,6 +163,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/examples/server/internal/console"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/trash"
@@ -435,6 +436,9 @@ func migrateAll(ctx context.Context, db *bun.DB) error {
 	}
 	if err := migrateDemo(ctx, db); err != nil {
 		return fmt.Errorf("migrate demo host: %w", err)
+	}
+	if err := console.Migrate(ctx, db); err != nil {
+		return fmt.Errorf("migrate console: %w", err)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/examples/server/internal/console"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
@@ -309,8 +310,12 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	demo.mount(api)
 	mountRedeem(api, v)
 	mountPublish(api, db, reg)
+	con, err := newConsole(db, dir, tr, v, reg, cfg)
+	if err != nil {
+		return nil, err
+	}
 	ready := &readiness{db: db, logger: cfg.Logger}
-	h := routes(api, ready)
+	h := routes(api, ready, con)
 	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, demo: demo, handler: accessLog(cfg.Logger, h)}, nil
 }
 
@@ -321,7 +326,9 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 // an envelope, and a client that follows the 307 of
 // "DELETE /api/v1/task/trash/7/..?projectId=P" clears all of project P.
 // deskkit's own router never redirects: such paths answer a 404 envelope.
-func routes(api http.Handler, ready *readiness) http.Handler {
+// The console (/console/, /docs) gets its paths as they came too, and
+// refuses unclean ones with a 404 page rather than a redirect.
+func routes(api http.Handler, ready *readiness, con http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var probe func(http.ResponseWriter, *http.Request)
 		switch r.URL.Path {
@@ -332,6 +339,10 @@ func routes(api http.Handler, ready *readiness) http.Handler {
 		case "/readyz":
 			probe = ready.serve
 		default:
+			if console.Handles(r.URL.Path) {
+				con.ServeHTTP(w, r)
+				return
+			}
 			// Everything else, /api/v1 and unknown paths alike, gets
 			// deskkit's envelope.
 			api.ServeHTTP(w, r)
