@@ -1,0 +1,410 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// The console's browser tests drive the real reference server (run, as the
+// command line starts it) in headless Chromium. Without a browser they skip;
+// DESKKIT_REQUIRE_BROWSER=1, which CI sets, makes that a failure.
+// Screenshots of every page at 360 and 1440 px go to DESKKIT_SCREENSHOTS
+// when it names a directory, else to the test's temporary directory.
+const (
+	envRequireBrowser = "DESKKIT_REQUIRE_BROWSER"
+	envScreenshots    = "DESKKIT_SCREENSHOTS"
+	envBrowser        = "DESKKIT_BROWSER" // the browser's path, if not on PATH by a usual name
+)
+
+// browserTimeout bounds one test's browser: a hung page fails the test
+// rather than the whole run.
+const browserTimeout = 3 * time.Minute
+
+// findBrowser returns the path of a Chromium, or "".
+func findBrowser() string {
+	if p := os.Getenv(envBrowser); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "chromium-headless-shell", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// tab is one headless browser tab on the console of the server at base.
+// It records what the page writes to its console (CSP violations among
+// it) and checks at the end of the test that nothing went wrong.
+type tab struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+
+	mu       sync.Mutex
+	messages []chromedp.ConsoleMessage
+}
+
+// cspProbe runs in every document before its own scripts (the
+// DevTools protocol puts it there, outside the page's CSP) and reports
+// each Content-Security-Policy violation to the console, where tab
+// collects it.
+const cspProbe = `document.addEventListener("securitypolicyviolation", function (e) {
+  console.error("CSP violation: " + e.violatedDirective + " blocked " + (e.blockedURI || "inline") + " at " + e.sourceFile + ":" + e.lineNumber);
+});`
+
+// newTab starts a browser for the test, or skips (fails with
+// DESKKIT_REQUIRE_BROWSER=1) when there is none.
+func newTab(t *testing.T, base string) *tab {
+	t.Helper()
+	path := findBrowser()
+	if path == "" {
+		msg := "no Chromium found (apt-get install -y chromium, or set " + envBrowser + "): skipping the browser tests"
+		if os.Getenv(envRequireBrowser) == "1" {
+			t.Fatal(msg + "; " + envRequireBrowser + "=1 requires them")
+		}
+		t.Skip(msg)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1440, 900),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, browserTimeout)
+	tb := &tab{t: t, ctx: ctx, base: base}
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelTab()
+		cancelAlloc()
+	})
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: cspProbe})
+		return err
+	}))
+	if err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	messages := chromedp.Console(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			tb.mu.Lock()
+			tb.messages = append(tb.messages, m)
+			tb.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		cancelTimeout()
+		<-done
+	})
+	return tb
+}
+
+// consoleErrors returns the messages that mean a page went wrong: a CSP
+// violation, an exception, an error a script logged. The browser's own
+// reports of HTTP statuses (source "network": the refusals the tests
+// provoke) are left out.
+func (tb *tab) consoleErrors() []string {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	var out []string
+	for _, m := range tb.messages {
+		csp := strings.Contains(m.Text, "Content Security Policy") || strings.Contains(m.Text, "CSP violation")
+		bad := m.IsException() || (m.Type == chromedp.ConsoleError && m.Source != "network")
+		if csp || bad {
+			out = append(out, m.String()+" ("+m.URL+")")
+		}
+	}
+	return out
+}
+
+// noConsoleErrors fails the test if a page logged an error.
+func (tb *tab) noConsoleErrors() {
+	tb.t.Helper()
+	// Messages travel asynchronously: a round trip through the page makes
+	// sure those sent before it have arrived.
+	_, _ = chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`true`))
+	if errs := tb.consoleErrors(); len(errs) > 0 {
+		tb.t.Errorf("the pages logged errors:\n  %s", strings.Join(errs, "\n  "))
+	}
+}
+
+// do runs actions, failing the test on an error.
+func (tb *tab) do(actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	if err := chromedp.Do(tb.ctx, actions...); err != nil {
+		tb.t.Fatalf("browser: %v\nconsole: %v", err, tb.consoleErrors())
+	}
+}
+
+// text is the text of the first element sel matches, once it is visible.
+func (tb *tab) text(sel string) string {
+	tb.t.Helper()
+	tb.do(chromedp.WaitVisible(chromedp.CSS(sel)))
+	s, err := chromedp.Run(tb.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		tb.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return strings.TrimSpace(s)
+}
+
+// eval runs JavaScript in the page and decodes its value.
+func evalIn[T any](tb *tab, js string) T {
+	tb.t.Helper()
+	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		tb.t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+// open navigates to path of the server and waits for sel.
+func (tb *tab) open(path, sel string) {
+	tb.t.Helper()
+	tb.do(chromedp.Navigate(tb.base+path), chromedp.WaitVisible(chromedp.CSS(sel)))
+}
+
+// location is the page's path and query.
+func (tb *tab) location() string {
+	tb.t.Helper()
+	loc, err := chromedp.Run(tb.ctx, chromedp.Location())
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	return strings.TrimPrefix(loc, tb.base)
+}
+
+// signIn signs in on the sign-in page with token and waits for the home
+// page.
+func (tb *tab) signIn(token string) {
+	tb.t.Helper()
+	tb.open("/console/signin", "#token")
+	tb.do(
+		chromedp.SendKeys(chromedp.CSS("#token"), token),
+		chromedp.Click(chromedp.CSS(`main form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS("form.signout")),
+	)
+}
+
+// screenshots saves the page at 360 and 1440 px wide as NAME-360.png and
+// NAME-1440.png, and checks that nothing is wider than the viewport.
+func (tb *tab) screenshots(name string) {
+	tb.t.Helper()
+	dir := os.Getenv(envScreenshots)
+	if dir == "" {
+		dir = filepath.Join(tb.t.TempDir(), "screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.t.Fatal(err)
+	}
+	for _, w := range []int64{360, 1440} {
+		tb.do(chromedp.EmulateViewport(w, 900))
+		overflow := evalIn[int](tb, `document.documentElement.scrollWidth - window.innerWidth`)
+		if overflow > 0 {
+			tb.t.Errorf("%s at %d px: the page is %d px wider than the window", name, w, overflow)
+		}
+		png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			tb.t.Fatalf("screenshot: %v", err)
+		}
+		if len(png) < 1000 || string(png[1:4]) != "PNG" {
+			tb.t.Fatalf("screenshot of %s at %d px is not a PNG (%d bytes)", name, w, len(png))
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.png", name, w)), png, 0o644); err != nil {
+			tb.t.Fatal(err)
+		}
+	}
+	tb.do(chromedp.EmulateViewport(1440, 900))
+}
+
+// issueFor runs the token command against the database at rawURL with args
+// and returns what it printed: a token, or with -console a link.
+func issueFor(t *testing.T, rawURL string, args ...string) string {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	err := run(context.Background(), append([]string{"token", "-database-url", rawURL}, args...), &stdout, &stderr, env(nil))
+	if err != nil {
+		t.Fatalf("token %v: %v\n%s", args, err, stderr.String())
+	}
+	return strings.TrimSpace(stdout.String())
+}
+
+// startConsole runs the reference server on the database at rawURL and
+// returns its base URL.
+func startConsole(t *testing.T, rawURL string) string {
+	t.Helper()
+	base, _ := startServer(t, map[string]string{envDatabaseURL: rawURL})
+	return base
+}
+
+// TestConsoleSignIn signs in with a pasted token and with a one-time link,
+// signs out, and sees a revoked token end its session, on both databases.
+func TestConsoleSignIn(t *testing.T) {
+	eachURL(t, func(t *testing.T, rawURL string) {
+		base := startConsole(t, rawURL)
+		token := issueFor(t, rawURL, "-tenant", "demo", "-username", "ada", "-admin")
+		tb := newTab(t, base)
+
+		// Signed out, a console page leads to the sign-in page and back.
+		tb.open("/console/", "#token")
+		if loc := tb.location(); loc != "/console/signin?next=%2Fconsole%2F" {
+			t.Errorf("signed out, /console/ went to %s", loc)
+		}
+		tb.screenshots("signin")
+		tb.do(chromedp.SendKeys(chromedp.CSS("#token"), "dk_not-a-token"), chromedp.Click(chromedp.CSS(`main form button[type=submit]`)))
+		if msg := tb.text(`[role=alert]`); !strings.Contains(msg, "not valid") {
+			t.Errorf("a wrong token: %q", msg)
+		}
+		tb.signIn(token)
+		if who := tb.text(".who"); !strings.Contains(who, "admin") {
+			t.Errorf("signed in as %q, want the admin", who)
+		}
+		tb.screenshots("home")
+
+		// Sign out: the session is gone from the database, so the cookie
+		// the browser had is refused too.
+		cookie := sessionCookie(t, tb)
+		tb.do(chromedp.Click(chromedp.CSS("form.signout button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+		if msg := tb.text(`[role=status]`); msg != "You are signed out." {
+			t.Errorf("after sign-out: %q", msg)
+		}
+		if status := getWithCookie(t, base+"/console/", cookie); status != http.StatusSeeOther {
+			t.Errorf("the signed-out session's cookie: %d, want 303 to the sign-in page", status)
+		}
+
+		// A one-time link signs in once.
+		link := issueFor(t, rawURL, "-tenant", "demo", "-username", "bob", "-console", "-base-url", base)
+		if !strings.HasPrefix(link, base+"/console/link?code=") {
+			t.Fatalf("token -console printed %q", link)
+		}
+		tb.do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("form.signout")))
+		if who := tb.text(".who"); strings.Contains(who, "admin") {
+			t.Errorf("the link signed in as %q, want bob, no admin", who)
+		}
+		tb.do(chromedp.Click(chromedp.CSS("form.signout button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+		tb.do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS(`[role=alert]`)))
+		if msg := tb.text(`[role=alert]`); !strings.Contains(msg, "not valid") {
+			t.Errorf("a used link: %q", msg)
+		}
+
+		// Revoking the token ends the session signed in with it.
+		tb.signIn(token)
+		if err := runStdin(context.Background(), []string{"token", "-revoke", "-database-url", rawURL}, strings.NewReader(token+"\n"), io.Discard, io.Discard, env(nil)); err != nil {
+			t.Fatal(err)
+		}
+		tb.open("/console/", "#token")
+		if msg := tb.text(`[role=status]`); !strings.Contains(msg, "revoked") {
+			t.Errorf("after the token was revoked: %q", msg)
+		}
+		tb.noConsoleErrors()
+	})
+}
+
+// TestConsoleRefusesForgedForms posts a form without the CSRF token from
+// the console's own origin, and one from another origin, and sees both
+// refused with the session intact.
+func TestConsoleRefusesForgedForms(t *testing.T) {
+	eachURL(t, func(t *testing.T, rawURL string) {
+		base := startConsole(t, rawURL)
+		token := issueFor(t, rawURL, "-tenant", "demo", "-username", "ada", "-admin")
+		tb := newTab(t, base)
+		tb.signIn(token)
+
+		// Same origin, no token: the form a script (or a careless page)
+		// could build.
+		evalIn[bool](tb, `(function () {
+  var f = document.createElement("form");
+  f.method = "post"; f.action = "/console/signout";
+  f.setAttribute("hx-boost", "false");
+  document.body.appendChild(f); f.submit(); return true;
+})()`)
+		tb.do(chromedp.WaitVisible(chromedp.CSS(`[role=alert]`)))
+		if msg := tb.text(`[role=alert]`); !strings.Contains(msg, "security token") {
+			t.Errorf("a form without the CSRF token: %q", msg)
+		}
+
+		// Another origin (another port of this host: same site, so the
+		// SameSite=Strict cookie goes along), with a guessed token.
+		evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<!doctype html><title>evil</title><form id="f" method="post" action="%s/console/signout"><input name="csrf" value="guess"><button>go</button></form>`, base)
+		}))
+		defer evil.Close()
+		tb.do(chromedp.Navigate(evil.URL), chromedp.Click(chromedp.CSS("#f button")), chromedp.WaitVisible(chromedp.CSS(`[role=alert]`)))
+		if msg := tb.text(`[role=alert]`); !strings.Contains(msg, "another site") {
+			t.Errorf("a form from another origin: %q", msg)
+		}
+
+		// Still signed in.
+		tb.open("/console/", "form.signout")
+		tb.noConsoleErrors()
+	})
+}
+
+// sessionCookie is the value of the console's session cookie in the
+// browser (HttpOnly: read through the DevTools protocol, not a script).
+func sessionCookie(t *testing.T, tb *tab) string {
+	t.Helper()
+	res, err := chromedp.Run(tb.ctx, func(ctx context.Context, tg *chromedp.Target) (network.GetCookiesResult, error) {
+		return cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{URLs: []string{tb.base + "/console/"}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cookies {
+		if c.Name == "deskkit-console" {
+			if !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict {
+				t.Errorf("session cookie: HttpOnly %v, SameSite %q; want HttpOnly, Strict", c.HTTPOnly, c.SameSite)
+			}
+			return c.Value
+		}
+	}
+	t.Fatal("no session cookie in the browser")
+	return ""
+}
+
+// getWithCookie GETs url with the session cookie and no redirects, and
+// returns the status.
+func getWithCookie(t *testing.T, url, cookie string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Cookie", "deskkit-console="+cookie)
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
