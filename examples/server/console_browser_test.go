@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // The console's browser tests drive the real reference server (run, as the
@@ -234,7 +235,13 @@ func (tb *tab) screenshots(name string) {
 		if overflow > 0 {
 			tb.t.Errorf("%s at %d px: the page is %d px wider than the window", name, w, overflow)
 		}
-		png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+		// The whole page, unless it is too tall for one picture (the API
+		// reference): then what the window shows.
+		shot := chromedp.FullScreenshot(100)
+		if evalIn[int](tb, `document.documentElement.scrollHeight`) > 8000 {
+			shot = chromedp.CaptureScreenshot()
+		}
+		png, err := chromedp.Run(tb.ctx, shot)
 		if err != nil {
 			tb.t.Fatalf("screenshot: %v", err)
 		}
@@ -407,4 +414,235 @@ func getWithCookie(t *testing.T, url, cookie string) int {
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// a11yProbe lists what keeps a page from a person using a screen reader,
+// a keyboard or weak eyes: inputs without a label, buttons and links
+// without an accessible name, images without alt, text below WCAG AA
+// contrast (4.5:1, 3:1 for large text), a page without lang or title.
+const a11yProbe = `(function () {
+  var problems = [];
+  function short(el) { return el.outerHTML.slice(0, 120); }
+  function visible(el) { var r = el.getBoundingClientRect(); var s = getComputedStyle(el); return r.width > 0 && r.height > 0 && s.visibility !== "hidden" && s.display !== "none"; }
+  function byIds(ids) { return ids.split(/\s+/).map(function (id) { var e = document.getElementById(id); return e ? e.textContent : ""; }).join(" ").trim(); }
+  document.querySelectorAll("input:not([type=hidden]), select, textarea").forEach(function (el) {
+    var ok = (el.labels && Array.prototype.some.call(el.labels, function (l) { return l.textContent.trim() !== ""; })) ||
+      (el.getAttribute("aria-label") || "").trim() !== "" || (el.getAttribute("aria-labelledby") && byIds(el.getAttribute("aria-labelledby")) !== "");
+    if (!ok) { problems.push("input without a label: " + short(el)); }
+  });
+  document.querySelectorAll("button, a[href], [role=button], input[type=submit], input[type=button]").forEach(function (el) {
+    var name = (el.getAttribute("aria-label") || "").trim() || (el.getAttribute("aria-labelledby") ? byIds(el.getAttribute("aria-labelledby")) : "") ||
+      el.textContent.trim() || (el.value || "").trim() || (el.getAttribute("title") || "").trim();
+    if (!name) { el.querySelectorAll("img[alt]").forEach(function (i) { name += i.alt.trim(); }); }
+    if (!name) { problems.push("action without an accessible name: " + short(el)); }
+  });
+  document.querySelectorAll("img").forEach(function (el) { if (!el.hasAttribute("alt")) { problems.push("image without alt: " + short(el)); } });
+  if (!document.documentElement.lang) { problems.push("html without lang"); }
+  if (!document.title.trim()) { problems.push("page without a title"); }
+  function rgba(s) { var m = s.match(/[\d.]+/g) || [0, 0, 0, 0]; return [+m[0], +m[1], +m[2], m.length > 3 ? +m[3] : 1]; }
+  function lum(c) { var a = [c[0], c[1], c[2]].map(function (v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126 * a[0] + 0.7152 * a[1] + 0.0722 * a[2]; }
+  function background(el) { for (; el && el.nodeType === 1; el = el.parentElement) { var c = rgba(getComputedStyle(el).backgroundColor); if (c[3] > 0.5) { return c; } } return [255, 255, 255, 1]; }
+  var walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  var seen = new Set();
+  while (walker.nextNode()) {
+    var t = walker.currentNode; var el = t.parentElement;
+    if (!t.textContent.trim() || !el || seen.has(el) || !visible(el)) { continue; }
+    seen.add(el);
+    var s = getComputedStyle(el); var fg = rgba(s.color); var bg = background(el);
+    var l1 = lum(fg), l2 = lum(bg); var ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+    var size = parseFloat(s.fontSize); var bold = parseInt(s.fontWeight, 10) >= 700;
+    var need = (size >= 24 || (bold && size >= 18.66)) ? 3 : 4.5;
+    if (ratio < need) { problems.push("contrast " + ratio.toFixed(2) + " < " + need + ": " + short(el)); }
+  }
+  return problems;
+})()`
+
+// actionables lists the visible links, buttons and fields of the page,
+// by a description unique enough to tell them apart.
+const actionables = `(function () {
+  var out = [];
+  document.querySelectorAll("a[href], button, input:not([type=hidden]), select, textarea").forEach(function (el) {
+    var r = el.getBoundingClientRect();
+    if (el.disabled || r.width === 0 || r.height === 0 || el.closest("[hidden]") || el.classList.contains("skip")) { return; }
+    out.push(el.outerHTML.slice(0, 160));
+  });
+  return out;
+})()`
+
+// inspect screenshots the page at both widths, runs the accessibility
+// probe, and tabs through the page to see every action reached by the
+// keyboard.
+func (tb *tab) inspect(name string) {
+	tb.t.Helper()
+	if problems := evalIn[[]string](tb, a11yProbe); len(problems) > 0 {
+		tb.t.Errorf("%s: accessibility:\n  %s", name, strings.Join(problems, "\n  "))
+	}
+	want := evalIn[[]string](tb, actionables)
+	reached := map[string]bool{}
+	evalIn[bool](tb, `document.activeElement && document.activeElement.blur(), window.focus(), true`)
+	missing := func() []string {
+		var out []string
+		for _, el := range want {
+			if !reached[el] {
+				out = append(out, el)
+			}
+		}
+		return out
+	}
+	// A date field takes a Tab per part (day, month, year): room for that.
+	for i := 0; i < 3*len(want)+5 && len(missing()) > 0; i++ {
+		tb.do(chromedp.KeyEvent(kb.Tab))
+		reached[evalIn[string](tb, `document.activeElement ? document.activeElement.outerHTML.slice(0, 160) : ""`)] = true
+	}
+	for _, el := range missing() {
+		tb.t.Errorf("%s: not reached by Tab: %s", name, el)
+	}
+	tb.screenshots(name)
+}
+
+// trashedTask creates a task in project through the API, deletes it into the
+// trash, and returns its id and its trash entry's id.
+func trashedTask(t *testing.T, base, token string, project int64, name string) (id, trashID int64) {
+	t.Helper()
+	var c struct{ ID int64 }
+	ok(t, base, token, http.MethodPost, "/api/v1/demo/task", map[string]any{"projectId": project, "name": name}, &c)
+	var d struct{ ID, TrashID int64 }
+	ok(t, base, token, http.MethodDelete, fmt.Sprintf("/api/v1/demo/task/%d", c.ID), nil, &d)
+	return c.ID, d.TrashID
+}
+
+// TestConsoleTrash deletes demo tasks through the API, finds one in the
+// console's search, restores it and sees the API answer it again, clears
+// a project's trash through the confirmation that states the count, and
+// sees the API's 403 and 404 as sentences, on both databases.
+func TestConsoleTrash(t *testing.T) {
+	eachURL(t, func(t *testing.T, rawURL string) {
+		base := startConsole(t, rawURL)
+		admin := issueFor(t, rawURL, "-tenant", "demo", "-username", "ada", "-admin")
+		member := issueFor(t, rawURL, "-tenant", "demo", "-username", "max", "-admin=false")
+		alpha, _ := trashedTask(t, base, admin, 1, "Alpha report")
+		trashedTask(t, base, admin, 1, "Beta plan")
+		trashedTask(t, base, admin, 1, "Gamma notes")
+		_, other := trashedTask(t, base, admin, 2, "Alpha in another project")
+		tb := newTab(t, base)
+		tb.signIn(admin)
+
+		// Search: project 1, "alpha", deleted today.
+		today := time.Now().UTC().Format("2006-01-02")
+		tb.open("/console/trash", "#f-name")
+		tb.do(
+			chromedp.SendKeys(chromedp.CSS("#f-project"), "1"),
+			chromedp.SendKeys(chromedp.CSS("#f-name"), "alpha"),
+			chromedp.SetValue(chromedp.CSS("#f-deleted"), today),
+			chromedp.Click(chromedp.CSS(".filters button[type=submit]")),
+			chromedp.WaitVisible(chromedp.CSS("#results tbody tr")),
+		)
+		if n := evalIn[int](tb, `document.querySelectorAll("#results tbody tr").length`); n != 1 {
+			t.Errorf("the search found %d rows, want 1", n)
+		}
+		if got := tb.text("#results tbody tr td"); got != "Alpha report" {
+			t.Errorf("the search found %q", got)
+		}
+		if who := tb.text(`#results td[data-label="Deleted by"]`); who != "ada" {
+			t.Errorf("deleted by %q, want ada", who)
+		}
+		tb.inspect("trash")
+
+		// Restore it through the confirmation; the API answers the task.
+		tb.do(chromedp.Click(chromedp.CSS(`#results tbody a[href*="/restore"]`)), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+		if q := tb.text("#question"); !strings.Contains(q, "Restore task “Alpha report” to project 1?") {
+			t.Errorf("confirmation: %q", q)
+		}
+		tb.inspect("trash-confirm")
+		tb.do(chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("[role=status]")))
+		if msg := tb.text("[role=status]"); msg != "Restored task “Alpha report”." {
+			t.Errorf("after restore: %q", msg)
+		}
+		if loc := tb.location(); !strings.HasPrefix(loc, "/console/trash?") || !strings.Contains(loc, "name=alpha") {
+			t.Errorf("after restore the page is %s, want the search again", loc)
+		}
+		if status, _ := call(t, base, admin, http.MethodGet, fmt.Sprintf("/api/v1/demo/task/%d", alpha), nil); status != http.StatusOK {
+			t.Errorf("the restored task: %d, want 200", status)
+		}
+
+		// Clear project 1's trash: the confirmation states the count.
+		tb.open("/console/trash?project=1", "#clear-project")
+		tb.do(chromedp.Click(chromedp.CSS("#clear-project")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+		if q := tb.text("#question"); !strings.Contains(q, "Clear all 2 entries") {
+			t.Errorf("confirmation: %q, want the count 2", q)
+		}
+		if b := tb.text("#confirm"); b != "Clear 2 entries for good" {
+			t.Errorf("button: %q", b)
+		}
+		tb.do(chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("[role=status]")))
+		if msg := tb.text("[role=status]"); msg != "Cleared 2 entries of project 1." {
+			t.Errorf("after clear: %q", msg)
+		}
+		var page struct{ Total int64 }
+		ok(t, base, admin, http.MethodGet, "/api/v1/task/trash/search?targetType=TASK&projectId=1", nil, &page)
+		if page.Total != 0 {
+			t.Errorf("project 1's trash holds %d entries after the clear", page.Total)
+		}
+
+		// 404: an entry that is not there.
+		tb.open("/console/trash/999999/restore", "[role=alert]")
+		if msg := tb.text("[role=alert]"); !strings.HasPrefix(msg, "Not found") {
+			t.Errorf("a missing entry: %q", msg)
+		}
+		tb.inspect("trash-not-found")
+
+		// 403: a member may not clear an entry someone else deleted.
+		tb.do(chromedp.Click(chromedp.CSS("form.signout button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+		tb.signIn(member)
+		tb.open(fmt.Sprintf("/console/trash/%d/clear", other), "#confirm")
+		tb.do(chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("[role=alert]")))
+		if msg := tb.text("[role=alert]"); !strings.HasPrefix(msg, "You are not allowed to do this.") {
+			t.Errorf("a member clearing another's entry: %q", msg)
+		}
+		if status, _ := call(t, base, member, http.MethodDelete, fmt.Sprintf("/api/v1/task/trash/%d", other), nil); status != http.StatusForbidden {
+			t.Errorf("the API answers the member %d; the console must refuse what the API refuses", status)
+		}
+		tb.noConsoleErrors()
+	})
+}
+
+// TestConsoleDocs renders /docs with the vendored Redoc under the
+// console's Content-Security-Policy, with no violation.
+func TestConsoleDocs(t *testing.T) {
+	base := startConsole(t, "sqlite:"+filepath.Join(t.TempDir(), "deskkit.db"))
+	tb := newTab(t, base)
+	res, err := chromedp.Run(tb.ctx, chromedp.NavigateResponse(base+"/docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"Content-Security-Policy", "X-Frame-Options", "Referrer-Policy", "X-Content-Type-Options"} {
+		if res.Headers[h] == nil {
+			t.Errorf("/docs has no %s header", h)
+		}
+	}
+	tb.do(chromedp.WaitVisible(chromedp.CSS("#redoc h1")))
+	if title := tb.text("#redoc h1"); !strings.HasPrefix(title, "deskkit") {
+		t.Errorf("Redoc's title: %q", title)
+	}
+	// An operation of the document, rendered.
+	tb.do(chromedp.WaitVisible(chromedp.CSS(`#redoc [id*="operation"]`)))
+	tb.screenshots("docs")
+	tb.noConsoleErrors()
+}
+
+// TestConsoleCSPProbe checks the check: a page that breaks the policy is
+// reported, so that TestConsole* finding none means something.
+func TestConsoleCSPProbe(t *testing.T) {
+	base := startConsole(t, "sqlite:"+filepath.Join(t.TempDir(), "deskkit.db"))
+	tb := newTab(t, base)
+	tb.open("/console/signin", "#token")
+	evalIn[bool](tb, `(function () { var s = document.createElement("script"); s.textContent = "window.x = 1"; document.body.appendChild(s); return true; })()`)
+	evalIn[bool](tb, `true`)
+	errs := tb.consoleErrors()
+	if len(errs) == 0 || !strings.Contains(strings.Join(errs, " "), "script-src") {
+		t.Errorf("an inline script was not reported as a CSP violation: %v", errs)
+	}
+	if v := evalIn[any](tb, `window.x === undefined`); v != true {
+		t.Errorf("the inline script ran: %v", v)
+	}
 }

@@ -270,6 +270,9 @@ func printDemoAccess(stdout io.Writer, base, token string) {
 		"  curl %s '%s/api/v1/event/channel/type/WEBHOOK'\n"+
 		"  curl %s -H 'Content-Type: application/json' -d '{\"channelType\":\"WEBHOOK\",\"name\":\"ops\",\"address\":\"https://hooks.example.com/deskkit\"}' '%s/api/v1/event/channel'\n",
 		auth, base, auth, base)
+	fmt.Fprintf(stdout, "Read the API reference at %s/docs, and sign in to the web console at %s/console/ with the token,\n"+
+		"or with a one-time link (valid 10 minutes) from:\n"+
+		"  go run ./examples/server token -tenant %s -username %s -console\n", base, base, demoTenant, demoUsername)
 	if token != "" {
 		fmt.Fprintln(stdout, "This token is shown once; later starts print how to get another.")
 	}

@@ -179,6 +179,9 @@ func (c *Console) routes() {
 	c.authRoutes()
 	c.page("GET /console/{$}", c.homePage)
 	c.docsRoutes()
+	if c.cfg.Trash != nil {
+		c.trashRoutes()
+	}
 	c.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		c.plainError(w, r, http.StatusNotFound, "There is no such page in the console.")
 	})
