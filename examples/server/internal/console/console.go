@@ -4,7 +4,6 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -282,7 +281,7 @@ func (c *Console) messageFor(r *http.Request, err error) (int, string) {
 		msg := with("Too many requests.")
 		var ra deskkit.RetryAfterer
 		if errors.As(err, &ra) && ra.RetryAfterDuration() > 0 {
-			msg += fmt.Sprintf(" Try again in %s.", ra.RetryAfterDuration().Round(time.Second))
+			msg += " Try again in " + readable(ra.RetryAfterDuration()) + "."
 		}
 		return http.StatusTooManyRequests, msg
 	case errors.Is(err, deskkit.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
@@ -290,6 +289,19 @@ func (c *Console) messageFor(r *http.Request, err error) (int, string) {
 	}
 	c.cfg.Logger.ErrorContext(r.Context(), "console: unexpected error", slog.String("path", r.URL.Path), slog.Any("error", err))
 	return http.StatusInternalServerError, "Something went wrong on the server; it has been logged."
+}
+
+// readable writes d to the second as a person reads it: "10m", "1h30m",
+// "45s", rather than "10m0s".
+func readable(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // sentence makes s start upper case and end with a full stop.

@@ -96,7 +96,7 @@ func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		err := database.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 			return limiter.Take(ctx, tx, limitsTable, now, []limiter.Limit{{
 				Key: "tenant:" + strconv.FormatInt(p.TenantID, 10), Max: n, Window: c.cfg.SignInWindow,
-				Msg: fmt.Sprintf("at most %d console sign-ins per tenant every %s", n, c.cfg.SignInWindow),
+				Msg: fmt.Sprintf("at most %d console sign-ins per tenant every %s", n, readable(c.cfg.SignInWindow)),
 			}})
 		})
 		if err != nil {
@@ -140,7 +140,7 @@ func (c *Console) takeAttempt(ctx context.Context, r *http.Request) error {
 	w := c.cfg.SignInWindow
 	limits := []limiter.Limit{
 		{Key: "client:" + host, Max: c.cfg.SignInsPerClient, Window: w,
-			Msg: fmt.Sprintf("at most %d sign-in attempts from one address every %s", c.cfg.SignInsPerClient, w)},
+			Msg: fmt.Sprintf("at most %d sign-in attempts from one address every %s", c.cfg.SignInsPerClient, readable(w))},
 		{Key: "global", Max: c.cfg.SignInsGlobal, Window: w,
 			Msg: "too many sign-in attempts to this server just now"},
 	}
