@@ -92,6 +92,9 @@ func (c *Console) serveAsset(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
 }
 
+// formatDate is how pages show an instant: to the minute, in UTC, said so.
+func formatDate(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
 // pageTemplate is one page parsed with the layout.
 type pageTemplate struct {
 	t *template.Template
@@ -103,14 +106,12 @@ type pageTemplate struct {
 func parsePages(a *assets) (map[string]*pageTemplate, error) {
 	funcs := template.FuncMap{
 		"static": a.url,
-		"date": func(t time.Time) string {
-			return t.UTC().Format("2006-01-02 15:04 UTC")
-		},
+		"date": formatDate,
 		"datePtr": func(t *time.Time) string {
 			if t == nil {
 				return ""
 			}
-			return t.UTC().Format("2006-01-02 15:04 UTC")
+			return formatDate(*t)
 		},
 	}
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(embedded, "templates/layout.html")

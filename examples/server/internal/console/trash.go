@@ -2,6 +2,8 @@ package console
 
 import (
 	"fmt"
+	"html"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -62,10 +64,49 @@ type trashView struct {
 	Types   []trashType
 	Project int64 // the project picked, 0 for every project
 	Result  *trash.Page
+	Rows    template.HTML // the result table's rows (trashRowsHTML)
 	Pages   int
 	Prev    string // URL of the page before, "" on the first
 	Next    string
 	Back    string // this page's URL, where actions come back to
+}
+
+// trashRowsHTML writes the result table's rows. It is Go rather than a
+// template: a template pipeline costs a reflective call per value and per
+// escaper, and a page of rows that way cost more than the search under it
+// (the page took 1.6 times the API call; see BenchmarkConsoleTrashPage*).
+// Every value is escaped with html.EscapeString, which is right for text
+// and for the double-quoted attribute values it is written into; URLs are
+// built from numbers and url.QueryEscape.
+func trashRowsHTML(es []trash.Entry, back string) template.HTML {
+	q := "?back=" + url.QueryEscape(back)
+	var b strings.Builder
+	b.Grow(len(es) * 900)
+	for _, e := range es {
+		id := strconv.FormatInt(e.ID, 10)
+		name := html.EscapeString(e.TargetName)
+		by := e.DeletedByName
+		if by == "" {
+			by = "user " + strconv.FormatInt(e.DeletedBy, 10)
+		}
+		purged := "kept until cleared"
+		if e.PurgeDate != nil {
+			purged = formatDate(*e.PurgeDate)
+		}
+		restore := html.EscapeString("/console/trash/" + id + "/restore" + q)
+		clear := html.EscapeString("/console/trash/" + id + "/clear" + q)
+		b.WriteString(`<tr id="entry-` + id + `">` +
+			`<td data-label="Name">` + name + `</td>` +
+			`<td data-label="Project">` + strconv.FormatInt(e.ProjectID, 10) + `</td>` +
+			`<td data-label="Deleted by">` + html.EscapeString(by) + `</td>` +
+			`<td data-label="Deleted"><time datetime="` + e.DeletedDate.UTC().Format(time.RFC3339) + `">` + formatDate(e.DeletedDate) + `</time></td>` +
+			`<td data-label="Purged">` + purged + `</td>` +
+			`<td data-label="Actions"><div class="actions">` +
+			`<a class="button secondary" href="` + restore + `" aria-label="Restore ` + name + `">Restore…</a> ` +
+			`<a class="button danger" href="` + clear + `" aria-label="Clear ` + name + `">Clear…</a>` +
+			"</div></td></tr>\n")
+	}
+	return template.HTML(b.String()) // every value above is escaped
 }
 
 type trashType struct {
@@ -190,6 +231,7 @@ func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *Session) 
 		return
 	}
 	v.Result = &page
+	v.Rows = trashRowsHTML(page.List, v.Back)
 	v.Pages = int((page.Total + int64(form.Size) - 1) / int64(form.Size))
 	if form.PageNo > 1 {
 		v.Prev = "/console/trash?" + form.values(form.PageNo-1)
