@@ -106,7 +106,7 @@ type pageTemplate struct {
 func parsePages(a *assets) (map[string]*pageTemplate, error) {
 	funcs := template.FuncMap{
 		"static": a.url,
-		"date": formatDate,
+		"date":   formatDate,
 		"datePtr": func(t *time.Time) string {
 			if t == nil {
 				return ""
