@@ -180,6 +180,15 @@ func (tb *tab) text(sel string) string {
 	return strings.TrimSpace(s)
 }
 
+// waitFor waits until the JavaScript condition js holds in the page (30 s
+// at most, then the test fails).
+func (tb *tab) waitFor(js string) {
+	tb.t.Helper()
+	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](js)); err != nil {
+		tb.t.Fatalf("waiting for %s: %v", js, err)
+	}
+}
+
 // eval runs JavaScript in the page and decodes its value.
 func evalIn[T any](tb *tab, js string) T {
 	tb.t.Helper()
@@ -288,7 +297,15 @@ func TestConsoleSignIn(t *testing.T) {
 		if loc := tb.location(); loc != "/console/signin?next=%2Fconsole%2F" {
 			t.Errorf("signed out, /console/ went to %s", loc)
 		}
-		tb.screenshots("signin")
+		res, err := chromedp.Run(tb.ctx, chromedp.NavigateResponse(base+"/console/signin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if csp, _ := res.Headers["Content-Security-Policy"].(string); !strings.Contains(csp, "script-src 'self';") {
+			t.Errorf("the sign-in page's Content-Security-Policy: %q", csp)
+		}
+		tb.do(chromedp.WaitVisible(chromedp.CSS("#token")))
+		tb.inspect("signin")
 		tb.do(chromedp.SendKeys(chromedp.CSS("#token"), "dk_not-a-token"), chromedp.Click(chromedp.CSS(`main form button[type=submit]`)))
 		if msg := tb.text(`[role=alert]`); !strings.Contains(msg, "not valid") {
 			t.Errorf("a wrong token: %q", msg)
@@ -297,7 +314,7 @@ func TestConsoleSignIn(t *testing.T) {
 		if who := tb.text(".who"); !strings.Contains(who, "admin") {
 			t.Errorf("signed in as %q, want the admin", who)
 		}
-		tb.screenshots("home")
+		tb.inspect("home")
 
 		// Sign out: the session is gone from the database, so the cookie
 		// the browser had is refused too.
@@ -530,13 +547,16 @@ func TestConsoleTrash(t *testing.T) {
 		// Search: project 1, "alpha", deleted today.
 		today := time.Now().UTC().Format("2006-01-02")
 		tb.open("/console/trash", "#f-name")
+		// The values are set without key events, so that the live search
+		// (htmx, on input and change) sends nothing before the click does.
 		tb.do(
-			chromedp.SendKeys(chromedp.CSS("#f-project"), "1"),
-			chromedp.SendKeys(chromedp.CSS("#f-name"), "alpha"),
+			chromedp.SetValue(chromedp.CSS("#f-project"), "1"),
+			chromedp.SetValue(chromedp.CSS("#f-name"), "alpha"),
 			chromedp.SetValue(chromedp.CSS("#f-deleted"), today),
 			chromedp.Click(chromedp.CSS(".filters button[type=submit]")),
-			chromedp.WaitVisible(chromedp.CSS("#results tbody tr")),
 		)
+		// htmx swaps the results in place: wait for the filtered ones.
+		tb.waitFor(`document.querySelector("#results .count") && document.querySelector("#results .count").textContent === "1 entry matches." && location.search.includes("name=alpha")`)
 		if n := evalIn[int](tb, `document.querySelectorAll("#results tbody tr").length`); n != 1 {
 			t.Errorf("the search found %d rows, want 1", n)
 		}
