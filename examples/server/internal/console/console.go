@@ -132,11 +132,20 @@ func Migrate(ctx context.Context, db *bun.DB) error {
 // Console is the web console and the API reference: an http.Handler for
 // the paths under Prefix and DocsPath.
 type Console struct {
-	cfg    Config
-	mux    *http.ServeMux
-	pages  map[string]*pageTemplate
-	assets *assets
-	cop    *http.CrossOriginProtection
+	cfg      Config
+	mux      *http.ServeMux
+	pages    map[string]*pageTemplate
+	assets   *assets
+	cop      *http.CrossOriginProtection
+	sections sections // what the navigation offers: set by the route groups
+}
+
+// sections are the page groups registered, which the navigation and the
+// home page link to. Each group's routes function sets its own.
+type sections struct {
+	Trash    bool
+	Channels bool // shown to admins only
+	Profile  bool
 }
 
 // New builds the console from cfg.
@@ -319,13 +328,13 @@ func sentence(s string) string {
 
 // homePage is the console's start page.
 func (c *Console) homePage(w http.ResponseWriter, r *http.Request, s *Session) {
-	c.render(w, r, s, http.StatusOK, "home", homeView{
-		Trash:    c.cfg.Trash != nil,
-		Channels: c.cfg.Channels != nil && s.Principal.Admin,
-		Profile:  c.cfg.Verifier != nil,
-	})
+	c.render(w, r, s, http.StatusOK, "home", c.navFor(s))
 }
 
-type homeView struct {
-	Trash, Channels, Profile bool
+// navFor is what the navigation offers s: the registered sections, Channels
+// to admins only (the API refuses the rest anyway).
+func (c *Console) navFor(s *Session) sections {
+	n := c.sections
+	n.Channels = n.Channels && s.Principal.Admin
+	return n
 }

@@ -196,6 +196,15 @@ func TestSessionStoredHashedAndEnds(t *testing.T) {
 		if a := f.do(http.MethodGet, "/console/", nil, ck); a.StatusCode != http.StatusOK {
 			t.Fatalf("signed in, /console/: %d", a.StatusCode)
 		}
+		// Signing in again from the same browser replaces its session.
+		a := f.do(http.MethodPost, "/console/signin", url.Values{"token": {f.token}}, ck)
+		if a.StatusCode != http.StatusSeeOther || f.sessions() != 1 {
+			t.Fatalf("second sign-in: %d, %d sessions; want one", a.StatusCode, f.sessions())
+		}
+		if a := f.do(http.MethodGet, "/console/", nil, ck); a.StatusCode != http.StatusSeeOther {
+			t.Errorf("the replaced session's cookie: %d", a.StatusCode)
+		}
+		ck = a.Cookies()[0]
 		// 12 hours later the session is over.
 		f.clock.Advance(12 * time.Hour)
 		if a := f.do(http.MethodGet, "/console/", nil, ck); a.StatusCode != http.StatusSeeOther || !strings.HasPrefix(a.Header.Get("Location"), "/console/signin") {

@@ -146,13 +146,8 @@ type view struct {
 	CSRF    string   // the session's CSRF token for forms that change something
 	Flash   string   // a message from the request before (an action done)
 	Error   string   // a message about this request (a refusal)
-	Nav     nav
+	Nav     sections // the sections the navigation links to
 	Data    any
-}
-
-// nav is what the navigation shows.
-type nav struct {
-	Trash, Channels, Profile bool
 }
 
 // render writes page name in the layout with status. s is nil for pages
@@ -171,7 +166,7 @@ func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *Session, 
 	v := view{Session: s, Data: data, Error: errMsg, Flash: takeFlash(w, r)}
 	if s != nil {
 		v.CSRF = s.CSRF
-		v.Nav = nav{Trash: c.cfg.Trash != nil, Channels: c.cfg.Channels != nil && s.Principal.Admin, Profile: c.cfg.Verifier != nil}
+		v.Nav = c.navFor(s)
 	}
 	if ev, ok := data.(errorView); ok && errMsg == "" {
 		v.Error = ev.Message

@@ -161,6 +161,15 @@ func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *ht
 	if _, err := rand.Read(raw); err != nil {
 		return fmt.Errorf("console: random session id: %w", err)
 	}
+	// A session the browser held already ends: one browser, one session,
+	// and an id planted before sign-in (session fixation) never gains rights.
+	if ck, err := r.Cookie(sessionCookieName(r)); err == nil {
+		if old, err := base64.RawURLEncoding.DecodeString(ck.Value); err == nil && len(old) == sessionIDBytes {
+			if err := c.deleteSession(ctx, hashHex(old)); err != nil {
+				return err
+			}
+		}
+	}
 	now := c.cfg.Now()
 	expires := now.Add(c.cfg.SessionTTL)
 	_, err := c.cfg.DB.NewRaw(`INSERT INTO deskkit_console_sessions (id_hash, token_hash, tenant_id, user_id, created_ms, expires_ms)

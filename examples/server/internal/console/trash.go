@@ -19,6 +19,7 @@ import (
 // whole project's trash. Every read and change is a call of the trash
 // service with the session's principal, as the API makes it.
 func (c *Console) trashRoutes() {
+	c.sections.Trash = true
 	c.page("GET /console/trash", c.trashPage)
 	c.page("GET /console/trash/{id}/{action}", c.confirmEntry)
 	c.page("POST /console/trash/{id}/{action}", c.actOnEntry)
