@@ -534,7 +534,7 @@ func trashedTask(t *testing.T, base, token string, project int64, name string) (
 // sees the API's 403 and 404 as sentences, on both databases.
 func TestConsoleTrash(t *testing.T) {
 	eachURL(t, func(t *testing.T, rawURL string) {
-		base := startConsole(t, rawURL)
+		base, _ := startServer(t, map[string]string{envDatabaseURL: rawURL, envRetention: "720h"})
 		admin := issueFor(t, rawURL, "-tenant", "demo", "-username", "ada", "-admin")
 		member := issueFor(t, rawURL, "-tenant", "demo", "-username", "max", "-admin=false")
 		alpha, _ := trashedTask(t, base, admin, 1, "Alpha report")
@@ -565,6 +565,12 @@ func TestConsoleTrash(t *testing.T) {
 		}
 		if who := tb.text(`#results td[data-label="Deleted by"]`); who != "ada" {
 			t.Errorf("deleted by %q, want ada", who)
+		}
+		// With -retention 720h an entry is purged 30 days after its deletion.
+		deleted, err1 := time.Parse("2006-01-02 15:04 UTC", tb.text(`#results td[data-label="Deleted"]`))
+		purged, err2 := time.Parse("2006-01-02 15:04 UTC", tb.text(`#results td[data-label="Purged"]`))
+		if err1 != nil || err2 != nil || purged.Sub(deleted) < 720*time.Hour || purged.Sub(deleted) > 720*time.Hour+time.Minute {
+			t.Errorf("deleted %v, purged %v (%v, %v); want 30 days apart", deleted, purged, err1, err2)
 		}
 		tb.inspect("trash")
 
@@ -603,6 +609,16 @@ func TestConsoleTrash(t *testing.T) {
 		if page.Total != 0 {
 			t.Errorf("project 1's trash holds %d entries after the clear", page.Total)
 		}
+
+		// Live search: typing is enough (htmx asks after a pause), and the
+		// address follows, so that the result can be bookmarked.
+		trashedTask(t, base, admin, 2, "Delta")
+		tb.open("/console/trash", "#f-name")
+		if c := tb.text("#results .count"); c != "2 entries match." {
+			t.Errorf("before the live search: %q", c)
+		}
+		tb.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "another"))
+		tb.waitFor(`document.querySelector("#results .count").textContent === "1 entry matches." && location.search.includes("name=another")`)
 
 		// 404: an entry that is not there.
 		tb.open("/console/trash/999999/restore", "[role=alert]")
@@ -650,9 +666,10 @@ func TestConsoleDocs(t *testing.T) {
 	tb.noConsoleErrors()
 }
 
-// TestConsoleCSPProbe checks the check: a page that breaks the policy is
-// reported, so that TestConsole* finding none means something.
-func TestConsoleCSPProbe(t *testing.T) {
+// TestConsoleProbes checks the checks: a page that breaks the CSP, or
+// lacks labels, names, alt text or contrast, is reported, so that the other
+// tests finding none means something.
+func TestConsoleProbes(t *testing.T) {
 	base := startConsole(t, "sqlite:"+filepath.Join(t.TempDir(), "deskkit.db"))
 	tb := newTab(t, base)
 	tb.open("/console/signin", "#token")
@@ -664,5 +681,20 @@ func TestConsoleCSPProbe(t *testing.T) {
 	}
 	if v := evalIn[any](tb, `window.x === undefined`); v != true {
 		t.Errorf("the inline script ran: %v", v)
+	}
+
+	// The accessibility probe finds what it is meant to.
+	evalIn[bool](tb, `(function () {
+  document.querySelector("main").insertAdjacentHTML("beforeend",
+    '<input id="bad-input"><button id="bad-button"></button><img id="bad-img" src="data:,">' +
+    '<p id="bad-contrast" style="color:#bbb;background:#fff">faint</p>');
+  return true;
+})()`)
+	problems := strings.Join(evalIn[[]string](tb, a11yProbe), "\n")
+	for _, want := range []string{"input without a label: <input id=\"bad-input\">", "action without an accessible name: <button id=\"bad-button\">",
+		"image without alt: <img id=\"bad-img\"", "bad-contrast"} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("the accessibility probe missed %q; it found:\n%s", want, problems)
+		}
 	}
 }
