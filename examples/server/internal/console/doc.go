@@ -85,6 +85,25 @@
 // http.ServeMux would answer, which could lead out of the console into the
 // API.
 //
+// # Storage
+//
+// Migrate creates the console's three tables (deskkit_console_sessions,
+// deskkit_console_links, deskkit_console_limits) on SQLite and PostgreSQL
+// from migrations/, under its own migrations table
+// (deskkit_console_migrations), so that the console's schema moves with the
+// console and its tests can create it without the rest of the server. Times
+// are Unix milliseconds, which compare alike on both databases. Expired
+// sessions, links and limit windows are deleted at each sign-in.
+//
+// # Rendering cost
+//
+// Pages are rendered from templates, but the trash's result rows are
+// written in Go (trashRowsHTML, every value escaped): pipelines cost a
+// reflective call per value and per escaper, and a page of rows rendered
+// that way took 1.6 times the API search under it. Now the page takes 1.0
+// to 1.3 times the API call (BenchmarkConsoleTrashPage* in the server's
+// tests: the same project and page, SQLite and PostgreSQL).
+//
 // # Testing
 //
 // console_test.go drives the handler over httptest on SQLite and
