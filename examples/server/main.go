@@ -26,6 +26,7 @@
 //	       [-metrics-addr ADDR [-pprof]]
 //	server token -tenant NAME -username NAME [-admin | -admin=false] [-ttl DURATION]
 //	       [-email ADDR] [-mobile NUMBER -country REGION] [-database-url URL]
+//	server token -tenant NAME -username NAME -console [-base-url URL] [-ttl DURATION]
 //	server token -revoke [-database-url URL] < FILE-HOLDING-THE-TOKEN
 //	server seed -projects P -entries N [-tenant NAME] [-database-url URL]
 //	server help [serve|token|seed]
@@ -126,6 +127,13 @@
 // exits 0; for a token the directory does not know (never issued, or
 // revoked already) it fails with exit status 1.
 //
+// token -console prints, instead of the token, a one-time link that signs
+// the user in to the web console: valid 10 minutes, usable once, stored
+// hashed. The link starts with -base-url, or http:// and DESKKIT_ADDR (the
+// default address without it). The token it signs in with is never shown
+// and expires with the longest session it can open (12 h 10 min) unless
+// -ttl says otherwise.
+//
 // seed bulk-loads trash entries for benchmarks; see seed.go for the names it
 // generates and which search terms match how many entries.
 //
@@ -176,6 +184,23 @@
 // once, above. The exporter's other OTEL_* variables (headers, timeout,
 // compression, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES) apply.
 //
+// # Console
+//
+// The server answers a web console at /console/ and the API reference at
+// /docs beside the API, on the same listener (package
+// examples/server/internal/console). A person signs in by pasting a bearer
+// token, or through a link from token -console; the session, kept in the
+// database (its id hashed, 12 hours), acts with that token's rights through
+// the same service objects and authorization as the API, and ends when the
+// token is revoked. It searches the trash (by project, name, type, deletion
+// date), restores and clears entries or a project's whole trash after a
+// confirmation that states the count. /docs renders the served OpenAPI
+// document (/api/v1/openapi.json) with Redoc, vendored and embedded. Every
+// page is sent with a Content-Security-Policy that allows no inline or
+// eval'd script, X-Frame-Options: DENY and Referrer-Policy: no-referrer;
+// forms carry a CSRF token and sign-in attempts are rate-limited in the
+// database. The first start's banner prints both addresses.
+//
 // Logs are JSON lines on stderr. The server answers GET /healthz (the
 // process is up) and GET /readyz (the database answers) next to the API
 // under /api/v1, and shuts down gracefully on SIGINT and SIGTERM.
@@ -200,6 +225,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/examples/server/internal/console"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/trash"
@@ -312,7 +338,7 @@ const usageHead = `deskkit reference server
 
 Usage:
   server [serve] [flags]   serve the API (the command when none is given)
-  server token [flags]     issue a bearer token (creating tenant and user), or -revoke one
+  server token [flags]     issue a bearer token (creating tenant and user), a -console sign-in link, or -revoke one
   server seed [flags]      bulk-load trash entries for benchmarks
   server help [command]    this help, or a command's flags
   server -version          print the version
@@ -473,6 +499,9 @@ func migrateAll(ctx context.Context, db *bun.DB) error {
 	}
 	if err := migrateDemo(ctx, db); err != nil {
 		return fmt.Errorf("migrate demo host: %w", err)
+	}
+	if err := console.Migrate(ctx, db); err != nil {
+		return fmt.Errorf("migrate console: %w", err)
 	}
 	return nil
 }

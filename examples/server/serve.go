@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/examples/server/internal/console"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
@@ -396,8 +397,12 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	demo.mount(api)
 	mountRedeem(api, v)
 	mountPublish(api, db, reg)
+	con, err := newConsole(db, dir, tr, v, reg, cfg)
+	if err != nil {
+		return nil, err
+	}
 	ready := &readiness{db: db, logger: cfg.Logger}
-	h := accessLog(cfg.Logger, routes(api, ready))
+	h := accessLog(cfg.Logger, routes(api, ready, con))
 	if cfg.TracerProvider != nil {
 		h = traceContext(h)
 	}
@@ -411,7 +416,9 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 // an envelope, and a client that follows the 307 of
 // "DELETE /api/v1/task/trash/7/..?projectId=P" clears all of project P.
 // deskkit's own router never redirects: such paths answer a 404 envelope.
-func routes(api http.Handler, ready *readiness) http.Handler {
+// The console (/console/, /docs) gets its paths as they came too, and
+// refuses unclean ones with a 404 page rather than a redirect.
+func routes(api http.Handler, ready *readiness, con http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var probe func(http.ResponseWriter, *http.Request)
 		switch r.URL.Path {
@@ -422,6 +429,10 @@ func routes(api http.Handler, ready *readiness) http.Handler {
 		case "/readyz":
 			probe = ready.serve
 		default:
+			if console.Handles(r.URL.Path) {
+				con.ServeHTTP(w, r)
+				return
+			}
 			// Everything else, /api/v1 and unknown paths alike, gets
 			// deskkit's envelope.
 			api.ServeHTTP(w, r)

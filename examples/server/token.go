@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"strings"
 	"time"
 
+	"github.com/deskkit/deskkit/examples/server/internal/console"
 	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/verify"
 )
@@ -32,12 +35,14 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	mobile := fs.String("mobile", "", "set the user's mobile number, in any form valid for -country")
 	country := fs.String("country", "", "ISO 3166-1 region of -mobile, such as CN or US")
 	revoke := fs.Bool("revoke", false, "revoke the token read from stdin (its first line) instead of issuing one")
+	consoleLink := fs.Bool("console", false, "print a one-time sign-in link to the web console (valid "+readableDuration(console.DefaultLinkTTL)+", single use) instead of the token; the token it signs in with expires with the session ("+readableDuration(console.DefaultLinkTTL+console.DefaultSessionTTL)+") unless -ttl says otherwise")
+	baseURLFlag := fs.String("base-url", "", "the server's URL, which -console's link starts with (default http:// and "+envAddr+", or "+defaultAddr+")")
 	dbURL := fs.databaseURL()
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *revoke {
-		for _, name := range []string{"tenant", "username", "admin", "ttl", "email", "mobile", "country"} {
+		for _, name := range []string{"tenant", "username", "admin", "ttl", "email", "mobile", "country", "console", "base-url"} {
 			if fs.given(name) {
 				return fmt.Errorf("-revoke takes the token on stdin and no -%s", name)
 			}
@@ -51,16 +56,26 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return errors.New("-username is required")
 	case (*mobile == "") != (*country == ""):
 		return errors.New("-mobile and -country go together")
+	case fs.given("base-url") && !*consoleLink:
+		return errors.New("-base-url goes with -console")
+	}
+	var base string
+	var err error
+	if *consoleLink {
+		if base, err = consoleBase(*baseURLFlag, getenv(envAddr)); err != nil {
+			return err
+		}
+		if !fs.given("ttl") {
+			ttl = console.DefaultLinkTTL + console.DefaultSessionTTL
+		}
 	}
 	var m verify.Mobile
 	if *mobile != "" {
-		var err error
 		if m, err = verify.NormalizeMobile(*mobile, *country); err != nil {
 			return fmt.Errorf("-mobile, -country: %w", err)
 		}
 	}
 	if *email != "" {
-		var err error
 		if *email, err = verify.NormalizeEmail("email", *email); err != nil {
 			return fmt.Errorf("-email: %w", err)
 		}
@@ -117,9 +132,44 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if ttl > 0 {
 		attrs = append(attrs, slog.String("expiresAt", expiresAt(now, ttl).Format(time.RFC3339)))
 	}
+	if *consoleLink {
+		// The token is never shown: the link signs in with it, once.
+		code, err := console.CreateLink(ctx, db, directory.TokenHash(token), now, console.DefaultLinkTTL)
+		if err != nil {
+			return err
+		}
+		attrs = append(attrs, slog.String("linkExpiresAt", now.Add(console.DefaultLinkTTL).UTC().Format(time.RFC3339)))
+		logger.InfoContext(ctx, "console link issued", attrs...)
+		_, err = fmt.Fprintln(stdout, base+console.LinkPath(code))
+		return err
+	}
 	logger.InfoContext(ctx, "token issued", attrs...)
 	_, err = fmt.Fprintln(stdout, token)
 	return err
+}
+
+// consoleBase is the URL -console's link starts with: -base-url, or the
+// server's listen address (DESKKIT_ADDR, or the default) over http, a
+// wildcard host written 127.0.0.1 as the serve command prints it.
+func consoleBase(flagValue, addr string) (string, error) {
+	if flagValue != "" {
+		u, err := url.Parse(flagValue)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return "", errors.New("-base-url must be an http or https URL such as https://deskkit.example.com")
+		}
+		return strings.TrimSuffix(flagValue, "/"), nil
+	}
+	if addr == "" {
+		addr = defaultAddr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("%s=%q: %w", envAddr, addr, err)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
 }
 
 // revokeToken revokes the token on the first line of stdin. Neither its
@@ -220,6 +270,9 @@ func printDemoAccess(stdout io.Writer, base, token string) {
 		"  curl %s '%s/api/v1/event/channel/type/WEBHOOK'\n"+
 		"  curl %s -H 'Content-Type: application/json' -d '{\"channelType\":\"WEBHOOK\",\"name\":\"ops\",\"address\":\"https://hooks.example.com/deskkit\"}' '%s/api/v1/event/channel'\n",
 		auth, base, auth, base)
+	fmt.Fprintf(stdout, "Read the API reference at %s/docs, and sign in to the web console at %s/console/ with the token,\n"+
+		"or with a one-time link (valid 10 minutes) from:\n"+
+		"  go run ./examples/server token -tenant %s -username %s -console\n", base, base, demoTenant, demoUsername)
 	if token != "" {
 		fmt.Fprintln(stdout, "This token is shown once; later starts print how to get another.")
 	}

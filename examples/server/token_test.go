@@ -340,6 +340,9 @@ func TestPrintDemoAccess(t *testing.T) {
 		`curl -H "Authorization: Bearer $TOKEN" -X DELETE '` + base + `/api/v1/demo/task/1'`,
 		`curl -H "Authorization: Bearer $TOKEN" '` + base + `/api/v1/user/current'`,
 		envDatabaseURL,
+		base + "/docs",
+		base + "/console/",
+		"token -tenant demo -username demo -console",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("without a token, output lacks %s:\n%s", want, out)

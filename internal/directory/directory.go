@@ -906,7 +906,21 @@ func (d *Directory) Authenticate(ctx context.Context, token string) (deskkit.Pri
 	if len(token) != tokenLength || !strings.HasPrefix(token, TokenPrefix) {
 		return deskkit.Principal{}, fmt.Errorf("directory: not a deskkit token: %w", ErrUnauthenticated)
 	}
-	want := hashToken(token)
+	return d.AuthenticateHash(ctx, hashToken(token))
+}
+
+// TokenHash is the form in which the directory stores token: what a
+// server-side session keeps so that it can check the token again on every
+// request (AuthenticateHash) without keeping the token itself.
+func TokenHash(token string) string { return hashToken(token) }
+
+// AuthenticateHash is Authenticate for a token known by its TokenHash: the
+// principal it names now, with the user's current admin flag, or an error
+// wrapping ErrUnauthenticated once the token is revoked or expired.
+func (d *Directory) AuthenticateHash(ctx context.Context, want string) (deskkit.Principal, error) {
+	if len(want) != sha256.Size*2 {
+		return deskkit.Principal{}, fmt.Errorf("directory: not a token hash: %w", ErrUnauthenticated)
+	}
 	// One indexed statement on every request, written out and scanned into
 	// plain variables: bun's query builder and model reflection cost more
 	// than the scan itself.
