@@ -182,6 +182,9 @@ func (c *Console) routes() {
 	if c.cfg.Trash != nil {
 		c.trashRoutes()
 	}
+	if c.cfg.Channels != nil {
+		c.channelRoutes()
+	}
 	c.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		c.plainError(w, r, http.StatusNotFound, "There is no such page in the console.")
 	})
