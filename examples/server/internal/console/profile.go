@@ -248,9 +248,15 @@ func (c *Console) changeStep(w http.ResponseWriter, r *http.Request, s *Session)
 		status, msg := c.messageFor(r, err)
 		v := view(step)
 		v.Wait = retryAfterSeconds(err)
-		if errors.Is(err, verify.ErrLinkSecret) {
+		switch {
+		case errors.Is(err, verify.ErrLinkSecret):
 			v.Restart = true
 			msg = "The proof of your current " + noun + " is no longer good (it lasts 10 minutes and is used once). Start again."
+		case errors.Is(err, verify.ErrNotBound), errors.Is(err, verify.ErrAlreadyBound):
+			// The flow chose MODIFY_* or BIND_* from the profile it read;
+			// the address came or went since (another tab, the API).
+			v.Restart = true
+			msg = "Your " + noun + " changed since this page was shown. Start again."
 		}
 		c.renderMsg(w, r, s, status, "profile_change", v, apiWords(msg))
 	}
@@ -263,7 +269,7 @@ func (c *Console) changeStep(w http.ResponseWriter, r *http.Request, s *Session)
 	switch r.PathValue("step") {
 	case stepSendCurrent:
 		if v.Bind {
-			again(stepNew, verify.ErrNotBound)
+			again(stepStart, verify.ErrNotBound)
 			return
 		}
 		sent, err := c.send(r, s, kind, biz, v.Current, d.Country)
@@ -366,7 +372,6 @@ var apiFields = []struct {
 	{regexp.MustCompile(`(?i)\btoAddress(\[\d+\])*`), "the address"},
 	{regexp.MustCompile(`(?i)\bverificationCode\b`), "the code"},
 	{regexp.MustCompile(`(?i)\blinkSecret\b`), "the proof of your current address"},
-	{regexp.MustCompile(`\b(MODIFY|BIND)_(EMAIL|MOBILE) or (MODIFY|BIND)_(EMAIL|MOBILE)\b`), "the change of address"},
 	{regexp.MustCompile(`\b(MODIFY|BIND)_(EMAIL|MOBILE)\b`), "this change"},
 }
 
