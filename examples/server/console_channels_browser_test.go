@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 )
 
@@ -76,6 +79,23 @@ func (tb *tab) waitPage(path, sel, cond, what string) {
 	}
 }
 
+// grantClipboard lets the console's origin write and read the clipboard,
+// as a person's click on Copy would.
+func (tb *tab) grantClipboard() {
+	tb.t.Helper()
+	for _, name := range []string{"clipboard-write", "clipboard-read"} {
+		err := chromedp.Do(tb.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, browser.SetPermission, browser.SetPermissionParams{
+				Permission: &browser.PermissionDescriptor{Name: name}, Setting: browser.PermissionSettingGranted, Origin: tb.base,
+			})
+			return err
+		}))
+		if err != nil {
+			tb.t.Fatalf("grant %s: %v", name, err)
+		}
+	}
+}
+
 // deliveryStatus is the predicate "delivery row n (1 = newest) shows
 // status".
 func deliveryStatus(n int, status string) string {
@@ -137,8 +157,11 @@ func TestConsoleChannels(t *testing.T) {
 		if !strings.HasPrefix(secret, "whsec_") {
 			t.Errorf("the secret shown after the add: %q", secret)
 		}
-		if b := evalIn[string](tb, `document.querySelector("#copy").getAttribute("data-copy")`); b != "secret" {
-			t.Errorf("the copy button copies %q", b)
+		// The copy button puts it on the clipboard.
+		tb.grantClipboard()
+		tb.do(chromedp.Click(chromedp.CSS("#copy")), chromedp.Poll[chromedp.Void](`document.querySelector("#copy").textContent === "Copied"`, chromedp.WithPollingTimeout(10*time.Second)))
+		if got := evalIn[string](tb, `navigator.clipboard.readText()`); got != secret {
+			t.Errorf("the clipboard holds %q after Copy, want the secret", got)
 		}
 		tb.inspect("channels-added")
 		tb.do(chromedp.Click(chromedp.CSS("#continue")), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
