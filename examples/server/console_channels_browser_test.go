@@ -274,6 +274,18 @@ func TestConsoleChannels(t *testing.T) {
 				t.Errorf("a non-admin on %s sees channel actions", path)
 			}
 		}
+		// A form the non-admin reaches by its URL is refused by the registry
+		// when sent, and nothing changes.
+		tb.open(chPath+"/delete", "#confirm")
+		tb.submit("p.error", chromedp.Click(chromedp.CSS("#confirm")))
+		if msg := tb.text("p.error"); !strings.HasPrefix(msg, "You are not allowed to do this.") {
+			t.Errorf("a non-admin deleting: %q", msg)
+		}
+		var still []map[string]any
+		ok(t, base, admin, http.MethodGet, "/api/v1/event/channel", nil, &still)
+		if len(still) != 1 {
+			t.Errorf("after the non-admin's delete the API lists %v", still)
+		}
 		id := strings.TrimPrefix(chPath, "/console/channels/")
 		if status, _ := call(t, base, member, http.MethodGet, "/api/v1/event/channel/"+id+"/deliveries", nil); status != http.StatusForbidden {
 			t.Errorf("the API answers the non-admin %d; the console must refuse what the API refuses", status)

@@ -351,6 +351,11 @@ type channelConfirmView struct {
 func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *Session) {
 	id, okID := pathInt(r, "id")
 	action := r.PathValue("action")
+	if okID && action == "test" {
+		// The address htmx showed after a test's POST, loaded again.
+		redirect(w, r, fmt.Sprintf("/console/channels/%d", id))
+		return
+	}
 	if !okID || (action != "disable" && action != "delete") {
 		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
 		return
