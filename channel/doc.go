@@ -244,7 +244,8 @@
 // robots quote their URL in refusals. What deskkit sent is never logged.
 // Deliveries, Attempts, Resend (one more attempt now) and Recover (queue a
 // channel's FAILED deliveries since a time again, with the whole schedule)
-// read and act on the log.
+// read and act on the log. DeliveryCounts counts a channel's deliveries per
+// hour by status, in one grouped query, for a chart of its traffic.
 //
 // Disabling. A channel keeps a failure clock: a success resets it; each
 // failed attempt starts it (if it had not) and counts. A channel whose

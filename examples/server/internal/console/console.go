@@ -190,6 +190,12 @@ func (c *Console) routes() {
 	if c.cfg.Trash != nil {
 		c.trashRoutes()
 	}
+	if c.cfg.Channels != nil {
+		c.channelRoutes()
+	}
+	if c.cfg.Verifier != nil {
+		c.profileRoutes()
+	}
 	c.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		c.plainError(w, r, http.StatusNotFound, "There is no such page in the console.")
 	})

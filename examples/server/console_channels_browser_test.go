@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/chromedp"
+)
+
+// hookReceiver is a webhook receiver on loopback whose answer the test
+// switches: 200 "ok" while up, 500 "down for the test" while down.
+type hookReceiver struct {
+	mu   sync.Mutex
+	down bool
+	hits int
+	*httptest.Server
+}
+
+func startHookReceiver(t *testing.T) *hookReceiver {
+	t.Helper()
+	h := &hookReceiver{}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		h.mu.Lock()
+		h.hits++
+		down := h.down
+		h.mu.Unlock()
+		if down {
+			http.Error(w, "down for the test", http.StatusInternalServerError)
+			return
+		}
+		io.WriteString(w, "ok") //nolint:errcheck // the server reads what it can
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+func (h *hookReceiver) setDown(down bool) {
+	h.mu.Lock()
+	h.down = down
+	h.mu.Unlock()
+}
+
+// startChannelConsole runs the reference server for the channel pages:
+// channels may reach loopback (the receiver), and a failed delivery is
+// tried three times at once (retry schedule 0,0,0), so that a failure is
+// final within a moment rather than hours.
+func startChannelConsole(t *testing.T, rawURL string) string {
+	t.Helper()
+	base, _ := startServer(t, map[string]string{
+		envDatabaseURL: rawURL, envChannelAllowPrivate: "true", envEventRetrySchedule: "0,0,0",
+	})
+	return base
+}
+
+// waitPage opens path again and again until the JavaScript predicate cond
+// holds on the page, for at most 30 s: the state it waits for (a delivery
+// made by the server's worker) comes from outside the page.
+func (tb *tab) waitPage(path, sel, cond, what string) {
+	tb.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tb.open(path, sel)
+		if evalIn[bool](tb, cond) {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.t.Fatalf("waited 30 s for %s on %s; the page says:\n%s", what, path, evalIn[string](tb, `document.querySelector("main").innerText`))
+		}
+	}
+}
+
+// grantClipboard lets the console's origin write and read the clipboard,
+// as a person's click on Copy would.
+func (tb *tab) grantClipboard() {
+	tb.t.Helper()
+	for _, name := range []string{"clipboard-write", "clipboard-read"} {
+		err := chromedp.Do(tb.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, browser.SetPermission, browser.SetPermissionParams{
+				Permission: &browser.PermissionDescriptor{Name: name}, Setting: browser.PermissionSettingGranted, Origin: tb.base,
+			})
+			return err
+		}))
+		if err != nil {
+			tb.t.Fatalf("grant %s: %v", name, err)
+		}
+	}
+}
+
+// deliveryStatus is the predicate "delivery row n (1 = newest) shows
+// status".
+func deliveryStatus(n int, status string) string {
+	return fmt.Sprintf(`(function () { var r = document.querySelectorAll("#delivery-list tbody tr")[%d]; return !!r && r.querySelector(".status").textContent.trim() === %q; })()`, n-1, status)
+}
+
+// TestConsoleChannels adds a webhook channel pointing at a loopback
+// receiver in the console, tests it, publishes an event through the API
+// and watches its delivery reach SUCCEEDED; makes the receiver fail, sees
+// the attempts with their status and reply, resends after it recovers and
+// sees SUCCEEDED; recovers failures since a date; edits the subscription,
+// disables, enables and deletes the channel through confirmations; and
+// sees a non-admin get no channel management, on both databases.
+func TestConsoleChannels(t *testing.T) {
+	eachURL(t, func(t *testing.T, rawURL string) {
+		base := startChannelConsole(t, rawURL)
+		recv := startHookReceiver(t)
+		admin := issueFor(t, rawURL, "-tenant", "demo", "-username", "ada", "-admin")
+		member := issueFor(t, rawURL, "-tenant", "demo", "-username", "max", "-admin=false")
+		tb := newTab(t, base)
+		tb.signIn(admin)
+
+		// Add: the form lists the registered event types.
+		tb.open("/console/channels", "#add")
+		tb.inspect("channels-empty")
+		tb.do(chromedp.Click(chromedp.CSS("#add")), chromedp.WaitVisible(chromedp.CSS("#c-name")))
+		if n := evalIn[int](tb, `document.querySelectorAll("input[name=events]").length`); n < 3 {
+			t.Errorf("the form offers %d event types, want the registry's catalogue", n)
+		}
+		if !evalIn[bool](tb, `!!document.querySelector("input[name=events][value='channel.disabled']")`) {
+			t.Errorf("the form does not offer channel.disabled")
+		}
+		tb.inspect("channels-new")
+		// An address the registry refuses is shown with the form kept.
+		tb.do(
+			chromedp.SendKeys(chromedp.CSS("#c-name"), "ops"),
+			chromedp.SendKeys(chromedp.CSS("#c-address"), "ftp://example.com/x"),
+			chromedp.Click(chromedp.CSS("#save")),
+			chromedp.WaitVisible(chromedp.CSS("[role=alert]")),
+		)
+		if msg := tb.text("[role=alert]"); !strings.Contains(msg, "Address must be") {
+			t.Errorf("a bad address: %q", msg)
+		}
+		if v := evalIn[string](tb, `document.querySelector("#c-name").value`); v != "ops" {
+			t.Errorf("the form lost its name: %q", v)
+		}
+		// Test before saving: the far end's answer is shown.
+		hook := recv.URL + "/hook"
+		tb.do(
+			chromedp.SetValue(chromedp.CSS("#c-address"), hook),
+			chromedp.Click(chromedp.CSS("#test")),
+			chromedp.WaitVisible(chromedp.CSS("#test-result")),
+		)
+		if got := tb.text("#test-result"); !strings.Contains(got, "The far end took the test message") || !strings.Contains(got, "whsec_") {
+			t.Errorf("test of the unsaved channel: %q", got)
+		}
+		tb.do(chromedp.Click(chromedp.CSS("#save")), chromedp.WaitVisible(chromedp.CSS("#secret")))
+		secret := evalIn[string](tb, `document.querySelector("#secret").value`)
+		if !strings.HasPrefix(secret, "whsec_") {
+			t.Errorf("the secret shown after the add: %q", secret)
+		}
+		// The copy button puts it on the clipboard.
+		tb.grantClipboard()
+		tb.do(chromedp.Click(chromedp.CSS("#copy")), chromedp.Poll[chromedp.Void](`document.querySelector("#copy").textContent === "Copied"`, chromedp.WithPollingTimeout(10*time.Second)))
+		if got := evalIn[string](tb, `navigator.clipboard.readText()`); got != secret {
+			t.Errorf("the clipboard holds %q after Copy, want the secret", got)
+		}
+		tb.inspect("channels-added")
+		tb.do(chromedp.Click(chromedp.CSS("#continue")), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
+		chPath := tb.location()
+		if strings.Contains(evalIn[string](tb, `document.body.innerHTML`), secret) {
+			t.Errorf("the channel's page shows the secret again")
+		}
+		// Test the stored channel: signed with its own secret.
+		tb.do(chromedp.Click(chromedp.CSS("#test")), chromedp.WaitVisible(chromedp.CSS("#test-result")))
+		if got := tb.text("#test-result"); !strings.Contains(got, "The far end took the test message") {
+			t.Errorf("test of the stored channel: %q", got)
+		}
+
+		// An event published through the API reaches the receiver.
+		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.console", "title": "hello"}, nil)
+		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "SUCCEEDED"), "the first delivery to succeed")
+		if n := evalIn[int](tb, `document.querySelectorAll("figure.chart svg rect.ok").length`); n != 1 {
+			t.Errorf("the chart has %d bars of successes, want 1", n)
+		}
+		if got := evalIn[string](tb, `document.querySelector("#chart-desc").textContent`); !strings.Contains(got, "1 deliveries succeeded, 0 failed") {
+			t.Errorf("the chart's description: %q", got)
+		}
+
+		// The receiver fails: three attempts at once, then FAILED.
+		recv.setDown(true)
+		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.console", "title": "while down"}, nil)
+		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "FAILED"), "the second delivery to fail")
+		tb.inspect("channels-channel")
+		tb.do(chromedp.Click(chromedp.CSS(`#delivery-list tbody tr:first-child a[href^="/console/deliveries/"]`)), chromedp.WaitVisible(chromedp.CSS("#attempts")))
+		codes := evalIn[[]string](tb, `Array.from(document.querySelectorAll("#attempts tbody td.code")).map(function (td) { return td.textContent.trim(); })`)
+		if strings.Join(codes, ",") != "500,500,500" {
+			t.Errorf("attempts answered %v, want three 500s", codes)
+		}
+		if reply := tb.text("#attempts pre.reply"); !strings.Contains(reply, "down for the test") {
+			t.Errorf("the attempt's reply: %q", reply)
+		}
+		tb.inspect("channels-delivery")
+
+		// It recovers; a resend succeeds.
+		recv.setDown(false)
+		tb.do(chromedp.Click(chromedp.CSS("#resend")), chromedp.WaitVisible(chromedp.CSS("[role=status]")))
+		if msg := tb.text("[role=status]"); !strings.Contains(msg, "due now") {
+			t.Errorf("after resend: %q", msg)
+		}
+		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "SUCCEEDED"), "the resent delivery to succeed")
+		tb.open(chPath+"?status=FAILED", "#deliveries")
+		if n := evalIn[int](tb, `document.querySelectorAll("#delivery-list tbody tr").length`); n != 0 {
+			t.Errorf("the FAILED filter shows %d deliveries, want none", n)
+		}
+
+		// Recover: a failure while down, queued again since a date.
+		recv.setDown(true)
+		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.console", "title": "down again"}, nil)
+		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "FAILED"), "the third delivery to fail")
+		recv.setDown(false)
+		tb.do(
+			chromedp.SetValue(chromedp.CSS("#r-since"), time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04")),
+			chromedp.Click(chromedp.CSS("#recover")),
+			chromedp.WaitVisible(chromedp.CSS("[role=status]")),
+		)
+		if msg := tb.text("[role=status]"); !strings.HasPrefix(msg, "Queued 1 failed delivery since") {
+			t.Errorf("after recover: %q", msg)
+		}
+		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "SUCCEEDED"), "the recovered delivery to succeed")
+		if n := evalIn[int](tb, `document.querySelectorAll("#delivery-list tbody tr").length`); n != 3 {
+			t.Errorf("the channel lists %d deliveries, want 3", n)
+		}
+
+		// Replace: subscribe to channel.disabled only.
+		tb.open(chPath+"/edit", "#c-name")
+		tb.do(
+			chromedp.Click(chromedp.CSS("input[name=events][value='channel.disabled']")),
+			chromedp.Click(chromedp.CSS("#save")),
+			chromedp.WaitVisible(chromedp.CSS("[role=status]")),
+		)
+		if got := tb.text(".facts"); !strings.Contains(got, "channel.disabled") {
+			t.Errorf("after the replace the channel shows %q", got)
+		}
+
+		// Disable and enable: the list shows the state and the reason.
+		tb.do(chromedp.Click(chromedp.CSS("#disable")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+		tb.inspect("channels-confirm")
+		tb.do(chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("#enable")))
+		tb.open("/console/channels", "#channels")
+		if st := tb.text("#channels td.state"); !strings.Contains(st, "Disabled") || !strings.Contains(st, "disabled by user") {
+			t.Errorf("the disabled channel's state: %q", st)
+		}
+		if got := tb.text(`#channels td[data-label="Last 24 h"]`); got != "3 succeeded, 0 failed, 0 pending" {
+			t.Errorf("the list's day: %q", got)
+		}
+		tb.inspect("channels")
+		tb.do(chromedp.Click(chromedp.CSS(`#channels button[aria-label^="Enable"]`)), chromedp.WaitVisible(chromedp.CSS("[role=status]")))
+		if st := tb.text("#channels td.state"); st != "Enabled" {
+			t.Errorf("the enabled channel's state: %q", st)
+		}
+
+		// A non-admin: no channel management, and the URLs answer the
+		// registry's 403 as the API does.
+		tb.do(chromedp.Click(chromedp.CSS("form.signout button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+		tb.signIn(member)
+		if evalIn[bool](tb, `!!document.querySelector('nav a[href="/console/channels"], .cards a[href="/console/channels"]')`) {
+			t.Errorf("a non-admin is offered the channels")
+		}
+		for _, path := range []string{"/console/channels", chPath} {
+			tb.open(path, "[role=alert]")
+			if msg := tb.text("[role=alert]"); !strings.HasPrefix(msg, "You are not allowed to do this.") {
+				t.Errorf("a non-admin on %s: %q", path, msg)
+			}
+			if evalIn[bool](tb, `!!document.querySelector("#add, #test, #disable, #delete, #recover")`) {
+				t.Errorf("a non-admin on %s sees channel actions", path)
+			}
+		}
+		// A form the non-admin reaches by its URL is refused by the registry
+		// when sent, and nothing changes.
+		tb.open(chPath+"/delete", "#confirm")
+		tb.submit("p.error", chromedp.Click(chromedp.CSS("#confirm")))
+		if msg := tb.text("p.error"); !strings.HasPrefix(msg, "You are not allowed to do this.") {
+			t.Errorf("a non-admin deleting: %q", msg)
+		}
+		var still []map[string]any
+		ok(t, base, admin, http.MethodGet, "/api/v1/event/channel", nil, &still)
+		if len(still) != 1 {
+			t.Errorf("after the non-admin's delete the API lists %v", still)
+		}
+		id := strings.TrimPrefix(chPath, "/console/channels/")
+		if status, _ := call(t, base, member, http.MethodGet, "/api/v1/event/channel/"+id+"/deliveries", nil); status != http.StatusForbidden {
+			t.Errorf("the API answers the non-admin %d; the console must refuse what the API refuses", status)
+		}
+
+		// Delete, as the admin, through the confirmation.
+		tb.do(chromedp.Click(chromedp.CSS("form.signout button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+		tb.signIn(admin)
+		tb.open(chPath, "#delete")
+		tb.do(chromedp.Click(chromedp.CSS("#delete")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+		if q := tb.text("#question"); !strings.Contains(q, "Delete channel “ops” for good?") {
+			t.Errorf("delete confirmation: %q", q)
+		}
+		tb.do(chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("[role=status]")))
+		if msg := tb.text("[role=status]"); msg != "Deleted channel “ops”." {
+			t.Errorf("after delete: %q", msg)
+		}
+		var list []map[string]any
+		ok(t, base, admin, http.MethodGet, "/api/v1/event/channel", nil, &list)
+		if len(list) != 0 {
+			t.Errorf("the API lists %v after the delete", list)
+		}
+		tb.noConsoleErrors()
+	})
+}

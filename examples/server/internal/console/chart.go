@@ -1,0 +1,137 @@
+package console
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/deskkit/deskkit/channel"
+)
+
+// The chart of a channel's deliveries per hour is drawn on the server as
+// inline SVG (no chart library, no script): one stacked bar per hour,
+// succeeded at the bottom, then failed, then pending. Its text
+// alternative is the SVG's title and desc (a summary) and a table of the
+// same numbers after it.
+
+// Chart geometry, in the SVG's user units.
+const (
+	chartWidth   = 720
+	chartHeight  = 200
+	chartLeft    = 36 // room for the scale
+	chartBottom  = 24 // room for the hours
+	chartTop     = 8
+	chartBarGap  = 4
+	chartMaxBars = channel.MaxStatsHours
+)
+
+// chart is what the template draws.
+type chart struct {
+	Width, Height int
+	Bars          []chartBar
+	Ticks         []chartTick // the scale's lines
+	Hours         []chartHour // the hours' labels
+	Max           int
+	Total         chartSums
+	Summary       string
+	Rows          []channel.HourlyDeliveries
+}
+
+type chartSums struct{ Succeeded, Failed, Pending int }
+
+// chartBar is one hour's stack.
+type chartBar struct {
+	X, W     float64
+	Segments []chartSegment
+	Title    string // the hour's numbers, shown on hover
+}
+
+type chartSegment struct {
+	Y, H  float64
+	Class string
+}
+
+type chartTick struct {
+	Y     float64
+	Label int
+}
+
+type chartHour struct {
+	X      float64
+	Label  string
+	Anchor string // text-anchor: the last label ends at its bar, inside the picture
+}
+
+// round1 keeps one decimal of a coordinate.
+func round1(f float64) float64 { return math.Round(f*10) / 10 }
+
+// niceCeil is the least of 1, 2, 5 times a power of ten at or above n.
+func niceCeil(n int) int {
+	if n <= 4 {
+		return 4
+	}
+	for p := 1; ; p *= 10 {
+		for _, m := range []int{1, 2, 5} {
+			if m*p >= n {
+				return m * p
+			}
+		}
+	}
+}
+
+// newChart lays out counts, oldest hour first.
+func newChart(counts []channel.HourlyDeliveries) chart {
+	if len(counts) > chartMaxBars {
+		counts = counts[len(counts)-chartMaxBars:]
+	}
+	c := chart{Width: chartWidth, Height: chartHeight, Rows: counts}
+	most := 0
+	for _, h := range counts {
+		most = max(most, h.Succeeded+h.Failed+h.Pending)
+		c.Total.Succeeded += h.Succeeded
+		c.Total.Failed += h.Failed
+		c.Total.Pending += h.Pending
+	}
+	c.Max = niceCeil(most)
+	plotH := float64(chartHeight - chartBottom - chartTop)
+	base := float64(chartHeight - chartBottom)
+	scale := plotH / float64(c.Max)
+	for i := 0; i <= 4; i++ {
+		v := c.Max * i / 4
+		c.Ticks = append(c.Ticks, chartTick{Y: round1(base - float64(v)*scale), Label: v})
+	}
+	n := max(len(counts), 1)
+	slot := float64(chartWidth-chartLeft) / float64(n)
+	for i, h := range counts {
+		b := chartBar{X: round1(float64(chartLeft) + float64(i)*slot + chartBarGap/2), W: round1(slot - chartBarGap),
+			Title: fmt.Sprintf("%s: %d succeeded, %d failed, %d pending", h.Hour.UTC().Format("15:04"), h.Succeeded, h.Failed, h.Pending)}
+		y := base
+		for _, seg := range []struct {
+			n     int
+			class string
+		}{{h.Succeeded, "ok"}, {h.Failed, "failed"}, {h.Pending, "pending"}} {
+			if seg.n == 0 {
+				continue
+			}
+			hgt := float64(seg.n) * scale
+			y -= hgt
+			b.Segments = append(b.Segments, chartSegment{Y: round1(y), H: round1(hgt), Class: seg.class})
+		}
+		c.Bars = append(c.Bars, b)
+		if i%6 == 0 || i == len(counts)-1 {
+			hr := chartHour{X: round1(b.X + b.W/2), Label: h.Hour.UTC().Format("15:04"), Anchor: "middle"}
+			if i == len(counts)-1 {
+				hr.X, hr.Anchor = round1(b.X+b.W), "end"
+			}
+			c.Hours = append(c.Hours, hr)
+		}
+	}
+	from, to := "", ""
+	if len(counts) > 0 {
+		from = counts[0].Hour.UTC().Format("2006-01-02 15:04")
+		to = counts[len(counts)-1].Hour.UTC().Add(time.Hour).Format("2006-01-02 15:04")
+	}
+	c.Summary = fmt.Sprintf("From %s to %s UTC: %d deliveries succeeded, %d failed, %d pending; the busiest hour had %d.",
+		from, to, c.Total.Succeeded, c.Total.Failed, c.Total.Pending, most)
+	return c
+}
