@@ -19,8 +19,38 @@
 // registers its routes from routes in console.go: c.page for signed-in pages
 // (a PageFunc gets the live *Session), c.mux.HandleFunc for public ones.
 // Templates are templates/NAME.html, each parsed with templates/layout.html;
-// c.render(w, r, s, status, "NAME", data) writes one. SKELETON.md at the
-// worktree root walks through adding a page.
+// c.render(w, r, s, status, "NAME", data) writes one. Behaviour lives in
+// static files (console.js, profile.js): the Content-Security-Policy allows
+// no inline script, and htmx does not run scripts it swaps in.
+//
+// # Pages
+//
+//   - Trash (trash.go): pick a project, search by name, type and deletion
+//     date, sort and page; restore or clear an entry, or a project's whole
+//     trash, after a confirmation page that states the count.
+//   - Channels (channels.go, admins): every channel with its type, state,
+//     subscriptions and the last day's deliveries; add and replace with the
+//     events filter from the registry's catalogue; test with the far end's
+//     answer; the webhook secret once, with a copy button; enable, disable
+//     and delete (through a confirmation). Per channel its deliveries with a
+//     status filter, a chart of deliveries per hour by result over 24 hours
+//     (SVG drawn on the server, with a table as its text alternative) and
+//     "recover failures since"; per delivery its attempts (status code,
+//     duration, the reply's first KiB) and a resend. The list asks
+//     DeliveryCounts once per channel (at most 45 channels a tenant).
+//     Management is hidden from non-admins, and what they open by URL is
+//     refused by the registry, as the API refuses it.
+//   - Profile (profile.go): edit the profile; change the e-mail address or
+//     mobile number as a guided flow in the API's order (a code to the
+//     current address, its check, a code to the new one, the change; the
+//     bind flow for a user without one), with the limits' messages, the wait
+//     counted down by profile.js from a data- attribute, and the attempts
+//     left. The flow's link secret travels in a hidden field of the next
+//     step's form (pages are no-store; the secret is single use for 10
+//     minutes), and the flow's forms are not boosted by htmx, so that each
+//     step is a whole page.
+//   - API reference (docs.go): /docs renders the served OpenAPI document
+//     with Redoc.
 //
 // # Sessions and authority
 //
