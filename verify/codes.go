@@ -210,13 +210,13 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 				return err
 			}
 			pc := pendingCode{address: a, code: code, hash: v.hashCode(v.codeKeys[0], u, k, b, a, code), limits: keys[a], takenAt: now}
-			err = tx.NewRaw(`INSERT INTO deskkit_verify_codes
+			err = tx.QueryRowContext(ctx, `INSERT INTO deskkit_verify_codes
     (tenant_id, user_id, kind, biz_key, address, code_hash, state, attempts, created_at_ms, expires_at_ms)
 VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
 ON CONFLICT (tenant_id, user_id, kind, biz_key, address) DO UPDATE SET
     code_hash = excluded.code_hash, state = excluded.state, attempts = 0,
     created_at_ms = excluded.created_at_ms, expires_at_ms = excluded.expires_at_ms
-RETURNING id`, u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.CodeTTL.Milliseconds()).Scan(ctx, &pc.id)
+RETURNING id`, u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.CodeTTL.Milliseconds()).Scan(&pc.id)
 			if err != nil {
 				return fmt.Errorf("verify: store code: %w", err)
 			}

@@ -68,27 +68,27 @@ func Hold(ctx context.Context, tx bun.IDB, table string, now int64, l Limit) err
 }
 
 // upsert is Take, or with hold, Hold: each row gets nothing added, but
-// must have room for its cost.
+// must have room for its cost. It runs on every send and check of a code,
+// so it writes its statement with a strings.Builder and reads the keys
+// with plain scans: bun's raw-query model costs more than the statement.
 func upsert(ctx context.Context, tx bun.IDB, table string, now int64, limits []Limit, hold bool) error {
-	byKey := map[string]*Limit{}
-	var ls []*Limit
+	ls := make([]Limit, 0, len(limits))
 	for _, l := range limits {
 		if l.Max <= 0 {
 			continue
 		}
-		if prev := byKey[l.Key]; prev != nil {
-			prev.Cost = max(prev.Cost, 1) + max(l.Cost, 1)
+		if i := slices.IndexFunc(ls, func(o Limit) bool { return o.Key == l.Key }); i >= 0 {
+			ls[i].Cost = max(ls[i].Cost, 1) + max(l.Cost, 1)
 			continue
 		}
-		l := l
-		byKey[l.Key] = &l
-		ls = append(ls, &l)
+		ls = append(ls, l)
 	}
-	slices.SortFunc(ls, func(a, b *Limit) int { return cmp.Compare(a.Key, b.Key) })
-	var values, room []string
-	var args []any
-	var caseArgs []any
+	slices.SortFunc(ls, func(a, b Limit) int { return cmp.Compare(a.Key, b.Key) })
+	var q strings.Builder
+	args := make([]any, 0, 1+6*len(ls)+4)
 	args = append(args, bun.Ident(table))
+	q.WriteString("INSERT INTO ? AS l (limit_key, window_start_ms, window_end_ms, hits)\nVALUES ")
+	fits := 0
 	for _, l := range ls {
 		cost := max(l.Cost, 1)
 		if cost > l.Max {
@@ -98,34 +98,49 @@ func upsert(ctx context.Context, tx bun.IDB, table string, now int64, limits []L
 		if hold {
 			add = 0
 		}
-		values = append(values, "(?, ?, ?, ?)")
+		if fits > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?)")
 		args = append(args, l.Key, now, now+l.Window.Milliseconds(), add)
-		// The most hits the row may hold for the event to fit.
-		room = append(room, "WHEN ? THEN ?")
-		caseArgs = append(caseArgs, l.Key, l.Max-cost)
+		fits++
 	}
-	taken := map[string]bool{}
-	if len(values) > 0 {
-		args = append(args, now, now, now, now)
-		args = append(args, caseArgs...)
-		var keys []string
-		err := tx.NewRaw(`INSERT INTO ? AS l (limit_key, window_start_ms, window_end_ms, hits)
-VALUES `+strings.Join(values, ", ")+`
+	var keys []string
+	if fits > 0 {
+		q.WriteString(`
 ON CONFLICT (limit_key) DO UPDATE SET
     window_start_ms = CASE WHEN l.window_end_ms <= ? THEN excluded.window_start_ms ELSE l.window_start_ms END,
     window_end_ms   = CASE WHEN l.window_end_ms <= ? THEN excluded.window_end_ms ELSE l.window_end_ms END,
     hits            = CASE WHEN l.window_end_ms <= ? THEN excluded.hits ELSE l.hits + excluded.hits END
-WHERE l.window_end_ms <= ? OR l.hits <= CASE excluded.limit_key `+strings.Join(room, " ")+` END
-RETURNING limit_key`, args...).Scan(ctx, &keys)
+WHERE l.window_end_ms <= ? OR l.hits <= CASE excluded.limit_key`)
+		args = append(args, now, now, now, now)
+		for _, l := range ls {
+			if cost := max(l.Cost, 1); cost <= l.Max {
+				// The most hits the row may hold for the event to fit.
+				q.WriteString(" WHEN ? THEN ?")
+				args = append(args, l.Key, l.Max-cost)
+			}
+		}
+		q.WriteString(" END\nRETURNING limit_key")
+		rows, err := tx.QueryContext(ctx, q.String(), args...)
 		if err != nil {
 			return fmt.Errorf("take limit: %w", err)
 		}
-		for _, k := range keys {
-			taken[k] = true
+		keys = make([]string, 0, fits)
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				rows.Close()
+				return fmt.Errorf("take limit: %w", err)
+			}
+			keys = append(keys, k)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("take limit: %w", err)
 		}
 	}
 	for _, l := range ls {
-		if taken[l.Key] {
+		if slices.Contains(keys, l.Key) {
 			continue
 		}
 		if max(l.Cost, 1) > l.Max {
