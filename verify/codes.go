@@ -387,8 +387,17 @@ func newCode() (string, error) {
 // another user's, bizKey's or address's row does not pass there.
 func (v *Verifier) hashCode(key []byte, u User, k Kind, b BizKey, address, code string) string {
 	mac := hmac.New(sha256.New, key)
-	fmt.Fprintf(mac, "%d\x00%d\x00%s\x00%s\x00%s\x00%s", u.TenantID, u.ID, k, b, address, code)
-	return hex.EncodeToString(mac.Sum(nil))
+	buf := make([]byte, 0, 128)
+	buf = strconv.AppendInt(buf, u.TenantID, 10)
+	buf = append(buf, 0)
+	buf = strconv.AppendInt(buf, u.ID, 10)
+	for _, s := range [...]string{string(k), string(b), address, code} {
+		buf = append(buf, 0)
+		buf = append(buf, s...)
+	}
+	mac.Write(buf)
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(mac.Sum(sum[:0]))
 }
 
 // matches compares code with the stored hash in constant time, under the
