@@ -224,13 +224,13 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 				return err
 			}
 			pc := pendingCode{address: a, code: code, hash: v.hashCode(v.codeKeys[0], u, k, b, a, code), limits: keys[a], takenAt: now}
-			err = tx.NewRaw(`INSERT INTO deskkit_verify_codes
+			err = tx.QueryRowContext(ctx, `INSERT INTO deskkit_verify_codes
     (tenant_id, user_id, kind, biz_key, address, code_hash, state, attempts, created_at_ms, expires_at_ms)
 VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
 ON CONFLICT (tenant_id, user_id, kind, biz_key, address) DO UPDATE SET
     code_hash = excluded.code_hash, state = excluded.state, attempts = 0,
     created_at_ms = excluded.created_at_ms, expires_at_ms = excluded.expires_at_ms
-RETURNING id`, u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.CodeTTL.Milliseconds()).Scan(ctx, &pc.id)
+RETURNING id`, u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.CodeTTL.Milliseconds()).Scan(&pc.id)
 			if err != nil {
 				return fmt.Errorf("verify: store code: %w", err)
 			}
@@ -401,8 +401,17 @@ func newCode() (string, error) {
 // another user's, bizKey's or address's row does not pass there.
 func (v *Verifier) hashCode(key []byte, u User, k Kind, b BizKey, address, code string) string {
 	mac := hmac.New(sha256.New, key)
-	fmt.Fprintf(mac, "%d\x00%d\x00%s\x00%s\x00%s\x00%s", u.TenantID, u.ID, k, b, address, code)
-	return hex.EncodeToString(mac.Sum(nil))
+	buf := make([]byte, 0, 128)
+	buf = strconv.AppendInt(buf, u.TenantID, 10)
+	buf = append(buf, 0)
+	buf = strconv.AppendInt(buf, u.ID, 10)
+	for _, s := range [...]string{string(k), string(b), address, code} {
+		buf = append(buf, 0)
+		buf = append(buf, s...)
+	}
+	mac.Write(buf)
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(mac.Sum(sum[:0]))
 }
 
 // matches compares code with the stored hash in constant time, under the

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,27 +55,27 @@ func (v *Verifier) sendLimits(u User, k Kind, b BizKey, address string) []limite
 	ls := []limiter.Limit{
 		{
 			Name: limitResendInterval,
-			Key:  fmt.Sprintf("send-interval:%d:%d:%s:%s:%s", u.TenantID, u.ID, k, b, address),
+			Key:  "send-interval:" + userPart(u) + ":" + string(k) + ":" + string(b) + ":" + address,
 			Max:  1, Window: v.cfg.ResendInterval,
-			Msg: fmt.Sprintf("a code for %s was sent to this address less than %s ago", b, v.cfg.ResendInterval),
+			Msg: "a code for " + string(b) + " was sent to this address less than " + v.cfg.ResendInterval.String() + " ago",
 		},
 		{
 			Name: limitPerHour,
-			Key:  fmt.Sprintf("send-address:%d:%d:%s:%s", u.TenantID, u.ID, k, address),
+			Key:  "send-address:" + userPart(u) + ":" + string(k) + ":" + address,
 			Max:  v.cfg.SendsPerHour, Window: time.Hour,
-			Msg: fmt.Sprintf("at most %d codes an hour may go to one address", v.cfg.SendsPerHour),
+			Msg: "at most " + strconv.Itoa(v.cfg.SendsPerHour) + " codes an hour may go to one address",
 		},
 	}
 	return append(ls, limiter.Limit{
 		Name: limitPerAddressPerDay,
 		Key:  "send-any:" + string(k) + ":" + v.addressTag(k, address),
 		Max:  v.cfg.SendsPerAddressPerDay, Window: 24 * time.Hour,
-		Msg: fmt.Sprintf("this address has had %d codes today, the most it may get from all accounts", v.cfg.SendsPerAddressPerDay),
+		Msg: "this address has had " + strconv.Itoa(v.cfg.SendsPerAddressPerDay) + " codes today, the most it may get from all accounts",
 	}, limiter.Limit{
 		Name: limitPerDay,
 		Key:  userSendKey(u),
 		Max:  v.cfg.SendsPerDay, Window: 24 * time.Hour,
-		Msg: fmt.Sprintf("at most %d codes a day may be requested", v.cfg.SendsPerDay),
+		Msg: "at most " + strconv.Itoa(v.cfg.SendsPerDay) + " codes a day may be requested",
 	})
 }
 
@@ -88,18 +89,25 @@ func (v *Verifier) addressTag(k Kind, address string) string {
 		address = strings.ToLower(address)
 	}
 	mac := hmac.New(sha256.New, v.addressKey)
-	fmt.Fprintf(mac, "%s\x00%s", k, address)
-	return hex.EncodeToString(mac.Sum(nil))
+	mac.Write([]byte(string(k) + "\x00" + address))
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(mac.Sum(sum[:0]))
 }
 
-func userSendKey(u User) string { return fmt.Sprintf("send-user:%d:%d", u.TenantID, u.ID) }
+func userSendKey(u User) string { return "send-user:" + userPart(u) }
+
+// userPart names u in limit keys: "<tenant>:<user>". The keys are built by
+// concatenation, not fmt, as they are on every send and check.
+func userPart(u User) string {
+	return strconv.FormatInt(u.TenantID, 10) + ":" + strconv.FormatInt(u.ID, 10)
+}
 
 // failureLimit is the limit of wrong checks of user u, across codes.
 func (v *Verifier) failureLimit(u User) limiter.Limit {
 	return limiter.Limit{
 		Name: limitFailuresPerDay,
-		Key:  fmt.Sprintf("fail-user:%d:%d", u.TenantID, u.ID),
+		Key:  "fail-user:" + userPart(u),
 		Max:  v.cfg.FailuresPerDay, Window: 24 * time.Hour,
-		Msg: fmt.Sprintf("at most %d wrong codes a day", v.cfg.FailuresPerDay),
+		Msg: "at most " + strconv.Itoa(v.cfg.FailuresPerDay) + " wrong codes a day",
 	}
 }

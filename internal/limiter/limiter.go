@@ -24,7 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -82,27 +82,34 @@ func Hold(ctx context.Context, tx bun.IDB, table string, now int64, l Limit) err
 }
 
 // upsert is Take, or with hold, Hold: each row gets nothing added, but
-// must have room for its cost.
+// must have room for its cost. It runs on every send and check of a code,
+// so it writes the numbers into its statement in decimal, leaving bun to
+// quote the keys alone (their text comes from clients), and reads the keys
+// with plain scans: bun's formatting of two dozen boxed arguments and its
+// raw-query model cost more than building the text.
 func upsert(ctx context.Context, tx bun.IDB, table string, now int64, limits []Limit, hold bool) error {
-	byKey := map[string]*Limit{}
-	var ls []*Limit
+	ls := make([]Limit, 0, len(limits))
 	for _, l := range limits {
 		if l.Max <= 0 {
 			continue
 		}
-		if prev := byKey[l.Key]; prev != nil {
-			prev.Cost = max(prev.Cost, 1) + max(l.Cost, 1)
+		if i := slices.IndexFunc(ls, func(o Limit) bool { return o.Key == l.Key }); i >= 0 {
+			ls[i].Cost = max(ls[i].Cost, 1) + max(l.Cost, 1)
 			continue
 		}
-		l := l
-		byKey[l.Key] = &l
-		ls = append(ls, &l)
+		ls = append(ls, l)
 	}
-	slices.SortFunc(ls, func(a, b *Limit) int { return cmp.Compare(a.Key, b.Key) })
-	var values, room []string
-	var args []any
-	var caseArgs []any
-	args = append(args, bun.Ident(table))
+	slices.SortFunc(ls, func(a, b Limit) int { return cmp.Compare(a.Key, b.Key) })
+	q := make([]byte, 0, 1024)
+	num := func(n int64) { q = strconv.AppendInt(q, n, 10) }
+	args := make([]any, 1, 1+2*len(ls))
+	args[0] = bun.Ident(table)
+	str := func(s string) {
+		q = append(q, '?')
+		args = append(args, s)
+	}
+	q = append(q, "INSERT INTO ? AS l (limit_key, window_start_ms, window_end_ms, hits)\nVALUES "...)
+	fits := 0
 	for _, l := range ls {
 		cost := max(l.Cost, 1)
 		if cost > l.Max {
@@ -112,34 +119,60 @@ func upsert(ctx context.Context, tx bun.IDB, table string, now int64, limits []L
 		if hold {
 			add = 0
 		}
-		values = append(values, "(?, ?, ?, ?)")
-		args = append(args, l.Key, now, now+l.Window.Milliseconds(), add)
-		// The most hits the row may hold for the event to fit.
-		room = append(room, "WHEN ? THEN ?")
-		caseArgs = append(caseArgs, l.Key, l.Max-cost)
+		if fits > 0 {
+			q = append(q, ", "...)
+		}
+		q = append(q, '(')
+		str(l.Key)
+		q = append(q, ", "...)
+		num(now)
+		q = append(q, ", "...)
+		num(now + l.Window.Milliseconds())
+		q = append(q, ", "...)
+		num(int64(add))
+		q = append(q, ')')
+		fits++
 	}
-	taken := map[string]bool{}
-	if len(values) > 0 {
-		args = append(args, now, now, now, now)
-		args = append(args, caseArgs...)
-		var keys []string
-		err := tx.NewRaw(`INSERT INTO ? AS l (limit_key, window_start_ms, window_end_ms, hits)
-VALUES `+strings.Join(values, ", ")+`
-ON CONFLICT (limit_key) DO UPDATE SET
-    window_start_ms = CASE WHEN l.window_end_ms <= ? THEN excluded.window_start_ms ELSE l.window_start_ms END,
-    window_end_ms   = CASE WHEN l.window_end_ms <= ? THEN excluded.window_end_ms ELSE l.window_end_ms END,
-    hits            = CASE WHEN l.window_end_ms <= ? THEN excluded.hits ELSE l.hits + excluded.hits END
-WHERE l.window_end_ms <= ? OR l.hits <= CASE excluded.limit_key `+strings.Join(room, " ")+` END
-RETURNING limit_key`, args...).Scan(ctx, &keys)
+	var keys []string
+	if fits > 0 {
+		q = append(q, "\nON CONFLICT (limit_key) DO UPDATE SET\n    window_start_ms = CASE WHEN l.window_end_ms <= "...)
+		num(now)
+		q = append(q, " THEN excluded.window_start_ms ELSE l.window_start_ms END,\n    window_end_ms   = CASE WHEN l.window_end_ms <= "...)
+		num(now)
+		q = append(q, " THEN excluded.window_end_ms ELSE l.window_end_ms END,\n    hits            = CASE WHEN l.window_end_ms <= "...)
+		num(now)
+		q = append(q, " THEN excluded.hits ELSE l.hits + excluded.hits END\nWHERE l.window_end_ms <= "...)
+		num(now)
+		q = append(q, " OR l.hits <= CASE excluded.limit_key"...)
+		for _, l := range ls {
+			if cost := max(l.Cost, 1); cost <= l.Max {
+				// The most hits the row may hold for the event to fit.
+				q = append(q, " WHEN "...)
+				str(l.Key)
+				q = append(q, " THEN "...)
+				num(int64(l.Max - cost))
+			}
+		}
+		q = append(q, " END\nRETURNING limit_key"...)
+		rows, err := tx.QueryContext(ctx, string(q), args...)
 		if err != nil {
 			return fmt.Errorf("take limit: %w", err)
 		}
-		for _, k := range keys {
-			taken[k] = true
+		keys = make([]string, 0, fits)
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				rows.Close()
+				return fmt.Errorf("take limit: %w", err)
+			}
+			keys = append(keys, k)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("take limit: %w", err)
 		}
 	}
 	for _, l := range ls {
-		if taken[l.Key] {
+		if slices.Contains(keys, l.Key) {
 			continue
 		}
 		if max(l.Cost, 1) > l.Max {
