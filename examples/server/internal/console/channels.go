@@ -240,9 +240,8 @@ func (c *Console) addChannel(w http.ResponseWriter, r *http.Request, s *Session)
 }
 
 func (c *Console) editChannelPage(w http.ResponseWriter, r *http.Request, s *Session) {
-	id, ok := pathInt(r, "id")
+	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
 		return
 	}
 	ch, err := c.findChannel(r, s, id)
@@ -255,9 +254,8 @@ func (c *Console) editChannelPage(w http.ResponseWriter, r *http.Request, s *Ses
 }
 
 func (c *Console) replaceChannel(w http.ResponseWriter, r *http.Request, s *Session) {
-	id, ok := pathInt(r, "id")
+	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
 		return
 	}
 	f := readChannelForm(r)
@@ -306,9 +304,8 @@ func (c *Console) testForm(w http.ResponseWriter, r *http.Request, s *Session, f
 // testChannel tests the stored channel, signed with its own secret, and
 // shows its page with the far end's answer.
 func (c *Console) testChannel(w http.ResponseWriter, r *http.Request, s *Session) {
-	id, ok := pathInt(r, "id")
+	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
 		return
 	}
 	ch, err := c.findChannel(r, s, id)
@@ -325,9 +322,8 @@ func (c *Console) testChannel(w http.ResponseWriter, r *http.Request, s *Session
 }
 
 func (c *Console) enableChannel(w http.ResponseWriter, r *http.Request, s *Session) {
-	id, ok := pathInt(r, "id")
+	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
 		return
 	}
 	ch, err := c.cfg.Channels.Enable(r.Context(), s.Principal, id)
@@ -357,7 +353,7 @@ func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *Sess
 		return
 	}
 	if !okID || (action != "disable" && action != "delete") {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
+		c.noSuchPage(w, r, s)
 		return
 	}
 	ch, err := c.findChannel(r, s, id)
@@ -380,9 +376,8 @@ func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *Sess
 }
 
 func (c *Console) disableChannel(w http.ResponseWriter, r *http.Request, s *Session) {
-	id, ok := pathInt(r, "id")
+	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
 		return
 	}
 	ch, err := c.cfg.Channels.Disable(r.Context(), s.Principal, id)
@@ -395,9 +390,8 @@ func (c *Console) disableChannel(w http.ResponseWriter, r *http.Request, s *Sess
 }
 
 func (c *Console) deleteChannel(w http.ResponseWriter, r *http.Request, s *Session) {
-	id, ok := pathInt(r, "id")
+	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
 		return
 	}
 	// The name for the message, read first: after the delete it is gone.
@@ -447,9 +441,8 @@ type channelView struct {
 }
 
 func (c *Console) channelPage(w http.ResponseWriter, r *http.Request, s *Session) {
-	id, ok := pathInt(r, "id")
+	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
 		return
 	}
 	ch, err := c.findChannel(r, s, id)
@@ -512,9 +505,8 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *Session
 // recoverChannel queues the channel's failed deliveries since a moment
 // again, as POST /event/channel/{id}/recover does.
 func (c *Console) recoverChannel(w http.ResponseWriter, r *http.Request, s *Session) {
-	id, ok := pathInt(r, "id")
+	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
 		return
 	}
 	raw := strings.TrimSpace(r.PostForm.Get("since"))
@@ -555,9 +547,8 @@ type deliveryView struct {
 }
 
 func (c *Console) deliveryPage(w http.ResponseWriter, r *http.Request, s *Session) {
-	id, ok := pathInt(r, "id")
+	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
 		return
 	}
 	attempts, err := c.cfg.Channels.Attempts(r.Context(), s.Principal, id)
@@ -573,9 +564,8 @@ func (c *Console) deliveryPage(w http.ResponseWriter, r *http.Request, s *Sessio
 }
 
 func (c *Console) resendDelivery(w http.ResponseWriter, r *http.Request, s *Session) {
-	id, ok := pathInt(r, "id")
+	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
 		return
 	}
 	d, err := c.cfg.Channels.Resend(r.Context(), s.Principal, id)

@@ -199,7 +199,7 @@ func (v changeView) bizKey() verify.BizKey {
 func (c *Console) changeStart(w http.ResponseWriter, r *http.Request, s *Session) {
 	kind, noun, ok := changeKind(r)
 	if !ok {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
+		c.noSuchPage(w, r, s)
 		return
 	}
 	d, err := c.cfg.Verifier.Detail(r.Context(), s.Principal)
@@ -223,7 +223,7 @@ func (c *Console) changeStart(w http.ResponseWriter, r *http.Request, s *Session
 func (c *Console) changeStep(w http.ResponseWriter, r *http.Request, s *Session) {
 	kind, noun, ok := changeKind(r)
 	if !ok {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
+		c.noSuchPage(w, r, s)
 		return
 	}
 	ctx := r.Context()
@@ -332,7 +332,7 @@ func (c *Console) changeStep(w http.ResponseWriter, r *http.Request, s *Session)
 		setFlash(w, r, msg)
 		redirect(w, r, "/console/profile")
 	default:
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
+		c.noSuchPage(w, r, s)
 	}
 }
 

@@ -271,7 +271,23 @@ func entryAction(r *http.Request) (string, bool) {
 	return a, a == "restore" || a == "clear"
 }
 
-// pathInt reads a positive integer path value.
+// pathID is pathInt's id, or false after answering the page that does not
+// exist.
+func (c *Console) pathID(w http.ResponseWriter, r *http.Request, s *Session, name string) (int64, bool) {
+	id, ok := pathInt(r, name)
+	if !ok {
+		c.noSuchPage(w, r, s)
+	}
+	return id, ok
+}
+
+// noSuchPage answers 404 within the layout.
+func (c *Console) noSuchPage(w http.ResponseWriter, r *http.Request, s *Session) {
+	c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
+}
+
+// pathInt reads a positive integer path value, written in its one
+// canonical spelling.
 func pathInt(r *http.Request, name string) (int64, bool) {
 	s := r.PathValue(name)
 	n, err := strconv.ParseInt(s, 10, 64)
@@ -285,7 +301,7 @@ func (c *Console) confirmEntry(w http.ResponseWriter, r *http.Request, s *Sessio
 	action, okA := entryAction(r)
 	id, okID := pathInt(r, "id")
 	if !okA || !okID {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
+		c.noSuchPage(w, r, s)
 		return
 	}
 	e, err := c.cfg.Trash.Get(r.Context(), s.Principal, id)
@@ -315,7 +331,7 @@ func (c *Console) actOnEntry(w http.ResponseWriter, r *http.Request, s *Session)
 	action, okA := entryAction(r)
 	id, okID := pathInt(r, "id")
 	if !okA || !okID {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
+		c.noSuchPage(w, r, s)
 		return
 	}
 	ctx := r.Context()
@@ -345,7 +361,7 @@ func (c *Console) confirmProject(w http.ResponseWriter, r *http.Request, s *Sess
 	action, okA := entryAction(r)
 	project, okP := pathInt(r, "project")
 	if !okA || !okP {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
+		c.noSuchPage(w, r, s)
 		return
 	}
 	n, err := c.cfg.Trash.Count(r.Context(), s.Principal, project)
@@ -381,7 +397,7 @@ func (c *Console) actOnProject(w http.ResponseWriter, r *http.Request, s *Sessio
 	action, okA := entryAction(r)
 	project, okP := pathInt(r, "project")
 	if !okA || !okP {
-		c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
+		c.noSuchPage(w, r, s)
 		return
 	}
 	ctx := r.Context()
