@@ -265,6 +265,18 @@ func backTo(v string) string {
 	return u.RequestURI()
 }
 
+// actionOn reads the {action} and the id named name of an entry or project
+// route, or answers the page that does not exist.
+func (c *Console) actionOn(w http.ResponseWriter, r *http.Request, s *Session, name string) (string, int64, bool) {
+	action, okA := entryAction(r)
+	id, okID := pathInt(r, name)
+	if !okA || !okID {
+		c.noSuchPage(w, r, s)
+		return "", 0, false
+	}
+	return action, id, true
+}
+
 // entryAction checks the {action} of an entry or project route.
 func entryAction(r *http.Request) (string, bool) {
 	a := r.PathValue("action")
@@ -298,10 +310,8 @@ func pathInt(r *http.Request, name string) (int64, bool) {
 }
 
 func (c *Console) confirmEntry(w http.ResponseWriter, r *http.Request, s *Session) {
-	action, okA := entryAction(r)
-	id, okID := pathInt(r, "id")
-	if !okA || !okID {
-		c.noSuchPage(w, r, s)
+	action, id, ok := c.actionOn(w, r, s, "id")
+	if !ok {
 		return
 	}
 	e, err := c.cfg.Trash.Get(r.Context(), s.Principal, id)
@@ -328,10 +338,8 @@ func (c *Console) confirmEntry(w http.ResponseWriter, r *http.Request, s *Sessio
 }
 
 func (c *Console) actOnEntry(w http.ResponseWriter, r *http.Request, s *Session) {
-	action, okA := entryAction(r)
-	id, okID := pathInt(r, "id")
-	if !okA || !okID {
-		c.noSuchPage(w, r, s)
+	action, id, ok := c.actionOn(w, r, s, "id")
+	if !ok {
 		return
 	}
 	ctx := r.Context()
@@ -358,10 +366,8 @@ func (c *Console) actOnEntry(w http.ResponseWriter, r *http.Request, s *Session)
 }
 
 func (c *Console) confirmProject(w http.ResponseWriter, r *http.Request, s *Session) {
-	action, okA := entryAction(r)
-	project, okP := pathInt(r, "project")
-	if !okA || !okP {
-		c.noSuchPage(w, r, s)
+	action, project, ok := c.actionOn(w, r, s, "project")
+	if !ok {
 		return
 	}
 	n, err := c.cfg.Trash.Count(r.Context(), s.Principal, project)
@@ -394,10 +400,8 @@ func projectConfirm(action string, project, n int64, changed bool, back string, 
 }
 
 func (c *Console) actOnProject(w http.ResponseWriter, r *http.Request, s *Session) {
-	action, okA := entryAction(r)
-	project, okP := pathInt(r, "project")
-	if !okA || !okP {
-		c.noSuchPage(w, r, s)
+	action, project, ok := c.actionOn(w, r, s, "project")
+	if !ok {
 		return
 	}
 	ctx := r.Context()
