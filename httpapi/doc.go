@@ -235,7 +235,10 @@
 // error envelope carries it in ext.requestId, and the request's context
 // carries it (deskkit.RequestID): every line deskkit logs for the request
 // gets it as request_id once the host wraps its slog handler with
-// deskkit.LogHandler, as the reference server does.
+// deskkit.LogHandler, as the reference server does. A host that logs
+// requests itself wraps its whole handler with RequestIDs, which assigns
+// the id outside the host's access log and routes; the Server inside
+// keeps the id it finds in the request's context.
 //
 // Config.MeterProvider and Config.TracerProvider (nil: the global
 // providers, which record nothing until the host installs some; nothing

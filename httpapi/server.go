@@ -201,9 +201,12 @@ func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request) {
 // span and a measure of its duration: see the package documentation.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	id := requestID(r.Header.Get(RequestIDHeader))
-	w.Header().Set(RequestIDHeader, id)
-	ctx := deskkit.WithRequestID(r.Context(), id)
+	ctx := r.Context()
+	if deskkit.RequestID(ctx) == "" { // else RequestIDs gave it one
+		id := requestID(r.Header.Get(RequestIDHeader))
+		w.Header().Set(RequestIDHeader, id)
+		ctx = deskkit.WithRequestID(ctx, id)
+	}
 	ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(r.Header))
 	method := methodOf(r.Method)
 	ctx, span := s.tracer.Start(ctx, spanName(method), trace.WithSpanKind(trace.SpanKindServer),

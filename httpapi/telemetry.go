@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/deskkit/deskkit"
 )
 
 // scope is the instrumentation scope of the server's meter and tracer.
@@ -49,6 +51,20 @@ func ValidRequestID(id string) bool {
 		}
 	}
 	return true
+}
+
+// RequestIDs gives every request next serves its id as Server does (a
+// valid X-Request-Id, else a new one), echoed in the answer's
+// X-Request-Id and carried by the request's context (deskkit.RequestID).
+// A host wraps its whole handler with it, outside its access log and
+// other routes, so that their log lines carry the same id as deskkit's;
+// a Server inside keeps the id it finds in the context.
+func RequestIDs(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := requestID(r.Header.Get(RequestIDHeader))
+		w.Header().Set(RequestIDHeader, id)
+		next.ServeHTTP(w, r.WithContext(deskkit.WithRequestID(r.Context(), id)))
+	})
 }
 
 // requestID is the id of a request that came with X-Request-Id in: in

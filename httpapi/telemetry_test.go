@@ -247,3 +247,29 @@ func TestRequestIDInLog(t *testing.T) {
 		t.Errorf("body %s lacks requestId %q", rec.Body, id)
 	}
 }
+
+// A host that wraps its handler with RequestIDs logs under the id the
+// Server inside uses: one id per request, in the header, the envelope and
+// the host's own context.
+func TestRequestIDsOutside(t *testing.T) {
+	s := newTelemetrySetup(t)
+	var hostSaw string
+	h := httpapi.RequestIDs(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hostSaw = deskkit.RequestID(r.Context())
+		s.api.ServeHTTP(w, r)
+	}))
+	for _, in := range []string{"outer-1", "not valid!"} {
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/api/v1/demo/task/404", nil)
+		req.Header.Set("Authorization", "Bearer t")
+		req.Header.Set(httpapi.RequestIDHeader, in)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		ids := rec.Header().Values(httpapi.RequestIDHeader)
+		if len(ids) != 1 || ids[0] != hostSaw || !httpapi.ValidRequestID(hostSaw) || (in == "outer-1") != (hostSaw == in) {
+			t.Errorf("in %q: X-Request-Id %q, the host saw %q", in, ids, hostSaw)
+		}
+		if !strings.Contains(rec.Body.String(), `"requestId":"`+hostSaw+`"`) {
+			t.Errorf("in %q: body %s lacks requestId %q", in, rec.Body, hostSaw)
+		}
+	}
+}

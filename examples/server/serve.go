@@ -402,7 +402,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 		return nil, err
 	}
 	ready := &readiness{db: db, logger: cfg.Logger}
-	h := accessLog(cfg.Logger, routes(api, ready, con))
+	h := httpapi.RequestIDs(accessLog(cfg.Logger, routes(api, ready, con)))
 	if cfg.TracerProvider != nil {
 		h = traceContext(h)
 	}

@@ -626,3 +626,41 @@ func TestPoolMetrics(t *testing.T) {
 	}
 	conns[0].Close()
 }
+
+// Every line a request writes carries its id, the access log's included,
+// for the API and the console alike: the id the client sent, or the one
+// the answer's X-Request-Id names.
+func TestRequestIDInAccessLog(t *testing.T) {
+	s := startServing(t, nil, map[string]string{envDatabaseURL: "sqlite:" + t.TempDir() + "/deskkit.db"})
+	for _, c := range []struct{ method, path, id string }{
+		{http.MethodPatch, "/api/v1/task/trash/999999/back", "report-42"},
+		{http.MethodGet, "/console/", "console-7"},
+		{http.MethodGet, "/api/v1/user/current", ""},
+	} {
+		req, _ := http.NewRequest(c.method, s.base+c.path, nil)
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		if c.id != "" {
+			req.Header.Set("X-Request-Id", c.id)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The body's end comes after the handler returned, and so after
+		// the access log's line.
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		id := res.Header.Get("X-Request-Id")
+		if id == "" || (c.id != "" && id != c.id) {
+			t.Fatalf("%s %s: X-Request-Id %q, want %q", c.method, c.path, id, c.id)
+		}
+		want := `"msg":"request","method":"` + c.method + `","path":"` + c.path + `"`
+		found := false
+		for line := range strings.Lines(s.stderr.String()) {
+			found = found || (strings.Contains(line, want) && strings.Contains(line, `"request_id":"`+id+`"`))
+		}
+		if !found {
+			t.Errorf("no access log line of %s %s with request_id %q:\n%s", c.method, c.path, id, s.stderr.String())
+		}
+	}
+}
