@@ -29,9 +29,9 @@ func (c *Console) channelRoutes() {
 	c.page("GET /console/channels/{id}/edit", c.editChannelPage)
 	c.page("POST /console/channels/{id}", c.replaceChannel)
 	c.page("POST /console/channels/{id}/test", c.testChannel)
-	c.page("POST /console/channels/{id}/enable", c.enableChannel)
+	c.page("POST /console/channels/{id}/enable", c.switchChannel(true))
 	c.page("GET /console/channels/{id}/{action}", c.confirmChannel) // disable, delete
-	c.page("POST /console/channels/{id}/disable", c.disableChannel)
+	c.page("POST /console/channels/{id}/disable", c.switchChannel(false))
 	c.page("POST /console/channels/{id}/delete", c.deleteChannel)
 	c.page("POST /console/channels/{id}/recover", c.recoverChannel)
 	c.page("GET /console/deliveries/{id}", c.deliveryPage)
@@ -321,20 +321,6 @@ func (c *Console) testChannel(w http.ResponseWriter, r *http.Request, s *Session
 	c.showChannel(w, r, s, ch, status, &out)
 }
 
-func (c *Console) enableChannel(w http.ResponseWriter, r *http.Request, s *Session) {
-	id, ok := c.pathID(w, r, s, "id")
-	if !ok {
-		return
-	}
-	ch, err := c.cfg.Channels.Enable(r.Context(), s.Principal, id)
-	if err != nil {
-		c.fail(w, r, s, err)
-		return
-	}
-	setFlash(w, r, fmt.Sprintf("Enabled channel “%s”: it gets the events published from now on. Failed deliveries come back with Recover.", ch.Name))
-	redirect(w, r, backToChannels(r.PostForm.Get("back"), ch.ID))
-}
-
 // channelConfirmView is the confirmation of a disable or a delete.
 type channelConfirmView struct {
 	Channel  channel.Channel
@@ -373,6 +359,28 @@ func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *Sess
 		v.Button = "Delete channel"
 	}
 	c.render(w, r, s, http.StatusOK, "channels_confirm", v)
+}
+
+// switchChannel is the handler that enables a channel (on) or disables
+// it, through the registry's Enable or Disable, and says which.
+func (c *Console) switchChannel(on bool) PageFunc {
+	return func(w http.ResponseWriter, r *http.Request, s *Session) {
+		id, ok := c.pathID(w, r, s, "id")
+		if !ok {
+			return
+		}
+		turn, done := c.cfg.Channels.Disable, "Disabled channel “%s”."
+		if on {
+			turn, done = c.cfg.Channels.Enable, "Enabled channel “%s”: it gets the events published from now on. Failed deliveries come back with Recover."
+		}
+		ch, err := turn(r.Context(), s.Principal, id)
+		if err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		setFlash(w, r, fmt.Sprintf(done, ch.Name))
+		redirect(w, r, backToChannels(r.PostForm.Get("back"), ch.ID))
+	}
 }
 
 func (c *Console) disableChannel(w http.ResponseWriter, r *http.Request, s *Session) {
