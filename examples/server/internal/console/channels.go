@@ -383,20 +383,6 @@ func (c *Console) switchChannel(on bool) PageFunc {
 	}
 }
 
-func (c *Console) disableChannel(w http.ResponseWriter, r *http.Request, s *Session) {
-	id, ok := c.pathID(w, r, s, "id")
-	if !ok {
-		return
-	}
-	ch, err := c.cfg.Channels.Disable(r.Context(), s.Principal, id)
-	if err != nil {
-		c.fail(w, r, s, err)
-		return
-	}
-	setFlash(w, r, fmt.Sprintf("Disabled channel “%s”.", ch.Name))
-	redirect(w, r, backToChannels(r.PostForm.Get("back"), ch.ID))
-}
-
 func (c *Console) deleteChannel(w http.ResponseWriter, r *http.Request, s *Session) {
 	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
