@@ -189,6 +189,32 @@ func init() {
 		},
 		eventIDCases("listEventDeliveries", http.MethodGet, http.MethodPut, onChannel("/deliveries"), storedWebhook),
 
+		// GET /event/channel/{id}/deliveries/hourly
+		[]responseCase{
+			{name: "hourly", op: "countEventDeliveriesHourly", method: http.MethodGet, target: channelOp("/deliveries/hourly?hours=3"), prepare: published,
+				token: "bob", reqValid: true, wantStatus: 200,
+				checkData: func(t *testing.T, data json.RawMessage) {
+					var hours []channel.HourlyDeliveries
+					if err := json.Unmarshal(data, &hours); err != nil {
+						t.Fatalf("data %s: %v", data, err)
+					}
+					if len(hours) != 3 || hours[2].Pending != 1 || hours[0].Pending+hours[1].Pending+hours[2].Succeeded+hours[2].Failed != 0 {
+						t.Errorf("hourly %s, want 3 hours with the one pending delivery in the last", data)
+					}
+				}},
+			{name: "hourly default day", op: "countEventDeliveriesHourly", method: http.MethodGet, target: channelOp("/deliveries/hourly"), prepare: storedWebhook,
+				token: "bob", reqValid: true, wantStatus: 200,
+				checkData: func(t *testing.T, data json.RawMessage) {
+					var hours []channel.HourlyDeliveries
+					if err := json.Unmarshal(data, &hours); err != nil || len(hours) != 24 {
+						t.Errorf("hourly %s (%v), want 24 hours", data, err)
+					}
+				}},
+			{name: "hourly too many hours", op: "countEventDeliveriesHourly", method: http.MethodGet, target: channelOp("/deliveries/hourly?hours=169"), prepare: storedWebhook,
+				token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
+		},
+		eventIDCases("countEventDeliveriesHourly", http.MethodGet, http.MethodPost, onChannel("/deliveries/hourly"), storedWebhook),
+
 		// POST /event/channel/{id}/recover
 		[]responseCase{
 			{name: "recover", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover" + since), prepare: published,

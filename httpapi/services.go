@@ -117,6 +117,7 @@ type EventService interface {
 	Enable(ctx context.Context, p deskkit.Principal, id int64) (channel.Channel, error)
 	Disable(ctx context.Context, p deskkit.Principal, id int64) (channel.Channel, error)
 	Deliveries(ctx context.Context, p deskkit.Principal, channelID int64, status string, pageNo, pageSize int) (channel.DeliveryPage, error)
+	DeliveryCounts(ctx context.Context, p deskkit.Principal, channelID int64, hours int) ([]channel.HourlyDeliveries, error)
 	Recover(ctx context.Context, p deskkit.Principal, channelID int64, since time.Time) (int, error)
 	Attempts(ctx context.Context, p deskkit.Principal, deliveryID int64) ([]channel.Attempt, error)
 	Resend(ctx context.Context, p deskkit.Principal, deliveryID int64) (channel.Delivery, error)
