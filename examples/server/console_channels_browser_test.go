@@ -118,8 +118,16 @@ func TestConsoleChannels(t *testing.T) {
 		tb := newTab(t, base)
 		tb.signIn(admin)
 
+		// An admin is offered the channels and the profile, and gets to the
+		// channels through the navigation.
+		for _, href := range []string{"/console/channels", "/console/profile"} {
+			if !evalIn[bool](tb, `!!document.querySelector('nav a[href="`+href+`"]')`) {
+				t.Errorf("the admin's navigation lacks %s", href)
+			}
+		}
+		tb.do(chromedp.Click(chromedp.CSS(`nav a[href="/console/channels"]`)), chromedp.WaitVisible(chromedp.CSS("#add")))
+
 		// Add: the form lists the registered event types.
-		tb.open("/console/channels", "#add")
 		tb.inspect("channels-empty")
 		tb.do(chromedp.Click(chromedp.CSS("#add")), chromedp.WaitVisible(chromedp.CSS("#c-name")))
 		if n := evalIn[int](tb, `document.querySelectorAll("input[name=events]").length`); n < 3 {
@@ -264,6 +272,9 @@ func TestConsoleChannels(t *testing.T) {
 		tb.signIn(member)
 		if evalIn[bool](tb, `!!document.querySelector('nav a[href="/console/channels"], .cards a[href="/console/channels"]')`) {
 			t.Errorf("a non-admin is offered the channels")
+		}
+		if !evalIn[bool](tb, `!!document.querySelector('nav a[href="/console/profile"]')`) {
+			t.Errorf("a non-admin is not offered the profile")
 		}
 		for _, path := range []string{"/console/channels", chPath} {
 			tb.open(path, "[role=alert]")

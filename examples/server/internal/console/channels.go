@@ -22,6 +22,7 @@ import (
 // the registry's authorization (admins, or the host's Authorizer) decides:
 // the pages hide actions from non-admins, but never refuse on their own.
 func (c *Console) channelRoutes() {
+	c.sections.Channels = true
 	c.page("GET /console/channels", c.channelsPage)
 	c.page("GET /console/channels/new", c.newChannelPage)
 	c.page("POST /console/channels", c.addChannel)

@@ -31,6 +31,7 @@ import (
 // a full page, so that the countdown's script (static/profile.js, no
 // inline script) runs on it.
 func (c *Console) profileRoutes() {
+	c.sections.Profile = true
 	c.page("GET /console/profile", c.profilePage)
 	c.page("POST /console/profile", c.updateProfile)
 	c.page("GET /console/profile/{kind}", c.changeStart)
