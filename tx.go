@@ -3,11 +3,10 @@ package deskkit
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"math/rand/v2"
-	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit/internal/txretry"
 )
 
 // MaxTxAttempts is how many times RunInTx runs a transaction that keeps
@@ -27,21 +26,7 @@ const MaxTxAttempts = 5
 // the commit's. PostgreSQL errors are recognised without importing a
 // driver; see SQLState.
 func RunInTx(ctx context.Context, db bun.IDB, opts *sql.TxOptions, fn func(ctx context.Context, tx bun.Tx) error) error {
-	var err error
-	for attempt := 1; ; attempt++ {
-		err = db.RunInTx(ctx, opts, fn)
-		if err == nil || !retryableTx(err) || attempt == MaxTxAttempts {
-			return err
-		}
-		// A few milliseconds, so that the two losers of a deadlock do not
-		// collide again in step.
-		pause := time.Duration(attempt) * time.Duration(1+rand.IntN(5)) * time.Millisecond
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(pause):
-		}
-	}
+	return txretry.Run(ctx, MaxTxAttempts, func() error { return db.RunInTx(ctx, opts, fn) })
 }
 
 // SQLState returns the PostgreSQL error code (SQLSTATE, such as "40P01")
@@ -49,24 +34,4 @@ func RunInTx(ctx context.Context, db bun.IDB, opts *sql.TxOptions, fn func(ctx c
 // Drivers are recognised by a method, so that deskkit imports none: an
 // SQLState() string method (pgx's *pgconn.PgError, lib/pq's *pq.Error), or
 // a Field(byte) string method answering field 'C' (bun's pgdriver.Error).
-func SQLState(err error) string {
-	var withState interface{ SQLState() string }
-	if errors.As(err, &withState) {
-		return withState.SQLState()
-	}
-	var withFields interface{ Field(byte) string }
-	if errors.As(err, &withFields) {
-		return withFields.Field('C')
-	}
-	return ""
-}
-
-// retryableTx reports whether err is a deadlock or a serialization
-// failure: the transaction was rolled back whole and may run again.
-func retryableTx(err error) bool {
-	switch SQLState(err) {
-	case "40P01", "40001":
-		return true
-	}
-	return false
-}
+func SQLState(err error) string { return txretry.SQLState(err) }

@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/txretry"
 )
 
 // SQLSTATE returns err's PostgreSQL error code ("40P01"), or "" if err does
@@ -46,13 +47,7 @@ const sqliteConstraint = 19
 // Retryable reports whether err is a deadlock (40P01) or a serialization
 // failure (40001): the transaction was rolled back whole and may simply run
 // again.
-func Retryable(err error) bool {
-	switch SQLSTATE(err) {
-	case "40P01", "40001":
-		return true
-	}
-	return false
-}
+func Retryable(err error) bool { return txretry.Retryable(err) }
 
 // Unavailable reports whether err means that the database could not answer
 // in time or at all, rather than that the request was wrong: the pool or a
