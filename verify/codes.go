@@ -192,7 +192,7 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 	}
 	addrs = slices.Sorted(slices.Values(addrs)) // the lock order of code rows
 	var codes []pendingCode
-	err = database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = database.InTx(ctx, v.db, func(ctx context.Context, tx bun.IDB) error {
 		codes = codes[:0]
 		var limits []limiter.Limit
 		keys := map[string][]string{}
@@ -347,7 +347,7 @@ func (v *Verifier) settleNow(ctx context.Context, codes []pendingCode, state str
 		}
 		return nil
 	}
-	return database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	return database.InTx(ctx, v.db, func(ctx context.Context, tx bun.IDB) error {
 		var moved []int64
 		if err := tx.NewRaw(query+" RETURNING id", args...).Scan(ctx, &moved); err != nil {
 			return fmt.Errorf("verify: mark codes %s: %w", state, err)
@@ -501,7 +501,7 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 	}
 	var link Link
 	var wrong error
-	err = database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = database.InTx(ctx, v.db, func(ctx context.Context, tx bun.IDB) error {
 		var err error
 		if wrong, err = v.consume(ctx, tx, u, k, b, address, code); err != nil || wrong != nil {
 			return err // a wrong code commits: its attempt and failure count
@@ -528,7 +528,7 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 // one user queue on the failure-limit row, so no two compare at once, and
 // none compares once a limit is reached. Only a wrong code then takes a
 // unit of the failure limit, under the lock the hold took.
-func (v *Verifier) consume(ctx context.Context, tx bun.Tx, u User, k Kind, b BizKey, address, code string) (wrong, err error) {
+func (v *Verifier) consume(ctx context.Context, tx bun.IDB, u User, k Kind, b BizKey, address, code string) (wrong, err error) {
 	fl := v.failureLimit(u)
 	now := v.now()
 	if err := limiter.Hold(ctx, tx, limitsTable, now, fl); err != nil {
@@ -569,7 +569,7 @@ RETURNING id, code_hash, attempts`, u.TenantID, u.ID, k, b, address, stateActive
 }
 
 // whyUnusable tells why no code could be checked.
-func (v *Verifier) whyUnusable(ctx context.Context, tx bun.Tx, u User, k Kind, b BizKey, address string, now int64) error {
+func (v *Verifier) whyUnusable(ctx context.Context, tx bun.IDB, u User, k Kind, b BizKey, address string, now int64) error {
 	var row struct {
 		State     string `bun:"state"`
 		Attempts  int    `bun:"attempts"`

@@ -452,7 +452,9 @@ func (d *Directory) EmailHolder(ctx context.Context, tenantID int64, email strin
 
 func holder(ctx context.Context, db bun.IDB, where string, args ...any) (int64, error) {
 	var id int64
-	err := db.QueryRowContext(ctx, "SELECT u.id FROM deskkit_users AS u WHERE "+where, args...).Scan(&id)
+	err := database.OnConn(ctx, db, func(ctx context.Context, c bun.IDB) error {
+		return c.QueryRowContext(ctx, "SELECT u.id FROM deskkit_users AS u WHERE "+where, args...).Scan(&id)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -472,9 +474,11 @@ func userWhere(ctx context.Context, db bun.IDB, where string, args ...any) (User
 		mobile, country, email sql.NullString
 		created                bun.NullTime
 	)
-	err := db.QueryRowContext(ctx, "SELECT "+userColumns+" FROM deskkit_users AS u WHERE "+where, args...).Scan(
-		&u.ID, &u.TenantID, &u.Username, &u.DisplayName, &u.FirstName, &u.LastName, &u.Avatar, &u.Admin,
-		&mobile, &country, &email, &u.Landline, &u.Title, &u.Gender, &u.Address, &created)
+	err := database.OnConn(ctx, db, func(ctx context.Context, c bun.IDB) error {
+		return c.QueryRowContext(ctx, "SELECT "+userColumns+" FROM deskkit_users AS u WHERE "+where, args...).Scan(
+			&u.ID, &u.TenantID, &u.Username, &u.DisplayName, &u.FirstName, &u.LastName, &u.Avatar, &u.Admin,
+			&mobile, &country, &email, &u.Landline, &u.Title, &u.Gender, &u.Address, &created)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("directory: no such user: %w", ErrNotFound)
 	}
@@ -946,7 +950,9 @@ func (d *Directory) AuthenticateHash(ctx context.Context, want string) (deskkit.
 		hash             string
 		expiresAt        bun.NullTime
 	)
-	err := d.db.QueryRowContext(ctx, authenticateSQL, want).Scan(&userID, &tenantID, &admin, &hash, &expiresAt)
+	err := database.OnConn(ctx, d.db, func(ctx context.Context, c bun.IDB) error {
+		return c.QueryRowContext(ctx, authenticateSQL, want).Scan(&userID, &tenantID, &admin, &hash, &expiresAt)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return deskkit.Principal{}, fmt.Errorf("directory: unknown token: %w", ErrUnauthenticated)
 	}
