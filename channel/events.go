@@ -265,7 +265,9 @@ func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int6
 	}
 	if isNew {
 		// msg.Type is registered: the series are the catalogue's.
-		r.published.Add(ctx, 1, metric.WithAttributes(telemetry.EventType.String(msg.Type)))
+		if r.published.Enabled(ctx) {
+			r.published.Add(ctx, 1, metric.WithAttributes(telemetry.EventType.String(msg.Type)))
+		}
 	}
 	if queued {
 		r.wake(db)

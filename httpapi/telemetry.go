@@ -140,13 +140,20 @@ func (s *Server) finish(ctx context.Context, span trace.Span, w *responseWriter,
 	if status == 0 {
 		status = http.StatusOK // what net/http sends for a handler that wrote nothing
 	}
+	recording, measured := span.IsRecording(), s.duration.Enabled(ctx)
+	if !recording && !measured {
+		span.End()
+		return // no SDK: no attributes to build
+	}
 	attrs := make([]attribute.KeyValue, 0, 3)
 	attrs = append(attrs, attribute.String(attrMethod, method), attribute.Int(attrStatus, status))
 	if w.route != "" {
 		attrs = append(attrs, attribute.String(attrRoute, w.route))
 	}
-	s.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attrs...))
-	if span.IsRecording() {
+	if measured {
+		s.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attrs...))
+	}
+	if recording {
 		if w.route != "" {
 			span.SetName(spanName(method) + " " + w.route)
 		}

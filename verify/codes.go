@@ -94,7 +94,7 @@ type Proof struct {
 func (v *Verifier) SendSMS(ctx context.Context, p deskkit.Principal, req SMSSend) (Sent, error) {
 	ctx, call := v.ops.Start(ctx, "verify.SendSMS", "")
 	r, err := v.sendSMS(ctx, p, req)
-	v.tel.sent.Add(ctx, 1, codeAttrs("sms", call.End(err)))
+	countCode(ctx, v.tel.sent, "sms", call.End(err))
 	return r, err
 }
 
@@ -115,7 +115,7 @@ func (v *Verifier) sendSMS(ctx context.Context, p deskkit.Principal, req SMSSend
 func (v *Verifier) SendEmail(ctx context.Context, p deskkit.Principal, req EmailSend) (Sent, error) {
 	ctx, call := v.ops.Start(ctx, "verify.SendEmail", "")
 	r, err := v.sendEmail(ctx, p, req)
-	v.tel.sent.Add(ctx, 1, codeAttrs("email", call.End(err)))
+	countCode(ctx, v.tel.sent, "email", call.End(err))
 	return r, err
 }
 
@@ -447,7 +447,7 @@ func normalizeCode(code string) (string, error) {
 func (v *Verifier) CheckSMS(ctx context.Context, p deskkit.Principal, req SMSCheck) (Link, error) {
 	ctx, call := v.ops.Start(ctx, "verify.CheckSMS", "")
 	r, err := v.checkSMS(ctx, p, req)
-	v.tel.checked.Add(ctx, 1, codeAttrs("sms", call.End(err)))
+	countCode(ctx, v.tel.checked, "sms", call.End(err))
 	return r, err
 }
 
@@ -466,7 +466,7 @@ func (v *Verifier) checkSMS(ctx context.Context, p deskkit.Principal, req SMSChe
 func (v *Verifier) CheckEmail(ctx context.Context, p deskkit.Principal, req EmailCheck) (Link, error) {
 	ctx, call := v.ops.Start(ctx, "verify.CheckEmail", "")
 	r, err := v.checkEmail(ctx, p, req)
-	v.tel.checked.Add(ctx, 1, codeAttrs("email", call.End(err)))
+	countCode(ctx, v.tel.checked, "email", call.End(err))
 	return r, err
 }
 

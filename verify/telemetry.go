@@ -57,15 +57,18 @@ func newTelemetry(c Config) (telemetry.Ops, instruments) {
 	}
 }
 
-// codeAttrs are the attributes of a code sent or checked.
-func codeAttrs(channel, result string) metric.AddOption {
-	return metric.WithAttributes(telemetry.Channel.String(channel), telemetry.Result.String(result))
+// countCode adds a code sent or checked to c, by channel and result;
+// without an SDK recording c, it builds no attributes.
+func countCode(ctx context.Context, c metric.Int64Counter, channel, result string) {
+	if c.Enabled(ctx) {
+		c.Add(ctx, 1, metric.WithAttributes(telemetry.Channel.String(channel), telemetry.Result.String(result)))
+	}
 }
 
 // noteRefusal counts err if a rate limit refused (a *limiter.Refusal).
 func (v *Verifier) noteRefusal(ctx context.Context, err error) {
 	var r *limiter.Refusal
-	if errors.As(err, &r) && r.Limit != "" {
+	if errors.As(err, &r) && r.Limit != "" && v.tel.rateLimited.Enabled(ctx) {
 		v.tel.rateLimited.Add(ctx, 1, metric.WithAttributes(telemetry.Limit.String(r.Limit)))
 	}
 }

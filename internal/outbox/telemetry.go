@@ -76,9 +76,11 @@ func (t attemptTelemetry) end(ctx context.Context, span trace.Span, d Delivery, 
 	case Failed:
 		result = ResultFailed
 	}
-	attrs := metric.WithAttributes(telemetry.ChannelType.String(label), telemetry.Result.String(result))
-	t.deliveries.Add(ctx, 1, attrs)
-	t.duration.Record(ctx, took.Seconds(), attrs)
+	if t.deliveries.Enabled(ctx) || t.duration.Enabled(ctx) {
+		attrs := metric.WithAttributes(telemetry.ChannelType.String(label), telemetry.Result.String(result))
+		t.deliveries.Add(ctx, 1, attrs)
+		t.duration.Record(ctx, took.Seconds(), attrs)
+	}
 	if span.IsRecording() {
 		span.SetAttributes(telemetry.ChannelType.String(label), telemetry.Result.String(result))
 		if o.StatusCode != 0 {

@@ -195,7 +195,7 @@ func (o *Ops) Start(ctx context.Context, name, operation string) (context.Contex
 // result (ResultOf).
 func (c *Call) End(err error) string {
 	result := ResultOf(err, c.ops.Own...)
-	if c.ops.Counter != nil {
+	if c.ops.Counter != nil && c.ops.Counter.Enabled(c.ctx) {
 		c.ops.Counter.Add(c.ctx, 1, metric.WithAttributes(
 			Operation.String(c.op), Kind.String(c.Kind), Result.String(result)))
 	}
