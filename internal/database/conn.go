@@ -2,7 +2,9 @@ package database
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
+	"errors"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -88,7 +90,7 @@ func connTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun
 	if _, err := conn.ExecContext(qctx, "BEGIN"); err != nil {
 		return err
 	}
-	if err := fn(qctx, conn); err != nil {
+	if err := fn(qctx, txConn{conn}); err != nil {
 		if _, rerr := conn.ExecContext(qctx, "ROLLBACK"); rerr == nil {
 			clean = true
 		}
@@ -99,6 +101,21 @@ func connTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun
 	}
 	clean = true
 	return nil
+}
+
+// txConn is the connection of a transaction InTx began with BEGIN. A
+// transaction begun on it would be another BEGIN, which PostgreSQL only
+// warns about, and its COMMIT would commit InTx's early, so it refuses
+// to begin one.
+type txConn struct{ bun.Conn }
+
+// errNestedTx is what beginning a transaction inside InTx's answers.
+var errNestedTx = errors.New("database: a transaction inside InTx's: run the statements on its tx")
+
+func (txConn) BeginTx(context.Context, *sql.TxOptions) (bun.Tx, error) { return bun.Tx{}, errNestedTx }
+
+func (txConn) RunInTx(context.Context, *sql.TxOptions, func(context.Context, bun.Tx) error) error {
+	return errNestedTx
 }
 
 // pgdriverDB returns db as a *bun.DB if it is one on PostgreSQL through

@@ -49,6 +49,20 @@ func TestInTxCommitsAndRollsBack(t *testing.T) {
 		if !database.UniqueViolation(err, "", "intx.id") {
 			t.Fatalf("InTx = %v, want the duplicate key", err)
 		}
+		// A transaction begun inside is refused (on PostgreSQL it would
+		// commit the outer one early), or is a savepoint (bun.Tx's).
+		err = database.InTx(ctx, db, func(ctx context.Context, tx bun.IDB) error {
+			if err := insert(4)(ctx, tx); err != nil {
+				return err
+			}
+			if err := tx.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return insert(5)(ctx, tx) }); err != nil {
+				return err
+			}
+			return refused
+		})
+		if err == nil {
+			t.Fatal("InTx with a transaction inside succeeded")
+		}
 		var ids []int
 		if err := db.NewRaw("SELECT id FROM intx ORDER BY id").Scan(ctx, &ids); err != nil {
 			t.Fatal(err)
