@@ -74,7 +74,7 @@ func InTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bun.I
 // back by ROLLBACK); after anything else (a failed COMMIT or ROLLBACK, a
 // timeout, a panic in fn) it is closed, and PostgreSQL rolls back what it
 // held.
-func connTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.IDB) error) (err error) {
+func connTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.IDB) error) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
