@@ -2,11 +2,14 @@ package database_test
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,5 +167,104 @@ func TestUnavailablePostgres(t *testing.T) {
 	}
 	if syntax == nil || database.Unavailable(syntax) {
 		t.Errorf("syntax error %v: Unavailable true, want false", syntax)
+	}
+}
+
+// ConnLost tells a lost connection (a reset, EOF, a server that closed the
+// connection or cannot be reached) from an error the database answered and
+// from a timeout, with errors as drivers return them.
+func TestConnLost(t *testing.T) {
+	ctx := context.Background()
+	// A loopback port nobody listens on, and one that hangs up at once.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := ln.Addr().String()
+	ln.Close()
+	hangup, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hangup.Close()
+	go func() {
+		for {
+			c, err := hangup.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	pgAt := func(addr string) error {
+		db := database.OpenPostgres(fmt.Sprintf("postgres://postgres@%s/test?sslmode=disable", addr), database.Options{MaxOpenConns: 1})
+		defer db.Close()
+		_, err := db.ExecContext(ctx, "SELECT 1")
+		return err
+	}
+	lite, err := database.Open("sqlite:"+filepath.Join(t.TempDir(), "lost.db"), database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	if _, err := lite.ExecContext(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	_, duplicate := lite.ExecContext(ctx, "INSERT INTO t VALUES (1), (1)")
+
+	cases := map[string]struct {
+		err  error
+		want bool
+	}{
+		"nil":                {nil, false},
+		"plain":              {errors.New("boom"), false},
+		"EOF":                {fmt.Errorf("record: %w", io.EOF), true},
+		"bad connection":     {driver.ErrBadConn, true},
+		"reset":              {&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, true},
+		"broken pipe":        {&net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}, true},
+		"connection refused": {pgAt(closedAddr), true},
+		"hung up":            {pgAt(hangup.Addr().String()), true},
+		"deadline":           {context.DeadlineExceeded, false},
+		"unique violation":   {duplicate, false},
+	}
+	for name, tc := range cases {
+		if name != "nil" && tc.err == nil {
+			t.Errorf("%s: the setup produced no error", name)
+			continue
+		}
+		if got := database.ConnLost(tc.err); got != tc.want {
+			t.Errorf("%s: ConnLost(%v) = %v, want %v", name, tc.err, got, tc.want)
+		}
+	}
+}
+
+// From a real PostgreSQL server: a connection its backend ended
+// (pg_terminate_backend, a restart) is lost; a statement timeout, a syntax
+// error or a division by zero is not.
+func TestConnLostPostgres(t *testing.T) {
+	ctx := context.Background()
+	pg := database.OpenPostgres(dbtest.RequirePostgres(t), database.Options{MaxOpenConns: 1, StatementTimeout: 50 * time.Millisecond})
+	defer pg.Close()
+	_, terminated := pg.ExecContext(ctx, "SELECT pg_terminate_backend(pg_backend_pid())")
+	_, timeout := pg.ExecContext(ctx, "SELECT pg_sleep(5)")
+	_, syntax := pg.ExecContext(ctx, "SELEKT 1")
+	_, divide := pg.ExecContext(ctx, "SELECT * FROM (VALUES (1)) v(x) WHERE x = 1/0")
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"terminated", terminated, true},
+		{"statement timeout", timeout, false},
+		{"syntax error", syntax, false},
+		{"division by zero", divide, false},
+	} {
+		if tc.err == nil {
+			t.Errorf("%s: the setup produced no error", tc.name)
+			continue
+		}
+		if got := database.ConnLost(tc.err); got != tc.want {
+			t.Errorf("%s: ConnLost(%v) (SQLSTATE %q) = %v, want %v", tc.name, tc.err, database.SQLSTATE(tc.err), got, tc.want)
+		}
 	}
 }

@@ -49,6 +49,31 @@ const sqliteConstraint = 19
 // again.
 func Retryable(err error) bool { return txretry.Retryable(err) }
 
+// ConnLost reports whether err means that the connection a statement ran
+// on was lost (closed by the server, a proxy or the network: EOF, a reset,
+// a broken pipe, a connection the driver had already closed, PostgreSQL's
+// connection errors and its "terminating connection" on a restart or
+// pg_terminate_backend) or could not be made, rather than that the
+// database answered the statement with an error. A transaction it cut was
+// rolled back, unless its COMMIT was under way (then it may have
+// committed), and may be tried again on another connection. A timeout is
+// not a lost connection: the database is slow, not gone, and a statement
+// tried again would wait as long.
+func ConnLost(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, sql.ErrConnDone) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNABORTED) {
+		return true
+	}
+	code := SQLSTATE(err)
+	return strings.HasPrefix(code, "08") || // connection exception
+		code == "57P01" || code == "57P02" || code == "57P03" // shutdown, crash, cannot connect now
+}
+
 // Unavailable reports whether err means that the database could not answer
 // in time or at all, rather than that the request was wrong: the pool or a
 // statement ran out of time, the server is unreachable, refuses connections,
