@@ -18,11 +18,14 @@ import (
 
 // proxy forwards TCP connections to target until drop closes those it
 // holds (a lost connection, as a network or a server restart loses it).
+// While refusing is above 0, it closes each new connection at once instead
+// (a server still restarting), counting down.
 type proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
+	ln       net.Listener
+	target   string
+	mu       sync.Mutex
+	conns    []net.Conn
+	refusing int
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -38,6 +41,16 @@ func newProxy(t *testing.T, target string) *proxy {
 			c, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			p.mu.Lock()
+			refuse := p.refusing > 0
+			if refuse {
+				p.refusing--
+			}
+			p.mu.Unlock()
+			if refuse {
+				c.Close()
+				continue
 			}
 			up, err := net.Dial("tcp", target)
 			if err != nil {
@@ -62,6 +75,24 @@ func (p *proxy) drop() {
 		c.Close()
 	}
 	p.conns = nil
+}
+
+// cut drops every connection and refuses the next n.
+func (p *proxy) cut(n int) {
+	p.mu.Lock()
+	p.refusing = n
+	p.mu.Unlock()
+	p.drop()
+}
+
+// restore refuses no more connections and reports whether all those cut
+// was to refuse came.
+func (p *proxy) restore() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	came := p.refusing == 0
+	p.refusing = 0
+	return came
 }
 
 type logBuffer struct {

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/database"
 )
 
 // DefaultSchedule is the delay before each attempt, the first counted from
@@ -42,6 +43,16 @@ const (
 	maxErrorBytes = 1000
 )
 
+// Tries of recording one outcome when the connection is lost: up to
+// recordTries, the pause before the second recordPause and doubled before
+// each next up to recordMaxPause, each spread over its upper half (50 ms
+// to 1 s: 1.8 to 3.6 s in all), and never past the lease's end.
+const (
+	recordTries    = 8
+	recordPause    = 50 * time.Millisecond
+	recordMaxPause = time.Second
+)
+
 // Delivery is a claimed delivery, for one attempt.
 type Delivery struct {
 	ID       int64
@@ -55,6 +66,8 @@ type Delivery struct {
 
 	step  int
 	token string
+	// leaseEnd is when the claim's lease ends, by Config.Now.
+	leaseEnd time.Time
 }
 
 // Outcome is what became of one attempt.
@@ -91,7 +104,10 @@ type Handler interface {
 	// Recorded runs in the transaction that records an attempt's outcome,
 	// for what the kind keeps besides the outbox (a channel's failure
 	// clock). An error rolls the record back; the lease then ends and the
-	// attempt is made again.
+	// attempt is made again. It may run more than once for one outcome,
+	// each time in a new transaction after the last rolled back (a
+	// deadlock, or a lost connection that the worker tries again): what
+	// it changes outside tx must bear that.
 	Recorded(ctx context.Context, tx bun.Tx, d Delivery, o Outcome) error
 }
 
@@ -200,6 +216,8 @@ type Worker struct {
 	// slots bounds the attempts in flight.
 	slots chan struct{}
 	tel   attemptTelemetry
+	// sleep waits between the tries of a record; tests replace it.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // NewWorker returns a worker over db, whose outbox tables Migrate created.
@@ -215,7 +233,20 @@ func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
 		wake:  make(chan struct{}, 1),
 		slots: make(chan struct{}, c.Concurrency),
 		tel:   newAttemptTelemetry(c),
+		sleep: sleep,
 	}, nil
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // Schedule returns the worker's retry schedule.
@@ -360,7 +391,8 @@ func (w *Worker) claimAndStart(ctx context.Context, inflight *sync.WaitGroup) (c
 // claim takes up to n due deliveries under a new lease and reads their
 // events.
 func (w *Worker) claim(ctx context.Context, n int) ([]Delivery, error) {
-	now := w.cfg.Now().UnixMilli()
+	claimed := w.cfg.Now()
+	now := claimed.UnixMilli()
 	token := newToken()
 	lock := ""
 	if w.pg {
@@ -405,6 +437,7 @@ RETURNING id, tenant_id, event_id, kind, target_id, payload, attempts, step`,
 			Event:    ev,
 			step:     r.Step,
 			token:    token,
+			leaseEnd: claimed.Add(w.cfg.Lease),
 		}
 		if r.Payload != nil {
 			d.Payload = *r.Payload
@@ -480,8 +513,92 @@ func readEvents(ctx context.Context, db bun.IDB, rows []deliveryRow) (map[eventK
 var errLeaseLost = errors.New("the lease ended before the outcome came; another worker makes the attempt again")
 
 // record writes one attempt's outcome: the attempt's row, the delivery's
-// new state, and the handler's own record, in one transaction.
+// new state, and the handler's own record, in one transaction. A
+// connection lost under it (the database restarted, a proxy or the
+// network dropped the pool's connections while the attempt was in flight)
+// does not lose the outcome, which would have the attempt made again when
+// the lease ends: the transaction is tried again on a fresh connection,
+// after a short pause, up to recordTries times and while the lease lasts.
+// A try again is safe: the first rolled back, or, if its COMMIT was under
+// way, committed and cleared the lease's token, which the next finds gone.
+// Other errors (a constraint, the handler's own, a lost lease) are not
+// tried again.
 func (w *Worker) record(ctx context.Context, d Delivery, o Outcome, started time.Time, took time.Duration) error {
+	err := w.recordOn(ctx, w.db, d, o, started, took)
+	tries := 1
+	for ; err != nil && tries < recordTries && database.ConnLost(err); tries++ {
+		pause := min(recordPause<<(tries-1), recordMaxPause)
+		pause = pause/2 + time.Duration(w.cfg.Rand()*float64(pause/2))
+		if w.cfg.Now().Add(pause).After(d.leaseEnd) || w.sleep(ctx, pause) != nil {
+			break
+		}
+		err = w.retryRecord(ctx, d, func(ctx context.Context, db bun.IDB) error {
+			return w.recordOn(ctx, db, d, o, started, took)
+		})
+	}
+	if tries > 1 {
+		w.cfg.Logger.WarnContext(ctx, "outbox: connection lost while recording an attempt; tried again",
+			slog.Int64("delivery", d.ID), slog.Int("tries", tries), slog.Bool("recorded", err == nil))
+	}
+	if errors.Is(err, errLeaseLost) {
+		reason := err.Error()
+		if tries > 1 {
+			reason = "the lease ended, or a try whose connection was lost had recorded the outcome"
+		}
+		w.cfg.Logger.WarnContext(ctx, "outbox: outcome dropped", slog.Int64("delivery", d.ID), slog.String("reason", reason))
+		return nil
+	}
+	return err
+}
+
+// retryRecord runs write once more, on a connection that answers, within
+// the lease's end.
+func (w *Worker) retryRecord(ctx context.Context, d Delivery, write func(context.Context, bun.IDB) error) error {
+	left := d.leaseEnd.Sub(w.cfg.Now())
+	if left <= 0 {
+		return errLeaseLost
+	}
+	ctx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	conn, err := w.freshConn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return write(ctx, conn)
+}
+
+// freshConn returns a connection of the pool that answers a ping. The
+// connection a record lost is seldom the only one: a database restart
+// loses every idle connection of the pool, and each would fail its next
+// statement as the first did. Each fails its ping at once and is closed
+// (pgdriver closes a connection that read EOF, and database/sql discards
+// it), until one answers or the pool, out of idle ones, opens a new one;
+// failing to open one is the try's error.
+func (w *Worker) freshConn(ctx context.Context) (bun.Conn, error) {
+	n := w.db.Stats().MaxOpenConnections
+	if n <= 0 {
+		n = 100
+	}
+	var err error
+	for range n + 1 {
+		var c bun.Conn
+		if c, err = w.db.Conn(ctx); err != nil {
+			return c, err
+		}
+		if err = c.PingContext(ctx); err == nil {
+			return c, nil
+		}
+		c.Close()
+		if !database.ConnLost(err) {
+			break
+		}
+	}
+	return bun.Conn{}, err
+}
+
+// recordOn writes one attempt's outcome through db: record's transaction.
+func (w *Worker) recordOn(ctx context.Context, db bun.IDB, d Delivery, o Outcome, started time.Time, took time.Duration) error {
 	o.Response = cut(o.Response, MaxResponseBytes)
 	o.Error = cut(o.Error, maxErrorBytes)
 	now := w.cfg.Now()
@@ -499,7 +616,7 @@ func (w *Worker) record(ctx context.Context, d Delivery, o Outcome, started time
 		at := now.UnixMilli()
 		finished = &at
 	}
-	err := deskkit.RunInTx(ctx, w.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	return deskkit.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
 		q := tx.NewUpdate().Table("deskkit_outbox_deliveries")
 		if status != Pending {
 			// A finished delivery's payload (a notice's address) has
@@ -530,11 +647,6 @@ VALUES (?, ?, ?, ?, ?, ?, ?)`, d.ID, d.Attempt, started.UnixMilli(), took.Millis
 		}
 		return w.cfg.Handler.Recorded(ctx, tx, d, o)
 	})
-	if errors.Is(err, errLeaseLost) {
-		w.cfg.Logger.WarnContext(ctx, "outbox: outcome dropped", slog.Int64("delivery", d.ID), slog.String("reason", err.Error()))
-		return nil
-	}
-	return err
 }
 
 // jitter spreads d by +-Jitter.
