@@ -218,7 +218,12 @@
 // Config.Timeout plus a minute: a process that dies mid-attempt loses its
 // deliveries when the lease ends, and another makes the attempt again.
 // Delivery is therefore at least once, and receivers drop duplicates by
-// webhook-id. Attempts follow Config.RetrySchedule (0, 5s, 5m, 30m, 2h,
+// webhook-id. An outcome whose record loses its database connection (a
+// restart, a failover, a network blip while attempts are in flight) is
+// recorded again on a fresh connection within a few seconds and within
+// the lease, so that a blip costs neither a duplicate nor a lease's
+// delay; only a database down for longer than that leaves the delivery
+// to be attempted again when its lease ends. Attempts follow Config.RetrySchedule (0, 5s, 5m, 30m, 2h,
 // 5h, 10h, 10h by default, each delay +-10 %); a 429 or 503 with
 // Retry-After waits at least that (at most 24 h). After the schedule's
 // last failure the delivery is FAILED. The outbound client keeps
