@@ -219,6 +219,7 @@ func (r *ChannelRegistry) shown(ctx context.Context, p deskkit.Principal, tenant
 	}
 	if !full {
 		s.Address = MaskAddress(s.Type, s.Address)
+		s.DisabledReason = maskURLs(s.DisabledReason)
 	}
 	return s.Channel, nil
 }
@@ -273,9 +274,16 @@ func (r *ChannelRegistry) deliveries(ctx context.Context, p deskkit.Principal, c
 	if err != nil {
 		return DeliveryPage{}, fmt.Errorf("channel: %w", err)
 	}
+	full, err := r.may(ctx, p, ActionViewAddresses)
+	if err != nil {
+		return DeliveryPage{}, err
+	}
 	page := DeliveryPage{Total: int64(total), List: make([]Delivery, len(infos))}
 	for i, in := range infos {
 		page.List[i] = delivery(in)
+		if !full {
+			page.List[i].LastError = maskURLs(page.List[i].LastError)
+		}
 	}
 	return page, nil
 }
@@ -323,10 +331,17 @@ func (r *ChannelRegistry) attempts(ctx context.Context, p deskkit.Principal, del
 	if err != nil {
 		return nil, fmt.Errorf("channel: %w", err)
 	}
+	full, err := r.may(ctx, p, ActionViewAddresses)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Attempt, len(list))
 	for i, a := range list {
 		out[i] = Attempt{AttemptNo: a.No, StartedDate: a.Started.UTC(), DurationMs: a.Duration.Milliseconds(),
 			StatusCode: a.StatusCode, Error: a.Error, Response: a.Response}
+		if !full {
+			out[i].Error = maskURLs(a.Error)
+		}
 	}
 	return out, nil
 }

@@ -218,7 +218,7 @@ func (r *ChannelRegistry) sendOne(ctx context.Context, tenantID, channelID int64
 func (r *ChannelRegistry) send(ctx context.Context, c storedChannel, msg notify.Message) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
-	err := publicError(r.sender.Send(ctx, target(c.Channel, c.Secret), msg))
+	err := publicError(r.sender.Send(ctx, target(c.Channel, c.Secret), msg), c)
 	if err != nil {
 		r.cfg.Logger.WarnContext(ctx, "channel delivery failed",
 			slog.Int64("channel", c.ID), slog.String("type", string(c.Type)),

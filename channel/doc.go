@@ -84,7 +84,9 @@
 // tokens; a robot's URL with every query value, its key or access_token
 // among them, as "***"
 // (https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***); e-mail
-// addresses as they are. A host with other rules sets Config.Authorizer,
+// addresses as they are. Every URL a disabled reason quotes is shown to
+// them as a webhook's address is (a reason stored by an older version may
+// quote a redirect's Location whole). A host with other rules sets Config.Authorizer,
 // which is asked, per Action, about every principal who is not an admin.
 //
 // # Secrets
@@ -117,7 +119,9 @@
 //
 // A failure is a *DeliveryError (errors.Is ErrDeliveryFailed) whose
 // message says what the far end answered: its status, a redirect (never
-// followed), a robot's errcode and errmsg (DingTalk's 310000, a keyword,
+// followed; where it points is named as a masked address is shown, its
+// scheme and host followed by "/***", since a Location may carry a token
+// as the address may), a robot's errcode and errmsg (DingTalk's 310000, a keyword,
 // signature or timestamp refused, and 130101, over 20 messages a minute,
 // are spelled out), a timeout, a refused connection. Its Retryable field
 // says whether trying later may help (timeouts, connection failures, 429,
@@ -238,10 +242,20 @@
 //
 // Every attempt is logged: its start, duration, status, the client-safe
 // reason of a failure, and the first 1 KiB of the reply (valid UTF-8; for
-// e-mail, which addresses the server took), with everything the channel's
-// address and secret hold (a robot's key, a token in a webhook's query or
-// a long path segment) masked as "***", in the reply and in the reason:
-// robots quote their URL in refusals. What deskkit sent is never logged.
+// e-mail, which addresses the server took), with what the channel's
+// address and secret hold masked as "***" before it is stored, in the
+// reply and in the reason (robots quote their URL in refusals, and servers
+// their request's URI in a 404: "Cannot POST /hook?token=..."). What is
+// masked follows MaskAddress: for a webhook, the address, its path and
+// query together, its query, its path, each query value and each path
+// segment of 16 bytes or more; for a robot, each query value (its key or
+// access_token); and the secret. Each is masked as the address writes
+// it, percent-decoded and percent-encoded (either case of hex); parts
+// shorter than 4 bytes are left. The same masking applies to the reasons
+// of Test and Deliver. A principal who sees addresses masked also sees
+// every URL in an attempt's error, a delivery's lastError and a disabled
+// reason masked as a webhook's address is (https://HOST/***). What
+// deskkit sent is never logged.
 // Deliveries, Attempts, Resend (one more attempt now) and Recover (queue a
 // channel's FAILED deliveries since a time again, with the whole schedule)
 // read and act on the log. DeliveryCounts counts a channel's deliveries per

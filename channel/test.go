@@ -117,7 +117,7 @@ func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Inpu
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	if err := r.sender.Send(ctx, target(c, signing), msg); err != nil {
-		return TestResult{}, publicError(err)
+		return TestResult{}, publicError(err, storedChannel{c, signing})
 	}
 	return res, nil
 }

@@ -136,7 +136,7 @@ var listEventTypesDoc = &Doc{
 var listAllEventChannelsDoc = &Doc{
 	Tag:         "event",
 	Summary:     "List every channel",
-	Description: "Lists the caller's tenant's channels of every type, in id order, with their state: enabled, the events they subscribe to ([] means every event), and for a disabled channel why and when it was disabled. Every user of the tenant may list them; a user who is not an admin (unless the host's channel.Authorizer lets them see addresses) gets addresses masked, as GET /event/channel/type/{channelType} does. Query parameters are 400.",
+	Description: "Lists the caller's tenant's channels of every type, in id order, with their state: enabled, the events they subscribe to ([] means every event), and for a disabled channel why and when it was disabled. Every user of the tenant may list them; a user who is not an admin (unless the host's channel.Authorizer lets them see addresses) gets addresses masked, and every URL a disabledReason quotes, as GET /event/channel/type/{channelType} does. Query parameters are 400.",
 	OK:          "OK. data is the list; [] if there are none.",
 	Example:     Example{Data: raw(`[` + exampleChannel + `]`)},
 }
@@ -205,7 +205,7 @@ var recoverEventDeliveriesDoc = &Doc{
 var listEventAttemptsDoc = &Doc{
 	Tag:         "event",
 	Summary:     "List a delivery's attempts",
-	Description: "Every attempt of the caller's tenant's delivery id, oldest first: when it started, how long it took, the HTTP status of the reply (0 without one), why it failed, and the first KiB of the reply (valid UTF-8; what the channel's address and secret hold is masked). An attempt whose worker died before it ended has no row: its number is skipped.",
+	Description: "Every attempt of the caller's tenant's delivery id, oldest first: when it started, how long it took, the HTTP status of the reply (0 without one), why it failed, and the first KiB of the reply (valid UTF-8; what the channel's address and secret hold is masked, in every spelling: as written, percent-decoded and percent-encoded). An attempt whose worker died before it ended has no row: its number is skipped.",
 	OK:          "OK. data is the list.",
 	Errors:      []ErrorDoc{channelAdminOnly, deliveryMissing},
 	Example:     Example{Data: raw(`[{"attemptNo": 1, "startedDate": "2026-11-23T10:00:00Z", "durationMs": 41, "statusCode": 500, "error": "the webhook answered 500 Internal Server Error", "response": "oops"}, {"attemptNo": 2, "startedDate": "2026-11-23T10:00:05Z", "durationMs": 12, "statusCode": 200, "error": "", "response": "ok"}]`)},
