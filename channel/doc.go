@@ -258,7 +258,21 @@
 // deskkit sent is never logged.
 // Deliveries, Attempts, Resend (one more attempt now) and Recover (queue a
 // channel's FAILED deliveries since a time again, with the whole schedule)
-// read and act on the log. DeliveryCounts counts a channel's deliveries per
+// read and act on the log.
+//
+// Resends and recovers are throttled per tenant, together
+// (Config.ResendsPerMinute, 20 a minute by default; each call counts one,
+// however many deliveries a recover queues), counted in the database in
+// the transaction that queues them, so that the throttle holds across
+// replicas and a refusal for another reason (a disabled channel) counts
+// nothing: past it, a *deskkit.RateLimitError with the wait until the
+// minute's window ends (httpapi: 429 with Retry-After). A delivery's log
+// keeps its newest MaxAttemptsKept (100) attempts: recording one more
+// deletes the oldest past the bound, so that resends, which are never
+// refused for a long log, cannot grow it without end. 100 is twice the
+// longest retry schedule: only resends reach it, and what is lost is the
+// oldest, least telling attempts. The delivery's Attempts still counts
+// every attempt, so the first attempt listed then is not number 1. DeliveryCounts counts a channel's deliveries per
 // hour by status, in one grouped query, for a chart of its traffic.
 //
 // Disabling. A channel keeps a failure clock: a success resets it; each
