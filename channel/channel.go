@@ -299,7 +299,7 @@ func DefaultRetrySchedule() []time.Duration { return slices.Clone(outbox.Default
 
 // ChannelRegistry stores a tenant's event channels and sends messages
 // through them. It is safe for concurrent use, also by several processes
-// sharing one database: quotas, names and the test throttle are kept there.
+// sharing one database: quotas, names and the test and resend throttles are kept there.
 type ChannelRegistry struct {
 	db     *bun.DB
 	cfg    Config

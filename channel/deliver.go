@@ -249,8 +249,8 @@ func target(c Channel, secret string) notify.Target {
 	return notify.Target{Kind: kinds[c.Type], Name: c.Name, Address: c.Address, Secret: secret}
 }
 
-// Purge deletes the test throttle's closed windows and returns how many
-// rows went. Hosts run it now and then; it only keeps the table small.
+// Purge deletes the test and resend throttles' closed windows and returns
+// how many rows went. Hosts run it now and then; it only keeps the table small.
 func (r *ChannelRegistry) Purge(ctx context.Context) (int64, error) {
 	ctx, call := r.ops.Start(ctx, "channel.Purge", "")
 	v, err := r.purge(ctx)

@@ -42,8 +42,8 @@ const (
 // Config.RetrySchedule. On PostgreSQL over bun's pgdriver it LISTENs for
 // the publishers' NOTIFY, so that a committed event is attempted at once;
 // it also polls every second. Every hour it purges what is older than
-// Config.LogRetention from the delivery log, and the test throttle's
-// closed windows (Purge).
+// Config.LogRetention from the delivery log, and the test and resend
+// throttles' closed windows (Purge).
 //
 // When ctx is done Run claims nothing new, waits for the attempts in
 // flight (each bounded by Config.Timeout) and records them, and returns
