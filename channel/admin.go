@@ -219,6 +219,7 @@ func (r *ChannelRegistry) shown(ctx context.Context, p deskkit.Principal, tenant
 	}
 	if !full {
 		s.Address = MaskAddress(s.Type, s.Address)
+		s.DisabledReason = maskURLs(s.DisabledReason)
 	}
 	return s.Channel, nil
 }
@@ -273,9 +274,16 @@ func (r *ChannelRegistry) deliveries(ctx context.Context, p deskkit.Principal, c
 	if err != nil {
 		return DeliveryPage{}, fmt.Errorf("channel: %w", err)
 	}
+	full, err := r.may(ctx, p, ActionViewAddresses)
+	if err != nil {
+		return DeliveryPage{}, err
+	}
 	page := DeliveryPage{Total: int64(total), List: make([]Delivery, len(infos))}
 	for i, in := range infos {
 		page.List[i] = delivery(in)
+		if !full {
+			page.List[i].LastError = maskURLs(page.List[i].LastError)
+		}
 	}
 	return page, nil
 }
@@ -323,10 +331,17 @@ func (r *ChannelRegistry) attempts(ctx context.Context, p deskkit.Principal, del
 	if err != nil {
 		return nil, fmt.Errorf("channel: %w", err)
 	}
+	full, err := r.may(ctx, p, ActionViewAddresses)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Attempt, len(list))
 	for i, a := range list {
 		out[i] = Attempt{AttemptNo: a.No, StartedDate: a.Started.UTC(), DurationMs: a.Duration.Milliseconds(),
 			StatusCode: a.StatusCode, Error: a.Error, Response: a.Response}
+		if !full {
+			out[i].Error = maskURLs(a.Error)
+		}
 	}
 	return out, nil
 }
@@ -335,13 +350,16 @@ func (r *ChannelRegistry) attempts(ctx context.Context, p deskkit.Principal, del
 // whatever its status, and returns the delivery: a finished delivery
 // becomes PENDING with this one attempt (it ends again if it fails); a
 // pending one keeps its place in the schedule; one whose attempt is in
-// flight is left to it. The worker is woken.
+// flight is left to it. The worker is woken. Resends and recovers are
+// throttled per tenant (Config.ResendsPerMinute, together), and a
+// delivery's log keeps its newest MaxAttemptsKept attempts.
 //
 // Only admins, and principals the Authorizer allows ActionResend, may.
 //
 // Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
 // id; ErrNotFound for a delivery the tenant does not have, or whose
-// channel was deleted; ErrChannelDisabled.
+// channel was deleted; ErrChannelDisabled; a *deskkit.RateLimitError
+// (ErrRateLimited) past the throttle, with the wait until its window ends.
 func (r *ChannelRegistry) Resend(ctx context.Context, p deskkit.Principal, deliveryID int64) (Delivery, error) {
 	ctx, call := r.ops.Start(ctx, "channel.Resend", "")
 	v, err := r.resend(ctx, p, deliveryID)
@@ -370,6 +388,9 @@ func (r *ChannelRegistry) resend(ctx context.Context, p deskkit.Principal, deliv
 		if !on {
 			return ErrChannelDisabled
 		}
+		if err := r.takeResend(ctx, tx, tenantID); err != nil {
+			return err
+		}
 		out, err = outbox.Resend(ctx, tx, tenantID, deliveryID, r.cfg.Now(), len(r.cfg.RetrySchedule)-1)
 		return err
 	})
@@ -382,13 +403,15 @@ func (r *ChannelRegistry) resend(ctx context.Context, p deskkit.Principal, deliv
 
 // Recover queues again, each with the whole schedule, p's tenant's
 // channel's FAILED deliveries created at or after since, and returns how
-// many. The worker is woken.
+// many. The worker is woken. A recover counts one against the tenant's
+// resend throttle (Config.ResendsPerMinute), however many it queues.
 //
 // Only admins, and principals the Authorizer allows ActionRecover, may.
 //
 // Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
 // channelId or since (required); ErrNotFound for a channel the tenant does
-// not have; ErrChannelDisabled.
+// not have; ErrChannelDisabled; a *deskkit.RateLimitError (ErrRateLimited)
+// past the throttle.
 func (r *ChannelRegistry) Recover(ctx context.Context, p deskkit.Principal, channelID int64, since time.Time) (int, error) {
 	ctx, call := r.ops.Start(ctx, "channel.Recover", "")
 	v, err := r.recoverFailed(ctx, p, channelID, since)
@@ -416,6 +439,9 @@ func (r *ChannelRegistry) recoverFailed(ctx context.Context, p deskkit.Principal
 		if !on {
 			return ErrChannelDisabled
 		}
+		if err := r.takeResend(ctx, tx, tenantID); err != nil {
+			return err
+		}
 		n, err = outbox.Recover(ctx, tx, tenantID, outboxKind, channelID, since, r.cfg.Now())
 		return err
 	})
@@ -430,6 +456,10 @@ func (r *ChannelRegistry) recoverFailed(ctx context.Context, p deskkit.Principal
 
 // adminError passes the registry's errors and wraps the others.
 func adminError(op string, err error) error {
+	var rl *deskkit.RateLimitError
+	if errors.As(err, &rl) {
+		return rl
+	}
 	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrChannelDisabled) {
 		return err
 	}

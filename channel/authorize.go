@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/notify"
 )
 
 // Action is what a principal asks to do with a tenant's channels.
@@ -85,7 +87,7 @@ func (r *ChannelRegistry) may(ctx context.Context, p deskkit.Principal, a Action
 }
 
 // masked is what a masked part of an address shows.
-const masked = "***"
+const masked = notify.Masked
 
 // MaskAddress is a channel's address as List shows it to a principal who
 // may not see addresses in full:
@@ -99,6 +101,12 @@ const masked = "***"
 //   - EMAIL: unchanged; the addresses are the tenant's own people.
 //
 // An address that does not parse as a URL is masked whole ("***").
+//
+// Text that quotes a URL is masked by the same rule: a webhook's redirect
+// names where it points as https://HOST/*** in every failure reason
+// (attempts, lastError, disabledReason, test results), and a principal who
+// sees addresses masked sees every URL in a disabled reason or an attempt's
+// error so.
 func MaskAddress(t Type, address string) string {
 	switch t {
 	case Email:
@@ -107,12 +115,12 @@ func MaskAddress(t Type, address string) string {
 	default:
 		return masked
 	}
+	if t == Webhook {
+		return notify.MaskURL(address)
+	}
 	u, err := url.Parse(address)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return masked
-	}
-	if t == Webhook {
-		return u.Scheme + "://" + u.Host + "/" + masked
 	}
 	parts := strings.Split(u.RawQuery, "&")
 	for i, p := range parts {
@@ -124,4 +132,21 @@ func MaskAddress(t Type, address string) string {
 		m.RawQuery = strings.Join(parts, "&")
 	}
 	return m.String()
+}
+
+// urlsInText finds the http and https URLs in a text: up to a space, a
+// quote, a bracket or a character no URL carries unencoded.
+var urlsInText = regexp.MustCompile(`(?i)\bhttps?://[^\s"'<>()\[\]{}|\\^` + "`" + `]+`)
+
+// maskURLs returns text with every http or https URL in it masked as
+// MaskAddress masks a webhook: its scheme and host followed by "/***". The
+// registry shows disabled reasons and attempts' errors so to a principal
+// who sees addresses masked: a reason may quote a URL that carries a token
+// (reasons stored before deskkit masked a redirect's Location did, or a
+// robot's errmsg).
+func maskURLs(text string) string {
+	if !strings.Contains(text, "://") {
+		return text
+	}
+	return urlsInText.ReplaceAllStringFunc(text, notify.MaskURL)
 }

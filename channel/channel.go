@@ -73,6 +73,15 @@ const (
 	MaxEmailAddrs    = 10  // addresses in one EMAIL channel
 	MaxSecretBytes   = 200 // a DingTalk signing secret as given
 	DefaultTestLimit = 20  // test messages per tenant per minute
+	// DefaultResendLimit is how many resends and recovers, together, one
+	// tenant may ask for in a minute (Config.ResendsPerMinute).
+	DefaultResendLimit = 20
+	// MaxAttemptsKept is how many attempts of one delivery the log keeps:
+	// the newest. Recording one more deletes the oldest past it, so that
+	// resends cannot grow a delivery's log without end. It is twice the
+	// longest retry schedule, so that a delivery's schedule, run again
+	// once by Recover, is kept whole.
+	MaxAttemptsKept = outbox.MaxAttemptsKept
 	// DefaultTimeout bounds one message, from dial to the end of the
 	// reply (all addresses together, for an e-mail channel).
 	DefaultTimeout = 10 * time.Second
@@ -150,7 +159,7 @@ var (
 	ErrForbidden       = deskkit.ErrForbidden // the Authorizer refused; see Authorizer
 	ErrNotFound        = deskkit.ErrNotFound  // no such channel in the tenant
 	ErrInvalid         = deskkit.ErrInvalid
-	ErrRateLimited     = deskkit.ErrRateLimited // the test throttle; a *deskkit.RateLimitError
+	ErrRateLimited     = deskkit.ErrRateLimited // the test and resend throttles; a *deskkit.RateLimitError
 
 	// ErrNameTaken: another channel of the tenant has the name.
 	ErrNameTaken = deskkit.NewError(deskkit.ErrConflict, "channel: name taken",
@@ -210,6 +219,12 @@ type Config struct {
 	// minute, a test of an e-mail channel counting one per address;
 	// DefaultTestLimit if 0, no limit if negative.
 	TestsPerMinute int
+	// ResendsPerMinute is how many resends and recovers, together, one
+	// tenant may ask for in a minute (each Resend or Recover call counts
+	// one, whatever it queues); DefaultResendLimit (20) if 0, no limit if
+	// negative. Kept in the database, as the test throttle is, so that it
+	// holds across replicas.
+	ResendsPerMinute int
 	// AllowPrivateNetworks lets channels reach loopback and private
 	// networks (RFC 1918, ULA, CGNAT): for development and tests only.
 	// Cloud metadata addresses stay blocked.
@@ -284,7 +299,7 @@ func DefaultRetrySchedule() []time.Duration { return slices.Clone(outbox.Default
 
 // ChannelRegistry stores a tenant's event channels and sends messages
 // through them. It is safe for concurrent use, also by several processes
-// sharing one database: quotas, names and the test throttle are kept there.
+// sharing one database: quotas, names and the test and resend throttles are kept there.
 type ChannelRegistry struct {
 	db     *bun.DB
 	cfg    Config
@@ -339,6 +354,9 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	}
 	if c.TestsPerMinute == 0 {
 		c.TestsPerMinute = DefaultTestLimit
+	}
+	if c.ResendsPerMinute == 0 {
+		c.ResendsPerMinute = DefaultResendLimit
 	}
 	if strings.TrimSpace(c.AppName) == "" {
 		c.AppName = "deskkit"

@@ -218,7 +218,7 @@ func (r *ChannelRegistry) sendOne(ctx context.Context, tenantID, channelID int64
 func (r *ChannelRegistry) send(ctx context.Context, c storedChannel, msg notify.Message) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
-	err := publicError(r.sender.Send(ctx, target(c.Channel, c.Secret), msg))
+	err := publicError(r.sender.Send(ctx, target(c.Channel, c.Secret), msg), c)
 	if err != nil {
 		r.cfg.Logger.WarnContext(ctx, "channel delivery failed",
 			slog.Int64("channel", c.ID), slog.String("type", string(c.Type)),
@@ -249,8 +249,8 @@ func target(c Channel, secret string) notify.Target {
 	return notify.Target{Kind: kinds[c.Type], Name: c.Name, Address: c.Address, Secret: secret}
 }
 
-// Purge deletes the test throttle's closed windows and returns how many
-// rows went. Hosts run it now and then; it only keeps the table small.
+// Purge deletes the test and resend throttles' closed windows and returns
+// how many rows went. Hosts run it now and then; it only keeps the table small.
 func (r *ChannelRegistry) Purge(ctx context.Context) (int64, error) {
 	ctx, call := r.ops.Start(ctx, "channel.Purge", "")
 	v, err := r.purge(ctx)

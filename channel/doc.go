@@ -84,7 +84,9 @@
 // tokens; a robot's URL with every query value, its key or access_token
 // among them, as "***"
 // (https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***); e-mail
-// addresses as they are. A host with other rules sets Config.Authorizer,
+// addresses as they are. Every URL a disabled reason quotes is shown to
+// them as a webhook's address is (a reason stored by an older version may
+// quote a redirect's Location whole). A host with other rules sets Config.Authorizer,
 // which is asked, per Action, about every principal who is not an admin.
 //
 // # Secrets
@@ -117,7 +119,9 @@
 //
 // A failure is a *DeliveryError (errors.Is ErrDeliveryFailed) whose
 // message says what the far end answered: its status, a redirect (never
-// followed), a robot's errcode and errmsg (DingTalk's 310000, a keyword,
+// followed; where it points is named as a masked address is shown, its
+// scheme and host followed by "/***", since a Location may carry a token
+// as the address may), a robot's errcode and errmsg (DingTalk's 310000, a keyword,
 // signature or timestamp refused, and 130101, over 20 messages a minute,
 // are spelled out), a timeout, a refused connection. Its Retryable field
 // says whether trying later may help (timeouts, connection failures, 429,
@@ -243,13 +247,37 @@
 //
 // Every attempt is logged: its start, duration, status, the client-safe
 // reason of a failure, and the first 1 KiB of the reply (valid UTF-8; for
-// e-mail, which addresses the server took), with everything the channel's
-// address and secret hold (a robot's key, a token in a webhook's query or
-// a long path segment) masked as "***", in the reply and in the reason:
-// robots quote their URL in refusals. What deskkit sent is never logged.
+// e-mail, which addresses the server took), with what the channel's
+// address and secret hold masked as "***" before it is stored, in the
+// reply and in the reason (robots quote their URL in refusals, and servers
+// their request's URI in a 404: "Cannot POST /hook?token=..."). What is
+// masked follows MaskAddress: for a webhook, the address, its path and
+// query together, its query, its path, each query value and each path
+// segment of 16 bytes or more; for a robot, each query value (its key or
+// access_token); and the secret. Each is masked as the address writes
+// it, percent-decoded and percent-encoded (either case of hex); parts
+// shorter than 4 bytes are left. The same masking applies to the reasons
+// of Test and Deliver. A principal who sees addresses masked also sees
+// every URL in an attempt's error, a delivery's lastError and a disabled
+// reason masked as a webhook's address is (https://HOST/***). What
+// deskkit sent is never logged.
 // Deliveries, Attempts, Resend (one more attempt now) and Recover (queue a
 // channel's FAILED deliveries since a time again, with the whole schedule)
-// read and act on the log. DeliveryCounts counts a channel's deliveries per
+// read and act on the log.
+//
+// Resends and recovers are throttled per tenant, together
+// (Config.ResendsPerMinute, 20 a minute by default; each call counts one,
+// however many deliveries a recover queues), counted in the database in
+// the transaction that queues them, so that the throttle holds across
+// replicas and a refusal for another reason (a disabled channel) counts
+// nothing: past it, a *deskkit.RateLimitError with the wait until the
+// minute's window ends (httpapi: 429 with Retry-After). A delivery's log
+// keeps its newest MaxAttemptsKept (100) attempts: recording one more
+// deletes the oldest past the bound, so that resends, which are never
+// refused for a long log, cannot grow it without end. 100 is twice the
+// longest retry schedule: only resends reach it, and what is lost is the
+// oldest, least telling attempts. The delivery's Attempts still counts
+// every attempt, so the first attempt listed then is not number 1. DeliveryCounts counts a channel's deliveries per
 // hour by status, in one grouped query, for a chart of its traffic.
 //
 // Disabling. A channel keeps a failure clock: a success resets it; each

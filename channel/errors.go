@@ -70,15 +70,17 @@ func (e *DeliveryError) Is(target error) bool {
 	return target == ErrDeliveryFailed || target == deskkit.ErrUnavailable
 }
 
-// publicError turns the senders' *notify.Failure into a *DeliveryError, so
-// that no internal type reaches a caller; other errors pass as they are.
-func publicError(err error) error {
+// publicError turns the senders' *notify.Failure of a message to c into a
+// *DeliveryError, so that no internal type reaches a caller, with what c's
+// address and secret hold masked in its texts (see redact); other errors
+// pass as they are.
+func publicError(err error, c storedChannel) error {
 	var f *notify.Failure
 	if !errors.As(err, &f) {
 		return err
 	}
 	return &DeliveryError{
-		Reason: f.Reason, Status: f.Status, Errcode: f.Errcode, Errmsg: f.Errmsg,
+		Reason: redact(f.Reason, c), Status: f.Status, Errcode: f.Errcode, Errmsg: redact(f.Errmsg, c),
 		Retryable: f.Retryable, RetryAfter: f.RetryAfter, Recipients: f.Recipients,
 		Blocked: f.Blocked(), Err: f.Err,
 	}

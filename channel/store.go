@@ -220,7 +220,8 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 // an alias, see ParseType) in id order, never with a secret; an empty
 // slice when there are none. Every user of the tenant may list; a
 // principal who is not an admin and whom the Authorizer does not allow
-// ActionViewAddresses sees each address as MaskAddress writes it.
+// ActionViewAddresses sees each address as MaskAddress writes it, and
+// every URL in a disabled reason masked so.
 //
 // Errors: ErrUnauthenticated; a *deskkit.InputError naming channelType; an
 // error of the Authorizer.
@@ -286,6 +287,7 @@ func (r *ChannelRegistry) list(ctx context.Context, p deskkit.Principal, t Type)
 		out[i] = s.Channel
 		if !full {
 			out[i].Address = MaskAddress(s.Type, s.Address)
+			out[i].DisabledReason = maskURLs(s.DisabledReason)
 		}
 	}
 	return out, nil

@@ -15,7 +15,7 @@ import (
 	"github.com/deskkit/deskkit/internal/notify"
 )
 
-// limitsTable holds the test throttle; see package limiter.
+// limitsTable holds the test and resend throttles; see package limiter.
 const limitsTable = "deskkit_channel_limits"
 
 // TestEventType is the event type of test messages.
@@ -117,7 +117,7 @@ func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Inpu
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	if err := r.sender.Send(ctx, target(c, signing), msg); err != nil {
-		return TestResult{}, publicError(err)
+		return TestResult{}, publicError(err, storedChannel{c, signing})
 	}
 	return res, nil
 }
@@ -169,6 +169,21 @@ func (r *ChannelRegistry) testMessage(c Channel) notify.Message {
 			r.cfg.AppName, describe(c.Type), c.Name),
 		Data: b,
 	}
+}
+
+// takeResend counts one resend or recover against the tenant's throttle,
+// through tx: refused, the caller's transaction rolls back, and a resend
+// or recover that fails for another reason (a disabled channel) counts
+// nothing.
+func (r *ChannelRegistry) takeResend(ctx context.Context, tx bun.IDB, tenantID int64) error {
+	if r.cfg.ResendsPerMinute < 0 {
+		return nil
+	}
+	l := limiter.Limit{
+		Name: "resends_per_minute", Key: fmt.Sprintf("resend:%d", tenantID), Max: r.cfg.ResendsPerMinute, Window: time.Minute,
+		Msg: fmt.Sprintf("at most %d resends and recovers a minute per tenant", r.cfg.ResendsPerMinute),
+	}
+	return limiter.Take(ctx, tx, limitsTable, r.now(), []limiter.Limit{l})
 }
 
 func limiterPurge(ctx context.Context, db bun.IDB, now int64) (int64, error) {

@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/uptrace/bun"
 
@@ -40,8 +42,8 @@ const (
 // Config.RetrySchedule. On PostgreSQL over bun's pgdriver it LISTENs for
 // the publishers' NOTIFY, so that a committed event is attempted at once;
 // it also polls every second. Every hour it purges what is older than
-// Config.LogRetention from the delivery log, and the test throttle's
-// closed windows (Purge).
+// Config.LogRetention from the delivery log, and the test and resend
+// throttles' closed windows (Purge).
 //
 // When ctx is done Run claims nothing new, waits for the attempts in
 // flight (each bounded by Config.Timeout) and records them, and returns
@@ -262,30 +264,127 @@ type owed struct {
 	recipients []string
 }
 
-// redact replaces in a reply's body what the channel's address or secret
-// holds that a far end might echo: the secret, the address, its query
-// values (a robot's key) and its long path segments (tokens).
-func redact(body string, c storedChannel) string {
-	if body == "" {
+// redact replaces with "***", in text a far end sent or that quotes it (a
+// reply's body, a failure's reason), what the channel's address and secret
+// hold that the far end might echo, as MaskAddress hides it: the secret;
+// for a webhook the address, its path and query together (a server's
+// "Cannot POST /hook?token=..."), its query, its path, its long path
+// segments (tokens) and each query value; for a robot each query value
+// (its key or access_token); an e-mail list whole. Each is masked in every spelling:
+// as the address writes it, percent-decoded (path and form decoding), and
+// percent-encoded (either case of hex). The longest go first, so that a
+// path and query echoed whole become one "***".
+func redact(text string, c storedChannel) string {
+	if text == "" {
 		return ""
 	}
-	secrets := []string{c.Secret, c.Address}
-	if u, err := url.Parse(c.Address); err == nil && c.Type != Email {
-		for _, vs := range u.Query() {
-			secrets = append(secrets, vs...)
+	parts := redactions(c)
+	for _, s := range parts {
+		if strings.Contains(text, s) {
+			text = strings.ReplaceAll(text, s, masked)
 		}
-		for _, seg := range strings.Split(u.Path, "/") {
-			if len(seg) >= 16 {
-				secrets = append(secrets, seg)
+	}
+	return text
+}
+
+// minRedacted is the shortest text redact masks: a shorter part of an
+// address ("/", "a=1") is no secret, and masking it would garble replies.
+const minRedacted = 4
+
+// minSegment is the shortest path segment redact masks on its own: a long
+// segment is likely a token; a short one ("hooks", "v2") is likely not, and
+// the path as a whole is masked anyway.
+const minSegment = 16
+
+// redactions are the texts redact masks for c, longest first.
+func redactions(c storedChannel) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(s string) {
+		if len(s) >= minRedacted && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	// spell adds s as written, decoded and encoded.
+	spell := func(s string) {
+		if len(s) < minRedacted {
+			return
+		}
+		forms := []string{s}
+		if d, err := url.PathUnescape(s); err == nil {
+			forms = append(forms, d)
+		}
+		if d, err := url.QueryUnescape(s); err == nil {
+			forms = append(forms, d)
+		}
+		for _, f := range forms[:len(forms):len(forms)] {
+			forms = append(forms, url.QueryEscape(f), url.PathEscape(f))
+		}
+		for _, f := range forms {
+			add(f)
+			if strings.Contains(f, "%") {
+				add(lowerHex(f))
+				add(upperHex(f))
 			}
 		}
 	}
-	for _, s := range secrets {
-		if len(s) >= 4 {
-			body = strings.ReplaceAll(body, s, masked)
+	spell(c.Secret)
+	u, err := url.Parse(c.Address)
+	switch {
+	case c.Type == Email || err != nil || u.Host == "":
+		spell(c.Address)
+	case c.Type == Webhook:
+		// As MaskAddress shows a webhook: everything after the host.
+		spell(c.Address)
+		spell(requestURI(c.Address))
+		spell(u.RawQuery)
+		spell(u.EscapedPath())
+		for seg := range strings.SplitSeq(u.EscapedPath(), "/") {
+			if len(seg) >= minSegment {
+				spell(seg)
+			}
+		}
+		fallthrough
+	default:
+		// As MaskAddress shows a robot: its query's values, the key or
+		// access_token among them; the path is the protocol's.
+		for p := range strings.SplitSeq(u.RawQuery, "&") {
+			_, v, _ := strings.Cut(p, "=")
+			spell(v)
 		}
 	}
-	return body
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// requestURI is the path and query of a URL as written: what follows its
+// host.
+func requestURI(address string) string {
+	_, rest, ok := strings.Cut(address, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		return rest[i:]
+	}
+	return ""
+}
+
+// lowerHex and upperHex write the hex digits of s's percent-escapes in one
+// case: "%2B" and "%2b" are the same byte.
+func lowerHex(s string) string { return caseHex(s, unicode.ToLower) }
+func upperHex(s string) string { return caseHex(s, unicode.ToUpper) }
+
+func caseHex(s string, to func(rune) rune) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = byte(to(rune(b[i+1]))), byte(to(rune(b[i+2])))
+			i += 2
+		}
+	}
+	return string(b)
 }
 
 // Recorded keeps the channel's failure clock in the transaction that

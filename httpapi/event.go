@@ -119,6 +119,8 @@ var channelAdminOnly = ErrorDoc{Name: "ChannelAdminForbidden", Key: KeyForbidden
 
 var deliveryMissing = ErrorDoc{Name: "DeliveryNotFound", Key: KeyNotFound, When: "No delivery with this id in the caller's tenant: it never was, was purged after the retention, or belongs to another tenant."}
 
+var resendThrottled = ErrorDoc{Name: "ResendThrottled", Key: KeyTooManyRequests, When: "The tenant asked for as many resends and recovers, together, this minute as allowed (20 by default; the host may set another number): each reaches the receiver again. Retry after Retry-After seconds."}
+
 var channelIsDisabled = ErrorDoc{Key: KeyChannelDisabled, When: "The channel is disabled: it gets no deliveries until an admin enables it again (PATCH /event/channel/{id}/enable)."}
 
 const exampleChannel = `{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": ["task.*"], "disabledReason": "", "disabledDate": null}`
@@ -136,7 +138,7 @@ var listEventTypesDoc = &Doc{
 var listAllEventChannelsDoc = &Doc{
 	Tag:         "event",
 	Summary:     "List every channel",
-	Description: "Lists the caller's tenant's channels of every type, in id order, with their state: enabled, the events they subscribe to ([] means every event), and for a disabled channel why and when it was disabled. Every user of the tenant may list them; a user who is not an admin (unless the host's channel.Authorizer lets them see addresses) gets addresses masked, as GET /event/channel/type/{channelType} does. Query parameters are 400.",
+	Description: "Lists the caller's tenant's channels of every type, in id order, with their state: enabled, the events they subscribe to ([] means every event), and for a disabled channel why and when it was disabled. Every user of the tenant may list them; a user who is not an admin (unless the host's channel.Authorizer lets them see addresses) gets addresses masked, and every URL a disabledReason quotes, as GET /event/channel/type/{channelType} does. Query parameters are 400.",
 	OK:          "OK. data is the list; [] if there are none.",
 	Example:     Example{Data: raw(`[` + exampleChannel + `]`)},
 }
@@ -192,9 +194,9 @@ var countEventDeliveriesHourlyDoc = &Doc{
 var recoverEventDeliveriesDoc = &Doc{
 	Tag:         "event",
 	Summary:     "Queue failed deliveries again",
-	Description: "Queues again the caller's tenant's channel's FAILED deliveries created at or after since, each with the whole retry schedule, first attempt now, and answers how many. The receiver gets each event with its original webhook-id, so it can drop one it had already taken.",
+	Description: "Queues again the caller's tenant's channel's FAILED deliveries created at or after since, each with the whole retry schedule, first attempt now, and answers how many. The receiver gets each event with its original webhook-id, so it can drop one it had already taken. A recover counts one against the tenant's resends and recovers, at most 20 a minute together by default (the host may set another number).",
 	OK:          "OK. data says how many deliveries were queued again.",
-	Errors:      []ErrorDoc{{Key: KeyValidation}, channelAdminOnly, channelMissing, channelIsDisabled},
+	Errors:      []ErrorDoc{{Key: KeyValidation}, channelAdminOnly, channelMissing, channelIsDisabled, resendThrottled},
 	Example:     Example{Data: raw(`{"count": 12}`)},
 	Params: []Param{
 		channelIDParam,
@@ -205,7 +207,7 @@ var recoverEventDeliveriesDoc = &Doc{
 var listEventAttemptsDoc = &Doc{
 	Tag:         "event",
 	Summary:     "List a delivery's attempts",
-	Description: "Every attempt of the caller's tenant's delivery id, oldest first: when it started, how long it took, the HTTP status of the reply (0 without one), why it failed, and the first KiB of the reply (valid UTF-8; what the channel's address and secret hold is masked). An attempt whose worker died before it ended has no row: its number is skipped.",
+	Description: "Every attempt of the caller's tenant's delivery id, oldest first: when it started, how long it took, the HTTP status of the reply (0 without one), why it failed, and the first KiB of the reply (valid UTF-8; what the channel's address and secret hold is masked, in every spelling: as written, percent-decoded and percent-encoded). An attempt whose worker died before it ended has no row: its number is skipped. The newest " + strconv.Itoa(channel.MaxAttemptsKept) + " attempts of a delivery are kept (only resends make more): the oldest go as new ones are recorded.",
 	OK:          "OK. data is the list.",
 	Errors:      []ErrorDoc{channelAdminOnly, deliveryMissing},
 	Example:     Example{Data: raw(`[{"attemptNo": 1, "startedDate": "2026-11-23T10:00:00Z", "durationMs": 41, "statusCode": 500, "error": "the webhook answered 500 Internal Server Error", "response": "oops"}, {"attemptNo": 2, "startedDate": "2026-11-23T10:00:05Z", "durationMs": 12, "statusCode": 200, "error": "", "response": "ok"}]`)},
@@ -215,9 +217,9 @@ var listEventAttemptsDoc = &Doc{
 var resendEventDeliveryDoc = &Doc{
 	Tag:         "event",
 	Summary:     "Resend a delivery",
-	Description: "Makes one more attempt of the caller's tenant's delivery id due now, whatever its status: a finished delivery ends again if this attempt fails; a pending one keeps its place in the schedule. The event goes with its original webhook-id.",
+	Description: "Makes one more attempt of the caller's tenant's delivery id due now, whatever its status: a finished delivery ends again if this attempt fails; a pending one keeps its place in the schedule. The event goes with its original webhook-id. Each tenant may resend and recover at most 20 times a minute together by default (the host may set another number); a delivery's log keeps its newest " + strconv.Itoa(channel.MaxAttemptsKept) + " attempts, older ones are deleted as new ones are recorded.",
 	OK:          "OK. data is the delivery, due now.",
-	Errors:      []ErrorDoc{channelAdminOnly, deliveryMissing, channelIsDisabled},
+	Errors:      []ErrorDoc{channelAdminOnly, deliveryMissing, channelIsDisabled, resendThrottled},
 	Example:     Example{Data: raw(`{"id": 9001, "channelId": 42, "eventId": "msg_2p7kq0xtzcmsjxqwwyq4nukd3f", "eventType": "task.trashed", "status": "PENDING", "attempts": 3, "nextAttemptDate": "2026-11-23T11:00:00Z", "lastStatusCode": 500, "lastError": "the webhook answered 500 Internal Server Error", "createdDate": "2026-11-23T10:00:00Z", "finishedDate": null}`)},
 	Params:      []Param{deliveryIDParam},
 }

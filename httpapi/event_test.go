@@ -2,9 +2,16 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
@@ -40,6 +47,17 @@ func disabledWithDelivery(t *testing.T, e *env) {
 	published(t, e)
 	if _, err := e.ch.reg.Disable(t.Context(), alice, e.fx.channel.ID); err != nil {
 		t.Fatalf("disable: %v", err)
+	}
+}
+
+// resendsUsed is published, and the delivery resent as often as the
+// tenant may this minute (setup's ResendsPerMinute).
+func resendsUsed(t *testing.T, e *env) {
+	published(t, e)
+	for range resendsPerMinute {
+		if _, err := e.ch.reg.Resend(t.Context(), alice, e.fx.delivery); err != nil {
+			t.Fatalf("resend: %v", err)
+		}
 	}
 }
 
@@ -225,6 +243,8 @@ func init() {
 				token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
 			{name: "recover disabled", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover" + since), prepare: disabledWithDelivery,
 				token: "bob", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyChannelDisabled},
+			{name: "recover throttled", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover" + since), prepare: resendsUsed,
+				token: "bob", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyTooManyRequests},
 		},
 		eventIDCases("recoverEventDeliveries", http.MethodPost, http.MethodGet, onChannel("/recover"+since), storedWebhook),
 
@@ -250,6 +270,8 @@ func init() {
 				}},
 			{name: "resend disabled", op: "resendEventDelivery", method: http.MethodPost, target: deliveryOp("/resend"), prepare: disabledWithDelivery,
 				token: "bob", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyChannelDisabled},
+			{name: "resend throttled", op: "resendEventDelivery", method: http.MethodPost, target: deliveryOp("/resend"), prepare: resendsUsed,
+				token: "bob", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyTooManyRequests},
 		},
 		eventIDCases("resendEventDelivery", http.MethodPost, http.MethodDelete, onDelivery("/resend"), published),
 	)
@@ -268,4 +290,90 @@ func TestAmbiguousChannelPaths(t *testing.T) {
 	// the lists of types "enable" and "recover": GET only.
 	e.call(t, http.MethodPatch, eventChannelPath+"/type/enable", "alice", "").wantError(t, http.StatusMethodNotAllowed, httpapi.KeyMethodNotAllowed, "")
 	e.call(t, http.MethodPost, eventChannelPath+"/type/recover?since=2026-01-01T00:00:00Z", "alice", "").wantError(t, http.StatusMethodNotAllowed, httpapi.KeyMethodNotAllowed, "")
+}
+
+// A burst of resends gets 429 with Retry-After past the tenant's limit, and
+// a second server over the same database (another replica) shares it.
+func TestResendThrottle(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		cfg := channel.Config{AllowPrivateNetworks: true, ResendsPerMinute: 3}
+		e := newChannelEnv(t, db, cfg)
+		other := newChannelEnv(t, db, cfg)
+		hook := newReceiver(t, http.StatusInternalServerError, "")
+		added, err := e.host.reg.Add(t.Context(), alice, channel.Input{Type: "WEBHOOK", Name: "hook", Address: hook.url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.host.reg.Publish(t.Context(), db, alice.TenantID, deskkit.Event{
+			Type: channel.EventChannelDisabled, Title: "A channel was disabled",
+			Data: map[string]any{"channelId": 1, "name": "x", "reason": "test", "actor": nil},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		page, err := e.host.reg.Deliveries(t.Context(), alice, added.ID, "", 1, 10)
+		if err != nil || len(page.List) != 1 {
+			t.Fatalf("deliveries: %+v, %v", page, err)
+		}
+		target := httpapi.Prefix + "/event/delivery/" + strconv.FormatInt(page.List[0].ID, 10) + "/resend"
+
+		// 10 at once, through both servers.
+		type result struct {
+			status     int
+			retryAfter string
+		}
+		results := make([]result, 10)
+		var wg sync.WaitGroup
+		for i := range results {
+			srv := e.url
+			if i%2 == 1 {
+				srv = other.url
+			}
+			wg.Go(func() {
+				req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv+target, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				req.Header.Set("Authorization", "Bearer alice")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				results[i] = result{resp.StatusCode, resp.Header.Get("Retry-After")}
+			})
+		}
+		wg.Wait()
+		var ok, refused int
+		for _, r := range results {
+			switch {
+			case r.status == http.StatusOK:
+				ok++
+			case r.status == http.StatusTooManyRequests && r.retryAfter == "60":
+				refused++
+			default:
+				t.Errorf("a resend answered %d, Retry-After %q", r.status, r.retryAfter)
+			}
+		}
+		if ok != 3 || refused != 7 {
+			t.Fatalf("a burst of 10 resends over two servers: %d answered 200, %d 429; want 3 and 7", ok, refused)
+		}
+
+		// Recover shares the limit; the wait is what is left of the
+		// minute, on either server.
+		e.host.clock.Advance(25 * time.Second)
+		other.host.clock.Advance(25 * time.Second)
+		a := other.call(t, http.MethodPost, eventChannelPath+"/"+strconv.FormatInt(added.ID, 10)+"/recover?since=2026-01-01T00:00:00Z", "alice", "")
+		a.wantError(t, http.StatusTooManyRequests, httpapi.KeyTooManyRequests, "")
+		a.wantRetryAfter(t, 35*time.Second)
+		if !strings.Contains(a.msg, "at most 3 resends and recovers a minute per tenant") {
+			t.Errorf("the 429's msg %q does not say the limit", a.msg)
+		}
+
+		// After the minute, resends pass again.
+		e.host.clock.Advance(35 * time.Second)
+		e.call(t, http.MethodPost, target, "alice", "").wantOK(t, &channel.Delivery{})
+	})
 }

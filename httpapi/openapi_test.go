@@ -222,7 +222,7 @@ func setup(t *testing.T) *env {
 		bobTask: add(bob, trash.NewEntry{ProjectID: 10, TargetType: trash.TargetTask, TargetID: 300, TargetName: "Bob's task", CreatedBy: bob.UserID}),
 	}
 	e.vh = newVerifyHost(t, db)
-	e.ch = newChannelHost(t, db, channel.Config{AllowPrivateNetworks: true, TestsPerMinute: 2, Authorizer: allButDave{}})
+	e.ch = newChannelHost(t, db, channel.Config{AllowPrivateNetworks: true, TestsPerMinute: 2, ResendsPerMinute: resendsPerMinute, Authorizer: allButDave{}})
 
 	e.srv, err = httpapi.New(&httpapi.Config{
 		Authenticator: &fakeAuthenticator{AuthenticateFn: func(_ context.Context, token string) (deskkit.Principal, error) {
@@ -1063,6 +1063,9 @@ var verifyResponseCases = []responseCase{
 		body:  fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "123456"}`),
 		token: "bob", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
 }
+
+// resendsPerMinute is the resend throttle of setup's registry.
+const resendsPerMinute = 2
 
 // TestOpenAPIResponses sends real requests and checks every answer against
 // the document; it then checks that every documented response of every

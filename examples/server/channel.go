@@ -23,6 +23,7 @@ import (
 const (
 	envChannelAllowPrivate   = "DESKKIT_CHANNEL_ALLOW_PRIVATE_NETWORKS"
 	envChannelTestsPerMin    = "DESKKIT_CHANNEL_TESTS_PER_MINUTE"
+	envChannelResendsPerMin  = "DESKKIT_CHANNEL_RESENDS_PER_MINUTE"
 	envChannelTimeout        = "DESKKIT_CHANNEL_TIMEOUT"
 	envEventRetrySchedule    = "DESKKIT_EVENT_RETRY_SCHEDULE"
 	envEventDisableAfter     = "DESKKIT_EVENT_DISABLE_AFTER"
@@ -37,7 +38,10 @@ type channelConfig struct {
 	// development and tests only (a webhook sink on localhost).
 	allowPrivate   bool
 	testsPerMinute int
-	timeout        time.Duration
+	// resendsPerMinute throttles resends and recovers, together, per
+	// tenant.
+	resendsPerMinute int
+	timeout          time.Duration
 	// The delivery of events; the registry's defaults where zero.
 	retrySchedule      []time.Duration
 	disableAfter       time.Duration
@@ -53,6 +57,9 @@ func addChannelFlags(fs *flagSet, cfg *channelConfig) {
 	fs.Var(countFlag{&cfg.testsPerMinute}, "channel-tests-per-minute",
 		"test messages one tenant may send in a minute; 0 means "+strconv.Itoa(channel.DefaultTestLimit))
 	fs.fromEnv("channel-tests-per-minute", envChannelTestsPerMin)
+	fs.Var(countFlag{&cfg.resendsPerMinute}, "channel-resends-per-minute",
+		"resends and recovers of deliveries one tenant may ask for in a minute, together; 0 means "+strconv.Itoa(channel.DefaultResendLimit))
+	fs.fromEnv("channel-resends-per-minute", envChannelResendsPerMin)
 	fs.Var(durationFlag{&cfg.timeout}, "channel-timeout", "bound of one channel message, dial to reply; 0 means "+channel.DefaultTimeout.String())
 	fs.fromEnv("channel-timeout", envChannelTimeout)
 	fs.Var(scheduleFlag{&cfg.retrySchedule}, "event-retry-schedule",
@@ -112,13 +119,15 @@ func formatSchedule(s []time.Duration) string {
 // describe is the log line's view of cfg.
 func (cfg channelConfig) describe() []any {
 	perMinute := cmp.Or(cfg.testsPerMinute, channel.DefaultTestLimit)
+	resends := cmp.Or(cfg.resendsPerMinute, channel.DefaultResendLimit)
 	timeout := cmp.Or(cfg.timeout, channel.DefaultTimeout)
 	schedule := cfg.retrySchedule
 	if schedule == nil {
 		schedule = channel.DefaultRetrySchedule()
 	}
 	return []any{
-		slog.Bool("allowPrivateNetworks", cfg.allowPrivate), slog.Int("testsPerMinute", perMinute), slog.String("timeout", timeout.String()),
+		slog.Bool("allowPrivateNetworks", cfg.allowPrivate), slog.Int("testsPerMinute", perMinute),
+		slog.Int("resendsPerMinute", resends), slog.String("timeout", timeout.String()),
 		slog.String("retrySchedule", formatSchedule(schedule)),
 		slog.String("disableAfter", cmp.Or(cfg.disableAfter, channel.DefaultDisableAfter).String()),
 		slog.Int("disableMinFailures", cmp.Or(cfg.disableMinFailures, channel.DefaultDisableMinFailures)),
@@ -144,6 +153,7 @@ func newChannels(db *bun.DB, secret []byte, cfg appConfig) (*channel.ChannelRegi
 	return channel.New(db, secret, mail, &channel.Config{
 		PreviousSecret:       cfg.Verify.previous,
 		TestsPerMinute:       cfg.Channel.testsPerMinute,
+		ResendsPerMinute:     cfg.Channel.resendsPerMinute,
 		AllowPrivateNetworks: cfg.Channel.allowPrivate,
 		Timeout:              cfg.Channel.timeout,
 		RetrySchedule:        cfg.Channel.retrySchedule,

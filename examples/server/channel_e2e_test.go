@@ -308,3 +308,36 @@ func TestChannelsGuardedByDefault(t *testing.T) {
 		t.Errorf("the receiver on loopback got %d requests", len(recv.reqs))
 	}
 }
+
+// -channel-resends-per-minute (here through its variable) reaches the
+// registry: past it, a resend or recover is 429 with Retry-After.
+func TestResendsPerMinuteSetting(t *testing.T) {
+	eachURL(t, func(t *testing.T, rawURL string) {
+		recv := startSink(t)
+		base, _ := startServer(t, map[string]string{
+			envDatabaseURL: rawURL, envChannelAllowPrivate: "true", envChannelResendsPerMin: "2",
+		})
+		ann, _ := issue(t, rawURL, "-tenant", "acme", "-username", "ann", "-admin")
+		var hook struct{ ID int64 }
+		ok(t, base, ann, http.MethodPost, "/api/v1/event/channel", map[string]any{"channelType": "WEBHOOK", "name": "ops", "address": recv.URL + "/hook"}, &hook)
+		recoverPath := "/api/v1/event/channel/" + strconv.FormatInt(hook.ID, 10) + "/recover?since=2026-01-01T00:00:00Z"
+		for range 2 {
+			ok(t, base, ann, http.MethodPost, recoverPath, nil, nil)
+		}
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+recoverPath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+ann)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if ra, _ := strconv.Atoi(resp.Header.Get("Retry-After")); resp.StatusCode != http.StatusTooManyRequests || ra < 1 || ra > 60 ||
+			!strings.Contains(string(body), "at most 2 resends and recovers a minute") {
+			t.Errorf("the 3rd recover: %d, Retry-After %q, %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	})
+}

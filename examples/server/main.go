@@ -20,7 +20,8 @@
 //	       [-twilio-account-sid SID] [-twilio-from FROM] [-twilio-base-url URL]
 //	       [-code-ttl DURATION] [-resend-interval DURATION] [-sends-per-hour N]
 //	       [-sends-per-day N] [-failures-per-day N] [-dev-log-codes]
-//	       [-channel-allow-private-networks] [-channel-tests-per-minute N] [-channel-timeout DURATION]
+//	       [-channel-allow-private-networks] [-channel-tests-per-minute N]
+//	       [-channel-resends-per-minute N] [-channel-timeout DURATION]
 //	       [-event-retry-schedule D,D,...] [-event-disable-after DURATION]
 //	       [-event-disable-min-failures N] [-event-log-retention DURATION]
 //	       [-metrics-addr ADDR [-pprof]]
@@ -74,6 +75,9 @@
 //	                                                     and private networks (metadata stays blocked)
 //	-channel-tests-per-minute
 //	                       DESKKIT_CHANNEL_TESTS_PER_MINUTE  test messages per tenant per minute (20)
+//	-channel-resends-per-minute
+//	                       DESKKIT_CHANNEL_RESENDS_PER_MINUTE  resends and recovers of deliveries per tenant
+//	                                                     per minute, together (20)
 //	-channel-timeout       DESKKIT_CHANNEL_TIMEOUT       bound of one channel message, dial to reply (10s)
 //	-event-retry-schedule  DESKKIT_EVENT_RETRY_SCHEDULE  delays before each attempt of an event's delivery,
 //	                                                     comma-separated Go durations (0,5s,5m,30m,2h,5h,10h,10h)

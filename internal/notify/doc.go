@@ -28,7 +28,8 @@
 //
 // Every request goes through a *safehttp.Client, the SSRF guard: no
 // proxy, no redirect followed (a 3xx is a failure that says where it
-// pointed), at most 64 KiB of a reply read, one deadline for it all.
+// pointed, masked by MaskURL: the scheme and host, never the path or
+// query), at most 64 KiB of a reply read, one deadline for it all.
 //
 // # Errors
 //

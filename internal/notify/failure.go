@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -113,16 +114,16 @@ func clean(s string, limit int) string {
 }
 
 // statusFailure is the failure of a non-2xx reply from who ("the
-// webhook", "WeCom").
-func (s *Sender) statusFailure(who string, r *safehttp.Reply) *Failure {
+// webhook", "WeCom") to a request to u.
+func (s *Sender) statusFailure(who string, u *url.URL, r *safehttp.Reply) *Failure {
 	f := &Failure{Status: r.Status}
 	if r.Status >= 300 && r.Status < 400 {
 		// A redirect is never followed: it could lead the request past
 		// the guard's decision about the address the user gave, and the
 		// user should store the final URL instead.
 		where := ""
-		if loc := clean(r.Header.Get("Location"), maxLocationRunes); loc != "" {
-			where = " to " + loc
+		if loc := strings.TrimSpace(r.Header.Get("Location")); loc != "" {
+			where = " to " + clean(maskLocation(u, loc), maxLocationRunes)
 		}
 		f.Reason = fmt.Sprintf("%s answered a redirect (%d%s), which is not followed: use the final URL", who, r.Status, where)
 		return f
@@ -133,6 +134,38 @@ func (s *Sender) statusFailure(who string, r *safehttp.Reply) *Failure {
 		f.RetryAfter = retryAfter(r.Header.Get("Retry-After"), s.now())
 	}
 	return f
+}
+
+// Masked is what a masked part of a URL shows.
+const Masked = "***"
+
+// MaskURL is a URL as deskkit shows one that may carry a token in its path
+// or query (a webhook's address, where a redirect points): its scheme and
+// host, with the port, followed by "/***" whatever the path and query were
+// (https://hooks.example.com/***); "***" for text that is not an absolute
+// URL. channel.MaskAddress shows webhooks so.
+func MaskURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return Masked
+	}
+	return u.Scheme + "://" + u.Host + "/" + Masked
+}
+
+// maskLocation is a redirect's Location as a failure quotes it: resolved
+// against the request's URL u, and masked as MaskURL masks (a Location may
+// carry a token, as the address may, and the reason is shown to whoever
+// sees the address masked). Where the redirect goes is still told: the
+// scheme and host, which is what a redirect usually changes.
+func maskLocation(u *url.URL, loc string) string {
+	l, err := url.Parse(loc)
+	if err != nil {
+		return Masked
+	}
+	if u != nil {
+		l = u.ResolveReference(l)
+	}
+	return MaskURL(l.String())
 }
 
 // statusText is "410 Gone", or the bare number for a status without a

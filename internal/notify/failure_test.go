@@ -59,7 +59,21 @@ func TestHTTPFailures(t *testing.T) {
 			}
 		},
 		want: func(k httpKind, target string) *notify.Failure {
-			return &notify.Failure{Status: 302, Reason: k.who + " answered a redirect (302 to " + target + "/elsewhere), which is not followed: use the final URL"}
+			return &notify.Failure{Status: 302, Reason: k.who + " answered a redirect (302 to " + target + "/***), which is not followed: use the final URL"}
+		},
+	}, {
+		// The Location's path and query may carry a token, as the
+		// address's may: the reason shows them masked, as a non-admin
+		// sees the address.
+		name: "308 to a URL with a token",
+		handler: func(target string) func(http.ResponseWriter, *http.Request, <-chan struct{}) {
+			return func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) {
+				w.Header().Set("Location", target+"/moved/t0k3n12345?sig=abc%2Bdef")
+				w.WriteHeader(http.StatusPermanentRedirect)
+			}
+		},
+		want: func(k httpKind, target string) *notify.Failure {
+			return &notify.Failure{Status: 308, Reason: k.who + " answered a redirect (308 to " + target + "/***), which is not followed: use the final URL"}
 		},
 	}, {
 		name: "308 without Location",
@@ -341,4 +355,37 @@ type failingResolver struct{}
 
 func (failingResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
 	return nil, &net.DNSError{Err: "server misbehaving", Name: host, IsTemporary: true}
+}
+
+// A relative Location is resolved against the request's URL before it is
+// masked: the reason says which scheme and host, never the path or the
+// query, which may carry a token.
+func TestRedirectRelativeLocation(t *testing.T) {
+	far := startFarEnd(t, func(w http.ResponseWriter, _ *http.Request, _ <-chan struct{}) {
+		w.Header().Set("Location", "/moved/t0k3n12345?sig=abc%2Bdef")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	})
+	err := newSender(t).Send(context.Background(), notify.Target{Kind: notify.KindWebhook, Name: "ops", Address: far.URL + "/hook?token=s3cr3t", Secret: httpKinds[0].secret(t)}, message())
+	f := asFailure(t, err)
+	want := "the webhook answered a redirect (307 to " + far.URL + "/***), which is not followed: use the final URL"
+	if f == nil || f.Reason != want {
+		t.Fatalf("Send = %#v, want the reason %q", f, want)
+	}
+}
+
+func TestMaskURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://moved.invalid/moved/t0k3n12345?sig=abc%2Bdef": "https://moved.invalid/***",
+		"http://127.0.0.1:8080":                                "http://127.0.0.1:8080/***",
+		"https://user:pass@host.example/x":                     "https://host.example/***",
+		"HTTPS://Host.Example:443/":                            "https://Host.Example:443/***",
+		"/relative/t0k3n":                                      "***",
+		"not a url at all":                                     "***",
+		"http://[::1]:99/x?y=z":                                "http://[::1]:99/***",
+		"https://h.example/%zz":                                "***",
+	} {
+		if got := notify.MaskURL(in); got != want {
+			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

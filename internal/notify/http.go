@@ -32,7 +32,7 @@ func (s *Sender) post(ctx context.Context, who string, u *url.URL, h http.Header
 		return nil, transportFailure(err, time.Since(start))
 	}
 	if r.Status < 200 || r.Status > 299 {
-		return r, s.statusFailure(who, r)
+		return r, s.statusFailure(who, u, r)
 	}
 	return r, nil
 }

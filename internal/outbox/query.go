@@ -162,6 +162,29 @@ func Attempts(ctx context.Context, db bun.IDB, tenantID, deliveryID int64) ([]At
 	return out, nil
 }
 
+// MaxAttemptsKept is how many attempts of one delivery the log keeps: the
+// newest. Twice the longest schedule CheckSchedule allows, so that a
+// delivery's schedule run twice (a Recover) is kept whole; only resends
+// go past it.
+const MaxAttemptsKept = 100
+
+// trimAttempts deletes, through tx, the attempts of delivery id that fall
+// out of the newest MaxAttemptsKept once attempt number attempt is
+// recorded. It costs nothing (no statement) until a delivery has that
+// many attempts.
+func trimAttempts(ctx context.Context, tx bun.IDB, id int64, attempt int) error {
+	if attempt <= MaxAttemptsKept {
+		return nil
+	}
+	_, err := tx.NewDelete().Table("deskkit_outbox_attempts").
+		Where("delivery_id = ? AND attempt_no <= ?", id, attempt-MaxAttemptsKept).
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("trim attempts: %w", err)
+	}
+	return nil
+}
+
 // Resend makes the tenant's delivery id due now for one more attempt,
 // whatever its status: a finished one gets the schedule's last step, so
 // that it ends again if this attempt fails; a pending one keeps its place

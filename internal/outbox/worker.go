@@ -645,6 +645,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?)`, d.ID, d.Attempt, started.UnixMilli(), took.Millis
 			nullInt(o.StatusCode), nullString(o.Error), nullString(o.Response)).Exec(ctx); err != nil {
 			return err
 		}
+		if err := trimAttempts(ctx, tx, d.ID, d.Attempt); err != nil {
+			return err
+		}
 		return w.cfg.Handler.Recorded(ctx, tx, d, o)
 	})
 }
