@@ -457,3 +457,36 @@ func TestBindWithCheckedCodeAndSecret(t *testing.T) {
 		}
 	})
 }
+
+// TestBindPairWithSecretOfBefore: a link secret won before secrets kept the
+// hash of their code (code_hash NULL, as the migration leaves them) cannot
+// tell which code it belongs to: in a pair it is refused and not spent,
+// and alone it still binds.
+func TestBindPairWithSecretOfBefore(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		code := f.sendSMS(t, f.carl, verify.BindMobile, newMobile)
+		link, err := f.checkSMS(f.carl, verify.BindMobile, newMobile, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewUpdate().Table("deskkit_verify_links").Set("code_hash = NULL").Where("user_id = ?", f.carl.UserID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		bind := func(code string) error {
+			_, err := f.v.ChangeMobile(ctx, f.carl, verify.MobileChange{BizKey: verify.BindMobile, Mobile: newMobile, Country: "CN", Code: code, LinkSecret: link.Secret})
+			return err
+		}
+		var ie *deskkit.InputError
+		if err := bind(code); !errors.As(err, &ie) || ie.Field != "linkSecret" {
+			t.Errorf("a pair with a secret of before: %v, want an input error on linkSecret", err)
+		}
+		if err := bind(""); err != nil {
+			t.Errorf("the secret of before alone: %v", err)
+		}
+		if m := f.dir.Get(f.carl.UserID).Mobile; m != newMobile {
+			t.Errorf("Carl's number %q, want %s", m, newMobile)
+		}
+	})
+}
