@@ -171,8 +171,13 @@ func (e *env) recorded() []string {
 // document the server serves.
 func setup(t *testing.T) *env {
 	t.Helper()
+	return setupOn(t, dbtest.OpenSQLite(t))
+}
+
+// setupOn is setup over db, for tests that run on every backend.
+func setupOn(t *testing.T, db *bun.DB) *env {
+	t.Helper()
 	ctx := t.Context()
-	db := dbtest.OpenSQLite(t)
 	if err := trash.Migrate(ctx, db); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}

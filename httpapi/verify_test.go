@@ -20,6 +20,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/clocktest"
+	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/verify"
 	"github.com/deskkit/deskkit/verify/verifytest"
 )
@@ -963,4 +964,86 @@ func TestVerifyCheckUnencodedPlus(t *testing.T) {
 	if !strings.HasPrefix(link.Secret, "dkl_") {
 		t.Errorf("link secret %q", link.Secret)
 	}
+}
+
+// TestVerifyBindWithCheckedCodeAndSecret is fault 8 of issue 19 over HTTP,
+// on both databases: after GET .../check answered a linkSecret, the PATCH
+// that carries both that linkSecret and the same verificationCode (the
+// natural body: the source system's has both fields) answered 400
+// "linkSecret must be empty when verificationCode is given". It binds now;
+// a pair that does not belong together is 400 naming linkSecret and
+// changes nothing, and a replay is refused.
+func TestVerifyBindWithCheckedCodeAndSecret(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		e := setupOn(t, db)
+		for _, tc := range []struct {
+			kind    verify.Kind
+			address string
+			send    func() string
+			check   func(code string) string // the GET target
+			body    func(code, secret string) string
+			current func() string
+		}{
+			{
+				kind: verify.KindSMS, address: freeMobile,
+				send:  func() string { return e.vh.sendSMS(t, carol, verify.BindMobile, freeMobile) },
+				check: func(code string) string { return smsCheckTarget("BIND_MOBILE", "13700137000", code) },
+				body: func(code, secret string) string {
+					return jsonOf(t, map[string]any{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "itc": 86, "verificationCode": code, "linkSecret": secret})
+				},
+				current: func() string { return e.vh.dir.Get(carol.UserID).Mobile },
+			},
+			{
+				kind: verify.KindEmail, address: freeEmail,
+				send:  func() string { return e.vh.sendEmail(t, carol, verify.BindEmail, freeEmail) },
+				check: func(code string) string { return mailCheckTarget("BIND_EMAIL", " new@EXAMPLE.com", code) },
+				body: func(code, secret string) string {
+					return jsonOf(t, map[string]any{"bizKey": "BIND_EMAIL", "email": freeEmail, "verificationCode": code, "linkSecret": secret})
+				},
+				current: func() string { return e.vh.dir.Get(carol.UserID).Email },
+			},
+		} {
+			t.Run(string(tc.kind), func(t *testing.T) {
+				path := map[verify.Kind]string{verify.KindSMS: mobilePath, verify.KindEmail: emailPath}[tc.kind]
+				code := tc.send()
+				var link verify.Link
+				e.call(t, http.MethodGet, tc.check(code), "carol", "").wantOK(t, &link)
+
+				// Pairs that are not of that check: 400 on linkSecret, the
+				// rule in msg, nothing changed and nothing spent.
+				for _, bad := range []struct{ name, code, secret string }{
+					{"another code", wrongCode(code), link.Secret},
+					{"an unknown secret", code, "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"},
+				} {
+					a := e.call(t, http.MethodPatch, path, "carol", tc.body(bad.code, bad.secret))
+					a.wantError(t, 400, httpapi.KeyValidation, "linkSecret")
+					if !strings.Contains(a.msg, "checking this verificationCode") {
+						t.Errorf("%s: msg %q does not give the rule", bad.name, a.msg)
+					}
+					if got := tc.current(); got != "" {
+						t.Fatalf("%s: carol's address changed to %s", bad.name, got)
+					}
+				}
+
+				// The natural request: the check's code and its secret.
+				var d verify.Detail
+				e.call(t, http.MethodPatch, path, "carol", tc.body(code, link.Secret)).wantOK(t, &d)
+				if got := tc.current(); got != tc.address {
+					t.Errorf("carol's address %q, want %s", got, tc.address)
+				}
+				if (tc.kind == verify.KindSMS && (d.Mobile != freeMobile || d.ITC != 86)) || (tc.kind == verify.KindEmail && d.Email != freeEmail) {
+					t.Errorf("detail %+v, want %s", d, tc.address)
+				}
+
+				// Replayed: carol has the address now; and once it is gone
+				// again, the secret is spent.
+				e.call(t, http.MethodPatch, path, "carol", tc.body(code, link.Secret)).wantError(t, 409, httpapi.KeyAlreadyBound, "")
+				e.vh.dir.SetAddress(carol.UserID, tc.kind, "")
+				e.call(t, http.MethodPatch, path, "carol", tc.body(code, link.Secret)).wantError(t, 400, httpapi.KeyValidation, "linkSecret")
+				if got := tc.current(); got != "" {
+					t.Errorf("carol's address after the replays: %q", got)
+				}
+			})
+		}
+	})
 }

@@ -506,7 +506,7 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 		if wrong, err = v.consume(ctx, tx, u, k, b, address, code); err != nil || wrong != nil {
 			return err // a wrong code commits: its attempt and failure count
 		}
-		link, err = v.newLink(ctx, tx, u, k, b, address)
+		link, err = v.newLink(ctx, tx, u, k, b, address, v.hashCode(v.codeKeys[0], u, k, b, address, code))
 		return err
 	})
 	if err != nil {
@@ -606,7 +606,7 @@ func (e *codeUsed) Unwrap() error { return ErrCodeMissing }
 func (e *codeUsed) ClientMessage() string {
 	if e.bind {
 		return "the code sent for this bizKey and address was already used by a check: " +
-			"change the address with the linkSecret that check answered, instead of verificationCode, or request a new code"
+			"change the address with the linkSecret that check answered (alone, or with this verificationCode), or request a new code"
 	}
 	return "the code sent for this bizKey and address was already used: request a new code"
 }
@@ -632,8 +632,11 @@ func (e *wrongCode) ClientMessage() string {
 // place is recognisable.
 const linkPrefix = "dkl_"
 
-// newLink stores a new link secret for what was just proved and returns it.
-func (v *Verifier) newLink(ctx context.Context, tx bun.IDB, u User, k Kind, b BizKey, address string) (Link, error) {
+// newLink stores a new link secret for what was just proved, with
+// codeHash, the keyed hash of the code whose check proved it, and returns
+// it. The hash lets a BIND_* change that carries both the code and the
+// secret tell whether they belong together (see bindPair).
+func (v *Verifier) newLink(ctx context.Context, tx bun.IDB, u User, k Kind, b BizKey, address, codeHash string) (Link, error) {
 	buf := make([]byte, 32)
 	if _, err := rand.Read(buf); err != nil {
 		return Link{}, fmt.Errorf("verify: random link secret: %w", err)
@@ -641,8 +644,8 @@ func (v *Verifier) newLink(ctx context.Context, tx bun.IDB, u User, k Kind, b Bi
 	secret := linkPrefix + base64.RawURLEncoding.EncodeToString(buf)
 	now := v.now()
 	_, err := tx.ExecContext(ctx, `INSERT INTO deskkit_verify_links
-    (tenant_id, user_id, kind, biz_key, address, secret_hash, created_at_ms, expires_at_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, u.TenantID, u.ID, k, b, address, hashLink(secret), now, now+LinkSecretTTL.Milliseconds())
+    (tenant_id, user_id, kind, biz_key, address, secret_hash, code_hash, created_at_ms, expires_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, u.TenantID, u.ID, k, b, address, hashLink(secret), codeHash, now, now+LinkSecretTTL.Milliseconds())
 	if err != nil {
 		return Link{}, fmt.Errorf("verify: store link secret: %w", err)
 	}
@@ -680,21 +683,29 @@ func (v *Verifier) redeemSecret(ctx context.Context, db bun.IDB, p deskkit.Princ
 }
 
 func (v *Verifier) redeem(ctx context.Context, db bun.IDB, tenantID, userID int64, b BizKey, secret string) (Proof, error) {
+	p, _, err := v.redeemLink(ctx, db, tenantID, userID, b, secret)
+	return p, err
+}
+
+// redeemLink is redeem that also answers the keyed hash of the code whose
+// check won the secret ("" for a secret stored before that was kept).
+func (v *Verifier) redeemLink(ctx context.Context, db bun.IDB, tenantID, userID int64, b BizKey, secret string) (p Proof, codeHash string, err error) {
 	if !strings.HasPrefix(secret, linkPrefix) {
-		return Proof{}, ErrLinkSecret
+		return Proof{}, "", ErrLinkSecret
 	}
 	var rows []struct {
-		Kind    Kind   `bun:"kind"`
-		Address string `bun:"address"`
+		Kind     Kind           `bun:"kind"`
+		Address  string         `bun:"address"`
+		CodeHash sql.NullString `bun:"code_hash"`
 	}
-	err := db.NewRaw(`UPDATE deskkit_verify_links SET used = TRUE
+	err = db.NewRaw(`UPDATE deskkit_verify_links SET used = TRUE
 WHERE secret_hash = ? AND tenant_id = ? AND user_id = ? AND biz_key = ? AND NOT used AND expires_at_ms > ?
-RETURNING kind, address`, hashLink(secret), tenantID, userID, b, v.now()).Scan(ctx, &rows)
+RETURNING kind, address, code_hash`, hashLink(secret), tenantID, userID, b, v.now()).Scan(ctx, &rows)
 	if err != nil {
-		return Proof{}, fmt.Errorf("verify: redeem link secret: %w", err)
+		return Proof{}, "", fmt.Errorf("verify: redeem link secret: %w", err)
 	}
 	if len(rows) == 0 {
-		return Proof{}, ErrLinkSecret
+		return Proof{}, "", ErrLinkSecret
 	}
-	return Proof{Kind: rows[0].Kind, BizKey: b, Address: rows[0].Address}, nil
+	return Proof{Kind: rows[0].Kind, BizKey: b, Address: rows[0].Address}, rows[0].CodeHash.String, nil
 }

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,8 +18,10 @@ import (
 // number answered, and Code is a MODIFY_MOBILE code sent to the new number.
 // With BIND_MOBILE (for a user without a number) one proof of the new
 // number is enough: Code, a BIND_MOBILE code sent to it, or, once a check
-// has used that code up, LinkSecret, what checking it answered (and Code
-// empty).
+// has used that code up, LinkSecret, what checking it answered, alone or
+// with that same Code (as a client that checked first sends it). A Code
+// and a LinkSecret that are not of one check of the new number are an
+// input error on linkSecret.
 type MobileChange struct {
 	BizKey     BizKey
 	Mobile     string
@@ -44,7 +47,9 @@ type EmailChange struct {
 // that transaction, and an error of the publisher fails the change.
 // Besides the errors of CheckSMS: ErrAlreadyBound, ErrNotBound,
 // ErrAddressTaken, ErrLinkSecret (the secret is unknown, spent, expired, or
-// was not won on the user's current number), *deskkit.InputError values.
+// was not won on the right number), *deskkit.InputError values (with
+// BIND_MOBILE, one on linkSecret for a code and a secret that are not of
+// one check).
 // The code is checked first, in the same transaction that spends the link
 // secret and changes the number: a wrong code leaves the secret unspent,
 // and a refused change leaves both.
@@ -111,13 +116,11 @@ type change struct {
 func (v *Verifier) change(ctx context.Context, p deskkit.Principal, c change) (Detail, error) {
 	modify := c.bizKey == ModifyMobile || c.bizKey == ModifyEmail
 	// BIND_* takes one proof of the new address: its code, or the link
-	// secret that checking the code answered (the check used the code up).
+	// secret that checking the code answered (the check used the code up),
+	// alone or with that same code, as a client that checked first sends it.
 	bindBySecret := !modify && c.linkSecret != ""
-	if bindBySecret && c.code != "" {
-		return Detail{}, deskkit.Invalid("linkSecret", "must be empty when verificationCode is given with %s: give one of them, the code or the linkSecret its check answered", c.bizKey)
-	}
 	var code string
-	if !bindBySecret {
+	if !bindBySecret || c.code != "" {
 		var err error
 		if code, err = normalizeCode(c.code); err != nil {
 			return Detail{}, err
@@ -146,14 +149,8 @@ func (v *Verifier) change(ctx context.Context, p deskkit.Principal, c change) (D
 	err = database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		if bindBySecret {
-			// The secret of a check of this bizKey, by this user, for
-			// this new address; spent only if the change commits.
-			proof, err := v.redeem(ctx, tx, u.TenantID, u.ID, c.bizKey, c.linkSecret)
-			if err != nil {
+			if err := v.bindProof(ctx, tx, u, c, code); err != nil {
 				return err
-			}
-			if proof.Kind != c.kind || proof.Address != c.address {
-				return ErrLinkSecret
 			}
 		} else if wrong, err = v.consume(ctx, tx, u, c.kind, c.bizKey, c.address, code); err != nil || wrong != nil {
 			return err
@@ -193,6 +190,37 @@ func (v *Verifier) change(ctx context.Context, p deskkit.Principal, c change) (D
 		v.noticeCommitted(context.WithoutCancel(ctx))
 	}
 	return v.Detail(ctx, p)
+}
+
+// bindProof spends, inside tx, the link secret of a BIND_* change: the
+// secret of a check of this bizKey, by this user, for this new address,
+// spent only if the change commits. With code (normalized; "" for none)
+// the secret must also be the one that checking that very code answered:
+// the code is not checked again, since that check used it up, but
+// compared with the hash of the code the secret remembers. A pair that
+// does not belong together (either one unknown, spent, expired, or won
+// elsewhere) is an input error naming linkSecret, as a pair always was
+// before: the client gave two proofs that disagree, and neither is spent.
+// A wrong code in a pair costs no failure: the secret alone would have
+// been proof enough.
+func (v *Verifier) bindProof(ctx context.Context, tx bun.IDB, u User, c change, code string) error {
+	proof, codeHash, err := v.redeemLink(ctx, tx, u.TenantID, u.ID, c.bizKey, c.linkSecret)
+	if err != nil && (code == "" || !errors.Is(err, ErrLinkSecret)) {
+		return err
+	}
+	ok := err == nil && proof.Kind == c.kind && proof.Address == c.address
+	if code == "" {
+		if !ok {
+			return ErrLinkSecret
+		}
+		return nil
+	}
+	if !ok || codeHash == "" || !v.matches(codeHash, u, c.kind, c.bizKey, c.address, code) {
+		return deskkit.Invalid("linkSecret",
+			"must be the linkSecret that checking this verificationCode for this %s answered with %s, unused and at most %d minutes old; or give only one of the two",
+			c.field, c.bizKey, int(LinkSecretTTL/time.Minute))
+	}
+	return nil
 }
 
 // Purge deletes codes and link secrets that expired a day ago or more,

@@ -255,10 +255,11 @@ func TestBindAfterCheck(t *testing.T) {
 		if strings.Contains(cm.ClientMessage(), "request one first") {
 			t.Errorf("message %q", cm.ClientMessage())
 		}
-		// Both proofs at once: ambiguous, refused before anything is spent.
+		// Both proofs at once, but not of one check: refused, nothing spent
+		// (TestBindWithCheckedCodeAndSecret has the pair that belongs together).
 		var ie *deskkit.InputError
-		if err := bind(f.carl, newMobile, code, link.Secret); !errors.As(err, &ie) || ie.Field != "linkSecret" {
-			t.Errorf("code and secret together: %v, want an input error on linkSecret", err)
+		if err := bind(f.carl, newMobile, wrong(code), link.Secret); !errors.As(err, &ie) || ie.Field != "linkSecret" {
+			t.Errorf("a secret with another code: %v, want an input error on linkSecret", err)
 		}
 		// The secret proves this address only, for this user only.
 		if err := bind(f.carl, "+8613600136000", "", link.Secret); !errors.Is(err, verify.ErrLinkSecret) {
@@ -302,6 +303,190 @@ func TestBindAfterCheck(t *testing.T) {
 		// Other bizKeys: the used code's message says to request a new one.
 		if _, err := f.checkSMS(dora, "SIGNIN", "+8613600136000", signin); !errors.As(err, &cm) || !strings.Contains(cm.ClientMessage(), "already used: request a new code") {
 			t.Errorf("second check of a SIGNIN code: %v", err)
+		}
+	})
+}
+
+// TestBindWithCheckedCodeAndSecret is fault 8 of issue 19: after a check
+// answered a link secret, a BIND_* change carrying both that secret and
+// the code the check used (the natural request: the seed's body has both
+// fields, and a client that checked first has both) was refused
+// "linkSecret must be empty when verificationCode is given". The pair
+// passes now when the secret is the one that checking this code for this
+// address answered; every other pair is an input error on linkSecret that
+// spends nothing, and a replay is refused.
+func TestBindWithCheckedCodeAndSecret(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		dora := f.dir.Add(verify.User{ID: 4, TenantID: 10, Username: "dora"})
+		for _, tc := range []struct {
+			kind          verify.Kind
+			bizKey        verify.BizKey
+			address       string // as stored
+			written       string // as the change writes it
+			other         string // another free address
+			send          func(p deskkit.Principal, address string) string
+			check         func(p deskkit.Principal, address, code string) (verify.Link, error)
+			bind          func(p deskkit.Principal, address, code, secret string) (verify.Detail, error)
+			currentOfCarl func() string
+		}{
+			{
+				kind: verify.KindSMS, bizKey: verify.BindMobile, address: newMobile, written: "137 0013 7000", other: "+8613600136000",
+				send: func(p deskkit.Principal, address string) string { return f.sendSMS(t, p, verify.BindMobile, address) },
+				check: func(p deskkit.Principal, address, code string) (verify.Link, error) {
+					return f.checkSMS(p, verify.BindMobile, address, code)
+				},
+				bind: func(p deskkit.Principal, address, code, secret string) (verify.Detail, error) {
+					return f.v.ChangeMobile(ctx, p, verify.MobileChange{BizKey: verify.BindMobile, Mobile: address, Country: "CN", ITC: 86, Code: code, LinkSecret: secret})
+				},
+				currentOfCarl: func() string { return f.dir.Get(f.carl.UserID).Mobile },
+			},
+			{
+				kind: verify.KindEmail, bizKey: verify.BindEmail, address: "Carl@example.com", written: " Carl@EXAMPLE.com", other: "carl@example.org",
+				send: func(p deskkit.Principal, address string) string {
+					t.Helper()
+					if _, err := f.v.SendEmail(ctx, p, verify.EmailSend{BizKey: verify.BindEmail, ToAddress: [][]string{{address}}}); err != nil {
+						t.Fatalf("send to %s: %v", address, err)
+					}
+					return f.sink.LastCode(address)
+				},
+				check: func(p deskkit.Principal, address, code string) (verify.Link, error) {
+					return f.v.CheckEmail(ctx, p, verify.EmailCheck{BizKey: verify.BindEmail, Email: address, Code: code})
+				},
+				bind: func(p deskkit.Principal, address, code, secret string) (verify.Detail, error) {
+					return f.v.ChangeEmail(ctx, p, verify.EmailChange{BizKey: verify.BindEmail, Email: address, Code: code, LinkSecret: secret})
+				},
+				currentOfCarl: func() string { return f.dir.Get(f.carl.UserID).Email },
+			},
+		} {
+			t.Run(string(tc.kind), func(t *testing.T) {
+				checked := func(p deskkit.Principal, address, code string) string {
+					t.Helper()
+					link, err := tc.check(p, address, code)
+					if err != nil {
+						t.Fatalf("check %s: %v", address, err)
+					}
+					return link.Secret
+				}
+				code := tc.send(f.carl, tc.address)
+				secret := checked(f.carl, tc.address, code)
+
+				// Pairs that do not belong together: an input error on
+				// linkSecret that names the rule, and nothing changes.
+				otherSecret := checked(f.carl, tc.other, tc.send(f.carl, tc.other))
+				dorasSecret := checked(dora, tc.address, tc.send(dora, tc.address))
+				f.clock.Advance(verify.DefaultResendInterval)
+				newer := tc.send(f.carl, tc.address) // replaces the used code; the secret still remembers its own
+				for _, bad := range []struct {
+					name                  string
+					p                     deskkit.Principal
+					address, code, secret string
+				}{
+					{"another code", f.carl, tc.written, wrong(code), secret},
+					{"the code sent after the check", f.carl, tc.written, newer, secret},
+					{"a secret of another address", f.carl, tc.written, code, otherSecret},
+					{"the pair for another address", f.carl, tc.other, code, secret},
+					{"another user's secret", f.carl, tc.written, code, dorasSecret},
+					{"another user's pair", dora, tc.written, code, secret},
+					{"an unknown secret", f.carl, tc.written, code, "dkl_made_up"},
+				} {
+					_, err := tc.bind(bad.p, bad.address, bad.code, bad.secret)
+					var ie *deskkit.InputError
+					if !errors.As(err, &ie) || ie.Field != "linkSecret" || !strings.Contains(ie.Rule, "checking this verificationCode") {
+						t.Errorf("%s: %v, want an input error on linkSecret naming the rule", bad.name, err)
+					}
+					if got := tc.currentOfCarl(); got != "" {
+						t.Fatalf("%s: Carl's address is %q", bad.name, got)
+					}
+				}
+				// None of them counted a failure or touched a code: the
+				// code sent after the check is still active, unattempted.
+				var row struct {
+					State    string `bun:"state"`
+					Attempts int    `bun:"attempts"`
+				}
+				if err := db.NewSelect().Table("deskkit_verify_codes").Column("state", "attempts").
+					Where("user_id = ? AND biz_key = ? AND address = ?", f.carl.UserID, tc.bizKey, tc.address).Scan(ctx, &row); err != nil {
+					t.Fatal(err)
+				}
+				if row.State != "active" || row.Attempts != 0 {
+					t.Errorf("the newer code after refused pairs: %+v, want active, 0 attempts", row)
+				}
+
+				// The pair of one check: accepted, the address changes.
+				d, err := tc.bind(f.carl, tc.written, code, secret)
+				if err != nil {
+					t.Fatalf("bind with the checked code and its secret: %v", err)
+				}
+				if got := tc.currentOfCarl(); got != tc.address {
+					t.Errorf("Carl's address %q, want %q", got, tc.address)
+				}
+				if (tc.kind == verify.KindSMS && d.Mobile != tc.address) || (tc.kind == verify.KindEmail && d.Email != tc.address) {
+					t.Errorf("detail %+v, want %s", d, tc.address)
+				}
+				// It used up nothing but the secret: the check consumed the
+				// code, once.
+				if err := db.NewSelect().Table("deskkit_verify_codes").Column("state", "attempts").
+					Where("user_id = ? AND biz_key = ? AND address = ?", f.carl.UserID, tc.bizKey, tc.address).Scan(ctx, &row); err != nil {
+					t.Fatal(err)
+				}
+				if row.State != "active" || row.Attempts != 0 {
+					t.Errorf("the newer code after the bind: %+v, want active, 0 attempts", row)
+				}
+
+				// Replayed: Carl has the address now.
+				if _, err := tc.bind(f.carl, tc.written, code, secret); !errors.Is(err, verify.ErrAlreadyBound) {
+					t.Errorf("replay: %v, want ErrAlreadyBound", err)
+				}
+				// Replayed after the host cleared the address: the secret
+				// was spent.
+				f.dir.SetAddress(f.carl.UserID, tc.kind, "")
+				_, err = tc.bind(f.carl, tc.written, code, secret)
+				var ie *deskkit.InputError
+				if !errors.As(err, &ie) || ie.Field != "linkSecret" {
+					t.Errorf("replay of a spent pair: %v, want an input error on linkSecret", err)
+				}
+				if _, err := tc.bind(f.carl, tc.written, "", secret); !errors.Is(err, verify.ErrLinkSecret) {
+					t.Errorf("the spent secret alone: %v, want ErrLinkSecret", err)
+				}
+				if got := tc.currentOfCarl(); got != "" {
+					t.Errorf("Carl's address after the replays: %q", got)
+				}
+			})
+		}
+	})
+}
+
+// TestBindPairWithSecretOfBefore: a link secret won before secrets kept the
+// hash of their code (code_hash NULL, as the migration leaves them) cannot
+// tell which code it belongs to: in a pair it is refused and not spent,
+// and alone it still binds.
+func TestBindPairWithSecretOfBefore(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		code := f.sendSMS(t, f.carl, verify.BindMobile, newMobile)
+		link, err := f.checkSMS(f.carl, verify.BindMobile, newMobile, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewUpdate().Table("deskkit_verify_links").Set("code_hash = NULL").Where("user_id = ?", f.carl.UserID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		bind := func(code string) error {
+			_, err := f.v.ChangeMobile(ctx, f.carl, verify.MobileChange{BizKey: verify.BindMobile, Mobile: newMobile, Country: "CN", Code: code, LinkSecret: link.Secret})
+			return err
+		}
+		var ie *deskkit.InputError
+		if err := bind(code); !errors.As(err, &ie) || ie.Field != "linkSecret" {
+			t.Errorf("a pair with a secret of before: %v, want an input error on linkSecret", err)
+		}
+		if err := bind(""); err != nil {
+			t.Errorf("the secret of before alone: %v", err)
+		}
+		if m := f.dir.Get(f.carl.UserID).Mobile; m != newMobile {
+			t.Errorf("Carl's number %q, want %s", m, newMobile)
 		}
 	})
 }

@@ -49,10 +49,22 @@
 // check, as for every bizKey), the link secret the check answered, since
 // the check used the code up. Such a secret passes only for the user and
 // tenant it was won by, the same bizKey and the same new address, once;
-// a change that is refused leaves it unspent. Giving both is an input
-// error (which one is meant?). A change with a code that a check used up
-// answers ErrCodeMissing with a message that says so and points at the
-// link secret. After a change a notice goes to the old address.
+// a change that is refused leaves it unspent. A client that checked first
+// holds both and may send both (the source system's body has both
+// fields): the pair passes when the secret is the one that checking this
+// very code for this address answered. The secret remembers the keyed
+// hash of the code whose check won it, and the change compares the code
+// with that hash; it does not check the code again, since the check used
+// it up, so the code is consumed once, by the check, and the pair spends
+// only the secret. A pair that does not belong together (another code, a
+// secret won elsewhere, by another user, unknown, spent or expired) is an
+// input error on linkSecret that spends nothing and counts no failure
+// (the secret alone would have been proof enough), and a replay is
+// refused: ErrAlreadyBound, or, if the address went meanwhile, the spent
+// secret. Secrets won before the hash was kept pass alone only. A change
+// with a code that a check used up answers ErrCodeMissing with a message
+// that says so and points at the link secret. After a change a notice
+// goes to the old address.
 //
 // Mobile numbers are checked against the country (an ISO 3166-1 region)
 // with github.com/nyaruka/phonenumbers, must be able to receive text
@@ -85,8 +97,9 @@
 // A code shorter than 6 digits (a JSON number loses leading zeros) is
 // padded back.
 //
-// A link secret is 256 random bits, stored as its SHA-256, valid
-// LinkSecretTTL (10 minutes), good once.
+// A link secret is 256 random bits, stored as its SHA-256 with the keyed
+// hash of the code whose check won it, valid LinkSecretTTL (10 minutes),
+// good once.
 //
 // # Limits
 //

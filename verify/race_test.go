@@ -71,6 +71,31 @@ func TestParallelChecks(t *testing.T) {
 	})
 }
 
+// TestParallelBindPairs: the same BIND_MOBILE pair of a checked code and
+// its link secret, sent 10 times at once, binds once; the others are
+// refused (the secret spent, or the number bound by then).
+func TestParallelBindPairs(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := setup(t, db, nil)
+		code := f.sendSMS(t, f.carl, verify.BindMobile, newMobile)
+		link, err := f.checkSMS(f.carl, verify.BindMobile, newMobile, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := parallel(10, func(int) error {
+			_, err := f.v.ChangeMobile(context.Background(), f.carl, verify.MobileChange{BizKey: verify.BindMobile, Mobile: newMobile, Country: "CN", Code: code, LinkSecret: link.Secret})
+			return err
+		})
+		got := tally(t, errs, map[string]error{"spent": deskkit.ErrInvalid, "bound": verify.ErrAlreadyBound})
+		if got["ok"] != 1 || got["spent"]+got["bound"] != 9 {
+			t.Errorf("10 parallel binds with one pair: %v, want exactly one success", got)
+		}
+		if m := f.dir.Get(f.carl.UserID).Mobile; m != newMobile {
+			t.Errorf("Carl's number %q", m)
+		}
+	})
+}
+
 func TestParallelWrongGuesses(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		f := setup(t, db, nil)

@@ -312,6 +312,71 @@ func TestVerifyEndToEnd(t *testing.T) {
 			t.Fatalf("Carl after binding: %+v", d)
 		}
 
+		// Issue 19, fault 8: the natural request after a check carries the
+		// code and the link secret the check answered (the seed's body has
+		// both fields). It binds, with the real directory, for a number and
+		// an address; a pair not of one check is 400 naming linkSecret and
+		// binds nothing; a replay is refused.
+		dora, _ := issue(t, rawURL, "-tenant", "acme", "-username", "dora")
+		for _, b := range []struct {
+			path, check string
+			send        map[string]any
+			code        func() string
+			query       func(code string) url.Values
+			body        func(code, secret string) map[string]any
+			bound       func() string
+		}{
+			{
+				path: "/api/v1/user/current/mobile", check: "/api/v1/user/current/sms/check",
+				send: map[string]any{"bizKey": "BIND_MOBILE", "mobile": "13600136000", "country": "CN"},
+				code: func() string { return codeIn(t, sms.last(t, "+8613600136000")) },
+				query: func(code string) url.Values {
+					return url.Values{"bizKey": {"BIND_MOBILE"}, "mobile": {"+8613600136000"}, "country": {"CN"}, "verificationCode": {code}}
+				},
+				body: func(code, secret string) map[string]any {
+					return map[string]any{"bizKey": "BIND_MOBILE", "mobile": 13600136000, "country": "CN", "itc": 86, "verificationCode": code, "linkSecret": secret}
+				},
+				bound: func() string { return d.Mobile },
+			},
+			{
+				path: "/api/v1/user/current/email", check: "/api/v1/user/current/email/check",
+				send: map[string]any{"bizKey": "BIND_EMAIL", "toAddress": [][]string{{"dora@example.com"}}},
+				code: func() string { subject, _ := lastMail(t, mail, "dora@example.com"); return codeIn(t, subject) },
+				query: func(code string) url.Values {
+					return url.Values{"bizKey": {"BIND_EMAIL"}, "email": {"dora@EXAMPLE.com"}, "verificationCode": {code}}
+				},
+				body: func(code, secret string) map[string]any {
+					return map[string]any{"bizKey": "BIND_EMAIL", "email": "dora@example.com", "verificationCode": code, "linkSecret": secret}
+				},
+				bound: func() string { return d.Email },
+			},
+		} {
+			ok(t, base, dora, http.MethodPost, strings.Replace(b.check, "/check", "/send", 1), b.send, nil)
+			code := b.code()
+			ok(t, base, dora, http.MethodGet, b.check+"?"+b.query(code).Encode(), nil, &link)
+			secrets = append(secrets, code, link.LinkSecret)
+			wrong := "000000"
+			if code == wrong {
+				wrong = "111111"
+			}
+			status, env := call(t, base, dora, http.MethodPatch, b.path, b.body(wrong, link.LinkSecret))
+			if status != http.StatusBadRequest || env.Ext["eKey"] != "param_validation_error" || !strings.HasPrefix(env.Msg, "linkSecret ") {
+				t.Errorf("%s with a code not of the check: %d %q %v", b.path, status, env.Msg, env.Ext)
+			}
+			ok(t, base, dora, http.MethodGet, "/api/v1/user/current", nil, &d)
+			if b.bound() != "" {
+				t.Fatalf("%s: dora bound by a refused pair: %+v", b.path, d)
+			}
+			ok(t, base, dora, http.MethodPatch, b.path, b.body(code, link.LinkSecret), &d)
+			if want := map[bool]string{true: "+8613600136000", false: "dora@example.com"}[strings.HasSuffix(b.path, "mobile")]; b.bound() != want {
+				t.Errorf("%s: dora after the pair: %+v, want %s", b.path, d, want)
+			}
+			status, env = call(t, base, dora, http.MethodPatch, b.path, b.body(code, link.LinkSecret))
+			if status != http.StatusConflict || env.Ext["eKey"] != "verification_already_bound" {
+				t.Errorf("%s: the pair replayed: %d %q %v", b.path, status, env.Msg, env.Ext)
+			}
+		}
+
 		// Ann's new address is hers: Carl cannot get a code sent there.
 		status, env = call(t, base, carl, http.MethodPost, "/api/v1/user/current/email/send", map[string]any{"bizKey": "SIGNIN", "toAddress": [][]string{{"ann@new.example"}}})
 		if status != http.StatusConflict || env.Ext["eKey"] != "verification_address_taken" {

@@ -1,0 +1,1 @@
+ALTER TABLE deskkit_verify_links DROP COLUMN code_hash;
