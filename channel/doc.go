@@ -198,11 +198,16 @@
 // tenant already published adds nothing. It is also the webhook-id, the
 // same on every attempt. The data gets the tenant's "tenantId".
 //
-// Event types. Publish accepts only registered types: the registry's own
-// (channel.disabled, EventTypes) and those the composition root registers
-// with RegisterEventTypes (the trash's, the verifier's, the host's own).
-// EventTypes lists the catalogue, with a description and example data of
-// each, for GET /api/v1/event/types.
+// Event types. The catalogue is the host's code: Publish accepts only
+// registered types, the registry's own (channel.disabled, EventTypes) and
+// those the composition root registers with RegisterEventTypes when it
+// starts (the trash's, the verifier's, the host's own). Nothing registers
+// a type at run time, a publish least of all, so the catalogue is the same
+// for every tenant and in every process of a deployment running the same
+// code. A type outside it is a *deskkit.InputError naming "type" whose
+// message lists the registered types. EventTypes lists the catalogue,
+// with a description and example data of each, for GET
+// /api/v1/event/types.
 //
 // Subscriptions. Input.Events lists the types a channel gets: type names
 // and prefixes ending in ".*" ("task.*"); empty means every event. Each

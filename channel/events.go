@@ -57,10 +57,13 @@ func EventTypes() []deskkit.EventType {
 }
 
 // RegisterEventTypes adds types to the registry's catalogue, which
-// subscriptions are checked against and Publish accepts. The composition
-// root registers every service's types (trash.EventTypes(), ...) and the
-// host's own, before it serves; the registry's own types (EventTypes) are
-// registered by New.
+// subscriptions are checked against and Publish accepts. The catalogue is
+// the host's code: the composition root registers every service's types
+// (trash.EventTypes(), ...) and the host's own when it starts, before it
+// serves, so that every process of a deployment holds the same catalogue
+// and every tenant sees the same one; the registry's own types
+// (EventTypes) are registered by New. Nothing registers a type at run
+// time: Publish refuses a type that is not registered.
 //
 // Errors: a *deskkit.InputError naming "type" for a name that is not 1 to
 // MaxEventTypeBytes of a-z, 0-9, ".", "_" and "-", or that is already
@@ -102,6 +105,26 @@ func (r *ChannelRegistry) registered(name string) bool {
 	defer r.typesMu.RUnlock()
 	_, ok := r.types[name]
 	return ok
+}
+
+// maxListedTypes bounds the names an error message lists.
+const maxListedTypes = 50
+
+// unregistered is Publish's error for a type that is not in the
+// catalogue: it lists the registered types, so that the caller sees what
+// it may publish.
+func (r *ChannelRegistry) unregistered(name string) error {
+	types := r.EventTypes()
+	names := make([]string, 0, min(len(types), maxListedTypes))
+	for _, t := range types[:min(len(types), maxListedTypes)] {
+		names = append(names, t.Name)
+	}
+	more := ""
+	if n := len(types) - len(names); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return deskkit.Invalid("type", "%q is not a registered event type; the registered types are %s%s (GET /api/v1/event/types describes them)",
+		name, strings.Join(names, ", "), more)
 }
 
 // normalizeEvents checks a subscription against the catalogue and returns
@@ -224,8 +247,8 @@ var _ deskkit.Publisher = (*ChannelRegistry)(nil)
 //
 // Errors: a *deskkit.InputError naming the field of a malformed event
 // (tenantID, id, type, title, text, data) or "type" for a type nobody
-// registered (RegisterEventTypes); the database's errors. The caller
-// rolls back then.
+// registered (RegisterEventTypes; its message lists the registered
+// types); the database's errors. The caller rolls back then.
 func (r *ChannelRegistry) Publish(ctx context.Context, db bun.IDB, tenantID int64, ev deskkit.Event) error {
 	ctx, call := r.ops.Start(ctx, "channel.Publish", "")
 	err := r.publish(ctx, db, tenantID, ev)
@@ -242,7 +265,7 @@ func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int6
 		return err
 	}
 	if !r.registered(msg.Type) {
-		return deskkit.Invalid("type", "%q is not a registered event type", msg.Type)
+		return r.unregistered(msg.Type)
 	}
 	var isNew, queued bool
 	switch db.(type) {
