@@ -36,7 +36,9 @@ type Event struct {
 	Text string
 	// Data is the webhook's "data": a value that encodes as a JSON object;
 	// nil sends {}. The publisher sets its "tenantId" to the tenant the
-	// event is published in.
+	// event is published in, and refuses a top-level key that differs
+	// from "tenantId" or "actor" in case alone ("TenantID"): receivers
+	// that match keys without case would read it in place of deskkit's.
 	Data any
 }
 

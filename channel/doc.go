@@ -200,13 +200,28 @@
 // prepared statements); on SQLite two. It does no network I/O, so that it
 // is safe under the caller's locks. The event's id is its idempotency key: publishing an id the
 // tenant already published adds nothing. It is also the webhook-id, the
-// same on every attempt. The data gets the tenant's "tenantId".
+// same on every attempt. The data gets the tenant's "tenantId" (set at the
+// top level: the data's own top-level "tenantId" is replaced, nested
+// objects are kept as they are). A top-level key that differs from a key
+// deskkit sets in case alone ("TenantID", "TENANTID", "Actor": the keys
+// deskkit sets are "tenantId" and the services' "actor") is refused with
+// a *deskkit.InputError naming "data" whose message names the key, and
+// nothing is written: a receiver that matches keys without case, as Go's
+// encoding/json and .NET do, would read it in place of deskkit's. Keys
+// are compared as encoding/json decodes them (escapes resolved) and folds
+// them (strings.EqualFold, Unicode simple folding). Deliver sets no key,
+// and checks none.
 //
-// Event types. Publish accepts only registered types: the registry's own
-// (channel.disabled, EventTypes) and those the composition root registers
-// with RegisterEventTypes (the trash's, the verifier's, the host's own).
-// EventTypes lists the catalogue, with a description and example data of
-// each, for GET /api/v1/event/types.
+// Event types. The catalogue is the host's code: Publish accepts only
+// registered types, the registry's own (channel.disabled, EventTypes) and
+// those the composition root registers with RegisterEventTypes when it
+// starts (the trash's, the verifier's, the host's own). Nothing registers
+// a type at run time, a publish least of all, so the catalogue is the same
+// for every tenant and in every process of a deployment running the same
+// code. A type outside it is a *deskkit.InputError naming "type" whose
+// message lists the registered types. EventTypes lists the catalogue,
+// with a description and example data of each, for GET
+// /api/v1/event/types.
 //
 // Subscriptions. Input.Events lists the types a channel gets: type names
 // and prefixes ending in ".*" ("task.*"); empty means every event. Each

@@ -57,10 +57,13 @@ func EventTypes() []deskkit.EventType {
 }
 
 // RegisterEventTypes adds types to the registry's catalogue, which
-// subscriptions are checked against and Publish accepts. The composition
-// root registers every service's types (trash.EventTypes(), ...) and the
-// host's own, before it serves; the registry's own types (EventTypes) are
-// registered by New.
+// subscriptions are checked against and Publish accepts. The catalogue is
+// the host's code: the composition root registers every service's types
+// (trash.EventTypes(), ...) and the host's own when it starts, before it
+// serves, so that every process of a deployment holds the same catalogue
+// and every tenant sees the same one; the registry's own types
+// (EventTypes) are registered by New. Nothing registers a type at run
+// time: Publish refuses a type that is not registered.
 //
 // Errors: a *deskkit.InputError naming "type" for a name that is not 1 to
 // MaxEventTypeBytes of a-z, 0-9, ".", "_" and "-", or that is already
@@ -102,6 +105,26 @@ func (r *ChannelRegistry) registered(name string) bool {
 	defer r.typesMu.RUnlock()
 	_, ok := r.types[name]
 	return ok
+}
+
+// maxListedTypes bounds the names an error message lists.
+const maxListedTypes = 50
+
+// unregistered is Publish's error for a type that is not in the
+// catalogue: it lists the registered types, so that the caller sees what
+// it may publish.
+func (r *ChannelRegistry) unregistered(name string) error {
+	types := r.EventTypes()
+	names := make([]string, 0, min(len(types), maxListedTypes))
+	for _, t := range types[:min(len(types), maxListedTypes)] {
+		names = append(names, t.Name)
+	}
+	more := ""
+	if n := len(types) - len(names); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return deskkit.Invalid("type", "%q is not a registered event type; the registered types are %s%s (GET /api/v1/event/types describes them)",
+		name, strings.Join(names, ", "), more)
 }
 
 // normalizeEvents checks a subscription against the catalogue and returns
@@ -214,7 +237,11 @@ var _ deskkit.Publisher = (*ChannelRegistry)(nil)
 // Config.RetrySchedule's first delay on.
 // An event whose id the tenant already published adds nothing: publishing
 // is idempotent on ev.ID. ev.ID "" gets a new id, ev.Time zero the
-// registry's clock; ev.Data's "tenantId" is set to tenantID.
+// registry's clock; ev.Data's "tenantId" is set to tenantID. A top-level
+// key of ev.Data that differs from a key deskkit sets ("tenantId", and
+// "actor" of the services' events) in case alone ("TenantID", "ACTOR") is
+// refused: a receiver that matches keys without case, as Go's
+// encoding/json and .NET do, would read it in place of deskkit's.
 //
 // Publish does no network I/O and calls back into nothing: on PostgreSQL
 // it is one statement, which chooses the tenant's subscribed channels,
@@ -223,9 +250,11 @@ var _ deskkit.Publisher = (*ChannelRegistry)(nil)
 // directly.
 //
 // Errors: a *deskkit.InputError naming the field of a malformed event
-// (tenantID, id, type, title, text, data) or "type" for a type nobody
-// registered (RegisterEventTypes); the database's errors. The caller
-// rolls back then.
+// (tenantID, id, type, title, text, data), "data" for a key that folds
+// to a key deskkit sets (its message names the key), or "type" for a
+// type nobody registered (RegisterEventTypes; its message lists the
+// registered types); the database's errors. Nothing is written then, and
+// the caller rolls back.
 func (r *ChannelRegistry) Publish(ctx context.Context, db bun.IDB, tenantID int64, ev deskkit.Event) error {
 	ctx, call := r.ops.Start(ctx, "channel.Publish", "")
 	err := r.publish(ctx, db, tenantID, ev)
@@ -242,7 +271,10 @@ func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int6
 		return err
 	}
 	if !r.registered(msg.Type) {
-		return deskkit.Invalid("type", "%q is not a registered event type", msg.Type)
+		return r.unregistered(msg.Type)
+	}
+	if msg.Data, err = withTenant(msg.Data, tenantID); err != nil {
+		return err
 	}
 	var isNew, queued bool
 	switch db.(type) {
@@ -285,7 +317,7 @@ func (r *ChannelRegistry) enqueue(ctx context.Context, db bun.IDB, tenantID int6
 	}
 	isNew, n, err := outbox.EnqueueQuery(ctx, db, r.prepared, outbox.Event{
 		TenantID: tenantID, ID: msg.ID, Type: msg.Type, Time: msg.Time,
-		Title: msg.Title, Text: msg.Text, Data: withTenant(msg.Data, tenantID),
+		Title: msg.Title, Text: msg.Text, Data: msg.Data,
 	}, outboxKind, targets, []any{tenantID, msg.Type, msg.Type}, r.cfg.Now(), r.cfg.RetrySchedule[0])
 	if err != nil {
 		return false, false, fmt.Errorf("channel: publish: %w", err)
@@ -293,25 +325,95 @@ func (r *ChannelRegistry) enqueue(ctx context.Context, db bun.IDB, tenantID int6
 	return isNew, n > 0, nil
 }
 
-// withTenant returns the JSON object data with "tenantId" set.
-func withTenant(data json.RawMessage, tenantID int64) json.RawMessage {
+// setKeys are the keys of an event's data that deskkit sets: "tenantId",
+// which Publish sets in every event, and "actor", in the services'
+// events (deskkit.Actor).
+var setKeys = [...]string{"tenantId", "actor"}
+
+// withTenant checks the top-level keys of data, a JSON object as
+// json.Marshal writes it, and returns it with "tenantId" set to tenantID.
+// Only the top level is merged, so only its keys are checked: a nested
+// "TenantID" is the host's own and shadows nothing.
+func withTenant(data json.RawMessage, tenantID int64) (json.RawMessage, error) {
 	id := strconv.FormatInt(tenantID, 10)
-	if !bytes.Contains(data, []byte(`"tenantId"`)) {
-		// Most events: splice, without decoding the object.
-		inner := bytes.TrimSpace(data[1:])
-		out := make([]byte, 0, len(data)+len(id)+14)
-		out = append(out, `{"tenantId":`...)
-		out = append(out, id...)
-		if len(inner) > 0 && inner[0] != '}' {
-			out = append(out, ',')
+	if mayHoldSetKey(data) {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, deskkit.Invalid("data", "must encode as a JSON object") // message() checked it
 		}
-		return append(out, inner...)
+		var bad, of string // the least offending key, for a stable message
+		for k := range m {
+			for _, set := range setKeys {
+				if k != set && strings.EqualFold(k, set) && (bad == "" || k < bad) {
+					bad, of = k, set
+				}
+			}
+		}
+		if bad != "" {
+			return nil, deskkit.Invalid("data", "key %q differs only in case from %q, which deskkit sets: receivers that match keys without case would read it in place of deskkit's; rename it", bad, of)
+		}
+		if _, ok := m["tenantId"]; ok {
+			m["tenantId"] = json.RawMessage(id)
+			b, err := json.Marshal(m)
+			if err != nil {
+				return nil, fmt.Errorf("channel: publish: data: %w", err)
+			}
+			return b, nil
+		}
 	}
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(data, &m) // message() checked that it is an object
-	m["tenantId"] = json.RawMessage(id)
-	b, _ := json.Marshal(m)
-	return b
+	// Most events: splice, without decoding the object.
+	inner := bytes.TrimSpace(data[1:])
+	out := make([]byte, 0, len(data)+len(id)+14)
+	out = append(out, `{"tenantId":`...)
+	out = append(out, id...)
+	if len(inner) > 0 && inner[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, inner...), nil
+}
+
+// mayHoldSetKey reports whether data, JSON as json.Marshal writes it, may
+// hold a key "tenantId" or one that folds to a key deskkit sets but is not
+// it; false means that none of its keys, at any depth, is either. Without
+// a backslash, a key is its bytes between quotes; and the letters of
+// setKeys fold only to ASCII letters (unicode.SimpleFold; a test checks
+// it), so a key that folds to one is that key's bytes in another case.
+// The services' events, which hold "actor" as it is and no "tenantId",
+// take the splice without decoding.
+func mayHoldSetKey(data []byte) bool {
+	if bytes.IndexByte(data, '\\') >= 0 {
+		return true
+	}
+	// Every key follows a quote: look after each.
+	for i := bytes.IndexByte(data, '"'); i >= 0; {
+		rest := data[i+1:]
+		for _, k := range setKeys {
+			if len(rest) > len(k) && rest[len(k)] == '"' && asciiEqualFold(rest[:len(k)], k) &&
+				(k == "tenantId" || string(rest[:len(k)]) != k) {
+				return true
+			}
+		}
+		j := bytes.IndexByte(rest, '"')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+// asciiEqualFold reports whether b is s, ASCII letters compared without
+// case.
+func asciiEqualFold(b []byte, s string) bool {
+	for i := range len(s) {
+		x, y := b[i], s[i]
+		if x|0x20 != y|0x20 || (x|0x20) < 'a' || (x|0x20) > 'z' {
+			if x != y {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // wake wakes this process's worker after a publish: at once, and, when

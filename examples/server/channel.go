@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -165,9 +164,21 @@ func newChannels(db *bun.DB, secret []byte, cfg appConfig) (*channel.ChannelRegi
 	})
 }
 
-// maxDemoEventTypes bounds the catalogue the demo host's publishing by
-// hand may grow to (it lives in the process's memory).
-const maxDemoEventTypes = 100
+// eventDemoHello is the demo host's own event type, which an admin
+// publishes by hand.
+const eventDemoHello = "demo.hello"
+
+// demoEventTypes returns the demo host's own event types, which newApp
+// registers beside the services' when the server starts: a new slice each
+// time.
+func demoEventTypes() []deskkit.EventType {
+	return []deskkit.EventType{{
+		Name: eventDemoHello,
+		Description: "An admin of the tenant published it by hand through the demo host (POST /api/v1/demo/event/publish), " +
+			"to try the tenant's channels; its data is what the admin sent.",
+		Example: map[string]any{"n": 1},
+	}}
+}
 
 // publishRequest is the body of the demo host's POST /demo/event/publish.
 type publishRequest struct {
@@ -187,11 +198,11 @@ type published struct {
 // host publishes its own events (an invoice paid, a build broken) in the
 // transaction of the change; the demo lets an admin publish one by hand.
 // It is queued as any other event: Run delivers it to every enabled
-// channel of the tenant whose subscription matches, with retries. The demo
-// registers a type the first time it is published (up to
-// maxDemoEventTypes in all), so that a client may try any well-formed
-// type; a real host registers its types when it starts, and Publish
-// refuses the others.
+// channel of the tenant whose subscription matches, with retries. Its type
+// must be registered: demo.hello (demoEventTypes), or a service's type. The
+// catalogue is the server's code, registered when it starts, the same for
+// every tenant and every replica; a publish registers nothing, and
+// Publish answers an unknown type 400, listing the registered ones.
 func mountPublish(api *httpapi.Server, db bun.IDB, reg *channel.ChannelRegistry) {
 	api.Handle(http.MethodPost, "/demo/event/publish", func(r *http.Request, p deskkit.Principal) (any, error) {
 		if !p.Admin {
@@ -207,19 +218,6 @@ func mountPublish(api *httpapi.Server, db bun.IDB, reg *channel.ChannelRegistry)
 		}
 		if len(req.Data) > 0 && string(req.Data) != "null" {
 			ev.Data = req.Data
-		}
-		known := func() bool {
-			return slices.ContainsFunc(reg.EventTypes(), func(t deskkit.EventType) bool { return t.Name == ev.Type })
-		}
-		if !known() {
-			if len(reg.EventTypes()) >= maxDemoEventTypes {
-				return nil, deskkit.Invalid("type", "%q is not a registered event type, and the demo host registers at most %d types", ev.Type, maxDemoEventTypes)
-			}
-			err := reg.RegisterEventTypes(deskkit.EventType{Name: ev.Type, Description: "Published by hand through the demo host.", Example: map[string]any{}})
-			// A parallel publish of the same new type may have won.
-			if err != nil && !known() {
-				return nil, err
-			}
 		}
 		if err := reg.Publish(r.Context(), db, p.TenantID, ev); err != nil {
 			return nil, err

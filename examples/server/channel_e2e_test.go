@@ -186,7 +186,7 @@ func TestChannelsEndToEnd(t *testing.T) {
 			{http.MethodPatch, "/api/v1/event/channel/" + strconv.FormatInt(hook.ID, 10) + "/enable", nil},
 			{http.MethodGet, "/api/v1/event/channel/" + strconv.FormatInt(hook.ID, 10) + "/deliveries", nil},
 			{http.MethodPost, "/api/v1/event/channel/" + strconv.FormatInt(hook.ID, 10) + "/recover?since=2026-01-01T00:00:00Z", nil},
-			{http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.bob", "title": "from bob"}},
+			{http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.hello", "title": "from bob"}},
 		} {
 			var body any
 			if c.body != nil {

@@ -184,7 +184,7 @@ func TestConsoleChannels(t *testing.T) {
 		}
 
 		// An event published through the API reaches the receiver.
-		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.console", "title": "hello"}, nil)
+		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.hello", "title": "hello"}, nil)
 		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "SUCCEEDED"), "the first delivery to succeed")
 		if n := evalIn[int](tb, `document.querySelectorAll("figure.chart svg rect.ok").length`); n != 1 {
 			t.Errorf("the chart has %d bars of successes, want 1", n)
@@ -195,7 +195,7 @@ func TestConsoleChannels(t *testing.T) {
 
 		// The receiver fails: three attempts at once, then FAILED.
 		recv.setDown(true)
-		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.console", "title": "while down"}, nil)
+		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.hello", "title": "while down"}, nil)
 		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "FAILED"), "the second delivery to fail")
 		tb.inspect("channels-channel")
 		tb.do(chromedp.Click(chromedp.CSS(`#delivery-list tbody tr:first-child a[href^="/console/deliveries/"]`)), chromedp.WaitVisible(chromedp.CSS("#attempts")))
@@ -222,7 +222,7 @@ func TestConsoleChannels(t *testing.T) {
 
 		// Recover: a failure while down, queued again since a date.
 		recv.setDown(true)
-		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.console", "title": "down again"}, nil)
+		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.hello", "title": "down again"}, nil)
 		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "FAILED"), "the third delivery to fail")
 		recv.setDown(false)
 		tb.do(

@@ -296,7 +296,7 @@ func (p *publisher) publish(base string, i int) (int, error) {
 // a publish sends the same id, on which publishing is idempotent.
 func (p *publisher) publishID(base, id string, i int) (int, error) {
 	body, _ := json.Marshal(map[string]any{
-		"id": id, "type": "demo.burst", "title": "burst event " + strconv.Itoa(i), "data": map[string]any{"i": i},
+		"id": id, "type": "demo.hello", "title": "burst event " + strconv.Itoa(i), "data": map[string]any{"i": i},
 	})
 	req, err := http.NewRequest(http.MethodPost, base+"/api/v1/demo/event/publish", bytes.NewReader(body))
 	if err != nil {
@@ -992,7 +992,7 @@ func TestDurableFailingReceivers(t *testing.T) {
 
 		flaky := addWebhook(t, base, ann, "flaky", rcv, "/flaky", nil)
 		var pubd struct{ EventID string }
-		ok(t, base, ann, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.flaky", "title": "flaky", "data": map[string]any{"n": 1}}, &pubd)
+		ok(t, base, ann, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.hello", "title": "flaky", "data": map[string]any{"n": 1}}, &pubd)
 		var page struct {
 			Total int
 			List  []channel.Delivery
@@ -1028,7 +1028,7 @@ func TestDurableFailingReceivers(t *testing.T) {
 		ops := startReceiver(t, nil)
 		goneID := addWebhook(t, base, ann, "gone", gone, "/gone", nil)
 		opsID := addWebhook(t, base, ann, "ops", ops, "/ops", []string{"channel.*"})
-		ok(t, base, ann, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.gone", "title": "to a gone receiver"}, &pubd)
+		ok(t, base, ann, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.hello", "title": "to a gone receiver"}, &pubd)
 
 		var disabled struct {
 			Type string
@@ -1078,7 +1078,7 @@ func TestDurableFailingReceivers(t *testing.T) {
 			t.Errorf("the 410 channel's deliveries: %+v, want one FAILED after its one attempt", page)
 		}
 		// Disabled at once: no retry came, and nothing new is queued for it.
-		ok(t, base, ann, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.gone", "title": "after the 410"}, nil)
+		ok(t, base, ann, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.hello", "title": "after the 410"}, nil)
 		if n := deliveryTotal(t, base, ann, goneID, ""); n != 1 {
 			t.Errorf("the disabled channel has %d deliveries, want 1", n)
 		}

@@ -145,8 +145,11 @@
 //
 // The server delivers events: the trash's (task.trashed, ...), the
 // verification service's (user.email.changed, ...), channel.disabled and
-// those an admin publishes through the demo host (POST
-// /api/v1/demo/event/publish). Each is written in the transaction of its
+// the demo host's own, demo.hello, which an admin publishes by hand (POST
+// /api/v1/demo/event/publish). These types are the catalogue (GET
+// /api/v1/event/types), registered in code when the server starts, the
+// same for every tenant and every replica: a publish of another type is
+// 400 and registers nothing. Each is written in the transaction of its
 // change, into an outbox in the database, and the server's workers deliver
 // it to the tenant's enabled channels that subscribe to it, with the
 // retries of -event-retry-schedule; several servers on one PostgreSQL

@@ -374,9 +374,11 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The catalogue: every service's event types, which subscriptions are
-	// checked against and the services publish.
-	if err := reg.RegisterEventTypes(slices.Concat(trash.EventTypes(), verify.EventTypes())...); err != nil {
+	// The catalogue: every service's event types and the demo host's own,
+	// which subscriptions are checked against and Publish accepts. It is
+	// registered here, in code, and nowhere else: the same in every replica,
+	// and for every tenant.
+	if err := reg.RegisterEventTypes(slices.Concat(trash.EventTypes(), verify.EventTypes(), demoEventTypes())...); err != nil {
 		return nil, err
 	}
 	tr, err := trash.New(db, demo, &trash.Config{Users: trashUsers{dir}, Now: cfg.Now, Retention: cfg.Retention, Publisher: reg})

@@ -271,7 +271,7 @@ var libraryCases = []seriesWant{
 	{"deskkit_verify_codes_sent_total", map[string]string{"deskkit_channel": "sms", "deskkit_result": "ok"}, atLeast(1)},
 	{"deskkit_verify_rate_limited_total", map[string]string{"deskkit_limit": "resend_interval"}, atLeast(1)},
 	{"deskkit_verify_codes_checked_total", map[string]string{"deskkit_channel": "sms", "deskkit_result": "verification_code_wrong"}, atLeast(1)},
-	{"deskkit_events_published_total", map[string]string{"deskkit_event_type": "demo.metrics"}, equal(1)},
+	{"deskkit_events_published_total", map[string]string{"deskkit_event_type": "demo.hello"}, equal(1)},
 	{"deskkit_deliveries_total", map[string]string{"deskkit_channel_type": "WEBHOOK", "deskkit_result": "succeeded"}, equal(1)},
 	{"deskkit_delivery_duration_seconds", map[string]string{"deskkit_channel_type": "WEBHOOK", "deskkit_result": "succeeded"}, equal(1)},
 	{"deskkit_outbox_depth", nil, equal(0)},
@@ -304,7 +304,7 @@ func TestMetricsLibraryInstruments(t *testing.T) {
 			t.Fatalf("a wrong code: %d, want 400", status)
 		}
 		id := addWebhook(t, s.base, s.token, "metrics", rcv, "/metrics", nil)
-		ok(t, s.base, s.token, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.metrics", "title": "counted"}, nil)
+		ok(t, s.base, s.token, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.hello", "title": "counted"}, nil)
 		var page struct {
 			Total int
 			List  []struct{ Status string }
