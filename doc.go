@@ -96,6 +96,23 @@
 //     (SQLSTATE 40P01, 40001) is run again a bounded number of times:
 //     RunInTx does that, for the services and for a host's own
 //     transactions (the delete that calls trash.Trash.Add).
+//   - No code path holds a connection (a transaction) while it asks the
+//     pool for another. A transaction holds one connection of the bounded
+//     pool until it ends; a lookup through the pool inside it waits for a
+//     second, which under load (every connection held by a transaction
+//     waiting the same way) or with a pool of one never comes, and the
+//     request answers 503 at its deadline. So what a transaction needs is
+//     read before it begins (the services ask their hooks, and read the
+//     rows they authorize on, first) or through it: the hooks that run in a
+//     transaction get it as a bun.IDB and query through it, as
+//     trash.UserResolver does for the actor's name of the event of an
+//     Add, which runs in the host's transaction; an outbox statement is
+//     prepared on the pool only where no connection is held, and on the
+//     transaction's own connection inside it. A pool of ONE connection
+//     serves every operation, one at a time: the reference server's
+//     TestPoolOfOne sends each of its routes, deskkit's and its demo
+//     host's, eight times at once to a server with one connection, on
+//     SQLite and PostgreSQL, and every request must succeed.
 //
 // Verification's code transactions (send, check), and the reference
 // server's token and user lookups, on PostgreSQL through bun's pgdriver

@@ -71,6 +71,16 @@
 //     secret removes it. A webhook keeps its signing secret.
 //   - Every query filters on the principal's tenant: another tenant's
 //     channel is ErrNotFound, as an unknown one is.
+//   - No code path holds a connection of the pool (a transaction) while it
+//     asks the pool for another, which with every connection held (or a
+//     pool of one) would never come: the registry reads and authorizes
+//     before its transactions and, inside them, uses only the transaction;
+//     Publish writes through the transaction it is handed. Its prepared
+//     statement on PostgreSQL (see Events and delivery) is prepared on the
+//     pool only where no connection is held (Run, and a Publish given the
+//     database rather than a transaction); inside a transaction it is
+//     prepared on the transaction's own connection, and until the first
+//     preparation succeeds Publish runs the plain statement.
 //
 // # Who may do what
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -281,6 +282,10 @@ func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int6
 	case bun.Tx, *bun.Tx:
 		isNew, queued, err = r.enqueue(ctx, db, tenantID, msg)
 	default:
+		// Holding no connection yet, Publish may take one to prepare its
+		// statement; inside the transaction it may not (see Transactions
+		// in the package doc). A failure costs only the plain query.
+		r.prepare(ctx)
 		// Outside a transaction, the event and its deliveries commit
 		// together in one of Publish's own: written one by one (SQLite
 		// writes them in two statements), a failure between them would
@@ -323,6 +328,19 @@ func (r *ChannelRegistry) enqueue(ctx context.Context, db bun.IDB, tenantID int6
 		return false, false, fmt.Errorf("channel: publish: %w", err)
 	}
 	return isNew, n > 0, nil
+}
+
+// prepare prepares Publish's statement on PostgreSQL, unless that is done;
+// the caller holds no connection of the pool (Run, or a Publish given the
+// database rather than a transaction). Until it succeeds, a publish inside
+// a transaction runs the plain query, so a failure is only logged.
+func (r *ChannelRegistry) prepare(ctx context.Context) {
+	if r.prepared == nil {
+		return
+	}
+	if err := r.prepared.Prepare(ctx); err != nil && ctx.Err() == nil {
+		r.cfg.Logger.WarnContext(ctx, "channel: publish runs the plain statement", slog.Any("error", err))
+	}
 }
 
 // setKeys are the keys of an event's data that deskkit sets: "tenantId",

@@ -110,10 +110,12 @@ func (r *ChannelRegistry) housekeeping(ctx context.Context) {
 	}
 }
 
-// housekeep purges attempts, finished deliveries and events older than
+// housekeep prepares Publish's statement, if that is still to do, and
+// purges attempts, finished deliveries and events older than
 // Config.LogRetention, in batches of purgeBatch rows, and the test
 // throttle's closed windows.
 func (r *ChannelRegistry) housekeep(ctx context.Context) error {
+	r.prepare(ctx)
 	if _, err := outbox.Purge(ctx, r.db, r.cfg.Now().Add(-r.cfg.LogRetention), purgeBatch); err != nil {
 		return err
 	}

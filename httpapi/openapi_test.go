@@ -83,11 +83,11 @@ func (f *fakeAuthorizer) VisibleProjects(ctx context.Context, p deskkit.Principa
 
 // fakeUsers shows users for detailed searches.
 type fakeUsers struct {
-	ResolveUsersFn func(ctx context.Context, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error)
+	ResolveUsersFn func(ctx context.Context, db bun.IDB, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error)
 }
 
-func (f *fakeUsers) ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
-	return f.ResolveUsersFn(ctx, tenantID, ids)
+func (f *fakeUsers) ResolveUsers(ctx context.Context, db bun.IDB, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
+	return f.ResolveUsersFn(ctx, db, tenantID, ids)
 }
 
 var (
@@ -197,7 +197,7 @@ func setupOn(t *testing.T, db *bun.DB) *env {
 				}
 				return trash.ProjectScope{All: true}, nil
 			}},
-		Users: &fakeUsers{ResolveUsersFn: func(_ context.Context, _ int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
+		Users: &fakeUsers{ResolveUsersFn: func(_ context.Context, _ bun.IDB, _ int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
 			out := map[int64]deskkit.UserInfo{}
 			for _, id := range ids {
 				if u, ok := names[id]; ok {

@@ -99,6 +99,21 @@ func (s *Server) Routes() []Route {
 	return out
 }
 
+// HostRoutes lists the routes added with Handle or Mount, in the order
+// they were added, as Routes lists deskkit's own: with both, a host's test
+// can go through every route it serves, and fail when one has no case.
+func (s *Server) HostRoutes() []Route {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Route
+	for _, op := range s.ops {
+		if op.host {
+			out = append(out, Route{op.Method, Prefix + op.Path})
+		}
+	}
+	return out
+}
+
 // Operations lists deskkit's own operations, with their parameters, in the
 // order they were declared.
 func (s *Server) Operations() []Operation {

@@ -164,11 +164,16 @@ func TestHostRoutes(t *testing.T) {
 	if r := f.do(t, "GET", "/api/v1/demo/free?anything=1", "alice", nil); r.env.Data != "anything=1" {
 		t.Errorf("AnyQuery: %v", r.env.Data)
 	}
-	// Host routes are not deskkit's: Routes leaves them out.
+	// Host routes are not deskkit's: Routes leaves them out, and
+	// HostRoutes lists them alone.
 	for _, rt := range f.srv.Routes() {
 		if strings.HasPrefix(rt.Path, "/api/v1/demo") {
 			t.Errorf("Routes lists host route %v", rt)
 		}
+	}
+	want := []Route{{"POST", "/api/v1/demo/task/{id}/note"}, {"GET", "/api/v1/demo/task/{id}"}, {"GET", "/api/v1/demo/free"}}
+	if diff := cmp.Diff(want, f.srv.HostRoutes()); diff != "" {
+		t.Errorf("HostRoutes (-want +got):\n%s", diff)
 	}
 }
 

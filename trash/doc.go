@@ -138,8 +138,9 @@
 // actor is the principal as {"id", "name"}, the name from Config.Users (""
 // without one, or for a user it does not know), and null for trash.purged,
 // which nobody caused. The name is asked once per call, before the
-// transaction (Add: before its insert, inside the host's transaction), and
-// only when there is a publisher; an error from Config.Users then fails the
+// transaction (Add: before its insert, inside the host's transaction,
+// which it hands the resolver to read through; see Transactions), and only
+// when there is a publisher; an error from Config.Users then fails the
 // operation, as it fails a search.
 //
 // Title and Text are short sentences in English, such as `Task "Fix login"
@@ -273,6 +274,27 @@
 // transactions, a busy timeout, WAL and foreign keys (the DSN in Example
 // and in the deskkit package documentation), so writers queue instead of
 // failing half-way.
+//
+// # Transactions
+//
+// No code path holds a connection of the pool (a transaction) while it
+// asks the pool for another: a transaction's lookup through the pool waits
+// for a second connection, which, with every connection held by a
+// transaction doing the same (or with a pool of one), never comes. So:
+//
+//   - Restore, Clear, RestoreAll and ClearAll read the entry, ask the
+//     Authorizer, the ProjectViewer and the UserResolver (the actor's
+//     name, handed the trash's database) before their transaction begins;
+//     in it, only the transaction is used, by the trash and by the
+//     Restorer it hands the transaction to.
+//   - Add runs in the host's transaction, which holds a connection: it
+//     hands the UserResolver that transaction (db), and the resolver reads
+//     through it, never through the pool. A host's resolver over another
+//     store may ignore db.
+//   - The Publisher gets the transaction too, and publishes through it.
+//
+// A pool of one connection serves every operation, one at a time (the
+// reference server's TestPoolOfOne proves it for every route).
 //
 // # Errors
 //

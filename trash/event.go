@@ -145,9 +145,12 @@ func (t *Trash) publish(ctx context.Context, db bun.IDB, tenantID int64, typ str
 }
 
 // actor returns p as the actor of the events it causes, named through
-// Config.Users; nil when there is no publisher, as nothing needs it. Callers
-// ask before they open a transaction or take a lock, as for every hook.
-func (t *Trash) actor(ctx context.Context, p deskkit.Principal) (*deskkit.Actor, error) {
+// Config.Users, which reads through db; nil when there is no publisher, as
+// nothing needs it. Callers ask before they open a transaction or take a
+// lock, as for every hook, and pass t.db; Add, which runs in the host's
+// transaction, passes that transaction, so that the lookup needs no second
+// connection (see Transactions in the package doc).
+func (t *Trash) actor(ctx context.Context, db bun.IDB, p deskkit.Principal) (*deskkit.Actor, error) {
 	if t.cfg.Publisher == nil {
 		return nil, nil
 	}
@@ -155,7 +158,7 @@ func (t *Trash) actor(ctx context.Context, p deskkit.Principal) (*deskkit.Actor,
 	if t.cfg.Users == nil {
 		return a, nil
 	}
-	users, err := t.cfg.Users.ResolveUsers(ctx, p.TenantID, []int64{p.UserID})
+	users, err := t.cfg.Users.ResolveUsers(ctx, db, p.TenantID, []int64{p.UserID})
 	if err != nil {
 		return nil, fmt.Errorf("trash: resolve the actor's name: %w", err)
 	}

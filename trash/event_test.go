@@ -16,6 +16,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/trash"
 )
@@ -691,4 +692,62 @@ func TestEventTypes(t *testing.T) {
 	if again[0].Name != trash.EventTaskTrashed || again[2].Example.(trash.RestoredEventData).AlsoRestored.TargetName != "Sprint 14" {
 		t.Errorf("EventTypes shares its values between calls")
 	}
+}
+
+// dbUsers is a UserResolver that reads the database, as a host's does: it
+// reads each name through the db it is handed.
+type dbUsers struct{ names map[int64]string }
+
+func (u dbUsers) ResolveUsers(ctx context.Context, db bun.IDB, _ int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
+	out := map[int64]deskkit.UserInfo{}
+	for _, id := range ids {
+		if n, ok := u.names[id]; ok {
+			var name string
+			if err := db.NewSelect().ColumnExpr("?", n).Scan(ctx, &name); err != nil {
+				return nil, err
+			}
+			out[id] = deskkit.UserInfo{Name: name}
+		}
+	}
+	return out, nil
+}
+
+// TestPoolOfOne: with a pool of one connection, Add in the host's
+// transaction names the actor through that transaction (a lookup through
+// the pool would wait for a second connection until the deadline), and
+// Restore and Clear name it before theirs.
+func TestPoolOfOne(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f, pub := setupEvents(t, db, &trash.Config{Users: dbUsers{map[int64]string{alice.UserID: "Alice"}}})
+		db.SetMaxOpenConns(1)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		var entries []trash.Entry
+		for _, e := range []trash.NewEntry{task(20, "Fix login"), task(21, "Ship it")} {
+			e.CreatedBy = alice.UserID
+			err := database.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
+				got, err := f.trash.Add(ctx, tx, alice, e)
+				entries = append(entries, got)
+				return err
+			})
+			if err != nil {
+				t.Fatalf("Add in the host's transaction on a pool of one: %v", err)
+			}
+		}
+		if err := f.trash.Restore(ctx, alice, entries[0].ID); err != nil {
+			t.Fatalf("Restore on a pool of one: %v", err)
+		}
+		if err := f.trash.Clear(ctx, alice, entries[1].ID); err != nil {
+			t.Fatalf("Clear on a pool of one: %v", err)
+		}
+		got := pub.committed(t, db)
+		if len(got) != 4 {
+			t.Fatalf("%d events, want 4: %+v", len(got), got)
+		}
+		for _, e := range got {
+			if !strings.HasPrefix(e.Event.Text, "Alice ") {
+				t.Errorf("%s names its actor %q, want Alice", e.Event.Type, e.Event.Text)
+			}
+		}
+	})
 }

@@ -112,12 +112,22 @@ type ProjectScope struct {
 // Contains reports whether project id is in s.
 func (s ProjectScope) Contains(id int64) bool { return s.All || slices.Contains(s.IDs, id) }
 
-// UserResolver looks up how users are shown in search results, in the shape
-// every service shares (deskkit.UserInfo). It is called once per non-empty
-// page with every distinct deleter id of the page (and creator id, for
-// InfoScope InfoDetail); ids it does not return are shown with empty name
-// and avatar. An error it returns fails
-// the search and is passed on.
+// UserResolver looks up how users are shown in search results and named
+// as the actor of events, in the shape every service shares
+// (deskkit.UserInfo). It is called once per non-empty page with every
+// distinct deleter id of the page (and creator id, for InfoScope
+// InfoDetail), and once per change the trash publishes an event of, with
+// the actor's id; ids it does not return are shown with empty name and
+// avatar. An error it returns fails the search or the change and is passed
+// on.
+//
+// db is what to query through: the transaction that Add was handed (the
+// host's own), or the trash's database outside any transaction. Inside a
+// transaction, that transaction holds a connection of the pool, and a
+// resolver that asked the pool for another would wait for one that may
+// never come free (with a pool of one, never): a resolver that reads the
+// trash's database reads through db. A resolver whose users live
+// elsewhere (another database, a service) may ignore it.
 type UserResolver interface {
-	ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error)
+	ResolveUsers(ctx context.Context, db bun.IDB, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error)
 }

@@ -157,8 +157,9 @@ type NewEntry struct {
 // transaction; given a plain *bun.DB rather than a transaction, Add opens
 // one of its own for the entry and its event. The actor's name
 // (Config.Users) is asked before the insert, but necessarily inside the
-// host's transaction: a resolver that reads the database should not need
-// the connection the host's transaction holds.
+// host's transaction: Add hands the resolver db, and the resolver reads
+// through it, never through a second connection of the pool (see
+// Transactions in the package doc).
 //
 // It returns an *deskkit.InputError for a bad field and ErrConflict if the
 // target is in the trash already; neither aborts a PostgreSQL transaction.
@@ -196,8 +197,10 @@ func (t *Trash) addEntry(ctx context.Context, db bun.IDB, p deskkit.Principal, e
 	if err := deskkit.CheckName("targetName", e.TargetName, MaxNameLength); err != nil {
 		return Entry{}, err
 	}
-	// The actor's name before the insert, which takes the trash's lock.
-	actor, err := t.actor(ctx, p)
+	// The actor's name before the insert, which takes the trash's lock,
+	// through db: in the host's transaction, which holds a connection, a
+	// lookup through the pool would wait for a second one.
+	actor, err := t.actor(ctx, db, p)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -460,7 +463,7 @@ func (t *Trash) resolveUsers(ctx context.Context, tenantID int64, es []Entry, de
 		}
 	}
 	slices.Sort(ids)
-	users, err := t.cfg.Users.ResolveUsers(ctx, tenantID, slices.Compact(ids))
+	users, err := t.cfg.Users.ResolveUsers(ctx, t.db, tenantID, slices.Compact(ids))
 	if err != nil {
 		return fmt.Errorf("trash: resolve users: %w", err)
 	}
@@ -503,7 +506,7 @@ func (t *Trash) restore(ctx context.Context, call *telemetry.Call, p deskkit.Pri
 	if err != nil {
 		return err
 	}
-	actor, err := t.actor(ctx, p)
+	actor, err := t.actor(ctx, t.db, p)
 	if err != nil {
 		return err
 	}
@@ -559,7 +562,7 @@ func (t *Trash) clear(ctx context.Context, call *telemetry.Call, p deskkit.Princ
 	if err != nil {
 		return err
 	}
-	actor, err := t.actor(ctx, p)
+	actor, err := t.actor(ctx, t.db, p)
 	if err != nil {
 		return err
 	}
@@ -738,7 +741,7 @@ func (t *Trash) eachBatch(ctx context.Context, p deskkit.Principal, projectID in
 	if err != nil {
 		return 0, err
 	}
-	actor, err := t.actor(ctx, p)
+	actor, err := t.actor(ctx, t.db, p)
 	if err != nil {
 		return 0, err
 	}

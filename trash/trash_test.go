@@ -66,7 +66,7 @@ type fakeUsers struct {
 	users map[int64]deskkit.UserInfo
 }
 
-func (f *fakeUsers) ResolveUsers(_ context.Context, _ int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
+func (f *fakeUsers) ResolveUsers(_ context.Context, _ bun.IDB, _ int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
 	f.calls++
 	out := map[int64]deskkit.UserInfo{}
 	for _, id := range ids {

@@ -154,6 +154,14 @@
 //
 // # Senders and transactions
 //
+// No code path holds a connection of the pool (a transaction) while it
+// asks the pool for another, which with every connection held by such a
+// transaction (or with a pool of one) would never come: what a code
+// transaction needs of the Directory (the user's addresses, whether an
+// address is taken) is read before it begins, and the Directory's writes
+// that commit with the Verifier's rows are handed the transaction (see
+// Directory) and run through it.
+//
 // No sender runs inside a database transaction. A send first stores the
 // code as pending (unusable) with its limits in one transaction, then
 // calls the sender, then records the outcome:

@@ -230,10 +230,13 @@ func (h hostUsers) SetEmail(ctx context.Context, db bun.IDB, tenantID, userID in
 }
 
 // ResolveUsers returns how the tenant's users ids are shown: full name
-// and avatar. Ids of no user of the tenant are left out. The trash asks it
-// for the deleters in its search results and for the actor of its events.
-func (h hostUsers) ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
-	return resolveUsers(ctx, h.db, tenantID, ids)
+// and avatar, read through db, which the trash hands over (the delete's
+// transaction, in which a read through h.db would wait for a second
+// connection). Ids of no user of the tenant are left out. The trash asks
+// it for the deleters in its search results and for the actor of its
+// events.
+func (h hostUsers) ResolveUsers(ctx context.Context, db bun.IDB, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
+	return resolveUsers(ctx, db, tenantID, ids)
 }
 
 // resolveUsers is ResolveUsers through db, a transaction or the database.

@@ -27,9 +27,11 @@ type trashUsers struct{ d *directory.Directory }
 var _ trash.UserResolver = trashUsers{}
 
 // ResolveUsers returns how the trash shows the users ids of the tenant:
-// the directory's display name and avatar. Unknown ids are left out.
-func (u trashUsers) ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
-	return u.d.ResolveUsers(ctx, tenantID, ids)
+// the directory's display name and avatar, read through db (the trash's
+// database, or the transaction of a delete that holds a connection: the
+// directory shares the database). Unknown ids are left out.
+func (u trashUsers) ResolveUsers(ctx context.Context, db bun.IDB, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
+	return u.d.ResolveUsers(ctx, db, tenantID, ids)
 }
 
 // verifyUsers makes the directory the verification service's Directory.

@@ -42,7 +42,7 @@ func TestTrashUsers(t *testing.T) {
 		if _, err := dir.UpdateProfile(ctx, ada.TenantID, ada.ID, directory.Profile{DisplayName: "Ada Lovelace", Avatar: "https://example.com/ada.png"}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := trashUsers{dir}.ResolveUsers(ctx, ada.TenantID, []int64{ada.ID, bea.ID, eve.ID, 987654})
+		got, err := trashUsers{dir}.ResolveUsers(ctx, db, ada.TenantID, []int64{ada.ID, bea.ID, eve.ID, 987654})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/directory"
+	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
 )
@@ -282,12 +283,27 @@ func baseURL(addr net.Addr) string {
 
 // openDBWith opens the database with the pool and statement bounds of o and
 // migrates it, as openDB does with deskkit's defaults.
+//
+// On PostgreSQL the migrations hold their lock on one connection and
+// migrate on another, so a pool of one cannot run them: then they run on a
+// pool of two of their own, closed before the server serves with its pool
+// of one.
 func openDBWith(ctx context.Context, rawURL string, o database.Options) (*bun.DB, error) {
 	db, err := database.Open(rawURL, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := migrateAll(ctx, db); err != nil {
+	mdb := db
+	if d, err := migrate.DialectOf(db); err == nil && d.Postgres && o.MaxOpenConns == 1 {
+		mo := o
+		mo.MaxOpenConns = 2
+		if mdb, err = database.Open(rawURL, mo); err != nil {
+			db.Close()
+			return nil, err
+		}
+		defer mdb.Close()
+	}
+	if err := migrateAll(ctx, mdb); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -338,6 +354,7 @@ type app struct {
 	verify   *verify.Verifier
 	channels *channel.ChannelRegistry
 	demo     *demoHost
+	api      *httpapi.Server // its routes, deskkit's and the host's, for tests
 	handler  http.Handler
 }
 
@@ -408,7 +425,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	if cfg.TracerProvider != nil {
 		h = traceContext(h)
 	}
-	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, demo: demo, handler: h}, nil
+	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, demo: demo, api: api, handler: h}, nil
 }
 
 // routes answers the two probes itself and hands every other request to

@@ -141,7 +141,9 @@ func startServer(t *testing.T, vars map[string]string) (string, *lockedBuffer) {
 			return base, stderr
 		}
 	}
-	t.Fatalf("the server did not start: %v\n%s", <-done, stderr.String())
+	err := <-done
+	done <- err // for the cleanup, which waits for run too
+	t.Fatalf("the server did not start: %v\n%s", err, stderr.String())
 	return "", nil
 }
 

@@ -994,15 +994,21 @@ func (d *Directory) RevokeToken(ctx context.Context, token string) (User, error)
 }
 
 // ResolveUsers returns how those of ids that are users of the tenant are
-// shown, in one query. Ids of other tenants, like unknown ids, are left out
-// of the map. A service's resolver hook is a thin adapter over it.
-func (d *Directory) ResolveUsers(ctx context.Context, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
+// shown, in one query through db: the caller's transaction when it holds
+// one (a query through the directory's pool would wait for a second
+// connection), or the directory's database (nil). Ids of other tenants,
+// like unknown ids, are left out of the map. A service's resolver hook is
+// a thin adapter over it.
+func (d *Directory) ResolveUsers(ctx context.Context, db bun.IDB, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
 	out := make(map[int64]deskkit.UserInfo, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
+	if db == nil {
+		db = d.db
+	}
 	var rows []userRow
-	if err := d.db.NewSelect().Model(&rows).
+	if err := db.NewSelect().Model(&rows).
 		Column("id", "username", "display_name", "avatar").
 		Where("u.tenant_id = ? AND u.id IN (?)", tenantID, bun.List(ids)).
 		Scan(ctx); err != nil {

@@ -218,7 +218,7 @@ func TestDirectory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := d.ResolveUsers(ctx, a.ID, []int64{ada.ID, bea.ID, eve.ID, 987654})
+			got, err := d.ResolveUsers(ctx, nil, a.ID, []int64{ada.ID, bea.ID, eve.ID, 987654})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +229,7 @@ func TestDirectory(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("ResolveUsers (-want +got):\n%s", diff)
 			}
-			empty, err := d.ResolveUsers(ctx, a.ID, nil)
+			empty, err := d.ResolveUsers(ctx, nil, a.ID, nil)
 			if err != nil || len(empty) != 0 {
 				t.Errorf("no ids: %v, %v", empty, err)
 			}

@@ -119,7 +119,7 @@ func TestUpdateUser(t *testing.T) {
 		if got := want.Info(); got != (deskkit.UserInfo{Name: "ann.lee"}) {
 			t.Errorf("Info without a display name = %+v", got)
 		}
-		resolved, err := f.d.ResolveUsers(ctx, f.tenant.ID, []int64{ann.ID})
+		resolved, err := f.d.ResolveUsers(ctx, nil, f.tenant.ID, []int64{ann.ID})
 		if err != nil {
 			t.Fatal(err)
 		}

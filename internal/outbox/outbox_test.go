@@ -632,8 +632,9 @@ func TestDollars(t *testing.T) {
 }
 
 // TestPrepared: on PostgreSQL, EnqueueQuery in a transaction of the
-// prepared statement's pool runs the prepared statement, and in one of
-// another pool the plain query; both write the same rows.
+// prepared statement's pool runs the prepared statement once Prepare has
+// prepared it, and the plain query before, or in a transaction of another
+// pool; all write the same rows.
 func TestPrepared(t *testing.T) {
 	db := dbtest.OpenPostgres(t)
 	migrated(t, db)
@@ -641,10 +642,18 @@ func TestPrepared(t *testing.T) {
 	const targets = `SELECT t.id FROM (VALUES (7::bigint), (8::bigint)) AS t (id) WHERE t.id >= ?`
 	var plain plainCount
 	db.AddQueryHook(&plain)
+	prepared := NewPrepared(db, targets)
+	if err := prepared.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	for name, tc := range map[string]struct {
 		p         *Prepared
 		wantPlain int64 // statements bun ran: the plain query's
-	}{"own pool": {NewPrepared(db, targets), 0}, "another pool": {NewPrepared(other, targets), 2}} {
+	}{
+		"own pool":             {prepared, 0},
+		"own pool, unprepared": {NewPrepared(db, targets), 2},
+		"another pool":         {NewPrepared(other, targets), 2},
+	} {
 		p := tc.p
 		t.Run(name, func(t *testing.T) {
 			plain.n.Store(0)
@@ -670,6 +679,43 @@ func TestPrepared(t *testing.T) {
 				t.Errorf("the plain query ran %d times, want %d", n, tc.wantPlain)
 			}
 		})
+	}
+}
+
+// TestPreparedPoolOfOne: an enqueue in a transaction never asks the pool
+// for a second connection, which a pool of one would never give: before
+// Prepare it runs the plain query, after it the prepared statement on the
+// transaction's own connection.
+func TestPreparedPoolOfOne(t *testing.T) {
+	db := dbtest.OpenPostgres(t)
+	migrated(t, db)
+	db.SetMaxOpenConns(1)
+	const targets = `SELECT t.id FROM (VALUES (7::bigint)) AS t (id) WHERE t.id >= ?`
+	p := NewPrepared(db, targets)
+	// A wait for a second connection ends here, as a request's would.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	publish := func(id string) {
+		t.Helper()
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			_, _, err := EnqueueQuery(ctx, tx, p, event(id), "test", targets, []any{int64(1)}, t0, 0)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("publish %s on a pool of one: %v", id, err)
+		}
+	}
+	publish("msg_before_prepare")
+	if err := p.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	publish("msg_after_prepare")
+	var ids []string
+	if err := db.NewSelect().Table("deskkit_outbox_deliveries").Column("event_id").Where("target_id = 7").OrderExpr("event_id").Scan(ctx, &ids); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"msg_after_prepare", "msg_before_prepare"}; !slices.Equal(ids, want) {
+		t.Errorf("deliveries of %v, want %v", ids, want)
 	}
 }
 

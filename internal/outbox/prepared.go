@@ -17,6 +17,14 @@ import (
 // PostgreSQL does not parse and plan it again for every event: planning is
 // most of the statement's own time.
 //
+// It is prepared by Prepare, which takes a connection of the pool, so it is
+// called where none is held: never inside a transaction, where, with the
+// pool used up by transactions doing the same (or with a pool of one), the
+// wait for a second connection would never end. Until Prepare succeeded, an
+// enqueue runs the plain query; once it has, a transaction that has not
+// used the statement on its own connection prepares it there
+// (database/sql's Tx.StmtContext), on the connection it already holds.
+//
 // Hosts whose connections go through a pooler that does not keep prepared
 // statements (PgBouncer in transaction mode before 1.21) must not use it.
 type Prepared struct {
@@ -30,7 +38,7 @@ type Prepared struct {
 }
 
 // NewPrepared returns the prepared form of EnqueueQuery with targets, over
-// db; it prepares nothing before its first use.
+// db; it prepares nothing before Prepare.
 func NewPrepared(db *bun.DB, targets string) *Prepared {
 	return &Prepared{bun: db, db: db.DB, targets: targets, query: dollars(enqueueSQL(targets))}
 }
@@ -51,21 +59,33 @@ func dollars(q string) string {
 	return b.String()
 }
 
-func (p *Prepared) statement(ctx context.Context) (*sql.Stmt, error) {
+// Prepare prepares the statement on a connection of the pool, unless that
+// is done. It waits for a connection: call it where the caller holds none,
+// never inside a transaction.
+func (p *Prepared) Prepare(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.stmt == nil {
-		s, err := p.db.PrepareContext(ctx, p.query)
-		if err != nil {
-			return nil, err
-		}
-		p.stmt = s
+	if p.stmt != nil {
+		return nil
 	}
-	return p.stmt, nil
+	s, err := p.db.PrepareContext(ctx, p.query)
+	if err != nil {
+		return fmt.Errorf("outbox: prepare enqueue: %w", err)
+	}
+	p.stmt = s
+	return nil
+}
+
+// statement is the statement Prepare prepared; nil before.
+func (p *Prepared) statement() *sql.Stmt {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stmt
 }
 
 // enqueue runs the prepared statement in tx, or reports false when tx is
-// not a transaction of p's pool (the caller then runs the plain query).
+// not a transaction of p's pool or Prepare has not succeeded yet (the
+// caller then runs the plain query). It takes no connection but tx's.
 func (p *Prepared) enqueue(ctx context.Context, tx bun.IDB, args []any) (ok bool, isNew bool, n int, err error) {
 	var t bun.Tx
 	switch tt := tx.(type) {
@@ -81,14 +101,13 @@ func (p *Prepared) enqueue(ctx context.Context, tx bun.IDB, args []any) (ok bool
 		// prepared on this one's connections only.
 		return false, false, 0, nil
 	}
-	sqlTx := t.Tx
-	stmt, err := p.statement(ctx)
-	if err != nil {
-		return true, false, 0, fmt.Errorf("outbox: prepare enqueue: %w", err)
+	stmt := p.statement()
+	if stmt == nil {
+		return false, false, 0, nil
 	}
 	var woke bool
 	var isNewN int
-	if err := sqlTx.StmtContext(ctx, stmt).QueryRowContext(ctx, args...).Scan(&isNewN, &n, &woke); err != nil {
+	if err := t.Tx.StmtContext(ctx, stmt).QueryRowContext(ctx, args...).Scan(&isNewN, &n, &woke); err != nil {
 		return true, false, 0, fmt.Errorf("outbox: enqueue: %w", err)
 	}
 	return true, isNewN > 0, n, nil
