@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -169,24 +170,99 @@ func (tb *tab) do(actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// pollTimeout bounds one wait for a state of the page.
+const pollTimeout = 30 * time.Second
+
+// pollIn waits until the JavaScript expression js is truthy in the page (30 s
+// at most, then the test fails) and returns its value. A navigation cuts a
+// poll short (its document is gone): it is polled again in the new one.
+func pollIn[T any](tb *tab, js string) T {
+	tb.t.Helper()
+	deadline := time.Now().Add(pollTimeout)
+	var err error
+	for {
+		left := time.Until(deadline)
+		if left <= 0 || tb.ctx.Err() != nil {
+			tb.t.Fatalf("waited %v for %s: %v\nconsole: %v", pollTimeout, js, err, tb.consoleErrors())
+		}
+		var v T
+		if v, err = chromedp.Run(tb.ctx, chromedp.Poll[T](js, chromedp.WithPollingTimeout(left))); err == nil {
+			return v
+		}
+	}
+}
+
+// jsString is s as a JavaScript string literal.
+func jsString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string always encodes
+	}
+	return string(b)
+}
+
+// visibleText is the text of the first element a selector matches, in a
+// one-element array (truthy even when the text is empty), or null while
+// there is none or it is not visible.
+const visibleText = `(function (el) {
+  if (!el || !(el.offsetWidth || el.offsetHeight || el.getClientRects().length)) { return null; }
+  return [el.innerText];
+})(document.querySelector(%s))`
+
 // text is the text of the first element sel matches, once it is visible.
+// The wait and the read are one evaluation in the page: a wait for the
+// node, then a read of it, fails with "No node with given id found" when
+// htmx replaces it in between.
 func (tb *tab) text(sel string) string {
 	tb.t.Helper()
-	tb.do(chromedp.WaitVisible(chromedp.CSS(sel)))
-	s, err := chromedp.Run(tb.ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		tb.t.Fatalf("text of %s: %v", sel, err)
-	}
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(pollIn[[]string](tb, fmt.Sprintf(visibleText, jsString(sel)))[0])
 }
 
 // waitFor waits until the JavaScript condition js holds in the page (30 s
 // at most, then the test fails).
 func (tb *tab) waitFor(js string) {
 	tb.t.Helper()
-	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](js)); err != nil {
-		tb.t.Fatalf("waiting for %s: %v", js, err)
+	pollIn[bool](tb, js)
+}
+
+// settled holds when the page has loaded and htmx is idle: no request in
+// flight (htmx marks the element that asked with htmx-request until its
+// answer is swapped in, and a queued request starts as the one before it
+// ends) and no swap settling (htmx-swapping, htmx-settling and htmx-added
+// stay on a swap's target and new content until it has settled and htmx
+// has bound the new content's links and forms).
+const settled = `document.readyState === "complete" && !document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")`
+
+// swap runs actions that replace region (a click on a link or a form's
+// button: a new document, a body htmx swaps in, or region itself swapped in
+// place) and waits until region is new, the page has settled and cond
+// holds. region is marked first, so that cond holding on the page before
+// is not taken for the answer, and no swap still to come can replace what
+// the test reads next.
+func (tb *tab) swap(region, cond string, actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	mark := fmt.Sprintf(`(function (el) { if (!el) { return false; } el.setAttribute("data-stale", ""); return true; })(document.querySelector(%s))`, jsString(region))
+	if !evalIn[bool](tb, mark) {
+		tb.t.Fatalf("no %s to mark on %s", region, tb.location())
 	}
+	tb.do(actions...)
+	tb.waitFor(fmt.Sprintf(`!document.querySelector("[data-stale]") && %s && (%s)`, settled, cond))
+}
+
+// submit runs actions that leave the page (a click on a form's button or a
+// link) and waits until another page (a new document, or a body htmx
+// swapped in) shows sel: swap of the page's main.
+func (tb *tab) submit(sel string, actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	tb.swap("main", fmt.Sprintf(`!!document.querySelector(%s)`, jsString(sel)), actions...)
+}
+
+// follow opens a one-time link, whose page posts its code at once, and
+// waits for the page that answers it to show sel.
+func (tb *tab) follow(link, sel string) {
+	tb.t.Helper()
+	tb.do(chromedp.Navigate(link))
+	tb.waitFor(fmt.Sprintf(`!document.querySelector("form[data-autosubmit]") && %s && !!document.querySelector(%s)`, settled, jsString(sel)))
 }
 
 // eval runs JavaScript in the page and decodes its value.
@@ -220,10 +296,9 @@ func (tb *tab) location() string {
 func (tb *tab) signIn(token string) {
 	tb.t.Helper()
 	tb.open("/console/signin", "#token")
-	tb.do(
+	tb.submit("form.signout",
 		chromedp.SendKeys(chromedp.CSS("#token"), token),
 		chromedp.Click(chromedp.CSS(`main form button[type=submit]`)),
-		chromedp.WaitVisible(chromedp.CSS("form.signout")),
 	)
 }
 
@@ -304,9 +379,9 @@ func TestConsoleSignIn(t *testing.T) {
 		if csp, _ := res.Headers["Content-Security-Policy"].(string); !strings.Contains(csp, "script-src 'self';") {
 			t.Errorf("the sign-in page's Content-Security-Policy: %q", csp)
 		}
-		tb.do(chromedp.WaitVisible(chromedp.CSS("#token")))
+		tb.waitFor(settled + ` && !!document.querySelector("#token")`)
 		tb.inspect("signin")
-		tb.do(chromedp.SendKeys(chromedp.CSS("#token"), "dk_not-a-token"), chromedp.Click(chromedp.CSS(`main form button[type=submit]`)))
+		tb.submit(`[role=alert]`, chromedp.SendKeys(chromedp.CSS("#token"), "dk_not-a-token"), chromedp.Click(chromedp.CSS(`main form button[type=submit]`)))
 		if msg := tb.text(`[role=alert]`); !strings.Contains(msg, "not valid") {
 			t.Errorf("a wrong token: %q", msg)
 		}
@@ -319,7 +394,7 @@ func TestConsoleSignIn(t *testing.T) {
 		// Sign out: the session is gone from the database, so the cookie
 		// the browser had is refused too.
 		cookie := sessionCookie(t, tb)
-		tb.do(chromedp.Click(chromedp.CSS("form.signout button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+		tb.submit("#token", chromedp.Click(chromedp.CSS("form.signout button")))
 		if msg := tb.text(`[role=status]`); msg != "You are signed out." {
 			t.Errorf("after sign-out: %q", msg)
 		}
@@ -332,12 +407,12 @@ func TestConsoleSignIn(t *testing.T) {
 		if !strings.HasPrefix(link, base+"/console/link?code=") {
 			t.Fatalf("token -console printed %q", link)
 		}
-		tb.do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("form.signout")))
+		tb.follow(link, "form.signout")
 		if who := tb.text(".who"); strings.Contains(who, "admin") {
 			t.Errorf("the link signed in as %q, want bob, no admin", who)
 		}
-		tb.do(chromedp.Click(chromedp.CSS("form.signout button")), chromedp.WaitVisible(chromedp.CSS("#token")))
-		tb.do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS(`[role=alert]`)))
+		tb.submit("#token", chromedp.Click(chromedp.CSS("form.signout button")))
+		tb.follow(link, `[role=alert]`)
 		if msg := tb.text(`[role=alert]`); !strings.Contains(msg, "not valid") {
 			t.Errorf("a used link: %q", msg)
 		}
@@ -367,13 +442,12 @@ func TestConsoleRefusesForgedForms(t *testing.T) {
 
 		// Same origin, no token: the form a script (or a careless page)
 		// could build.
-		evalIn[bool](tb, `(function () {
+		tb.submit(`[role=alert]`, chromedp.Evaluate[chromedp.Void](`(function () {
   var f = document.createElement("form");
   f.method = "post"; f.action = "/console/signout";
   f.setAttribute("hx-boost", "false");
-  document.body.appendChild(f); f.submit(); return true;
-})()`)
-		tb.do(chromedp.WaitVisible(chromedp.CSS(`[role=alert]`)))
+  document.body.appendChild(f); f.submit();
+})()`))
 		if msg := tb.text(`[role=alert]`); !strings.Contains(msg, "security token") {
 			t.Errorf("a form without the CSRF token: %q", msg)
 		}
@@ -385,7 +459,8 @@ func TestConsoleRefusesForgedForms(t *testing.T) {
 			fmt.Fprintf(w, `<!doctype html><title>evil</title><form id="f" method="post" action="%s/console/signout"><input name="csrf" value="guess"><button>go</button></form>`, base)
 		}))
 		defer evil.Close()
-		tb.do(chromedp.Navigate(evil.URL), chromedp.Click(chromedp.CSS("#f button")), chromedp.WaitVisible(chromedp.CSS(`[role=alert]`)))
+		tb.do(chromedp.Navigate(evil.URL))
+		tb.swap("#f", `!!document.querySelector("[role=alert]")`, chromedp.Click(chromedp.CSS("#f button")))
 		if msg := tb.text(`[role=alert]`); !strings.Contains(msg, "another site") {
 			t.Errorf("a form from another origin: %q", msg)
 		}
@@ -547,16 +622,20 @@ func TestConsoleTrash(t *testing.T) {
 		// Search: project 1, "alpha", deleted today.
 		today := time.Now().UTC().Format("2006-01-02")
 		tb.open("/console/trash", "#f-name")
-		// The values are set without key events, so that the live search
-		// (htmx, on input and change) sends nothing before the click does.
-		tb.do(
-			chromedp.SetValue(chromedp.CSS("#f-project"), "1"),
-			chromedp.SetValue(chromedp.CSS("#f-name"), "alpha"),
-			chromedp.SetValue(chromedp.CSS("#f-deleted"), today),
-			chromedp.Click(chromedp.CSS(".filters button[type=submit]")),
-		)
-		// htmx swaps the results in place: wait for the filtered ones.
-		tb.waitFor(`document.querySelector("#results .count") && document.querySelector("#results .count").textContent === "1 entry matches." && location.search.includes("name=alpha")`)
+		// The values are set without events, so that the live search (htmx,
+		// on input and change) sends nothing and the click alone searches.
+		// chromedp's SetValue dispatches input and change: each field would
+		// start a search, and the answer to the name's already satisfies the
+		// wait below while the click's is still to replace the rows.
+		evalIn[bool](tb, `(function () {
+  document.querySelector("#f-project").value = "1";
+  document.querySelector("#f-name").value = "alpha";
+  document.querySelector("#f-deleted").value = `+jsString(today)+`;
+  return true;
+})()`)
+		// htmx swaps the results in place: wait for the click's.
+		tb.swap("#results", `location.search.includes("name=alpha") && document.querySelector("#results .count").textContent === "1 entry matches."`,
+			chromedp.Click(chromedp.CSS(".filters button[type=submit]")))
 		if n := evalIn[int](tb, `document.querySelectorAll("#results tbody tr").length`); n != 1 {
 			t.Errorf("the search found %d rows, want 1", n)
 		}
@@ -575,12 +654,12 @@ func TestConsoleTrash(t *testing.T) {
 		tb.inspect("trash")
 
 		// Restore it through the confirmation; the API answers the task.
-		tb.do(chromedp.Click(chromedp.CSS(`#results tbody a[href*="/restore"]`)), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+		tb.submit("#confirm", chromedp.Click(chromedp.CSS(`#results tbody a[href*="/restore"]`)))
 		if q := tb.text("#question"); !strings.Contains(q, "Restore task “Alpha report” to project 1?") {
 			t.Errorf("confirmation: %q", q)
 		}
 		tb.inspect("trash-confirm")
-		tb.do(chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("[role=status]")))
+		tb.submit("[role=status]", chromedp.Click(chromedp.CSS("#confirm")))
 		if msg := tb.text("[role=status]"); msg != "Restored task “Alpha report”." {
 			t.Errorf("after restore: %q", msg)
 		}
@@ -593,14 +672,14 @@ func TestConsoleTrash(t *testing.T) {
 
 		// Clear project 1's trash: the confirmation states the count.
 		tb.open("/console/trash?project=1", "#clear-project")
-		tb.do(chromedp.Click(chromedp.CSS("#clear-project")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+		tb.submit("#confirm", chromedp.Click(chromedp.CSS("#clear-project")))
 		if q := tb.text("#question"); !strings.Contains(q, "Clear all 2 entries") {
 			t.Errorf("confirmation: %q, want the count 2", q)
 		}
 		if b := tb.text("#confirm"); b != "Clear 2 entries for good" {
 			t.Errorf("button: %q", b)
 		}
-		tb.do(chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("[role=status]")))
+		tb.submit("[role=status]", chromedp.Click(chromedp.CSS("#confirm")))
 		if msg := tb.text("[role=status]"); msg != "Cleared 2 entries of project 1." {
 			t.Errorf("after clear: %q", msg)
 		}
@@ -617,8 +696,8 @@ func TestConsoleTrash(t *testing.T) {
 		if c := tb.text("#results .count"); c != "2 entries match." {
 			t.Errorf("before the live search: %q", c)
 		}
-		tb.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "another"))
-		tb.waitFor(`document.querySelector("#results .count").textContent === "1 entry matches." && location.search.includes("name=another")`)
+		tb.swap("#results", `location.search.includes("name=another") && document.querySelector("#results .count").textContent === "1 entry matches."`,
+			chromedp.SendKeys(chromedp.CSS("#f-name"), "another"))
 
 		// 404: an entry that is not there.
 		tb.open("/console/trash/999999/restore", "[role=alert]")
@@ -628,10 +707,10 @@ func TestConsoleTrash(t *testing.T) {
 		tb.inspect("trash-not-found")
 
 		// 403: a member may not clear an entry someone else deleted.
-		tb.do(chromedp.Click(chromedp.CSS("form.signout button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+		tb.submit("#token", chromedp.Click(chromedp.CSS("form.signout button")))
 		tb.signIn(member)
 		tb.open(fmt.Sprintf("/console/trash/%d/clear", other), "#confirm")
-		tb.do(chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("[role=alert]")))
+		tb.submit("[role=alert]", chromedp.Click(chromedp.CSS("#confirm")))
 		if msg := tb.text("[role=alert]"); !strings.HasPrefix(msg, "You are not allowed to do this.") {
 			t.Errorf("a member clearing another's entry: %q", msg)
 		}
@@ -656,7 +735,6 @@ func TestConsoleDocs(t *testing.T) {
 			t.Errorf("/docs has no %s header", h)
 		}
 	}
-	tb.do(chromedp.WaitVisible(chromedp.CSS("#redoc h1")))
 	if title := tb.text("#redoc h1"); !strings.HasPrefix(title, "deskkit") {
 		t.Errorf("Redoc's title: %q", title)
 	}

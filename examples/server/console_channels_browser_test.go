@@ -125,11 +125,11 @@ func TestConsoleChannels(t *testing.T) {
 				t.Errorf("the admin's navigation lacks %s", href)
 			}
 		}
-		tb.do(chromedp.Click(chromedp.CSS(`nav a[href="/console/channels"]`)), chromedp.WaitVisible(chromedp.CSS("#add")))
+		tb.submit("#add", chromedp.Click(chromedp.CSS(`nav a[href="/console/channels"]`)))
 
 		// Add: the form lists the registered event types.
 		tb.inspect("channels-empty")
-		tb.do(chromedp.Click(chromedp.CSS("#add")), chromedp.WaitVisible(chromedp.CSS("#c-name")))
+		tb.submit("#c-name", chromedp.Click(chromedp.CSS("#add")))
 		if n := evalIn[int](tb, `document.querySelectorAll("input[name=events]").length`); n < 3 {
 			t.Errorf("the form offers %d event types, want the registry's catalogue", n)
 		}
@@ -138,11 +138,10 @@ func TestConsoleChannels(t *testing.T) {
 		}
 		tb.inspect("channels-new")
 		// An address the registry refuses is shown with the form kept.
-		tb.do(
+		tb.submit("[role=alert]",
 			chromedp.SendKeys(chromedp.CSS("#c-name"), "ops"),
 			chromedp.SendKeys(chromedp.CSS("#c-address"), "ftp://example.com/x"),
 			chromedp.Click(chromedp.CSS("#save")),
-			chromedp.WaitVisible(chromedp.CSS("[role=alert]")),
 		)
 		if msg := tb.text("[role=alert]"); !strings.Contains(msg, "Address must be") {
 			t.Errorf("a bad address: %q", msg)
@@ -152,15 +151,14 @@ func TestConsoleChannels(t *testing.T) {
 		}
 		// Test before saving: the far end's answer is shown.
 		hook := recv.URL + "/hook"
-		tb.do(
+		tb.submit("#test-result",
 			chromedp.SetValue(chromedp.CSS("#c-address"), hook),
 			chromedp.Click(chromedp.CSS("#test")),
-			chromedp.WaitVisible(chromedp.CSS("#test-result")),
 		)
 		if got := tb.text("#test-result"); !strings.Contains(got, "The far end took the test message") || !strings.Contains(got, "whsec_") {
 			t.Errorf("test of the unsaved channel: %q", got)
 		}
-		tb.do(chromedp.Click(chromedp.CSS("#save")), chromedp.WaitVisible(chromedp.CSS("#secret")))
+		tb.submit("#secret", chromedp.Click(chromedp.CSS("#save")))
 		secret := evalIn[string](tb, `document.querySelector("#secret").value`)
 		if !strings.HasPrefix(secret, "whsec_") {
 			t.Errorf("the secret shown after the add: %q", secret)
@@ -172,13 +170,13 @@ func TestConsoleChannels(t *testing.T) {
 			t.Errorf("the clipboard holds %q after Copy, want the secret", got)
 		}
 		tb.inspect("channels-added")
-		tb.do(chromedp.Click(chromedp.CSS("#continue")), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
+		tb.submit("#deliveries", chromedp.Click(chromedp.CSS("#continue")))
 		chPath := tb.location()
 		if strings.Contains(evalIn[string](tb, `document.body.innerHTML`), secret) {
 			t.Errorf("the channel's page shows the secret again")
 		}
 		// Test the stored channel: signed with its own secret.
-		tb.do(chromedp.Click(chromedp.CSS("#test")), chromedp.WaitVisible(chromedp.CSS("#test-result")))
+		tb.submit("#test-result", chromedp.Click(chromedp.CSS("#test")))
 		if got := tb.text("#test-result"); !strings.Contains(got, "The far end took the test message") {
 			t.Errorf("test of the stored channel: %q", got)
 		}
@@ -198,7 +196,7 @@ func TestConsoleChannels(t *testing.T) {
 		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.hello", "title": "while down"}, nil)
 		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "FAILED"), "the second delivery to fail")
 		tb.inspect("channels-channel")
-		tb.do(chromedp.Click(chromedp.CSS(`#delivery-list tbody tr:first-child a[href^="/console/deliveries/"]`)), chromedp.WaitVisible(chromedp.CSS("#attempts")))
+		tb.submit("#attempts", chromedp.Click(chromedp.CSS(`#delivery-list tbody tr:first-child a[href^="/console/deliveries/"]`)))
 		codes := evalIn[[]string](tb, `Array.from(document.querySelectorAll("#attempts tbody td.code")).map(function (td) { return td.textContent.trim(); })`)
 		if strings.Join(codes, ",") != "500,500,500" {
 			t.Errorf("attempts answered %v, want three 500s", codes)
@@ -210,7 +208,7 @@ func TestConsoleChannels(t *testing.T) {
 
 		// It recovers; a resend succeeds.
 		recv.setDown(false)
-		tb.do(chromedp.Click(chromedp.CSS("#resend")), chromedp.WaitVisible(chromedp.CSS("[role=status]")))
+		tb.submit("[role=status]", chromedp.Click(chromedp.CSS("#resend")))
 		if msg := tb.text("[role=status]"); !strings.Contains(msg, "due now") {
 			t.Errorf("after resend: %q", msg)
 		}
@@ -225,10 +223,9 @@ func TestConsoleChannels(t *testing.T) {
 		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.hello", "title": "down again"}, nil)
 		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "FAILED"), "the third delivery to fail")
 		recv.setDown(false)
-		tb.do(
+		tb.submit("[role=status]",
 			chromedp.SetValue(chromedp.CSS("#r-since"), time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04")),
 			chromedp.Click(chromedp.CSS("#recover")),
-			chromedp.WaitVisible(chromedp.CSS("[role=status]")),
 		)
 		if msg := tb.text("[role=status]"); !strings.HasPrefix(msg, "Queued 1 failed delivery since") {
 			t.Errorf("after recover: %q", msg)
@@ -240,19 +237,18 @@ func TestConsoleChannels(t *testing.T) {
 
 		// Replace: subscribe to channel.disabled only.
 		tb.open(chPath+"/edit", "#c-name")
-		tb.do(
+		tb.submit("[role=status]",
 			chromedp.Click(chromedp.CSS("input[name=events][value='channel.disabled']")),
 			chromedp.Click(chromedp.CSS("#save")),
-			chromedp.WaitVisible(chromedp.CSS("[role=status]")),
 		)
 		if got := tb.text(".facts"); !strings.Contains(got, "channel.disabled") {
 			t.Errorf("after the replace the channel shows %q", got)
 		}
 
 		// Disable and enable: the list shows the state and the reason.
-		tb.do(chromedp.Click(chromedp.CSS("#disable")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+		tb.submit("#confirm", chromedp.Click(chromedp.CSS("#disable")))
 		tb.inspect("channels-confirm")
-		tb.do(chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("#enable")))
+		tb.submit("#enable", chromedp.Click(chromedp.CSS("#confirm")))
 		tb.open("/console/channels", "#channels")
 		if st := tb.text("#channels td.state"); !strings.Contains(st, "Disabled") || !strings.Contains(st, "disabled by user") {
 			t.Errorf("the disabled channel's state: %q", st)
@@ -261,14 +257,14 @@ func TestConsoleChannels(t *testing.T) {
 			t.Errorf("the list's day: %q", got)
 		}
 		tb.inspect("channels")
-		tb.do(chromedp.Click(chromedp.CSS(`#channels button[aria-label^="Enable"]`)), chromedp.WaitVisible(chromedp.CSS("[role=status]")))
+		tb.submit("[role=status]", chromedp.Click(chromedp.CSS(`#channels button[aria-label^="Enable"]`)))
 		if st := tb.text("#channels td.state"); st != "Enabled" {
 			t.Errorf("the enabled channel's state: %q", st)
 		}
 
 		// A non-admin: no channel management, and the URLs answer the
 		// registry's 403 as the API does.
-		tb.do(chromedp.Click(chromedp.CSS("form.signout button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+		tb.submit("#token", chromedp.Click(chromedp.CSS("form.signout button")))
 		tb.signIn(member)
 		if evalIn[bool](tb, `!!document.querySelector('nav a[href="/console/channels"], .cards a[href="/console/channels"]')`) {
 			t.Errorf("a non-admin is offered the channels")
@@ -303,14 +299,14 @@ func TestConsoleChannels(t *testing.T) {
 		}
 
 		// Delete, as the admin, through the confirmation.
-		tb.do(chromedp.Click(chromedp.CSS("form.signout button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+		tb.submit("#token", chromedp.Click(chromedp.CSS("form.signout button")))
 		tb.signIn(admin)
 		tb.open(chPath, "#delete")
-		tb.do(chromedp.Click(chromedp.CSS("#delete")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+		tb.submit("#confirm", chromedp.Click(chromedp.CSS("#delete")))
 		if q := tb.text("#question"); !strings.Contains(q, "Delete channel “ops” for good?") {
 			t.Errorf("delete confirmation: %q", q)
 		}
-		tb.do(chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("[role=status]")))
+		tb.submit("[role=status]", chromedp.Click(chromedp.CSS("#confirm")))
 		if msg := tb.text("[role=status]"); msg != "Deleted channel “ops”." {
 			t.Errorf("after delete: %q", msg)
 		}

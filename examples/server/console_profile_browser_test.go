@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,35 +17,11 @@ func wrongCode(code string) string {
 	return string(d) + code[1:]
 }
 
-// submit runs actions that leave the page (a click on a form's button),
-// and waits until another page (a new document, or a body htmx swapped
-// in) shows sel: the page before is marked, so that an element of the same
-// name on it is not taken for the answer.
-func (tb *tab) submit(sel string, actions ...chromedp.Action[chromedp.Void]) {
-	tb.t.Helper()
-	evalIn[bool](tb, `document.querySelector("main").setAttribute("data-left", "1"), true`)
-	tb.do(actions...)
-	cond := fmt.Sprintf(`!document.querySelector("main[data-left]") && !!document.querySelector(%q)`, sel)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		// A poll cut short by the navigation it waits for is polled again
-		// in the new document.
-		_, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(time.Until(deadline))))
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) || tb.ctx.Err() != nil {
-			tb.t.Fatalf("no page with %s came: %v\nconsole: %v", sel, err, tb.consoleErrors())
-		}
-	}
-}
-
 // enterCode types code into the step's #code field and submits it with
 // button, then waits for sel.
 func (tb *tab) enterCode(code, button, sel string) {
 	tb.t.Helper()
-	tb.do(chromedp.WaitVisible(chromedp.CSS("#code")), chromedp.SetValue(chromedp.CSS("#code"), code))
-	tb.submit(sel, chromedp.Click(chromedp.CSS(button)))
+	tb.submit(sel, chromedp.SetValue(chromedp.CSS("#code"), code), chromedp.Click(chromedp.CSS(button)))
 }
 
 // TestConsoleProfile edits the profile, then changes the e-mail address
@@ -73,10 +48,9 @@ func TestConsoleProfile(t *testing.T) {
 			t.Errorf("the profile shows the e-mail address %q", got)
 		}
 		tb.inspect("profile")
-		tb.do(
+		tb.submit("[role=status]",
 			chromedp.SetValue(chromedp.CSS("#p-full"), "Ann Example"),
 			chromedp.Click(chromedp.CSS("#save-profile")),
-			chromedp.WaitVisible(chromedp.CSS("[role=status]")),
 		)
 		if msg := tb.text("[role=status]"); msg != "Your profile is saved." {
 			t.Errorf("after saving the profile: %q", msg)
@@ -88,10 +62,9 @@ func TestConsoleProfile(t *testing.T) {
 		}
 		// A username the service refuses: its message, the form kept.
 		evalIn[bool](tb, `document.querySelector("#p-username").removeAttribute("maxlength"), true`)
-		tb.do(
+		tb.submit("[role=alert]",
 			chromedp.SetValue(chromedp.CSS("#p-username"), strings.Repeat("x", 101)),
 			chromedp.Click(chromedp.CSS("#save-profile")),
-			chromedp.WaitVisible(chromedp.CSS("[role=alert]")),
 		)
 		if msg := tb.text("[role=alert]"); !strings.Contains(msg, "Username") {
 			t.Errorf("a username too long: %q", msg)
@@ -100,7 +73,7 @@ func TestConsoleProfile(t *testing.T) {
 		// Step 1: a code to the current address.
 		tb.open("/console/profile/email", "#send-current")
 		tb.inspect("profile-email-start")
-		tb.do(chromedp.Click(chromedp.CSS("#send-current")), chromedp.WaitVisible(chromedp.CSS("#code")))
+		tb.submit("#code", chromedp.Click(chromedp.CSS("#send-current")))
 		if got := tb.text("#sent"); !strings.Contains(got, "ann@example.com") {
 			t.Errorf("after the send: %q", got)
 		}
@@ -137,10 +110,9 @@ func TestConsoleProfile(t *testing.T) {
 
 		// Step 3: a code to the new address.
 		tb.inspect("profile-email-new")
-		tb.do(
+		tb.submit("#code",
 			chromedp.SendKeys(chromedp.CSS("#address"), "ann@new.example"),
 			chromedp.Click(chromedp.CSS("#send-new")),
-			chromedp.WaitVisible(chromedp.CSS("#code")),
 		)
 		tb.inspect("profile-email-confirm")
 		subject, _ = lastMail(t, mail, "ann@new.example")
@@ -159,16 +131,15 @@ func TestConsoleProfile(t *testing.T) {
 		}
 
 		// The mobile number, the same way over the SMS gateway.
-		tb.do(chromedp.Click(chromedp.CSS("#change-mobile")), chromedp.WaitVisible(chromedp.CSS("#send-current")))
-		tb.do(chromedp.Click(chromedp.CSS("#send-current")), chromedp.WaitVisible(chromedp.CSS("#code")))
+		tb.submit("#send-current", chromedp.Click(chromedp.CSS("#change-mobile")))
+		tb.submit("#code", chromedp.Click(chromedp.CSS("#send-current")))
 		tb.enterCode(codeIn(t, sms.last(t, "+8613800138000")), "#check", "#address")
 		if c := evalIn[string](tb, `document.querySelector("#country").value`); c != "CN" {
 			t.Errorf("the country field holds %q, want the current number's, CN", c)
 		}
-		tb.do(
+		tb.submit("#code",
 			chromedp.SendKeys(chromedp.CSS("#address"), "137 0013 7000"),
 			chromedp.Click(chromedp.CSS("#send-new")),
-			chromedp.WaitVisible(chromedp.CSS("#code")),
 		)
 		tb.inspect("profile-mobile-confirm")
 		tb.enterCode(codeIn(t, sms.last(t, "+8613700137000")), "#confirm", "p.flash, p.error")
