@@ -81,7 +81,7 @@ const (
 	// resends cannot grow a delivery's log without end. It is twice the
 	// longest retry schedule, so that a delivery's schedule, run again
 	// once by Recover, is kept whole.
-	MaxAttemptsKept = outbox.MaxAttemptsKept
+	MaxAttemptsKept = 100
 	// DefaultTimeout bounds one message, from dial to the end of the
 	// reply (all addresses together, for an e-mail channel).
 	DefaultTimeout = 10 * time.Second
