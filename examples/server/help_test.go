@@ -111,7 +111,7 @@ func TestReadmeStatesGoVersion(t *testing.T) {
 }
 
 // Every flag of serve is in the package doc's flag table and in the
-// README's, so that a new flag (-metrics-addr, -pprof, ...) cannot ship
+// reference server's page (docs/server.md), so that a new flag (-metrics-addr, -pprof, ...) cannot ship
 // undocumented.
 func TestServeFlagsDocumented(t *testing.T) {
 	var help bytes.Buffer
@@ -126,7 +126,7 @@ func TestServeFlagsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/server.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +138,8 @@ func TestServeFlagsDocumented(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^//\t` + regexp.QuoteMeta(f) + `(\s|$)`).Match(mainDoc) {
 			t.Errorf("main.go's flag table lacks %s", f)
 		}
-		if !bytes.Contains(readme, []byte("`"+f+"`")) {
-			t.Errorf("README.md's flag table lacks %s", f)
+		if !bytes.Contains(page, []byte("`"+f+"`")) {
+			t.Errorf("docs/server.md's flag table lacks %s", f)
 		}
 	}
 }
