@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -706,7 +707,21 @@ func TestPreparedPoolOfOne(t *testing.T) {
 		}
 	}
 	publish("msg_before_prepare")
-	if err := p.Prepare(ctx); err != nil {
+	// A Prepare waiting for the pool's one connection, held by a
+	// publishing transaction, must not hold up that transaction's enqueue.
+	prepared := make(chan error, 1)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		go func() { prepared <- p.Prepare(ctx) }()
+		for db.Stats().WaitCount == 0 { // Prepare waits for the connection
+			runtime.Gosched()
+		}
+		_, _, err := EnqueueQuery(ctx, tx, p, event("msg_while_preparing"), "test", targets, []any{int64(1)}, t0, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("publish while Prepare waits for the connection: %v", err)
+	}
+	if err := <-prepared; err != nil {
 		t.Fatal(err)
 	}
 	publish("msg_after_prepare")
@@ -714,7 +729,7 @@ func TestPreparedPoolOfOne(t *testing.T) {
 	if err := db.NewSelect().Table("deskkit_outbox_deliveries").Column("event_id").Where("target_id = 7").OrderExpr("event_id").Scan(ctx, &ids); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"msg_after_prepare", "msg_before_prepare"}; !slices.Equal(ids, want) {
+	if want := []string{"msg_after_prepare", "msg_before_prepare", "msg_while_preparing"}; !slices.Equal(ids, want) {
 		t.Errorf("deliveries of %v, want %v", ids, want)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/uptrace/bun"
 )
@@ -33,8 +33,7 @@ type Prepared struct {
 	targets string
 	query   string
 
-	mu   sync.Mutex
-	stmt *sql.Stmt
+	stmt atomic.Pointer[sql.Stmt] // nil until Prepare succeeds
 }
 
 // NewPrepared returns the prepared form of EnqueueQuery with targets, over
@@ -61,26 +60,22 @@ func dollars(q string) string {
 
 // Prepare prepares the statement on a connection of the pool, unless that
 // is done. It waits for a connection: call it where the caller holds none,
-// never inside a transaction.
+// never inside a transaction. It holds no lock while it waits, so that an
+// enqueue inside a transaction never waits behind it (the enqueue would
+// hold a connection while Prepare waits for one): two that race prepare
+// twice, and the loser closes its statement.
 func (p *Prepared) Prepare(ctx context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stmt != nil {
+	if p.stmt.Load() != nil {
 		return nil
 	}
 	s, err := p.db.PrepareContext(ctx, p.query)
 	if err != nil {
 		return fmt.Errorf("outbox: prepare enqueue: %w", err)
 	}
-	p.stmt = s
+	if !p.stmt.CompareAndSwap(nil, s) {
+		s.Close()
+	}
 	return nil
-}
-
-// statement is the statement Prepare prepared; nil before.
-func (p *Prepared) statement() *sql.Stmt {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stmt
 }
 
 // enqueue runs the prepared statement in tx, or reports false when tx is
@@ -101,7 +96,7 @@ func (p *Prepared) enqueue(ctx context.Context, tx bun.IDB, args []any) (ok bool
 		// prepared on this one's connections only.
 		return false, false, 0, nil
 	}
-	stmt := p.statement()
+	stmt := p.stmt.Load()
 	if stmt == nil {
 		return false, false, 0, nil
 	}
