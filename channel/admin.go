@@ -84,11 +84,16 @@ type Attempt struct {
 	Response string `json:"response"`
 }
 
-func delivery(in outbox.Info) Delivery {
+// delivery is in as the API shows it to a principal who sees addresses in
+// full, or, for one who does not, with every URL in its error masked.
+func delivery(in outbox.Info, full bool) Delivery {
 	d := Delivery{
 		ID: in.ID, ChannelID: in.TargetID, EventID: in.EventID, EventType: in.EventType,
 		Status: in.Status, Attempts: in.Attempts, LastStatusCode: in.LastStatusCode,
 		LastError: in.LastError, CreatedDate: in.Created.UTC(),
+	}
+	if !full {
+		d.LastError = maskURLs(d.LastError)
 	}
 	if !in.NextAttempt.IsZero() {
 		t := in.NextAttempt.UTC()
@@ -280,10 +285,7 @@ func (r *ChannelRegistry) deliveries(ctx context.Context, p deskkit.Principal, c
 	}
 	page := DeliveryPage{Total: int64(total), List: make([]Delivery, len(infos))}
 	for i, in := range infos {
-		page.List[i] = delivery(in)
-		if !full {
-			page.List[i].LastError = maskURLs(page.List[i].LastError)
-		}
+		page.List[i] = delivery(in, full)
 	}
 	return page, nil
 }
@@ -375,6 +377,10 @@ func (r *ChannelRegistry) resend(ctx context.Context, p deskkit.Principal, deliv
 	if err := deskkit.CheckID("id", deliveryID); err != nil {
 		return Delivery{}, err
 	}
+	full, err := r.may(ctx, p, ActionViewAddresses)
+	if err != nil {
+		return Delivery{}, err
+	}
 	in, err := r.delivery(ctx, tenantID, deliveryID)
 	if err != nil {
 		return Delivery{}, err
@@ -398,7 +404,7 @@ func (r *ChannelRegistry) resend(ctx context.Context, p deskkit.Principal, deliv
 		return Delivery{}, adminError("resend", err)
 	}
 	r.worker.Wake()
-	return delivery(out), nil
+	return delivery(out, full), nil
 }
 
 // Recover queues again, each with the whole schedule, p's tenant's

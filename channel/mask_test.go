@@ -222,3 +222,46 @@ func TestEchoedURIMasked(t *testing.T) {
 		wantNoLeak(t, "the database", storedTexts(t, db), "s3cr3t", "t0k3n", "k3y", "the-robot")
 	})
 }
+
+// resendOnly lets non-admins resend deliveries and nothing else: they see
+// addresses masked.
+type resendOnly struct{}
+
+func (resendOnly) CanManageChannels(_ context.Context, _ deskkit.Principal, a channel.Action) (bool, error) {
+	return a == channel.ActionResend, nil
+}
+
+// A resend answers the delivery as Deliveries shows it: to a principal who
+// may resend but not see addresses, every URL of its error masked.
+func TestResendAnswerMasked(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newEvFixture(t, db, channel.Config{Authorizer: resendOnly{}})
+		ctx := context.Background()
+		hook := f.add(t, f.ann, "WEBHOOK", "hook", f.recv.URL+"/hook", nil)
+		f.publish(t, 10, newEvent("task.trashed"))
+		f.run(t)
+		d := f.deliveries(t, hook.ID)
+		if len(d) != 1 {
+			t.Fatalf("%d deliveries, want 1", len(d))
+		}
+		old := "the webhook answered a redirect (308 to " + redirected + "), which is not followed: use the final URL"
+		if _, err := db.NewRaw("UPDATE deskkit_outbox_deliveries SET last_error = ? WHERE id = ?", old, d[0].ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.r.Resend(ctx, deskkit.Principal{UserID: 3, TenantID: 10}, d[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "the webhook answered a redirect (308 to https://moved.invalid/***), which is not followed: use the final URL"
+		if got.LastError != want {
+			t.Errorf("the resend answers the non-admin\n%q, want\n%q", got.LastError, want)
+		}
+		got, err = f.r.Resend(ctx, f.ann, d[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.LastError != old {
+			t.Errorf("the resend answers the admin %q, want it as stored", got.LastError)
+		}
+	})
+}
