@@ -84,9 +84,7 @@ func Unavailable(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn) ||
-		errors.Is(err, sql.ErrConnDone) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+	if ConnLost(err) || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
 	var netErr net.Error
@@ -94,15 +92,9 @@ func Unavailable(err error) bool {
 		return true
 	}
 	if code := SQLSTATE(err); code != "" {
-		switch {
-		case strings.HasPrefix(code, "08"), // connection exception
-			strings.HasPrefix(code, "53"),                     // insufficient resources: too many connections, out of memory
-			code == "57014",                                   // statement timeout or cancel
-			code == "57P01", code == "57P02", code == "57P03", // shutdown, crash, cannot connect now
-			code == "55P03": // lock not available (lock_timeout)
-			return true
-		}
-		return false
+		return strings.HasPrefix(code, "53") || // insufficient resources: too many connections, out of memory
+			code == "57014" || // statement timeout or cancel
+			code == "55P03" // lock not available (lock_timeout)
 	}
 	// modernc.org/sqlite: SQLITE_BUSY past the busy timeout. database/sql:
 	// a closed pool (the process is shutting down), an error it does not export.
