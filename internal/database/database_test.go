@@ -82,16 +82,20 @@ func TestPoolIsBounded(t *testing.T) {
 	}
 }
 
-func TestUnavailable(t *testing.T) {
-	ctx := context.Background()
-	// A loopback port nobody listens on.
+// closedAddr is a loopback address nobody listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	closedAddr := ln.Addr().String()
-	ln.Close()
-	down := database.OpenPostgres(fmt.Sprintf("postgres://postgres@%s/test?sslmode=disable", closedAddr), database.Options{MaxOpenConns: 1})
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func TestUnavailable(t *testing.T) {
+	ctx := context.Background()
+	down := database.OpenPostgres(fmt.Sprintf("postgres://postgres@%s/test?sslmode=disable", closedAddr(t)), database.Options{MaxOpenConns: 1})
 	defer down.Close()
 	_, refused := down.ExecContext(ctx, "SELECT 1")
 
@@ -176,12 +180,7 @@ func TestUnavailablePostgres(t *testing.T) {
 func TestConnLost(t *testing.T) {
 	ctx := context.Background()
 	// A loopback port nobody listens on, and one that hangs up at once.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedAddr := ln.Addr().String()
-	ln.Close()
+	closedAddr := closedAddr(t)
 	hangup, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
