@@ -315,6 +315,9 @@ type ChannelRegistry struct {
 	// prepared is Publish's statement on PostgreSQL, prepared per
 	// connection; nil on SQLite.
 	prepared *outbox.Prepared
+	// prepareFailed is when preparing it last failed (Unix ms; 0 for
+	// never): a Publish tries again only a minute later.
+	prepareFailed atomic.Int64
 	// kick asks Run to wake the worker after a publish.
 	kick    chan struct{}
 	running atomic.Bool

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/metric"
@@ -333,12 +334,19 @@ func (r *ChannelRegistry) enqueue(ctx context.Context, db bun.IDB, tenantID int6
 // prepare prepares Publish's statement on PostgreSQL, unless that is done;
 // the caller holds no connection of the pool (Run, or a Publish given the
 // database rather than a transaction). Until it succeeds, a publish inside
-// a transaction runs the plain query, so a failure is only logged.
+// a transaction runs the plain query, so a failure is only logged, and
+// after one it is tried again a minute later at the earliest (a pooler
+// that keeps no prepared statements would fail every try).
 func (r *ChannelRegistry) prepare(ctx context.Context) {
 	if r.prepared == nil {
 		return
 	}
+	now := r.cfg.Now().UnixMilli()
+	if failed := r.prepareFailed.Load(); failed != 0 && now-failed < time.Minute.Milliseconds() {
+		return
+	}
 	if err := r.prepared.Prepare(ctx); err != nil && ctx.Err() == nil {
+		r.prepareFailed.Store(now)
 		r.cfg.Logger.WarnContext(ctx, "channel: publish runs the plain statement", slog.Any("error", err))
 	}
 }
