@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -389,45 +390,93 @@ func caseHex(s string, to func(rune) rune) string {
 	return string(b)
 }
 
-// Recorded keeps the channel's failure clock in the transaction that
-// records an attempt: a success resets it; a failure starts it (if it
-// had not) and counts one more failed attempt, and disables the channel
-// when it has failed for Config.DisableAfter with at least
-// Config.DisableMinFailures failed attempts, or at once on a webhook's 410.
-// An e-mail attempt that some addresses did not take leaves those
-// addresses, alone, for the next attempt; a success clears them, so that
-// a resend goes to every address.
-func (h *handler) Recorded(ctx context.Context, tx bun.Tx, d outbox.Delivery, o outbox.Outcome) error {
+// Recorded keeps the channels' failure clocks in the transaction that
+// records a flush of attempts: a success resets its channel's clock; a
+// failure starts it (if it had not) and counts one more failed attempt,
+// and disables the channel when it has failed for Config.DisableAfter with
+// at least Config.DisableMinFailures failed attempts, or at once on a
+// webhook's 410. An e-mail attempt that some addresses did not take leaves
+// those addresses, alone, for the next attempt; a success clears them, so
+// that a resend goes to every address. The successes of a flush reset
+// their channels in one statement, which changes (and locks) only the
+// channels whose clocks run; the failures are kept channel by channel, in
+// the order of the channels' ids, so that two flushes never lock two
+// channels in opposite orders.
+func (h *handler) Recorded(ctx context.Context, tx bun.Tx, done []outbox.Result) error {
 	r := (*ChannelRegistry)(h)
-	var left []string
-	if v, ok := r.remaining.Load(d.ID); ok && v.(owed).attempt == d.Attempt {
-		left = v.(owed).recipients
+	var (
+		reset    []any
+		failures []outbox.Result
+		// lastOK is where each channel's last success of the flush is: a
+		// failure before it was made good by it.
+		lastOK = map[channelKey]int{}
+	)
+	for i, res := range done {
+		if res.Outcome.OK {
+			lastOK[channelKey{res.Delivery.TenantID, res.Delivery.TargetID}] = i
+		}
 	}
-	now := r.cfg.Now()
-	switch {
-	case o.OK:
-		r.remaining.Delete(d.ID)
-		if d.Payload != "" {
-			// Every address has the event now: a resend goes to all.
-			if err := outbox.SetPayload(ctx, tx, d.ID, ""); err != nil {
+	for i, res := range done {
+		d, o := res.Delivery, res.Outcome
+		ok, succeeded := lastOK[channelKey{d.TenantID, d.TargetID}]
+		switch {
+		case o.OK:
+			r.remaining.Delete(d.ID)
+			if d.Payload != "" {
+				// Every address has the event now: a resend goes to all.
+				if err := outbox.SetPayload(ctx, tx, d.ID, ""); err != nil {
+					return err
+				}
+			}
+			if ok == i {
+				reset = append(reset, bun.Tuple([]any{d.TenantID, d.TargetID}))
+			}
+		case o.Error == reasonDeleted || o.Error == reasonDisabled:
+		default:
+			if err := r.keepOwed(ctx, tx, d); err != nil {
 				return err
 			}
+			if !succeeded || i > ok {
+				failures = append(failures, res)
+			}
 		}
-		_, err := tx.NewUpdate().Table("deskkit_channels").
+	}
+	if len(reset) > 0 {
+		if _, err := tx.NewUpdate().Table("deskkit_channels").
 			Set("failing_since_ms = NULL").
 			Set("failed_attempts = 0").
-			Where("tenant_id = ? AND id = ? AND failed_attempts <> 0", d.TenantID, d.TargetID).
-			Exec(ctx)
-		return err
-	case o.Error == reasonDeleted || o.Error == reasonDisabled:
-		return nil
-	}
-	if left != nil {
-		b, _ := json.Marshal(left)
-		if err := outbox.SetPayload(ctx, tx, d.ID, string(b)); err != nil {
+			Where("(tenant_id, id) IN (?) AND failed_attempts <> 0", bun.List(reset)).
+			Exec(ctx); err != nil {
 			return err
 		}
 	}
+	slices.SortStableFunc(failures, func(a, b outbox.Result) int {
+		return cmp.Or(cmp.Compare(a.Delivery.TenantID, b.Delivery.TenantID), cmp.Compare(a.Delivery.TargetID, b.Delivery.TargetID))
+	})
+	for _, res := range failures {
+		if err := r.countFailure(ctx, tx, res.Delivery, res.Outcome); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepOwed leaves, for the next attempt of a failed e-mail delivery, the
+// addresses the attempt did not reach.
+func (r *ChannelRegistry) keepOwed(ctx context.Context, tx bun.Tx, d outbox.Delivery) error {
+	v, ok := r.remaining.Load(d.ID)
+	if !ok || v.(owed).attempt != d.Attempt {
+		return nil
+	}
+	b, _ := json.Marshal(v.(owed).recipients)
+	return outbox.SetPayload(ctx, tx, d.ID, string(b))
+}
+
+// countFailure counts a failed attempt on its channel's failure clock (a
+// failure the flush's later success on the channel made good is not
+// counted), and disables the channel when the clock says so.
+func (r *ChannelRegistry) countFailure(ctx context.Context, tx bun.Tx, d outbox.Delivery, o outbox.Outcome) error {
+	now := r.cfg.Now()
 	var st []struct {
 		Since int64  `bun:"failing_since_ms"`
 		N     int    `bun:"failed_attempts"`

@@ -198,7 +198,7 @@ func (h noticeHandler) attempt(ctx context.Context, d outbox.Delivery) outbox.Ou
 }
 
 // Recorded keeps nothing besides the outbox.
-func (noticeHandler) Recorded(context.Context, bun.Tx, outbox.Delivery, outbox.Outcome) error {
+func (noticeHandler) Recorded(context.Context, bun.Tx, []outbox.Result) error {
 	return nil
 }
 

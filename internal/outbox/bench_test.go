@@ -38,22 +38,28 @@ SELECT 1, 'msg_' || i, 'test', i % 5, 'SUCCEEDED', 1, 0, ?0, ?0 FROM generate_se
 	}
 }
 
-// TestClaimUsesTheDueIndex: the claim reads the partial index of PENDING
-// rows, not the table, so its cost follows the batch, not the log.
+// TestClaimUsesTheDueIndex: the claim steps through the partial index of
+// PENDING rows target by target, and counts leased rows through the index
+// of leased ones, not the table, so its cost follows the targets and the
+// batch, not the log.
 func TestClaimUsesTheDueIndex(t *testing.T) {
 	db := dbtest.OpenPostgres(t)
 	migrated(t, db)
 	seedPending(t, db, 20000, 20000)
 	var plan []string
-	err := db.NewRaw(`EXPLAIN SELECT id FROM deskkit_outbox_deliveries
-  WHERE status = 'PENDING' AND kind = ? AND due_at_ms <= ?
-  ORDER BY due_at_ms LIMIT ? FOR UPDATE SKIP LOCKED`, "test", t0.UnixMilli(), 16).Scan(context.Background(), &plan)
+	err := db.NewRaw("EXPLAIN "+claimPostgres, "test", t0.UnixMilli(), 4, 16, 8, "{}", t0.UnixMilli()+1000, "token").
+		Scan(context.Background(), &plan)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Join(plan, "\n")
-	if !strings.Contains(text, "deskkit_outbox_due_idx") || strings.Contains(text, "Seq Scan") {
-		t.Errorf("the claim does not scan the due index:\n%s", text)
+	for _, want := range []string{"deskkit_outbox_target_due_idx", "deskkit_outbox_leased_idx"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the claim does not use %s:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "Seq Scan on deskkit_outbox_deliveries") {
+		t.Errorf("the claim scans the table:\n%s", text)
 	}
 }
 
@@ -84,7 +90,7 @@ func newClaimBench(b *testing.B, n int) claimBench {
 func (c claimBench) claim(b *testing.B) time.Duration {
 	ctx := context.Background()
 	start := time.Now()
-	batch, err := c.w.claim(ctx, 16)
+	batch, err := c.w.claim(ctx, 16, nil)
 	took := time.Since(start)
 	if err != nil || len(batch) != 16 {
 		b.Fatalf("claim: %v, %d", err, len(batch))
@@ -143,8 +149,8 @@ type countingHandler struct {
 	done chan struct{}
 }
 
-func (h *countingHandler) Recorded(ctx context.Context, tx bun.Tx, d Delivery, o Outcome) error {
-	if h.seen.Add(1) == h.n {
+func (h *countingHandler) Recorded(ctx context.Context, tx bun.Tx, done []Result) error {
+	if n := h.seen.Add(int64(len(done))); n >= h.n && n-int64(len(done)) < h.n {
 		close(h.done)
 	}
 	return nil

@@ -60,10 +60,12 @@ func (s *script) Open(ctx context.Context, batch []Delivery) (func(context.Conte
 	}, nil
 }
 
-func (s *script) Recorded(ctx context.Context, tx bun.Tx, d Delivery, o Outcome) error {
+func (s *script) Recorded(ctx context.Context, tx bun.Tx, done []Result) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.recorded = append(s.recorded, o)
+	for _, r := range done {
+		s.recorded = append(s.recorded, r.Outcome)
+	}
 	return nil
 }
 
@@ -95,6 +97,9 @@ func newWorker(t *testing.T, db *bun.DB, h Handler, clock *clocktest.Clock, sche
 	}
 	w, err := NewWorker(db, Config{
 		Kind: "test", Handler: h, Lease: 30 * time.Second, Schedule: schedule,
+		// The tests of fair claims set their own; the others run one
+		// tenant's deliveries, on up to 8 targets.
+		TenantSlots: DefaultConcurrency, TargetInFlight: DefaultConcurrency,
 		Now: clock.Now, Rand: func() float64 { return 0.5 }, // no jitter
 	})
 	if err != nil {
@@ -303,7 +308,7 @@ func TestLeaseEndsForADeadWorker(t *testing.T) {
 		enqueue(t, db, event("msg_l"), clock.Now())
 
 		// A worker claims and dies before recording anything.
-		dead, err := w.claim(ctx, 10)
+		dead, err := w.claim(ctx, 10, nil)
 		if err != nil || len(dead) != 1 {
 			t.Fatalf("claim: %v %d", err, len(dead))
 		}
@@ -315,7 +320,7 @@ func TestLeaseEndsForADeadWorker(t *testing.T) {
 			t.Fatal("the delivery was not claimed again after the lease ended")
 		}
 		// The dead worker's late outcome is dropped.
-		if err := w.record(ctx, dead[0], Outcome{StatusCode: 500, Error: "late"}, t0, time.Second); err != nil {
+		if err := w.record(ctx, []done{{Result{dead[0], Outcome{StatusCode: 500, Error: "late"}}, t0, time.Second}}); err != nil {
 			t.Fatal(err)
 		}
 		in := only(t, db)
@@ -513,7 +518,8 @@ func TestRunDrainsABacklog(t *testing.T) {
 		s := newScript()
 		s.block = make(chan struct{})
 		s.started = make(chan struct{}, n)
-		w, err := NewWorker(db, Config{Kind: "test", Handler: s, Concurrency: 2, Lease: 30 * time.Second, Poll: time.Hour, Now: clock.Now})
+		w, err := NewWorker(db, Config{Kind: "test", Handler: s, Concurrency: 2, TenantSlots: 2, TargetInFlight: 2,
+			Lease: 30 * time.Second, Poll: time.Hour, Now: clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -609,7 +615,7 @@ func TestRelease(t *testing.T) {
 		s := newScript()
 		w := newWorker(t, db, s, clock)
 		enqueue(t, db, event("msg_back"), clock.Now())
-		batch, err := w.claim(ctx, 10)
+		batch, err := w.claim(ctx, 10, nil)
 		if err != nil || len(batch) != 1 {
 			t.Fatalf("claim: %v, %d", err, len(batch))
 		}

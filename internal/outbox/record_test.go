@@ -394,7 +394,7 @@ func TestRecordTriesAreBounded(t *testing.T) {
 	if diff := cmp.Diff(want, taken()); diff != "" {
 		t.Errorf("pauses between the %d tries (-want +got):\n%s", recordTries, diff)
 	}
-	if !strings.Contains(logs.String(), "tries=8 recorded=false") || !strings.Contains(logs.String(), `level=ERROR msg="outbox: record attempt"`) {
+	if !strings.Contains(logs.String(), "tries=8 recorded=false") || !strings.Contains(logs.String(), `level=ERROR msg="outbox: record attempts"`) {
 		t.Errorf("logs:\n%s", logs.String())
 	}
 	restore()
@@ -448,8 +448,8 @@ type recordRefused struct{ *script }
 
 var errRefused = errors.New("the handler refuses the record")
 
-func (h recordRefused) Recorded(ctx context.Context, tx bun.Tx, d Delivery, o Outcome) error {
-	_ = h.script.Recorded(ctx, tx, d, o)
+func (h recordRefused) Recorded(ctx context.Context, tx bun.Tx, done []Result) error {
+	_ = h.script.Recorded(ctx, tx, done)
 	return errRefused
 }
 

@@ -16,9 +16,6 @@ import (
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/database"
 )
 
 // DefaultSchedule is the delay before each attempt, the first counted from
@@ -34,6 +31,13 @@ const (
 	DefaultJitter      = 0.1
 	DefaultConcurrency = 8
 	DefaultPoll        = time.Second
+	// DefaultTargetInFlight is how many deliveries of one target may be in
+	// flight at once, across every worker.
+	DefaultTargetInFlight = 4
+	// DefaultFlushEvery and DefaultFlushSize bound how long an outcome
+	// waits to be recorded, and how many are recorded together.
+	DefaultFlushEvery = 5 * time.Millisecond
+	DefaultFlushSize  = 100
 	// MaxRetryAfter caps how far a far end's Retry-After pushes the next
 	// attempt out.
 	MaxRetryAfter = 24 * time.Hour
@@ -41,16 +45,9 @@ const (
 	MaxResponseBytes = 1024
 	// maxErrorBytes bounds an attempt's error text.
 	maxErrorBytes = 1000
-)
-
-// Tries of recording one outcome when the connection is lost: up to
-// recordTries, the pause before the second recordPause and doubled before
-// each next up to recordMaxPause, each spread over its upper half (50 ms
-// to 1 s: 1.8 to 3.6 s in all), and never past the lease's end.
-const (
-	recordTries    = 8
-	recordPause    = 50 * time.Millisecond
-	recordMaxPause = time.Second
+	// refillWait is how long a worker with a backlog waits for more of
+	// its slots to be free before it claims for the ones that are.
+	refillWait = 2 * time.Millisecond
 )
 
 // Delivery is a claimed delivery, for one attempt.
@@ -93,6 +90,12 @@ type Outcome struct {
 	Label string
 }
 
+// Result is an attempt's outcome, recorded.
+type Result struct {
+	Delivery Delivery
+	Outcome  Outcome
+}
+
 // Handler makes the attempts of one kind.
 type Handler interface {
 	// Open prepares one claimed batch (reads what the deliveries share,
@@ -101,14 +104,17 @@ type Handler interface {
 	// return within the lease. An error from Open leaves the batch to be
 	// claimed again when its leases end.
 	Open(ctx context.Context, batch []Delivery) (func(ctx context.Context, d Delivery) Outcome, error)
-	// Recorded runs in the transaction that records an attempt's outcome,
-	// for what the kind keeps besides the outbox (a channel's failure
-	// clock). An error rolls the record back; the lease then ends and the
-	// attempt is made again. It may run more than once for one outcome,
-	// each time in a new transaction after the last rolled back (a
-	// deadlock, or a lost connection that the worker tries again): what
-	// it changes outside tx must bear that.
-	Recorded(ctx context.Context, tx bun.Tx, d Delivery, o Outcome) error
+	// Recorded runs in the transaction that records a flush of outcomes,
+	// with those of them whose leases still held (in the order the
+	// attempts ended), for what the kind keeps besides the outbox (a
+	// channel's failure clock). An error rolls the flush back; each of its
+	// outcomes is then recorded alone, and one whose record fails again
+	// is dropped: its lease ends and the attempt is made again. It may run
+	// more than once for one outcome, each time in a new transaction after
+	// the last rolled back (a deadlock, a lost connection that the worker
+	// tries again, or that second record alone): what it changes outside
+	// tx must bear that.
+	Recorded(ctx context.Context, tx bun.Tx, done []Result) error
 }
 
 // Config configures a Worker; zero fields take the defaults.
@@ -119,8 +125,24 @@ type Config struct {
 	Handler Handler
 	// Concurrency is how many attempts run at once; DefaultConcurrency if 0.
 	Concurrency int
-	// BatchSize is how many deliveries one claim takes; Concurrency if 0.
+	// BatchSize is how many deliveries one claim takes at most;
+	// Concurrency if 0. A claim takes no more than the slots free: a
+	// claimed row's lease runs from the claim.
 	BatchSize int
+	// TargetInFlight is how many deliveries of one target may be in
+	// flight at once (claimed and not yet recorded), counted across every
+	// worker of the kind on the database; DefaultTargetInFlight if 0.
+	TargetInFlight int
+	// TenantSlots is how many of this worker's Concurrency slots one
+	// tenant's attempts may hold at once; half of them (rounded up) if 0,
+	// all of them if at least Concurrency.
+	TenantSlots int
+	// FlushEvery is how long an outcome waits, at most, before it is
+	// recorded with the outcomes that came with it; DefaultFlushEvery if
+	// 0. FlushSize outcomes are recorded at once without waiting;
+	// DefaultFlushSize if 0.
+	FlushEvery time.Duration
+	FlushSize  int
 	// Lease is how long a claimed delivery stays the worker's: longer than
 	// an attempt can take. Required.
 	Lease time.Duration
@@ -153,14 +175,27 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Lease <= 0 {
 		return c, errors.New("outbox: Config.Lease must be positive")
 	}
+	if c.Concurrency < 0 || c.BatchSize < 0 || c.TargetInFlight < 0 || c.TenantSlots < 0 || c.FlushSize < 0 || c.FlushEvery < 0 {
+		return c, errors.New("outbox: Config.Concurrency, BatchSize, TargetInFlight, TenantSlots, FlushEvery and FlushSize must not be negative")
+	}
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = c.Concurrency
 	}
-	if c.Concurrency < 0 || c.BatchSize < 0 {
-		return c, errors.New("outbox: Config.Concurrency and Config.BatchSize must not be negative")
+	if c.TargetInFlight == 0 {
+		c.TargetInFlight = DefaultTargetInFlight
+	}
+	if c.TenantSlots == 0 {
+		c.TenantSlots = (c.Concurrency + 1) / 2
+	}
+	c.TenantSlots = min(c.TenantSlots, c.Concurrency)
+	if c.FlushEvery == 0 {
+		c.FlushEvery = DefaultFlushEvery
+	}
+	if c.FlushSize == 0 {
+		c.FlushSize = DefaultFlushSize
 	}
 	if c.Schedule == nil {
 		c.Schedule = DefaultSchedule
@@ -213,11 +248,18 @@ type Worker struct {
 	cfg  Config
 	pg   bool
 	wake chan struct{}
-	// slots bounds the attempts in flight.
-	slots chan struct{}
+	// freed gets a value (if it has none) whenever an attempt frees its
+	// slot.
+	freed chan struct{}
 	tel   attemptTelemetry
-	// sleep waits between the tries of a record; tests replace it.
+	// sleep waits between the tries of a flush; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
+
+	mu sync.Mutex
+	// busy is how many slots attempts hold, held how many of them each
+	// tenant's hold.
+	busy int
+	held map[int64]int
 }
 
 // NewWorker returns a worker over db, whose outbox tables Migrate created.
@@ -231,9 +273,10 @@ func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
 		cfg:   c,
 		pg:    isPostgres(db),
 		wake:  make(chan struct{}, 1),
-		slots: make(chan struct{}, c.Concurrency),
+		freed: make(chan struct{}, 1),
 		tel:   newAttemptTelemetry(c),
 		sleep: sleep,
+		held:  map[int64]int{},
 	}, nil
 }
 
@@ -265,391 +308,184 @@ func (w *Worker) Wake() {
 // waits for the attempts in flight (each bounded by the handler) and
 // records their outcomes, and returns. It looks for due deliveries when
 // woken (Wake, or on PostgreSQL a NOTIFY if Listen runs) and every
-// Config.Poll. Database errors are logged and retried at the next poll.
+// Config.Poll; while a claim finds all it asked for (a backlog), it claims
+// again as soon as half its slots are free, or refillWait after one is.
+// Outcomes are recorded in flushes (see Recording in the package doc).
+// Database errors are logged and retried at the next poll.
 func (w *Worker) Run(ctx context.Context) {
+	f := w.startFlusher()
 	var inflight sync.WaitGroup
-	defer inflight.Wait()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	defer func() {
+		inflight.Wait()
+		f.stop()
+	}()
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	refill := time.NewTimer(refillWait)
+	refill.Stop()
+	backlog := false
 	for {
+		if backlog {
+			if !w.waitSlots(ctx, refill) {
+				return
+			}
+		} else {
+			select {
+			case <-ctx.Done():
+				return
+			case <-poll.C:
+			case <-w.wake:
+			}
+		}
+		n, asked, err := w.claimAndStart(ctx, &inflight, f.add)
+		if err != nil && ctx.Err() == nil {
+			w.cfg.Logger.ErrorContext(ctx, "outbox: claim", slog.String("kind", w.cfg.Kind), slog.Any("error", err))
+		}
+		// Only a claim that found fewer due deliveries than it asked for
+		// means the backlog is gone; one that asked for none (no slot was
+		// free) waits for slots.
+		backlog = err == nil && n == asked
+		if !backlog {
+			poll.Reset(w.cfg.Poll)
+		}
+	}
+}
+
+// waitSlots waits until half the worker's slots are free, or one is and
+// refillWait has passed since the wait began. It reports false when ctx
+// is done first.
+func (w *Worker) waitSlots(ctx context.Context, refill *time.Timer) bool {
+	want := max(1, w.cfg.Concurrency/2)
+	refill.Reset(refillWait)
+	defer refill.Stop()
+	waited := false
+	for {
+		free := w.free()
+		if free >= want || (free > 0 && waited) {
+			return true
+		}
 		select {
 		case <-ctx.Done():
-			return
-		case <-timer.C:
-		case <-w.wake:
+			return false
+		case <-w.freed:
+		case <-refill.C:
+			waited = true
 		}
-		// Claim while each claim gets all it asked for: a backlog drains
-		// without waiting for the poll. A claim asks for the slots free at
-		// the time, often fewer than a batch while attempts are in flight;
-		// only a claim that finds fewer due deliveries than that means the
-		// backlog is gone.
-		for ctx.Err() == nil {
-			n, asked, err := w.claimAndStart(ctx, &inflight)
-			if err != nil {
-				if ctx.Err() == nil {
-					w.cfg.Logger.ErrorContext(ctx, "outbox: claim", slog.String("kind", w.cfg.Kind), slog.Any("error", err))
-				}
-				break
-			}
-			if n < asked {
-				break
-			}
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-		timer.Reset(w.cfg.Poll)
 	}
+}
+
+// free is how many of the worker's slots are free.
+func (w *Worker) free() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cfg.Concurrency - w.busy
+}
+
+// take holds slots for batch's attempts.
+func (w *Worker) take(batch []Delivery) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.busy += len(batch)
+	for _, d := range batch {
+		w.held[d.TenantID]++
+	}
+}
+
+// give frees the slot of d's attempt.
+func (w *Worker) give(d Delivery) {
+	w.mu.Lock()
+	w.busy--
+	if w.held[d.TenantID]--; w.held[d.TenantID] <= 0 {
+		delete(w.held, d.TenantID)
+	}
+	w.mu.Unlock()
+	select {
+	case w.freed <- struct{}{}:
+	default:
+	}
+}
+
+// heldNow returns a copy of the slots each tenant holds, and how many are
+// free.
+func (w *Worker) heldNow() (map[int64]int, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	held := make(map[int64]int, len(w.held))
+	for t, n := range w.held {
+		if n > w.cfg.TenantSlots-w.cfg.BatchSize {
+			// Only a tenant that could reach its share in this claim
+			// limits it.
+			held[t] = n
+		}
+	}
+	return held, w.cfg.Concurrency - w.busy
 }
 
 // RunOnce claims one batch of due deliveries, makes their attempts,
-// records their outcomes and returns how many it claimed. Tests drive the
-// worker with it and an injected clock.
+// records their outcomes in one flush and returns how many it claimed.
+// Tests drive the worker with it and an injected clock.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
-	var inflight sync.WaitGroup
-	n, _, err := w.claimAndStart(ctx, &inflight)
+	var (
+		inflight sync.WaitGroup
+		mu       sync.Mutex
+		results  []done
+	)
+	n, _, err := w.claimAndStart(ctx, &inflight, func(d done) {
+		mu.Lock()
+		defer mu.Unlock()
+		results = append(results, d)
+	})
 	inflight.Wait()
+	if len(results) > 0 {
+		w.flush(context.WithoutCancel(ctx), results)
+	}
 	return n, err
 }
 
-// claimAndStart waits for free slots, claims up to that many due
-// deliveries and starts their attempts. It returns how many it claimed and
-// how many it asked for.
-func (w *Worker) claimAndStart(ctx context.Context, inflight *sync.WaitGroup) (claimed, asked int, err error) {
-	// Take one slot before claiming, so that a worker at its concurrency
-	// claims nothing it could not start at once (a claimed row's lease
-	// runs from the claim).
-	select {
-	case w.slots <- struct{}{}:
-	case <-ctx.Done():
-		return 0, 0, ctx.Err()
-	}
-	free := 1
-	for free < w.cfg.BatchSize {
-		select {
-		case w.slots <- struct{}{}:
-			free++
-			continue
-		default:
-		}
-		break
-	}
+// claimAndStart claims up to as many due deliveries as the worker has
+// slots free (at most a batch) and starts their attempts, each handing
+// its outcome to record. It returns how many it claimed and how many it
+// asked for.
+func (w *Worker) claimAndStart(ctx context.Context, inflight *sync.WaitGroup, record func(done)) (claimed, asked int, err error) {
+	held, free := w.heldNow()
+	asked = min(free, w.cfg.BatchSize)
 	// A shutdown claims nothing new. A claim's statement is not cut by the
 	// shutdown's cancel (cut after the rows were leased, it would leave
 	// them unattempted until their lease ends); a claim that returns after
 	// the cancel gives its rows back at once instead of attempting them.
-	if err := ctx.Err(); err != nil {
-		for range free {
-			<-w.slots
-		}
-		return 0, free, err
+	if err := ctx.Err(); err != nil || asked == 0 {
+		return 0, asked, err
 	}
-	batch, err := w.claim(context.WithoutCancel(ctx), free)
+	batch, err := w.claim(context.WithoutCancel(ctx), asked, held)
 	if err == nil && len(batch) > 0 && ctx.Err() != nil {
 		err = w.release(context.WithoutCancel(ctx), batch[0].token)
-		for range free {
-			<-w.slots
-		}
-		return 0, free, errors.Join(ctx.Err(), err)
-	}
-	for range free - len(batch) {
-		<-w.slots
+		return 0, asked, errors.Join(ctx.Err(), err)
 	}
 	if err != nil || len(batch) == 0 {
-		return 0, free, err
+		return 0, asked, err
 	}
 	// Attempts and their records outlive a shutdown's cancel: they are
 	// bounded by the handler's timeout, not cut half-way.
 	actx := context.WithoutCancel(ctx)
 	attempt, err := w.cfg.Handler.Open(actx, batch)
 	if err != nil {
-		for range batch {
-			<-w.slots
-		}
-		return len(batch), free, fmt.Errorf("open batch: %w", err)
+		return len(batch), asked, fmt.Errorf("open batch: %w", err)
 	}
+	w.take(batch)
 	for _, d := range batch {
 		inflight.Go(func() {
-			defer func() { <-w.slots }()
 			ctx, span := w.tel.start(actx, w.cfg.SpanName, d)
 			started, clock := w.cfg.Now(), time.Now()
 			o := attempt(ctx, d)
 			took := time.Since(clock)
-			if err := w.record(ctx, d, o, started, w.cfg.Now().Sub(started)); err != nil {
-				w.cfg.Logger.ErrorContext(ctx, "outbox: record attempt", slog.String("kind", d.Kind),
-					slog.Int64("delivery", d.ID), slog.Any("error", err))
-			}
+			o.Response = cut(o.Response, MaxResponseBytes)
+			o.Error = cut(o.Error, maxErrorBytes)
+			w.give(d)
+			record(done{Result{d, o}, started, w.cfg.Now().Sub(started)})
 			w.tel.end(ctx, span, d, o, w.status(d, o), took)
 		})
 	}
-	return len(batch), free, nil
-}
-
-// claim takes up to n due deliveries under a new lease and reads their
-// events.
-func (w *Worker) claim(ctx context.Context, n int) ([]Delivery, error) {
-	claimed := w.cfg.Now()
-	now := claimed.UnixMilli()
-	token := newToken()
-	lock := ""
-	if w.pg {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
-	var rows []deliveryRow
-	err := w.db.NewRaw(`UPDATE deskkit_outbox_deliveries
-SET due_at_ms = ?, lease_token = ?, attempts = attempts + 1
-WHERE id IN (SELECT id FROM deskkit_outbox_deliveries
-  WHERE status = 'PENDING' AND kind = ? AND due_at_ms <= ?
-  ORDER BY due_at_ms LIMIT ?`+lock+`)
-RETURNING id, tenant_id, event_id, kind, target_id, payload, attempts, step`,
-		now+w.cfg.Lease.Milliseconds(), token, w.cfg.Kind, now, n).Scan(ctx, &rows)
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, nil
-	}
-	events, err := readEvents(ctx, w.db, rows)
-	if err != nil {
-		return nil, err
-	}
-	batch := make([]Delivery, 0, len(rows))
-	var orphans []int64
-	for _, r := range rows {
-		ev, ok := events[eventKey{r.TenantID, r.EventID}]
-		if !ok {
-			// Housekeeping never deletes an event that has deliveries;
-			// a row without one was written by hand. It ends FAILED, not
-			// claimed again at every lease.
-			w.cfg.Logger.ErrorContext(ctx, "outbox: delivery without its event", slog.Int64("delivery", r.ID))
-			orphans = append(orphans, r.ID)
-			continue
-		}
-		d := Delivery{
-			ID:       r.ID,
-			TenantID: r.TenantID,
-			Kind:     r.Kind,
-			TargetID: r.TargetID,
-			Attempt:  r.Attempts,
-			Event:    ev,
-			step:     r.Step,
-			token:    token,
-			leaseEnd: claimed.Add(w.cfg.Lease),
-		}
-		if r.Payload != nil {
-			d.Payload = *r.Payload
-		}
-		batch = append(batch, d)
-	}
-	if len(orphans) > 0 {
-		_, err := w.db.NewUpdate().Table("deskkit_outbox_deliveries").
-			Set("status = 'FAILED', due_at_ms = NULL, lease_token = NULL, payload = NULL").
-			Set("last_error = ?", "its event is missing").
-			Set("finished_at_ms = ?", now).
-			Where("id IN (?) AND lease_token = ?", bun.List(orphans), token).
-			Exec(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("end deliveries without events: %w", err)
-		}
-	}
-	return batch, nil
-}
-
-// release gives back the deliveries a claim leased under token, due at
-// once and without the attempt the claim counted.
-func (w *Worker) release(ctx context.Context, token string) error {
-	_, err := w.db.NewUpdate().Table("deskkit_outbox_deliveries").
-		Set("due_at_ms = ?", w.cfg.Now().UnixMilli()).
-		Set("lease_token = NULL").
-		Set("attempts = attempts - 1").
-		Where("lease_token = ?", token).
-		Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("release a claim: %w", err)
-	}
-	return nil
-}
-
-type eventKey struct {
-	tenantID int64
-	id       string
-}
-
-// readEvents reads the events of rows, each once.
-func readEvents(ctx context.Context, db bun.IDB, rows []deliveryRow) (map[eventKey]Event, error) {
-	var (
-		where strings.Builder
-		args  []any
-		seen  = map[eventKey]bool{}
-	)
-	for _, r := range rows {
-		k := eventKey{r.TenantID, r.EventID}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		if where.Len() > 0 {
-			where.WriteString(" OR ")
-		}
-		where.WriteString("(tenant_id = ? AND event_id = ?)")
-		args = append(args, r.TenantID, r.EventID)
-	}
-	var evs []eventRow
-	if err := db.NewSelect().Model(&evs).Where(where.String(), args...).Scan(ctx); err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
-	}
-	out := make(map[eventKey]Event, len(evs))
-	for _, e := range evs {
-		out[eventKey{e.TenantID, e.EventID}] = e.event()
-	}
-	return out, nil
-}
-
-// errLeaseLost is an outcome that came after the lease ended: another
-// worker owns the delivery now.
-var errLeaseLost = errors.New("the lease ended before the outcome came; another worker makes the attempt again")
-
-// record writes one attempt's outcome: the attempt's row, the delivery's
-// new state, and the handler's own record, in one transaction. A
-// connection lost under it (the database restarted, a proxy or the
-// network dropped the pool's connections while the attempt was in flight)
-// does not lose the outcome, which would have the attempt made again when
-// the lease ends: the transaction is tried again on a fresh connection,
-// after a short pause, up to recordTries times and while the lease lasts.
-// A try again is safe: the first rolled back, or, if its COMMIT was under
-// way, committed and cleared the lease's token, which the next finds gone.
-// Other errors (a constraint, the handler's own, a lost lease) are not
-// tried again.
-func (w *Worker) record(ctx context.Context, d Delivery, o Outcome, started time.Time, took time.Duration) error {
-	err := w.recordOn(ctx, w.db, d, o, started, took)
-	tries := 1
-	for ; err != nil && tries < recordTries && database.ConnLost(err); tries++ {
-		pause := min(recordPause<<(tries-1), recordMaxPause)
-		pause = pause/2 + time.Duration(w.cfg.Rand()*float64(pause/2))
-		if w.cfg.Now().Add(pause).After(d.leaseEnd) || w.sleep(ctx, pause) != nil {
-			break
-		}
-		err = w.retryRecord(ctx, d, func(ctx context.Context, db bun.IDB) error {
-			return w.recordOn(ctx, db, d, o, started, took)
-		})
-	}
-	if tries > 1 {
-		w.cfg.Logger.WarnContext(ctx, "outbox: connection lost while recording an attempt; tried again",
-			slog.Int64("delivery", d.ID), slog.Int("tries", tries), slog.Bool("recorded", err == nil))
-	}
-	if errors.Is(err, errLeaseLost) {
-		reason := err.Error()
-		if tries > 1 {
-			reason = "the lease ended, or a try whose connection was lost had recorded the outcome"
-		}
-		w.cfg.Logger.WarnContext(ctx, "outbox: outcome dropped", slog.Int64("delivery", d.ID), slog.String("reason", reason))
-		return nil
-	}
-	return err
-}
-
-// retryRecord runs write once more, on a connection that answers, within
-// the lease's end.
-func (w *Worker) retryRecord(ctx context.Context, d Delivery, write func(context.Context, bun.IDB) error) error {
-	left := d.leaseEnd.Sub(w.cfg.Now())
-	if left <= 0 {
-		return errLeaseLost
-	}
-	ctx, cancel := context.WithTimeout(ctx, left)
-	defer cancel()
-	conn, err := w.freshConn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return write(ctx, conn)
-}
-
-// freshConn returns a connection of the pool that answers a ping. The
-// connection a record lost is seldom the only one: a database restart
-// loses every idle connection of the pool, and each would fail its next
-// statement as the first did. Each fails its ping at once and is closed
-// (pgdriver closes a connection that read EOF, and database/sql discards
-// it), until one answers or the pool, out of idle ones, opens a new one;
-// failing to open one is the try's error.
-func (w *Worker) freshConn(ctx context.Context) (bun.Conn, error) {
-	n := w.db.Stats().MaxOpenConnections
-	if n <= 0 {
-		n = 100
-	}
-	var err error
-	for range n + 1 {
-		var c bun.Conn
-		if c, err = w.db.Conn(ctx); err != nil {
-			return c, err
-		}
-		if err = c.PingContext(ctx); err == nil {
-			return c, nil
-		}
-		c.Close()
-		if !database.ConnLost(err) {
-			break
-		}
-	}
-	return bun.Conn{}, err
-}
-
-// recordOn writes one attempt's outcome through db: record's transaction.
-func (w *Worker) recordOn(ctx context.Context, db bun.IDB, d Delivery, o Outcome, started time.Time, took time.Duration) error {
-	o.Response = cut(o.Response, MaxResponseBytes)
-	o.Error = cut(o.Error, maxErrorBytes)
-	now := w.cfg.Now()
-	status, step, due, finished := w.status(d, o), d.step, (*int64)(nil), (*int64)(nil)
-	if status == Pending {
-		step = d.step + 1
-		delay := w.jitter(w.cfg.Schedule[step])
-		if ra := min(o.RetryAfter, MaxRetryAfter); ra > delay {
-			delay = ra
-		}
-		at := now.Add(delay).UnixMilli()
-		due = &at
-	}
-	if status != Pending {
-		at := now.UnixMilli()
-		finished = &at
-	}
-	return deskkit.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
-		q := tx.NewUpdate().Table("deskkit_outbox_deliveries")
-		if status != Pending {
-			// A finished delivery's payload (a notice's address) has
-			// served its purpose; it is not kept for the log.
-			q = q.Set("payload = NULL")
-		}
-		res, err := q.Set("status = ?", status).
-			Set("step = ?", step).
-			Set("due_at_ms = ?", due).
-			Set("lease_token = NULL").
-			Set("last_status_code = ?", nullInt(o.StatusCode)).
-			Set("last_error = ?", nullString(o.Error)).
-			Set("finished_at_ms = ?", finished).
-			Where("id = ? AND lease_token = ?", d.ID, d.token).
-			Exec(ctx)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return errLeaseLost
-		}
-		if _, err := tx.NewRaw(`INSERT INTO deskkit_outbox_attempts (delivery_id, attempt_no, started_at_ms, duration_ms, status_code, error, response)
-VALUES (?, ?, ?, ?, ?, ?, ?)`, d.ID, d.Attempt, started.UnixMilli(), took.Milliseconds(),
-			nullInt(o.StatusCode), nullString(o.Error), nullString(o.Response)).Exec(ctx); err != nil {
-			return err
-		}
-		if err := trimAttempts(ctx, tx, d.ID, d.Attempt); err != nil {
-			return err
-		}
-		return w.cfg.Handler.Recorded(ctx, tx, d, o)
-	})
+	return len(batch), asked, nil
 }
 
 // jitter spreads d by +-Jitter.

@@ -1,0 +1,275 @@
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/uptrace/bun"
+)
+
+// A claim takes up to a batch of due deliveries of the worker's kind in
+// one statement, fairly:
+//
+//   - Target by target. A target (a channel; a notice's user) gets at most
+//     Config.TargetInFlight deliveries in flight at once, counted from the
+//     leased rows of every worker on the database, so that a hanging
+//     endpoint holds that many attempts, not every worker. Each target's
+//     rows are taken in due order.
+//   - Tenants in turn, and each tenant's targets in turn: the claim takes
+//     every tenant's first row before any tenant's second, and within a
+//     tenant every target's first row before any target's second, so that
+//     no tenant waits behind another's backlog and no target behind
+//     another of its tenant's. Ties go to the row due first.
+//   - A tenant holds at most Config.TenantSlots of this worker's attempt
+//     slots, counting those its attempts already hold, so that another
+//     tenant's event finds a slot free even while one tenant's endpoints
+//     hang.
+//
+// On PostgreSQL the claim steps from target to target through
+// deskkit_outbox_target_due_idx (one index probe per target with pending
+// deliveries: a loose index scan) and reads each target's due rows with
+// FOR UPDATE SKIP LOCKED, so that the workers of every replica share the
+// queue without waiting for each other; it returns each row's event with
+// it. Two replicas claiming from one target at the same instant each count
+// the other's rows only once they are committed, so a target can briefly
+// have up to TargetInFlight in flight per replica claiming at that instant;
+// the next claims take nothing from it until it is back under the cap.
+//
+// On SQLite (one process, one writer) the claim ranks the kind's due rows
+// with window functions: it reads every due row of the kind, which is
+// what a single-process deployment's queue holds.
+
+// claimPostgres is the claim on PostgreSQL. Its arguments: ?0 kind, ?1
+// now, ?2 TargetInFlight, ?3 the batch's size, ?4 TenantSlots, ?5 the
+// tenants' slots held (a JSON object: tenant id to count), ?6 the lease's
+// end, ?7 the lease's token.
+const claimPostgres = `WITH RECURSIVE targets AS (
+  (SELECT tenant_id, target_id FROM deskkit_outbox_deliveries
+   WHERE status = 'PENDING' AND kind = ?0
+   ORDER BY tenant_id, target_id LIMIT 1)
+  UNION ALL
+  SELECT n.tenant_id, n.target_id FROM targets t CROSS JOIN LATERAL (
+    SELECT d.tenant_id, d.target_id FROM deskkit_outbox_deliveries d
+    WHERE d.status = 'PENDING' AND d.kind = ?0 AND (d.tenant_id, d.target_id) > (t.tenant_id, t.target_id)
+    ORDER BY d.tenant_id, d.target_id LIMIT 1) n
+),
+room AS (
+  SELECT t.tenant_id, t.target_id, LEAST(?2 - (SELECT count(*) FROM deskkit_outbox_deliveries l
+      WHERE l.lease_token IS NOT NULL AND l.kind = ?0 AND l.tenant_id = t.tenant_id AND l.target_id = t.target_id
+        AND l.status = 'PENDING' AND l.due_at_ms > ?1), ?3) AS room
+  FROM targets t
+),
+due AS (
+  SELECT c.id, c.tenant_id, c.due_at_ms,
+    row_number() OVER (PARTITION BY c.tenant_id, c.target_id ORDER BY c.due_at_ms, c.id) AS turn
+  FROM room r CROSS JOIN LATERAL (
+    SELECT d.id, d.tenant_id, d.target_id, d.due_at_ms FROM deskkit_outbox_deliveries d
+    WHERE d.status = 'PENDING' AND d.kind = ?0 AND d.tenant_id = r.tenant_id AND d.target_id = r.target_id
+      AND d.due_at_ms <= ?1
+    ORDER BY d.due_at_ms, d.id LIMIT r.room
+    FOR UPDATE SKIP LOCKED) c
+  WHERE r.room > 0
+),
+ranked AS (
+  SELECT id, tenant_id, due_at_ms,
+    row_number() OVER (PARTITION BY tenant_id ORDER BY turn, due_at_ms, id) AS turn
+  FROM due
+),
+pick AS (
+  SELECT r.id FROM ranked r
+  LEFT JOIN json_each_text(CAST(?5 AS json)) h ON h.key = CAST(r.tenant_id AS text)
+  WHERE r.turn <= ?4 - COALESCE(CAST(h.value AS integer), 0)
+  ORDER BY r.turn, r.due_at_ms, r.id LIMIT ?3
+),
+claimed AS (
+  UPDATE deskkit_outbox_deliveries d SET due_at_ms = ?6, lease_token = ?7, attempts = d.attempts + 1
+  FROM pick WHERE d.id = pick.id
+  RETURNING d.id, d.tenant_id, d.event_id, d.kind, d.target_id, d.payload, d.attempts, d.step
+)
+SELECT c.*, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms, e.title, e.body, e.data
+FROM claimed c
+LEFT JOIN deskkit_outbox_events e ON e.tenant_id = c.tenant_id AND e.event_id = c.event_id`
+
+// claimSQLite is the claim on SQLite, with claimPostgres's arguments; the
+// events are read after it.
+const claimSQLite = `WITH due AS (
+  SELECT id, tenant_id, target_id, due_at_ms,
+    row_number() OVER (PARTITION BY tenant_id, target_id ORDER BY due_at_ms, id) AS turn
+  FROM deskkit_outbox_deliveries
+  WHERE status = 'PENDING' AND kind = ?0 AND due_at_ms <= ?1
+),
+busy AS (
+  SELECT tenant_id, target_id, count(*) AS n FROM deskkit_outbox_deliveries
+  WHERE lease_token IS NOT NULL AND kind = ?0 AND status = 'PENDING' AND due_at_ms > ?1
+  GROUP BY tenant_id, target_id
+),
+ranked AS (
+  SELECT due.id, due.tenant_id, due.due_at_ms,
+    row_number() OVER (PARTITION BY due.tenant_id ORDER BY due.turn, due.due_at_ms, due.id) AS turn
+  FROM due LEFT JOIN busy b ON b.tenant_id = due.tenant_id AND b.target_id = due.target_id
+  WHERE due.turn <= MIN(?2 - COALESCE(b.n, 0), ?3)
+),
+pick AS (
+  SELECT r.id FROM ranked r
+  LEFT JOIN json_each(?5) h ON h.key = CAST(r.tenant_id AS TEXT)
+  WHERE r.turn <= ?4 - COALESCE(h.value, 0)
+  ORDER BY r.turn, r.due_at_ms, r.id LIMIT ?3
+)
+UPDATE deskkit_outbox_deliveries SET due_at_ms = ?6, lease_token = ?7, attempts = attempts + 1
+WHERE id IN (SELECT id FROM pick)
+RETURNING id, tenant_id, event_id, kind, target_id, payload, attempts, step`
+
+// claimedRow is a claimed delivery, with its event on PostgreSQL.
+type claimedRow struct {
+	deliveryRow `bun:",extend"`
+
+	HasEvent   bool   `bun:"has_event"`
+	EventType  string `bun:"event_type"`
+	OccurredAt int64  `bun:"occurred_at_ms"`
+	Title      string `bun:"title"`
+	Body       string `bun:"body"`
+	Data       string `bun:"data"`
+}
+
+// claim takes up to n due deliveries under a new lease, as the comment
+// above says, with held the slots each tenant's attempts hold now, and
+// returns them with their events.
+func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delivery, error) {
+	claimed := w.cfg.Now()
+	now := claimed.UnixMilli()
+	token := newToken()
+	heldJSON, err := heldObject(held)
+	if err != nil {
+		return nil, err
+	}
+	q := claimSQLite
+	if w.pg {
+		q = claimPostgres
+	}
+	var rows []claimedRow
+	if err := w.db.NewRaw(q, w.cfg.Kind, now, w.cfg.TargetInFlight, n, w.cfg.TenantSlots, heldJSON,
+		now+w.cfg.Lease.Milliseconds(), token).Scan(ctx, &rows); err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	if !w.pg {
+		if err := readEvents(ctx, w.db, rows); err != nil {
+			return nil, err
+		}
+	}
+	batch := make([]Delivery, 0, len(rows))
+	var orphans []int64
+	for _, r := range rows {
+		if !r.HasEvent {
+			// Housekeeping never deletes an event that has deliveries;
+			// a row without one was written by hand. It ends FAILED, not
+			// claimed again at every lease.
+			w.cfg.Logger.ErrorContext(ctx, "outbox: delivery without its event", slog.Int64("delivery", r.ID))
+			orphans = append(orphans, r.ID)
+			continue
+		}
+		d := Delivery{
+			ID:       r.ID,
+			TenantID: r.TenantID,
+			Kind:     r.Kind,
+			TargetID: r.TargetID,
+			Attempt:  r.Attempts,
+			Event: eventRow{
+				TenantID: r.TenantID, EventID: r.EventID, EventType: r.EventType, OccurredAt: r.OccurredAt,
+				Title: r.Title, Body: r.Body, Data: r.Data,
+			}.event(),
+			step:     r.Step,
+			token:    token,
+			leaseEnd: claimed.Add(w.cfg.Lease),
+		}
+		if r.Payload != nil {
+			d.Payload = *r.Payload
+		}
+		batch = append(batch, d)
+	}
+	if len(orphans) > 0 {
+		_, err := w.db.NewUpdate().Table("deskkit_outbox_deliveries").
+			Set("status = 'FAILED', due_at_ms = NULL, lease_token = NULL, payload = NULL").
+			Set("last_error = ?", "its event is missing").
+			Set("finished_at_ms = ?", now).
+			Where("id IN (?) AND lease_token = ?", bun.List(orphans), token).
+			Exec(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("end deliveries without events: %w", err)
+		}
+	}
+	return batch, nil
+}
+
+// heldObject writes held as the JSON object the claim reads: tenant ids
+// (as strings) to counts.
+func heldObject(held map[int64]int) (string, error) {
+	m := make(map[string]int, len(held))
+	for t, n := range held {
+		if n > 0 {
+			m[strconv.FormatInt(t, 10)] = n
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("held slots: %w", err)
+	}
+	return string(b), nil
+}
+
+// release gives back the deliveries a claim leased under token, due at
+// once and without the attempt the claim counted.
+func (w *Worker) release(ctx context.Context, token string) error {
+	_, err := w.db.NewUpdate().Table("deskkit_outbox_deliveries").
+		Set("due_at_ms = ?", w.cfg.Now().UnixMilli()).
+		Set("lease_token = NULL").
+		Set("attempts = attempts - 1").
+		Where("lease_token = ?", token).
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("release a claim: %w", err)
+	}
+	return nil
+}
+
+type eventKey struct {
+	tenantID int64
+	id       string
+}
+
+// readEvents fills in the events of rows, each read once, in one query.
+func readEvents(ctx context.Context, db bun.IDB, rows []claimedRow) error {
+	var (
+		keys []any
+		seen = map[eventKey]bool{}
+	)
+	for _, r := range rows {
+		k := eventKey{r.TenantID, r.EventID}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, bun.Tuple([]any{r.TenantID, r.EventID}))
+		}
+	}
+	var evs []eventRow
+	if err := db.NewSelect().Model(&evs).Where("(tenant_id, event_id) IN (?)", bun.List(keys)).Scan(ctx); err != nil {
+		return fmt.Errorf("read events: %w", err)
+	}
+	byKey := make(map[eventKey]eventRow, len(evs))
+	for _, e := range evs {
+		byKey[eventKey{e.TenantID, e.EventID}] = e
+	}
+	for i := range rows {
+		e, ok := byKey[eventKey{rows[i].TenantID, rows[i].EventID}]
+		if !ok {
+			continue
+		}
+		r := &rows[i]
+		r.HasEvent, r.EventType, r.OccurredAt, r.Title, r.Body, r.Data = true, e.EventType, e.OccurredAt, e.Title, e.Body, e.Data
+	}
+	return nil
+}
