@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
@@ -508,5 +509,94 @@ func TestRecordFindsAFreshConnection(t *testing.T) {
 				t.Errorf("%d pauses; logs:\n%s", len(taken()), logs.String())
 			}
 		})
+	}
+}
+
+// cutInFlush is a script whose Recorded, for the deliveries of event,
+// loses the database's connections (cut(n)) in the middle of the flush,
+// the first time only: its next statement fails as a lost connection's.
+type cutInFlush struct {
+	*script
+	event   string
+	cut     cutFunc
+	n       int
+	restore func() bool
+}
+
+func (h *cutInFlush) Recorded(ctx context.Context, tx bun.Tx, done []Result) error {
+	if h.restore == nil && done[0].Delivery.Event.ID == h.event {
+		h.restore = h.cut(h.n)
+		if _, err := tx.ExecContext(ctx, "SELECT 1"); err != nil {
+			return err
+		}
+	}
+	return h.script.Recorded(ctx, tx, done)
+}
+
+// TestFlushCut: the database goes away while a flush of outcomes is being
+// recorded. Back within the flush's tries, the flush is recorded on a
+// fresh connection and nothing is sent twice; down for longer, the
+// deliveries of that flush, and only those, are attempted again when their
+// leases end (at least once), while an earlier flush's stay recorded.
+func TestFlushCut(t *testing.T) {
+	for _, b := range []dbtest.Backend{dbtest.SQLite, dbtest.Postgres} {
+		for _, down := range []int{2, 1000} {
+			t.Run(fmt.Sprintf("%s/%d refused", b, down), func(t *testing.T) {
+				ctx := context.Background()
+				db, observer, cut := openCuttable(t, b)
+				migrated(t, db)
+				clock := clocktest.New(t0)
+				h := &cutInFlush{script: newScript(), event: "msg_second", cut: cut, n: down}
+				w := newWorker(t, db, h, clock)
+				w.cfg.Logger = slog.New(slog.DiscardHandler)
+				pauses(w, clock)
+
+				enqueue(t, db, event("msg_first"), clock.Now(), 1, 2, 3, 4)
+				if n := runOnce(t, w); n != 4 {
+					t.Fatalf("first flush: claimed %d, want 4", n)
+				}
+				enqueue(t, observer, event("msg_second"), clock.Now(), 5, 6, 7, 8)
+				if n := runOnce(t, w); n != 4 {
+					t.Fatalf("second flush: claimed %d, want 4", n)
+				}
+				if h.restore == nil {
+					t.Fatal("the flush was not cut")
+				}
+				h.restore()
+				clock.Advance(w.cfg.Lease + time.Second)
+				again := runOnce(t, w)
+
+				var rows []struct {
+					Event    string `bun:"event_id"`
+					Status   string `bun:"status"`
+					Attempts int    `bun:"attempts"`
+					Logged   int    `bun:"logged"`
+				}
+				if err := observer.NewRaw(`SELECT d.event_id, d.status, d.attempts,
+  (SELECT COUNT(*) FROM deskkit_outbox_attempts a WHERE a.delivery_id = d.id) AS logged
+FROM deskkit_outbox_deliveries d ORDER BY d.target_id`).Scan(ctx, &rows); err != nil {
+					t.Fatal(err)
+				}
+				wantAttempts := map[string]int{"msg_first": 1, "msg_second": 1}
+				if down > 2 {
+					// The flush's tries ran out: its four are sent again.
+					wantAttempts["msg_second"] = 2
+					if again != 4 {
+						t.Errorf("after the leases ended %d were claimed again, want the flush's 4", again)
+					}
+				} else if again != 0 {
+					t.Errorf("after the leases ended %d were claimed again, want none", again)
+				}
+				for _, r := range rows {
+					// The attempt whose outcome was lost has no row in the log.
+					if r.Status != Succeeded || r.Attempts != wantAttempts[r.Event] || r.Logged != 1 {
+						t.Errorf("%s: %s after %d attempts, %d logged; want SUCCEEDED, %d, 1", r.Event, r.Status, r.Attempts, r.Logged, wantAttempts[r.Event])
+					}
+				}
+				if got, want := h.total(), 8+(wantAttempts["msg_second"]-1)*4; got != want {
+					t.Errorf("the receiver got %d requests, want %d", got, want)
+				}
+			})
+		}
 	}
 }

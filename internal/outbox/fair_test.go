@@ -1,0 +1,299 @@
+package outbox
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit/internal/clocktest"
+	"github.com/deskkit/deskkit/internal/dbtest"
+)
+
+// tenantEvent is event(id) of tenant.
+func tenantEvent(tenant int64, id string) Event {
+	ev := event(id)
+	ev.TenantID = tenant
+	return ev
+}
+
+// fairWorker is a worker with the fairness settings given, over db.
+func fairWorker(t *testing.T, db *bun.DB, h Handler, clock *clocktest.Clock, c Config) *Worker {
+	t.Helper()
+	c.Kind, c.Handler, c.Lease, c.Now = "test", h, 30*time.Second, clock.Now
+	c.Schedule, c.Rand = []time.Duration{0, time.Second, time.Minute}, func() float64 { return 0.5 }
+	w, err := NewWorker(db, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// byTarget counts a claimed batch's deliveries by tenant and target.
+func byTarget(batch []Delivery) map[string]int {
+	out := map[string]int{}
+	for _, d := range batch {
+		out[fmt.Sprintf("tenant %d target %d", d.TenantID, d.TargetID)]++
+	}
+	return out
+}
+
+// TestClaimTakesTenantsAndTargetsInTurn: a tenant's backlog, due long
+// before another tenant's one event, does not hold that event back: one
+// claim takes every tenant's first delivery before any tenant's second,
+// and within a tenant every target's first before any target's second.
+func TestClaimTakesTenantsAndTargetsInTurn(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		for i := range 20 {
+			enqueue(t, db, tenantEvent(1, fmt.Sprintf("msg_a%d", i)), clock.Now(), 7, 8)
+		}
+		clock.Advance(time.Minute)
+		enqueue(t, db, tenantEvent(2, "msg_b"), clock.Now(), 9)
+		w := fairWorker(t, db, newScript(), clock, Config{Concurrency: 8, TenantSlots: 8, TargetInFlight: 4})
+
+		batch, err := w.claim(ctx, 5, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int{"tenant 1 target 7": 2, "tenant 1 target 8": 2, "tenant 2 target 9": 1}
+		if diff := cmp.Diff(want, byTarget(batch)); diff != "" {
+			t.Errorf("one claim of 5 (-want +got):\n%s", diff)
+		}
+		// Each target's deliveries are taken in due order: the oldest
+		// events first.
+		for _, d := range batch {
+			if d.TenantID == 1 && d.Event.ID != "msg_a0" && d.Event.ID != "msg_a1" {
+				t.Errorf("tenant 1's claim took %s before older events", d.Event.ID)
+			}
+		}
+	})
+}
+
+// TestTargetInFlightCap: a target has at most TargetInFlight deliveries
+// in flight, counted from the leases of every worker on the database (two
+// workers here, as two replicas); a lease that ended no longer counts,
+// and recorded outcomes make room.
+func TestTargetInFlightCap(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		for i := range 10 {
+			enqueue(t, db, event(fmt.Sprintf("msg_%d", i)), clock.Now(), 7)
+		}
+		enqueue(t, db, event("msg_other"), clock.Now(), 8)
+		s := newScript()
+		cfg := Config{Concurrency: 8, TenantSlots: 8, TargetInFlight: 3}
+		one, two := fairWorker(t, db, s, clock, cfg), fairWorker(t, db, s, clock, cfg)
+
+		first, err := one.claim(ctx, 8, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(map[string]int{"tenant 1 target 7": 3, "tenant 1 target 8": 1}, byTarget(first)); diff != "" {
+			t.Errorf("first claim (-want +got):\n%s", diff)
+		}
+		second, err := two.claim(ctx, 8, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(second) != 0 {
+			t.Errorf("the other worker claimed %v while target 7 had 3 in flight", byTarget(second))
+		}
+
+		// The first worker's outcomes make room for as many.
+		results := make([]done, 2)
+		for i, d := range first[:2] {
+			results[i] = done{Result{d, Outcome{OK: true, StatusCode: 204}}, clock.Now(), time.Millisecond}
+		}
+		if err := one.record(ctx, results); err != nil {
+			t.Fatal(err)
+		}
+		third, err := two.claim(ctx, 8, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		freed := 0
+		for _, d := range first[:2] {
+			if d.TargetID == 7 {
+				freed++
+			}
+		}
+		if got := byTarget(third)["tenant 1 target 7"]; got != freed || len(third) != freed {
+			t.Errorf("after %d of target 7's outcomes were recorded the other worker claimed %v", freed, byTarget(third))
+		}
+
+		// When the first worker dies, its leases end and stop counting.
+		clock.Advance(one.cfg.Lease)
+		fourth, err := two.claim(ctx, 8, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := byTarget(fourth)["tenant 1 target 7"]; got != 3 {
+			t.Errorf("after the leases ended: %v; want 3 of target 7", byTarget(fourth))
+		}
+	})
+}
+
+// TestTenantSlots: a tenant whose attempts hold TenantSlots of the
+// worker's slots gets no more, and one holding fewer gets the rest of its
+// share; other tenants are not limited by it.
+func TestTenantSlots(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		for i := range 6 {
+			enqueue(t, db, tenantEvent(1, fmt.Sprintf("msg_a%d", i)), clock.Now(), int64(10+i))
+			enqueue(t, db, tenantEvent(2, fmt.Sprintf("msg_b%d", i)), clock.Now(), int64(20+i))
+		}
+		w := fairWorker(t, db, newScript(), clock, Config{Concurrency: 8, TenantSlots: 3})
+		batch, err := w.claim(ctx, 8, map[int64]int{1: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tenants := map[int64]int{}
+		for _, d := range batch {
+			tenants[d.TenantID]++
+		}
+		if diff := cmp.Diff(map[int64]int{2: 3}, tenants); diff != "" {
+			t.Errorf("tenant 1 holding its 3 slots (-want +got):\n%s", diff)
+		}
+		batch, err = w.claim(ctx, 8, map[int64]int{1: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tenants = map[int64]int{}
+		for _, d := range batch {
+			tenants[d.TenantID]++
+		}
+		if diff := cmp.Diff(map[int64]int{1: 2, 2: 3}, tenants); diff != "" {
+			t.Errorf("tenant 1 holding 1 slot, tenant 2 none of its 3 left (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// hangingScript is a script whose attempts for tenant hang until release
+// is closed; each attempt's start is sent to started.
+type hangingScript struct {
+	*script
+	tenant  int64
+	release chan struct{}
+	started chan Delivery
+}
+
+func (h hangingScript) Open(ctx context.Context, batch []Delivery) (func(context.Context, Delivery) Outcome, error) {
+	attempt, err := h.script.Open(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, d Delivery) Outcome {
+		h.started <- d
+		if d.TenantID == h.tenant {
+			<-h.release
+		}
+		return attempt(ctx, d)
+	}, nil
+}
+
+// TestHangingTenantLeavesSlots is the second fairness fault in
+// small: one tenant's five hanging endpoints, 30 deliveries each, held
+// every worker, and another tenant's event waited for their timeouts. Now
+// the hanging tenant holds its share of the slots (half) and the other
+// tenant's event is attempted at once.
+func TestHangingTenantLeavesSlots(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		for i := range 30 {
+			enqueue(t, db, tenantEvent(1, fmt.Sprintf("msg_a%d", i)), clock.Now(), 1, 2, 3, 4, 5)
+		}
+		h := hangingScript{newScript(), 1, make(chan struct{}), make(chan Delivery, 200)}
+		w := fairWorker(t, db, h, clock, Config{Concurrency: 8, Poll: time.Hour})
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { w.Run(ctx) })
+		defer func() {
+			cancel()
+			close(h.release)
+			wg.Wait()
+		}()
+		next := func() Delivery {
+			t.Helper()
+			select {
+			case d := <-h.started:
+				return d
+			case <-time.After(10 * time.Second):
+				t.Fatal("no attempt started: every slot is held")
+				return Delivery{}
+			}
+		}
+		// Tenant 1 takes its share, 4 slots of 8, and hangs in them.
+		for range 4 {
+			if d := next(); d.TenantID != 1 {
+				t.Fatalf("an attempt of tenant %d started first", d.TenantID)
+			}
+		}
+		enqueue(t, db, tenantEvent(2, "msg_b"), clock.Now(), 9)
+		w.Wake()
+		if d := next(); d.TenantID != 2 {
+			t.Errorf("the next attempt was tenant %d's (%s), not tenant 2's: tenant 1 holds more than its share", d.TenantID, d.Event.ID)
+		}
+	})
+}
+
+// recordCounter is a script that counts the flushes recorded.
+type recordCounter struct {
+	*script
+	mu      sync.Mutex
+	flushes []int
+}
+
+func (h *recordCounter) Recorded(ctx context.Context, tx bun.Tx, done []Result) error {
+	h.mu.Lock()
+	h.flushes = append(h.flushes, len(done))
+	h.mu.Unlock()
+	return h.script.Recorded(ctx, tx, done)
+}
+
+// TestBatchClaimedAndRecordedTogether: a batch of due deliveries is
+// claimed by one claim and its outcomes are recorded in one flush, whatever
+// each outcome was; a later retry is due on the schedule.
+func TestBatchClaimedAndRecordedTogether(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		enqueue(t, db, event("msg_batch"), clock.Now(), 1, 2, 3, 4, 5, 6, 7, 8)
+		h := &recordCounter{script: newScript()}
+		h.outcomes[1] = Outcome{StatusCode: 500, Error: "down"}
+		w := fairWorker(t, db, h, clock, Config{Concurrency: 8, TenantSlots: 8, TargetInFlight: 1})
+		if n := runOnce(t, w); n != 8 {
+			t.Fatalf("claimed %d, want 8", n)
+		}
+		if diff := cmp.Diff([]int{8}, h.flushes); diff != "" {
+			t.Errorf("flushes (-want +got):\n%s", diff)
+		}
+		total, list, err := List(ctx, db, 1, "test", 3, "", 0, 10)
+		if err != nil || total != 1 {
+			t.Fatalf("List: %v, %d", err, total)
+		}
+		if in := list[0]; in.Status != Pending || in.Attempts != 1 || in.LastError != "down" || !in.NextAttempt.Equal(t0.Add(time.Second)) {
+			t.Errorf("after a failed attempt: %+v", in)
+		}
+		clock.Advance(time.Second)
+		if n := runOnce(t, w); n != 8 {
+			t.Fatalf("claimed %d again, want 8", n)
+		}
+		if diff := cmp.Diff([]int{8, 8}, h.flushes); diff != "" {
+			t.Errorf("flushes (-want +got):\n%s", diff)
+		}
+	})
+}
