@@ -260,8 +260,24 @@ type Config struct {
 	LogRetention time.Duration
 	// Concurrency is how many attempts Run makes at once, and how many
 	// idle connections per host the outbound client keeps alive;
-	// DefaultConcurrency (8) if 0.
+	// DefaultConcurrency (16) if 0. Attempts hold no database connection:
+	// Run claims with one and records outcomes in flushes with one.
 	Concurrency int
+	// BatchSize is how many due deliveries one claim takes at most (never
+	// more than the attempts free to start them); Concurrency if 0.
+	BatchSize int
+	// MaxInFlightPerChannel is how many deliveries to one channel may be
+	// in flight at once, counted across every process running Run on the
+	// database, so that a channel whose endpoint hangs holds that many
+	// attempts and not all of them; DefaultMaxInFlightPerChannel (4) if 0.
+	// See Scaling in the package documentation for what two processes
+	// claiming at the same instant may add.
+	MaxInFlightPerChannel int
+	// TenantConcurrency is how many of Run's Concurrency attempts one
+	// tenant's deliveries may hold at once, so that another tenant's event
+	// finds one free while a tenant's endpoints hang; half of Concurrency
+	// (rounded up) if 0. A host with one tenant sets it to Concurrency.
+	TenantConcurrency int
 	// MeterProvider records the events published (deskkit.events.published),
 	// the worker's delivery attempts (deskkit.deliveries,
 	// deskkit.delivery.duration) and, while Run runs, the outbox's gauges;
@@ -285,7 +301,10 @@ const (
 	DefaultDisableAfter       = 5 * 24 * time.Hour
 	DefaultDisableMinFailures = 10
 	DefaultLogRetention       = 30 * 24 * time.Hour
-	DefaultConcurrency        = 8
+	DefaultConcurrency        = 16
+	// DefaultMaxInFlightPerChannel is Config.MaxInFlightPerChannel's
+	// default.
+	DefaultMaxInFlightPerChannel = 4
 	// MaxConcurrency bounds Config.Concurrency: each attempt may hold an
 	// outbound connection and, while it records its outcome, a database
 	// connection.
@@ -402,6 +421,12 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 		return nil, errors.New("channel: Config.LogRetention must not be negative")
 	case c.Concurrency < 0 || c.Concurrency > MaxConcurrency:
 		return nil, fmt.Errorf("channel: Config.Concurrency must be between 1 and %d", MaxConcurrency)
+	case c.BatchSize < 0 || c.BatchSize > MaxConcurrency:
+		return nil, fmt.Errorf("channel: Config.BatchSize must be between 1 and %d", MaxConcurrency)
+	case c.MaxInFlightPerChannel < 0:
+		return nil, errors.New("channel: Config.MaxInFlightPerChannel must not be negative")
+	case c.TenantConcurrency < 0:
+		return nil, errors.New("channel: Config.TenantConcurrency must not be negative")
 	}
 	seal, err := newSealer(secret, c.PreviousSecret)
 	if err != nil {
@@ -432,13 +457,17 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 		r.prepared = outbox.NewPrepared(db, postgresTargets)
 	}
 	r.worker, err = outbox.NewWorker(db, outbox.Config{
-		Kind:        outboxKind,
-		Handler:     (*handler)(r),
-		Concurrency: c.Concurrency,
-		Lease:       lease(c.Timeout),
-		Schedule:    c.RetrySchedule,
-		Now:         c.Now,
-		Logger:      c.Logger,
+		Kind:           outboxKind,
+		Handler:        (*handler)(r),
+		Concurrency:    c.Concurrency,
+		BatchSize:      c.BatchSize,
+		TargetInFlight: c.MaxInFlightPerChannel,
+		TenantSlots:    c.TenantConcurrency,
+		Lease:          lease(c.Timeout),
+		InFlightFor:    c.Timeout + recordMargin,
+		Schedule:       c.RetrySchedule,
+		Now:            c.Now,
+		Logger:         c.Logger,
 
 		MeterProvider:  c.MeterProvider,
 		TracerProvider: c.TracerProvider,
@@ -450,6 +479,12 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	r.ops, r.published = newTelemetry(c)
 	return r, nil
 }
+
+// recordMargin is how long, past the timeout, an attempt's lease counts
+// toward its channel's MaxInFlightPerChannel: the time to record it (a
+// flush's wait, and its tries when the connection is lost). A worker that
+// died holds its channels' caps no longer than that after its claims.
+const recordMargin = 5 * time.Second
 
 // lease is how long a claimed delivery stays one worker's: the attempt
 // (bounded by the timeout, every address of an e-mail channel together),

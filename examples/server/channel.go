@@ -28,6 +28,10 @@ const (
 	envEventDisableAfter     = "DESKKIT_EVENT_DISABLE_AFTER"
 	envEventDisableMinFailed = "DESKKIT_EVENT_DISABLE_MIN_FAILURES"
 	envEventLogRetention     = "DESKKIT_EVENT_LOG_RETENTION"
+	envEventConcurrency      = "DESKKIT_EVENT_CONCURRENCY"
+	envEventBatchSize        = "DESKKIT_EVENT_BATCH_SIZE"
+	envEventChannelInFlight  = "DESKKIT_EVENT_CHANNEL_IN_FLIGHT"
+	envEventTenantConc       = "DESKKIT_EVENT_TENANT_CONCURRENCY"
 )
 
 // channelConfig is how the server's channels reach the outside, and how
@@ -46,6 +50,12 @@ type channelConfig struct {
 	disableAfter       time.Duration
 	disableMinFailures int
 	logRetention       time.Duration
+	// How many attempts run at once, how many deliveries a claim takes,
+	// how many one channel and one tenant may have in flight.
+	concurrency       int
+	batchSize         int
+	channelInFlight   int
+	tenantConcurrency int
 }
 
 // addChannelFlags declares the channel flags on fs.
@@ -73,6 +83,38 @@ func addChannelFlags(fs *flagSet, cfg *channelConfig) {
 	fs.Var(durationFlag{&cfg.logRetention}, "event-log-retention",
 		"keep finished deliveries and attempts this long; 0 means "+channel.DefaultLogRetention.String())
 	fs.fromEnv("event-log-retention", envEventLogRetention)
+	fs.Var(boundedCount{&cfg.concurrency, channel.MaxConcurrency}, "event-concurrency",
+		"delivery attempts this server makes at once; 0 means "+strconv.Itoa(channel.DefaultConcurrency))
+	fs.fromEnv("event-concurrency", envEventConcurrency)
+	fs.Var(boundedCount{&cfg.batchSize, channel.MaxConcurrency}, "event-batch-size",
+		"due deliveries one claim takes at most; 0 means -event-concurrency")
+	fs.fromEnv("event-batch-size", envEventBatchSize)
+	fs.Var(countFlag{&cfg.channelInFlight}, "event-channel-in-flight",
+		"deliveries one channel may have in flight at once, across every replica; 0 means "+strconv.Itoa(channel.DefaultMaxInFlightPerChannel))
+	fs.fromEnv("event-channel-in-flight", envEventChannelInFlight)
+	fs.Var(countFlag{&cfg.tenantConcurrency}, "event-tenant-concurrency",
+		"of this server's -event-concurrency attempts, how many one tenant's deliveries may hold; 0 means half")
+	fs.fromEnv("event-tenant-concurrency", envEventTenantConc)
+}
+
+// boundedCount is countFlag with an upper bound.
+type boundedCount struct {
+	n   *int
+	max int
+}
+
+func (f boundedCount) String() string { return countFlag{f.n}.String() }
+
+func (f boundedCount) Set(s string) error {
+	var n int
+	if err := (countFlag{&n}).Set(s); err != nil {
+		return err
+	}
+	if n > f.max {
+		return fmt.Errorf("must be at most %d", f.max)
+	}
+	*f.n = n
+	return nil
 }
 
 // scheduleFlag is a retry schedule: comma-separated Go durations, checked
@@ -120,6 +162,7 @@ func (cfg channelConfig) describe() []any {
 	perMinute := cmp.Or(cfg.testsPerMinute, channel.DefaultTestLimit)
 	resends := cmp.Or(cfg.resendsPerMinute, channel.DefaultResendLimit)
 	timeout := cmp.Or(cfg.timeout, channel.DefaultTimeout)
+	concurrency := cmp.Or(cfg.concurrency, channel.DefaultConcurrency)
 	schedule := cfg.retrySchedule
 	if schedule == nil {
 		schedule = channel.DefaultRetrySchedule()
@@ -131,6 +174,9 @@ func (cfg channelConfig) describe() []any {
 		slog.String("disableAfter", cmp.Or(cfg.disableAfter, channel.DefaultDisableAfter).String()),
 		slog.Int("disableMinFailures", cmp.Or(cfg.disableMinFailures, channel.DefaultDisableMinFailures)),
 		slog.String("logRetention", cmp.Or(cfg.logRetention, channel.DefaultLogRetention).String()),
+		slog.Int("concurrency", concurrency), slog.Int("batchSize", cmp.Or(cfg.batchSize, concurrency)),
+		slog.Int("channelInFlight", cmp.Or(cfg.channelInFlight, channel.DefaultMaxInFlightPerChannel)),
+		slog.Int("tenantConcurrency", cmp.Or(cfg.tenantConcurrency, (concurrency+1)/2)),
 	}
 }
 
@@ -150,17 +196,21 @@ func newChannels(db *bun.DB, secret []byte, cfg appConfig) (*channel.ChannelRegi
 		mail = m
 	}
 	return channel.New(db, secret, mail, &channel.Config{
-		PreviousSecret:       cfg.Verify.previous,
-		TestsPerMinute:       cfg.Channel.testsPerMinute,
-		ResendsPerMinute:     cfg.Channel.resendsPerMinute,
-		AllowPrivateNetworks: cfg.Channel.allowPrivate,
-		Timeout:              cfg.Channel.timeout,
-		RetrySchedule:        cfg.Channel.retrySchedule,
-		DisableAfter:         cfg.Channel.disableAfter,
-		DisableMinFailures:   cfg.Channel.disableMinFailures,
-		LogRetention:         cfg.Channel.logRetention,
-		Logger:               cfg.Logger,
-		Now:                  cfg.Now,
+		PreviousSecret:        cfg.Verify.previous,
+		TestsPerMinute:        cfg.Channel.testsPerMinute,
+		ResendsPerMinute:      cfg.Channel.resendsPerMinute,
+		AllowPrivateNetworks:  cfg.Channel.allowPrivate,
+		Timeout:               cfg.Channel.timeout,
+		RetrySchedule:         cfg.Channel.retrySchedule,
+		DisableAfter:          cfg.Channel.disableAfter,
+		DisableMinFailures:    cfg.Channel.disableMinFailures,
+		LogRetention:          cfg.Channel.logRetention,
+		Concurrency:           cfg.Channel.concurrency,
+		BatchSize:             cfg.Channel.batchSize,
+		MaxInFlightPerChannel: cfg.Channel.channelInFlight,
+		TenantConcurrency:     cfg.Channel.tenantConcurrency,
+		Logger:                cfg.Logger,
+		Now:                   cfg.Now,
 	})
 }
 

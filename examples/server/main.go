@@ -24,6 +24,8 @@
 //	       [-channel-resends-per-minute N] [-channel-timeout DURATION]
 //	       [-event-retry-schedule D,D,...] [-event-disable-after DURATION]
 //	       [-event-disable-min-failures N] [-event-log-retention DURATION]
+//	       [-event-concurrency N] [-event-batch-size N] [-event-channel-in-flight N]
+//	       [-event-tenant-concurrency N]
 //	       [-metrics-addr ADDR [-pprof]]
 //	server token -tenant NAME -username NAME [-admin | -admin=false] [-ttl DURATION]
 //	       [-email ADDR] [-mobile NUMBER -country REGION] [-database-url URL]
@@ -86,6 +88,14 @@
 //	                       DESKKIT_EVENT_DISABLE_MIN_FAILURES
 //	                                                     failed attempts it needs besides (10)
 //	-event-log-retention   DESKKIT_EVENT_LOG_RETENTION   keep finished deliveries and attempts this long (720h)
+//	-event-concurrency     DESKKIT_EVENT_CONCURRENCY     delivery attempts this server makes at once (16)
+//	-event-batch-size      DESKKIT_EVENT_BATCH_SIZE      due deliveries one claim takes at most (-event-concurrency)
+//	-event-channel-in-flight
+//	                       DESKKIT_EVENT_CHANNEL_IN_FLIGHT  deliveries one channel may have in flight,
+//	                                                     across every replica (4)
+//	-event-tenant-concurrency
+//	                       DESKKIT_EVENT_TENANT_CONCURRENCY  of those attempts, how many one tenant's may
+//	                                                     hold (half of -event-concurrency)
 //	-metrics-addr          DESKKIT_METRICS_ADDR          a second listener serving /metrics; none by default
 //	-pprof                 DESKKIT_PPROF                 /debug/pprof/ on the metrics listener (needs -metrics-addr)
 //

@@ -16,8 +16,11 @@ import (
 //   - Target by target. A target (a channel; a notice's user) gets at most
 //     Config.TargetInFlight deliveries in flight at once, counted from the
 //     leased rows of every worker on the database, so that a hanging
-//     endpoint holds that many attempts, not every worker. Each target's
-//     rows are taken in due order.
+//     endpoint holds that many attempts, not every worker. A lease counts
+//     for Config.InFlightFor after its claim (an attempt's longest time and
+//     its record's), so that a worker that died holds its targets' caps no
+//     longer than an attempt could have run. Each target's rows are taken
+//     in due order.
 //   - Tenants in turn, and each tenant's targets in turn: the claim takes
 //     every tenant's first row before any tenant's second, and within a
 //     tenant every target's first row before any target's second, so that
@@ -45,7 +48,8 @@ import (
 // claimPostgres is the claim on PostgreSQL. Its arguments: ?0 kind, ?1
 // now, ?2 TargetInFlight, ?3 the batch's size, ?4 TenantSlots, ?5 the
 // tenants' slots held (a JSON object: tenant id to count), ?6 the lease's
-// end, ?7 the lease's token.
+// end, ?7 the lease's token, ?8 the lease end after which a lease counts
+// as in flight (now + Lease - InFlightFor).
 const claimPostgres = `WITH RECURSIVE targets AS (
   (SELECT tenant_id, target_id FROM deskkit_outbox_deliveries
    WHERE status = 'PENDING' AND kind = ?0
@@ -59,7 +63,7 @@ const claimPostgres = `WITH RECURSIVE targets AS (
 room AS (
   SELECT t.tenant_id, t.target_id, LEAST(?2 - (SELECT count(*) FROM deskkit_outbox_deliveries l
       WHERE l.lease_token IS NOT NULL AND l.kind = ?0 AND l.tenant_id = t.tenant_id AND l.target_id = t.target_id
-        AND l.status = 'PENDING' AND l.due_at_ms > ?1), ?3) AS room
+        AND l.status = 'PENDING' AND l.due_at_ms > ?8), ?3) AS room
   FROM targets t
 ),
 due AS (
@@ -103,7 +107,7 @@ const claimSQLite = `WITH due AS (
 ),
 busy AS (
   SELECT tenant_id, target_id, count(*) AS n FROM deskkit_outbox_deliveries
-  WHERE lease_token IS NOT NULL AND kind = ?0 AND status = 'PENDING' AND due_at_ms > ?1
+  WHERE lease_token IS NOT NULL AND kind = ?0 AND status = 'PENDING' AND due_at_ms > ?8
   GROUP BY tenant_id, target_id
 ),
 ranked AS (
@@ -151,7 +155,7 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 	}
 	var rows []claimedRow
 	if err := w.db.NewRaw(q, w.cfg.Kind, now, w.cfg.TargetInFlight, n, w.cfg.TenantSlots, heldJSON,
-		now+w.cfg.Lease.Milliseconds(), token).Scan(ctx, &rows); err != nil {
+		now+w.cfg.Lease.Milliseconds(), token, now+(w.cfg.Lease-w.cfg.InFlightFor).Milliseconds()).Scan(ctx, &rows); err != nil {
 		return nil, err
 	}
 	if len(rows) == 0 {

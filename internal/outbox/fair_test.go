@@ -78,8 +78,8 @@ func TestClaimTakesTenantsAndTargetsInTurn(t *testing.T) {
 
 // TestTargetInFlightCap: a target has at most TargetInFlight deliveries
 // in flight, counted from the leases of every worker on the database (two
-// workers here, as two replicas); a lease that ended no longer counts,
-// and recorded outcomes make room.
+// workers here, as two replicas); recorded outcomes make room, and a
+// lease no longer counts InFlightFor after its claim.
 func TestTargetInFlightCap(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
@@ -90,7 +90,7 @@ func TestTargetInFlightCap(t *testing.T) {
 		}
 		enqueue(t, db, event("msg_other"), clock.Now(), 8)
 		s := newScript()
-		cfg := Config{Concurrency: 8, TenantSlots: 8, TargetInFlight: 3}
+		cfg := Config{Concurrency: 8, TenantSlots: 8, TargetInFlight: 3, InFlightFor: 10 * time.Second}
 		one, two := fairWorker(t, db, s, clock, cfg), fairWorker(t, db, s, clock, cfg)
 
 		first, err := one.claim(ctx, 8, nil)
@@ -130,14 +130,23 @@ func TestTargetInFlightCap(t *testing.T) {
 			t.Errorf("after %d of target 7's outcomes were recorded the other worker claimed %v", freed, byTarget(third))
 		}
 
-		// When the first worker dies, its leases end and stop counting.
-		clock.Advance(one.cfg.Lease)
+		// When the first worker dies, its leases stop counting InFlightFor
+		// after its claim, long before they end: the cap is free again
+		// for the target's other deliveries.
+		clock.Advance(cfg.InFlightFor)
 		fourth, err := two.claim(ctx, 8, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := byTarget(fourth)["tenant 1 target 7"]; got != 3 {
-			t.Errorf("after the leases ended: %v; want 3 of target 7", byTarget(fourth))
+			t.Errorf("after InFlightFor: %v; want 3 of target 7", byTarget(fourth))
+		}
+		for _, d := range fourth {
+			for _, f := range first {
+				if d.ID == f.ID {
+					t.Errorf("delivery %d was claimed again before its lease ended", d.ID)
+				}
+			}
 		}
 	})
 }

@@ -133,6 +133,12 @@ type Config struct {
 	// flight at once (claimed and not yet recorded), counted across every
 	// worker of the kind on the database; DefaultTargetInFlight if 0.
 	TargetInFlight int
+	// InFlightFor is how long after its claim a lease counts toward its
+	// target's TargetInFlight: the longest an attempt can take plus the
+	// time to record it. A lease older than that is an attempt that
+	// ended, or the lease of a worker that died, which would otherwise
+	// hold its target's cap until the lease ends. Lease if 0 or more.
+	InFlightFor time.Duration
 	// TenantSlots is how many of this worker's Concurrency slots one
 	// tenant's attempts may hold at once; half of them (rounded up) if 0,
 	// all of them if at least Concurrency.
@@ -186,6 +192,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.TargetInFlight == 0 {
 		c.TargetInFlight = DefaultTargetInFlight
+	}
+	if c.InFlightFor <= 0 || c.InFlightFor > c.Lease {
+		c.InFlightFor = c.Lease
 	}
 	if c.TenantSlots == 0 {
 		c.TenantSlots = (c.Concurrency + 1) / 2
