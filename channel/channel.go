@@ -288,11 +288,12 @@ type Config struct {
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
 
-	// PlainStatements turns off the prepared statement Publish runs on
-	// PostgreSQL (prepared once per connection, so that PostgreSQL does
-	// not plan it again for every event: most of its cost). Set it when
-	// connections go through a pooler that does not keep prepared
-	// statements, such as PgBouncer in transaction mode before 1.21.
+	// PlainStatements turns off the preparation of the statement Publish
+	// runs on PostgreSQL (prepared once per connection, so that PostgreSQL
+	// does not plan it again for every event: most of its cost; the
+	// statement is the same either way). Set it when connections go
+	// through a pooler that does not keep prepared statements, such as
+	// PgBouncer in transaction mode before 1.21.
 	PlainStatements bool
 }
 
@@ -331,9 +332,9 @@ type ChannelRegistry struct {
 	types   map[string]deskkit.EventType
 
 	worker *outbox.Worker
-	// prepared is Publish's statement on PostgreSQL, prepared per
-	// connection; nil on SQLite.
-	prepared *outbox.Prepared
+	// publishes writes Publish's event and deliveries; on PostgreSQL its
+	// statement is prepared per connection (prepare).
+	publishes *outbox.Enqueuer
 	// prepareFailed is when preparing it last failed (Unix ms; 0 for
 	// never): a Publish tries again only a minute later.
 	prepareFailed atomic.Int64
@@ -453,9 +454,11 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	if err := r.RegisterEventTypes(EventTypes()...); err != nil {
 		return nil, err
 	}
-	if r.pg && !c.PlainStatements {
-		r.prepared = outbox.NewPrepared(db, postgresTargets)
+	targets := sqliteTargets
+	if r.pg {
+		targets = postgresTargets
 	}
+	r.publishes = outbox.NewEnqueuer(db, outboxKind, targets)
 	r.worker, err = outbox.NewWorker(db, outbox.Config{
 		Kind:           outboxKind,
 		Handler:        (*handler)(r),

@@ -80,7 +80,7 @@
 //     pool only where no connection is held (Run, and a Publish given the
 //     database rather than a transaction); inside a transaction it is
 //     prepared on the transaction's own connection, and until the first
-//     preparation succeeds Publish runs the plain statement.
+//     preparation succeeds Publish runs the same statement unprepared.
 //
 // # Who may do what
 //
@@ -205,11 +205,14 @@
 // committed, the event is delivered even if the process dies the next
 // instant. On PostgreSQL it is one statement, which chooses the tenant's
 // subscribed channels, writes the event and its deliveries and NOTIFYs the
-// workers (woken at commit), prepared once per connection of the pool
-// (Config.PlainStatements turns that off, for poolers that do not keep
-// prepared statements); on SQLite two. It does no network I/O, so that it
-// is safe under the caller's locks. The event's id is its idempotency key: publishing an id the
-// tenant already published adds nothing. It is also the webhook-id, the
+// workers (woken at commit), prepared once per connection of the pool:
+// unprepared, PostgreSQL plans it again for every event, and a trash.Add
+// that publishes takes about 1.7 times one that does not, against about
+// 1.3 prepared (Config.PlainStatements turns preparing off, for poolers
+// that do not keep prepared statements); on SQLite two. It does
+// no network I/O, so that it is safe under the caller's locks. The
+// event's id is its idempotency key: publishing an id the tenant already
+// published adds nothing. It is also the webhook-id, the
 // same on every attempt. The data gets the tenant's "tenantId" (set at the
 // top level: the data's own top-level "tenantId" is replaced, nested
 // objects are kept as they are). A top-level key that differs from a key

@@ -184,17 +184,17 @@ func clip(s string) string {
 }
 
 // The tenant's enabled channels subscribed to an event type (the
-// arguments: tenant, type, type), for outbox.EnqueueQuery: a channel
-// without a subscription takes every event; an entry is a type, or a
-// prefix ending in "*" ("task.*") that the type starts with (but for the
+// arguments: tenant, type, type), as an outbox.Enqueuer's targets: a
+// channel without a subscription takes every event; an entry is a type, or
+// a prefix ending in "*" ("task.*") that the type starts with (but for the
 // "*"). The outbox runs it inside its insert: on PostgreSQL a publish is
 // one statement.
 const (
-	postgresTargets = `SELECT c.id AS id FROM deskkit_channels AS c
+	postgresTargets = `SELECT c.id AS id, NULL AS payload FROM deskkit_channels AS c
 WHERE c.tenant_id = ? AND c.enabled AND (c.events IS NULL OR EXISTS (
   SELECT 1 FROM json_array_elements_text(c.events::json) AS p (v)
   WHERE p.v = ? OR (right(p.v, 1) = '*' AND left(?, length(p.v) - 1) = left(p.v, -1))))`
-	sqliteTargets = `SELECT c.id AS id FROM deskkit_channels AS c
+	sqliteTargets = `SELECT c.id AS id, NULL AS payload FROM deskkit_channels AS c
 WHERE c.tenant_id = ? AND c.enabled AND (c.events IS NULL OR EXISTS (
   SELECT 1 FROM json_each(c.events) AS p
   WHERE p.value = ? OR (substr(p.value, -1) = '*'
@@ -317,37 +317,34 @@ func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int6
 // channels through db, a transaction, and reports whether the event was
 // new and whether any delivery was queued.
 func (r *ChannelRegistry) enqueue(ctx context.Context, db bun.IDB, tenantID int64, msg notify.Message) (isNew, queued bool, err error) {
-	targets := sqliteTargets
-	if r.pg {
-		targets = postgresTargets
-	}
-	isNew, n, err := outbox.EnqueueQuery(ctx, db, r.prepared, outbox.Event{
+	isNew, n, err := r.publishes.Enqueue(ctx, db, outbox.Event{
 		TenantID: tenantID, ID: msg.ID, Type: msg.Type, Time: msg.Time,
 		Title: msg.Title, Text: msg.Text, Data: msg.Data,
-	}, outboxKind, targets, []any{tenantID, msg.Type, msg.Type}, r.cfg.Now(), r.cfg.RetrySchedule[0])
+	}, []any{tenantID, msg.Type, msg.Type}, r.cfg.Now(), r.cfg.RetrySchedule[0])
 	if err != nil {
 		return false, false, fmt.Errorf("channel: publish: %w", err)
 	}
 	return isNew, n > 0, nil
 }
 
-// prepare prepares Publish's statement on PostgreSQL, unless that is done;
-// the caller holds no connection of the pool (Run, or a Publish given the
-// database rather than a transaction). Until it succeeds, a publish inside
-// a transaction runs the plain query, so a failure is only logged, and
-// after one it is tried again a minute later at the earliest (a pooler
-// that keeps no prepared statements would fail every try).
+// prepare prepares Publish's statement on PostgreSQL, unless that is done
+// or Config.PlainStatements is set; the caller holds no connection of the
+// pool (Run, or a Publish given the database rather than a transaction).
+// Until it succeeds, a publish inside a transaction runs the statement
+// unprepared, so a failure is only logged, and after one it is tried again
+// a minute later at the earliest (a pooler that keeps no prepared
+// statements would fail every try).
 func (r *ChannelRegistry) prepare(ctx context.Context) {
-	if r.prepared == nil {
+	if !r.pg || r.cfg.PlainStatements {
 		return
 	}
 	now := r.cfg.Now().UnixMilli()
 	if failed := r.prepareFailed.Load(); failed != 0 && now-failed < time.Minute.Milliseconds() {
 		return
 	}
-	if err := r.prepared.Prepare(ctx); err != nil && ctx.Err() == nil {
+	if err := r.publishes.Prepare(ctx); err != nil && ctx.Err() == nil {
 		r.prepareFailed.Store(now)
-		r.cfg.Logger.WarnContext(ctx, "channel: publish runs the plain statement", slog.Any("error", err))
+		r.cfg.Logger.WarnContext(ctx, "channel: publish runs its statement unprepared", slog.Any("error", err))
 	}
 }
 

@@ -45,8 +45,8 @@ func TestMalformedEventFails(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = outbox.Enqueue(ctx, db, outbox.Event{TenantID: 10, ID: "msg_bad", Type: "x.y", Time: f.clock.Now(),
-			Title: "bad", Data: json.RawMessage(`[1]`)}, []outbox.Target{{Kind: outboxKind, TargetID: hook.ID}}, f.clock.Now(), 0)
+		_, _, err = outbox.NewEnqueuer(db, outboxKind, outbox.OneTarget).Enqueue(ctx, db, outbox.Event{TenantID: 10, ID: "msg_bad", Type: "x.y", Time: f.clock.Now(),
+			Title: "bad", Data: json.RawMessage(`[1]`)}, []any{hook.ID, nil}, f.clock.Now(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -65,8 +65,10 @@ func (v *Verifier) enqueueNotice(ctx context.Context, tx bun.Tx, u User, n notic
 		Title:    "Notice of a changed " + noticePurpose(n.Kind),
 		Data:     json.RawMessage("{}"),
 	}
-	target := outbox.Target{Kind: noticeKind, TargetID: u.ID, Payload: string(payload)}
-	if _, err := outbox.Enqueue(ctx, tx, ev, []outbox.Target{target}, now, noticeSchedule[0]); err != nil {
+	// A notice is rare (one per contact change): its statement is not
+	// prepared, so its Enqueuer is made for it alone.
+	e := outbox.NewEnqueuer(v.db, noticeKind, outbox.OneTarget)
+	if _, _, err := e.Enqueue(ctx, tx, ev, []any{u.ID, string(payload)}, now, noticeSchedule[0]); err != nil {
 		return fmt.Errorf("verify: notice: %w", err)
 	}
 	return nil

@@ -388,8 +388,8 @@ func TestPurgeNotices(t *testing.T) {
 		f.failedNotice(t, newMobile, annMobile)
 		// Another kind's delivery, finished long ago.
 		now := f.clock.Now()
-		if _, err := outbox.Enqueue(ctx, db, outbox.Event{TenantID: 10, ID: "msg_other", Type: "task.trashed", Time: now, Title: "t"},
-			[]outbox.Target{{Kind: "channel", TargetID: 5}}, now, 0); err != nil {
+		if _, _, err := outbox.NewEnqueuer(db, "channel", outbox.OneTarget).Enqueue(ctx, db,
+			outbox.Event{TenantID: 10, ID: "msg_other", Type: "task.trashed", Time: now, Title: "t"}, []any{int64(5), nil}, now, 0); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.ExecContext(ctx, "UPDATE deskkit_outbox_deliveries SET status = 'SUCCEEDED', due_at_ms = NULL, finished_at_ms = 0 WHERE kind = 'channel'"); err != nil {

@@ -6,11 +6,14 @@
 //
 // # Publishing
 //
-// Enqueue writes an event and its deliveries through the caller's
-// transaction: rolled back, nothing is sent; committed, the deliveries are
-// made even if the process dies the next instant. It does no network I/O.
-// On PostgreSQL it also NOTIFYs the kind's channel in that transaction,
-// which PostgreSQL delivers at commit, once per transaction and payload.
+// An Enqueuer writes an event and its deliveries, to the targets a query
+// chooses, through the caller's transaction: rolled back, nothing is sent;
+// committed, the deliveries are made even if the process dies the next
+// instant. It is the one way delivery rows are written (the channel
+// registry's events and the verifier's notices alike), and it does no
+// network I/O. On PostgreSQL it is one statement, which also NOTIFYs the
+// kind's channel when it wrote a delivery, in that transaction: PostgreSQL
+// delivers it at commit, once per transaction and payload.
 //
 // # Claiming
 //
@@ -63,7 +66,6 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -104,15 +106,6 @@ type Event struct {
 	Text     string
 	// Data is a JSON object.
 	Data json.RawMessage
-}
-
-// Target is one place an event goes.
-type Target struct {
-	Kind     string
-	TargetID int64
-	// Payload is what the kind's handler needs besides the event, if
-	// anything (a notice's address); it is stored as given.
-	Payload string
 }
 
 // eventRow is a row of deskkit_outbox_events.
@@ -160,70 +153,6 @@ type deliveryRow struct {
 	LastError      *string `bun:"last_error"`
 	CreatedAt      int64   `bun:"created_at_ms"`
 	FinishedAt     *int64  `bun:"finished_at_ms"`
-}
-
-// Enqueue writes ev and one PENDING delivery per target through db, the
-// caller's transaction, due at now plus the schedule's first delay. It
-// reports whether the event was new: an event whose id the tenant already
-// published adds nothing (not even deliveries to targets it did not have),
-// so that publishing is idempotent. It does no network I/O; on PostgreSQL
-// it NOTIFYs the workers of the targets' kinds, delivered at commit.
-func Enqueue(ctx context.Context, db bun.IDB, ev Event, targets []Target, now time.Time, firstDelay time.Duration) (bool, error) {
-	data := ev.Data
-	if len(data) == 0 {
-		data = json.RawMessage("{}")
-	}
-	row := &eventRow{
-		TenantID:   ev.TenantID,
-		EventID:    ev.ID,
-		EventType:  ev.Type,
-		OccurredAt: ev.Time.UnixMilli(),
-		Title:      ev.Title,
-		Body:       ev.Text,
-		Data:       string(data),
-		CreatedAt:  now.UnixMilli(),
-	}
-	res, err := db.NewInsert().Model(row).On("CONFLICT DO NOTHING").Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("outbox: insert event: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return false, fmt.Errorf("outbox: insert event: %w", err)
-	} else if n == 0 {
-		return false, nil
-	}
-	if len(targets) == 0 {
-		return true, nil
-	}
-	due := now.Add(firstDelay).UnixMilli()
-	rows := make([]deliveryRow, len(targets))
-	kinds := make([]string, 0, 1)
-	for i, t := range targets {
-		rows[i] = deliveryRow{
-			TenantID:  ev.TenantID,
-			EventID:   ev.ID,
-			Kind:      t.Kind,
-			TargetID:  t.TargetID,
-			Status:    Pending,
-			DueAt:     &due,
-			CreatedAt: now.UnixMilli(),
-		}
-		if t.Payload != "" {
-			rows[i].Payload = &t.Payload
-		}
-		if !slices.Contains(kinds, t.Kind) {
-			kinds = append(kinds, t.Kind)
-		}
-	}
-	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
-		return false, fmt.Errorf("outbox: insert deliveries: %w", err)
-	}
-	for _, k := range kinds {
-		if err := notifyKind(ctx, db, k); err != nil {
-			return false, err
-		}
-	}
-	return true, nil
 }
 
 // notifyKind NOTIFYs, on PostgreSQL, the workers of kind: at the commit of

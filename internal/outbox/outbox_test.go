@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
@@ -117,15 +118,31 @@ func enqueue(t *testing.T, db bun.IDB, ev Event, now time.Time, targets ...int64
 	if targets == nil {
 		targets = []int64{7}
 	}
-	ts := make([]Target, len(targets))
-	for i, id := range targets {
-		ts[i] = Target{Kind: "test", TargetID: id}
-	}
-	added, err := Enqueue(context.Background(), db, ev, ts, now, 0)
+	q, args := idsQuery(targets)
+	added, _, err := NewEnqueuer(dbOf(db), "test", q).Enqueue(context.Background(), db, ev, args, now, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return added
+}
+
+// idsQuery is a targets query of ids, without payloads, on either database.
+func idsQuery(ids []int64) (string, []any) {
+	rows := make([]string, len(ids))
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		rows[i] = "SELECT CAST(? AS bigint) AS id, CAST(NULL AS text) AS payload"
+		args[i] = id
+	}
+	return strings.Join(rows, " UNION ALL "), args
+}
+
+// dbOf is the pool of db, a pool or one of its transactions.
+func dbOf(db bun.IDB) *bun.DB {
+	if d, ok := db.(*bun.DB); ok {
+		return d
+	}
+	return db.NewSelect().DB()
 }
 
 func runOnce(t *testing.T, w *Worker) int {
@@ -638,37 +655,235 @@ func TestDollars(t *testing.T) {
 	}
 }
 
-// TestPrepared: on PostgreSQL, EnqueueQuery in a transaction of the
-// prepared statement's pool runs the prepared statement once Prepare has
-// prepared it, and the plain query before, or in a transaction of another
-// pool; all write the same rows.
-func TestPrepared(t *testing.T) {
+// TestEnqueue: what an enqueue writes, on either database, from a targets
+// query of many ids and from OneTarget with a payload; that an id the
+// tenant already published adds nothing, in that tenant only; and that a
+// rollback leaves nothing.
+func TestEnqueue(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		type row struct {
+			TenantID int64   `bun:"tenant_id"`
+			EventID  string  `bun:"event_id"`
+			Kind     string  `bun:"kind"`
+			TargetID int64   `bun:"target_id"`
+			Payload  *string `bun:"payload"`
+			Status   string  `bun:"status"`
+			DueAt    int64   `bun:"due_at_ms"`
+		}
+		rows := func(t *testing.T) []row {
+			t.Helper()
+			var got []row
+			if err := db.NewSelect().Table("deskkit_outbox_deliveries").
+				Column("tenant_id", "event_id", "kind", "target_id", "payload", "status", "due_at_ms").
+				OrderExpr("tenant_id, event_id, target_id").Scan(ctx, &got); err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		events := func(t *testing.T) int {
+			t.Helper()
+			n, err := db.NewSelect().Table("deskkit_outbox_events").Count(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		inTx := func(t *testing.T, e *Enqueuer, ev Event, args []any, want error) (bool, int) {
+			t.Helper()
+			var isNew bool
+			var n int
+			err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				var err error
+				if isNew, n, err = e.Enqueue(ctx, tx, ev, args, t0, time.Minute); err != nil {
+					t.Fatal(err)
+				}
+				return want
+			})
+			if !errors.Is(err, want) {
+				t.Fatal(err)
+			}
+			return isNew, n
+		}
+		ids, idArgs := idsQuery([]int64{7, 8})
+		many := NewEnqueuer(db, "test", ids)
+		notices := NewEnqueuer(db, "notice", OneTarget)
+
+		rollback := errors.New("rollback")
+		inTx(t, many, event("msg_rolledback"), idArgs, rollback)
+		inTx(t, notices, event("msg_rolledback_notice"), []any{int64(5), `{"address":"a@example.com"}`}, rollback)
+		if got, n := rows(t), events(t); len(got) != 0 || n != 0 {
+			t.Fatalf("after rollbacks: %d events, deliveries %+v", n, got)
+		}
+
+		for _, c := range []struct {
+			e     *Enqueuer
+			ev    Event
+			args  []any
+			isNew bool
+			n     int
+		}{
+			{many, event("msg_a"), idArgs, true, 2},
+			{notices, event("msg_n"), []any{int64(5), `{"address":"a@example.com"}`}, true, 1},
+			{NewEnqueuer(db, "test", OneTarget), event("msg_none"), []any{int64(6), nil}, true, 1},
+			// The same id again adds nothing, not even a delivery to
+			// another target or of another kind.
+			{many, event("msg_a"), idArgs, false, 0},
+			{notices, event("msg_a"), []any{int64(9), "x"}, false, 0},
+			// In another tenant the id is new.
+			{many, Event{TenantID: 2, ID: "msg_a", Type: "task.trashed", Time: t0}, idArgs, true, 2},
+			// Targets that select nothing: the event, no delivery.
+			{NewEnqueuer(db, "test", OneTarget+" WHERE 1 = 0"), event("msg_nobody"), []any{int64(7), nil}, true, 0},
+		} {
+			if isNew, n := inTx(t, c.e, c.ev, c.args, nil); isNew != c.isNew || n != c.n {
+				t.Errorf("enqueue %s (%s): new %v, %d deliveries; want %v, %d", c.ev.ID, c.e.kind, isNew, n, c.isNew, c.n)
+			}
+		}
+		due := t0.Add(time.Minute).UnixMilli()
+		address := `{"address":"a@example.com"}`
+		want := []row{
+			{1, "msg_a", "test", 7, nil, Pending, due},
+			{1, "msg_a", "test", 8, nil, Pending, due},
+			{1, "msg_n", "notice", 5, &address, Pending, due},
+			{1, "msg_none", "test", 6, nil, Pending, due},
+			{2, "msg_a", "test", 7, nil, Pending, due},
+			{2, "msg_a", "test", 8, nil, Pending, due},
+		}
+		if diff := cmp.Diff(want, rows(t)); diff != "" {
+			t.Errorf("deliveries (-want +got):\n%s", diff)
+		}
+		if n := events(t); n != 5 {
+			t.Errorf("%d events, want 5", n)
+		}
+		// The event as stored, as a worker reads it.
+		var ev eventRow
+		if err := db.NewSelect().Model(&ev).Where("tenant_id = 1 AND event_id = 'msg_a'").Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(event("msg_a"), ev.event(), cmp.Comparer(time.Time.Equal)); diff != "" {
+			t.Errorf("event (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestEnqueueNotifies: on PostgreSQL an enqueue NOTIFYs its kind, at
+// commit, only when it wrote a delivery (not for an event without
+// targets, a repeated id or a rollback), prepared or not. Each enqueue is
+// followed by a marker notification from another session: notifications
+// arrive in commit order, so the marker shows what came before it without
+// waiting for what does not come.
+func TestEnqueueNotifies(t *testing.T) {
+	db := dbtest.OpenPostgres(t)
+	migrated(t, db)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ln := pgdriver.NewListener(db)
+	defer ln.Close()
+	if err := ln.Listen(ctx, notifyChannel); err != nil {
+		t.Fatal(err)
+	}
+	// The NOTIFY channel is the database's: other tests' schemas share it,
+	// so this test's kind and markers are its own.
+	kind := fmt.Sprintf("test_notify_%d", time.Now().UnixNano())
+	// Targets: 7, if the argument is 7.
+	const targets = `SELECT t.id, NULL AS payload FROM (VALUES (7::bigint)) AS t (id) WHERE t.id = ?`
+	prepared := NewEnqueuer(db, kind, targets)
+	if err := prepared.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	marker := 0
+	// next is the first of this test's notifications to arrive.
+	next := func() string {
+		t.Helper()
+		for {
+			_, payload, err := ln.Receive(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(payload, kind) {
+				return payload
+			}
+		}
+	}
+	for name, e := range map[string]*Enqueuer{"unprepared": NewEnqueuer(db, kind, targets), "prepared": prepared} {
+		t.Run(name, func(t *testing.T) {
+			for _, c := range []struct {
+				id       string
+				targets  []any
+				rollback bool
+				notified bool
+			}{
+				{"msg_" + name + "_nobody", []any{int64(0)}, false, false},
+				{"msg_" + name, []any{int64(7)}, false, true},
+				{"msg_" + name, []any{int64(7)}, false, false},
+				{"msg_" + name + "_rolledback", []any{int64(7)}, true, false},
+			} {
+				err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+					if _, _, err := e.Enqueue(ctx, tx, event(c.id), c.targets, t0, 0); err != nil {
+						return err
+					}
+					if c.rollback {
+						return errRollback
+					}
+					return nil
+				})
+				if err != nil && !errors.Is(err, errRollback) {
+					t.Fatal(err)
+				}
+				marker++
+				m := fmt.Sprintf("%s_marker_%d", kind, marker)
+				if err := pgdriver.Notify(ctx, db, notifyChannel, m); err != nil {
+					t.Fatal(err)
+				}
+				if c.notified {
+					if got := next(); got != kind {
+						t.Errorf("%s: first notification %q, want %q", c.id, got, kind)
+					}
+				}
+				if got := next(); got != m {
+					t.Errorf("%s: notification %q before the marker %q", c.id, got, m)
+				}
+			}
+		})
+	}
+}
+
+var errRollback = errors.New("rollback")
+
+// TestEnqueuePrepared: on PostgreSQL, Enqueue in a transaction of its
+// pool runs the prepared statement once Prepare has prepared it, and the
+// statement unprepared before, or in a transaction of another pool; all
+// write the same rows.
+func TestEnqueuePrepared(t *testing.T) {
 	db := dbtest.OpenPostgres(t)
 	migrated(t, db)
 	other := dbtest.OpenPostgres(t)
-	const targets = `SELECT t.id FROM (VALUES (7::bigint), (8::bigint)) AS t (id) WHERE t.id >= ?`
+	const targets = `SELECT t.id, NULL AS payload FROM (VALUES (7::bigint), (8::bigint)) AS t (id) WHERE t.id >= ?`
 	var plain plainCount
 	db.AddQueryHook(&plain)
-	prepared := NewPrepared(db, targets)
+	prepared := NewEnqueuer(db, "test", targets)
 	if err := prepared.Prepare(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for name, tc := range map[string]struct {
-		p         *Prepared
-		wantPlain int64 // statements bun ran: the plain query's
+		e         *Enqueuer
+		wantPlain int64 // statements bun ran: the unprepared ones
 	}{
 		"own pool":             {prepared, 0},
-		"own pool, unprepared": {NewPrepared(db, targets), 2},
-		"another pool":         {NewPrepared(other, targets), 2},
+		"own pool, unprepared": {NewEnqueuer(db, "test", targets), 2},
+		"another pool":         {NewEnqueuer(other, "test", targets), 2},
 	} {
-		p := tc.p
 		t.Run(name, func(t *testing.T) {
 			plain.n.Store(0)
 			ctx := context.Background()
 			id := "msg_" + strings.ReplaceAll(name, " ", "_")
-			for range 2 { // the second time, the id adds nothing
+			for i := range 2 { // the second time, the id adds nothing
 				err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-					_, _, err := EnqueueQuery(ctx, tx, p, event(id), "test", targets, []any{int64(8)}, t0, 0)
+					isNew, n, err := tc.e.Enqueue(ctx, tx, event(id), []any{int64(8)}, t0, 0)
+					if wantNew, wantN := i == 0, 1-i; err == nil && (isNew != wantNew || n != wantN) {
+						t.Errorf("enqueue %d: new %v, %d deliveries; want %v, %d", i, isNew, n, wantNew, wantN)
+					}
 					return err
 				})
 				if err != nil {
@@ -683,29 +898,28 @@ func TestPrepared(t *testing.T) {
 				t.Errorf("deliveries to %v, want [8]", targetIDs)
 			}
 			if n := plain.n.Load(); n != tc.wantPlain {
-				t.Errorf("the plain query ran %d times, want %d", n, tc.wantPlain)
+				t.Errorf("the unprepared statement ran %d times, want %d", n, tc.wantPlain)
 			}
 		})
 	}
 }
 
-// TestPreparedPoolOfOne: an enqueue in a transaction never asks the pool
+// TestEnqueuePoolOfOne: an enqueue in a transaction never asks the pool
 // for a second connection, which a pool of one would never give: before
-// Prepare it runs the plain query, after it the prepared statement on the
-// transaction's own connection.
-func TestPreparedPoolOfOne(t *testing.T) {
+// Prepare it runs the statement unprepared, after it the prepared
+// statement on the transaction's own connection.
+func TestEnqueuePoolOfOne(t *testing.T) {
 	db := dbtest.OpenPostgres(t)
 	migrated(t, db)
 	db.SetMaxOpenConns(1)
-	const targets = `SELECT t.id FROM (VALUES (7::bigint)) AS t (id) WHERE t.id >= ?`
-	p := NewPrepared(db, targets)
+	e := NewEnqueuer(db, "test", OneTarget)
 	// A wait for a second connection ends here, as a request's would.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	publish := func(id string) {
 		t.Helper()
 		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			_, _, err := EnqueueQuery(ctx, tx, p, event(id), "test", targets, []any{int64(1)}, t0, 0)
+			_, _, err := e.Enqueue(ctx, tx, event(id), []any{int64(7), nil}, t0, 0)
 			return err
 		})
 		if err != nil {
@@ -717,11 +931,11 @@ func TestPreparedPoolOfOne(t *testing.T) {
 	// publishing transaction, must not hold up that transaction's enqueue.
 	prepared := make(chan error, 1)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		go func() { prepared <- p.Prepare(ctx) }()
+		go func() { prepared <- e.Prepare(ctx) }()
 		for db.Stats().WaitCount == 0 { // Prepare waits for the connection
 			runtime.Gosched()
 		}
-		_, _, err := EnqueueQuery(ctx, tx, p, event("msg_while_preparing"), "test", targets, []any{int64(1)}, t0, 0)
+		_, _, err := e.Enqueue(ctx, tx, event("msg_while_preparing"), []any{int64(7), nil}, t0, 0)
 		return err
 	})
 	if err != nil {
@@ -729,6 +943,9 @@ func TestPreparedPoolOfOne(t *testing.T) {
 	}
 	if err := <-prepared; err != nil {
 		t.Fatal(err)
+	}
+	if e.stmt.Load() == nil {
+		t.Fatal("Prepare returned without a statement")
 	}
 	publish("msg_after_prepare")
 	var ids []string
