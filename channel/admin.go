@@ -137,6 +137,7 @@ func (r *ChannelRegistry) enableChannel(ctx context.Context, p deskkit.Principal
 		Set("failing_since_ms = NULL").
 		Set("failed_attempts = 0").
 		Set("updated_at_ms = ?", r.now()).
+		Set("version = version + 1"). // the worker's cache sees the change
 		Where("tenant_id = ? AND id = ?", tenantID, id).
 		Exec(ctx)
 	if err != nil {

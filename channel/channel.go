@@ -344,6 +344,8 @@ type ChannelRegistry struct {
 	// remaining holds, from an e-mail attempt to its record, the
 	// addresses it did not reach (delivery id to owed).
 	remaining sync.Map
+	// chans holds the channels the worker opened, across batches.
+	chans channelCache
 
 	ops       telemetry.Ops
 	published metric.Int64Counter

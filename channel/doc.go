@@ -259,9 +259,12 @@
 // 5h, 10h, 10h by default, each delay +-10 %); a 429 or 503 with
 // Retry-After waits at least that (at most 24 h). After the schedule's
 // last failure the delivery is FAILED. The outbound client keeps
-// Config.Concurrency idle connections per host alive, and a batch reads
-// and decrypts each of its channels once and builds each event's message
-// once.
+// Config.Concurrency idle connections per host alive. A worker keeps the
+// channels it opened (decrypted) across batches, up to a few thousand:
+// each claim reads only their versions, in one query, and reads and
+// decrypts again only a channel changed since, so a change to a channel
+// (its address, secret, enabled) is seen at the next claim. A batch builds
+// each event's message once.
 //
 // Success is, per type: a 2xx reply for a webhook (a 3xx is a failure:
 // redirects are never followed); errcode 0 for the robots; for e-mail,

@@ -23,6 +23,12 @@ import (
 // has takes that (tenant, type) row of deskkit_channel_counts first, then
 // channel rows. Add and Delete do; Replace changes no count and locks only
 // its channel row.
+//
+// Every statement that changes what a delivery uses (type, name, address,
+// secret, enabled) adds 1 to the row's version, in the same statement, so
+// that the worker's cache of opened channels (cache.go) sees the change at
+// its next claim: Replace, Enable and disable do. The failure clock's
+// updates change nothing sent and leave it.
 
 // channelRow is a row of deskkit_channels as the registry reads it.
 type channelRow struct {
@@ -189,6 +195,7 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 			Set("address_enc = ?", addressEnc).
 			Set("events = ?", encodeEvents(ch.Events)).
 			Set("updated_at_ms = ?", now).
+			Set("version = version + 1"). // the worker's cache sees the change
 			Where("c.tenant_id = ? AND c.id = ? AND c.channel_type = ?", tenantID, ch.ID, string(ch.Type))
 		// Only a sent secret touches the column, so that a replace that
 		// keeps the secret cannot write back one read before a parallel

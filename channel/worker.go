@@ -140,21 +140,20 @@ type eventKey struct {
 	id       string
 }
 
-// opened is a channel of a batch: stored, or why it could not be opened.
-type opened struct {
-	storedChannel
-	target notify.Target // the sender's view, parsed once (Prepared)
-	err    error
-}
-
-// Open reads the batch's channels, one query per tenant, decrypts each
-// once, and builds each event's message once.
+// Open reads the versions of the batch's channels, of every tenant, in
+// one query, and opens (reads and decrypts) again, in one more, only those
+// that changed since an earlier batch opened them (see channelCache); it
+// builds each event's message once.
 func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(context.Context, outbox.Delivery) outbox.Outcome, error) {
 	r := (*ChannelRegistry)(h)
-	ids := map[int64][]int64{}
+	var keys []channelKey
+	seen := map[channelKey]bool{}
 	msgs := map[eventKey]checked{}
 	for _, d := range batch {
-		ids[d.TenantID] = append(ids[d.TenantID], d.TargetID)
+		if k := (channelKey{d.TenantID, d.TargetID}); !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
 		k := eventKey{d.TenantID, d.Event.ID}
 		if _, ok := msgs[k]; !ok {
 			e := d.Event
@@ -163,25 +162,9 @@ func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(conte
 			msgs[k] = checked{m, notify.CheckMessage(m)}
 		}
 	}
-	chans := map[channelKey]opened{}
-	for tenantID, list := range ids {
-		// Each row is opened on its own: a channel that does not decrypt
-		// fails its deliveries, not the batch.
-		rows, err := r.rowsByIDs(ctx, tenantID, list)
-		if err != nil {
-			return nil, err
-		}
-		for _, row := range rows {
-			s, err := r.openRow(tenantID, row)
-			s.ID, s.Enabled = row.ID, row.Enabled
-			t := target(s.Channel, s.Secret)
-			if p, perr := t.Prepared(); perr == nil {
-				// Unprepared, a malformed stored channel fails its send
-				// with the error attempt reports.
-				t = p
-			}
-			chans[channelKey{tenantID, row.ID}] = opened{s, t, err}
-		}
+	chans, err := r.openChannels(ctx, keys)
+	if err != nil {
+		return nil, err
 	}
 	attempt := func(ctx context.Context, d outbox.Delivery) outbox.Outcome {
 		c, ok := chans[channelKey{d.TenantID, d.TargetID}]
@@ -200,7 +183,7 @@ func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(conte
 			// is no better at the next attempt.
 			return outbox.Outcome{Error: "the event is malformed: " + m.err.Error(), Final: true}
 		}
-		return r.attempt(ctx, c.storedChannel, c.target, m.Message, d)
+		return r.attempt(ctx, c, m.Message, d)
 	}
 	return func(ctx context.Context, d outbox.Delivery) outbox.Outcome {
 		o := attempt(ctx, d)
@@ -217,9 +200,10 @@ type checked struct {
 	err error
 }
 
-// attempt sends msg to c, as the sender's target t, once, within the
+// attempt sends msg to c, as its sender's target, once, within the
 // timeout, and says what became of it.
-func (r *ChannelRegistry) attempt(ctx context.Context, c storedChannel, t notify.Target, msg notify.Message, d outbox.Delivery) outbox.Outcome {
+func (r *ChannelRegistry) attempt(ctx context.Context, c *opened, msg notify.Message, d outbox.Delivery) outbox.Outcome {
+	t := c.target // a copy: Only is this attempt's
 	if c.Type == Email && d.Payload != "" {
 		// A retry goes only to the addresses the last attempt did not
 		// reach (see Recorded).
@@ -230,7 +214,7 @@ func (r *ChannelRegistry) attempt(ctx context.Context, c storedChannel, t notify
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	rep, err := r.sender.SendChecked(ctx, t, msg)
-	o := outbox.Outcome{StatusCode: rep.Status, Response: redact(string(rep.Body), c)}
+	o := outbox.Outcome{StatusCode: rep.Status, Response: c.redact(string(rep.Body))}
 	if c.Type == Email && len(rep.Accepted) > 0 {
 		o.Response = "the mail server took the message for " + strings.Join(rep.Accepted, ", ")
 	}
@@ -241,7 +225,7 @@ func (r *ChannelRegistry) attempt(ctx context.Context, c storedChannel, t notify
 		o.OK = true
 	case errors.As(err, &f):
 		// A robot's errmsg may quote its URL, key and all.
-		o.Error, o.RetryAfter = redact(f.Reason, c), f.RetryAfter
+		o.Error, o.RetryAfter = c.redact(f.Reason), f.RetryAfter
 		o.Final = f.Blocked() || (c.Type == Webhook && f.Status == http.StatusGone)
 		if c.Type == Email && len(f.Recipients) > 0 {
 			o.Response = strings.TrimSpace(o.Response + "\nnot taken: " + strings.Join(f.Recipients, ", "))
@@ -276,12 +260,18 @@ type owed struct {
 // (its key or access_token); an e-mail list whole. Each is masked in every spelling:
 // as the address writes it, percent-decoded (path and form decoding), and
 // percent-encoded (either case of hex). The longest go first, so that a
-// path and query echoed whole become one "***".
+// path and query echoed whole become one "***". The worker masks with the
+// list it makes once per version of a channel (opened.redact).
 func redact(text string, c storedChannel) string {
 	if text == "" {
 		return ""
 	}
-	parts := redactions(c)
+	return mask(text, redactions(c))
+}
+
+// mask replaces each of parts (redactions: the longest first) in text with
+// "***".
+func mask(text string, parts []string) string {
 	for _, s := range parts {
 		if strings.Contains(text, s) {
 			text = strings.ReplaceAll(text, s, masked)
@@ -526,7 +516,7 @@ func (r *ChannelRegistry) disable(ctx context.Context, tx bun.IDB, tenantID, id 
 	now := r.cfg.Now()
 	var names []string
 	err := tx.NewRaw(`UPDATE deskkit_channels
-SET enabled = FALSE, disabled_reason = ?, disabled_at_ms = ?
+SET enabled = FALSE, disabled_reason = ?, disabled_at_ms = ?, version = version + 1
 WHERE tenant_id = ? AND id = ? AND enabled
 RETURNING name`, reason, now.UnixMilli(), tenantID, id).Scan(ctx, &names)
 	if err != nil || len(names) == 0 {
