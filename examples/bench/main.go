@@ -115,6 +115,7 @@ func parseOptions(args []string) (options, error) {
 			"latency-duration": func() { o.latencyDuration = 2 * time.Second },
 			"fair-events":      func() { o.fairEvents = 500 },
 			"hang-duration":    func() { o.hangDuration = 3 * time.Second },
+			"hang-events":      func() { o.hangEvents = 5 },
 			"timeout":          func() { o.timeout = 2 * time.Second },
 		}
 		for name, shrink := range small {
