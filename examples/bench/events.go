@@ -135,8 +135,12 @@ func (l layout) deliveries() int { return l.tenants * l.channels * l.events }
 
 // String describes the layout, for the output.
 func (l layout) String() string {
-	return fmt.Sprintf("%d tenants x %d webhook channels x %d events = %d deliveries (%d per channel)",
-		l.tenants, l.channels, l.events, l.deliveries(), l.events)
+	tenants := "tenants"
+	if l.tenants == 1 {
+		tenants = "tenant"
+	}
+	return fmt.Sprintf("%d %s x %d webhook channels x %d events = %d deliveries (%d per channel)",
+		l.tenants, tenants, l.channels, l.events, l.deliveries(), l.events)
 }
 
 // channelPath is the receiver's path of a tenant's c-th channel (from 0):
