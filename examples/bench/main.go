@@ -1,0 +1,390 @@
+// Command bench measures deskkit's webhook delivery against River doing
+// the same work, on one PostgreSQL, with one loopback receiver, in one run:
+// backlog drains with 1, 2 and 4 replica processes, a plain Go client as
+// the I/O limit, commit-to-first-attempt latency, fairness between
+// tenants, and the cost of each delivery (CPU, statements, WAL flushes).
+// See README.md for what is measured and how.
+//
+// It is a module of its own, so that River and pgx never enter deskkit's
+// go.mod; it uses deskkit's public API only.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/deskkit/deskkit/channel"
+	"github.com/uptrace/bun/driver/pgdriver"
+)
+
+func main() {
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "replica" {
+		err = replicaMain(os.Args[2:])
+	} else {
+		err = benchMain(os.Args[1:])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the bench's flags.
+type options struct {
+	databaseURL string
+	reps        int
+	quick       bool
+	jsonPath    string
+
+	backlog  layout
+	replicas []int
+	workers  int
+	pool     int
+	plain    []int
+	timeout  time.Duration
+	// riverFetchCooldown is River's Config.FetchCooldown.
+	riverFetchCooldown time.Duration
+
+	rates           []int
+	latencyDuration time.Duration
+	latencyTenants  int
+
+	fairChannels int
+	fairEvents   int
+	hangChannels int
+	hangEvents   int
+	hangDuration time.Duration
+}
+
+// parseOptions reads the flags; -quick shrinks the sizes not set
+// explicitly.
+func parseOptions(args []string) (options, error) {
+	o := options{backlog: layout{firstTenant: 1}}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	defaultURL := os.Getenv("DESKKIT_TEST_DATABASE_URL")
+	if defaultURL == "" {
+		defaultURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	fs.StringVar(&o.databaseURL, "database-url", defaultURL, "PostgreSQL to connect to; each scenario creates a database bench_* there and drops it")
+	fs.IntVar(&o.reps, "reps", 3, "repetitions of the whole interleaved set")
+	fs.BoolVar(&o.quick, "quick", false, "small sizes, one repetition: a check that everything runs")
+	fs.StringVar(&o.jsonPath, "json", "", "also write the raw numbers to this JSON file")
+	fs.IntVar(&o.backlog.tenants, "tenants", 20, "backlog: tenants")
+	fs.IntVar(&o.backlog.channels, "channels", 5, fmt.Sprintf("backlog: webhook channels per tenant (at most the quota, %d)", channel.Webhook.Quota()))
+	fs.IntVar(&o.backlog.events, "events", 200, "backlog: events per tenant, each delivered to every channel of the tenant")
+	replicas := fs.String("replicas", "1,2,4", "backlog: replica processes to drain with")
+	fs.IntVar(&o.workers, "workers", channel.DefaultConcurrency, "workers per replica (channel.Config.Concurrency, River's MaxWorkers)")
+	fs.IntVar(&o.pool, "pool", 10, "database connections per replica at most")
+	plain := fs.String("plain", "8,16,32", "plain client: concurrencies")
+	fs.DurationVar(&o.timeout, "timeout", channel.DefaultTimeout, "channel.Config.Timeout: bounds an attempt, a hanging one too")
+	fs.DurationVar(&o.riverFetchCooldown, "river-fetch-cooldown", time.Millisecond, "River's Config.FetchCooldown: its least wait between fetches, which caps a replica at MaxWorkers jobs per cooldown (River's default, 100ms, is 80 jobs/s at 8 workers); 1ms is River's minimum")
+	rates := fs.String("rates", "100,1000", "latency: events per second")
+	fs.DurationVar(&o.latencyDuration, "latency-duration", 10*time.Second, "latency: how long to publish at each rate")
+	fs.IntVar(&o.latencyTenants, "latency-tenants", 10, "latency: tenants, one webhook each, published to in turn")
+	fs.IntVar(&o.fairChannels, "fair-channels", 2, "fairness: tenant A's channels")
+	fs.IntVar(&o.fairEvents, "fair-events", 10000, "fairness: tenant A's events, each to every one of its channels")
+	fs.IntVar(&o.hangChannels, "hang-channels", 5, "fairness: tenant A's hanging channels")
+	fs.IntVar(&o.hangEvents, "hang-events", 30, "fairness: tenant A's events to its hanging channels")
+	fs.DurationVar(&o.hangDuration, "hang-duration", 15*time.Second, "fairness: how long tenant B publishes beside the hanging channels")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		small := map[string]func(){
+			"reps":             func() { o.reps = 1 },
+			"tenants":          func() { o.backlog.tenants = 4 },
+			"events":           func() { o.backlog.events = 50 },
+			"latency-duration": func() { o.latencyDuration = 2 * time.Second },
+			"fair-events":      func() { o.fairEvents = 500 },
+			"hang-duration":    func() { o.hangDuration = 3 * time.Second },
+			"hang-events":      func() { o.hangEvents = 5 },
+			"timeout":          func() { o.timeout = 2 * time.Second },
+		}
+		for name, shrink := range small {
+			if !set[name] {
+				shrink()
+			}
+		}
+	}
+	var err error
+	if o.replicas, err = intList("replicas", *replicas); err != nil {
+		return o, err
+	}
+	if o.plain, err = intList("plain", *plain); err != nil {
+		return o, err
+	}
+	if o.rates, err = intList("rates", *rates); err != nil {
+		return o, err
+	}
+	for _, c := range []struct {
+		name   string
+		n, max int
+	}{
+		{"reps", o.reps, 100}, {"tenants", o.backlog.tenants, 1000},
+		{"channels", o.backlog.channels, channel.Webhook.Quota()}, {"events", o.backlog.events, 1_000_000},
+		{"workers", o.workers, channel.MaxConcurrency}, {"pool", o.pool, 100},
+		{"latency-tenants", o.latencyTenants, 1000}, {"fair-channels", o.fairChannels, channel.Webhook.Quota()},
+		{"fair-events", o.fairEvents, 1_000_000}, {"hang-channels", o.hangChannels, channel.Webhook.Quota()},
+		{"hang-events", o.hangEvents, 100_000},
+	} {
+		if c.n < 1 || c.n > c.max {
+			return o, fmt.Errorf("-%s must be between 1 and %d", c.name, c.max)
+		}
+	}
+	if o.latencyDuration <= 0 || o.hangDuration <= 0 || o.timeout <= 0 {
+		return o, errors.New("-latency-duration, -hang-duration and -timeout must be positive")
+	}
+	if o.riverFetchCooldown < time.Millisecond {
+		return o, errors.New("-river-fetch-cooldown must be at least 1ms (River's minimum)")
+	}
+	return o, nil
+}
+
+// intList reads a comma-separated list of positive integers.
+func intList(name, s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-%s: %q is not a positive integer", name, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// bench is one run: its options, the receiver, the server secret of its
+// deskkit registries, and the databases it created.
+type bench struct {
+	opts     options
+	admin    *sql.DB // the -database-url database: CREATE and DROP DATABASE, pg_stat_wal
+	adminURL *url.URL
+	runID    string
+	secret   []byte
+	rcv      *receiver
+
+	mu  sync.Mutex
+	seq int
+	dbs map[string]bool // created and not yet dropped
+}
+
+// benchMain runs the benchmark and prints its tables.
+func benchMain(args []string) error {
+	o, err := parseOptions(args)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	u, err := url.Parse(o.databaseURL)
+	if err != nil {
+		return fmt.Errorf("-database-url: %w", err)
+	}
+	b := &bench{opts: o, adminURL: u, runID: hex.EncodeToString(randomBytes(4)), secret: randomBytes(32), dbs: map[string]bool{}}
+	b.admin = sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(o.databaseURL)))
+	b.admin.SetMaxOpenConns(2)
+	defer b.admin.Close()
+	defer b.dropAll()
+	if err := b.admin.PingContext(ctx); err != nil {
+		return fmt.Errorf("connect to %s: %w", u.Redacted(), err)
+	}
+	if b.rcv, err = startReceiver(); err != nil {
+		return err
+	}
+	defer b.rcv.close()
+
+	res := &results{Options: describeOptions(o)}
+	for rep := range o.reps {
+		r, err := b.repetition(ctx, rep)
+		if r != nil {
+			res.Reps = append(res.Reps, r)
+		}
+		if err != nil {
+			return fmt.Errorf("repetition %d: %w", rep+1, err)
+		}
+	}
+	report(os.Stdout, o, res)
+	if o.jsonPath != "" {
+		if err := writeJSON(o.jsonPath, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// repetition runs every scenario once, interleaved: each replica count
+// for deskkit then River, River's trivial job, the plain client, the
+// latencies and the fairness scenarios.
+func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
+	r := newRepResult()
+	step := func(name string, f func() (string, error)) error {
+		fmt.Fprintf(os.Stderr, "rep %d/%d: %s ...", rep+1, b.opts.reps, name)
+		t := time.Now()
+		summary, err := f()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, " failed")
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		fmt.Fprintf(os.Stderr, " %s (%.1fs)\n", summary, time.Since(t).Seconds())
+		return nil
+	}
+	for _, n := range b.opts.replicas {
+		err := step(fmt.Sprintf("deskkit drain, %d replica(s)", n), func() (string, error) {
+			d, err := b.deskkitDrain(ctx, n)
+			if err != nil {
+				return "", err
+			}
+			r.Deskkit[n] = d
+			return fmt.Sprintf("%.0f deliveries/s", d.Cost.perSecond()), nil
+		})
+		if err != nil {
+			return r, err
+		}
+		err = step(fmt.Sprintf("River drain, same POST, %d replica(s)", n), func() (string, error) {
+			d, err := b.riverDrain(ctx, n, kindRiverPost)
+			if err != nil {
+				return "", err
+			}
+			r.River[n] = d
+			return fmt.Sprintf("%.0f jobs/s", d.Cost.perSecond()), nil
+		})
+		if err != nil {
+			return r, err
+		}
+	}
+	err := step("River drain, trivial job, 1 replica", func() (string, error) {
+		d, err := b.riverDrain(ctx, 1, kindRiverTrivial)
+		if err != nil {
+			return "", err
+		}
+		r.RiverTrivial = d
+		return fmt.Sprintf("%.0f jobs/s", d.Cost.perSecond()), nil
+	})
+	if err != nil {
+		return r, err
+	}
+	for _, c := range b.opts.plain {
+		err := step(fmt.Sprintf("plain client, concurrency %d", c), func() (string, error) {
+			p, err := b.plain(ctx, c)
+			if err != nil {
+				return "", err
+			}
+			r.Plain[c] = p
+			return fmt.Sprintf("%.0f POSTs/s", p.perSecond()), nil
+		})
+		if err != nil {
+			return r, err
+		}
+	}
+	for _, rate := range b.opts.rates {
+		err := step(fmt.Sprintf("latency at %d events/s", rate), func() (string, error) {
+			l, err := b.latency(ctx, rate)
+			if err != nil {
+				return "", err
+			}
+			r.Latency[rate] = l
+			return fmt.Sprintf("p99 %s", fmtMs(l.Latency.P99)), nil
+		})
+		if err != nil {
+			return r, err
+		}
+	}
+	err = step("fairness, A's backlog", func() (string, error) {
+		f, err := b.fairBacklog(ctx)
+		if err != nil {
+			return "", err
+		}
+		r.FairBacklog = f
+		return fmt.Sprintf("B's p99 %s", fmtMs(f.B.P99)), nil
+	})
+	if err != nil {
+		return r, err
+	}
+	err = step("fairness, A's hanging channels", func() (string, error) {
+		f, err := b.fairHang(ctx)
+		if err != nil {
+			return "", err
+		}
+		r.FairHang = f
+		return fmt.Sprintf("B's p99 %s", fmtMs(f.B.P99)), nil
+	})
+	return r, err
+}
+
+// env is the environment of replica processes: the server secret.
+func (b *bench) env() []string {
+	return []string{secretEnv + "=" + hex.EncodeToString(b.secret)}
+}
+
+// newDatabase creates a fresh database for one scenario and returns its
+// URL and a function that drops it (also called by dropAll at the end).
+func (b *bench) newDatabase(ctx context.Context) (string, func(), error) {
+	b.mu.Lock()
+	b.seq++
+	name := fmt.Sprintf("bench_%s_%d", b.runID, b.seq)
+	b.mu.Unlock()
+	// The name is ours (hex and digits): it needs no quoting.
+	if _, err := b.admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", nil, fmt.Errorf("create database %s: %w", name, err)
+	}
+	b.mu.Lock()
+	b.dbs[name] = true
+	b.mu.Unlock()
+	u := *b.adminURL
+	u.Path = "/" + name
+	return u.String(), func() { b.drop(name) }, nil
+}
+
+// databaseName is the database of a scenario's URL.
+func databaseName(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(u.Path, "/")
+}
+
+// drop drops a database the run created, whatever still holds it.
+func (b *bench) drop(name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := b.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: drop database %s: %v\n", name, err)
+		return
+	}
+	b.mu.Lock()
+	delete(b.dbs, name)
+	b.mu.Unlock()
+}
+
+// dropAll drops every database the run created and has not dropped.
+func (b *bench) dropAll() {
+	b.mu.Lock()
+	var names []string
+	for name := range b.dbs {
+		names = append(names, name)
+	}
+	b.mu.Unlock()
+	for _, name := range names {
+		b.drop(name)
+	}
+}

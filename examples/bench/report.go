@@ -1,0 +1,383 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+)
+
+// results is everything a run measured, as -json writes it.
+type results struct {
+	Options map[string]any `json:"options"`
+	Reps    []*repResult   `json:"repetitions"`
+}
+
+// repResult is one repetition's measurements. Maps are keyed by replica
+// count, concurrency or rate.
+type repResult struct {
+	Deskkit      map[int]*drainResult   `json:"deskkit"`
+	River        map[int]*drainResult   `json:"river_same_post"`
+	RiverTrivial *drainResult           `json:"river_trivial"`
+	Plain        map[int]*plainResult   `json:"plain"`
+	Latency      map[int]*latencyResult `json:"latency"`
+	FairBacklog  *fairResult            `json:"fairness_backlog"`
+	FairHang     *fairResult            `json:"fairness_hanging"`
+}
+
+func newRepResult() *repResult {
+	return &repResult{
+		Deskkit: map[int]*drainResult{},
+		River:   map[int]*drainResult{},
+		Plain:   map[int]*plainResult{},
+		Latency: map[int]*latencyResult{},
+	}
+}
+
+// describeOptions records the run's settings beside its numbers.
+func describeOptions(o options) map[string]any {
+	return map[string]any{
+		"reps": o.reps, "backlog": o.backlog.String(), "replicas": o.replicas, "workers": o.workers,
+		"pool_per_replica": o.pool, "plain_concurrency": o.plain, "timeout": o.timeout.String(),
+		"rates": o.rates, "latency_duration": o.latencyDuration.String(), "latency_tenants": o.latencyTenants,
+		"fair_backlog":  layout{tenantA, 1, o.fairChannels, o.fairEvents}.String(),
+		"fair_hanging":  layout{tenantA, 1, o.hangChannels, o.hangEvents}.String(),
+		"hang_duration": o.hangDuration.String(),
+	}
+}
+
+// writeJSON writes res to path.
+func writeJSON(path string, res *results) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// fmtMs writes a duration in milliseconds.
+func fmtMs(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}
+
+// table writes a markdown table.
+func table(w io.Writer, head []string, rows [][]string) {
+	fmt.Fprintf(w, "| %s |\n", strings.Join(head, " | "))
+	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(head)))
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+	}
+	fmt.Fprintln(w)
+}
+
+// over collects f over the repetitions; a repetition without the figure
+// gives NaN, which spans skip.
+func over(reps []*repResult, f func(r *repResult) (float64, bool)) []float64 {
+	out := make([]float64, len(reps))
+	for i, r := range reps {
+		v, ok := f(r)
+		if !ok {
+			v = math.NaN()
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// drainFigure returns f of a drain, if the repetition has it.
+func drainFigure(d *drainResult, f func(*drainResult) float64) (float64, bool) {
+	if d == nil {
+		return 0, false
+	}
+	return f(d), true
+}
+
+// ms is a duration in milliseconds, as a float.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// report writes the run's tables: each figure as min-max over the
+// repetitions, and the goals' ratios, each computed within a repetition.
+func report(w io.Writer, o options, res *results) {
+	reps := res.Reps
+	fmt.Fprintf(w, "## deskkit delivery benchmark\n\n")
+	fmt.Fprintf(w, "%d repetition(s), interleaved; figures are min-max over them. Backlog: %s. %d workers per replica process, %d database connections per replica at most.\n\n",
+		len(reps), o.backlog, o.workers, o.pool)
+
+	fmt.Fprintf(w, "### 1-3. Backlog drain throughput (items/s)\n\n")
+	var rows [][]string
+	for i, n := range o.replicas {
+		row := []string{fmt.Sprintf("%d (%d)", n, n*o.workers)}
+		row = append(row, fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+			return drainFigure(r.Deskkit[n], func(d *drainResult) float64 { return d.Cost.perSecond() })
+		}), 0))
+		trivial := ""
+		if n == 1 {
+			trivial = fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+				return drainFigure(r.RiverTrivial, func(d *drainResult) float64 { return d.Cost.perSecond() })
+			}), 0)
+		}
+		row = append(row, trivial, fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+			return drainFigure(r.River[n], func(d *drainResult) float64 { return d.Cost.perSecond() })
+		}), 0))
+		plain := ""
+		if i < len(o.plain) {
+			c := o.plain[i]
+			plain = fmt.Sprintf("%s (%d)", fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+				p := r.Plain[c]
+				if p == nil {
+					return 0, false
+				}
+				return p.perSecond(), true
+			}), 0), c)
+		}
+		rows = append(rows, append(row, plain))
+	}
+	table(w, []string{"replicas (workers)", "deskkit deliveries/s", "River jobs/s, trivial job", "River, same POST per job", "plain Go client, same POSTs (concurrency)"}, rows)
+	fmt.Fprintf(w, "Body bytes per POST at the receiver: deskkit %s, River %s, plain %s.\n\n",
+		fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+			return drainFigure(r.Deskkit[o.replicas[0]], func(d *drainResult) float64 { return d.BytesPerRequest })
+		}), 1),
+		fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+			return drainFigure(r.River[o.replicas[0]], func(d *drainResult) float64 { return d.BytesPerRequest })
+		}), 1),
+		fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+			p := r.Plain[o.plain[0]]
+			if p == nil {
+				return 0, false
+			}
+			return p.BytesPerRequest, true
+		}), 1))
+
+	fmt.Fprintf(w, "### 6. Cost per delivery (deskkit) and per job (River)\n\n")
+	fmt.Fprintf(w, "CPU from /proc (utime+stime); PostgreSQL is the backends of the scenario's database and the server's own processes; WAL flushes are pg_stat_wal.wal_sync, cluster-wide (other databases' commits count too).\n\n")
+	rows = nil
+	costRow := func(name string, get func(r *repResult) *drainResult) []string {
+		fig := func(f func(c cost) float64, decimals int) string {
+			return fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+				return drainFigure(get(r), func(d *drainResult) float64 { return f(d.Cost) })
+			}), decimals)
+		}
+		return []string{name, fig(cost.replicaCPUms, 3), fig(cost.pgCPUms, 3), fig(cost.totalCPUms, 3), fig(cost.statementsPer, 2), fig(cost.walSyncsPer, 3)}
+	}
+	for _, n := range o.replicas {
+		rows = append(rows, costRow(fmt.Sprintf("deskkit, %d replica(s)", n), func(r *repResult) *drainResult { return r.Deskkit[n] }))
+	}
+	for _, n := range o.replicas {
+		rows = append(rows, costRow(fmt.Sprintf("River same POST, %d replica(s)", n), func(r *repResult) *drainResult { return r.River[n] }))
+	}
+	rows = append(rows, costRow("River trivial job, 1 replica", func(r *repResult) *drainResult { return r.RiverTrivial }))
+	table(w, []string{"system", "replica CPU ms", "PostgreSQL CPU ms", "total CPU ms", "statements", "WAL flushes"}, rows)
+
+	fmt.Fprintf(w, "### 7. deskkit claim conflicts\n\n")
+	fmt.Fprintf(w, "(sum(attempts) - deliveries) / deliveries after each drain; every attempt succeeded (deliveries not SUCCEEDED: %s).\n\n",
+		fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+			v := 0
+			for _, d := range r.Deskkit {
+				v += d.Unsucceeded
+			}
+			return float64(v), true
+		}), 0))
+	rows = nil
+	for _, n := range o.replicas {
+		rows = append(rows, []string{fmt.Sprint(n), fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+			return drainFigure(r.Deskkit[n], func(d *drainResult) float64 { return 100 * d.conflicts() })
+		}), 2) + " %"})
+	}
+	table(w, []string{"replicas", "rows claimed again / rows claimed"}, rows)
+
+	fmt.Fprintf(w, "### 4. Commit to first attempt (1 replica, one event per transaction, %d tenants with one webhook each)\n\n", o.latencyTenants)
+	rows = nil
+	for _, rate := range o.rates {
+		get := func(f func(l *latencyResult) float64, decimals int) string {
+			return fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+				l := r.Latency[rate]
+				if l == nil {
+					return 0, false
+				}
+				return f(l), true
+			}), decimals)
+		}
+		rows = append(rows, []string{fmt.Sprint(rate), get(func(l *latencyResult) float64 { return l.Achieved }, 0),
+			get(func(l *latencyResult) float64 { return float64(l.Latency.Count) }, 0),
+			get(func(l *latencyResult) float64 { return ms(l.Latency.P50) }, 1),
+			get(func(l *latencyResult) float64 { return ms(l.Latency.P99) }, 1),
+			get(func(l *latencyResult) float64 { return ms(l.Latency.Max) }, 1),
+			get(func(l *latencyResult) float64 { return float64(l.Latency.Missing) }, 0)})
+	}
+	table(w, []string{"events/s asked", "events/s committed", "events", "p50 ms", "p99 ms", "max ms", "never arrived"}, rows)
+
+	fmt.Fprintf(w, "### 5. Fairness: tenant B publishes one event every %s (1 replica)\n\n", fairInterval)
+	rows = nil
+	fairRow := func(name string, get func(r *repResult) *fairResult) []string {
+		fig := func(f func(x *fairResult) float64, decimals int) string {
+			return fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+				x := get(r)
+				if x == nil {
+					return 0, false
+				}
+				return f(x), true
+			}), decimals)
+		}
+		return []string{name, fig(func(x *fairResult) float64 { return float64(x.B.Count) }, 0),
+			fig(func(x *fairResult) float64 { return ms(x.B.P50) }, 1),
+			fig(func(x *fairResult) float64 { return ms(x.B.P99) }, 1),
+			fig(func(x *fairResult) float64 { return ms(x.B.Max) }, 1),
+			fig(func(x *fairResult) float64 { return float64(x.B.Missing) }, 0)}
+	}
+	rows = append(rows, fairRow(fmt.Sprintf("A drains %s", layout{tenantA, 1, o.fairChannels, o.fairEvents}), func(r *repResult) *fairResult { return r.FairBacklog }))
+	rows = append(rows, fairRow(fmt.Sprintf("A has %d hanging channels x %d events, %s, timeout %s", o.hangChannels, o.hangEvents, o.hangDuration, o.timeout), func(r *repResult) *fairResult { return r.FairHang }))
+	table(w, []string{"while", "B's events", "B p50 ms", "B p99 ms", "B max ms", "never arrived"}, rows)
+	fmt.Fprintf(w, "A's backlog drained in %s s.\n\n", fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+		if r.FairBacklog == nil {
+			return 0, false
+		}
+		return r.FairBacklog.ADrain.Seconds(), true
+	}), 1))
+
+	fmt.Fprintf(w, "### Goals (issue 20, section 3): ratios within each repetition, min-max\n\n")
+	rows = nil
+	for _, g := range goals(o) {
+		xs := over(reps, g.ratio)
+		rows = append(rows, []string{g.name, fmtSpan(xs, 2), g.want, met(xs, g.atLeast)})
+	}
+	table(w, []string{"goal", "ratio", "wanted", "met in every repetition"}, rows)
+}
+
+// goal is one of the issue's goals, as a ratio to its limit.
+type goal struct {
+	name    string
+	ratio   func(r *repResult) (float64, bool)
+	atLeast bool // the ratio must be >= 1 (else <= 1)
+	want    string
+}
+
+// goals lists the issue's goals for the run's settings.
+func goals(o options) []goal {
+	perSec := func(m map[int]*drainResult, n int) (float64, bool) {
+		d := m[n]
+		if d == nil {
+			return 0, false
+		}
+		return d.Cost.perSecond(), true
+	}
+	ratio := func(a, b func(r *repResult) (float64, bool)) func(r *repResult) (float64, bool) {
+		return func(r *repResult) (float64, bool) {
+			x, ok1 := a(r)
+			y, ok2 := b(r)
+			return x / y, ok1 && ok2 && y != 0
+		}
+	}
+	constant := func(v float64) func(*repResult) (float64, bool) {
+		return func(*repResult) (float64, bool) { return v, true }
+	}
+	deskkit := func(n int, f func(d *drainResult) float64) func(r *repResult) (float64, bool) {
+		return func(r *repResult) (float64, bool) { return drainFigure(r.Deskkit[n], f) }
+	}
+	river := func(n int, f func(d *drainResult) float64) func(r *repResult) (float64, bool) {
+		return func(r *repResult) (float64, bool) { return drainFigure(r.River[n], f) }
+	}
+	first := o.replicas[0]
+	var gs []goal
+	gs = append(gs, goal{
+		name:    fmt.Sprintf("deskkit deliveries/s / River same POST jobs/s, %d replica", first),
+		ratio:   ratio(func(r *repResult) (float64, bool) { return perSec(r.Deskkit, first) }, func(r *repResult) (float64, bool) { return perSec(r.River, first) }),
+		atLeast: true, want: ">= 1.0",
+	})
+	for _, n := range o.replicas[1:] {
+		gs = append(gs, goal{
+			name:    fmt.Sprintf("deskkit %d replicas / %d replica, deliveries/s", n, first),
+			ratio:   ratio(func(r *repResult) (float64, bool) { return perSec(r.Deskkit, n) }, func(r *repResult) (float64, bool) { return perSec(r.Deskkit, first) }),
+			atLeast: true, want: ">= 1.0",
+		})
+	}
+	for _, n := range o.replicas[1:] {
+		gs = append(gs, goal{
+			name:    fmt.Sprintf("(River %d replicas / %d replica, jobs/s, for reference)", n, first),
+			ratio:   ratio(func(r *repResult) (float64, bool) { return perSec(r.River, n) }, func(r *repResult) (float64, bool) { return perSec(r.River, first) }),
+			atLeast: true, want: ">= 1.0",
+		})
+	}
+	total := func(d *drainResult) float64 { return d.Cost.totalCPUms() }
+	for _, n := range o.replicas {
+		gs = append(gs, goal{
+			name:  fmt.Sprintf("CPU (replicas + PostgreSQL) per delivery / River's per job, %d replica(s)", n),
+			ratio: ratio(deskkit(n, total), river(n, total)),
+			want:  "<= 1.0",
+		})
+	}
+	for _, n := range o.replicas {
+		gs = append(gs, goal{
+			name:  fmt.Sprintf("statements per delivery / 2, %d replica(s)", n),
+			ratio: ratio(deskkit(n, func(d *drainResult) float64 { return d.Cost.statementsPer() }), constant(2)),
+			want:  "<= 1.0",
+		})
+	}
+	for _, n := range o.replicas {
+		gs = append(gs, goal{
+			name:  fmt.Sprintf("WAL flushes per delivery / 0.2, %d replica(s)", n),
+			ratio: ratio(deskkit(n, func(d *drainResult) float64 { return d.Cost.walSyncsPer() }), constant(0.2)),
+			want:  "<= 1.0",
+		})
+	}
+	for _, n := range o.replicas[1:] {
+		gs = append(gs, goal{
+			name:  fmt.Sprintf("claim conflicts / 5 %%, %d replicas", n),
+			ratio: ratio(deskkit(n, func(d *drainResult) float64 { return d.conflicts() }), constant(0.05)),
+			want:  "< 1.0",
+		})
+	}
+	for _, rate := range o.rates {
+		if rate != 1000 {
+			continue
+		}
+		gs = append(gs, goal{
+			name: "p99 commit to first attempt at 1,000 events/s / 50 ms",
+			ratio: func(r *repResult) (float64, bool) {
+				l := r.Latency[rate]
+				if l == nil {
+					return 0, false
+				}
+				return ms(l.Latency.P99) / 50, true
+			},
+			want: "< 1.0",
+		})
+	}
+	fairP99 := func(get func(r *repResult) *fairResult) func(r *repResult) (float64, bool) {
+		return func(r *repResult) (float64, bool) {
+			f := get(r)
+			if f == nil {
+				return 0, false
+			}
+			return f.B.P99.Seconds() / 1, true
+		}
+	}
+	gs = append(gs,
+		goal{name: "B's p99 while A drains its backlog / 1 s", ratio: fairP99(func(r *repResult) *fairResult { return r.FairBacklog }), want: "< 1.0"},
+		goal{name: "B's p99 while A's channels hang / 1 s", ratio: fairP99(func(r *repResult) *fairResult { return r.FairHang }), want: "< 1.0"},
+	)
+	return gs
+}
+
+// met tells whether every repetition's ratio met the goal.
+func met(xs []float64, atLeast bool) string {
+	any := false
+	for _, x := range xs {
+		if math.IsNaN(x) {
+			continue
+		}
+		any = true
+		if atLeast && x < 1 || !atLeast && x > 1 {
+			return "no"
+		}
+	}
+	if !any {
+		return "n/a"
+	}
+	return "yes"
+}

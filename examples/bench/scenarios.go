@@ -1,0 +1,534 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// drainResult is one timed drain of a backlog.
+type drainResult struct {
+	Replicas        int     `json:"replicas"`
+	Cost            cost    `json:"cost"`
+	BytesPerRequest float64 `json:"bytes_per_request"` // body bytes per POST (0: no POST)
+	// deskkit only: the backlog's deliveries, the attempts made (each
+	// claim of a row is one), and the deliveries not SUCCEEDED after the
+	// drain (none, with a receiver answering 204).
+	Deliveries  int `json:"deliveries,omitempty"`
+	Attempts    int `json:"attempts,omitempty"`
+	Unsucceeded int `json:"unsucceeded,omitempty"`
+}
+
+// conflicts is the share of claims that claimed a row again (a lease
+// lost, or a row claimed twice): (attempts - deliveries) / deliveries.
+func (d *drainResult) conflicts() float64 {
+	return float64(d.Attempts-d.Deliveries) / float64(d.Deliveries)
+}
+
+// plainResult is one run of the plain client.
+type plainResult struct {
+	Concurrency     int           `json:"concurrency"`
+	Items           int           `json:"items"`
+	Elapsed         time.Duration `json:"elapsed_ns"`
+	BytesPerRequest float64       `json:"bytes_per_request"`
+}
+
+func (p *plainResult) perSecond() float64 { return float64(p.Items) / p.Elapsed.Seconds() }
+
+// latencyResult is commit-to-first-attempt at one publishing rate.
+type latencyResult struct {
+	Rate     int       `json:"rate"`     // events/s asked for
+	Achieved float64   `json:"achieved"` // events/s the publisher committed
+	Latency  latencies `json:"latency"`
+}
+
+// fairResult is tenant B's commit-to-first-attempt while tenant A holds
+// the workers.
+type fairResult struct {
+	ADeliveries int           `json:"a_deliveries"`
+	ADrain      time.Duration `json:"a_drain_ns"` // backlog scenario: A's drain time
+	B           latencies     `json:"b"`
+}
+
+// scenarioTimeout bounds one scenario, so that a drain that never ends
+// fails the run instead of hanging it.
+const scenarioTimeout = 15 * time.Minute
+
+// arrivalWait bounds the wait for the last published events to arrive,
+// after publishing stopped.
+const arrivalWait = time.Minute
+
+// meter measures the cost of one drain: it snapshots the replicas'
+// counters and CPU, PostgreSQL's CPU and pg_stat_wal, starts the replicas'
+// workers, and takes the differences when the drain is over.
+type meter struct {
+	set   replicaSet
+	db    string // the scenario's database, whose backends count
+	admin *sql.DB
+	st0   replicaStats
+	cpu0  time.Duration
+	pg0   map[int]time.Duration
+	wal0  int64
+	t0    time.Time
+}
+
+// startMeter takes the first snapshot and starts the replicas' workers.
+func startMeter(ctx context.Context, admin *sql.DB, db string, set replicaSet) (*meter, error) {
+	m := &meter{set: set, db: db, admin: admin}
+	var err error
+	if m.st0, err = set.stats(ctx); err != nil {
+		return nil, err
+	}
+	if m.cpu0, err = set.cpu(); err != nil {
+		return nil, err
+	}
+	if m.wal0, err = walSyncs(ctx, admin); err != nil {
+		return nil, err
+	}
+	m.pg0 = postgresCPU(m.db)
+	m.t0 = time.Now()
+	return m, set.start()
+}
+
+// finish returns what the drain of items used since startMeter.
+func (m *meter) finish(ctx context.Context, items int) (cost, error) {
+	c := cost{Items: items, Elapsed: time.Since(m.t0)}
+	pg1 := postgresCPU(m.db)
+	cpu1, err := m.set.cpu()
+	if err != nil {
+		return c, err
+	}
+	st1, err := m.set.stats(ctx)
+	if err != nil {
+		return c, err
+	}
+	wal1, err := walSyncs(ctx, m.admin)
+	if err != nil {
+		return c, err
+	}
+	c.ReplicaCPU = cpu1 - m.cpu0
+	c.PGCPU = postgresCPUDelta(m.pg0, pg1)
+	c.Statements = st1.Statements - m.st0.Statements
+	c.WALSyncs = wal1 - m.wal0
+	return c, nil
+}
+
+// replicaOpts returns the options of replicas of kind over dsn.
+func (b *bench) replicaOpts(kind, dsn string) replicaOptions {
+	return replicaOptions{kind: kind, databaseURL: dsn, workers: b.opts.workers, pool: b.opts.pool,
+		timeout: b.opts.timeout, fetchCooldown: b.opts.riverFetchCooldown}
+}
+
+// stopGrace is how long a stopping replica may take: its attempts in
+// flight end within the attempt timeout.
+func (b *bench) stopGrace() time.Duration { return b.opts.timeout + 10*time.Second }
+
+// deskkitDrain fills a backlog through Publish, then times its drain by
+// replicas deskkit replicas, until every delivery arrived and none is
+// PENDING.
+func (b *bench) deskkitDrain(ctx context.Context, replicas int) (*drainResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
+	defer cancel()
+	dsn, drop, err := b.newDatabase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer drop()
+	host, err := newDeskkitHost(ctx, dsn, b.secret, publisherConns)
+	if err != nil {
+		return nil, err
+	}
+	defer host.close()
+	l := b.opts.backlog
+	chans, err := host.addLayout(ctx, b.rcv.base, l)
+	if err != nil {
+		return nil, err
+	}
+	if err := host.fill(ctx, l); err != nil {
+		return nil, err
+	}
+	b.rcv.reset()
+	set, err := startReplicas(ctx, replicas, b.replicaOpts(kindDeskkit, dsn), b.env())
+	if err != nil {
+		return nil, err
+	}
+	defer set.stop(b.stopGrace())
+	m, err := startMeter(ctx, b.admin, databaseName(dsn), set)
+	if err != nil {
+		return nil, err
+	}
+	n := l.deliveries()
+	if err := b.rcv.waitUnique(ctx, int64(n)); err != nil {
+		return nil, fmt.Errorf("wait for %d deliveries (%d arrived): %w", n, b.rcv.unique.Load(), err)
+	}
+	if err := host.waitNoPending(ctx, chans); err != nil {
+		return nil, fmt.Errorf("wait for the outcomes: %w", err)
+	}
+	c, err := m.finish(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	r := &drainResult{Replicas: replicas, Cost: c, BytesPerRequest: b.rcv.bytesPerRequest()}
+	if r.Deliveries, r.Attempts, r.Unsucceeded, err = host.claims(ctx, chans); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// riverDrain inserts one job per message of the backlog, then times their
+// drain by replicas River replicas of kind (kindRiverPost or
+// kindRiverTrivial), until every job is completed.
+func (b *bench) riverDrain(ctx context.Context, replicas int, kind string) (*drainResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
+	defer cancel()
+	dsn, drop, err := b.newDatabase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer drop()
+	host, err := newRiverHost(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer host.close()
+	msgs, err := messages(b.rcv.base, b.opts.backlog)
+	if err != nil {
+		return nil, err
+	}
+	if err := host.insert(ctx, msgs); err != nil {
+		return nil, err
+	}
+	b.rcv.reset()
+	set, err := startReplicas(ctx, replicas, b.replicaOpts(kind, dsn), b.env())
+	if err != nil {
+		return nil, err
+	}
+	defer set.stop(b.stopGrace())
+	m, err := startMeter(ctx, b.admin, databaseName(dsn), set)
+	if err != nil {
+		return nil, err
+	}
+	n := len(msgs)
+	if kind == kindRiverPost {
+		err = b.rcv.waitUnique(ctx, int64(n))
+	} else {
+		err = waitFor(ctx, func() (bool, error) {
+			s, err := set.stats(ctx)
+			return s.Done >= int64(n), err
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("wait for %d jobs worked: %w", n, err)
+	}
+	err = waitFor(ctx, func() (bool, error) {
+		left, err := host.unfinished(ctx)
+		return left == 0, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("wait for %d jobs completed: %w", n, err)
+	}
+	c, err := m.finish(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	return &drainResult{Replicas: replicas, Cost: c, BytesPerRequest: b.rcv.bytesPerRequest()}, nil
+}
+
+// plain posts the backlog's messages with the plain client.
+func (b *bench) plain(ctx context.Context, concurrency int) (*plainResult, error) {
+	msgs, err := messages(b.rcv.base, b.opts.backlog)
+	if err != nil {
+		return nil, err
+	}
+	b.rcv.reset()
+	elapsed, err := runPlain(ctx, msgs, concurrency)
+	if err != nil {
+		return nil, err
+	}
+	if got := b.rcv.unique.Load(); got != int64(len(msgs)) {
+		return nil, fmt.Errorf("plain client: %d of %d messages arrived", got, len(msgs))
+	}
+	return &plainResult{Concurrency: concurrency, Items: len(msgs), Elapsed: elapsed, BytesPerRequest: b.rcv.bytesPerRequest()}, nil
+}
+
+// published is an event the bench committed, for its latency.
+type published struct {
+	path   string
+	id     string
+	commit time.Time
+}
+
+// latencyOf returns the commit-to-first-attempt times of evs. An event that
+// never arrived is counted as missing, and its time so far (a lower bound)
+// counts in the percentiles, so that it cannot flatter them.
+func (b *bench) latencyOf(evs []published) latencies {
+	var ds []time.Duration
+	missing := 0
+	now := time.Now()
+	for _, e := range evs {
+		if at, ok := b.rcv.firstArrival(e.path, e.id); ok {
+			ds = append(ds, at.Sub(e.commit))
+		} else {
+			ds = append(ds, now.Sub(e.commit))
+			missing++
+		}
+	}
+	return summarise(ds, missing)
+}
+
+// waitArrived waits, at most arrivalWait, until every event of evs arrived
+// at its path; those still missing then are left to latencyOf.
+func (b *bench) waitArrived(ctx context.Context, evs []published) error {
+	ctx, cancel := context.WithTimeout(ctx, arrivalWait)
+	defer cancel()
+	i := 0
+	err := waitFor(ctx, func() (bool, error) {
+		for ; i < len(evs); i++ {
+			if _, ok := b.rcv.firstArrival(evs[i].path, evs[i].id); !ok {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err == context.DeadlineExceeded {
+		return nil
+	}
+	return err
+}
+
+// latency publishes, from this process, one event per transaction at rate
+// events a second for the latency duration, spread over a channel of
+// each of a few tenants, to one replica; and measures commit to first
+// attempt.
+func (b *bench) latency(ctx context.Context, rate int) (*latencyResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
+	defer cancel()
+	dsn, drop, err := b.newDatabase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer drop()
+	host, err := newDeskkitHost(ctx, dsn, b.secret, latencyPublishers)
+	if err != nil {
+		return nil, err
+	}
+	defer host.close()
+	var chans []chanRef
+	for t := range b.opts.latencyTenants {
+		refs, err := host.addChannels(ctx, b.rcv.base, hookPath, int64(t+1), 1)
+		if err != nil {
+			return nil, err
+		}
+		chans = append(chans, refs...)
+	}
+	set, err := startReplicas(ctx, 1, b.replicaOpts(kindDeskkit, dsn), b.env())
+	if err != nil {
+		return nil, err
+	}
+	defer set.stop(b.stopGrace())
+	if err := set.start(); err != nil {
+		return nil, err
+	}
+	// Warm up: one event per channel, through, so that the replica is
+	// running and listening before the clock starts.
+	b.rcv.reset()
+	for i, c := range chans {
+		if _, err := host.publishOne(ctx, c.tenant, trashedEvent(c.tenant, i)); err != nil {
+			return nil, fmt.Errorf("warm-up publish: %w", err)
+		}
+	}
+	if err := b.rcv.waitUnique(ctx, int64(len(chans))); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+	b.rcv.reset()
+
+	total := int(float64(rate) * b.opts.latencyDuration.Seconds())
+	evs := make([]published, total)
+	period := time.Second / time.Duration(rate)
+	due := make(chan int, total)
+	start := time.Now()
+	go func() {
+		defer close(due)
+		for i := range total {
+			if d := time.Until(start.Add(time.Duration(i) * period)); d > 0 {
+				select {
+				case <-time.After(d): // pacing the publisher, not waiting for state
+				case <-ctx.Done():
+					return
+				}
+			}
+			due <- i
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, latencyPublishers)
+	for range latencyPublishers {
+		wg.Go(func() {
+			for i := range due {
+				c := chans[i%len(chans)]
+				ev := trashedEvent(c.tenant, i)
+				at, err := host.publishOne(ctx, c.tenant, ev)
+				if err != nil {
+					errs <- err
+					return
+				}
+				evs[i] = published{c.path, ev.ID, at}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	last := start
+	for _, e := range evs {
+		last = maxTime(last, e.commit)
+	}
+	if err := b.waitArrived(ctx, evs); err != nil {
+		return nil, err
+	}
+	return &latencyResult{
+		Rate:     rate,
+		Achieved: float64(total) / last.Sub(start).Seconds(),
+		Latency:  b.latencyOf(evs),
+	}, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// Tenants of the fairness scenarios.
+const (
+	tenantA = 1 // the one with the backlog or the hanging channels
+	tenantB = 2 // the one that publishes every fairInterval
+)
+
+// fairInterval is how often tenant B publishes.
+const fairInterval = 100 * time.Millisecond
+
+// publishB publishes one event of tenant B every fairInterval to its
+// channel c until stop is closed or ctx ends, and returns what it committed.
+func (b *bench) publishB(ctx context.Context, host *deskkitHost, c chanRef, stop <-chan struct{}) ([]published, error) {
+	var evs []published
+	t := time.NewTicker(fairInterval)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		ev := trashedEvent(tenantB, i)
+		at, err := host.publishOne(ctx, tenantB, ev)
+		if err != nil {
+			return evs, fmt.Errorf("tenant B: publish: %w", err)
+		}
+		evs = append(evs, published{c.path, ev.ID, at})
+		select {
+		case <-stop:
+			return evs, nil
+		case <-ctx.Done():
+			return evs, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// fairness runs one fairness scenario on one replica: tenant A's channels
+// (under prefix) get a backlog of layout a's deliveries before the replica
+// starts; then tenant B publishes every fairInterval until until returns
+// (it is given the time the replica started), and B's commit to first
+// attempt is measured.
+func (b *bench) fairness(ctx context.Context, prefix string, a layout, until func(ctx context.Context, start time.Time) error) (*fairResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
+	defer cancel()
+	dsn, drop, err := b.newDatabase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer drop()
+	host, err := newDeskkitHost(ctx, dsn, b.secret, publisherConns)
+	if err != nil {
+		return nil, err
+	}
+	defer host.close()
+	if _, err := host.addChannels(ctx, b.rcv.base, prefix, tenantA, a.channels); err != nil {
+		return nil, err
+	}
+	bChans, err := host.addChannels(ctx, b.rcv.base, hookPath, tenantB, 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := host.fill(ctx, a); err != nil {
+		return nil, err
+	}
+	b.rcv.reset()
+	set, err := startReplicas(ctx, 1, b.replicaOpts(kindDeskkit, dsn), b.env())
+	if err != nil {
+		return nil, err
+	}
+	defer set.stop(b.stopGrace())
+	if err := set.start(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	stop := make(chan struct{})
+	var evs []published
+	var pubErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		evs, pubErr = b.publishB(ctx, host, bChans[0], stop)
+	}()
+	err = until(ctx, start)
+	close(stop)
+	<-done
+	if err != nil {
+		return nil, err
+	}
+	if pubErr != nil {
+		return nil, pubErr
+	}
+	if err := b.waitArrived(ctx, evs); err != nil {
+		return nil, err
+	}
+	return &fairResult{ADeliveries: a.deliveries(), B: b.latencyOf(evs)}, nil
+}
+
+// fairBacklog is B's latency while A's backlog drains.
+func (b *bench) fairBacklog(ctx context.Context) (*fairResult, error) {
+	a := layout{firstTenant: tenantA, tenants: 1, channels: b.opts.fairChannels, events: b.opts.fairEvents}
+	var drain time.Duration
+	r, err := b.fairness(ctx, hookPath, a, func(ctx context.Context, start time.Time) error {
+		err := waitFor(ctx, func() (bool, error) { return b.rcv.uniqueOf(tenantA) >= int64(a.deliveries()), nil })
+		drain = time.Since(start)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fairness with a backlog: %w", err)
+	}
+	r.ADrain = drain
+	return r, nil
+}
+
+// fairHang is B's latency while A's channels hang, for the hang duration.
+func (b *bench) fairHang(ctx context.Context) (*fairResult, error) {
+	a := layout{firstTenant: tenantA, tenants: 1, channels: b.opts.hangChannels, events: b.opts.hangEvents}
+	r, err := b.fairness(ctx, hangPath, a, func(ctx context.Context, start time.Time) error {
+		select {
+		case <-time.After(time.Until(start.Add(b.opts.hangDuration))): // the scenario's length
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fairness with hanging channels: %w", err)
+	}
+	return r, nil
+}
