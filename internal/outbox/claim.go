@@ -36,7 +36,9 @@ import (
 // deliveries: a loose index scan) and reads each target's due rows with
 // FOR UPDATE SKIP LOCKED, so that the workers of every replica share the
 // queue without waiting for each other; it returns each row's event with
-// it. Two replicas claiming from one target at the same instant each count
+// it. A target's rows are read in the index's order, due time alone: a
+// tie-break on the id would sort every due row of the target. Two
+// replicas claiming from one target at the same instant each count
 // the other's rows only once they are committed, so a target can briefly
 // have up to TargetInFlight in flight per replica claiming at that instant;
 // the next claims take nothing from it until it is back under the cap.
@@ -73,7 +75,7 @@ due AS (
     SELECT d.id, d.tenant_id, d.target_id, d.due_at_ms FROM deskkit_outbox_deliveries d
     WHERE d.status = 'PENDING' AND d.kind = ?0 AND d.tenant_id = r.tenant_id AND d.target_id = r.target_id
       AND d.due_at_ms <= ?1
-    ORDER BY d.due_at_ms, d.id LIMIT r.room
+    ORDER BY d.due_at_ms LIMIT r.room
     FOR UPDATE SKIP LOCKED) c
   WHERE r.room > 0
 ),
@@ -153,9 +155,10 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 	if w.pg {
 		q = claimPostgres
 	}
+	args := []any{w.cfg.Kind, now, w.cfg.TargetInFlight, n, w.cfg.TenantSlots, heldJSON,
+		now + w.cfg.Lease.Milliseconds(), token, now + (w.cfg.Lease - w.cfg.InFlightFor).Milliseconds()}
 	var rows []claimedRow
-	if err := w.db.NewRaw(q, w.cfg.Kind, now, w.cfg.TargetInFlight, n, w.cfg.TenantSlots, heldJSON,
-		now+w.cfg.Lease.Milliseconds(), token, now+(w.cfg.Lease-w.cfg.InFlightFor).Milliseconds()).Scan(ctx, &rows); err != nil {
+	if err := w.db.NewRaw(q, args...).Scan(ctx, &rows); err != nil {
 		return nil, err
 	}
 	if len(rows) == 0 {

@@ -350,10 +350,13 @@ func (w *Worker) Run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			w.cfg.Logger.ErrorContext(ctx, "outbox: claim", slog.String("kind", w.cfg.Kind), slog.Any("error", err))
 		}
-		// Only a claim that found fewer due deliveries than it asked for
-		// means the backlog is gone; one that asked for none (no slot was
-		// free) waits for slots.
-		backlog = err == nil && n == asked
+		// A claim that found deliveries claims again as soon as slots
+		// are free: fewer than it asked for may be the caps (a target's
+		// in-flight, a tenant's slots), which free as attempts end. Only
+		// a claim that found none waits to be woken (by a publish, or a
+		// flush that ended leases) or for the poll; one that asked for
+		// none (no slot was free) waits for slots.
+		backlog = err == nil && (n > 0 || asked == 0)
 		if !backlog {
 			poll.Reset(w.cfg.Poll)
 		}
