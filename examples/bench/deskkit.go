@@ -26,8 +26,9 @@ import (
 const secretEnv = "DESKKIT_BENCH_SECRET"
 
 // replicaConfig is the channel.Config every deskkit replica runs with: the
-// one place to set the worker's knobs (a batch size, a per-channel
-// in-flight cap) when the channel package grows them.
+// one place to set the worker's knobs. The batch size, the per-channel
+// in-flight cap and the tenant's share keep their defaults (Concurrency,
+// 4, half of Concurrency), as a reference server runs them.
 func replicaConfig(o replicaOptions) *channel.Config {
 	return &channel.Config{
 		Concurrency:          o.workers,
