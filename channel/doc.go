@@ -244,18 +244,42 @@
 // types registered later.
 //
 // Attempts and retries. Run, in every process of the deployment, claims
-// due deliveries (on PostgreSQL with FOR UPDATE SKIP LOCKED, so that
-// replicas share the queue and each delivery is attempted by one of
-// them), Config.Concurrency at a time (8), each under a lease of twice
-// Config.Timeout plus a minute: a process that dies mid-attempt loses its
-// deliveries when the lease ends, and another makes the attempt again.
-// Delivery is therefore at least once, and receivers drop duplicates by
-// webhook-id. An outcome whose record loses its database connection (a
-// restart, a failover, a network blip while attempts are in flight) is
+// due deliveries in batches (on PostgreSQL with FOR UPDATE SKIP LOCKED, so
+// that replicas share the queue and each delivery is attempted by one of
+// them), up to Config.BatchSize per claim and Config.Concurrency attempts
+// at a time (16), each under a lease of twice Config.Timeout plus a
+// minute: a process that dies mid-attempt loses its deliveries when the
+// lease ends, and another makes the attempt again. Outcomes are recorded
+// in flushes, every 5 ms or 100 outcomes, each one transaction for all of
+// them; a process that dies between an attempt and its flush has that
+// attempt made again when its lease ends. Delivery is therefore at least
+// once, and receivers drop duplicates by webhook-id. A flush that loses
+// its database connection (a restart, a failover, a network blip) is
 // recorded again on a fresh connection within a few seconds and within
-// the lease, so that a blip costs neither a duplicate nor a lease's
-// delay; only a database down for longer than that leaves the delivery
-// to be attempted again when its lease ends. Attempts follow Config.RetrySchedule (0, 5s, 5m, 30m, 2h,
+// the lease, so that a blip costs neither a duplicate nor a lease's delay;
+// only a database down for longer than that leaves the flush's deliveries
+// to be attempted again when their leases end.
+//
+// Fairness. A claim takes every tenant's first due delivery before any
+// tenant's second, and within a tenant every channel's first before any
+// second, so that no tenant waits behind another's backlog and no channel
+// behind another of its tenant's; a channel has at most
+// Config.MaxInFlightPerChannel deliveries in flight (4), counted across
+// every process from the leased rows, so that a hanging endpoint holds
+// that many attempts, not all of them; and one tenant's deliveries hold at
+// most Config.TenantConcurrency of a process's attempts (half), so that
+// another tenant's event finds one free while a tenant's endpoints hang.
+// A lease counts toward its channel's cap for Config.Timeout plus 5 s
+// after its claim: a killed process holds its channels' caps no longer
+// than its attempts could have run. Two processes claiming from one
+// channel at the same instant each count the other's deliveries only once
+// its claim has committed, so a channel can briefly have up to the cap
+// per process claiming at that instant. On SQLite (one process) the claim
+// ranks every due delivery; on PostgreSQL it steps through the channels
+// that have pending deliveries with one index probe each, so its cost
+// follows that number of channels, not the queue's length.
+//
+// Attempts follow Config.RetrySchedule (0, 5s, 5m, 30m, 2h,
 // 5h, 10h, 10h by default, each delay +-10 %); a 429 or 503 with
 // Retry-After waits at least that (at most 24 h). After the schedule's
 // last failure the delivery is FAILED. The outbound client keeps

@@ -17,38 +17,53 @@
 //
 // # Claiming
 //
-// A Worker claims due deliveries of its kind in batches: on PostgreSQL
-// with FOR UPDATE SKIP LOCKED, so that workers of every replica share the
-// queue without waiting for each other; on SQLite (one process) with the
-// same statement without the lock clause, which SQLite's single writer
-// serialises. A claim moves the row's due time to the end of a lease
-// (Config.Lease, longer than one attempt can take) and stamps it with a
-// token: a worker that dies mid-attempt loses the row when the lease ends
-// and another makes the attempt again. Delivery is therefore at least
-// once; receivers deduplicate on the event's id, the same on every attempt.
-// An outcome is recorded only while the token still matches, so the late
-// outcome of a worker whose lease ran out is dropped, not counted twice.
+// A Worker claims due deliveries of its kind in batches, one statement
+// per claim, up to as many as it has attempt slots free (at most
+// Config.BatchSize); while a claim finds deliveries, the next is made as
+// soon as half the slots are free again, or shortly after one is. A claim
+// is fair (claim.go says how): it takes every tenant's first due delivery
+// before any tenant's second, and within a tenant every target's first
+// before any second; a target has at most Config.TargetInFlight deliveries
+// in flight, counted from the leased rows of every worker on the database;
+// and a tenant holds at most Config.TenantSlots of a worker's slots. On
+// PostgreSQL rows are taken FOR UPDATE SKIP LOCKED, so that workers of
+// every replica share the queue without waiting for each other; on SQLite
+// (one process) SQLite's single writer serialises the claims. A claim
+// moves the row's due time to the end of a lease (Config.Lease, longer
+// than one attempt can take) and stamps it with a token: a worker that
+// dies mid-attempt loses the row when the lease ends and another makes
+// the attempt again. Delivery is therefore at least once; receivers
+// deduplicate on the event's id, the same on every attempt. An outcome is
+// recorded only while the token still matches, so the late outcome of a
+// worker whose lease ran out is dropped, not counted twice.
 //
 // # Recording
 //
-// An attempt's outcome is recorded in one transaction: the attempt's row,
-// the delivery's new state, and the handler's own record. A connection
-// lost under it (a database restart, a failover, a network blip that
-// dropped the pool's connections while attempts were in flight) does not
-// lose the outcome, which would have the attempt made again, a duplicate
-// for the receiver a lease later: the transaction is tried again on a
-// fresh connection (the pool's lost idle connections are pinged away
-// first), after pauses of 50 ms doubling to 1 s, at most 8 tries in about
-// 2 to 4 s, and never once the lease has ended; the token check still
+// Outcomes are recorded in flushes: an outcome waits at most
+// Config.FlushEvery (5 ms) for others, or less once Config.FlushSize (100)
+// have come, and a flush records all of them in one transaction: one
+// statement for the deliveries' new states, one for the attempts' rows,
+// and the handler's Recorded for the whole flush. A process that dies
+// between an attempt and its flush has those attempts made again when
+// their leases end (at least once); nothing else is made twice. A flush
+// that fails for another reason than a lost connection records its
+// outcomes one by one, so that one outcome's fault costs only itself.
+//
+// A connection lost under a flush (a database restart, a failover, a
+// network blip that dropped the pool's connections) does not lose its
+// outcomes, which would have the attempts made again, duplicates for the
+// receivers a lease later: the transaction is tried again on a fresh
+// connection (the pool's lost idle connections are pinged away first),
+// after pauses of 50 ms doubling to 1 s, at most 8 tries in about 2 to 4
+// s, and never once the flush's leases have ended; the token check still
 // holds every try, so a try whose COMMIT went through before its
-// connection was lost is not recorded twice. A blip shorter than that
-// costs neither a duplicate nor a lease's delay. Only a lost connection
-// (EOF, a reset or broken pipe, a connection the driver closed,
-// PostgreSQL's connection errors and "terminating connection") is tried
-// again; a constraint, the handler's error or a lost lease is not. A
-// database down for longer loses the outcome as before: it is logged, and
-// the delivery is attempted again when its lease ends. A shutdown waits
-// for these tries as for the record itself.
+// connection was lost is not recorded twice. Only a lost connection (EOF,
+// a reset or broken pipe, a connection the driver closed, PostgreSQL's
+// connection errors and "terminating connection") is tried again. A
+// database down for longer loses the flush's outcomes: it is logged, and
+// the deliveries are attempted again when their leases end. A shutdown
+// waits for the attempts in flight and records their outcomes before Run
+// returns.
 //
 // # Retries
 //
