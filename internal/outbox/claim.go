@@ -33,10 +33,18 @@ import (
 //
 // On PostgreSQL the claim steps from target to target through
 // deskkit_outbox_target_due_idx (one index probe per target with pending
-// deliveries: a loose index scan) and reads each target's due rows with
+// deliveries: a loose index scan), through at most targetSpan targets,
+// starting after the last one the worker's previous claim reached and
+// from the first again once a claim reached the end: claims go round the
+// targets in turn, and each costs what its batch does, however many
+// targets have pending deliveries. It reads each target's due rows with
 // FOR UPDATE SKIP LOCKED, so that the workers of every replica share the
-// queue without waiting for each other; it returns each row's event with
-// it. A target's rows are read in the index's order, due time alone: a
+// queue without waiting for each other, and no more of a target's than its
+// share of the batch (twice the batch over the targets reached), so that
+// it locks few rows it will not take; it returns each row's event with
+// it. Tenants and targets are in turn among the targets a claim reaches;
+// a target beyond them waits for the next claims, at most a round of the
+// targets, not behind a backlog. A target's rows are read in the index's order, due time alone: a
 // tie-break on the id would sort every due row of the target. Two
 // replicas claiming from one target at the same instant each count
 // the other's rows only once they are committed, so a target can briefly
@@ -51,22 +59,25 @@ import (
 // now, ?2 TargetInFlight, ?3 the batch's size, ?4 TenantSlots, ?5 the
 // tenants' slots held (a JSON object: tenant id to count), ?6 the lease's
 // end, ?7 the lease's token, ?8 the lease end after which a lease counts
-// as in flight (now + Lease - InFlightFor).
+// as in flight (now + Lease - InFlightFor), ?9 and ?10 the target after
+// which the steps start, ?11 how many targets they step through.
 const claimPostgres = `WITH RECURSIVE targets AS (
-  (SELECT tenant_id, target_id FROM deskkit_outbox_deliveries
-   WHERE status = 'PENDING' AND kind = ?0
+  (SELECT tenant_id, target_id, 1 AS i FROM deskkit_outbox_deliveries
+   WHERE status = 'PENDING' AND kind = ?0 AND (tenant_id, target_id) > (?9, ?10)
    ORDER BY tenant_id, target_id LIMIT 1)
   UNION ALL
-  SELECT n.tenant_id, n.target_id FROM targets t CROSS JOIN LATERAL (
+  SELECT n.tenant_id, n.target_id, t.i + 1 FROM targets t CROSS JOIN LATERAL (
     SELECT d.tenant_id, d.target_id FROM deskkit_outbox_deliveries d
     WHERE d.status = 'PENDING' AND d.kind = ?0 AND (d.tenant_id, d.target_id) > (t.tenant_id, t.target_id)
     ORDER BY d.tenant_id, d.target_id LIMIT 1) n
+  WHERE t.i < ?11
 ),
 room AS (
   SELECT t.tenant_id, t.target_id, LEAST(?2 - (SELECT count(*) FROM deskkit_outbox_deliveries l
       WHERE l.lease_token IS NOT NULL AND l.kind = ?0 AND l.tenant_id = t.tenant_id AND l.target_id = t.target_id
-        AND l.status = 'PENDING' AND l.due_at_ms > ?8), ?3) AS room
-  FROM targets t
+        AND l.status = 'PENDING' AND l.due_at_ms > ?8),
+    GREATEST(1, (2 * ?3 + v.n - 1) / v.n)) AS room
+  FROM targets t, (SELECT count(*) AS n FROM targets) v
 ),
 due AS (
   SELECT c.id, c.tenant_id, c.due_at_ms,
@@ -95,9 +106,11 @@ claimed AS (
   FROM pick WHERE d.id = pick.id
   RETURNING d.id, d.tenant_id, d.event_id, d.kind, d.target_id, d.payload, d.attempts, d.step
 )
-SELECT c.*, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms, e.title, e.body, e.data
-FROM claimed c
-LEFT JOIN deskkit_outbox_events e ON e.tenant_id = c.tenant_id AND e.event_id = c.event_id`
+SELECT c.*, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms, e.title, e.body, e.data,
+  last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.i AS visited
+FROM (SELECT tenant_id, target_id, i FROM targets ORDER BY i DESC LIMIT 1) last
+LEFT JOIN (claimed c
+  LEFT JOIN deskkit_outbox_events e ON e.tenant_id = c.tenant_id AND e.event_id = c.event_id) ON true`
 
 // claimSQLite is the claim on SQLite, with claimPostgres's arguments; the
 // events are read after it.
@@ -132,6 +145,13 @@ RETURNING id, tenant_id, event_id, kind, target_id, payload, attempts, step`
 type claimedRow struct {
 	deliveryRow `bun:",extend"`
 
+	// The last target the claim stepped to, and how many it stepped
+	// through (PostgreSQL); on the one row of a claim that took nothing,
+	// the delivery's columns are zero.
+	LastTenant int64 `bun:"last_tenant_id"`
+	LastTarget int64 `bun:"last_target_id"`
+	Visited    int   `bun:"visited"`
+
 	HasEvent   bool   `bun:"has_event"`
 	EventType  string `bun:"event_type"`
 	OccurredAt int64  `bun:"occurred_at_ms"`
@@ -155,11 +175,30 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 	if w.pg {
 		q = claimPostgres
 	}
+	span := targetSpan(n)
+	w.mu.Lock()
+	from := w.cursor
+	w.mu.Unlock()
 	args := []any{w.cfg.Kind, now, w.cfg.TargetInFlight, n, w.cfg.TenantSlots, heldJSON,
-		now + w.cfg.Lease.Milliseconds(), token, now + (w.cfg.Lease - w.cfg.InFlightFor).Milliseconds()}
+		now + w.cfg.Lease.Milliseconds(), token, now + (w.cfg.Lease - w.cfg.InFlightFor).Milliseconds(),
+		from.tenant, from.target, span}
 	var rows []claimedRow
 	if err := w.db.NewRaw(q, args...).Scan(ctx, &rows); err != nil {
 		return nil, err
+	}
+	if w.pg {
+		// The next claim steps on from the last target this one reached,
+		// or from the first once it reached the end.
+		next := target{}
+		if len(rows) > 0 && rows[0].Visited >= span {
+			next = target{rows[0].LastTenant, rows[0].LastTarget}
+		}
+		w.mu.Lock()
+		w.cursor = next
+		w.mu.Unlock()
+		if len(rows) == 1 && rows[0].ID == 0 {
+			rows = nil
+		}
 	}
 	if len(rows) == 0 {
 		return nil, nil
@@ -212,6 +251,16 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 	}
 	return batch, nil
 }
+
+// target is a (tenant, target) pair: where the next claim's steps start.
+type target struct{ tenant, target int64 }
+
+// targetSpan is how many targets a claim of n steps through on
+// PostgreSQL: twice its rows (at least 16), so that it finds them while
+// most targets have room, and each claim's cost follows the batch, not the
+// number of targets with pending deliveries. Claims go round the targets
+// in turn.
+func targetSpan(n int) int { return 2 * max(n, 8) }
 
 // heldObject writes held as the JSON object the claim reads: tenant ids
 // (as strings) to counts.

@@ -306,3 +306,51 @@ func TestBatchClaimedAndRecordedTogether(t *testing.T) {
 		}
 	})
 }
+
+// TestClaimsGoRoundTheTargets: on PostgreSQL a claim looks at a bounded
+// span of targets, so that its cost follows the batch; the next claim
+// looks at the targets after them, and a due delivery beyond the first
+// span is claimed within a round of them, with the worker claiming on
+// while the round is not done.
+func TestClaimsGoRoundTheTargets(t *testing.T) {
+	db := dbtest.OpenPostgres(t)
+	ctx := context.Background()
+	migrated(t, db)
+	clock := clocktest.New(t0)
+	span := targetSpan(8)
+	// 2.5 spans of targets whose deliveries are due later, then one due
+	// now beyond them.
+	future := clock.Now().Add(time.Hour)
+	for i := range span*5/2 + 1 {
+		enqueue(t, db, event(fmt.Sprintf("msg_later_%d", i)), future, int64(100+i))
+	}
+	enqueue(t, db, event("msg_now"), clock.Now(), 9999)
+	w := fairWorker(t, db, newScript(), clock, Config{Concurrency: 8})
+	claims := 0
+	for {
+		claims++
+		batch, err := w.claim(ctx, 8, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(batch) > 0 {
+			if len(batch) != 1 || batch[0].Event.ID != "msg_now" {
+				t.Fatalf("claim %d took %v", claims, byTarget(batch))
+			}
+			break
+		}
+		if !w.midRound() {
+			t.Fatalf("claim %d took nothing and ended the round before the due delivery", claims)
+		}
+		if claims > 3 {
+			t.Fatalf("no claim of a round took the due delivery")
+		}
+	}
+	if claims != 3 {
+		t.Errorf("the due delivery was claimed by claim %d; want 3 (after two spans of %d)", claims, span)
+	}
+	// The round ended with it: the next claim starts from the first target.
+	if w.midRound() {
+		t.Errorf("the claim that reached the last target left the worker mid round, at %+v", w.cursor)
+	}
+}

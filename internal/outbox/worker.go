@@ -265,6 +265,9 @@ type Worker struct {
 	sleep func(ctx context.Context, d time.Duration) error
 
 	mu sync.Mutex
+	// cursor is where the next claim's steps through the targets start
+	// (PostgreSQL): the zero target once a claim reached the end.
+	cursor target
 	// busy is how many slots attempts hold, held how many of them each
 	// tenant's hold.
 	busy int
@@ -353,14 +356,23 @@ func (w *Worker) Run(ctx context.Context) {
 		// A claim that found deliveries claims again as soon as slots
 		// are free: fewer than it asked for may be the caps (a target's
 		// in-flight, a tenant's slots), which free as attempts end. Only
-		// a claim that found none waits to be woken (by a publish, or a
-		// flush that ended leases) or for the poll; one that asked for
-		// none (no slot was free) waits for slots.
-		backlog = err == nil && (n > 0 || asked == 0)
+		// a claim that found none, having looked at every target, waits
+		// to be woken (by a publish, or a flush that ended leases) or for
+		// the poll; one that asked for none (no slot was free) waits for
+		// slots.
+		backlog = err == nil && (n > 0 || asked == 0 || w.midRound())
 		if !backlog {
 			poll.Reset(w.cfg.Poll)
 		}
 	}
+}
+
+// midRound reports whether the last claim stopped before the last target
+// with pending deliveries: the next claim looks at the targets after it.
+func (w *Worker) midRound() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cursor != target{}
 }
 
 // waitSlots waits until half the worker's slots are free, or one is and
