@@ -354,3 +354,28 @@ func TestClaimsGoRoundTheTargets(t *testing.T) {
 		t.Errorf("the claim that reached the last target left the worker mid round, at %+v", w.cursor)
 	}
 }
+
+// TestClaimCommitsLazilyAlone: the claim's own transaction commits with
+// synchronous_commit off, and the setting does not outlive it: the next
+// statement on the same connection (an outcome's record) commits
+// synchronously.
+func TestClaimCommitsLazilyAlone(t *testing.T) {
+	db := dbtest.OpenPostgres(t)
+	ctx := context.Background()
+	migrated(t, db)
+	db.SetMaxOpenConns(1)
+	clock := clocktest.New(t0)
+	enqueue(t, db, event("msg_lazy"), clock.Now(), 7)
+	w := fairWorker(t, db, newScript(), clock, Config{Concurrency: 8})
+	batch, err := w.claim(ctx, 8, nil)
+	if err != nil || len(batch) != 1 {
+		t.Fatalf("claim: %v, %d", err, len(batch))
+	}
+	var setting string
+	if err := db.NewRaw("SHOW synchronous_commit").Scan(ctx, &setting); err != nil {
+		t.Fatal(err)
+	}
+	if setting != "on" {
+		t.Errorf("after a claim the connection's synchronous_commit is %q, want on", setting)
+	}
+}
