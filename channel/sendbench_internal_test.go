@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/cputime"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/internal/outbox"
 )
@@ -197,6 +198,6 @@ func openEachBatch(ctx context.Context, r *ChannelRegistry, keys []channelKey) (
 // reportCPU starts counting the process's CPU time; the function it
 // returns reports it per op as cpu-ns/op.
 func reportCPU(b *testing.B) func() {
-	start := cpuTime()
-	return func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }
+	start := cputime.Process()
+	return func() { b.ReportMetric(float64(cputime.Process()-start)/float64(b.N), "cpu-ns/op") }
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/driver/pgdriver"
 
+	"github.com/deskkit/deskkit/internal/cputime"
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
 
@@ -175,13 +176,13 @@ func benchSendCheckVsSQL(b *testing.B, users int) {
 			b.StartTimer() // ns/op is the server's time
 			defer b.StopTimer()
 		}
-		start, startCPU := time.Now(), cpuTime()
+		start, startCPU := time.Now(), cputime.Process()
 		if err := runUsers(users, 1, fn); err != nil {
 			b.Fatal(err)
 		}
 		took := time.Since(start)
 		p.took += took
-		p.cpu += cpuTime() - startCPU
+		p.cpu += cputime.Process() - startCPU
 		p.chunks = append(p.chunks, took)
 	}
 	b.ResetTimer()
