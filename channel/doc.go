@@ -252,8 +252,11 @@
 // lease ends, and another makes the attempt again. Outcomes are recorded
 // in flushes, every 5 ms or 100 outcomes, each one transaction for all of
 // them; a process that dies between an attempt and its flush has that
-// attempt made again when its lease ends. Delivery is therefore at least
-// once, and receivers drop duplicates by webhook-id. A flush that loses
+// attempt made again when its lease ends. On PostgreSQL a claim commits
+// without waiting for the disk (the one write whose loss is harmless): a
+// crash of PostgreSQL itself may forget the claims of its last few hundred
+// milliseconds, and those deliveries are attempted again. Delivery is
+// therefore at least once, and receivers drop duplicates by webhook-id. A flush that loses
 // its database connection (a restart, a failover, a network blip) is
 // recorded again on a fresh connection within a few seconds and within
 // the lease, so that a blip costs neither a duplicate nor a lease's delay;
