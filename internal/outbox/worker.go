@@ -504,8 +504,11 @@ func (w *Worker) claimAndStart(ctx context.Context, inflight *sync.WaitGroup, re
 			took := time.Since(clock)
 			o.Response = cut(o.Response, MaxResponseBytes)
 			o.Error = cut(o.Error, maxErrorBytes)
-			w.give(d)
+			// The slot is freed once the flusher took the outcome: a
+			// flusher that falls behind holds the claims back, rather than
+			// outcomes piling up.
 			record(done{Result{d, o}, started, w.cfg.Now().Sub(started)})
+			w.give(d)
 			w.tel.end(ctx, span, d, o, w.status(d, o), took)
 		})
 	}
