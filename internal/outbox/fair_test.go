@@ -379,3 +379,45 @@ func TestClaimCommitsLazilyAlone(t *testing.T) {
 		t.Errorf("after a claim the connection's synchronous_commit is %q, want on", setting)
 	}
 }
+
+func TestNumbered(t *testing.T) {
+	got := numbered("a = ?0 AND b = ?10 OR c <= ?1")
+	if want := "a = $1 AND b = $11 OR c <= $2"; got != want {
+		t.Errorf("numbered: %q, want %q", got, want)
+	}
+}
+
+// TestPreparedClaim: the claim prepared, as Run runs it on PostgreSQL,
+// takes what the plain one takes, with its events, and a claim that takes
+// nothing still says where the round is.
+func TestPreparedClaim(t *testing.T) {
+	db := dbtest.OpenPostgres(t)
+	ctx := context.Background()
+	migrated(t, db)
+	clock := clocktest.New(t0)
+	for i := range 3 {
+		enqueue(t, db, tenantEvent(int64(1+i), fmt.Sprintf("msg_%d", i)), clock.Now(), 7, 8)
+	}
+	w := fairWorker(t, db, newScript(), clock, Config{Concurrency: 8, TenantSlots: 1})
+	w.prepareClaim(ctx)
+	if w.claimStmt.Load() == nil {
+		t.Fatal("the claim was not prepared")
+	}
+	batch, err := w.claim(ctx, 8, map[int64]int{3: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants := map[int64]int{}
+	for _, d := range batch {
+		tenants[d.TenantID]++
+		if d.Event.Type != "task.trashed" || string(d.Event.Data) != `{"a":1}` {
+			t.Errorf("delivery %d came with event %+v", d.ID, d.Event)
+		}
+	}
+	if diff := cmp.Diff(map[int64]int{1: 1, 2: 1}, tenants); diff != "" {
+		t.Errorf("prepared claim with one slot per tenant, tenant 3's held (-want +got):\n%s", diff)
+	}
+	if batch, err := w.claim(ctx, 8, map[int64]int{1: 1, 2: 1, 3: 1}); err != nil || len(batch) != 0 || w.midRound() {
+		t.Errorf("a claim with every tenant at its share: %v, %d claimed, mid round %v", err, len(batch), w.midRound())
+	}
+}

@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	mrand "math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -264,6 +266,10 @@ type Worker struct {
 	// sleep waits between the tries of a flush; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 
+	// claimStmt is the claim's prepared statement on PostgreSQL, nil until
+	// Run prepared it.
+	claimStmt atomic.Pointer[sql.Stmt]
+
 	mu sync.Mutex
 	// cursor is where the next claim's steps through the targets start
 	// (PostgreSQL): the zero target once a claim reached the end.
@@ -325,6 +331,7 @@ func (w *Worker) Wake() {
 // Outcomes are recorded in flushes (see Recording in the package doc).
 // Database errors are logged and retried at the next poll.
 func (w *Worker) Run(ctx context.Context) {
+	w.prepareClaim(ctx)
 	f := w.startFlusher()
 	var inflight sync.WaitGroup
 	defer func() {
