@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 
@@ -45,12 +46,14 @@ import (
 // it locks few rows it will not take; it returns each row's event with
 // it. Tenants and targets are in turn among the targets a claim reaches;
 // a target beyond them waits for the next claims, at most a round of the
-// targets, not behind a backlog. A target's rows are read in the index's order, due time alone: a
-// tie-break on the id would sort every due row of the target. Two
-// replicas claiming from one target at the same instant each count
-// the other's rows only once they are committed, so a target can briefly
-// have up to TargetInFlight in flight per replica claiming at that instant;
-// the next claims take nothing from it until it is back under the cap.
+// targets, not behind a backlog. A target's rows are read in the index's
+// order, due time alone: a tie-break on the id would sort every due row
+// of the target. Run prepares the statement once (prepareClaim): planning
+// it costs as much as running it. Two replicas claiming from one target
+// at the same instant each count the other's rows only once they are
+// committed, so a target can briefly have up to TargetInFlight in flight
+// per replica claiming at that instant; the next claims take nothing from
+// it until it is back under the cap.
 //
 // On PostgreSQL a claim commits without waiting for its WAL to reach the
 // disk (synchronous_commit off for its own transaction, as the CTE lazy
@@ -190,6 +193,10 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 	w.mu.Lock()
 	from := w.cursor
 	w.mu.Unlock()
+	if from == (target{}) {
+		// From the first target, whatever its ids.
+		from = target{math.MinInt64, math.MinInt64}
+	}
 	args := []any{w.cfg.Kind, now, w.cfg.TargetInFlight, n, w.cfg.TenantSlots, heldJSON,
 		now + w.cfg.Lease.Milliseconds(), token, now + (w.cfg.Lease - w.cfg.InFlightFor).Milliseconds(),
 		from.tenant, from.target, span}
