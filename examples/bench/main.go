@@ -86,7 +86,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.backlog.channels, "channels", 5, fmt.Sprintf("backlog: webhook channels per tenant (at most the quota, %d)", channel.Webhook.Quota()))
 	fs.IntVar(&o.backlog.events, "events", 200, "backlog: events per tenant, each delivered to every channel of the tenant")
 	replicas := fs.String("replicas", "1,2,4", "backlog: replica processes to drain with")
-	fs.IntVar(&o.workers, "workers", channel.DefaultConcurrency, "workers per replica (channel.Config.Concurrency, River's MaxWorkers)")
+	fs.IntVar(&o.workers, "workers", 8, "workers per replica (channel.Config.Concurrency, River's MaxWorkers); 8, as issue 20 compares them")
 	fs.IntVar(&o.pool, "pool", 10, "database connections per replica at most")
 	plain := fs.String("plain", "8,16,32", "plain client: concurrencies")
 	fs.DurationVar(&o.timeout, "timeout", channel.DefaultTimeout, "channel.Config.Timeout: bounds an attempt, a hanging one too")
