@@ -270,7 +270,7 @@ type Config struct {
 	// in flight at once, counted across every process running Run on the
 	// database, so that a channel whose endpoint hangs holds that many
 	// attempts and not all of them; DefaultMaxInFlightPerChannel (4) if 0.
-	// See Scaling in the package documentation for what two processes
+	// See Fairness in the package documentation for what two processes
 	// claiming at the same instant may add.
 	MaxInFlightPerChannel int
 	// TenantConcurrency is how many of Run's Concurrency attempts one
