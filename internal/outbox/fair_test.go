@@ -42,6 +42,15 @@ func byTarget(batch []Delivery) map[string]int {
 	return out
 }
 
+// byTenant counts a claimed batch's deliveries by tenant.
+func byTenant(batch []Delivery) map[int64]int {
+	out := map[int64]int{}
+	for _, d := range batch {
+		out[d.TenantID]++
+	}
+	return out
+}
+
 // TestClaimTakesTenantsAndTargetsInTurn: a tenant's backlog, due long
 // before another tenant's one event, does not hold that event back: one
 // claim takes every tenant's first delivery before any tenant's second,
@@ -168,22 +177,14 @@ func TestTenantSlots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tenants := map[int64]int{}
-		for _, d := range batch {
-			tenants[d.TenantID]++
-		}
-		if diff := cmp.Diff(map[int64]int{2: 3}, tenants); diff != "" {
+		if diff := cmp.Diff(map[int64]int{2: 3}, byTenant(batch)); diff != "" {
 			t.Errorf("tenant 1 holding its 3 slots (-want +got):\n%s", diff)
 		}
 		batch, err = w.claim(ctx, 8, map[int64]int{1: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tenants = map[int64]int{}
-		for _, d := range batch {
-			tenants[d.TenantID]++
-		}
-		if diff := cmp.Diff(map[int64]int{1: 2, 2: 3}, tenants); diff != "" {
+		if diff := cmp.Diff(map[int64]int{1: 2, 2: 3}, byTenant(batch)); diff != "" {
 			t.Errorf("tenant 1 holding 1 slot, tenant 2 none of its 3 left (-want +got):\n%s", diff)
 		}
 	})
@@ -407,14 +408,12 @@ func TestPreparedClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tenants := map[int64]int{}
 	for _, d := range batch {
-		tenants[d.TenantID]++
 		if d.Event.Type != "task.trashed" || string(d.Event.Data) != `{"a":1}` {
 			t.Errorf("delivery %d came with event %+v", d.ID, d.Event)
 		}
 	}
-	if diff := cmp.Diff(map[int64]int{1: 1, 2: 1}, tenants); diff != "" {
+	if diff := cmp.Diff(map[int64]int{1: 1, 2: 1}, byTenant(batch)); diff != "" {
 		t.Errorf("prepared claim with one slot per tenant, tenant 3's held (-want +got):\n%s", diff)
 	}
 	if batch, err := w.claim(ctx, 8, map[int64]int{1: 1, 2: 1, 3: 1}); err != nil || len(batch) != 0 || w.midRound() {
