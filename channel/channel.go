@@ -263,8 +263,10 @@ type Config struct {
 	// DefaultConcurrency (16) if 0. Attempts hold no database connection:
 	// Run claims with one and records outcomes in flushes with one.
 	Concurrency int
-	// BatchSize is how many due deliveries one claim takes at most (never
-	// more than the attempts free to start them); Concurrency if 0.
+	// BatchSize is how many due deliveries one claim takes at most;
+	// Concurrency if 0. Run claims ahead: up to min(BatchSize,
+	// Concurrency) claimed deliveries wait for an attempt to end, each at
+	// most one attempt's time (see Scaling in the package documentation).
 	BatchSize int
 	// MaxInFlightPerChannel is how many deliveries to one channel may be
 	// in flight at once, counted across every process running Run on the
@@ -469,7 +471,7 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 		TargetInFlight: c.MaxInFlightPerChannel,
 		TenantSlots:    c.TenantConcurrency,
 		Lease:          lease(c.Timeout),
-		InFlightFor:    c.Timeout + recordMargin,
+		InFlightFor:    2*c.Timeout + recordMargin,
 		Schedule:       c.RetrySchedule,
 		Now:            c.Now,
 		Logger:         c.Logger,
@@ -485,14 +487,17 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	return r, nil
 }
 
-// recordMargin is how long, past the timeout, an attempt's lease counts
-// toward its channel's MaxInFlightPerChannel: the time to record it (a
-// flush's wait, and its tries when the connection is lost). A worker that
-// died holds its channels' caps no longer than that after its claims.
+// recordMargin is how long, past twice the timeout (a claimed delivery's
+// wait for a slot, at most one attempt's time, then its own attempt), a
+// lease counts toward its channel's MaxInFlightPerChannel: the time to
+// record it (a flush's wait, and its tries when the connection is lost).
+// A worker that died holds its channels' caps no longer than that after
+// its claims.
 const recordMargin = 5 * time.Second
 
-// lease is how long a claimed delivery stays one worker's: the attempt
-// (bounded by the timeout, every address of an e-mail channel together),
+// lease is how long a claimed delivery stays one worker's: its wait for a
+// slot and its attempt (each bounded by the timeout, every address of an
+// e-mail channel together),
 // the outcome's record, and a margin for a slow database. A lease that
 // ended before the outcome came would have the attempt made twice.
 func lease(timeout time.Duration) time.Duration { return 2*timeout + time.Minute }

@@ -272,9 +272,10 @@
 // that many attempts, not all of them; and one tenant's deliveries hold at
 // most Config.TenantConcurrency of a process's attempts (half), so that
 // another tenant's event finds one free while a tenant's endpoints hang.
-// A lease counts toward its channel's cap for Config.Timeout plus 5 s
-// after its claim: a killed process holds its channels' caps no longer
-// than its attempts could have run. Two processes claiming from one
+// A lease counts toward its channel's cap for twice Config.Timeout plus
+// 5 s after its claim (a claimed delivery waits for a slot at most one
+// attempt's time, see Scaling): a killed process holds its channels' caps
+// no longer than its attempts could have run. Two processes claiming from one
 // channel at the same instant each count the other's deliveries only once
 // its claim has committed, so a channel can briefly have up to the cap
 // per process claiming at that instant. On SQLite (one process) the claim

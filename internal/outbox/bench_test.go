@@ -47,7 +47,7 @@ func TestClaimUsesTheDueIndex(t *testing.T) {
 	migrated(t, db)
 	seedPending(t, db, 20000, 20000)
 	var plan []string
-	err := db.NewRaw("EXPLAIN "+claimPostgres, "test", t0.UnixMilli(), 4, 16, 8, "{}", t0.UnixMilli()+1000, "token", t0.UnixMilli(), 0, 0, targetSpan(16)).
+	err := db.NewRaw("EXPLAIN "+claimPostgres, "test", t0.UnixMilli(), 4, 16, 8, "{}", t0.UnixMilli()+1000, "token", t0.UnixMilli(), 0, 0, targetSpan(16)+1).
 		Scan(context.Background(), &plan)
 	if err != nil {
 		t.Fatal(err)

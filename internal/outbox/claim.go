@@ -2,10 +2,12 @@ package outbox
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
+	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -73,7 +75,8 @@ import (
 // tenants' slots held (a JSON object: tenant id to count), ?6 the lease's
 // end, ?7 the lease's token, ?8 the lease end after which a lease counts
 // as in flight (now + Lease - InFlightFor), ?9 and ?10 the target after
-// which the steps start, ?11 how many targets they step through.
+// which the steps start, ?11 one more than how many targets they step
+// through: the last step only finds whether there are more.
 const claimPostgres = `WITH RECURSIVE targets AS (
   (SELECT tenant_id, target_id, 1 AS i FROM deskkit_outbox_deliveries
    WHERE status = 'PENDING' AND kind = ?0 AND (tenant_id, target_id) > (?9, ?10)
@@ -90,7 +93,8 @@ room AS (
       WHERE l.lease_token IS NOT NULL AND l.kind = ?0 AND l.tenant_id = t.tenant_id AND l.target_id = t.target_id
         AND l.status = 'PENDING' AND l.due_at_ms > ?8),
     GREATEST(1, (2 * ?3 + v.n - 1) / v.n)) AS room
-  FROM targets t, (SELECT count(*) AS n FROM targets) v
+  FROM targets t, (SELECT count(*) AS n FROM targets WHERE i < ?11) v
+  WHERE t.i < ?11
 ),
 due AS (
   SELECT c.id, c.tenant_id, c.due_at_ms,
@@ -121,8 +125,11 @@ claimed AS (
   RETURNING d.id, d.tenant_id, d.event_id, d.kind, d.target_id, d.payload, d.attempts, d.step
 )
 SELECT c.*, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms, e.title, e.body, e.data,
-  last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.i AS visited
-FROM (SELECT tenant_id, target_id, i FROM targets ORDER BY i DESC LIMIT 1) last
+  last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.found,
+  EXISTS (SELECT 1 FROM room WHERE room <= 0) OR EXISTS (SELECT 1 FROM ranked r
+    JOIN json_each_text(CAST(?5 AS json)) h ON h.key = CAST(r.tenant_id AS text)
+    WHERE r.turn > ?4 - CAST(h.value AS integer)) AS capped
+FROM (SELECT t.tenant_id, t.target_id, (SELECT max(i) FROM targets) AS found FROM targets t WHERE t.i < ?11 ORDER BY t.i DESC LIMIT 1) last
 LEFT JOIN (claimed c
   LEFT JOIN deskkit_outbox_events e ON e.tenant_id = c.tenant_id AND e.event_id = c.event_id) ON true`
 
@@ -159,12 +166,16 @@ RETURNING id, tenant_id, event_id, kind, target_id, payload, attempts, step`
 type claimedRow struct {
 	deliveryRow `bun:",extend"`
 
-	// The last target the claim stepped to, and how many it stepped
-	// through (PostgreSQL); on the one row of a claim that took nothing,
-	// the delivery's columns are zero.
+	// The last target the claim stepped to, and how many targets it
+	// found, one more than it stepped to if there are more (PostgreSQL);
+	// on the one row of a claim that took nothing, the delivery's columns
+	// are zero.
 	LastTenant int64 `bun:"last_tenant_id"`
 	LastTarget int64 `bun:"last_target_id"`
-	Visited    int   `bun:"visited"`
+	Found      int   `bun:"found"`
+	// Whether a target the claim reached was at its cap, or a tenant's
+	// due deliveries beyond its slots.
+	Capped bool `bun:"capped"`
 
 	HasEvent   bool   `bun:"has_event"`
 	EventType  string `bun:"event_type"`
@@ -196,10 +207,13 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 	if from == (target{}) {
 		// From the first target, whatever its ids.
 		from = target{math.MinInt64, math.MinInt64}
+		if w.pg && w.phased.CompareAndSwap(false, true) {
+			from = w.phase(ctx)
+		}
 	}
 	args := []any{w.cfg.Kind, now, w.cfg.TargetInFlight, n, w.cfg.TenantSlots, heldJSON,
 		now + w.cfg.Lease.Milliseconds(), token, now + (w.cfg.Lease - w.cfg.InFlightFor).Milliseconds(),
-		from.tenant, from.target, span}
+		from.tenant, from.target, span + 1}
 	var rows []claimedRow
 	if stmt := w.claimStmt.Load(); stmt != nil {
 		res, err := stmt.QueryContext(ctx, args...)
@@ -216,12 +230,13 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 		// The next claim steps on from the last target this one reached,
 		// or from the first once it reached the end.
 		next := target{}
-		if len(rows) > 0 && rows[0].Visited >= span {
+		if len(rows) > 0 && rows[0].Found > span {
 			next = target{rows[0].LastTenant, rows[0].LastTarget}
 		}
 		w.mu.Lock()
 		w.cursor = next
 		w.mu.Unlock()
+		w.capped.Store(len(rows) > 0 && rows[0].Capped)
 		if len(rows) == 1 && rows[0].ID == 0 {
 			rows = nil
 		}
@@ -278,6 +293,23 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 	return batch, nil
 }
 
+// phase is where a worker's first claim starts on PostgreSQL: at the
+// first target of a tenant picked at random among those with pending
+// deliveries, so that replicas started together do not step through the
+// same targets in step, each skipping the rows the other locked. Later
+// rounds start from the first target.
+func (w *Worker) phase(ctx context.Context) target {
+	var lo, hi sql.NullInt64
+	err := w.db.NewSelect().Table("deskkit_outbox_deliveries").
+		ColumnExpr("min(tenant_id), max(tenant_id)").
+		Where("status = 'PENDING' AND kind = ?", w.cfg.Kind).
+		Scan(ctx, &lo, &hi)
+	if err != nil || !lo.Valid || hi.Int64 <= lo.Int64 {
+		return target{math.MinInt64, math.MinInt64}
+	}
+	return target{lo.Int64 + mrand.Int64N(hi.Int64-lo.Int64+1), math.MinInt64}
+}
+
 // prepareClaim prepares the claim's statement on PostgreSQL, unless that
 // is done: planning it costs as much as running it. It takes a connection
 // of the pool: Run calls it before it claims, holding none. On failure the
@@ -320,11 +352,15 @@ func numbered(q string) string {
 type target struct{ tenant, target int64 }
 
 // targetSpan is how many targets a claim of n steps through on
-// PostgreSQL: twice its rows (at least 16), so that it finds them while
-// most targets have room, and each claim's cost follows the batch, not the
-// number of targets with pending deliveries. Claims go round the targets
-// in turn.
-func targetSpan(n int) int { return 2 * max(n, 8) }
+// PostgreSQL: as many as its rows (at least 4), each with room for two of
+// them (twice the batch over the targets reached), so that it finds them
+// while some targets are at their cap or their tenant at its slots, and
+// each claim's cost follows the batch, not the number of targets with
+// pending deliveries. Claims go round the targets in turn. Stepping
+// through twice as many targets, each with room for one, made a claim of
+// 8 cost about 0.4 ms of PostgreSQL's time, against 0.6 ms for 6.5 rows
+// now: a claim's cost is mostly its steps.
+func targetSpan(n int) int { return max(n, 4) }
 
 // heldObject writes held as the JSON object the claim reads: tenant ids
 // (as strings) to counts.
@@ -342,17 +378,21 @@ func heldObject(held map[int64]int) (string, error) {
 	return string(b), nil
 }
 
-// release gives back the deliveries a claim leased under token, due at
-// once and without the attempt the claim counted.
-func (w *Worker) release(ctx context.Context, token string) error {
+// release gives back claimed deliveries, each under its claim's lease:
+// due at once and without the attempt the claim counted.
+func (w *Worker) release(ctx context.Context, batch []Delivery) error {
+	keys := make([]any, len(batch))
+	for i, d := range batch {
+		keys[i] = bun.Tuple([]any{d.ID, d.token})
+	}
 	_, err := w.db.NewUpdate().Table("deskkit_outbox_deliveries").
 		Set("due_at_ms = ?", w.cfg.Now().UnixMilli()).
 		Set("lease_token = NULL").
 		Set("attempts = attempts - 1").
-		Where("lease_token = ?", token).
+		Where("(id, lease_token) IN (?)", bun.List(keys)).
 		Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("release a claim: %w", err)
+		return fmt.Errorf("release claimed deliveries: %w", err)
 	}
 	return nil
 }

@@ -88,8 +88,11 @@ func (f *flusher) run() {
 		}
 		f.w.flush(ctx, batch)
 		batch = nil
-		// The flush ended leases: a target at its cap may have room now.
-		f.w.Wake()
+		// The flush ended leases: a target at its cap, or a tenant at its
+		// slots, may have room now.
+		if f.w.capped.Load() {
+			f.w.Wake()
+		}
 	}
 }
 

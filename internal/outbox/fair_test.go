@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -172,15 +173,16 @@ func TestTenantSlots(t *testing.T) {
 			enqueue(t, db, tenantEvent(1, fmt.Sprintf("msg_a%d", i)), clock.Now(), int64(10+i))
 			enqueue(t, db, tenantEvent(2, fmt.Sprintf("msg_b%d", i)), clock.Now(), int64(20+i))
 		}
-		w := fairWorker(t, db, newScript(), clock, Config{Concurrency: 8, TenantSlots: 3})
-		batch, err := w.claim(ctx, 8, map[int64]int{1: 3})
+		w := fairWorker(t, db, newScript(), clock, Config{Concurrency: 12, TenantSlots: 3})
+		// Claims of 12, which step through all 12 targets.
+		batch, err := w.claim(ctx, 12, map[int64]int{1: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(map[int64]int{2: 3}, byTenant(batch)); diff != "" {
 			t.Errorf("tenant 1 holding its 3 slots (-want +got):\n%s", diff)
 		}
-		batch, err = w.claim(ctx, 8, map[int64]int{1: 1})
+		batch, err = w.claim(ctx, 12, map[int64]int{1: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -418,5 +420,111 @@ func TestPreparedClaim(t *testing.T) {
 	}
 	if batch, err := w.claim(ctx, 8, map[int64]int{1: 1, 2: 1, 3: 1}); err != nil || len(batch) != 0 || w.midRound() {
 		t.Errorf("a claim with every tenant at its share: %v, %d claimed, mid round %v", err, len(batch), w.midRound())
+	}
+}
+
+// TestRunClaimsAhead: while every slot's attempt runs, Run claims up to a
+// batch more, which wait in the worker for a slot and start as attempts
+// end; at shutdown the ones that have not started are given back, due at
+// once and without the attempt their claim counted, and the ones in
+// flight are recorded.
+func TestRunClaimsAhead(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		for tenant := range int64(4) {
+			enqueue(t, db, tenantEvent(tenant+1, fmt.Sprintf("msg_%d", tenant)), clock.Now(), 10+tenant)
+		}
+		s := newScript()
+		s.block = make(chan struct{})
+		s.started = make(chan struct{}, 4)
+		w := fairWorker(t, db, s, clock, Config{Concurrency: 2, BatchSize: 2, TenantSlots: 1, Poll: time.Hour})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			w.Run(ctx)
+			close(done)
+		}()
+		<-s.started
+		<-s.started
+		// Two attempts run, two deliveries wait for a slot: all four are
+		// leased.
+		leased := func() int {
+			t.Helper()
+			n, err := db.NewSelect().Table("deskkit_outbox_deliveries").Where("lease_token IS NOT NULL").Count(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		for leased() < 4 {
+			runtime.Gosched()
+		}
+		if n := leased(); n != 4 {
+			t.Fatalf("%d deliveries leased; want the 2 in attempts and 2 waiting", n)
+		}
+		// An attempt that ends starts a waiting one, with no claim.
+		s.block <- struct{}{}
+		<-s.started
+		// Shutdown gives the one still waiting back; the first attempt is
+		// recorded: two leases are left, the attempts in flight.
+		cancel()
+		for leased() > 2 {
+			runtime.Gosched()
+		}
+		close(s.block)
+		<-done
+		var states []struct {
+			Status   string
+			Attempts int
+			Leased   bool
+		}
+		err := db.NewSelect().Table("deskkit_outbox_deliveries").
+			Column("status", "attempts").ColumnExpr("lease_token IS NOT NULL AS leased").
+			Order("status", "attempts").Scan(context.Background(), &states)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []struct {
+			Status   string
+			Attempts int
+			Leased   bool
+		}{
+			// The one given back.
+			{"PENDING", 0, false},
+			{"SUCCEEDED", 1, false}, {"SUCCEEDED", 1, false}, {"SUCCEEDED", 1, false},
+		}
+		if diff := cmp.Diff(want, states); diff != "" {
+			t.Errorf("after the shutdown (-want +got):\n%s", diff)
+		}
+		if got := s.total(); got != 3 {
+			t.Errorf("%d attempts made; want 3", got)
+		}
+	})
+}
+
+// TestClaimTellsCapped: on PostgreSQL a claim tells whether it reached a
+// target at its cap, so that a flush, which ends leases, wakes the worker
+// only then; at a steady low rate with nothing capped a flush costs no
+// extra claim.
+func TestClaimTellsCapped(t *testing.T) {
+	db := dbtest.OpenPostgres(t)
+	ctx := context.Background()
+	migrated(t, db)
+	clock := clocktest.New(t0)
+	enqueue(t, db, event("msg_1"), clock.Now(), 7)
+	enqueue(t, db, event("msg_2"), clock.Now(), 7)
+	w := fairWorker(t, db, newScript(), clock, Config{Concurrency: 8, TenantSlots: 8, TargetInFlight: 1})
+	for i, want := range []struct {
+		claimed int
+		capped  bool
+	}{{1, false}, {0, true}} {
+		batch, err := w.claim(ctx, 8, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(batch) != want.claimed || w.capped.Load() != want.capped {
+			t.Errorf("claim %d took %d and capped is %v; want %d and %v", i+1, len(batch), w.capped.Load(), want.claimed, want.capped)
+		}
 	}
 }

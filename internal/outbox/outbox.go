@@ -18,9 +18,14 @@
 // # Claiming
 //
 // A Worker claims due deliveries of its kind in batches, one statement
-// per claim, up to as many as it has attempt slots free (at most
-// Config.BatchSize); while a claim finds deliveries, the next is made as
-// soon as half the slots are free again, or shortly after one is. A claim
+// per claim, at most Config.BatchSize. Run claims ahead: beside the
+// Config.Concurrency attempts, up to a batch (at most Concurrency) of
+// claimed deliveries wait in the worker for a slot, so that an attempt
+// that ends starts the next without waiting for a claim; while claims
+// find deliveries, the next is made once a whole batch has room again, or
+// shortly after a slot went idle. A claimed delivery waits at most one
+// attempt's time (every slot's attempt ends, and takes the next), and
+// Run gives the waiting ones back when it stops. A claim
 // is fair (claim.go says how): it takes every tenant's first due delivery
 // before any tenant's second, and within a tenant every target's first
 // before any second; a target has at most Config.TargetInFlight deliveries

@@ -636,7 +636,7 @@ func TestRelease(t *testing.T) {
 		if err != nil || len(batch) != 1 {
 			t.Fatalf("claim: %v, %d", err, len(batch))
 		}
-		if err := w.release(ctx, batch[0].token); err != nil {
+		if err := w.release(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
 		if in := only(t, db); in.Status != Pending || in.Attempts != 0 || !in.NextAttempt.Equal(t0) {

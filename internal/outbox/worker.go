@@ -47,8 +47,9 @@ const (
 	MaxResponseBytes = 1024
 	// maxErrorBytes bounds an attempt's error text.
 	maxErrorBytes = 1000
-	// refillWait is how long a worker with a backlog waits for more of
-	// its slots to be free before it claims for the ones that are.
+	// refillWait is how long a worker with a backlog and an idle slot
+	// waits for a whole batch's room before it claims for the room there
+	// is.
 	refillWait = 2 * time.Millisecond
 )
 
@@ -128,16 +129,18 @@ type Config struct {
 	// Concurrency is how many attempts run at once; DefaultConcurrency if 0.
 	Concurrency int
 	// BatchSize is how many deliveries one claim takes at most;
-	// Concurrency if 0. A claim takes no more than the slots free: a
-	// claimed row's lease runs from the claim.
+	// Concurrency if 0. Run claims no more than its free slots plus
+	// min(BatchSize, Concurrency) waiting for one (a claimed row's lease
+	// runs from the claim).
 	BatchSize int
 	// TargetInFlight is how many deliveries of one target may be in
 	// flight at once (claimed and not yet recorded), counted across every
 	// worker of the kind on the database; DefaultTargetInFlight if 0.
 	TargetInFlight int
 	// InFlightFor is how long after its claim a lease counts toward its
-	// target's TargetInFlight: the longest an attempt can take plus the
-	// time to record it. A lease older than that is an attempt that
+	// target's TargetInFlight: the longest a claimed delivery waits for a
+	// slot (one attempt's time) and its attempt can take, plus the time
+	// to record it. A lease older than that is an attempt that
 	// ended, or the lease of a worker that died, which would otherwise
 	// hold its target's cap until the lease ends. Lease if 0 or more.
 	InFlightFor time.Duration
@@ -269,15 +272,37 @@ type Worker struct {
 	// claimStmt is the claim's prepared statement on PostgreSQL, nil until
 	// Run prepared it.
 	claimStmt atomic.Pointer[sql.Stmt]
+	// capped is whether the last claim may have left due deliveries for
+	// a cap (a target's in-flight, a tenant's slots): a flush, which ends
+	// leases, then wakes the worker. Always on SQLite, where the claim
+	// does not tell.
+	capped atomic.Bool
+	// phased is set once the first claim picked where it starts (phase).
+	phased atomic.Bool
 
 	mu sync.Mutex
 	// cursor is where the next claim's steps through the targets start
 	// (PostgreSQL): the zero target once a claim reached the end.
 	cursor target
-	// busy is how many slots attempts hold, held how many of them each
-	// tenant's hold.
-	busy int
-	held map[int64]int
+	// queue holds claimed deliveries waiting for a slot, in claim order;
+	// runners is how many goroutines run attempts (at most Concurrency),
+	// each taking the queue's next delivery when its attempt ends.
+	// claimed is how many deliveries the worker holds (queued or in an
+	// attempt whose outcome the flusher has not taken), held how many of
+	// them each tenant's are. stopping is set once Run's context is done:
+	// runners start nothing more.
+	queue    []queued
+	runners  int
+	claimed  int
+	held     map[int64]int
+	stopping bool
+}
+
+// queued is a claimed delivery waiting for a slot, with the attempt of
+// the batch it was claimed in.
+type queued struct {
+	d       Delivery
+	attempt func(context.Context, Delivery) Outcome
 }
 
 // NewWorker returns a worker over db, whose outbox tables Migrate created.
@@ -286,7 +311,7 @@ func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{
+	w := &Worker{
 		db:    db,
 		cfg:   c,
 		pg:    isPostgres(db),
@@ -295,7 +320,9 @@ func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
 		tel:   newAttemptTelemetry(c),
 		sleep: sleep,
 		held:  map[int64]int{},
-	}, nil
+	}
+	w.capped.Store(true)
+	return w, nil
 }
 
 // sleep waits for d or until ctx is done.
@@ -323,18 +350,29 @@ func (w *Worker) Wake() {
 }
 
 // Run claims and delivers until ctx is done, then claims nothing new,
-// waits for the attempts in flight (each bounded by the handler) and
-// records their outcomes, and returns. It looks for due deliveries when
-// woken (Wake, or on PostgreSQL a NOTIFY if Listen runs) and every
-// Config.Poll; while a claim finds all it asked for (a backlog), it claims
-// again as soon as half its slots are free, or refillWait after one is.
-// Outcomes are recorded in flushes (see Recording in the package doc).
-// Database errors are logged and retried at the next poll.
+// gives back the claimed deliveries whose attempts have not started (due
+// at once, for any worker), waits for the attempts in flight (each bounded
+// by the handler) and records their outcomes, and returns. It looks for
+// due deliveries when woken (Wake, or on PostgreSQL a NOTIFY if Listen
+// runs) and every Config.Poll. While there is a backlog it claims ahead:
+// up to min(BatchSize, Concurrency) deliveries wait in the worker for a
+// slot beside the Concurrency attempts, so that an attempt that ends
+// starts the next at once, and a claim is made once that many have
+// room (or refillWait after a slot went idle), so that claims are whole
+// batches. A delivery waits in the worker no longer than an attempt
+// takes: every slot's attempt ends within the handler's bound, and each
+// takes the next waiting delivery. Outcomes are recorded in flushes (see
+// Recording in the package doc). Database errors are logged and retried
+// at the next poll.
 func (w *Worker) Run(ctx context.Context) {
 	w.prepareClaim(ctx)
 	f := w.startFlusher()
 	var inflight sync.WaitGroup
+	w.mu.Lock()
+	w.stopping = false
+	w.mu.Unlock()
 	defer func() {
+		w.giveBackQueue(ctx)
 		inflight.Wait()
 		f.stop()
 	}()
@@ -345,7 +383,7 @@ func (w *Worker) Run(ctx context.Context) {
 	backlog := false
 	for {
 		if backlog {
-			if !w.waitSlots(ctx, refill) {
+			if !w.waitRoom(ctx, refill) {
 				return
 			}
 		} else {
@@ -356,23 +394,25 @@ func (w *Worker) Run(ctx context.Context) {
 			case <-w.wake:
 			}
 		}
-		n, asked, err := w.claimAndStart(ctx, &inflight, f.add)
+		n, asked, err := w.claimAndStart(ctx, w.ahead(), &inflight, f.add)
 		if err != nil && ctx.Err() == nil {
 			w.cfg.Logger.ErrorContext(ctx, "outbox: claim", slog.String("kind", w.cfg.Kind), slog.Any("error", err))
 		}
-		// A claim that found deliveries claims again as soon as slots
-		// are free: fewer than it asked for may be the caps (a target's
+		// A claim that found deliveries claims again as soon as there is
+		// room: fewer than it asked for may be the caps (a target's
 		// in-flight, a tenant's slots), which free as attempts end. Only
 		// a claim that found none, having looked at every target, waits
 		// to be woken (by a publish, or a flush that ended leases) or for
-		// the poll; one that asked for none (no slot was free) waits for
-		// slots.
+		// the poll; one that asked for none (no room) waits for room.
 		backlog = err == nil && (n > 0 || asked == 0 || w.midRound())
 		if !backlog {
 			poll.Reset(w.cfg.Poll)
 		}
 	}
 }
+
+// ahead is how many claimed deliveries Run lets wait for a slot.
+func (w *Worker) ahead() int { return min(w.cfg.BatchSize, w.cfg.Concurrency) }
 
 // midRound reports whether the last claim stopped before the last target
 // with pending deliveries: the next claim looks at the targets after it.
@@ -382,17 +422,17 @@ func (w *Worker) midRound() bool {
 	return w.cursor != target{}
 }
 
-// waitSlots waits until half the worker's slots are free, or one is and
-// refillWait has passed since the wait began. It reports false when ctx
-// is done first.
-func (w *Worker) waitSlots(ctx context.Context, refill *time.Timer) bool {
-	want := max(1, w.cfg.Concurrency/2)
+// waitRoom waits until a whole batch of Run's claims has room (see Run),
+// or a slot is idle and refillWait has passed since the wait began. It
+// reports false when ctx is done first.
+func (w *Worker) waitRoom(ctx context.Context, refill *time.Timer) bool {
+	want := w.ahead()
 	refill.Reset(refillWait)
 	defer refill.Stop()
 	waited := false
 	for {
-		free := w.free()
-		if free >= want || (free > 0 && waited) {
+		room, idle := w.room(want)
+		if room >= want || (idle && waited) {
 			return true
 		}
 		select {
@@ -405,27 +445,73 @@ func (w *Worker) waitSlots(ctx context.Context, refill *time.Timer) bool {
 	}
 }
 
-// free is how many of the worker's slots are free.
-func (w *Worker) free() int {
+// room is how many more deliveries the worker can claim, with ahead of
+// them waiting for a slot, and whether a slot is idle (nothing waits for
+// it).
+func (w *Worker) room(ahead int) (int, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.cfg.Concurrency - w.busy
+	room := w.cfg.Concurrency + ahead - w.claimed
+	return room, room > 0 && len(w.queue) == 0 && w.claimed < w.cfg.Concurrency
 }
 
-// take holds slots for batch's attempts.
-func (w *Worker) take(batch []Delivery) {
+// take queues batch's deliveries, each with attempt, and starts runners
+// for the idle slots; each runner's attempts hand their outcomes to
+// record.
+func (w *Worker) take(actx context.Context, batch []Delivery, attempt func(context.Context, Delivery) Outcome, inflight *sync.WaitGroup, record func(done)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.busy += len(batch)
+	w.claimed += len(batch)
 	for _, d := range batch {
 		w.held[d.TenantID]++
+		w.queue = append(w.queue, queued{d, attempt})
+	}
+	for range min(w.cfg.Concurrency-w.runners, len(w.queue)) {
+		w.runners++
+		inflight.Go(func() { w.runner(actx, record) })
 	}
 }
 
-// give frees the slot of d's attempt.
+// runner makes the queue's attempts, one after another, until the queue is
+// empty or Run stops.
+func (w *Worker) runner(actx context.Context, record func(done)) {
+	for {
+		w.mu.Lock()
+		if w.stopping || len(w.queue) == 0 {
+			w.runners--
+			w.mu.Unlock()
+			return
+		}
+		q := w.queue[0]
+		w.queue[0] = queued{}
+		w.queue = w.queue[1:]
+		w.mu.Unlock()
+		w.attempt(actx, q, record)
+	}
+}
+
+// attempt makes q's attempt and hands its outcome to record.
+func (w *Worker) attempt(actx context.Context, q queued, record func(done)) {
+	d := q.d
+	ctx, span := w.tel.start(actx, w.cfg.SpanName, d)
+	started, clock := w.cfg.Now(), time.Now()
+	o := q.attempt(ctx, d)
+	took := time.Since(clock)
+	o.Response = cut(o.Response, MaxResponseBytes)
+	o.Error = cut(o.Error, maxErrorBytes)
+	// The delivery's room is freed once the flusher took the outcome: a
+	// flusher that falls behind holds the claims back, rather than
+	// outcomes piling up.
+	record(done{Result{d, o}, started, w.cfg.Now().Sub(started)})
+	w.give(d)
+	w.tel.end(ctx, span, d, o, w.status(d, o), took)
+}
+
+// give frees the room of d, whose outcome the flusher took or which was
+// given back.
 func (w *Worker) give(d Delivery) {
 	w.mu.Lock()
-	w.busy--
+	w.claimed--
 	if w.held[d.TenantID]--; w.held[d.TenantID] <= 0 {
 		delete(w.held, d.TenantID)
 	}
@@ -436,9 +522,33 @@ func (w *Worker) give(d Delivery) {
 	}
 }
 
-// heldNow returns a copy of the slots each tenant holds, and how many are
-// free.
-func (w *Worker) heldNow() (map[int64]int, int) {
+// giveBackQueue stops the runners from starting more attempts and gives
+// the queued deliveries back: due at once, without the attempt their
+// claim counted.
+func (w *Worker) giveBackQueue(ctx context.Context) {
+	w.mu.Lock()
+	w.stopping = true
+	queue := w.queue
+	w.queue = nil
+	w.mu.Unlock()
+	if len(queue) == 0 {
+		return
+	}
+	batch := make([]Delivery, len(queue))
+	for i, q := range queue {
+		batch[i] = q.d
+	}
+	if err := w.release(context.WithoutCancel(ctx), batch); err != nil {
+		w.cfg.Logger.ErrorContext(ctx, "outbox: give back queued deliveries; they wait for their lease to end", slog.Any("error", err))
+	}
+	for _, d := range batch {
+		w.give(d)
+	}
+}
+
+// heldNow returns a copy of the deliveries each tenant holds in the
+// worker, and how many more it may claim with ahead of them waiting.
+func (w *Worker) heldNow(ahead int) (map[int64]int, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	held := make(map[int64]int, len(w.held))
@@ -449,7 +559,7 @@ func (w *Worker) heldNow() (map[int64]int, int) {
 			held[t] = n
 		}
 	}
-	return held, w.cfg.Concurrency - w.busy
+	return held, w.cfg.Concurrency + ahead - w.claimed
 }
 
 // RunOnce claims one batch of due deliveries, makes their attempts,
@@ -461,7 +571,10 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 		mu       sync.Mutex
 		results  []done
 	)
-	n, _, err := w.claimAndStart(ctx, &inflight, func(d done) {
+	w.mu.Lock()
+	w.stopping = false
+	w.mu.Unlock()
+	n, _, err := w.claimAndStart(ctx, 0, &inflight, func(d done) {
 		mu.Lock()
 		defer mu.Unlock()
 		results = append(results, d)
@@ -474,22 +587,22 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 }
 
 // claimAndStart claims up to as many due deliveries as the worker has
-// slots free (at most a batch) and starts their attempts, each handing
-// its outcome to record. It returns how many it claimed and how many it
-// asked for.
-func (w *Worker) claimAndStart(ctx context.Context, inflight *sync.WaitGroup, record func(done)) (claimed, asked int, err error) {
-	held, free := w.heldNow()
-	asked = min(free, w.cfg.BatchSize)
+// room for, with ahead of them waiting for a slot (at most a batch), and
+// starts their attempts, each handing its outcome to record. It returns
+// how many it claimed and how many it asked for.
+func (w *Worker) claimAndStart(ctx context.Context, ahead int, inflight *sync.WaitGroup, record func(done)) (claimed, asked int, err error) {
+	held, room := w.heldNow(ahead)
+	asked = min(room, w.cfg.BatchSize)
 	// A shutdown claims nothing new. A claim's statement is not cut by the
 	// shutdown's cancel (cut after the rows were leased, it would leave
 	// them unattempted until their lease ends); a claim that returns after
 	// the cancel gives its rows back at once instead of attempting them.
-	if err := ctx.Err(); err != nil || asked == 0 {
-		return 0, asked, err
+	if err := ctx.Err(); err != nil || asked <= 0 {
+		return 0, max(asked, 0), err
 	}
 	batch, err := w.claim(context.WithoutCancel(ctx), asked, held)
 	if err == nil && len(batch) > 0 && ctx.Err() != nil {
-		err = w.release(context.WithoutCancel(ctx), batch[0].token)
+		err = w.release(context.WithoutCancel(ctx), batch)
 		return 0, asked, errors.Join(ctx.Err(), err)
 	}
 	if err != nil || len(batch) == 0 {
@@ -502,23 +615,7 @@ func (w *Worker) claimAndStart(ctx context.Context, inflight *sync.WaitGroup, re
 	if err != nil {
 		return len(batch), asked, fmt.Errorf("open batch: %w", err)
 	}
-	w.take(batch)
-	for _, d := range batch {
-		inflight.Go(func() {
-			ctx, span := w.tel.start(actx, w.cfg.SpanName, d)
-			started, clock := w.cfg.Now(), time.Now()
-			o := attempt(ctx, d)
-			took := time.Since(clock)
-			o.Response = cut(o.Response, MaxResponseBytes)
-			o.Error = cut(o.Error, maxErrorBytes)
-			// The slot is freed once the flusher took the outcome: a
-			// flusher that falls behind holds the claims back, rather than
-			// outcomes piling up.
-			record(done{Result{d, o}, started, w.cfg.Now().Sub(started)})
-			w.give(d)
-			w.tel.end(ctx, span, d, o, w.status(d, o), took)
-		})
-	}
+	w.take(actx, batch, attempt, inflight, record)
 	return len(batch), asked, nil
 }
 
