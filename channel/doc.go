@@ -288,23 +288,26 @@
 // process dies; examples/bench measured no row claimed twice with 2 and 4
 // replicas), so throughput grows with replicas until the database is the
 // bound. The database is the shared engine: on PostgreSQL a delivery
-// costs it 0.7-1.0 ms of CPU (a claim of up to a batch, a prepared
-// statement that steps fairly through 16 channels, about 2 ms for 8; a
-// flush of the outcomes, one transaction for many; the channels' versions,
-// one query a claim) and a replica 0.4-0.55 ms, about 0.85-1.15 statements
-// and 0.07-0.18 WAL flushes (the claim commits without waiting for its
-// flush). One PostgreSQL core therefore saturates at roughly 1,000-1,400
-// deliveries a second, whatever the number of replicas: a PostgreSQL of 8
-// cores near 8,000-10,000 a second, before its disk's flushes (one per
-// flush of outcomes) or lock contention on the hottest channels bound it.
-// Replicas on separate machines add the attempts' own cost (the HTTP
-// requests, signing) and their waiting on slow receivers, not database
-// work; a replica's Config.Concurrency bounds its attempts at once, and
-// Config.BatchSize how many one claim takes (a larger batch costs the
-// database less per delivery). Measured on one 2-core machine, database
-// and replicas together, with other jobs beside them: 294-1,248
-// deliveries a second with one replica of 8 workers, 381-1,545 with two,
-// 621-828 with four (docs/performance.md).
+// costs it 0.20-0.38 ms of CPU (a claim of up to a batch, a prepared
+// statement that steps fairly through as many channels as it takes rows;
+// a flush of the outcomes, one transaction for many; the channels'
+// versions, one query a claim) and a replica 0.14-0.27 ms, about 0.4-0.7
+// statements and 0.02-0.06 WAL flushes (the claim commits without waiting
+// for its flush). One PostgreSQL core therefore saturates at roughly
+// 2,600-5,000 deliveries a second, whatever the number of replicas: a
+// PostgreSQL of 8 cores near 20,000-40,000 a second, before its disk's
+// flushes (one per flush of outcomes) or lock contention on the hottest
+// channels bound it. Replicas on separate machines add the attempts' own
+// cost (the HTTP requests, signing) and their waiting on slow receivers,
+// not database work; a replica's Config.Concurrency bounds its attempts
+// at once, and Config.BatchSize how many one claim takes (a larger batch
+// costs the database less per delivery). A replica claims ahead: up to a
+// batch (at most Config.Concurrency) of claimed deliveries wait in it for
+// an attempt to end, each at most one attempt's time, and go back to the
+// queue when Run stops. Measured on one 2-core machine, database and
+// replicas together: 2,663-3,324 deliveries a second with one replica of
+// 8 workers (1.18-1.34x River doing the same requests), 2,949-3,028 with
+// two, 2,520-3,317 with four (examples/bench).
 //
 // Attempts follow Config.RetrySchedule (0, 5s, 5m, 30m, 2h,
 // 5h, 10h, 10h by default, each delay +-10 %); a 429 or 503 with

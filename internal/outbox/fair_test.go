@@ -528,3 +528,36 @@ func TestClaimTellsCapped(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLooksAgainSoon: a worker whose claim found deliveries looks
+// again soon without a wake (its poll here is an hour), so that a NOTIFY
+// that comes late does not set the latency while events flow.
+func TestRunLooksAgainSoon(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		enqueue(t, db, event("msg_first"), clock.Now())
+		s := newScript()
+		s.started = make(chan struct{}, 2)
+		w := fairWorker(t, db, s, clock, Config{Concurrency: 2, Poll: time.Hour})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			w.Run(ctx)
+			close(done)
+		}()
+		defer func() { cancel(); <-done }()
+		next := func(what string) {
+			t.Helper()
+			select {
+			case <-s.started:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s was not attempted: the worker waits for its hour's poll", what)
+			}
+		}
+		next("the first delivery, at Run's first look")
+		// Written without a wake.
+		enqueue(t, db, event("msg_second"), clock.Now())
+		next("the second delivery, written without a wake")
+	})
+}
