@@ -271,7 +271,7 @@ func (g *docGen) operation(op *Operation) (obj, error) {
 func (g *docGen) resultSchema(t reflect.Type, data any) any {
 	result := obj{"allOf": []any{
 		ref("Envelope"),
-		obj{"type": "object", "properties": obj{
+		obj{"type": "object", "required": []any{"data"}, "properties": obj{
 			"code": obj{"type": "string", "enum": []any{envelope.CodeSuccess}},
 			"msg":  obj{"type": "string", "enum": []any{"Success"}},
 			"data": data,
@@ -405,6 +405,25 @@ func (g *docGen) showExample(schema, value any) error {
 	return nil
 }
 
+// ownPart is the part of v, a value of object schema s, that s's own
+// properties describe: all of it if s takes other properties too. The
+// Envelope component, say, shows its fields of an answer, not the
+// operation's data.
+func ownPart(s obj, v any) any {
+	m, ok := v.(map[string]any)
+	props, _ := s["properties"].(obj)
+	if !ok || len(props) == 0 || s["additionalProperties"] != nil && s["additionalProperties"] != false {
+		return v
+	}
+	own := make(map[string]any, len(props))
+	for k, x := range m {
+		if _, ok := props[k]; ok {
+			own[k] = x
+		}
+	}
+	return own
+}
+
 func (g *docGen) showValue(schema, v any) {
 	s, ok := schema.(obj)
 	if !ok || v == nil {
@@ -416,7 +435,7 @@ func (g *docGen) showValue(schema, v any) {
 			return
 		}
 		if _, done := c["example"]; !done && c["type"] == "object" {
-			c["example"] = v
+			c["example"] = ownPart(c, v)
 		}
 		s = c
 	}
