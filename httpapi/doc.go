@@ -11,16 +11,12 @@
 // generated when New runs and served without authentication at GET
 // /api/v1/openapi.json (see "The OpenAPI document").
 //
-// The services are taken as small interfaces, exactly the methods the
-// routes call, composed per route group: TrashService (TrashSearcher,
-// TrashRestorer, TrashClearer), VerifyService (ProfileService, CodeSender,
-// CodeChecker, AddressChanger) and ChannelService (ChannelStore).
+// The services are taken as one interface each, exactly the methods the
+// routes call: TrashService, VerifyService and ChannelService.
 // *trash.Trash, *verify.Verifier and *channel.ChannelRegistry implement
-// them, and a host may mount a wrapper (metrics, audit) or a fake instead.
-// Optional capabilities are found by type assertion, so that a wrapper
-// keeps compiling when a service grows: POST /event/channel/test is
-// mounted only when Config.Channels is a ChannelTester too. A nil service,
-// or a nil pointer in a service field, mounts nothing.
+// them, and a host may mount a wrapper (metrics, audit) or a fake
+// instead, embedding the interface for what it does not override. A nil
+// service, or a nil pointer in a service field, mounts nothing.
 //
 // # Routes as data
 //

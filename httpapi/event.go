@@ -11,9 +11,8 @@ import (
 )
 
 // eventRoutes are the event catalogue, every channel of the tenant, and
-// the deliveries of a channel: mounted when Config.Channels is an
-// EventService too.
-func eventRoutes(s EventService) []Operation {
+// the deliveries of a channel.
+func eventRoutes(s ChannelService) []Operation {
 	h := eventHandlers{s: s}
 	return []Operation{
 		Op("listEventTypes", http.MethodGet, "/event/types", h.types).With(listEventTypesDoc),
@@ -29,7 +28,7 @@ func eventRoutes(s EventService) []Operation {
 }
 
 type eventHandlers struct {
-	s EventService
+	s ChannelService
 }
 
 type idRequest struct {

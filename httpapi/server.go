@@ -59,7 +59,7 @@ type Config struct {
 	Authenticator Authenticator // required
 	Trash         TrashService
 	Verifier      VerifyService
-	Channels      ChannelService   // POST /event/channel/test if it is a ChannelTester too
+	Channels      ChannelService
 	Logger        *slog.Logger     // unexpected errors go here; slog.Default if nil
 	Now           func() time.Time // the clock of envelope datetimes and outage logging; time.Now if nil
 	MaxBodyBytes  int64            // DefaultMaxBodyBytes if 0
@@ -166,10 +166,8 @@ func New(cfg *Config) (*Server, error) {
 		for _, op := range channelRoutes(c.Channels) {
 			s.add(op)
 		}
-		if es, ok := c.Channels.(EventService); ok {
-			for _, op := range eventRoutes(es) {
-				s.add(op)
-			}
+		for _, op := range eventRoutes(c.Channels) {
+			s.add(op)
 		}
 	}
 	s.routing.Store(s.build())

@@ -11,111 +11,63 @@ import (
 	"github.com/deskkit/deskkit/verify"
 )
 
-// The services httpapi mounts, as the small interfaces it calls: exactly
-// the methods its routes use, composed per route group. *trash.Trash,
-// *verify.Verifier and *channel.ChannelRegistry implement them; a host may
-// mount a wrapper of its own (metrics, audit) or a fake instead. Each
+// The services httpapi mounts, one interface each: exactly the methods
+// its routes call. *trash.Trash, *verify.Verifier and
+// *channel.ChannelRegistry implement them; a host may mount a wrapper of
+// its own (metrics, audit) or a fake instead. A wrapper embeds the
+// interface and overrides what it wraps; a fake that serves only some
+// routes embeds it too, and the routes whose methods it leaves to the
+// embedded nil answer 500 (the panic is recovered and logged). Each
 // method answers as the service's method of the same name does, errors
 // included, and its errors go through the error table.
-//
-// Capabilities added later are optional interfaces, found by type
-// assertion on the mounted value, so that a wrapper written today keeps
-// compiling; a wrapper that does not implement an optional interface does
-// not get its routes (they answer 404). ChannelTester is such an optional
-// interface now.
 
-// TrashSearcher reads the trash: GET /task/trash/search and
-// GET /task/trash/count.
-type TrashSearcher interface {
+// TrashService is the trash routes' service (Config.Trash): GET
+// /task/trash/search and /task/trash/count, PATCH /task/trash/{id}/back
+// and /task/trash/back, DELETE /task/trash/{id} and /task/trash.
+type TrashService interface {
 	Search(ctx context.Context, p deskkit.Principal, q trash.Query) (trash.Page, error)
 	Count(ctx context.Context, p deskkit.Principal, projectID int64) (int64, error)
-}
-
-// TrashRestorer puts entries back: PATCH /task/trash/{id}/back and
-// PATCH /task/trash/back.
-type TrashRestorer interface {
 	Restore(ctx context.Context, p deskkit.Principal, id int64) error
 	RestoreAll(ctx context.Context, p deskkit.Principal, projectID int64) (int, error)
-}
-
-// TrashClearer removes entries for good: DELETE /task/trash/{id} and
-// DELETE /task/trash.
-type TrashClearer interface {
 	Clear(ctx context.Context, p deskkit.Principal, id int64) error
 	ClearAll(ctx context.Context, p deskkit.Principal, projectID int64) (int, error)
 }
 
-// TrashService is the trash routes' service (Config.Trash).
-type TrashService interface {
-	TrashSearcher
-	TrashRestorer
-	TrashClearer
-}
-
-// ProfileService is the current user's profile and tenant:
-// GET and PATCH /user/current, GET /user/current/tenant.
-type ProfileService interface {
+// VerifyService is the current user's routes' service (Config.Verifier):
+// the profile and tenant (GET and PATCH /user/current, GET
+// /user/current/tenant), codes sent and checked (/user/current/sms/... and
+// /user/current/email/...), and addresses changed with proof (PATCH
+// /user/current/mobile and /user/current/email).
+type VerifyService interface {
 	Detail(ctx context.Context, p deskkit.Principal) (verify.Detail, error)
 	Tenant(ctx context.Context, p deskkit.Principal) (verify.TenantDetail, error)
 	UpdateProfile(ctx context.Context, p deskkit.Principal, pr verify.Profile) (verify.Detail, error)
-}
-
-// CodeSender sends verification codes: POST /user/current/sms/send and
-// POST /user/current/email/send.
-type CodeSender interface {
 	SendSMS(ctx context.Context, p deskkit.Principal, req verify.SMSSend) (verify.Sent, error)
 	SendEmail(ctx context.Context, p deskkit.Principal, req verify.EmailSend) (verify.Sent, error)
-}
-
-// CodeChecker checks verification codes: GET /user/current/sms/check and
-// GET /user/current/email/check.
-type CodeChecker interface {
 	CheckSMS(ctx context.Context, p deskkit.Principal, req verify.SMSCheck) (verify.Link, error)
 	CheckEmail(ctx context.Context, p deskkit.Principal, req verify.EmailCheck) (verify.Link, error)
-}
-
-// AddressChanger changes the user's addresses with proof:
-// PATCH /user/current/mobile and PATCH /user/current/email.
-type AddressChanger interface {
 	ChangeMobile(ctx context.Context, p deskkit.Principal, req verify.MobileChange) (verify.Detail, error)
 	ChangeEmail(ctx context.Context, p deskkit.Principal, req verify.EmailChange) (verify.Detail, error)
 }
 
-// VerifyService is the current user's routes' service (Config.Verifier).
-type VerifyService interface {
-	ProfileService
-	CodeSender
-	CodeChecker
-	AddressChanger
-}
-
-// ChannelStore keeps the tenant's event channels: POST and PUT
-// /event/channel, GET /event/channel/type/{channelType},
-// DELETE /event/channel/{id}.
-type ChannelStore interface {
+// ChannelService is the event routes' service (Config.Channels): the
+// tenant's channels (POST, PUT and GET /event/channel, GET
+// /event/channel/type/{channelType}, DELETE /event/channel/{id}, PATCH
+// /event/channel/{id}/enable and /disable), test messages (POST
+// /event/channel/test), the event catalogue (GET /event/types), and
+// deliveries (GET /event/channel/{id}/deliveries and .../hourly, POST
+// /event/channel/{id}/recover, GET /event/delivery/{id}/attempts, POST
+// /event/delivery/{id}/resend).
+type ChannelService interface {
 	Add(ctx context.Context, p deskkit.Principal, in channel.Input) (channel.Added, error)
 	Replace(ctx context.Context, p deskkit.Principal, in channel.Input) (channel.Channel, error)
 	List(ctx context.Context, p deskkit.Principal, channelType string) ([]channel.Channel, error)
-	Delete(ctx context.Context, p deskkit.Principal, id int64) error
-}
-
-// ChannelTester sends test messages: POST /event/channel/test. It is
-// optional: mounted when Config.Channels implements it.
-type ChannelTester interface {
-	Test(ctx context.Context, p deskkit.Principal, in channel.Input) (channel.TestResult, error)
-}
-
-// EventService is the event catalogue, every channel of the tenant and
-// their deliveries: GET /event/types, GET /event/channel, PATCH
-// /event/channel/{id}/enable and /disable, GET
-// /event/channel/{id}/deliveries, POST /event/channel/{id}/recover, GET
-// /event/delivery/{id}/attempts and POST /event/delivery/{id}/resend. It is
-// optional: mounted when Config.Channels implements it.
-type EventService interface {
-	EventTypes() []deskkit.EventType
 	ListAll(ctx context.Context, p deskkit.Principal) ([]channel.Channel, error)
+	Delete(ctx context.Context, p deskkit.Principal, id int64) error
 	Enable(ctx context.Context, p deskkit.Principal, id int64) (channel.Channel, error)
 	Disable(ctx context.Context, p deskkit.Principal, id int64) (channel.Channel, error)
+	Test(ctx context.Context, p deskkit.Principal, in channel.Input) (channel.TestResult, error)
+	EventTypes() []deskkit.EventType
 	Deliveries(ctx context.Context, p deskkit.Principal, channelID int64, status string, pageNo, pageSize int) (channel.DeliveryPage, error)
 	DeliveryCounts(ctx context.Context, p deskkit.Principal, channelID int64, hours int) ([]channel.HourlyDeliveries, error)
 	Recover(ctx context.Context, p deskkit.Principal, channelID int64, since time.Time) (int, error)
@@ -123,18 +75,10 @@ type EventService interface {
 	Resend(ctx context.Context, p deskkit.Principal, deliveryID int64) (channel.Delivery, error)
 }
 
-// ChannelService is the event channels' routes' service
-// (Config.Channels); see ChannelTester and EventService.
-type ChannelService interface {
-	ChannelStore
-}
-
 var (
 	_ TrashService   = (*trash.Trash)(nil)
 	_ VerifyService  = (*verify.Verifier)(nil)
 	_ ChannelService = (*channel.ChannelRegistry)(nil)
-	_ ChannelTester  = (*channel.ChannelRegistry)(nil)
-	_ EventService   = (*channel.ChannelRegistry)(nil)
 )
 
 // mounted reports whether a service was given: a nil interface and an
