@@ -66,7 +66,10 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 }
 
-func (c *Config) withDefaults() Config {
+// withDefaults returns a copy of c (nil: of the zero Config) with the
+// defaults filled in. New calls it, then validate on the copy, as every
+// constructor of the module does.
+func (c *Config) withDefaults() *Config {
 	var out Config
 	if c != nil {
 		out = *c
@@ -77,9 +80,10 @@ func (c *Config) withDefaults() Config {
 	if out.BatchSize == 0 {
 		out.BatchSize = DefaultBatchSize
 	}
-	return out
+	return &out
 }
 
+// validate checks a Config that withDefaults filled in.
 func (c *Config) validate() error {
 	if c.BatchSize < 0 {
 		return errors.New("trash: BatchSize must not be negative")
@@ -117,7 +121,7 @@ func New(db *bun.DB, restorer Restorer, cfg *Config) (*Trash, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	return &Trash{db: db, restorer: restorer, cfg: c, postgres: d.Postgres, ops: newOps(c)}, nil
+	return &Trash{db: db, restorer: restorer, cfg: *c, postgres: d.Postgres, ops: newOps(*c)}, nil
 }
 
 //go:embed migrations/*.sql

@@ -152,7 +152,10 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 }
 
-func (c *Config) withDefaults() Config {
+// withDefaults returns a copy of c (nil: of the zero Config) with the
+// defaults filled in. New calls it, then validate on the copy, as every
+// constructor of the module does.
+func (c *Config) withDefaults() *Config {
 	var out Config
 	if c != nil {
 		out = *c
@@ -184,9 +187,10 @@ func (c *Config) withDefaults() Config {
 	if out.Now == nil {
 		out.Now = time.Now
 	}
-	return out
+	return &out
 }
 
+// validate checks a Config that withDefaults filled in.
 func (c *Config) validate() error {
 	switch {
 	case c.CodeTTL < time.Second || c.CodeTTL > MaxCodeTTL:
@@ -251,8 +255,8 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 	if err != nil {
 		return nil, err
 	}
-	v := &Verifier{db: db, dir: dir, sms: sms, mail: mail, cfg: c, templates: ts}
-	v.ops, v.tel = newTelemetry(c)
+	v := &Verifier{db: db, dir: dir, sms: sms, mail: mail, cfg: *c, templates: ts}
+	v.ops, v.tel = newTelemetry(*c)
 	for _, s := range [][]byte{secret, c.PreviousSecret} {
 		if s == nil {
 			continue
