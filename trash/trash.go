@@ -54,8 +54,9 @@ type Config struct {
 	// 0 keeps them until cleared.
 	Retention time.Duration
 	// Publisher receives the trash's events (EventTypes), inside the
-	// transaction of the change they announce; nil publishes nothing. See
-	// Events in the package documentation.
+	// transaction of the change they announce; nil publishes nothing. New
+	// fails if it is a deskkit.EventTypeChecker that lacks one of the
+	// types: register them first. See Events in the package documentation.
 	Publisher deskkit.Publisher
 	// MeterProvider counts the trash's operations (deskkit.trash.operations)
 	// and TracerProvider spans each; nil means the global providers
@@ -90,6 +91,23 @@ func (c *Config) validate() error {
 	}
 	if c.Retention < 0 {
 		return errors.New("trash: Retention must not be negative")
+	}
+	return checkPublisher(c.Publisher)
+}
+
+// checkPublisher refuses a publisher that says (deskkit.EventTypeChecker)
+// it does not know one of the trash's event types: every operation would
+// otherwise fail at its first publish. A publisher that cannot say is
+// taken on trust.
+func checkPublisher(p deskkit.Publisher) error {
+	c, ok := p.(deskkit.EventTypeChecker)
+	if !ok {
+		return nil
+	}
+	for _, et := range EventTypes() {
+		if !c.KnowsEventType(et.Name) {
+			return fmt.Errorf("trash: the publisher does not know event type %s: call ChannelRegistry.RegisterEventTypes(trash.EventTypes()...) before trash.New", et.Name)
+		}
 	}
 	return nil
 }

@@ -133,7 +133,9 @@ type Config struct {
 	AppName string
 	// Publisher, if set, gets the events of contact changes
 	// (EventMobileChanged, EventEmailChanged; see EventTypes) inside the
-	// change's transaction; nil publishes none.
+	// change's transaction; nil publishes none. New fails if it is a
+	// deskkit.EventTypeChecker that lacks one of the types: register them
+	// first.
 	Publisher deskkit.Publisher
 	// Logger gets failed notices; slog.Default if nil. Codes and secrets
 	// are never logged.
@@ -201,6 +203,23 @@ func (c *Config) validate() error {
 		return errors.New("verify: SendsPerHour, SendsPerDay, SendsPerAddressPerDay and FailuresPerDay must not be negative")
 	case c.PreviousSecret != nil && len(c.PreviousSecret) < MinSecretLength:
 		return fmt.Errorf("verify: PreviousSecret must be at least %d bytes", MinSecretLength)
+	}
+	return checkPublisher(c.Publisher)
+}
+
+// checkPublisher refuses a publisher that says (deskkit.EventTypeChecker)
+// it does not know one of the Verifier's event types: every change of
+// address would otherwise fail at its publish. A publisher that cannot say
+// is taken on trust.
+func checkPublisher(p deskkit.Publisher) error {
+	c, ok := p.(deskkit.EventTypeChecker)
+	if !ok {
+		return nil
+	}
+	for _, et := range EventTypes() {
+		if !c.KnowsEventType(et.Name) {
+			return fmt.Errorf("verify: the publisher does not know event type %s: call ChannelRegistry.RegisterEventTypes(verify.EventTypes()...) before verify.New", et.Name)
+		}
 	}
 	return nil
 }
