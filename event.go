@@ -70,9 +70,21 @@ type Actor struct {
 // database itself, for an event outside any transaction): it does no
 // network I/O and calls back into nothing, so that it is safe under the
 // caller's locks. It returns an error, and the caller rolls back, when the
-// event is malformed or its type unknown.
+// event is malformed or its type unknown; a publisher that can tell its
+// types in advance implements EventTypeChecker too.
 type Publisher interface {
 	Publish(ctx context.Context, db bun.IDB, tenantID int64, ev Event) error
+}
+
+// EventTypeChecker is what a Publisher may also implement to say, before
+// anything is published, whether it knows an event type. The services'
+// constructors (trash.New, verify.New) ask a publisher that implements it
+// for each of their types, and fail when one is missing, rather than
+// leaving every operation that publishes to fail later. A publisher that
+// does not implement it is taken on trust. channel.ChannelRegistry
+// implements it: it knows the types registered with RegisterEventTypes.
+type EventTypeChecker interface {
+	KnowsEventType(name string) bool
 }
 
 // idEncoding is lower-case base32 without padding: ids that are safe in

@@ -299,6 +299,80 @@ type Config struct {
 	PlainStatements bool
 }
 
+// withDefaults returns a copy of c (nil: of the zero Config) with the
+// defaults filled in, RetrySchedule copied so that the caller's slice is
+// not shared. New calls it, then validate on the copy, as every
+// constructor of the module does.
+func (c *Config) withDefaults() *Config {
+	var out Config
+	if c != nil {
+		out = *c
+	}
+	if out.TestsPerMinute == 0 {
+		out.TestsPerMinute = DefaultTestLimit
+	}
+	if out.ResendsPerMinute == 0 {
+		out.ResendsPerMinute = DefaultResendLimit
+	}
+	if strings.TrimSpace(out.AppName) == "" {
+		out.AppName = "deskkit"
+	}
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	if out.Timeout <= 0 {
+		out.Timeout = DefaultTimeout
+	}
+	if out.RetrySchedule == nil {
+		out.RetrySchedule = DefaultRetrySchedule()
+	} else {
+		out.RetrySchedule = slices.Clone(out.RetrySchedule)
+	}
+	if out.DisableAfter == 0 {
+		out.DisableAfter = DefaultDisableAfter
+	}
+	if out.DisableMinFailures == 0 {
+		out.DisableMinFailures = DefaultDisableMinFailures
+	}
+	if out.LogRetention == 0 {
+		out.LogRetention = DefaultLogRetention
+	}
+	if out.Concurrency == 0 {
+		out.Concurrency = DefaultConcurrency
+	}
+	return &out
+}
+
+// validate checks a Config that withDefaults filled in.
+func (c *Config) validate() error {
+	if c.PreviousSecret != nil && len(c.PreviousSecret) < MinSecretLength {
+		return fmt.Errorf("channel: PreviousSecret must be at least %d bytes", MinSecretLength)
+	}
+	if err := outbox.CheckSchedule(c.RetrySchedule); err != nil {
+		return fmt.Errorf("channel: Config.RetrySchedule: %w", err)
+	}
+	switch {
+	case c.DisableAfter < 0:
+		return errors.New("channel: Config.DisableAfter must not be negative")
+	case c.DisableMinFailures < 0:
+		return errors.New("channel: Config.DisableMinFailures must not be negative")
+	case c.LogRetention < 0:
+		return errors.New("channel: Config.LogRetention must not be negative")
+	case c.Concurrency < 0 || c.Concurrency > MaxConcurrency:
+		return fmt.Errorf("channel: Config.Concurrency must be between 1 and %d", MaxConcurrency)
+	case c.BatchSize < 0 || c.BatchSize > MaxConcurrency:
+		return fmt.Errorf("channel: Config.BatchSize must be between 1 and %d", MaxConcurrency)
+	case c.MaxInFlightPerChannel < 0:
+		return errors.New("channel: Config.MaxInFlightPerChannel must not be negative")
+	case c.TenantConcurrency < 0:
+		return errors.New("channel: Config.TenantConcurrency must not be negative")
+	}
+	return nil
+}
+
 // Defaults of Config's delivery settings.
 const (
 	DefaultDisableAfter       = 5 * 24 * time.Hour
@@ -372,66 +446,9 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	if err != nil {
 		return nil, err
 	}
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
-	if c.PreviousSecret != nil && len(c.PreviousSecret) < MinSecretLength {
-		return nil, fmt.Errorf("channel: PreviousSecret must be at least %d bytes", MinSecretLength)
-	}
-	if c.TestsPerMinute == 0 {
-		c.TestsPerMinute = DefaultTestLimit
-	}
-	if c.ResendsPerMinute == 0 {
-		c.ResendsPerMinute = DefaultResendLimit
-	}
-	if strings.TrimSpace(c.AppName) == "" {
-		c.AppName = "deskkit"
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.RetrySchedule == nil {
-		c.RetrySchedule = DefaultRetrySchedule()
-	} else {
-		c.RetrySchedule = slices.Clone(c.RetrySchedule)
-	}
-	if err := outbox.CheckSchedule(c.RetrySchedule); err != nil {
-		return nil, fmt.Errorf("channel: Config.RetrySchedule: %w", err)
-	}
-	if c.DisableAfter == 0 {
-		c.DisableAfter = DefaultDisableAfter
-	}
-	if c.DisableMinFailures == 0 {
-		c.DisableMinFailures = DefaultDisableMinFailures
-	}
-	if c.LogRetention == 0 {
-		c.LogRetention = DefaultLogRetention
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
-	}
-	switch {
-	case c.DisableAfter < 0:
-		return nil, errors.New("channel: Config.DisableAfter must not be negative")
-	case c.DisableMinFailures < 0:
-		return nil, errors.New("channel: Config.DisableMinFailures must not be negative")
-	case c.LogRetention < 0:
-		return nil, errors.New("channel: Config.LogRetention must not be negative")
-	case c.Concurrency < 0 || c.Concurrency > MaxConcurrency:
-		return nil, fmt.Errorf("channel: Config.Concurrency must be between 1 and %d", MaxConcurrency)
-	case c.BatchSize < 0 || c.BatchSize > MaxConcurrency:
-		return nil, fmt.Errorf("channel: Config.BatchSize must be between 1 and %d", MaxConcurrency)
-	case c.MaxInFlightPerChannel < 0:
-		return nil, errors.New("channel: Config.MaxInFlightPerChannel must not be negative")
-	case c.TenantConcurrency < 0:
-		return nil, errors.New("channel: Config.TenantConcurrency must not be negative")
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
 	}
 	seal, err := newSealer(secret, c.PreviousSecret)
 	if err != nil {
@@ -448,7 +465,7 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	})
 	r := &ChannelRegistry{
 		db:     db,
-		cfg:    c,
+		cfg:    *c,
 		seal:   seal,
 		sender: &notify.Sender{HTTP: client, Mail: mail, Now: c.Now, AppName: c.AppName},
 		pg:     dialect.Postgres,
@@ -483,7 +500,7 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	if err != nil {
 		return nil, fmt.Errorf("channel: %w", err)
 	}
-	r.ops, r.published = newTelemetry(c)
+	r.ops, r.published = newTelemetry(*c)
 	return r, nil
 }
 

@@ -62,6 +62,8 @@ func EventTypes() []deskkit.EventType {
 // subscriptions are checked against and Publish accepts. The catalogue is
 // the host's code: the composition root registers every service's types
 // (trash.EventTypes(), ...) and the host's own when it starts, before it
+// builds the services that publish through the registry (trash.New and
+// verify.New refuse a registry that lacks their types) and before it
 // serves, so that every process of a deployment holds the same catalogue
 // and every tenant sees the same one; the registry's own types
 // (EventTypes) are registered by New. Nothing registers a type at run
@@ -101,6 +103,16 @@ func (r *ChannelRegistry) EventTypes() []deskkit.EventType {
 	slices.SortFunc(out, func(a, b deskkit.EventType) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// KnowsEventType reports whether name is in the registry's catalogue:
+// whether Publish accepts an event of that type. It makes the registry a
+// deskkit.EventTypeChecker, through which trash.New and verify.New refuse
+// a registry that lacks their types (register them first).
+func (r *ChannelRegistry) KnowsEventType(name string) bool {
+	return r != nil && r.registered(name)
+}
+
+var _ deskkit.EventTypeChecker = (*ChannelRegistry)(nil)
 
 func (r *ChannelRegistry) registered(name string) bool {
 	r.typesMu.RLock()

@@ -86,7 +86,10 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 }
 
-func (c *Config) withDefaults() Config {
+// withDefaults returns a copy of c (nil: of the zero Config) with the
+// defaults filled in. New calls it, then validate on the copy, as every
+// constructor of the module does.
+func (c *Config) withDefaults() *Config {
 	var out Config
 	if c != nil {
 		out = *c
@@ -109,9 +112,10 @@ func (c *Config) withDefaults() Config {
 	if out.OutageLogInterval == 0 {
 		out.OutageLogInterval = DefaultOutageLogInterval
 	}
-	return out
+	return &out
 }
 
+// validate checks a Config that withDefaults filled in.
 func (c *Config) validate() error {
 	if c.Authenticator == nil {
 		return errors.New("httpapi: Authenticator is required")
@@ -147,7 +151,7 @@ func New(cfg *Config) (*Server, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: c}
+	s := &Server{cfg: *c}
 	s.tracer = telemetry.Tracer(c.TracerProvider, scope)
 	s.duration = telemetry.Seconds(telemetry.Meter(c.MeterProvider, scope), "http.server.request.duration", "Duration of HTTP server requests.")
 	s.outages = &outageLog{logger: c.Logger, every: &ratelog.Every{Interval: c.OutageLogInterval, Now: c.Now}}

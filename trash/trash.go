@@ -54,8 +54,9 @@ type Config struct {
 	// 0 keeps them until cleared.
 	Retention time.Duration
 	// Publisher receives the trash's events (EventTypes), inside the
-	// transaction of the change they announce; nil publishes nothing. See
-	// Events in the package documentation.
+	// transaction of the change they announce; nil publishes nothing. New
+	// fails if it is a deskkit.EventTypeChecker that lacks one of the
+	// types: register them first. See Events in the package documentation.
 	Publisher deskkit.Publisher
 	// MeterProvider counts the trash's operations (deskkit.trash.operations)
 	// and TracerProvider spans each; nil means the global providers
@@ -66,7 +67,10 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 }
 
-func (c *Config) withDefaults() Config {
+// withDefaults returns a copy of c (nil: of the zero Config) with the
+// defaults filled in. New calls it, then validate on the copy, as every
+// constructor of the module does.
+func (c *Config) withDefaults() *Config {
 	var out Config
 	if c != nil {
 		out = *c
@@ -77,15 +81,33 @@ func (c *Config) withDefaults() Config {
 	if out.BatchSize == 0 {
 		out.BatchSize = DefaultBatchSize
 	}
-	return out
+	return &out
 }
 
+// validate checks a Config that withDefaults filled in.
 func (c *Config) validate() error {
 	if c.BatchSize < 0 {
 		return errors.New("trash: BatchSize must not be negative")
 	}
 	if c.Retention < 0 {
 		return errors.New("trash: Retention must not be negative")
+	}
+	return checkPublisher(c.Publisher)
+}
+
+// checkPublisher refuses a publisher that says (deskkit.EventTypeChecker)
+// it does not know one of the trash's event types: every operation would
+// otherwise fail at its first publish. A publisher that cannot say is
+// taken on trust.
+func checkPublisher(p deskkit.Publisher) error {
+	c, ok := p.(deskkit.EventTypeChecker)
+	if !ok {
+		return nil
+	}
+	for _, et := range EventTypes() {
+		if !c.KnowsEventType(et.Name) {
+			return fmt.Errorf("trash: the publisher does not know event type %s: call ChannelRegistry.RegisterEventTypes(trash.EventTypes()...) before trash.New", et.Name)
+		}
 	}
 	return nil
 }
@@ -117,7 +139,7 @@ func New(db *bun.DB, restorer Restorer, cfg *Config) (*Trash, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	return &Trash{db: db, restorer: restorer, cfg: c, postgres: d.Postgres, ops: newOps(c)}, nil
+	return &Trash{db: db, restorer: restorer, cfg: *c, postgres: d.Postgres, ops: newOps(*c)}, nil
 }
 
 //go:embed migrations/*.sql

@@ -81,18 +81,39 @@ var _ SMSSender = (*HTTPSMSSender)(nil)
 
 // NewHTTPSMSSender checks cfg and returns a sender. It does not connect.
 func NewHTTPSMSSender(cfg HTTPSMSConfig) (*HTTPSMSSender, error) {
-	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, errors.New("verify: HTTPSMSConfig.URL must be an absolute http or https URL")
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Concurrency < 0 {
-		return nil, errors.New("verify: HTTPSMSConfig.Concurrency must not be negative")
-	}
-	client := cfg.Client
+	u, _ := url.Parse(c.URL) // validate parsed it
+	client := c.Client
 	if client == nil {
-		client = defaultSMSClient(cfg.Concurrency)
+		client = defaultSMSClient(c.Concurrency)
 	}
-	return &HTTPSMSSender{url: u, client: client, header: cfg.Header.Clone()}, nil
+	return &HTTPSMSSender{url: u, client: client, header: c.Header}, nil
+}
+
+// withDefaults returns a copy of c with the defaults filled in and Header
+// copied, as the module's constructors all begin.
+func (c *HTTPSMSConfig) withDefaults() *HTTPSMSConfig {
+	out := *c
+	if out.Concurrency == 0 {
+		out.Concurrency = DefaultSMSConcurrency
+	}
+	out.Header = out.Header.Clone()
+	return &out
+}
+
+// validate checks an HTTPSMSConfig that withDefaults filled in.
+func (c *HTTPSMSConfig) validate() error {
+	u, err := url.Parse(c.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("verify: HTTPSMSConfig.URL must be an absolute http or https URL")
+	}
+	if c.Concurrency < 0 {
+		return errors.New("verify: HTTPSMSConfig.Concurrency must not be negative")
+	}
+	return nil
 }
 
 // SendSMS posts m to the gateway. It returns nil on a 2xx answer, and an
@@ -165,36 +186,56 @@ var _ SMSSender = (*TwilioSMSSender)(nil)
 
 // NewTwilioSMSSender checks cfg and returns a sender. It does not connect.
 func NewTwilioSMSSender(cfg TwilioConfig) (*TwilioSMSSender, error) {
-	if cfg.AccountSID == "" || cfg.AuthToken == "" || cfg.From == "" {
-		return nil, errors.New("verify: TwilioConfig needs AccountSID, AuthToken and From")
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Concurrency < 0 {
-		return nil, errors.New("verify: TwilioConfig.Concurrency must not be negative")
-	}
-	if strings.ContainsAny(cfg.AccountSID, "/?#% \t\r\n") {
-		return nil, errors.New("verify: TwilioConfig.AccountSID is not an account SID")
-	}
-	s := &TwilioSMSSender{sid: cfg.AccountSID, token: cfg.AuthToken, from: cfg.From, fromKey: "From", client: cfg.Client}
-	switch {
-	case strings.HasPrefix(cfg.From, "MG"):
+	s := &TwilioSMSSender{sid: c.AccountSID, token: c.AuthToken, from: c.From, fromKey: "From", client: c.Client}
+	if strings.HasPrefix(c.From, "MG") {
 		s.fromKey = "MessagingServiceSid"
-	case !addr.IsE164(cfg.From):
-		return nil, fmt.Errorf("verify: TwilioConfig.From %q is neither an E.164 number nor a Messaging Service SID (MG...)", cfg.From)
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = "https://api.twilio.com"
-	}
-	u, err := url.Parse(strings.TrimRight(base, "/"))
-	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" ||
-		(u.Scheme != "https" && !(u.Scheme == "http" && addr.IsLoopbackHost(u.Hostname()))) {
-		return nil, errors.New("verify: TwilioConfig.BaseURL must be an absolute https URL (http only on a loopback host)")
-	}
-	s.endpoint = u.JoinPath("2010-04-01", "Accounts", cfg.AccountSID, "Messages.json")
+	u, _ := url.Parse(c.BaseURL) // validate parsed it
+	s.endpoint = u.JoinPath("2010-04-01", "Accounts", c.AccountSID, "Messages.json")
 	if s.client == nil {
-		s.client = defaultSMSClient(cfg.Concurrency)
+		s.client = defaultSMSClient(c.Concurrency)
 	}
 	return s, nil
+}
+
+// withDefaults returns a copy of c with the defaults filled in, BaseURL
+// without a trailing slash, as the module's constructors all begin.
+func (c *TwilioConfig) withDefaults() *TwilioConfig {
+	out := *c
+	if out.BaseURL == "" {
+		out.BaseURL = "https://api.twilio.com"
+	}
+	out.BaseURL = strings.TrimRight(out.BaseURL, "/")
+	if out.Concurrency == 0 {
+		out.Concurrency = DefaultSMSConcurrency
+	}
+	return &out
+}
+
+// validate checks a TwilioConfig that withDefaults filled in.
+func (c *TwilioConfig) validate() error {
+	if c.AccountSID == "" || c.AuthToken == "" || c.From == "" {
+		return errors.New("verify: TwilioConfig needs AccountSID, AuthToken and From")
+	}
+	if c.Concurrency < 0 {
+		return errors.New("verify: TwilioConfig.Concurrency must not be negative")
+	}
+	if strings.ContainsAny(c.AccountSID, "/?#% \t\r\n") {
+		return errors.New("verify: TwilioConfig.AccountSID is not an account SID")
+	}
+	if !strings.HasPrefix(c.From, "MG") && !addr.IsE164(c.From) {
+		return fmt.Errorf("verify: TwilioConfig.From %q is neither an E.164 number nor a Messaging Service SID (MG...)", c.From)
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" ||
+		(u.Scheme != "https" && !(u.Scheme == "http" && addr.IsLoopbackHost(u.Hostname()))) {
+		return errors.New("verify: TwilioConfig.BaseURL must be an absolute https URL (http only on a loopback host)")
+	}
+	return nil
 }
 
 // SendSMS asks Twilio to send m. It returns nil when Twilio answers 201

@@ -133,7 +133,9 @@ type Config struct {
 	AppName string
 	// Publisher, if set, gets the events of contact changes
 	// (EventMobileChanged, EventEmailChanged; see EventTypes) inside the
-	// change's transaction; nil publishes none.
+	// change's transaction; nil publishes none. New fails if it is a
+	// deskkit.EventTypeChecker that lacks one of the types: register them
+	// first.
 	Publisher deskkit.Publisher
 	// Logger gets failed notices; slog.Default if nil. Codes and secrets
 	// are never logged.
@@ -152,7 +154,10 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 }
 
-func (c *Config) withDefaults() Config {
+// withDefaults returns a copy of c (nil: of the zero Config) with the
+// defaults filled in. New calls it, then validate on the copy, as every
+// constructor of the module does.
+func (c *Config) withDefaults() *Config {
 	var out Config
 	if c != nil {
 		out = *c
@@ -184,9 +189,10 @@ func (c *Config) withDefaults() Config {
 	if out.Now == nil {
 		out.Now = time.Now
 	}
-	return out
+	return &out
 }
 
+// validate checks a Config that withDefaults filled in.
 func (c *Config) validate() error {
 	switch {
 	case c.CodeTTL < time.Second || c.CodeTTL > MaxCodeTTL:
@@ -197,6 +203,23 @@ func (c *Config) validate() error {
 		return errors.New("verify: SendsPerHour, SendsPerDay, SendsPerAddressPerDay and FailuresPerDay must not be negative")
 	case c.PreviousSecret != nil && len(c.PreviousSecret) < MinSecretLength:
 		return fmt.Errorf("verify: PreviousSecret must be at least %d bytes", MinSecretLength)
+	}
+	return checkPublisher(c.Publisher)
+}
+
+// checkPublisher refuses a publisher that says (deskkit.EventTypeChecker)
+// it does not know one of the Verifier's event types: every change of
+// address would otherwise fail at its publish. A publisher that cannot say
+// is taken on trust.
+func checkPublisher(p deskkit.Publisher) error {
+	c, ok := p.(deskkit.EventTypeChecker)
+	if !ok {
+		return nil
+	}
+	for _, et := range EventTypes() {
+		if !c.KnowsEventType(et.Name) {
+			return fmt.Errorf("verify: the publisher does not know event type %s: call ChannelRegistry.RegisterEventTypes(verify.EventTypes()...) before verify.New", et.Name)
+		}
 	}
 	return nil
 }
@@ -251,8 +274,8 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 	if err != nil {
 		return nil, err
 	}
-	v := &Verifier{db: db, dir: dir, sms: sms, mail: mail, cfg: c, templates: ts}
-	v.ops, v.tel = newTelemetry(c)
+	v := &Verifier{db: db, dir: dir, sms: sms, mail: mail, cfg: *c, templates: ts}
+	v.ops, v.tel = newTelemetry(*c)
 	for _, s := range [][]byte{secret, c.PreviousSecret} {
 		if s == nil {
 			continue

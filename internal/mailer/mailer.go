@@ -79,14 +79,53 @@ type Config struct {
 	HelloName string
 }
 
-func (c Config) withDefaults() Config {
-	if c.TLS == "" {
-		c.TLS = TLSStartTLS
+// withDefaults returns a copy of c with the defaults filled in. New calls
+// it, then validate on the copy, as every constructor of the module does.
+func (c *Config) withDefaults() *Config {
+	out := *c
+	if out.TLS == "" {
+		out.TLS = TLSStartTLS
 	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
+	if out.Timeout == 0 {
+		out.Timeout = DefaultTimeout
 	}
-	return c
+	return &out
+}
+
+// validate checks a Config that withDefaults filled in.
+func (c *Config) validate() error {
+	host, portText, err := net.SplitHostPort(c.Addr)
+	if err != nil || host == "" {
+		return fmt.Errorf("mailer: Addr %q must be host:port", c.Addr)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 1 || port > 65535 {
+		return fmt.Errorf("mailer: Addr %q has no valid port", c.Addr)
+	}
+	if c.From == "" {
+		return errors.New("mailer: From is required")
+	}
+	if _, err := mail.ParseAddress(c.From); err != nil {
+		return fmt.Errorf("mailer: From %q is not a valid address", c.From)
+	}
+	switch c.TLS {
+	case TLSNone, TLSStartTLS, TLSImplicit:
+	default:
+		return fmt.Errorf("mailer: TLS %q is not one of none, starttls, tls", c.TLS)
+	}
+	if c.Timeout < 0 {
+		return errors.New("mailer: Timeout must not be negative")
+	}
+	if c.Username == "" && c.Password != "" {
+		return errors.New("mailer: Password is set without a Username")
+	}
+	if c.Username != "" && c.TLS == TLSNone && !addr.IsLoopbackHost(host) {
+		return fmt.Errorf("mailer: refusing to send a password in clear text to %s: use TLS starttls or tls", host)
+	}
+	if strings.ContainsAny(c.HelloName, " \r\n") {
+		return fmt.Errorf("mailer: HelloName %q is not a host name", c.HelloName)
+	}
+	return nil
 }
 
 // Message is one e-mail.
@@ -118,38 +157,13 @@ type Mailer struct {
 // New checks cfg and returns a Mailer. It does not connect.
 func New(cfg Config) (*Mailer, error) {
 	c := cfg.withDefaults()
-	host, portText, err := net.SplitHostPort(c.Addr)
-	if err != nil || host == "" {
-		return nil, fmt.Errorf("mailer: Addr %q must be host:port", c.Addr)
+	if err := c.validate(); err != nil {
+		return nil, err
 	}
-	port, err := strconv.Atoi(portText)
-	if err != nil || port < 1 || port > 65535 {
-		return nil, fmt.Errorf("mailer: Addr %q has no valid port", c.Addr)
-	}
-	if c.From == "" {
-		return nil, errors.New("mailer: From is required")
-	}
-	from, err := mail.ParseAddress(c.From)
-	if err != nil {
-		return nil, fmt.Errorf("mailer: From %q is not a valid address", c.From)
-	}
-	switch c.TLS {
-	case TLSNone, TLSStartTLS, TLSImplicit:
-	default:
-		return nil, fmt.Errorf("mailer: TLS %q is not one of none, starttls, tls", c.TLS)
-	}
-	if c.Timeout < 0 {
-		return nil, errors.New("mailer: Timeout must not be negative")
-	}
-	if c.Username == "" && c.Password != "" {
-		return nil, errors.New("mailer: Password is set without a Username")
-	}
-	if c.Username != "" && c.TLS == TLSNone && !addr.IsLoopbackHost(host) {
-		return nil, fmt.Errorf("mailer: refusing to send a password in clear text to %s: use TLS starttls or tls", host)
-	}
-	if strings.ContainsAny(c.HelloName, " \r\n") {
-		return nil, fmt.Errorf("mailer: HelloName %q is not a host name", c.HelloName)
-	}
+	// validate parsed both.
+	host, portText, _ := net.SplitHostPort(c.Addr)
+	port, _ := strconv.Atoi(portText)
+	from, _ := mail.ParseAddress(c.From)
 	tc := &tls.Config{}
 	if c.TLSConfig != nil {
 		tc = c.TLSConfig.Clone()
@@ -161,7 +175,7 @@ func New(cfg Config) (*Mailer, error) {
 		tc.MinVersion = tls.VersionTLS12
 	}
 	c.TLSConfig = nil // m.tls is the one in use
-	return &Mailer{cfg: c, host: host, port: port, from: from, tls: tc}, nil
+	return &Mailer{cfg: *c, host: host, port: port, from: from, tls: tc}, nil
 }
 
 // reserved are the header fields the Mailer writes itself.
