@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/deskkit/deskkit/examples/server/internal/console"
-	"github.com/deskkit/deskkit/internal/directory"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/verify"
 )
 

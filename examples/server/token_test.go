@@ -16,9 +16,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/directory"
 )
 
 var tokenLine = regexp.MustCompile(`^dk_[A-Za-z0-9_-]{43}\n$`)
