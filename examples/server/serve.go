@@ -181,7 +181,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 		}
 	}
 	if cfg.demo {
-		printDemoAccess(stdout, base, token)
+		printDemoAccess(stdout, base, token, cfg.databaseURL)
 	}
 	if hint := cfg.verify.hint(); hint != "" {
 		fmt.Fprintln(stdout, hint)
