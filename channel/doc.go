@@ -304,7 +304,8 @@
 // database less per delivery). Measured on one 2-core machine, database
 // and replicas together, with other jobs beside them: 294-1,248
 // deliveries a second with one replica of 8 workers, 381-1,545 with two,
-// 621-828 with four (docs/performance.md).
+// 621-828 with four (examples/bench/README.md gives the figures and
+// how they are measured).
 //
 // Attempts follow Config.RetrySchedule (0, 5s, 5m, 30m, 2h,
 // 5h, 10h, 10h by default, each delay +-10 %); a 429 or 503 with

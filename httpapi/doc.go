@@ -254,7 +254,7 @@
 // span the global propagator (otel.GetTextMapPropagator) extracts from its
 // headers, if the host set one; its status is Error for 5xx answers only.
 // The services' spans are its children. BenchmarkMetricsCost measures what
-// the metrics cost a request (see docs/performance.md).
+// the metrics cost a request (examples/bench/README.md gives the figures).
 //
 // # Testing
 //
