@@ -36,6 +36,11 @@
 // Every query is scoped to the principal's tenant; rows of another tenant
 // behave exactly as if they did not exist.
 //
+// The package's Example builds the trash, the event channels and the HTTP
+// API over one SQLite file, as a host does, and serves a search beside a
+// route of the host's own; examples/embed is a whole host application, and
+// examples/server the reference server.
+//
 // # Storage
 //
 // The services keep their state with github.com/uptrace/bun on PostgreSQL

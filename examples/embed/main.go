@@ -43,16 +43,16 @@
 //	curl -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/api/v1/event/channel/1/deliveries
 //
 // Events go through deskkit's transactional outbox. The host registers
-// the trash's event types and its own with the registry at start
-// (newApp), sets the registry as the trash's Publisher, and publishes
-// its own task.deleted with ChannelRegistry.Publish inside the delete's
-// transaction, the one that calls trash.Add (deleteTx). Publishing only
+// the trash's event types and its own with the registry at start, sets
+// the registry as the trash's Publisher, and publishes its own
+// task.deleted with ChannelRegistry.Publish inside the delete's
+// transaction, the one that calls trash.Add. Publishing only
 // writes rows in that transaction: a delete rolled back publishes nothing,
 // and a committed one is delivered even if the process dies the next
 // instant, by this process or any other running ChannelRegistry.Run on the
-// database, after a restart if need be. main runs Run in the background;
-// it makes the attempts, records each, and retries failures on a schedule
-// (5 s, 5 min, 30 min, ... over about 27 hours). Delivery is at least
+// database, after a restart if need be. The program runs Run in the
+// background; it makes the attempts, records each, and retries failures on
+// a schedule (5 s, 5 min, 30 min, ... over about 27 hours). Delivery is at least
 // once: an attempt cut off by a crash is made again, with the same
 // webhook-id (the event's id), on which receivers drop duplicates. The
 // answer to the delete waits for no receiver. Restores and clears through
@@ -70,16 +70,16 @@
 // API.
 //
 // The points to take away: the host deletes a task and puts it in the trash
-// in one transaction of its own (deleteTx), publishing its event in it;
-// deskkit calls back into the host to restore or purge it (Restore,
-// Purge); deskkit asks the host's Authenticator who is calling, and its
-// users table how users are named (hostUsers.ResolveUsers); the
-// verification service reads and changes the host's own users table
-// through the host's verify.Directory (hostUsers, in users.go), writing
-// through the transaction it hands over; the host spends a link secret in
-// its own transaction (setPassword); and on SIGTERM the host stops taking
-// requests before it stops the event worker, which finishes the attempts
-// in flight (serve).
+// in one transaction of its own, publishing its event in it; deskkit calls
+// back into the host to restore or purge it (the host is the trash's
+// Restorer); deskkit asks the host's Authenticator who is calling, and its
+// users table how users are named (a trash.UserResolver); the verification
+// service reads and changes the host's own users table through the host's
+// verify.Directory, writing through the transaction it hands over; the host
+// spends a link secret in its own transaction (POST /password); and on
+// SIGTERM the host stops taking requests before it stops the event worker,
+// which finishes the attempts in flight. The repository's README shows
+// this wiring, taken from this program's source.
 //
 // EMBED_SECRET, if set, is the server secret (at least 32 characters:
 // openssl rand -hex 32) that codes are hashed under and that the key
