@@ -358,7 +358,7 @@ func TestPrintDemoAccess(t *testing.T) {
 // a command without it would create deskkit.db and issue a token there),
 // and -console's its address, without a password the URL holds.
 func TestPrintDemoAccessRepeatsServer(t *testing.T) {
-	token := "dk_" + strings.Repeat("x", 43)
+	token := "dk_" + strings.Repeat("t", 43) // no "xxxxx": that is the redacted password
 	for _, c := range []struct {
 		name, base, token, dbURL string
 		want                     []string // lines, each whole
