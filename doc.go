@@ -36,6 +36,11 @@
 // Every query is scoped to the principal's tenant; rows of another tenant
 // behave exactly as if they did not exist.
 //
+// The package's Example builds the trash, the event channels and the HTTP
+// API over one SQLite file, as a host does, and serves a search beside a
+// route of the host's own; examples/embed is a whole host application, and
+// examples/server the reference server.
+//
 // # Storage
 //
 // The services keep their state with github.com/uptrace/bun on PostgreSQL
@@ -133,13 +138,49 @@
 //
 // # Embedding
 //
-//	db := bun.NewDB(sqldb, pgdialect.New())
-//	if err := trash.Migrate(ctx, db); err != nil { ... }
-//	tr, err := trash.New(db, myRestorer, &trash.Config{Authorizer: myProjects})
-//	api, err := httpapi.New(&httpapi.Config{Authenticator: myTokens, Trash: tr})
-//	mux.Handle("/api/v1/", api)
+// A host migrates the services' tables, builds the event channels and
+// registers every event type that it and the services publish, builds the
+// services with the registry as their Publisher, serves the API beside its
+// own routes, and runs the delivery worker:
 //
-// examples/embed is a complete host application doing this.
+//	for _, migrate := range []func(context.Context, *bun.DB) error{trash.Migrate, verify.Migrate, channel.Migrate} {
+//		if err := migrate(ctx, db); err != nil { ... }
+//	}
+//	reg, err := channel.New(db, secret, mailer, nil)
+//	err = reg.RegisterEventTypes(slices.Concat(trash.EventTypes(), verify.EventTypes(), myEventTypes)...)
+//	tr, err := trash.New(db, myRestorer, &trash.Config{Publisher: reg, Authorizer: myProjects})
+//	v, err := verify.New(db, myUsers, sms, mailer, secret, &verify.Config{Publisher: reg})
+//	api, err := httpapi.New(&httpapi.Config{Authenticator: myTokens, Trash: tr, Verifier: v, Channels: reg})
+//	srv := &http.Server{Handler: api.Wrap(mux)} // /api/v1 to deskkit as it came, the rest to the host's mux
+//	go reg.Run(ctx) // and v.Run: delivers what was published, in every replica
+//
+// A type nobody registered is refused by Publish, so a trash built without
+// trash.EventTypes() registered fails its first Add. Without Run, events
+// and notices wait in the outbox; any process running it on the database
+// delivers them, after a restart if need be.
+//
+// Serve api.Wrap(mux), not mux.Handle("/api/v1/", api): an http.ServeMux
+// answers a path that is not clean with a redirect to its cleaned form
+// before any handler runs, so DELETE /api/v1/task/trash/3/..?projectId=1
+// would answer 307 to /api/v1/task/trash?projectId=1, and a client that
+// follows it clears the project. Wrap hands deskkit every request whose
+// path is under /api/v1 as written, decoded or cleaned (//api/v1/...,
+// /x/../api/v1/..., /api%2Fv1/...), uncleaned; deskkit routes on the
+// escaped path, never redirects, and answers such paths 404.
+//
+// The host puts a task in the trash in its own delete transaction, and
+// publishes its own events there too, so that a delete rolled back
+// announces nothing:
+//
+//	err = deskkit.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
+//		// ... delete task 42 from the host's tables through tx, then:
+//		_, err := tr.Add(ctx, tx, principal, trash.NewEntry{ProjectID: 3, TargetType: trash.TargetTask,
+//			TargetID: 42, TargetName: "Write docs", CreatedBy: 7})
+//		if err != nil {
+//			return err
+//		}
+//		return reg.Publish(ctx, tx, principal.TenantID, myEvent)
+//	})
 //
 // # Metrics, traces and request ids
 //
@@ -196,7 +237,8 @@
 // serves the API on 127.0.0.1:8080 over an SQLite file deskkit.db, with a
 // demo tenant, user and bearer token (printed as a ready curl line) and demo
 // tasks and sprints to delete and restore. DESKKIT_DATABASE_URL (or
-// -database-url) points it at PostgreSQL instead.
+// -database-url) points it at PostgreSQL instead. Its manual is
+// examples/server/README.md.
 //
 // # Errors
 //
@@ -229,4 +271,12 @@
 // answers), against PostgreSQL too; skipped tests are listed with the
 // reason. DESKKIT_REQUIRE_POSTGRES=1 turns a missing PostgreSQL into a
 // failure instead of a skip.
+//
+// Hosts test their side with two importable packages, as with
+// net/http/httptest: trash/trashtest (a trash.Restorer fake with function
+// fields, and RunRestorerTests, the conformance suite for the host's own
+// Restorer) and verify/verifytest (an in-memory verify.Directory, a
+// function-field one, a sender that records, and RunDirectoryTests for the
+// host's own Directory). examples/embed and the reference server run both
+// suites against theirs.
 package deskkit

@@ -2,6 +2,8 @@
 // notifications go, and sends messages through them: a signed generic
 // webhook, e-mail, and two chat robots.
 //
+// # Overview
+//
 // A ChannelRegistry is built with New over a database that Migrate has
 // prepared, the server secret, and a Mailer for e-mail channels. httpapi
 // mounts it at /api/v1/event/channel. Services and hosts publish events
@@ -14,6 +16,11 @@
 //
 // Without a Mailer, e-mail channels can be stored, and their messages fail
 // with a DeliveryError saying that no mail server is configured.
+//
+// The package's Example adds a webhook and delivers an event to it, which
+// the receiver verifies with a Standard Webhooks library;
+// ExampleChannelRegistry_Publish publishes an event in the caller's
+// transaction, as the trash does in the host's delete. The rules follow.
 //
 // # Channel types
 //
@@ -176,7 +183,8 @@
 // for an event whose transaction the caller then rolls back.
 //
 // The worker's attempts are recorded by the outbox it shares with the
-// verifier's notices (scope github.com/deskkit/deskkit/internal/outbox):
+// verifier's notices, under the outbox's own instrumentation scope (not
+// the channel package's):
 // a span "channel.deliver" per attempt (deskkit.event.type,
 // deskkit.channel.type, deskkit.result, and the reply's
 // http.response.status_code; status Error when it failed), the counter
@@ -307,7 +315,8 @@
 // queue when Run stops. Measured on one 2-core machine, database and
 // replicas together: 2,663-3,324 deliveries a second with one replica of
 // 8 workers (1.18-1.34x River doing the same requests), 2,949-3,028 with
-// two, 2,520-3,317 with four (examples/bench).
+// two, 2,520-3,317 with four (examples/bench/README.md gives the figures
+// and how they are measured).
 //
 // Attempts follow Config.RetrySchedule (0, 5s, 5m, 30m, 2h,
 // 5h, 10h, 10h by default, each delay +-10 %); a 429 or 503 with

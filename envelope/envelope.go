@@ -3,6 +3,12 @@
 //
 //	{"code": "S", "msg": "Success", "data": ..., "datetime": "2026-11-22T01:00:00Z", "ext": {}}
 //
+// # Overview
+//
+// OK and Error build an envelope, and Write sends it with its HTTP status;
+// the package's Example writes one of each. httpapi answers every request
+// this way, and a host's own routes mounted on it (Server.Handle) do too.
+//
 // # Codes
 //
 // Code is "S" on success. Errors use "E0" for protocol and input errors, "E1"

@@ -44,7 +44,7 @@ import (
 // every statement as text, its arguments written in, so $n placeholders
 // here and bun's formatting there send the same bytes).
 const (
-	baseTokenSQL = `SELECT u.id, u.tenant_id, u.admin, k.token_hash, k.expires_at FROM deskkit_tokens AS k JOIN deskkit_users AS u ON u.id = k.user_id AND u.tenant_id = k.tenant_id WHERE k.token_hash = $1 LIMIT 1`
+	baseTokenSQL = `SELECT u.id, u.tenant_id, u.admin, k.token_hash, k.expires_at FROM bench_tokens AS k JOIN bench_users AS u ON u.id = k.user_id AND u.tenant_id = k.tenant_id WHERE k.token_hash = $1 LIMIT 1`
 	baseCountSQL = `SELECT coalesce(sum(entries), 0) FROM deskkit_trash_counts WHERE tenant_id = $1 AND project_id = $2`
 	// $3 is the LIKE pattern of the name term.
 	baseWhereSQL  = `WHERE (t.tenant_id = $1) AND (t.target_type = $2) AND (t.target_name_folded LIKE $3 ESCAPE '\')`

@@ -2,6 +2,12 @@ package httpapi
 
 import (
 	"context"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
@@ -17,7 +23,6 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/trash"
 )
 
@@ -79,8 +84,8 @@ var (
 	benchSrv  *Server
 	benchErr  error
 	// benchToken is the bench admin's bearer token: every request is
-	// authenticated by the directory, a token lookup in PostgreSQL, as the
-	// reference server does.
+	// authenticated by benchTokens, a token lookup in PostgreSQL, as the
+	// reference server's user directory does.
 	benchToken string
 	benchDSN   string
 	benchAppDB *bun.DB // the server's pool
@@ -123,12 +128,11 @@ func loadBench(dsn string) (*Server, *bun.DB, error) {
 	if err := trash.Migrate(ctx, loader); err != nil {
 		return nil, nil, err
 	}
-	if err := directory.Migrate(ctx, loader); err != nil {
-		return nil, nil, err
-	}
 	for _, q := range []string{
 		"CREATE TABLE IF NOT EXISTS bench_meta (entries BIGINT NOT NULL)",
 		"CREATE TABLE IF NOT EXISTS bench_tasks (id BIGINT PRIMARY KEY, state TEXT NOT NULL)",
+		"CREATE TABLE IF NOT EXISTS bench_users (id BIGINT PRIMARY KEY, tenant_id BIGINT NOT NULL, admin BOOLEAN NOT NULL)",
+		"CREATE TABLE IF NOT EXISTS bench_tokens (token_hash VARCHAR(64) PRIMARY KEY, user_id BIGINT NOT NULL, tenant_id BIGINT NOT NULL, expires_at TIMESTAMPTZ)",
 	} {
 		if _, err := loader.ExecContext(ctx, q); err != nil {
 			return nil, nil, err
@@ -162,46 +166,79 @@ LATERAL (SELECT 'Task ' || i || ' ' || (ARRAY['design','review','deploy','fix','
 	db.SetMaxOpenConns(database.DefaultMaxOpenConns())
 	db.SetMaxIdleConns(database.DefaultMaxOpenConns())
 	benchAppDB = db
-	dir, err := directory.New(db, nil)
-	if err != nil {
+	// The entries are tenant 1's, and so is the bench admin, user 1. Each
+	// run issues a fresh token, after revoking the last run's.
+	var raw [32]byte
+	if _, err := crand.Read(raw[:]); err != nil {
 		return nil, nil, err
 	}
-	// The entries are tenant 1's: the directory's first tenant in this
-	// schema. Each run issues a fresh token, after revoking the last run's.
-	tenant, err := dir.EnsureTenant(ctx, "bench")
-	if err != nil {
-		return nil, nil, err
-	}
-	if tenant.ID != 1 {
-		return nil, nil, fmt.Errorf("bench tenant has id %d, not 1: drop schema %s to reload", tenant.ID, benchSchema)
-	}
-	user, err := dir.EnsureUser(ctx, tenant.ID, "bench-admin", true)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := loader.ExecContext(ctx, "DELETE FROM deskkit_tokens WHERE user_id = ?", user.ID); err != nil {
-		return nil, nil, err
-	}
-	if benchToken, err = dir.IssueToken(ctx, user); err != nil {
-		return nil, nil, err
+	benchToken = "bench_" + hex.EncodeToString(raw[:])
+	for _, q := range []string{
+		"INSERT INTO bench_users (id, tenant_id, admin) VALUES (1, 1, TRUE) ON CONFLICT (id) DO NOTHING",
+		"DELETE FROM bench_tokens WHERE user_id = 1",
+		"INSERT INTO bench_tokens (token_hash, user_id, tenant_id) VALUES ('" + tokenHash(benchToken) + "', 1, 1)",
+	} {
+		if _, err := loader.ExecContext(ctx, q); err != nil {
+			return nil, nil, err
+		}
 	}
 	srv, err := newBenchServer(db)
 	return srv, loader, err
 }
 
-// newBenchServer is the server over db: the trash, authenticated by the
-// directory.
+// newBenchServer is the server over db: the trash, authenticated by
+// benchTokens.
 func newBenchServer(db *bun.DB) (*Server, error) {
 	tr, err := trash.New(db, benchHost{}, &trash.Config{BatchSize: 1000})
 	if err != nil {
 		return nil, err
 	}
-	dir, err := directory.New(db, nil)
-	if err != nil {
-		return nil, err
-	}
-	return New(&Config{Authenticator: dir, Trash: tr})
+	return New(&Config{Authenticator: benchTokens{db}, Trash: tr})
 }
+
+// benchTokenSQL is benchTokens' statement: the token by its hash, and its
+// user's current admin flag, the one indexed lookup the reference server's
+// user directory makes on every request.
+const benchTokenSQL = `SELECT u.id, u.tenant_id, u.admin, k.token_hash, k.expires_at FROM bench_tokens AS k ` +
+	`JOIN bench_users AS u ON u.id = k.user_id AND u.tenant_id = k.tenant_id WHERE k.token_hash = ? LIMIT 1`
+
+// tokenHash is the form in which bench_tokens keeps a token: its SHA-256
+// in hex.
+func tokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// benchTokens is the bench host's Authenticator. It does what the
+// reference server's user directory does for each request, on the same
+// kind of connection (database.OnConn), so that the benchmarks measure
+// the same work they did when they authenticated through it.
+type benchTokens struct{ db *bun.DB }
+
+func (a benchTokens) Authenticate(ctx context.Context, token string) (deskkit.Principal, error) {
+	want := tokenHash(token)
+	var (
+		userID, tenantID int64
+		admin            bool
+		hash             string
+		expiresAt        bun.NullTime
+	)
+	err := database.OnConn(ctx, a.db, func(ctx context.Context, c bun.IDB) error {
+		return c.QueryRowContext(ctx, benchTokenSQL, want).Scan(&userID, &tenantID, &admin, &hash, &expiresAt)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return deskkit.Principal{}, deskkit.ErrUnauthenticated
+	}
+	if err != nil {
+		return deskkit.Principal{}, err
+	}
+	if subtle.ConstantTimeCompare([]byte(hash), []byte(want)) != 1 || (!expiresAt.IsZero() && !time.Now().Before(expiresAt.Time)) {
+		return deskkit.Principal{}, deskkit.ErrUnauthenticated
+	}
+	return deskkit.Principal{UserID: userID, TenantID: tenantID, Admin: admin}, nil
+}
+
+var _ Authenticator = benchTokens{}
 
 // loadProject refills project with n trashed tasks backed by host rows.
 func loadProject(b *testing.B, db *bun.DB, project int64, n int) {
@@ -339,5 +376,3 @@ func BenchmarkRestoreAll10k(b *testing.B) {
 	b.StopTimer()
 	all.report(b, "restore-")
 }
-
-var _ = deskkit.Principal{}

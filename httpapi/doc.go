@@ -11,6 +11,13 @@
 // generated when New runs and served without authentication at GET
 // /api/v1/openapi.json (see "The OpenAPI document").
 //
+// The package's Example mounts the trash and shows an answer, an unknown
+// parameter, a wrong method and a missing token; ExampleOp adds a typed
+// route of the host's own. The operations, with what each takes and
+// answers and the rules of verification, channels, names and the trash
+// as a client meets them, are listed in the served document and in the
+// reference server's manual (examples/server/README.md, "The API").
+//
 // The services are taken as one interface each, exactly the methods the
 // routes call: TrashService, VerifyService and ChannelService.
 // *trash.Trash, *verify.Verifier and *channel.ChannelRegistry implement
@@ -39,8 +46,7 @@
 // segment and a wildcard share a position in one method's tree (PATCH
 // /task/trash/back beside PATCH /task/trash/{id}/back); there, and only
 // there, the wildcard is registered and its handler picks the operation
-// whose template the path matches (Server.build and pick, in routes.go),
-// so no service has to work around it. A panic in a handler is logged with
+// whose template the path matches, so no service has to work around it. A panic in a handler is logged with
 // its stack and answered 500 internal_error.
 //
 // Host routes: Handle mounts a plain Endpoint (path parameters through
@@ -93,9 +99,9 @@
 //
 // # Errors
 //
-// One table (errorTable in errors.go) maps errors to HTTP, read top down,
-// from specific to generic. A service's own error, made with
-// deskkit.NewError, also matches its class (deskkit.ErrInvalid, ...); it
+// One table maps errors to HTTP, read top down, from specific to generic.
+// A service's own error, made with deskkit.NewError, also matches its
+// class (deskkit.ErrInvalid, ...); it
 // gets a key of its own by a row above its class's row, and otherwise
 // shares its class's row. The client's message is the error's own when it
 // implements deskkit.ClientMessager (input errors name the field and the
@@ -156,7 +162,7 @@
 // response schemas from the Go types of Op[Req, Resp], through kin-openapi's
 // openapi3gen, with the words and constraints a Go type cannot carry
 // (descriptions, bounds, patterns, enums, the wire syntax of numbers
-// written as strings) added per type in openapi_notes.go; error statuses,
+// written as strings) added per type; error statuses,
 // envelope codes and headers from the error table, by the keys each
 // operation's Doc names plus those every operation answers (400, 401, 405,
 // 500, 503, and for a JSON body the body-size row when the table has one);
@@ -250,7 +256,7 @@
 // span the global propagator (otel.GetTextMapPropagator) extracts from its
 // headers, if the host set one; its status is Error for 5xx answers only.
 // The services' spans are its children. BenchmarkMetricsCost measures what
-// the metrics cost a request (see docs/performance.md).
+// the metrics cost a request (examples/bench/README.md gives the figures).
 //
 // # Testing
 //

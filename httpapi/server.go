@@ -52,9 +52,9 @@ type Authenticator interface {
 
 // Config names the services to mount; nil services (a nil interface or a
 // nil pointer in one) are not mounted, and their routes answer 404. The
-// services are interfaces (services.go) that *trash.Trash,
-// *verify.Verifier and *channel.ChannelRegistry implement, so a host can
-// mount a wrapper or a fake.
+// services are interfaces that *trash.Trash, *verify.Verifier and
+// *channel.ChannelRegistry implement, so a host can mount a wrapper or a
+// fake.
 type Config struct {
 	Authenticator Authenticator // required
 	Trash         TrashService

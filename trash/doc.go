@@ -36,6 +36,11 @@
 // Authorizer and its optional ProjectViewer capability, and UserResolver,
 // which returns the shared deskkit.UserInfo.
 //
+// The package's Example puts a task in the trash in the host's
+// transaction, finds it, and restores it through the host's Restorer;
+// ExampleProjectViewer hides the projects a user may not see. The rules
+// follow.
+//
 // # Who may
 //
 // An admin principal, or one the Authorizer lets manage the project, may

@@ -25,6 +25,11 @@
 // password change after PASSWORD_UPDATE) with Redeem, inside the host's
 // transaction if it likes.
 //
+// The package's Example sends a code, checks it for a link secret and
+// redeems the secret for a flow of the host's own; ExampleVerifier_Run
+// shows a host running the worker that sends notices to old addresses.
+// The rules follow.
+//
 // # Proof before a contact change
 //
 // Send and check take an address that is the user's own or one no other
@@ -286,8 +291,8 @@
 // The notices to old addresses share the module's outbox with the
 // channels' events: each attempt is a span "verify.notice" (a child of
 // the change's span when the change sends it itself) and counts in the
-// outbox's deskkit.deliveries and deskkit.delivery.duration (scope
-// github.com/deskkit/deskkit/internal/outbox) with deskkit.channel.type
+// outbox's deskkit.deliveries and deskkit.delivery.duration (under the
+// outbox's instrumentation scope, as the channels' are) with deskkit.channel.type
 // verify.notice and deskkit.result succeeded, retrying or failed. The
 // outbox's gauges (its depth, its oldest due delivery's age) count the
 // notices too; channel.ChannelRegistry.Run registers them, not the

@@ -3,14 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/channel"
-	"github.com/deskkit/deskkit/trash"
-	"github.com/deskkit/deskkit/verify"
 )
 
 // The host's events. deskkit keeps the tenant's channels, the outbox and
@@ -37,9 +33,10 @@ type taskDeleted struct {
 	CreatedBy int64          `json:"createdBy"`
 }
 
-// hostEventTypes are the types the host publishes itself, for the
-// registry's catalogue (GET /api/v1/event/types) and the subscriptions
-// checked against it: Publish refuses a type nobody registered.
+// hostEventTypes are the types the host publishes itself, registered in
+// newApp with the services' for the registry's catalogue (GET
+// /api/v1/event/types) and the subscriptions checked against it: Publish
+// refuses a type nobody registered.
 func hostEventTypes() []deskkit.EventType {
 	return []deskkit.EventType{{
 		Name: eventTaskDeleted,
@@ -50,33 +47,6 @@ func hostEventTypes() []deskkit.EventType {
 			Title: "Book the venue", CreatedBy: 1,
 		},
 	}}
-}
-
-// newChannels builds deskkit's event channels over db, with o.Secret, the
-// server secret the Verifier uses too: the key that encrypts channels'
-// addresses and signing secrets is derived from it. It registers the
-// trash's event types and the host's own, before anything is served or
-// published.
-//
-// The example has no mail server, so it passes no Mailer: EMAIL channels
-// can be added, and their deliveries fail, retried on the schedule, with
-// the reason that no mail server is configured. A real host passes its
-// deskkit.Mailer where nil stands below: the Verifier's
-// *verify.SMTPMailer, for instance, so that one mail server serves both.
-func newChannels(db *bun.DB, o appOptions) (*channel.ChannelRegistry, error) {
-	reg, err := channel.New(db, o.Secret, nil, &channel.Config{
-		AppName:              "Embed",
-		Logger:               o.Logger,
-		AllowPrivateNetworks: o.AllowPrivateNetworks,
-		RetrySchedule:        o.RetrySchedule,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := reg.RegisterEventTypes(slices.Concat(trash.EventTypes(), verify.EventTypes(), hostEventTypes())...); err != nil {
-		return nil, err
-	}
-	return reg, nil
 }
 
 // deletedEvent is the task.deleted event of actor deleting t. Its ID is

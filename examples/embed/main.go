@@ -43,16 +43,16 @@
 //	curl -H 'Authorization: Bearer key-ada' http://127.0.0.1:8081/api/v1/event/channel/1/deliveries
 //
 // Events go through deskkit's transactional outbox. The host registers
-// the trash's event types and its own with the registry at start
-// (newChannels), sets the registry as the trash's Publisher, and publishes
-// its own task.deleted with ChannelRegistry.Publish inside the delete's
-// transaction, the one that calls trash.Add (deleteTx). Publishing only
+// the trash's event types and its own with the registry at start, sets
+// the registry as the trash's Publisher, and publishes its own
+// task.deleted with ChannelRegistry.Publish inside the delete's
+// transaction, the one that calls trash.Add. Publishing only
 // writes rows in that transaction: a delete rolled back publishes nothing,
 // and a committed one is delivered even if the process dies the next
 // instant, by this process or any other running ChannelRegistry.Run on the
-// database, after a restart if need be. main runs Run in the background;
-// it makes the attempts, records each, and retries failures on a schedule
-// (5 s, 5 min, 30 min, ... over about 27 hours). Delivery is at least
+// database, after a restart if need be. The program runs Run in the
+// background; it makes the attempts, records each, and retries failures on
+// a schedule (5 s, 5 min, 30 min, ... over about 27 hours). Delivery is at least
 // once: an attempt cut off by a crash is made again, with the same
 // webhook-id (the event's id), on which receivers drop duplicates. The
 // answer to the delete waits for no receiver. Restores and clears through
@@ -70,16 +70,16 @@
 // API.
 //
 // The points to take away: the host deletes a task and puts it in the trash
-// in one transaction of its own (deleteTx), publishing its event in it;
-// deskkit calls back into the host to restore or purge it (Restore,
-// Purge); deskkit asks the host's Authenticator who is calling, and its
-// users table how users are named (hostUsers.ResolveUsers); the
-// verification service reads and changes the host's own users table
-// through the host's verify.Directory (hostUsers, in users.go), writing
-// through the transaction it hands over; the host spends a link secret in
-// its own transaction (setPassword); and on SIGTERM the host stops taking
-// requests before it stops the event worker, which finishes the attempts
-// in flight (serve).
+// in one transaction of its own, publishing its event in it; deskkit calls
+// back into the host to restore or purge it (the host is the trash's
+// Restorer); deskkit asks the host's Authenticator who is calling, and its
+// users table how users are named (a trash.UserResolver); the verification
+// service reads and changes the host's own users table through the host's
+// verify.Directory, writing through the transaction it hands over; the host
+// spends a link secret in its own transaction (POST /password); and on
+// SIGTERM the host stops taking requests before it stops the event worker,
+// which finishes the attempts in flight. The repository's README shows
+// this wiring, taken from this program's source.
 //
 // EMBED_SECRET, if set, is the server secret (at least 32 characters:
 // openssl rand -hex 32) that codes are hashed under and that the key
@@ -109,6 +109,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -182,15 +183,16 @@ const shutdownGrace = 10 * time.Second
 // replica. Nor is anything lost if the process is killed instead: the
 // deliveries it had claimed are attempted again once their lease ends.
 func serve(ctx context.Context, srv *http.Server, ln net.Listener, h *host) error {
-	// The workers' context is not ctx: it must outlive the server's
-	// shutdown, and is cancelled after it. Two workers share the outbox:
-	// the registry's (events to channels) and the Verifier's (notices to
-	// old addresses after a contact change).
+	// [README part 2]
+	// The outbox's workers, in every replica: the registry's Run delivers
+	// events to channels, the Verifier's its notices to old addresses after
+	// a contact change. Their context outlives the server's shutdown.
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
 	ran := make(chan error, 2)
 	go func() { ran <- h.channels.Run(runCtx) }()
 	go func() { ran <- h.verifier.Run(runCtx) }()
+	// [README end of part]
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -371,65 +373,54 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (*host, error) {
 	if err := createUsers(ctx, db); err != nil {
 		return nil, err
 	}
-	if err := trash.Migrate(ctx, db); err != nil {
-		return nil, err
-	}
-	if err := verify.Migrate(ctx, db); err != nil {
-		return nil, err
-	}
-	if err := channel.Migrate(ctx, db); err != nil {
-		return nil, err
-	}
-
 	h := &host{db: db, keys: o.Keys, logger: o.Logger, passwordCost: o.PasswordCost}
-	chans, err := newChannels(db, o)
+	// [README part 1]
+	// deskkit's tables beside the host's; each service migrates its own.
+	for _, migrate := range []func(context.Context, *bun.DB) error{trash.Migrate, verify.Migrate, channel.Migrate} {
+		if err := migrate(ctx, db); err != nil {
+			return nil, err
+		}
+	}
+	// The event channels. nil: no mail server, so EMAIL deliveries fail and
+	// are retried; a real host passes its deskkit.Mailer (an SMTP mailer).
+	chans, err := channel.New(db, o.Secret, nil, &channel.Config{AppName: "Embed", Logger: o.Logger,
+		AllowPrivateNetworks: o.AllowPrivateNetworks, RetrySchedule: o.RetrySchedule})
 	if err != nil {
 		return nil, err
 	}
-	h.channels = chans
-	// The trash publishes its events (task.trashed, task.restored, ...)
-	// through the registry, inside its transactions (trash.Add: inside
-	// the host's), naming the actor from the host's users table.
+	// Every event type anyone publishes, registered before the services
+	// are built: trash.New and verify.New refuse a registry that does not
+	// know their types, and Publish refuses a type nobody registered.
+	if err := chans.RegisterEventTypes(slices.Concat(trash.EventTypes(), verify.EventTypes(), hostEventTypes())...); err != nil {
+		return nil, err
+	}
+	// The services publish through the registry in their transactions
+	// (trash.Add: in the host's). Codes go to the log in clear, for
+	// development; a real host passes an SMS sender and an SMTP mailer.
 	tr, err := trash.New(db, h, &trash.Config{Publisher: chans, Users: hostUsers{db}})
 	if err != nil {
 		return nil, err
 	}
-	h.trash = tr
-	v, err := newVerifier(db, o, chans)
+	logSender := verify.LogSender{Logger: o.Logger, ShowCodes: true}
+	v, err := verify.New(db, hostUsers{db}, logSender, logSender, o.Secret,
+		&verify.Config{AppName: "Embed", Logger: o.Logger, Publisher: chans})
 	if err != nil {
 		return nil, err
 	}
-	h.verifier = v
 	api, err := httpapi.New(&httpapi.Config{Authenticator: h.keys, Trash: tr, Verifier: v, Channels: chans, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
-
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /tasks", h.listTasks)
+	mux.HandleFunc("GET /tasks", h.listTasks) // the host's own routes
 	mux.HandleFunc("DELETE /tasks/{id}", h.deleteTask)
 	mux.HandleFunc("POST /password", h.setPassword)
-	// Wrap hands every request under /api/v1 to deskkit as it came: the
-	// mux would answer a path that is not clean with a redirect to its
-	// cleaned form, and DELETE /api/v1/task/trash/7/..?projectId=P would
-	// become a clear of project P for a client that follows it.
+	// Wrap hands /api/v1 to deskkit as it came; the mux would redirect
+	// DELETE /api/v1/task/trash/7/..?projectId=P to a clear of project P.
 	h.handler = api.Wrap(mux)
+	// [README end of part]
+	h.trash, h.verifier, h.channels = tr, v, chans
 	return h, nil
-}
-
-// newVerifier builds deskkit's verification service over the host's users
-// table (hostUsers). Codes go to the log, shown in clear: verify.LogSender
-// with ShowCodes is a development switch, with which anyone who reads the
-// log passes any check. A real host passes a verify.NewSMTPMailer and a
-// verify.NewHTTPSMSSender (or NewTwilioSMSSender) instead, and runs the
-// Verifier's Purge now and then, as the reference server does every
-// minute. The Verifier publishes user.email.changed and
-// user.mobile.changed through events, in the transaction of the change;
-// its notices to old addresses go out from the outbox through its Run
-// (see serve).
-func newVerifier(db *bun.DB, o appOptions, events deskkit.Publisher) (*verify.Verifier, error) {
-	logSender := verify.LogSender{Logger: o.Logger, ShowCodes: true}
-	return verify.New(db, hostUsers{db}, logSender, logSender, o.Secret, &verify.Config{AppName: "Embed", Logger: o.Logger, Publisher: events})
 }
 
 // principal authenticates a request to the host's own routes.
@@ -508,6 +499,10 @@ func (h *host) deleteTx(ctx context.Context, tx bun.Tx, p deskkit.Principal, id 
 	if _, err := tx.NewUpdate().Model(&t).Set("deleted = TRUE").WherePK().Exec(ctx); err != nil {
 		return err
 	}
+	// [README part 3]
+	// In the host's delete transaction (tx): the task goes to the trash and
+	// the host's own event is published, committed with the delete or not
+	// at all. (The trash publishes its task.trashed through tx too.)
 	if _, err := h.trash.Add(ctx, tx, p, trash.NewEntry{
 		ProjectID: t.ProjectID, TargetType: trash.TargetTask, TargetID: t.ID, TargetName: t.Title, CreatedBy: t.CreatedBy,
 	}); err != nil {
@@ -518,11 +513,11 @@ func (h *host) deleteTx(ctx context.Context, tx bun.Tx, p deskkit.Principal, id 
 		return err
 	}
 	if err := h.channels.Publish(ctx, tx, p.TenantID, deletedEvent(t, actor)); err != nil {
-		// The event is the host's own making: a refusal is the host's
-		// bug, not the client's input, so its error chain is cut here
-		// and the delete answers 500.
+		// The host's own event: a refusal is the host's bug, not the
+		// client's input, so the chain is cut and the delete answers 500.
 		return fmt.Errorf("publish %s: %v", eventTaskDeleted, err)
 	}
+	// [README end of part]
 	return nil
 }
 

@@ -7,8 +7,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/httpapi"
-	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
 )

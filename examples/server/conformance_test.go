@@ -8,8 +8,8 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/trash/trashtest"
 	"github.com/deskkit/deskkit/verify/verifytest"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/examples/server/internal/console"
-	"github.com/deskkit/deskkit/internal/directory"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
 )

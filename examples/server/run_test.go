@@ -19,9 +19,9 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/directory"
 )
 
 // eachURL runs fn once per backend with the URL of a fresh database, for

@@ -12,8 +12,8 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/database"
-	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/trash"
 )

@@ -21,9 +21,9 @@ import (
 
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/examples/server/internal/console"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/database"
-	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
@@ -181,7 +181,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 		}
 	}
 	if cfg.demo {
-		printDemoAccess(stdout, base, token)
+		printDemoAccess(stdout, base, token, cfg.databaseURL)
 	}
 	if hint := cfg.verify.hint(); hint != "" {
 		fmt.Fprintln(stdout, hint)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/deskkit/deskkit/examples/server/internal/console"
-	"github.com/deskkit/deskkit/internal/directory"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/verify"
 )
 
@@ -248,15 +248,20 @@ func (a *app) demoToken(ctx context.Context) (string, error) {
 
 // printDemoAccess tells the person who started the server how to call it:
 // curl lines carrying token when there is one to show, and otherwise how to
-// get a token and the same lines with $TOKEN.
-func printDemoAccess(stdout io.Writer, base, token string) {
+// get a token and the same lines with $TOKEN. The token commands it prints
+// name the server's database (databaseURL) and, for -console's link, its
+// address (base) when they are not the defaults: a token command without
+// them would open deskkit.db in the working directory, creating it beside
+// a server on PostgreSQL, and a link to 127.0.0.1:8080 would reach no one.
+func printDemoAccess(stdout io.Writer, base, token, databaseURL string) {
+	dbArgs, redacted := databaseArgs(databaseURL)
 	auth := `-H "Authorization: Bearer $TOKEN"`
 	if token != "" {
 		auth = "-H 'Authorization: Bearer " + token + "'"
 	} else {
 		fmt.Fprintf(stdout, "The demo user has a token already; only its hash is kept, so it cannot be shown again.\n"+
-			"Get a new one (with the server's -database-url or %s) with:\n"+
-			"  TOKEN=$(go run ./examples/server token -tenant %s -username %s)\n", envDatabaseURL, demoTenant, demoUsername)
+			"Get a new one with:\n"+
+			"  TOKEN=$(go run ./examples/server token -tenant %s -username %s%s)\n", demoTenant, demoUsername, dbArgs)
 	}
 	fmt.Fprintf(stdout, "Search the demo tenant's trash with:\n  curl %s '%s/api/v1/task/trash/search?targetType=TASK'\n", auth, base)
 	fmt.Fprintf(stdout, "Create a demo task, then delete it into the trash (use the id the first call answers):\n"+
@@ -270,10 +275,39 @@ func printDemoAccess(stdout io.Writer, base, token string) {
 		"  curl %s '%s/api/v1/event/channel/type/WEBHOOK'\n"+
 		"  curl %s -H 'Content-Type: application/json' -d '{\"channelType\":\"WEBHOOK\",\"name\":\"ops\",\"address\":\"https://hooks.example.com/deskkit\"}' '%s/api/v1/event/channel'\n",
 		auth, base, auth, base)
+	consoleArgs := dbArgs
+	if base != "http://"+defaultAddr {
+		consoleArgs += " -base-url " + shellQuote(base)
+	}
 	fmt.Fprintf(stdout, "Read the API reference at %s/docs, and sign in to the web console at %s/console/ with the token,\n"+
 		"or with a one-time link (valid 10 minutes) from:\n"+
-		"  go run ./examples/server token -tenant %s -username %s -console\n", base, base, demoTenant, demoUsername)
+		"  go run ./examples/server token -tenant %s -username %s -console%s\n", base, base, demoTenant, demoUsername, consoleArgs)
+	if redacted {
+		fmt.Fprintln(stdout, "(Write the database password where the commands above read xxxxx; it is not printed.)")
+	}
 	if token != "" {
 		fmt.Fprintln(stdout, "This token is shown once; later starts print how to get another.")
 	}
+}
+
+// databaseArgs is " -database-url URL", shell-quoted, for a server whose
+// database URL is not the default, and "" for one whose is. A password in
+// the URL is printed as xxxxx (url.URL.Redacted), and redacted says so:
+// what the server prints may end up in a log.
+func databaseArgs(databaseURL string) (args string, redacted bool) {
+	if databaseURL == "" || databaseURL == defaultDatabaseURL {
+		return "", false
+	}
+	if u, err := url.Parse(databaseURL); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			databaseURL, redacted = u.Redacted(), true
+		}
+	}
+	return " -database-url " + shellQuote(databaseURL), redacted
+}
+
+// shellQuote writes s as one word of a POSIX shell: in single quotes, a
+// single quote inside it closing the quotes, escaped, and opening them again.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

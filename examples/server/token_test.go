@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +17,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/directory"
 )
 
 var tokenLine = regexp.MustCompile(`^dk_[A-Za-z0-9_-]{43}\n$`)
@@ -327,8 +328,8 @@ func TestPrintDemoAccess(t *testing.T) {
 	const base = "http://127.0.0.1:8080"
 	token := "dk_" + strings.Repeat("x", 43)
 	var with, without bytes.Buffer
-	printDemoAccess(&with, base, token)
-	printDemoAccess(&without, base, "")
+	printDemoAccess(&with, base, token, defaultDatabaseURL)
+	printDemoAccess(&without, base, "", defaultDatabaseURL)
 
 	if !strings.Contains(with.String(), "curl -H 'Authorization: Bearer "+token+"' '"+base+"/api/v1/task/trash/search?targetType=TASK'") {
 		t.Errorf("with a token:\n%s", with.String())
@@ -339,10 +340,9 @@ func TestPrintDemoAccess(t *testing.T) {
 		`curl -H "Authorization: Bearer $TOKEN" '` + base + `/api/v1/task/trash/search?targetType=TASK'`,
 		`curl -H "Authorization: Bearer $TOKEN" -X DELETE '` + base + `/api/v1/demo/task/1'`,
 		`curl -H "Authorization: Bearer $TOKEN" '` + base + `/api/v1/user/current'`,
-		envDatabaseURL,
 		base + "/docs",
 		base + "/console/",
-		"token -tenant demo -username demo -console",
+		"token -tenant demo -username demo -console\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("without a token, output lacks %s:\n%s", want, out)
@@ -350,6 +350,70 @@ func TestPrintDemoAccess(t *testing.T) {
 	}
 	if strings.Contains(out, "dk_") {
 		t.Errorf("without a token, output shows one:\n%s", out)
+	}
+}
+
+// The token commands the server prints reach the server that printed them:
+// they repeat its -database-url when it is not the default (on PostgreSQL,
+// a command without it would create deskkit.db and issue a token there),
+// and -console's its address, without a password the URL holds.
+func TestPrintDemoAccessRepeatsServer(t *testing.T) {
+	token := "dk_" + strings.Repeat("t", 43) // no "xxxxx": that is the redacted password
+	for _, c := range []struct {
+		name, base, token, dbURL string
+		want                     []string // lines, each whole
+		absent                   []string
+	}{{
+		name: "defaults", base: "http://127.0.0.1:8080", dbURL: defaultDatabaseURL,
+		want: []string{
+			"  TOKEN=$(go run ./examples/server token -tenant demo -username demo)",
+			"  go run ./examples/server token -tenant demo -username demo -console",
+		},
+		absent: []string{"-database-url", "-base-url", "xxxxx"},
+	}, {
+		name: "postgres elsewhere, first start", base: "http://127.0.0.1:9090", token: token,
+		dbURL: "postgres://ann@db.example:5432/app?sslmode=disable",
+		want: []string{
+			"  go run ./examples/server token -tenant demo -username demo -console -database-url 'postgres://ann@db.example:5432/app?sslmode=disable' -base-url 'http://127.0.0.1:9090'",
+		},
+		absent: []string{"xxxxx"},
+	}, {
+		name: "postgres, later start", base: "http://127.0.0.1:8080",
+		dbURL: "postgres://ann@db.example:5432/app?sslmode=disable",
+		want: []string{
+			"  TOKEN=$(go run ./examples/server token -tenant demo -username demo -database-url 'postgres://ann@db.example:5432/app?sslmode=disable')",
+			"  go run ./examples/server token -tenant demo -username demo -console -database-url 'postgres://ann@db.example:5432/app?sslmode=disable'",
+		},
+		absent: []string{"-base-url"},
+	}, {
+		name: "a password", base: "http://127.0.0.1:8080",
+		dbURL: "postgres://ann:s3cret@db.example/app",
+		want: []string{
+			"  TOKEN=$(go run ./examples/server token -tenant demo -username demo -database-url 'postgres://ann:xxxxx@db.example/app')",
+			"(Write the database password where the commands above read xxxxx; it is not printed.)",
+		},
+		absent: []string{"s3cret"},
+	}, {
+		name: "a quote in an SQLite path", base: "http://127.0.0.1:8080", dbURL: "sqlite:ann's.db",
+		want: []string{
+			`  TOKEN=$(go run ./examples/server token -tenant demo -username demo -database-url 'sqlite:ann'\''s.db')`,
+		},
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			printDemoAccess(&b, c.base, c.token, c.dbURL)
+			lines := strings.Split(b.String(), "\n")
+			for _, w := range c.want {
+				if !slices.Contains(lines, w) {
+					t.Errorf("output lacks the line\n%s\n%s", w, b.String())
+				}
+			}
+			for _, a := range c.absent {
+				if strings.Contains(b.String(), a) {
+					t.Errorf("output holds %q:\n%s", a, b.String())
+				}
+			}
+		})
 	}
 }
 
@@ -361,6 +425,13 @@ func TestServeTwice(t *testing.T) {
 		if !regexp.MustCompile(`Bearer dk_[A-Za-z0-9_-]{43}`).MatchString(first) {
 			t.Errorf("first start printed no token:\n%s", first)
 		}
+		// The server listens on a port of its own and a database of the
+		// test's: the -console line names both.
+		dbArgs, _ := databaseArgs(rawURL)
+		if dbArgs == "" || !regexp.MustCompile(`(?m)^  go run \./examples/server token -tenant demo -username demo -console`+
+			regexp.QuoteMeta(dbArgs)+` -base-url 'http://127\.0\.0\.1:[0-9]+'$`).MatchString(first) {
+			t.Errorf("first start's -console line does not name the server's database (%s) and address:\n%s", dbArgs, first)
+		}
 		second := serveOutput(t, rawURL)
 		if strings.Contains(second, "dk_") || !strings.Contains(second, "token -tenant demo -username demo") {
 			t.Errorf("second start:\n%s\nwant how to get a token, and none", second)
@@ -369,7 +440,7 @@ func TestServeTwice(t *testing.T) {
 }
 
 // serveOutput starts the server on rawURL, reads what it prints up to the
-// last curl line, and stops it.
+// -console line, and stops it.
 func serveOutput(t *testing.T, rawURL string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -385,7 +456,7 @@ func serveOutput(t *testing.T, rawURL string) string {
 	sc := bufio.NewScanner(outR)
 	for sc.Scan() {
 		out.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), "-X DELETE") {
+		if strings.Contains(sc.Text(), " -console") {
 			break
 		}
 	}

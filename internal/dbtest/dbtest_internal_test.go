@@ -9,7 +9,6 @@ import (
 
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/internal/database"
-	"github.com/deskkit/deskkit/internal/directory"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
 )
@@ -81,7 +80,7 @@ func migrateAll(t *testing.T, db *bun.DB) {
 	t.Helper()
 	ctx := context.Background()
 	for name, migrate := range map[string]func(context.Context, *bun.DB) error{
-		"trash": trash.Migrate, "directory": directory.Migrate, "verify": verify.Migrate, "channel": channel.Migrate,
+		"trash": trash.Migrate, "verify": verify.Migrate, "channel": channel.Migrate,
 	} {
 		if err := migrate(ctx, db); err != nil {
 			t.Fatalf("migrate %s: %v", name, err)

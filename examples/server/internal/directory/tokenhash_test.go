@@ -9,8 +9,8 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/directory"
 )
 
 // AuthenticateHash is what a server-side session checks on every request:

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/directory"
 )
 
 // BenchmarkAuthenticate is the token lookup every request makes, on

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/database"
-	"github.com/deskkit/deskkit/internal/directory"
 )
 
 // A tenant, an admin user and a token: the token authenticates as the user,

@@ -9,8 +9,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/directory"
 )
 
 // Usernames and tenant names are unique without case: "ALICE" is alice.

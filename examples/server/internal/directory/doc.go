@@ -1,22 +1,25 @@
-// Package directory is deskkit's own user directory and token store:
-// tenants, their users (with the contact addresses verification needs), and
-// opaque bearer tokens that name a user.
+// Package directory is the reference server's user directory and token
+// store: tenants, their users (with the contact addresses verification
+// needs), and opaque bearer tokens that name a user. It is the server's,
+// not the library's: a host keeps its users in its own tables and meets
+// the services' hooks itself, as examples/embed does with its users table
+// (a verify.Directory, a trash.UserResolver) and its API keys (an
+// httpapi.Authenticator).
 //
 // # Overview
 //
 // The directory knows no service: it imports only the root package deskkit,
-// bun and deskkit's internal helpers, so that the trash, verification and
-// channels can all use it without it importing any of them. It implements
-// httpapi.Authenticator directly (the method set is all deskkit types).
-// Each service's own hook is met by a small adapter in the composition root
-// (examples/server/adapters.go): trash.UserResolver by trashUsers, over
-// ResolveUsers, which returns the shared deskkit.UserInfo; verify.Directory
-// by verifyUsers, over User, Tenant, UserByMobile, UserByEmail, UpdateUser,
-// SwapMobile and SwapEmail.
+// bun and deskkit's internal helpers, so that the server's trash,
+// verification and channels can all use it without it importing any of
+// them. It implements httpapi.Authenticator directly (the method set is all
+// deskkit types). Each service's own hook is met by a small adapter in the
+// server's main package (adapters.go): trash.UserResolver by trashUsers,
+// over ResolveUsers, which returns the shared deskkit.UserInfo;
+// verify.Directory by verifyUsers, over User, Tenant, UserByMobile,
+// UserByEmail, UpdateUser, SwapMobile and SwapEmail.
 //
-// A host that has its own users implements those hooks itself. A host that
-// has none (the reference server, the tests, a quick start) uses a
-// *Directory:
+// The server builds it once and hands it to httpapi as the Authenticator;
+// its token command issues and revokes tokens through it:
 //
 //	dir, _ := directory.New(db, nil)
 //	tenant, _ := dir.EnsureTenant(ctx, "acme")
@@ -132,7 +135,7 @@
 //
 // # Testing
 //
-// The tests run against SQLite and PostgreSQL through internal/dbtest; set
+// The tests run against SQLite and PostgreSQL through deskkit's test helpers; set
 // DESKKIT_TEST_DATABASE_URL to a PostgreSQL DSN to include PostgreSQL. A
 // test checks that the package imports no service.
 package directory

@@ -10,8 +10,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/directory"
 )
 
 // clock is a settable test clock.

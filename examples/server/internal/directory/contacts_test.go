@@ -11,8 +11,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/directory"
 )
 
 func TestContacts(t *testing.T) {
@@ -155,8 +155,8 @@ func TestContacts(t *testing.T) {
 	})
 }
 
-// The directory is shared by every service, so it must import none: only
-// the root package, bun and deskkit's internal helpers.
+// The directory serves every service of the reference server, so it must
+// import none: only the root package, bun and deskkit's internal helpers.
 func TestImportsNoService(t *testing.T) {
 	pkg, err := build.ImportDir(".", 0)
 	if err != nil {

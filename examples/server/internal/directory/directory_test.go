@@ -11,8 +11,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/dbtest"
-	"github.com/deskkit/deskkit/internal/directory"
 )
 
 var epoch = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
