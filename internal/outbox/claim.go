@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -207,9 +206,6 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 	if from == (target{}) {
 		// From the first target, whatever its ids.
 		from = target{math.MinInt64, math.MinInt64}
-		if w.pg && w.phased.CompareAndSwap(false, true) {
-			from = w.phase(ctx)
-		}
 	}
 	args := []any{w.cfg.Kind, now, w.cfg.TargetInFlight, n, w.cfg.TenantSlots, heldJSON,
 		now + w.cfg.Lease.Milliseconds(), token, now + (w.cfg.Lease - w.cfg.InFlightFor).Milliseconds(),
@@ -293,11 +289,13 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 	return batch, nil
 }
 
-// phase is where a worker's first claim starts on PostgreSQL: at the
-// first target of a tenant picked at random among those with pending
+// phase is where Run's first claim starts on PostgreSQL: at the first
+// target of a tenant picked at random among those with pending
 // deliveries, so that replicas started together do not step through the
 // same targets in step, each skipping the rows the other locked. Later
-// rounds start from the first target.
+// rounds start from the first target. RunOnce's claims, which tests
+// drive, start from the first target. The pick is Config.Rand's, which
+// tests fix.
 func (w *Worker) phase(ctx context.Context) target {
 	var lo, hi sql.NullInt64
 	err := w.db.NewSelect().Table("deskkit_outbox_deliveries").
@@ -305,9 +303,10 @@ func (w *Worker) phase(ctx context.Context) target {
 		Where("status = 'PENDING' AND kind = ?", w.cfg.Kind).
 		Scan(ctx, &lo, &hi)
 	if err != nil || !lo.Valid || hi.Int64 <= lo.Int64 {
-		return target{math.MinInt64, math.MinInt64}
+		return target{}
 	}
-	return target{lo.Int64 + mrand.Int64N(hi.Int64-lo.Int64+1), math.MinInt64}
+	span := hi.Int64 - lo.Int64 + 1
+	return target{lo.Int64 + min(int64(w.cfg.Rand()*float64(span)), span-1), math.MinInt64}
 }
 
 // prepareClaim prepares the claim's statement on PostgreSQL, unless that

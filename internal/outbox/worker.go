@@ -171,7 +171,8 @@ type Config struct {
 	Poll time.Duration
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
-	// Rand returns a number in [0, 1) for the jitter; math/rand/v2 if nil.
+	// Rand returns a number in [0, 1) for the jitter and for where Run's
+	// first claim starts; math/rand/v2 if nil.
 	Rand func() float64
 	// Logger gets what goes wrong; slog.Default if nil.
 	Logger *slog.Logger
@@ -281,8 +282,6 @@ type Worker struct {
 	// leases, then wakes the worker. Always on SQLite, where the claim
 	// does not tell.
 	capped atomic.Bool
-	// phased is set once the first claim picked where it starts (phase).
-	phased atomic.Bool
 
 	mu sync.Mutex
 	// cursor is where the next claim's steps through the targets start
@@ -373,6 +372,12 @@ func (w *Worker) Wake() {
 // at the next poll.
 func (w *Worker) Run(ctx context.Context) {
 	w.prepareClaim(ctx)
+	if w.pg {
+		from := w.phase(ctx)
+		w.mu.Lock()
+		w.cursor = from
+		w.mu.Unlock()
+	}
 	f := w.startFlusher()
 	var inflight sync.WaitGroup
 	w.mu.Lock()
