@@ -1,8 +1,6 @@
 package verify
 
 import (
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,19 +94,18 @@ func parseMobile(mobile, region string) (Mobile, error) {
 	return p.m, nil
 }
 
+// parseMobileUncached asks phonenumbers, through its own API, what
+// mobile is in region: Parse, then IsValidNumberForRegion, GetNumberType
+// and Format.
 func parseMobileUncached(mobile, region string) parsedMobile {
-	num, ok := parseE164(mobile)
-	if !ok {
-		var err error
-		if num, err = phonenumbers.Parse(mobile, region); err != nil {
-			return parsedMobile{outcome: mobileUnparsable}
-		}
+	num, err := phonenumbers.Parse(mobile, region)
+	if err != nil {
+		return parsedMobile{outcome: mobileUnparsable}
 	}
-	valid, t := numberType(num, region)
-	if !valid {
+	if !phonenumbers.IsValidNumberForRegion(num, region) {
 		return parsedMobile{outcome: mobileInvalid}
 	}
-	if t != phonenumbers.MOBILE && t != phonenumbers.FIXED_LINE_OR_MOBILE {
+	if t := phonenumbers.GetNumberType(num); t != phonenumbers.MOBILE && t != phonenumbers.FIXED_LINE_OR_MOBILE {
 		return parsedMobile{outcome: mobileNotMobile}
 	}
 	return parsedMobile{m: Mobile{
@@ -116,219 +113,6 @@ func parseMobileUncached(mobile, region string) parsedMobile {
 		Country: region,
 		ITC:     int(num.GetCountryCode()),
 	}}
-}
-
-// parseE164 reads a number already written in E.164 ("+" and digits: the
-// form clients most often send, and the one every stored number has) as
-// phonenumbers.Parse reads it, without Parse's dozen regular expressions,
-// which cost most of a send's own CPU time. On such a number Parse takes
-// the calling code that begins it (calling codes are prefix-free) and
-// keeps the rest as the national significant number, unless the rest
-// begins with what the code's region strips as a national prefix (CN:
-// "0", or a carrier code "12xx"). That rule alone needs the region's
-// metadata, read from phonenumbers.MetadataCollection; where it could
-// apply, where the rest begins with "0" (Italian leading zeros), or where
-// one of Parse's bounds is near, ok is false and the caller parses in
-// full. TestParseE164AsParse holds the two to the same answers.
-func parseE164(mobile string) (num *phonenumbers.PhoneNumber, ok bool) {
-	if len(mobile) < 4 || mobile[0] != '+' || mobile[1] == '0' {
-		return nil, false
-	}
-	digits := mobile[1:]
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return nil, false
-		}
-	}
-	for i := 1; i <= 3; i++ {
-		cc, _ := strconv.Atoi(digits[:i])
-		regions := phonenumbers.GetRegionCodesForCountryCode(cc)
-		if len(regions) == 0 {
-			continue
-		}
-		nsn := digits[i:]
-		if len(nsn) < 2 || len(nsn) > 17 || nsn[0] == '0' {
-			return nil, false
-		}
-		r, ok := phoneMetadata().forRegion(cc, regions[0])
-		if !ok || (r.nationalPrefix != nil && r.nationalPrefix.MatchString(nsn)) {
-			return nil, false
-		}
-		n, err := strconv.ParseUint(nsn, 10, 64)
-		if err != nil {
-			return nil, false
-		}
-		return &phonenumbers.PhoneNumber{CountryCode: &[]int32{int32(cc)}[0], NationalNumber: &n}, true
-	}
-	return nil, false
-}
-
-// phoneRules holds, per region of the phone-number metadata (and per
-// calling code of the non-geographical entities, region "001"), the
-// patterns parseE164 and numberType match numbers against, compiled the
-// first time a number of the region comes and anchored as phonenumbers
-// anchors them.
-type phoneRules struct {
-	metadata map[string]*phonenumbers.PhoneMetadata // by region, or "001:<code>"
-	mu       sync.Mutex
-	compiled map[string]*regionRules
-}
-
-// regionRules are one region's compiled patterns.
-type regionRules struct {
-	nationalPrefix *regexp.Regexp // what Parse strips as a national prefix; nil for none
-	general        numberDesc
-	// The descriptions GetNumberType tries, in its order, with the type
-	// each stands for; fixed line and mobile come after them.
-	special                []typedDesc
-	fixedLine, mobile      numberDesc
-	sameMobileAndFixedLine bool
-}
-
-type typedDesc struct {
-	t phonenumbers.PhoneNumberType
-	numberDesc
-}
-
-// numberDesc is a phonenumbers.PhoneNumberDesc: the lengths and the
-// pattern of one type of number.
-type numberDesc struct {
-	lengths []int32 // none: any length the pattern takes
-	pattern *regexp.Regexp
-}
-
-// matches is phonenumbers' isNumberMatchingDesc.
-func (d numberDesc) matches(nsn string) bool {
-	if len(d.lengths) > 0 && !slices.Contains(d.lengths, int32(len(nsn))) {
-		return false
-	}
-	return d.pattern.MatchString(nsn)
-}
-
-var phoneMetadata = sync.OnceValue(func() *phoneRules {
-	t := &phoneRules{metadata: map[string]*phonenumbers.PhoneMetadata{}, compiled: map[string]*regionRules{}}
-	coll, err := phonenumbers.MetadataCollection()
-	if err != nil {
-		return t // every number then takes phonenumbers' own functions
-	}
-	for _, md := range coll.GetMetadata() {
-		t.metadata[rulesKey(int(md.GetCountryCode()), md.GetId())] = md
-	}
-	return t
-})
-
-func rulesKey(cc int, region string) string {
-	if region == "001" {
-		return region + ":" + strconv.Itoa(cc)
-	}
-	return region
-}
-
-// forRegion returns the rules of region (for "001", of calling code cc),
-// or false if the metadata has none or they do not compile; the caller
-// then uses phonenumbers' own functions.
-func (t *phoneRules) forRegion(cc int, region string) (*regionRules, bool) {
-	key := rulesKey(cc, region)
-	md := t.metadata[key]
-	if md == nil {
-		return nil, false
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if r, ok := t.compiled[key]; ok {
-		return r, r != nil
-	}
-	r, err := compileRules(md)
-	if err != nil {
-		r = nil
-	}
-	t.compiled[key] = r
-	return r, r != nil
-}
-
-func compileRules(md *phonenumbers.PhoneMetadata) (*regionRules, error) {
-	r := &regionRules{sameMobileAndFixedLine: md.GetSameMobileAndFixedLinePattern()}
-	var err error
-	if p := md.GetNationalPrefixForParsing(); p != "" {
-		if r.nationalPrefix, err = regexp.Compile("^(?:" + p + ")"); err != nil {
-			return nil, err
-		}
-	}
-	desc := func(d *phonenumbers.PhoneNumberDesc) numberDesc {
-		re, e := regexp.Compile("^(?:" + d.GetNationalNumberPattern() + ")$")
-		if e != nil {
-			err = e
-		}
-		return numberDesc{lengths: d.GetPossibleLength(), pattern: re}
-	}
-	r.general = desc(md.GetGeneralDesc())
-	for _, td := range []struct {
-		t phonenumbers.PhoneNumberType
-		d *phonenumbers.PhoneNumberDesc
-	}{
-		{phonenumbers.PREMIUM_RATE, md.GetPremiumRate()},
-		{phonenumbers.TOLL_FREE, md.GetTollFree()},
-		{phonenumbers.SHARED_COST, md.GetSharedCost()},
-		{phonenumbers.VOIP, md.GetVoip()},
-		{phonenumbers.PERSONAL_NUMBER, md.GetPersonalNumber()},
-		{phonenumbers.PAGER, md.GetPager()},
-		{phonenumbers.UAN, md.GetUan()},
-		{phonenumbers.VOICEMAIL, md.GetVoicemail()},
-	} {
-		r.special = append(r.special, typedDesc{td.t, desc(td.d)})
-	}
-	r.fixedLine, r.mobile = desc(md.GetFixedLine()), desc(md.GetMobile())
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// numberType is phonenumbers' getNumberTypeHelper on the region's
-// national significant number nsn.
-func (r *regionRules) numberType(nsn string) phonenumbers.PhoneNumberType {
-	if !r.general.matches(nsn) {
-		return phonenumbers.UNKNOWN
-	}
-	for _, d := range r.special {
-		if d.matches(nsn) {
-			return d.t
-		}
-	}
-	if r.fixedLine.matches(nsn) {
-		if r.sameMobileAndFixedLine || r.mobile.matches(nsn) {
-			return phonenumbers.FIXED_LINE_OR_MOBILE
-		}
-		return phonenumbers.FIXED_LINE
-	}
-	if !r.sameMobileAndFixedLine && r.mobile.matches(nsn) {
-		return phonenumbers.MOBILE
-	}
-	return phonenumbers.UNKNOWN
-}
-
-// numberType answers phonenumbers.IsValidNumberForRegion(num, region)
-// and phonenumbers.GetNumberType(num). Each matches the number against
-// the region's patterns (a dozen regular expressions); where region alone
-// has the number's calling code (86 is CN's alone, 1 is shared), both use
-// region's metadata, valid means a type other than UNKNOWN, and one pass
-// gives both answers: phoneRules' patterns, compiled once, where
-// GetNumberType builds each pattern's string and looks it up anew, twice
-// per type it tries.
-func numberType(num *phonenumbers.PhoneNumber, region string) (valid bool, t phonenumbers.PhoneNumberType) {
-	cc := int(num.GetCountryCode())
-	if rs := phonenumbers.GetRegionCodesForCountryCode(cc); len(rs) == 1 && rs[0] == region {
-		if r, ok := phoneMetadata().forRegion(cc, region); ok {
-			t = r.numberType(phonenumbers.GetNationalSignificantNumber(num))
-		} else {
-			t = phonenumbers.GetNumberType(num)
-		}
-		return t != phonenumbers.UNKNOWN, t
-	}
-	if !phonenumbers.IsValidNumberForRegion(num, region) {
-		return false, phonenumbers.UNKNOWN
-	}
-	return true, phonenumbers.GetNumberType(num)
 }
 
 // mobileKey is a number as written (trimmed, at most MaxMobileLength

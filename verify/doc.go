@@ -79,13 +79,7 @@
 // number it parses, so its answer for a number as written and its region
 // is kept in a bounded cache (two generations of 4096) shared by the
 // process: one number comes back for its send, its check and its change.
-// A new number already written in E.164 ("+8613800138000") is not given
-// to phonenumbers.Parse: the Verifier reads its calling code and national
-// number as Parse would, with the national-prefix rule of the region's
-// metadata (where that rule could apply, Parse reads it), and matches its
-// type against the region's patterns compiled once; a test holds both
-// paths to phonenumbers' answers for thousands of numbers of every
-// region. E-mail addresses are bare addresses of at most 100 characters,
+// E-mail addresses are bare addresses of at most 100 characters,
 // trimmed, their domain in lower case (the local part belongs to the
 // receiving system).
 //

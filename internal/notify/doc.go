@@ -7,8 +7,8 @@
 //
 // A Sender delivers a Message to a Target of one Kind:
 //
-//   - KindWebhook: a POST of {"type", "timestamp", "data"} signed as
-//     Standard Webhooks sign (headers webhook-id, webhook-timestamp,
+//   - KindWebhook: a POST of {"type", "timestamp", "data"} signed by the
+//     Standard Webhooks library (headers webhook-id, webhook-timestamp,
 //     webhook-signature: "v1," and the base64 HMAC-SHA256 of
 //     id.timestamp.body keyed by the decoded "whsec_" secret). Any 2xx is
 //     success. The signed timestamp is the attempt's (Sender.Now), the

@@ -79,21 +79,19 @@ func TestCut(t *testing.T) {
 	}
 }
 
-// TestWebhookJSON: the body written by hand is what encoding/json writes
-// for a webhookBody of compact data.
-func TestWebhookJSON(t *testing.T) {
+// TestWebhookBody: the body carries the message's compact data as it is
+// (no HTML escaping, no reordering), after the type and the event's time
+// in UTC, as the body spliced by hand before it did.
+func TestWebhookBody(t *testing.T) {
 	at := time.Date(2026, 11, 23, 10, 0, 0, 123456789, time.FixedZone("CST", 8*3600))
-	for _, data := range []string{`{}`, `{"tenantId":1,"a":"<b>&\u2028"}`, `{"n":[1,2,{"x":null}]}`} {
-		got, err := webhookJSON("task.trashed", at, json.RawMessage(data))
+	for _, data := range []string{`{}`, `{"tenantId":1,"a":"<b>&\u2028"}`, "{\"raw\":\"\u2028<>\"}", `{"n":[1,2,{"x":null}],"a":0}`} {
+		got, err := marshal(webhookBody{Type: "task.trashed", Timestamp: at.UTC(), Data: json.RawMessage(data)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := marshal(webhookBody{Type: "task.trashed", Timestamp: at.UTC(), Data: json.RawMessage(data)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(want) {
-			t.Errorf("webhookJSON = %s, want %s", got, want)
+		want := `{"type":"task.trashed","timestamp":"2026-11-23T02:00:00.123456789Z","data":` + data + `}`
+		if string(got) != want {
+			t.Errorf("body = %s, want %s", got, want)
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/safehttp"
 )
@@ -63,9 +65,10 @@ type Target struct {
 	Only []string
 
 	// What Prepared parsed once, for the many sends of a batch: a
-	// webhook's URL (never changed by a send) and signing key.
-	url *url.URL
-	key []byte
+	// webhook's URL (never changed by a send) and its signer, holding
+	// the decoded key.
+	url    *url.URL
+	signer *standardwebhooks.Webhook
 }
 
 // Prepared returns t with a webhook's address and secret parsed, so that
@@ -79,11 +82,11 @@ func (t Target) Prepared() (Target, error) {
 	if err != nil {
 		return t, err
 	}
-	key, err := ParseWebhookSecret(t.Secret)
+	signer, err := newSigner(t.Secret)
 	if err != nil {
 		return t, err
 	}
-	t.url, t.key = u, key
+	t.url, t.signer = u, signer
 	return t, nil
 }
 

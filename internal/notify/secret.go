@@ -1,13 +1,12 @@
 package notify
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"strconv"
 	"strings"
 	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/deskkit/deskkit"
 )
@@ -45,23 +44,27 @@ func ParseWebhookSecret(s string) ([]byte, error) {
 	return key, nil
 }
 
-// Sign returns the webhook-signature header value for a message: "v1,"
-// and the base64 HMAC-SHA256, keyed by the decoded secret, of
-// id + "." + ts (Unix seconds) + "." + body. Its error is
-// ParseWebhookSecret's.
+// Sign returns the webhook-signature header value for a message, as the
+// Standard Webhooks library signs it: "v1," and the base64 HMAC-SHA256,
+// keyed by the decoded secret, of id + "." + ts (Unix seconds) + "." +
+// body. Its error is ParseWebhookSecret's.
 func Sign(secret, id string, ts time.Time, body []byte) (string, error) {
-	key, err := ParseWebhookSecret(secret)
+	wh, err := newSigner(secret)
 	if err != nil {
 		return "", err
 	}
-	return sign(key, id, ts, body), nil
+	return wh.Sign(id, ts, body)
 }
 
-func sign(key []byte, id string, ts time.Time, body []byte) string {
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + strconv.FormatInt(ts.Unix(), 10) + "."))
-	mac.Write(body)
-	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+// newSigner returns the Standard Webhooks signer of secret, once
+// ParseWebhookSecret has accepted it: the library takes any base64 after
+// an optional prefix, a channel's secret only "whsec_" and the standard
+// base64 of 32 bytes.
+func newSigner(secret string) (*standardwebhooks.Webhook, error) {
+	if _, err := ParseWebhookSecret(secret); err != nil {
+		return nil, err
+	}
+	return standardwebhooks.NewWebhook(secret)
 }
 
 // NewMessageID returns a new message id: deskkit.NewEventID, "msg_" and
