@@ -21,7 +21,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/limiter"
 )
 
@@ -192,7 +191,7 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 	}
 	addrs = slices.Sorted(slices.Values(addrs)) // the lock order of code rows
 	var codes []pendingCode
-	err = database.InTx(ctx, v.db, func(ctx context.Context, tx bun.IDB) error {
+	err = deskkit.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		codes = codes[:0]
 		var limits []limiter.Limit
 		keys := map[string][]string{}
@@ -347,7 +346,7 @@ func (v *Verifier) settleNow(ctx context.Context, codes []pendingCode, state str
 		}
 		return nil
 	}
-	return database.InTx(ctx, v.db, func(ctx context.Context, tx bun.IDB) error {
+	return deskkit.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var moved []int64
 		if err := tx.NewRaw(query+" RETURNING id", args...).Scan(ctx, &moved); err != nil {
 			return fmt.Errorf("verify: mark codes %s: %w", state, err)
@@ -501,7 +500,7 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 	}
 	var link Link
 	var wrong error
-	err = database.InTx(ctx, v.db, func(ctx context.Context, tx bun.IDB) error {
+	err = deskkit.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		if wrong, err = v.consume(ctx, tx, u, k, b, address, code); err != nil || wrong != nil {
 			return err // a wrong code commits: its attempt and failure count
