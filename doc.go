@@ -119,22 +119,12 @@
 //     host's, eight times at once to a server with one connection, on
 //     SQLite and PostgreSQL, and every request must succeed.
 //
-// Verification's code transactions (send, check), and the reference
-// server's token and user lookups, on PostgreSQL through bun's pgdriver
-// (a *bun.DB whose driver is pgdriver), run on a pooled connection taken
-// within the request's context, with BEGIN and COMMIT, and give their
-// statements a context with the request's deadline but no Done channel.
-// database/sql otherwise starts a goroutine to watch the context for each
-// transaction and each query that returns rows; a send and a check made
-// 13, and starting and waking them cost more than all of verification's
-// own work. pgdriver bounds every read and write on the socket by the
-// deadline (a statement past it fails, the connection is closed, and
-// PostgreSQL rolls its transaction back), and cannot interrupt a
-// statement in flight when a context is cancelled, so the deadline holds
-// as before; what changes is that a client that hangs up no longer stops
-// the statements between two of them. The pool's wait for a connection
-// still ends with the context. Other drivers, and any other IDB (a
-// bun.Tx), run as before.
+// Every statement runs with the context of the call that asked for it: a
+// request's deadline bounds its statements, and a client that hangs up
+// ends them and rolls its transaction back (database/sql does this, and
+// the services add no context of their own in between). What must finish
+// once started, such as recording that a verification code went out,
+// carries on under the request's deadline without its cancellation.
 //
 // # Embedding
 //

@@ -2,6 +2,7 @@ package deskkit_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -143,4 +144,38 @@ func TestRunInTxDoesNotRetryOtherErrors(t *testing.T) {
 	if !errors.Is(err, boom) || calls != 1 {
 		t.Errorf("err %v after %d calls; want boom after 1", err, calls)
 	}
+}
+
+type ctxKey struct{}
+
+// fn runs with the caller's context, its values and its end: a caller
+// that goes away ends the transaction, and nothing of it commits.
+func TestRunInTxKeepsTheCallersContext(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		if _, err := db.ExecContext(ctx, "CREATE TABLE hangup (id INTEGER PRIMARY KEY)"); err != nil {
+			t.Fatal(err)
+		}
+		rctx, hangUp := context.WithCancel(context.WithValue(ctx, ctxKey{}, "v"))
+		defer hangUp()
+		err := deskkit.RunInTx(rctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
+			if ctx.Done() == nil || ctx.Value(ctxKey{}) != "v" {
+				t.Errorf("fn's context is not the caller's: Done %v, value %v", ctx.Done(), ctx.Value(ctxKey{}))
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO hangup (id) VALUES (1)"); err != nil {
+				return err
+			}
+			hangUp()
+			return nil
+		})
+		// database/sql's Commit answers the context's error, or, if its
+		// watcher rolled back first, ErrTxDone.
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, sql.ErrTxDone) {
+			t.Errorf("RunInTx whose caller went away = %v, want context.Canceled", err)
+		}
+		var n int
+		if err := db.NewRaw("SELECT count(*) FROM hangup").Scan(ctx, &n); err != nil || n != 0 {
+			t.Errorf("%d rows (%v), want none: the transaction must not commit", n, err)
+		}
+	})
 }

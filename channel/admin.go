@@ -11,7 +11,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/outbox"
 )
 
@@ -177,7 +176,7 @@ func (r *ChannelRegistry) disableChannel(ctx context.Context, p deskkit.Principa
 	if err := deskkit.CheckID("id", id); err != nil {
 		return Channel{}, err
 	}
-	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := r.exists(ctx, tx, tenantID, id); err != nil {
 			return err
 		}
@@ -387,7 +386,7 @@ func (r *ChannelRegistry) resend(ctx context.Context, p deskkit.Principal, deliv
 		return Delivery{}, err
 	}
 	var out outbox.Info
-	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		on, err := r.enabled(ctx, tx, tenantID, in.TargetID)
 		if err != nil {
 			return err
@@ -438,7 +437,7 @@ func (r *ChannelRegistry) recoverFailed(ctx context.Context, p deskkit.Principal
 		return 0, deskkit.Invalid("since", "is required: the deliveries created since then are recovered")
 	}
 	var n int
-	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		on, err := r.enabled(ctx, tx, tenantID, channelID)
 		if err != nil {
 			return err

@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/outbox"
 	"github.com/deskkit/deskkit/internal/telemetry"
@@ -304,7 +303,7 @@ func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int6
 		// writes them in two statements), a failure between them would
 		// leave an event without deliveries, which a retry with the same
 		// id would find published and add nothing to.
-		err = database.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
+		err = deskkit.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
 			n, q, err := r.enqueue(ctx, tx, tenantID, msg)
 			isNew, queued = n, q
 			return err

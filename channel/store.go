@@ -90,7 +90,7 @@ func (r *ChannelRegistry) add(ctx context.Context, p deskkit.Principal, in Input
 		return Added{}, err
 	}
 	now := r.now()
-	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := takeQuota(ctx, tx, tenantID, ch.Type); err != nil {
 			return err
 		}
@@ -174,7 +174,7 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 		return Channel{}, err
 	}
 	now := r.now()
-	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var stored channelRow
 		err := tx.NewSelect().Model(&stored).Column("channel_type", "enabled", "disabled_reason", "disabled_at_ms").
 			Where("c.tenant_id = ? AND c.id = ?", tenantID, ch.ID).
@@ -322,7 +322,7 @@ func (r *ChannelRegistry) deleteChannel(ctx context.Context, p deskkit.Principal
 		return err
 	}
 	now := r.now()
-	err = database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		// The type comes first, so that the count row is locked before the
 		// channel row (the lock order). It never changes, so reading it
 		// unlocked is safe.

@@ -10,7 +10,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/limiter"
 	"github.com/deskkit/deskkit/internal/notify"
 )
@@ -148,7 +147,7 @@ func (r *ChannelRegistry) takeTest(ctx context.Context, tenantID int64, n int) e
 		Name: "tests_per_minute", Key: fmt.Sprintf("test:%d", tenantID), Max: r.cfg.TestsPerMinute, Window: time.Minute, Cost: n,
 		Msg: fmt.Sprintf("at most %d test messages a minute per tenant (a test of an e-mail channel counts one per address)", r.cfg.TestsPerMinute),
 	}
-	return database.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	return deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		return limiter.Take(ctx, tx, limitsTable, r.now(), []limiter.Limit{l})
 	})
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/trash"
 )
@@ -725,7 +724,7 @@ func TestPoolOfOne(t *testing.T) {
 		var entries []trash.Entry
 		for _, e := range []trash.NewEntry{task(20, "Fix login"), task(21, "Ship it")} {
 			e.CreatedBy = alice.UserID
-			err := database.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
+			err := deskkit.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
 				got, err := f.trash.Add(ctx, tx, alice, e)
 				entries = append(entries, got)
 				return err

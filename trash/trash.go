@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/internal/telemetry"
 )
@@ -265,7 +264,7 @@ func (t *Trash) addEntry(ctx context.Context, db bun.IDB, p deskkit.Principal, e
 		}
 		// The entry and its event commit together, also when the host
 		// passed no transaction.
-		err = database.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error { return add(ctx, tx) })
+		err = deskkit.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error { return add(ctx, tx) })
 	}
 	if err != nil {
 		return Entry{}, err
@@ -642,7 +641,7 @@ func (t *Trash) canManage(ctx context.Context, p deskkit.Principal, projectID in
 // deadlock or a serialization failure. fn does database work through tx
 // only (and the Restorer must too), so running it again is safe.
 func (t *Trash) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return database.RunInTx(ctx, t.db, nil, fn)
+	return deskkit.RunInTx(ctx, t.db, nil, fn)
 }
 
 // lockProjects locks, on PostgreSQL, the counter rows of the given projects

@@ -21,7 +21,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/limiter"
 )
 
@@ -192,7 +191,7 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 	}
 	addrs = slices.Sorted(slices.Values(addrs)) // the lock order of code rows
 	var codes []pendingCode
-	err = database.InTx(ctx, v.db, func(ctx context.Context, tx bun.IDB) error {
+	err = deskkit.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		codes = codes[:0]
 		var limits []limiter.Limit
 		keys := map[string][]string{}
@@ -268,102 +267,13 @@ RETURNING id`, u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.
 		}
 	}
 	// The messages are out: their codes become usable even if the client
-	// has gone meanwhile, or the database is away (then settle retries),
-	// and the answer is a success, since a code is on its way.
+	// has gone meanwhile, or the database is away (then Run retries), and
+	// the answer is a success, since a code is on its way.
 	v.settle(dctx, codes, stateActive)
 	return Sent{
 		ExpiresInSeconds: int(v.cfg.CodeTTL / time.Second),
 		ResendInSeconds:  int(v.cfg.ResendInterval / time.Second),
 	}, nil
-}
-
-// Bounds of the retries of settle: the first comes after
-// settleFirstRetry, each later one after twice the wait before it, at most
-// settleMaxRetry, for CodeTTL in all; each attempt has settleTimeout.
-const (
-	settleFirstRetry = 100 * time.Millisecond
-	settleMaxRetry   = 5 * time.Second
-	settleTimeout    = 5 * time.Second
-)
-
-// settle moves the pending codes to state: active for codes whose message
-// went out, failed, with the limits their sends took given back, for codes
-// whose message did not. If the database cannot take it now, settle
-// retries in the background, for up to CodeTTL (a code is worth nothing
-// after that): a code delivered during an outage becomes usable once the
-// database is back. Only a process that dies meanwhile loses it, and then
-// the code stays unusable, never wrongly usable.
-func (v *Verifier) settle(ctx context.Context, codes []pendingCode, state string) {
-	if len(codes) == 0 {
-		return
-	}
-	err := v.settleNow(ctx, codes, state)
-	if err == nil {
-		return
-	}
-	v.cfg.Logger.WarnContext(ctx, "verify: could not record the outcome of a send; retrying in the background",
-		slog.String("state", state), slog.Int("codes", len(codes)), slog.Any("error", err))
-	bg := context.WithoutCancel(ctx)
-	go func() {
-		wait := settleFirstRetry
-		for spent := time.Duration(0); spent < v.cfg.CodeTTL; spent += wait {
-			t := time.NewTimer(wait)
-			<-t.C
-			actx, cancel := context.WithTimeout(bg, settleTimeout)
-			err = v.settleNow(actx, codes, state)
-			cancel()
-			if err == nil {
-				v.cfg.Logger.InfoContext(bg, "verify: recorded the outcome of a send after a retry",
-					slog.String("state", state), slog.Int("codes", len(codes)))
-				return
-			}
-			wait = min(2*wait, settleMaxRetry)
-		}
-		v.cfg.Logger.ErrorContext(bg, "verify: gave up recording the outcome of a send",
-			slog.String("state", state), slog.Int("codes", len(codes)), slog.Any("error", err))
-	}()
-}
-
-// settleNow moves the pending codes to state, and with stateFailed gives
-// their limits back. A code replaced meanwhile (its hash changed), or
-// already settled by an earlier attempt whose commit was not acknowledged,
-// is left alone and gives nothing back twice. Activation is one statement,
-// atomic without a transaction of its own; a failure gives back the limits
-// of exactly the codes it moved, in one transaction.
-func (v *Verifier) settleNow(ctx context.Context, codes []pendingCode, state string) error {
-	var match strings.Builder
-	args := []any{state, statePending}
-	for i, pc := range codes {
-		if i > 0 {
-			match.WriteString(" OR ")
-		}
-		match.WriteString("(id = ? AND code_hash = ?)")
-		args = append(args, pc.id, pc.hash)
-	}
-	query := "UPDATE deskkit_verify_codes SET state = ? WHERE state = ? AND (" + match.String() + ")"
-	if state != stateFailed {
-		if _, err := v.db.ExecContext(ctx, query, args...); err != nil {
-			return fmt.Errorf("verify: mark codes %s: %w", state, err)
-		}
-		return nil
-	}
-	return database.InTx(ctx, v.db, func(ctx context.Context, tx bun.IDB) error {
-		var moved []int64
-		if err := tx.NewRaw(query+" RETURNING id", args...).Scan(ctx, &moved); err != nil {
-			return fmt.Errorf("verify: mark codes %s: %w", state, err)
-		}
-		for _, pc := range codes {
-			if !slices.Contains(moved, pc.id) {
-				continue
-			}
-			for _, key := range pc.limits {
-				if err := giveBack(ctx, tx, key, pc.takenAt); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
 }
 
 func (v *Verifier) deliverCode(ctx context.Context, k Kind, b BizKey, pc pendingCode) error {
@@ -501,7 +411,7 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 	}
 	var link Link
 	var wrong error
-	err = database.InTx(ctx, v.db, func(ctx context.Context, tx bun.IDB) error {
+	err = deskkit.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		if wrong, err = v.consume(ctx, tx, u, k, b, address, code); err != nil || wrong != nil {
 			return err // a wrong code commits: its attempt and failure count

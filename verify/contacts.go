@@ -9,7 +9,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/outbox"
 )
 
@@ -146,7 +145,7 @@ func (v *Verifier) change(ctx context.Context, p deskkit.Principal, c change) (D
 		return Detail{}, ErrAddressTaken
 	}
 	var wrong error
-	err = database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = deskkit.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		if bindBySecret {
 			if err := v.bindProof(ctx, tx, u, c, code); err != nil {

@@ -175,12 +175,14 @@
 // The outcome is recorded by a guarded update: an activation is that one
 // statement, a failure a transaction that also gives the limits back. If
 // the database cannot take it (an outage between the send and the
-// record), the Verifier retries in the background, with a growing pause
-// (0.1 s doubling to 5 s), for up to CodeTTL: a code delivered during an
+// record), the outcome waits in the Verifier, and Run retries it with a
+// growing pause (0.1 s doubling to 5 s), for up to CodeTTL; SendNotices
+// tries it too, for hosts that do not run Run. A code delivered during an
 // outage becomes usable once the database is back, and a send that
 // delivered answers success, not an error inviting a retry. Only a process
-// that stops meanwhile loses the record, and then the code stays unusable
-// and counted, never wrongly usable.
+// that stops (or whose Run stops) before the database is back loses the
+// record, and then the code stays unusable and counted, never wrongly
+// usable.
 //
 // A sender runs within the request's deadline, but a client that hangs up
 // does not cut it short: a message the gateway may have taken is never

@@ -107,7 +107,10 @@ func (v *Verifier) noticeCommitted(ctx context.Context) {
 	}
 }
 
-// Run sends the notices to old addresses until ctx is done. It claims
+// Run sends the notices to old addresses, and records the outcomes of
+// code sends that the database could not take when they ended (see
+// Senders and transactions in the package documentation), until ctx is
+// done. It claims
 // each due notice before it sends it, so that replicas running Run, and
 // SendNotices, never send one twice (see the package documentation), and
 // it looks for due notices when a change commits, in this process and, on
@@ -116,14 +119,15 @@ func (v *Verifier) noticeCommitted(ctx context.Context) {
 // for its notice; without it, the change sends its notice itself (claimed
 // as Run would) before it answers, and a notice whose send failed waits
 // for SendNotices. When ctx is done Run claims nothing new, finishes the
-// sends in flight (each bounded by 30 s) and returns nil; the error is
-// for what a later version may refuse at the start. One Run per process
-// is enough.
+// sends in flight (each bounded by 30 s), stops retrying outcomes, and
+// returns nil; the error is for what a later version may refuse at the
+// start. One Run per process is enough.
 func (v *Verifier) Run(ctx context.Context) error {
 	v.runs.Add(1)
 	defer v.runs.Add(-1)
 	var wg sync.WaitGroup
 	wg.Go(func() { outbox.Listen(ctx, v.db, v.cfg.Logger, v.notices) })
+	wg.Go(func() { v.runSettles(ctx) })
 	v.notices.Run(ctx)
 	wg.Wait()
 	return nil
@@ -136,9 +140,11 @@ func (v *Verifier) Run(ctx context.Context) error {
 // replica or another call sends: hosts may call it from a scheduler of
 // their own instead of running Run, or besides it. A notice that fails is
 // retried on the notices' schedule (see the package documentation), at
-// a later call.
+// a later call. Like Run, it first records the outcomes of code sends
+// that the database could not take when they ended, those it can now.
 func (v *Verifier) SendNotices(ctx context.Context) (int, error) {
 	ctx, call := v.ops.Start(ctx, "verify.SendNotices", "")
+	v.retrySettles(ctx)
 	r, err := v.sendNotices(ctx)
 	call.End(err)
 	return r, err

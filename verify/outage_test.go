@@ -3,6 +3,8 @@ package verify_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,23 +41,65 @@ type smsFunc func(ctx context.Context, m verify.SMS) error
 
 func (f smsFunc) SendSMS(ctx context.Context, m verify.SMS) error { return f(ctx, m) }
 
-// eventually calls fn until it returns nil, for at most 10 s, waiting
-// 20 ms between calls, and returns its last error: for work the Verifier
-// does in the background.
-func eventually(fn func() error) error {
-	deadline := time.After(10 * time.Second)
+// logWatch is a slog handler that hands the messages of its records to
+// a channel (dropping them when no one reads): what a test waits on to
+// know that the Verifier did something in the background.
+type logWatch chan string
+
+func (w logWatch) Enabled(context.Context, slog.Level) bool { return true }
+
+func (w logWatch) Handle(_ context.Context, r slog.Record) error {
+	select {
+	case w <- r.Message:
+	default:
+	}
+	return nil
+}
+
+func (w logWatch) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w logWatch) WithGroup(string) slog.Handler      { return w }
+
+// startRun runs v.Run until stop is called or the test ends; stop
+// returns once Run has.
+func startRun(t *testing.T, v *verify.Verifier) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- v.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-ran; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// waitLog waits, up to 10 s, for a record of msg in w.
+func waitLog(t *testing.T, w logWatch, msg string) {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
 	for {
-		err := fn()
-		if err == nil {
-			return nil
-		}
 		select {
-		case <-deadline:
-			return err
-		case <-time.After(20 * time.Millisecond):
+		case m := <-w:
+			if m == msg {
+				return
+			}
+		case <-timeout.C:
+			t.Fatalf("no %q logged in 10 s", msg)
 		}
 	}
 }
+
+// Messages the tests wait for.
+const (
+	logSettleLater = "verify: could not record the outcome of a send; Run records it once the database is back"
+	logSettled     = "verify: recorded the outcome of a send after a retry"
+)
 
 // outageFixture is a Verifier whose SMS sender runs gateway, over a
 // database the test can cut off.
@@ -81,7 +125,8 @@ func outageFixture(t *testing.T, db *bun.DB, cfg *verify.Config, gateway smsFunc
 // the message, the database went away before the code was marked active,
 // and the code stayed pending for ever. Now the send answers success (the
 // code is on its way) and the code becomes usable once the database is
-// back, its limits kept.
+// back (here recorded by SendNotices, as a host without Run has it), its
+// limits kept.
 func TestCodeDeliveredDuringOutage(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
@@ -104,10 +149,10 @@ func TestCodeDeliveredDuringOutage(t *testing.T) {
 			t.Fatal("a check passed with the database away")
 		}
 		o.down.Store(false)
-		if err := eventually(func() error {
-			_, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code)
-			return err
-		}); err != nil {
+		if _, err := f.v.SendNotices(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); err != nil {
 			t.Fatalf("the delivered code once the database is back: %v", err)
 		}
 		// The message went out: its interval holds.
@@ -154,9 +199,13 @@ func TestFailedSendGivesItsLimitsBack(t *testing.T) {
 		cut.Store(false)
 		o.down.Store(false)
 		failing.Store(false)
-		// At once, without waiting out the interval: none of the four
-		// counted toward the interval nor the user's day of 2.
-		if err := eventually(send); err != nil {
+		// Once the outcome is recorded (SendNotices, as a host without Run
+		// has it), at once, without waiting out the interval: none of the
+		// four counted toward the interval nor the user's day of 2.
+		if _, err := f.v.SendNotices(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := send(); err != nil {
 			t.Fatalf("the retry after failed sends: %v", err)
 		}
 		f.clock.Advance(verify.DefaultResendInterval)
@@ -205,6 +254,100 @@ func TestClientHangingUpDoesNotCutTheSend(t *testing.T) {
 		code, _ := delivered.Load().(string)
 		if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); err != nil {
 			t.Errorf("the code delivered after the client hung up: %v", err)
+		}
+	})
+}
+
+// TestRunRecordsOutcomesAfterOutage: with Run running, the outcome of a
+// send the database could not take is recorded by Run once the database
+// is back, without another call.
+func TestRunRecordsOutcomesAfterOutage(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		logs := make(logWatch, 1024)
+		var o *outage
+		var delivered atomic.Value
+		f, o := outageFixture(t, db, &verify.Config{Logger: slog.New(logs)}, func(_ context.Context, m verify.SMS) error {
+			o.down.Store(true)
+			delivered.Store(m.Code)
+			return nil
+		})
+		startRun(t, f.v)
+		if _, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN"}); err != nil {
+			t.Fatalf("send during the outage: %v", err)
+		}
+		waitLog(t, logs, logSettleLater)
+		o.down.Store(false)
+		waitLog(t, logs, logSettled)
+		code, _ := delivered.Load().(string)
+		if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); err != nil {
+			t.Fatalf("the delivered code once Run recorded it: %v", err)
+		}
+	})
+}
+
+// TestRunStopsRetryingOnShutdown: what Run has not recorded when it stops
+// is not retried behind the host's back (the code stays unusable), and
+// waits for the next Run or SendNotices, which records it.
+func TestRunStopsRetryingOnShutdown(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		var o *outage
+		var delivered atomic.Value
+		f, o := outageFixture(t, db, nil, func(_ context.Context, m verify.SMS) error {
+			o.down.Store(true)
+			delivered.Store(m.Code)
+			return nil
+		})
+		stop := startRun(t, f.v)
+		if _, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN"}); err != nil {
+			t.Fatalf("send during the outage: %v", err)
+		}
+		stop()
+		// Run has returned, and with it everything that retried: with the
+		// database back, nothing records the outcome on its own.
+		o.down.Store(false)
+		code, _ := delivered.Load().(string)
+		if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); !errors.Is(err, verify.ErrCodeMissing) {
+			t.Fatalf("the code after Run stopped: %v, want ErrCodeMissing (still pending)", err)
+		}
+		if _, err := f.v.SendNotices(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.checkSMS(f.ann, "SIGNIN", annMobile, code); err != nil {
+			t.Fatalf("the code once SendNotices recorded it: %v", err)
+		}
+	})
+}
+
+// TestOutcomeGivenUpAfterCodeTTL: an outcome the database could not take
+// within the code's lifetime is dropped (the code is worth nothing by
+// then), and the code stays unusable.
+func TestOutcomeGivenUpAfterCodeTTL(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		logs := make(logWatch, 1024)
+		var o *outage
+		f, o := outageFixture(t, db, &verify.Config{Logger: slog.New(logs)}, func(context.Context, verify.SMS) error {
+			o.down.Store(true)
+			return nil
+		})
+		if _, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN"}); err != nil {
+			t.Fatalf("send during the outage: %v", err)
+		}
+		waitLog(t, logs, logSettleLater)
+		o.down.Store(false)
+		f.clock.Advance(verify.DefaultCodeTTL)
+		if _, err := f.v.SendNotices(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waitLog(t, logs, "verify: gave up recording the outcome of a send: its codes have expired")
+		var pending int
+		if err := db.NewRaw("SELECT count(*) FROM deskkit_verify_codes WHERE state = 'pending'").Scan(ctx, &pending); err != nil {
+			t.Fatal(err)
+		}
+		if pending != 1 {
+			t.Errorf("%d pending codes, want the one whose outcome was given up", pending)
 		}
 	})
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/database"
 )
 
 // Bounds of profile fields.
@@ -122,7 +121,7 @@ func (v *Verifier) updateProfile(ctx context.Context, p deskkit.Principal, pr Pr
 	if err := checkProfile(&pr); err != nil {
 		return Detail{}, err
 	}
-	err := database.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := deskkit.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		return v.dir.UpdateProfile(ctx, tx, p.TenantID, p.UserID, pr)
 	})
 	if err != nil {

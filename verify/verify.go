@@ -243,6 +243,9 @@ type Verifier struct {
 	// notices is the worker that sends notices (Run); a change wakes it.
 	notices *outbox.Worker
 	runs    atomic.Int32 // Runs running
+	// settles holds the outcomes of sends that the database could not
+	// take at the time, for Run to record.
+	settles *settleQueue
 
 	ops telemetry.Ops
 	tel instruments
@@ -274,7 +277,7 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 	if err != nil {
 		return nil, err
 	}
-	v := &Verifier{db: db, dir: dir, sms: sms, mail: mail, cfg: *c, templates: ts}
+	v := &Verifier{db: db, dir: dir, sms: sms, mail: mail, cfg: *c, templates: ts, settles: newSettleQueue()}
 	v.ops, v.tel = newTelemetry(*c)
 	for _, s := range [][]byte{secret, c.PreviousSecret} {
 		if s == nil {

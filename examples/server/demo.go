@@ -13,7 +13,6 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/httpapi"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/trash"
 )
@@ -64,7 +63,7 @@ type demoTask struct {
 }
 
 // demoHost serves the demo routes and implements the trash's hooks. Its
-// write transactions go through database.RunInTx, which runs one again when
+// write transactions go through deskkit.RunInTx, which runs one again when
 // PostgreSQL rolls it back for a deadlock or a serialization failure: each
 // is safe to repeat, as it does nothing outside the transaction.
 type demoHost struct {
@@ -147,7 +146,7 @@ func (h *demoHost) createTask(r *http.Request, p deskkit.Principal) (any, error)
 		return nil, deskkit.Invalid("sprintId", "must be a positive integer")
 	}
 	t := demoTask{TenantID: p.TenantID, ProjectID: req.ProjectID, SprintID: req.SprintID, Name: req.Name, CreatedBy: p.UserID, State: stateActive}
-	err := database.RunInTx(r.Context(), h.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := deskkit.RunInTx(r.Context(), h.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		if req.SprintID != nil {
 			// The sprint must stay active until the task is in it: on
 			// PostgreSQL FOR SHARE makes a concurrent sprint delete wait for
@@ -228,7 +227,7 @@ func (h *demoHost) deleteSprint(r *http.Request, p deskkit.Principal) (any, erro
 		return nil, err
 	}
 	var out deleted
-	err = database.RunInTx(r.Context(), h.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = deskkit.RunInTx(r.Context(), h.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var s demoSprint
 		err := tx.NewSelect().Model(&s).Where("s.id = ? AND s.tenant_id = ? AND s.state = ?", id, p.TenantID, stateActive).Scan(ctx)
 		if err != nil {
@@ -267,7 +266,7 @@ func (h *demoHost) deleteTask(r *http.Request, p deskkit.Principal) (any, error)
 		return nil, err
 	}
 	var out deleted
-	err = database.RunInTx(r.Context(), h.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = deskkit.RunInTx(r.Context(), h.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var t demoTask
 		err := tx.NewSelect().Model(&t).Where("t.id = ? AND t.tenant_id = ? AND t.state = ?", id, p.TenantID, stateActive).Scan(ctx)
 		if err != nil {

@@ -198,7 +198,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	verifyTicker := time.NewTicker(verifyInterval)
 	defer verifyTicker.Stop()
 	wg.Go(func() { housekeep(loopCtx, a, verifyTicker.C, logger) })
-	// The outbox's workers: events to channels, notices to old addresses.
+	// The outbox's workers: events to channels, notices to old addresses
+	// (the Verifier's Run also records the outcomes of code sends that the
+	// database could not take at the time).
 	// When loopCtx ends they claim nothing new and finish the attempts in
 	// flight (each bounded by its timeout); a delivery a process never
 	// finished is attempted again by another, or by the next start, when

@@ -88,6 +88,12 @@ func TestVerifySendDuringOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As serve does: the Verifier's Run records the outcome of a send
+	// that the database could not take, once it is back.
+	runCtx, stopRun := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- a.verify.Run(runCtx) }()
+	defer func() { stopRun(); <-ran }()
 	token, err := a.demoToken(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +128,7 @@ func TestVerifySendDuringOutage(t *testing.T) {
 		}.Encode(), "")
 	}
 	// until calls fn until it answers 200, for at most 15 s: the
-	// database comes back, and the Verifier's retry after it.
+	// database comes back, and the retry of Run's after it.
 	until := func(what string, fn func() answer) {
 		t.Helper()
 		deadline := time.After(15 * time.Second)

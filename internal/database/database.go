@@ -6,11 +6,12 @@
 // from the rest.
 //
 // The pool's rule (see the deskkit package doc, # Transactions): no code
-// path holds a connection (a transaction, or OnConn's connection) while it
-// asks the pool for another. RunInTx, InTx and OnConn hand fn what to run
-// its statements through; fn reads through that, and what it needs from
-// elsewhere is read before they are called. With the pool bounded, a wait
-// for a second connection inside one may never end.
+// path holds a connection (a transaction) while it asks the pool for
+// another. The services run every transaction through deskkit.RunInTx,
+// which hands fn the transaction to run its statements through; fn reads
+// through that, and what it needs from elsewhere is read before the
+// transaction begins. With the pool bounded, a wait for a second
+// connection inside one may never end.
 package database
 
 import (

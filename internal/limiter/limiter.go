@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -81,12 +80,20 @@ func Hold(ctx context.Context, tx bun.IDB, table string, now int64, l Limit) err
 	return upsert(ctx, tx, table, now, []Limit{l}, true)
 }
 
+// row is a limit's row as an upsert writes it.
+type row struct {
+	Key   string `bun:"limit_key"`
+	Start int64  `bun:"window_start_ms"`
+	End   int64  `bun:"window_end_ms"`
+	Hits  int    `bun:"hits"`
+}
+
 // upsert is Take, or with hold, Hold: each row gets nothing added, but
-// must have room for its cost. It runs on every send and check of a code,
-// so it writes the numbers into its statement in decimal, leaving bun to
-// quote the keys alone (their text comes from clients), and reads the keys
-// with plain scans: bun's formatting of two dozen boxed arguments and its
-// raw-query model cost more than building the text.
+// must have room for its cost. It is one statement whatever the number of
+// limits: each row is inserted, or, if it exists, updated only where its
+// window has closed (a new window opens with the event) or it has room
+// for the event's cost (the guard), and the statement returns the keys it
+// wrote; a key missing from them is a refusal.
 func upsert(ctx context.Context, tx bun.IDB, table string, now int64, limits []Limit, hold bool) error {
 	ls := make([]Limit, 0, len(limits))
 	for _, l := range limits {
@@ -100,16 +107,7 @@ func upsert(ctx context.Context, tx bun.IDB, table string, now int64, limits []L
 		ls = append(ls, l)
 	}
 	slices.SortFunc(ls, func(a, b Limit) int { return cmp.Compare(a.Key, b.Key) })
-	q := make([]byte, 0, 1024)
-	num := func(n int64) { q = strconv.AppendInt(q, n, 10) }
-	args := make([]any, 1, 1+2*len(ls))
-	args[0] = bun.Ident(table)
-	str := func(s string) {
-		q = append(q, '?')
-		args = append(args, s)
-	}
-	q = append(q, "INSERT INTO ? AS l (limit_key, window_start_ms, window_end_ms, hits)\nVALUES "...)
-	fits := 0
+	rows := make([]row, 0, len(ls))
 	for _, l := range ls {
 		cost := max(l.Cost, 1)
 		if cost > l.Max {
@@ -119,55 +117,24 @@ func upsert(ctx context.Context, tx bun.IDB, table string, now int64, limits []L
 		if hold {
 			add = 0
 		}
-		if fits > 0 {
-			q = append(q, ", "...)
-		}
-		q = append(q, '(')
-		str(l.Key)
-		q = append(q, ", "...)
-		num(now)
-		q = append(q, ", "...)
-		num(now + l.Window.Milliseconds())
-		q = append(q, ", "...)
-		num(int64(add))
-		q = append(q, ')')
-		fits++
+		rows = append(rows, row{Key: l.Key, Start: now, End: now + l.Window.Milliseconds(), Hits: add})
 	}
 	var keys []string
-	if fits > 0 {
-		q = append(q, "\nON CONFLICT (limit_key) DO UPDATE SET\n    window_start_ms = CASE WHEN l.window_end_ms <= "...)
-		num(now)
-		q = append(q, " THEN excluded.window_start_ms ELSE l.window_start_ms END,\n    window_end_ms   = CASE WHEN l.window_end_ms <= "...)
-		num(now)
-		q = append(q, " THEN excluded.window_end_ms ELSE l.window_end_ms END,\n    hits            = CASE WHEN l.window_end_ms <= "...)
-		num(now)
-		q = append(q, " THEN excluded.hits ELSE l.hits + excluded.hits END\nWHERE l.window_end_ms <= "...)
-		num(now)
-		q = append(q, " OR l.hits <= CASE excluded.limit_key"...)
+	if len(rows) > 0 {
+		q := tx.NewInsert().Model(&rows).ModelTableExpr("? AS l", bun.Ident(table)).
+			On("CONFLICT (limit_key) DO UPDATE").
+			Set("window_start_ms = CASE WHEN l.window_end_ms <= ? THEN excluded.window_start_ms ELSE l.window_start_ms END", now).
+			Set("window_end_ms = CASE WHEN l.window_end_ms <= ? THEN excluded.window_end_ms ELSE l.window_end_ms END", now).
+			Set("hits = CASE WHEN l.window_end_ms <= ? THEN excluded.hits ELSE l.hits + excluded.hits END", now).
+			Where("l.window_end_ms <= ?", now)
 		for _, l := range ls {
 			if cost := max(l.Cost, 1); cost <= l.Max {
 				// The most hits the row may hold for the event to fit.
-				q = append(q, " WHEN "...)
-				str(l.Key)
-				q = append(q, " THEN "...)
-				num(int64(l.Max - cost))
+				q = q.WhereOr("excluded.limit_key = ? AND l.hits <= ?", l.Key, l.Max-cost)
 			}
 		}
-		q = append(q, " END\nRETURNING limit_key"...)
-		rows, err := tx.QueryContext(ctx, string(q), args...)
-		if err != nil {
-			return fmt.Errorf("take limit: %w", err)
-		}
-		keys = make([]string, 0, fits)
-		for rows.Next() {
-			var k string
-			if err := rows.Scan(&k); err != nil {
-				rows.Close()
-				return fmt.Errorf("take limit: %w", err)
-			}
-			keys = append(keys, k)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		keys = make([]string, 0, len(rows))
+		if err := q.Returning("limit_key").Scan(ctx, &keys); err != nil {
 			return fmt.Errorf("take limit: %w", err)
 		}
 	}

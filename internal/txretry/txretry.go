@@ -1,6 +1,6 @@
 // Package txretry runs a transaction again when PostgreSQL rolled it back
 // for a deadlock or a serialization failure: the loop behind
-// deskkit.RunInTx and the services' own transactions.
+// deskkit.RunInTx, which the services' own transactions go through too.
 package txretry
 
 import (

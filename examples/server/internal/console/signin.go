@@ -18,7 +18,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/limiter"
 )
 
@@ -93,7 +92,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash string) error {
 	now := c.cfg.Now().UnixMilli()
 	if n := c.cfg.SignInsPerTenant; n > 0 {
-		err := database.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 			return limiter.Take(ctx, tx, limitsTable, now, []limiter.Limit{{
 				Key: "tenant:" + strconv.FormatInt(p.TenantID, 10), Max: n, Window: c.cfg.SignInWindow,
 				Msg: fmt.Sprintf("at most %d console sign-ins per tenant every %s", n, readable(c.cfg.SignInWindow)),
@@ -144,7 +143,7 @@ func (c *Console) takeAttempt(ctx context.Context, r *http.Request) error {
 		{Key: "global", Max: c.cfg.SignInsGlobal, Window: w,
 			Msg: "too many sign-in attempts to this server just now"},
 	}
-	return database.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+	return deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		return limiter.Take(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits)
 	})
 }

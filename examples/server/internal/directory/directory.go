@@ -452,9 +452,7 @@ func (d *Directory) EmailHolder(ctx context.Context, tenantID int64, email strin
 
 func holder(ctx context.Context, db bun.IDB, where string, args ...any) (int64, error) {
 	var id int64
-	err := database.OnConn(ctx, db, func(ctx context.Context, c bun.IDB) error {
-		return c.QueryRowContext(ctx, "SELECT u.id FROM deskkit_users AS u WHERE "+where, args...).Scan(&id)
-	})
+	err := db.QueryRowContext(ctx, "SELECT u.id FROM deskkit_users AS u WHERE "+where, args...).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -474,11 +472,9 @@ func userWhere(ctx context.Context, db bun.IDB, where string, args ...any) (User
 		mobile, country, email sql.NullString
 		created                bun.NullTime
 	)
-	err := database.OnConn(ctx, db, func(ctx context.Context, c bun.IDB) error {
-		return c.QueryRowContext(ctx, "SELECT "+userColumns+" FROM deskkit_users AS u WHERE "+where, args...).Scan(
-			&u.ID, &u.TenantID, &u.Username, &u.DisplayName, &u.FirstName, &u.LastName, &u.Avatar, &u.Admin,
-			&mobile, &country, &email, &u.Landline, &u.Title, &u.Gender, &u.Address, &created)
-	})
+	err := db.QueryRowContext(ctx, "SELECT "+userColumns+" FROM deskkit_users AS u WHERE "+where, args...).Scan(
+		&u.ID, &u.TenantID, &u.Username, &u.DisplayName, &u.FirstName, &u.LastName, &u.Avatar, &u.Admin,
+		&mobile, &country, &email, &u.Landline, &u.Title, &u.Gender, &u.Address, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("directory: no such user: %w", ErrNotFound)
 	}
@@ -606,7 +602,7 @@ func (d *Directory) SetContacts(ctx context.Context, tenantID, id int64, c Conta
 	if err != nil {
 		return User{}, err
 	}
-	err = database.RunInTx(ctx, d.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = deskkit.RunInTx(ctx, d.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		return writeContacts(ctx, tx, tenantID, id, c, mobileContact|emailContact, nil)
 	})
 	if err != nil {
@@ -855,7 +851,7 @@ func (d *Directory) IssueTokenIfNone(ctx context.Context, u User, ttl time.Durat
 		return "", deskkit.Invalid("ttl", "must not be negative")
 	}
 	var token string
-	err := database.RunInTx(ctx, d.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := deskkit.RunInTx(ctx, d.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		token = ""
 		// A no-op update locks the user's row on PostgreSQL (SQLite's
 		// immediate transaction holds the write lock already), so that two
@@ -950,9 +946,7 @@ func (d *Directory) AuthenticateHash(ctx context.Context, want string) (deskkit.
 		hash             string
 		expiresAt        bun.NullTime
 	)
-	err := database.OnConn(ctx, d.db, func(ctx context.Context, c bun.IDB) error {
-		return c.QueryRowContext(ctx, authenticateSQL, want).Scan(&userID, &tenantID, &admin, &hash, &expiresAt)
-	})
+	err := d.db.QueryRowContext(ctx, authenticateSQL, want).Scan(&userID, &tenantID, &admin, &hash, &expiresAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return deskkit.Principal{}, fmt.Errorf("directory: unknown token: %w", ErrUnauthenticated)
 	}
@@ -973,7 +967,7 @@ func (d *Directory) AuthenticateHash(ctx context.Context, want string) (deskkit.
 // know (malformed, never issued or already revoked).
 func (d *Directory) RevokeToken(ctx context.Context, token string) (User, error) {
 	var r userRow
-	err := database.RunInTx(ctx, d.db, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := deskkit.RunInTx(ctx, d.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var k tokenRow
 		err := tx.NewDelete().Model(&k).
 			Where("k.token_hash = ?", hashToken(token)).

@@ -14,7 +14,6 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
 
@@ -356,7 +355,7 @@ func TestConcurrentClaims(t *testing.T) {
 									errs[i] = c.claim(ctx, nil, id, round)
 									return
 								}
-								errs[i] = database.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
+								errs[i] = deskkit.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
 									return c.claim(ctx, tx, id, round)
 								})
 							})
