@@ -87,6 +87,23 @@ type EventTypeChecker interface {
 	KnowsEventType(name string) bool
 }
 
+// UnknownEventType returns the first of types that p says, as an
+// EventTypeChecker, it does not know, or "" if it knows them all or does
+// not implement EventTypeChecker. The services' constructors refuse a
+// publisher for which it is not "".
+func UnknownEventType(p Publisher, types []EventType) string {
+	c, ok := p.(EventTypeChecker)
+	if !ok {
+		return ""
+	}
+	for _, t := range types {
+		if !c.KnowsEventType(t.Name) {
+			return t.Name
+		}
+	}
+	return ""
+}
+
 // idEncoding is lower-case base32 without padding: ids that are safe in
 // URLs, headers and file names, and case-insensitive to read aloud.
 var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)

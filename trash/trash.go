@@ -95,18 +95,12 @@ func (c *Config) validate() error {
 }
 
 // checkPublisher refuses a publisher that says (deskkit.EventTypeChecker)
-// it does not know one of the trash's event types: every operation would
-// otherwise fail at its first publish. A publisher that cannot say is
-// taken on trust.
+// it does not know one of the trash's event types: an operation that
+// publishes would otherwise fail at its publish. A publisher that cannot
+// say is taken on trust.
 func checkPublisher(p deskkit.Publisher) error {
-	c, ok := p.(deskkit.EventTypeChecker)
-	if !ok {
-		return nil
-	}
-	for _, et := range EventTypes() {
-		if !c.KnowsEventType(et.Name) {
-			return fmt.Errorf("trash: the publisher does not know event type %s: call ChannelRegistry.RegisterEventTypes(trash.EventTypes()...) before trash.New", et.Name)
-		}
+	if name := deskkit.UnknownEventType(p, EventTypes()); name != "" {
+		return fmt.Errorf("trash: the publisher does not know event type %s: call ChannelRegistry.RegisterEventTypes(trash.EventTypes()...) before trash.New", name)
 	}
 	return nil
 }

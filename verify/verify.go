@@ -208,18 +208,12 @@ func (c *Config) validate() error {
 }
 
 // checkPublisher refuses a publisher that says (deskkit.EventTypeChecker)
-// it does not know one of the Verifier's event types: every change of
-// address would otherwise fail at its publish. A publisher that cannot say
-// is taken on trust.
+// it does not know one of the Verifier's event types: an operation that
+// publishes would otherwise fail at its publish. A publisher that cannot
+// say is taken on trust.
 func checkPublisher(p deskkit.Publisher) error {
-	c, ok := p.(deskkit.EventTypeChecker)
-	if !ok {
-		return nil
-	}
-	for _, et := range EventTypes() {
-		if !c.KnowsEventType(et.Name) {
-			return fmt.Errorf("verify: the publisher does not know event type %s: call ChannelRegistry.RegisterEventTypes(verify.EventTypes()...) before verify.New", et.Name)
-		}
+	if name := deskkit.UnknownEventType(p, EventTypes()); name != "" {
+		return fmt.Errorf("verify: the publisher does not know event type %s: call ChannelRegistry.RegisterEventTypes(verify.EventTypes()...) before verify.New", name)
 	}
 	return nil
 }
