@@ -37,6 +37,9 @@ func Listen(ctx context.Context, db *bun.DB, log *slog.Logger, workers ...*Worke
 		ln := pgdriver.NewListener(db)
 		err := ln.Listen(ctx, notifyChannel)
 		if err == nil {
+			err = confirm(ctx, db, ln, byKind)
+		}
+		if err == nil {
 			if lost {
 				log.InfoContext(ctx, "outbox: listener connection established again")
 				lost = false
@@ -63,6 +66,47 @@ func Listen(ctx context.Context, db *bun.DB, log *slog.Logger, workers ...*Worke
 // pingPayload is the payload of the listener's own health check; no
 // worker has that kind.
 const pingPayload = "ping"
+
+// confirm waits until the listener's LISTEN has taken effect: pgdriver
+// writes it without waiting for PostgreSQL's answer, and a commit between
+// the two would not notify. It sends a ping through the pool, again every
+// confirmEvery while none has come back (a ping sent before the LISTEN
+// took effect is not delivered), and returns when one arrives on the
+// listener, waking the workers of any notification before it; it gives up
+// after listenTimeout. Listen wakes every worker after it, for what was
+// committed before.
+func confirm(ctx context.Context, db *bun.DB, ln *pgdriver.Listener, byKind map[string]*Worker) error {
+	deadline := time.Now().Add(listenTimeout)
+	for time.Now().Before(deadline) {
+		if err := pgdriver.Notify(ctx, db, notifyChannel, pingPayload); err != nil {
+			return err
+		}
+		next := time.Now().Add(confirmEvery)
+		for {
+			wait := time.Until(next)
+			if wait <= 0 {
+				break // ReceiveTimeout would take 0 as no limit
+			}
+			_, kind, err := ln.ReceiveTimeout(ctx, wait)
+			if err != nil {
+				if isTimeout(err) {
+					break
+				}
+				return err
+			}
+			if kind == pingPayload {
+				return nil
+			}
+			if w := byKind[kind]; w != nil {
+				w.Wake()
+			}
+		}
+	}
+	return errors.New("the listener's LISTEN was not confirmed in time")
+}
+
+// confirmEvery is how often confirm pings while no ping came back.
+const confirmEvery = 50 * time.Millisecond
 
 // receive wakes workers on notifications until the connection fails or ctx
 // is done. A connection that is silent for listenTimeout gets a ping
