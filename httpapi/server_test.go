@@ -409,7 +409,7 @@ func TestErrorTableServiceRows(t *testing.T) {
 	errorTable = append([]errorRow{{match: is(errCodeExpired), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: "code_expired", msg: "code expired"}}, saved...)
 	r = f.do(t, "GET", "/api/v1/test/expired", "alice", nil)
 	r.expect(t, 400, "E1", "code_expired")
-	if r.env.Msg != "the code has expired; ask for a new one" || strings.Contains(r.raw, "123") {
+	if r.env.Msg != "the code has expired; ask for a new one" || strings.Contains(r.raw, "code 123 expired") {
 		t.Errorf("msg %q", r.env.Msg)
 	}
 	if f.logs.Len() != 0 {
