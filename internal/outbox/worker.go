@@ -184,16 +184,8 @@ type Config struct {
 	SpanName       string
 }
 
-func (c Config) withDefaults() (Config, error) {
-	if c.Kind == "" || c.Handler == nil {
-		return c, errors.New("outbox: Config.Kind and Config.Handler are required")
-	}
-	if c.Lease <= 0 {
-		return c, errors.New("outbox: Config.Lease must be positive")
-	}
-	if c.Concurrency < 0 || c.BatchSize < 0 || c.TargetInFlight < 0 || c.TenantSlots < 0 || c.FlushSize < 0 || c.FlushEvery < 0 {
-		return c, errors.New("outbox: Config.Concurrency, BatchSize, TargetInFlight, TenantSlots, FlushEvery and FlushSize must not be negative")
-	}
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
 	}
@@ -219,9 +211,6 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Schedule == nil {
 		c.Schedule = DefaultSchedule
 	}
-	if err := CheckSchedule(c.Schedule); err != nil {
-		return c, err
-	}
 	if c.Jitter == 0 {
 		c.Jitter = DefaultJitter
 	}
@@ -243,7 +232,21 @@ func (c Config) withDefaults() (Config, error) {
 	if c.SpanName == "" {
 		c.SpanName = "outbox.deliver"
 	}
-	return c, nil
+	return c
+}
+
+// validate checks a Config that withDefaults has completed.
+func (c Config) validate() error {
+	if c.Kind == "" || c.Handler == nil {
+		return errors.New("outbox: Config.Kind and Config.Handler are required")
+	}
+	if c.Lease <= 0 {
+		return errors.New("outbox: Config.Lease must be positive")
+	}
+	if c.Concurrency < 0 || c.BatchSize < 0 || c.TargetInFlight < 0 || c.TenantSlots < 0 || c.FlushSize < 0 || c.FlushEvery < 0 {
+		return errors.New("outbox: Config.Concurrency, BatchSize, TargetInFlight, TenantSlots, FlushEvery and FlushSize must not be negative")
+	}
+	return CheckSchedule(c.Schedule)
 }
 
 // CheckSchedule checks a retry schedule: 1 to 50 delays, none negative.
@@ -310,8 +313,8 @@ type queued struct {
 
 // NewWorker returns a worker over db, whose outbox tables Migrate created.
 func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
-	c, err := cfg.withDefaults()
-	if err != nil {
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
 		return nil, err
 	}
 	w := &Worker{
@@ -474,8 +477,13 @@ func (w *Worker) waitRoom(ctx context.Context, refill *time.Timer) bool {
 func (w *Worker) room(ahead int) (int, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	room := w.cfg.Concurrency + ahead - w.claimed
+	room := w.roomLocked(ahead)
 	return room, room > 0 && len(w.queue) == 0 && w.claimed < w.cfg.Concurrency
+}
+
+// roomLocked is room's count; w.mu is held.
+func (w *Worker) roomLocked(ahead int) int {
+	return w.cfg.Concurrency + ahead - w.claimed
 }
 
 // take queues batch's deliveries, each with attempt, and starts runners
@@ -582,7 +590,7 @@ func (w *Worker) heldNow(ahead int) (map[int64]int, int) {
 			held[t] = n
 		}
 	}
-	return held, w.cfg.Concurrency + ahead - w.claimed
+	return held, w.roomLocked(ahead)
 }
 
 // RunOnce claims one batch of due deliveries, makes their attempts,
