@@ -24,7 +24,8 @@
 //     tasks (the sprints) fill it, so a project of at most BatchSize
 //     entries is one transaction. On an error, the batches before it stay
 //     done.
-//   - Count, Search and Get read the trash of the principal's tenant.
+//   - Count, Search and Get read the trash of the principal's tenant; Get
+//     returns one entry with the names and avatars of InfoDetail.
 //   - PurgeExpired purges entries older than Config.Retention, across
 //     tenants, safely from several replicas at once; run it on a timer.
 //

@@ -194,6 +194,7 @@ func TestConformance(t *testing.T) {
 			{"SearchFilters", testSearchFilters},
 			{"SearchDeletedDate", testSearchDeletedDate},
 			{"SearchDetail", testSearchDetail},
+			{"Get", testGet},
 			{"DeletedByAndPurgeDate", testDeletedByAndPurgeDate},
 			{"SearchInvalid", testSearchInvalid},
 			{"TenantIsolation", testTenantIsolation},
@@ -579,6 +580,61 @@ func testSearchDetail(t *testing.T, db *bun.DB) {
 // it: deletedBy, deletedByName ("" for a user the resolver does not know,
 // but present) and purgeDate (null without retention; deletedDate plus the
 // retention the Trash has now, not the one it had when the entry came).
+// testGet: Get answers one entry as a DETAIL search lists it, and nothing
+// of another tenant, of a hidden project, or that is not there.
+func testGet(t *testing.T, db *bun.DB) {
+	users := &fakeUsers{users: map[int64]deskkit.UserInfo{1: {Name: "Alice", Avatar: "https://img/a.png"}, 2: {Name: "Bob"}}}
+	v := &viewer{sees: func(p deskkit.Principal) (trash.ProjectScope, error) {
+		if p.UserID == alice.UserID {
+			return trash.ProjectScope{IDs: []int64{1}}, nil
+		}
+		return trash.ProjectScope{All: true}, nil
+	}}
+	f := setup(t, db, &trash.Config{Users: users, Authorizer: v, Retention: 720 * time.Hour})
+	ctx := context.Background()
+	e := f.add(t, bob, trash.NewEntry{ProjectID: 1, TargetType: trash.TargetTask, TargetID: 1, TargetName: "a", CreatedBy: 1, SprintID: ptr(int64(9))})
+	hidden := f.add(t, bob, trash.NewEntry{ProjectID: 2, TargetType: trash.TargetTask, TargetID: 2, TargetName: "b"})
+	theirs := f.add(t, eve, task(3, "c"))
+
+	got, err := f.trash.Get(ctx, alice, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CreatedByName != "Alice" || got.CreatedByAvatar != "https://img/a.png" || got.DeletedByName != "Bob" || got.DeletedByAvatar != "" {
+		t.Errorf("names: %+v", got)
+	}
+	page, err := f.trash.Search(ctx, alice, trash.Query{TargetType: trash.TargetTask, InfoScope: trash.InfoDetail})
+	if err != nil || len(page.List) != 1 {
+		t.Fatalf("search: %+v, %v", page, err)
+	}
+	if diff := cmp.Diff(page.List[0], got); diff != "" {
+		t.Errorf("Get differs from the DETAIL search (-search +get):\n%s", diff)
+	}
+
+	// Bob sees project 2; alice does not, so its entry does not exist for her.
+	if _, err := f.trash.Get(ctx, bob, hidden.ID); err != nil {
+		t.Errorf("bob's entry in project 2: %v", err)
+	}
+	_, err = f.trash.Get(ctx, alice, hidden.ID)
+	wantErr(t, err, trash.ErrNotFound)
+	// Another tenant's entry, from either side, and an id that is not there.
+	_, err = f.trash.Get(ctx, eve, e.ID)
+	wantErr(t, err, trash.ErrNotFound)
+	_, err = f.trash.Get(ctx, alice, theirs.ID)
+	wantErr(t, err, trash.ErrNotFound)
+	_, err = f.trash.Get(ctx, alice, theirs.ID+1000)
+	wantErr(t, err, trash.ErrNotFound)
+	_, err = f.trash.Get(ctx, deskkit.Principal{}, e.ID)
+	wantErr(t, err, trash.ErrUnauthenticated)
+
+	// Without a resolver, no names.
+	plain := setup(t, db, nil)
+	got, err = plain.trash.Get(ctx, alice, e.ID)
+	if err != nil || got.DeletedByName != "" || got.CreatedByName != "" || got.ID != e.ID {
+		t.Errorf("without a resolver: %+v, %v", got, err)
+	}
+}
+
 func testDeletedByAndPurgeDate(t *testing.T, db *bun.DB) {
 	ctx := context.Background()
 	users := &fakeUsers{users: map[int64]deskkit.UserInfo{1: {Name: "Alice"}}}
