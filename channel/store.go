@@ -291,13 +291,65 @@ func (r *ChannelRegistry) list(ctx context.Context, p deskkit.Principal, t Type)
 	}
 	out := make([]Channel, len(stored))
 	for i, s := range stored {
-		out[i] = s.Channel
-		if !full {
-			out[i].Address = MaskAddress(s.Type, s.Address)
-			out[i].DisabledReason = maskURLs(s.DisabledReason)
-		}
+		out[i] = listed(s, full)
 	}
 	return out, nil
+}
+
+// listed is s as List shows it: never with its secret, and with the
+// address and the URLs of a disabled reason masked unless full.
+func listed(s storedChannel, full bool) Channel {
+	c := s.Channel
+	if !full {
+		c.Address = MaskAddress(s.Type, s.Address)
+		c.DisabledReason = maskURLs(s.DisabledReason)
+	}
+	return c
+}
+
+// Get returns p's tenant's channel id exactly as List shows it: never with
+// a secret, and masked for a principal who is not an admin and whom the
+// Authorizer does not allow ActionViewAddresses. Every user of the tenant
+// may get a channel, as every user may list them.
+//
+// Errors: ErrUnauthenticated; a *deskkit.InputError naming id; ErrNotFound
+// for an id that names no channel of the tenant (another tenant's channel
+// included); an error of the Authorizer.
+func (r *ChannelRegistry) Get(ctx context.Context, p deskkit.Principal, id int64) (Channel, error) {
+	ctx, call := r.ops.Start(ctx, "channel.Get", "")
+	v, err := r.get(ctx, p, id)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) get(ctx context.Context, p deskkit.Principal, id int64) (Channel, error) {
+	tenantID, err := tenant(p)
+	if err != nil {
+		return Channel{}, err
+	}
+	if err := deskkit.CheckID("id", id); err != nil {
+		return Channel{}, err
+	}
+	full, err := r.may(ctx, p, ActionViewAddresses)
+	if err != nil {
+		return Channel{}, err
+	}
+	var row channelRow
+	err = r.db.NewSelect().Model(&row).
+		ExcludeColumn("secret_enc").
+		Where("c.tenant_id = ? AND c.id = ?", tenantID, id).
+		Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Channel{}, ErrNotFound
+	}
+	if err != nil {
+		return Channel{}, fmt.Errorf("channel: get: %w", err)
+	}
+	s, err := r.openRow(tenantID, row)
+	if err != nil {
+		return Channel{}, err
+	}
+	return listed(s, full), nil
 }
 
 // Delete deletes p's tenant's channel id, which frees its unit of the

@@ -192,6 +192,98 @@ func TestStoreAddList(t *testing.T) {
 	})
 }
 
+// Get answers one channel of the caller's tenant exactly as List shows it,
+// masked alike, and nothing of another tenant or that is not there.
+func TestStoreGet(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newStoreFixture(t, db)
+		ctx := context.Background()
+		down := errors.New("policy service down")
+		auth := &fakeAuthorizer{CanManageChannelsFn: func(_ context.Context, p deskkit.Principal, a Action) (bool, error) {
+			switch p.UserID {
+			case 99:
+				return false, down
+			case 6:
+				return a == ActionViewAddresses, nil
+			}
+			return false, nil
+		}}
+		r, err := New(db, storeSecret, nil, &Config{Now: f.clock.Now, Authorizer: auth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, in := range []Input{
+			{Type: "WEBHOOK", Name: "hook", Address: hookURL(1)},
+			{Type: "EMAIL", Name: "mail", Address: "ann@example.com"},
+			{Type: "WECHAT", Name: "wecom", Address: weComURL},
+			{Type: "DINGTALK", Name: "ding", Address: dingTalkURL, Secret: str(dingSecret)},
+		} {
+			a, err := r.Add(ctx, f.ann, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, a.ID)
+		}
+		// A disabled channel whose reason quotes a URL, masked for some.
+		if _, err := r.Disable(ctx, f.ann, ids[0]); err != nil {
+			t.Fatal(err)
+		}
+		reason := "the webhook answered a redirect (308 to https://moved.invalid/t0k3n?sig=x)"
+		if _, err := db.NewRaw("UPDATE deskkit_channels SET disabled_reason = ? WHERE id = ?", reason, ids[0]).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := r.Add(ctx, f.eve, Input{Type: "WEBHOOK", Name: "hook", Address: hookURL(2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		viewer := deskkit.Principal{UserID: 6, TenantID: 10} // allowed full addresses
+		for _, p := range []deskkit.Principal{f.ann, carl, viewer} {
+			list, err := r.ListAll(ctx, p)
+			if err != nil || len(list) != len(ids) {
+				t.Fatalf("list as %+v: %+v, %v", p, list, err)
+			}
+			for _, want := range list {
+				got, err := r.Get(ctx, p, want.ID)
+				if err != nil {
+					t.Fatalf("get %d as %+v: %v", want.ID, p, err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("get %d as %+v differs from the list (-list +get):\n%s", want.ID, p, diff)
+				}
+			}
+		}
+		got, err := r.Get(ctx, carl, ids[0])
+		if err != nil || got.Address != "https://hooks.example.com/***" || strings.Contains(got.DisabledReason, "t0k3n") || got.Enabled {
+			t.Errorf("carl's get of the disabled webhook: %+v, %v; want masked", got, err)
+		}
+		if got, err := r.Get(ctx, viewer, ids[0]); err != nil || got.Address != hookURL(1) || got.DisabledReason != reason {
+			t.Errorf("the viewer's get: %+v, %v; want in full", got, err)
+		}
+
+		// Another tenant's id, from either side, and an id that is not there.
+		if _, err := r.Get(ctx, f.ann, theirs.ID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("ann gets eve's channel: %v, want ErrNotFound", err)
+		}
+		if _, err := r.Get(ctx, f.eve, ids[0]); !errors.Is(err, ErrNotFound) {
+			t.Errorf("eve gets ann's channel: %v, want ErrNotFound", err)
+		}
+		if _, err := r.Get(ctx, f.ann, theirs.ID+1000); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a missing id: %v, want ErrNotFound", err)
+		}
+		if _, err := r.Get(ctx, f.ann, 0); !isInvalid(err, "id") {
+			t.Errorf("id 0: %v, want an input error on id", err)
+		}
+		if _, err := r.Get(ctx, deskkit.Principal{}, ids[0]); !errors.Is(err, ErrUnauthenticated) {
+			t.Errorf("no principal: %v, want ErrUnauthenticated", err)
+		}
+		if _, err := r.Get(ctx, deskkit.Principal{UserID: 99, TenantID: 10}, ids[0]); !errors.Is(err, down) {
+			t.Errorf("the authorizer down: %v, want its error", err)
+		}
+	})
+}
+
 // isInvalid reports whether err is an input error naming field.
 func isInvalid(err error, field string) bool {
 	var ie *deskkit.InputError

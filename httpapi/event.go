@@ -7,7 +7,6 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
-	"github.com/deskkit/deskkit/trash"
 )
 
 // eventRoutes are the event catalogue, every channel of the tenant, and
@@ -92,7 +91,7 @@ func (h eventHandlers) hourly(ctx context.Context, p deskkit.Principal, req hour
 }
 
 func (h eventHandlers) recover(ctx context.Context, p deskkit.Principal, req recoverRequest) (Recovered, error) {
-	since, err := trash.ParseTime("since", req.Since)
+	since, err := parseTime("since", req.Since)
 	if err != nil {
 		return Recovered{}, err
 	}

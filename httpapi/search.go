@@ -20,7 +20,7 @@ import (
 // too, so that a misspelt filter never silently matches everything.
 func parseSearchQuery(v url.Values) (trash.Query, error) {
 	var q trash.Query
-	filters := make([]trash.Filter, trash.MaxFilters)
+	filters := make([]rawFilter, trash.MaxFilters)
 	seen := make([]bool, trash.MaxFilters)
 	// Sorted, so that of several bad parameters the same one is always named.
 	for _, name := range slices.Sorted(maps.Keys(v)) {
@@ -42,7 +42,7 @@ func parseSearchQuery(v url.Values) (trash.Query, error) {
 			q.TargetType = trash.TargetType(val)
 		case "deletedDate":
 			var t time.Time
-			t, err = trash.ParseTime(name, val)
+			t, err = parseTime(name, val)
 			q.DeletedDate = &t
 		case "pageNo":
 			q.PageNo, err = parseInt(name, val, 1, trash.MaxPageNo)
@@ -64,26 +64,164 @@ func parseSearchQuery(v url.Values) (trash.Query, error) {
 			seen[n] = true
 			switch part {
 			case "key":
-				filters[n].Key = val
+				filters[n].key = val
 			case "op":
-				filters[n].Op = trash.Op(val)
+				filters[n].op = trash.Op(val)
 			case "value":
-				filters[n].Value = val
+				filters[n].value = val
 			}
 		}
 		if err != nil {
 			return trash.Query{}, err
 		}
 	}
+	// A value that does not parse is reported where trash checks values:
+	// after every other parameter and after the filter's key and op. So the
+	// value's error waits until the query up to that filter, with a valid
+	// stand-in for the value, passes trash's checks.
+	var bad error
 	for n := range filters {
-		if seen[n] {
-			if filters[n].Key == "" {
-				return trash.Query{}, deskkit.Invalid(fmt.Sprintf("filters[%d].key", n), "is required when filters[%d] is given", n)
+		if !seen[n] {
+			continue
+		}
+		if filters[n].key == "" {
+			return trash.Query{}, deskkit.Invalid(fmt.Sprintf("filters[%d].key", n), "is required when filters[%d] is given", n)
+		}
+		// trash names a filter by its place in Query.Filters, which is the
+		// index given unless an earlier index was skipped.
+		field := fmt.Sprintf("filters[%d].value", len(q.Filters))
+		v, err := filters[n].parse(field)
+		q.Filters = append(q.Filters, trash.Filter{Key: filters[n].key, Op: filters[n].op, Value: v})
+		if err != nil && bad == nil {
+			// q holds the filters up to this one: does trash fail it first?
+			if verr := q.Validate(); verr != nil {
+				return trash.Query{}, verr
 			}
-			q.Filters = append(q.Filters, filters[n])
+			bad = err
 		}
 	}
+	if bad != nil {
+		return trash.Query{}, bad
+	}
 	return q, nil
+}
+
+// rawFilter is filters[n] as the query string gives it.
+type rawFilter struct {
+	key   string
+	op    trash.Op
+	value string
+}
+
+// parse reads the filter's value for its key's kind (trash.KeyKind) and op:
+// an integer, a date (parseTime), a name or a target type, or for IN and
+// NOT_IN a list of those, comma-separated and optionally in brackets.
+// IS_NULL and IS_NOT_NULL take no value: "" is nil. A value whose key or op
+// trash rejects is passed on as text, for trash to name the key or op.
+//
+// When the value does not parse, parse returns the error and a stand-in of
+// the same shape that trash accepts (a list keeps its length), so that
+// trash can be asked whether an earlier field fails first.
+func (f rawFilter) parse(field string) (any, error) {
+	kind, ok := trash.KeyKind(f.key)
+	if !ok {
+		return f.value, nil
+	}
+	switch f.op {
+	case trash.OpIsNull, trash.OpIsNotNull:
+		if f.value == "" {
+			return nil, nil
+		}
+		return f.value, nil
+	case trash.OpIn, trash.OpNotIn:
+		list := strings.TrimSpace(f.value)
+		if strings.HasPrefix(list, "[") && strings.HasSuffix(list, "]") {
+			list = list[1 : len(list)-1]
+		}
+		var parts []string
+		if strings.TrimSpace(list) != "" {
+			parts = strings.Split(list, ",")
+		}
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		switch kind {
+		case trash.KindNumber:
+			return parseList(field, parts, parseInt64, 0)
+		case trash.KindDate:
+			return parseList(field, parts, parseTime, time.Unix(0, 0).UTC())
+		case trash.KindTargetType:
+			types := make([]trash.TargetType, len(parts))
+			for i, s := range parts {
+				types[i] = trash.TargetType(s)
+			}
+			return types, nil
+		}
+		return parts, nil
+	case trash.OpEqual, trash.OpNotEqual, trash.OpGreaterThan, trash.OpLessThan, trash.OpGreaterThanEqual, trash.OpLessThanEqual:
+		switch kind {
+		case trash.KindNumber:
+			n, err := parseInt64(field, f.value)
+			return n, err
+		case trash.KindDate:
+			t, err := parseTime(field, f.value)
+			if err != nil {
+				return time.Unix(0, 0).UTC(), err
+			}
+			return t, nil
+		case trash.KindTargetType:
+			return trash.TargetType(f.value), nil
+		}
+	}
+	return f.value, nil
+}
+
+// parseList parses each part; on the first that does not parse it returns
+// the error and the parts before it followed by stand-ins.
+func parseList[T any](field string, parts []string, parse func(field, s string) (T, error), standIn T) ([]T, error) {
+	out := make([]T, len(parts))
+	for i, s := range parts {
+		v, err := parse(field, s)
+		if err != nil {
+			for j := i; j < len(out); j++ {
+				out[j] = standIn
+			}
+			return out, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func parseInt64(field, s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, deskkit.Invalid(field, "must be an integer")
+	}
+	return n, nil
+}
+
+// timeLayout is the second date format the API accepts, besides RFC 3339.
+// It is read as UTC.
+const timeLayout = "2006-01-02 15:04:05"
+
+// parseTime reads a date as the API takes it (deletedDate, filter values,
+// since): RFC 3339 or timeLayout (UTC), in the years 1 to 9999 in UTC, cut
+// to the second, as deletion dates are kept.
+func parseTime(field, s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t, err = time.ParseInLocation(timeLayout, s, time.UTC)
+	}
+	if err != nil {
+		return time.Time{}, deskkit.Invalid(field, "must be a date as RFC 3339 or yyyy-MM-dd HH:mm:ss")
+	}
+	// The range is checked in UTC, as the date is stored: 0001-01-01T00:00:00+01:00
+	// is year 0 in UTC, which PostgreSQL rejects.
+	if t = t.UTC(); t.Year() < 1 || t.Year() > 9999 {
+		return time.Time{}, deskkit.Invalid(field, "must be a date between the years 1 and 9999 in UTC")
+	}
+	return t.Truncate(time.Second), nil
 }
 
 // searchParams are the parameters parseSearchQuery reads.

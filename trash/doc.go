@@ -24,7 +24,8 @@
 //     tasks (the sprints) fill it, so a project of at most BatchSize
 //     entries is one transaction. On an error, the batches before it stay
 //     done.
-//   - Count, Search and Get read the trash of the principal's tenant.
+//   - Count, Search and Get read the trash of the principal's tenant; Get
+//     returns one entry with the names and avatars of InfoDetail.
 //   - PurgeExpired purges entries older than Config.Retention, across
 //     tenants, safely from several replicas at once; run it on a timer.
 //
@@ -169,9 +170,24 @@
 //
 // # Search
 //
-// Search takes a typed Query, validates it and runs it; the HTTP query
-// syntax (filters[n].key and the rest) is parsed by the httpapi package,
-// which builds the Query. Choices the API specification leaves open:
+// Search takes a typed Query, validates it and runs it. Filter values are
+// Go values of the key's kind (KeyKind): int64 for ids, time.Time for
+// deletedDate, string for targetName, TargetType for targetType, a slice of
+// those for IN and NOT_IN, nil for IS_NULL and IS_NOT_NULL; the trash parses
+// no text. Query.Validate checks a query without running it. The HTTP query
+// syntax (filters[n].key, list spellings, dates as text) is parsed by the
+// httpapi package, which builds the Query:
+//
+//	q := trash.Query{
+//		TargetType: trash.TargetTask,
+//		Filters: []trash.Filter{
+//			{Key: "deletedDate", Op: trash.OpGreaterThanEqual, Value: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)},
+//			{Key: "sprintId", Op: trash.OpIn, Value: []int64{10, 11}},
+//			{Key: "targetName", Op: trash.OpMatch, Value: "login"},
+//		},
+//	}
+//
+// Choices the API specification leaves open:
 //
 //   - Query.TargetName and the MATCH family of filter ops are
 //     case-insensitive substring (MATCH, NOT_MATCH) or prefix (MATCH_END,
@@ -180,15 +196,16 @@
 //     \ match themselves. EQUAL and IN on targetName compare exactly. A term
 //     no name can contain (invalid UTF-8, control characters) is an input
 //     error.
-//   - Deletion dates are kept to the second; ParseTime reads dates as RFC
-//     3339 or "yyyy-MM-dd HH:mm:ss" in UTC, so 2026-11-01 09:30:00 finds
+//   - Deletion dates are kept to the second, and dates in a query are cut
+//     to the second in UTC: Query.DeletedDate 2026-11-01 09:30:00.7 finds
 //     entries deleted during that second. Years outside 1 to 9999 in UTC
 //     are input errors.
 //   - Filters (at most MaxFilters) are ANDed. Comparisons (GREATER_THAN,
 //     ...) apply to numbers and dates; IS_NULL and IS_NOT_NULL to sprintId,
 //     the only key that can be empty; NOT_EQUAL and NOT_IN on sprintId also
-//     match entries without a sprint. IN and NOT_IN take at most
-//     MaxInValues comma-separated values, brackets allowed.
+//     match entries without a sprint. IN and NOT_IN take 1 to MaxInValues
+//     values. A value of the wrong Go type is an input error naming
+//     filters[n].value and the type wanted.
 //   - Results are ordered by id, deletedDate or targetName (default id,
 //     DESC), ties broken by id, so pages never overlap.
 //   - Every result carries deletedBy (the user id), deletedByName (through

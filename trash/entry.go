@@ -31,7 +31,8 @@ func (t TargetType) Valid() bool { return t == TargetTask || t == TargetSprint }
 // Config.Users hook; it is always in the JSON, "" when there is no hook or the
 // hook knows no such user (one deleted since, say). The creator's name and
 // both avatars are filled only by a search with InfoScope InfoDetail, and are
-// empty (and left out of JSON) otherwise. Get and Add fill no names.
+// empty (and left out of JSON) otherwise. Get fills all four, as InfoDetail
+// does; Add fills none.
 type Entry struct {
 	ID          int64      `json:"id"`
 	TenantID    int64      `json:"tenantId"`

@@ -2,7 +2,6 @@ package trash
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -86,14 +85,68 @@ type Query struct {
 	Filters     []Filter   // at most MaxFilters, all of which must hold
 }
 
-// Filter is one further condition of a search. Value is as the client sent
-// it: a number, a date (RFC 3339 or "2006-01-02 15:04:05", UTC), a name, a
-// target type, or for IN and NOT_IN a comma-separated list of those,
-// optionally in brackets. IS_NULL and IS_NOT_NULL take no value.
+// Filter is one further condition of a search: the entry's field Key
+// compared by Op with Value. Value holds a Go value of the key's kind (see
+// KeyKind), never text to be parsed:
+//
+//   - id, projectId, targetId, sprintId, createdBy, deletedBy (KindNumber):
+//     an int64 (an int is taken too)
+//   - deletedDate (KindDate): a time.Time in the years 1 to 9999 in UTC,
+//     compared to the second (fractions are cut, as deletion dates are kept)
+//   - targetName (KindName): a string of 1 to MaxNameLength characters under
+//     deskkit.CheckText's rules
+//   - targetType (KindTargetType): a TargetType (a string is taken too),
+//     TASK or TASK_SPRINT
+//
+// IN and NOT_IN take a slice of the kind's type ([]int64 or []int,
+// []time.Time, []string, []TargetType; or []any holding such values) of 1
+// to MaxInValues elements. The MATCH family (targetName only) takes a
+// non-empty string; IS_NULL and IS_NOT_NULL (sprintId only) take nil.
+//
+// Search checks the key first, then the op, then the value, and returns an
+// *deskkit.InputError naming filters[n].key, filters[n].op or
+// filters[n].value (n the filter's index in Query.Filters); a value of the
+// wrong Go type is named with the type wanted, as in `filters[0].value must
+// be an int64 for id, not string`.
 type Filter struct {
 	Key   string
 	Op    Op
-	Value string
+	Value any
+}
+
+// ValueKind is the kind of value a filter key compares, which says the Go
+// type Filter.Value holds for it.
+type ValueKind int
+
+// The value kinds.
+const (
+	KindNumber     ValueKind = iota + 1 // int64
+	KindDate                            // time.Time
+	KindName                            // string
+	KindTargetType                      // TargetType
+)
+
+// String names the Go type a value of kind k has, as errors name it.
+func (k ValueKind) String() string {
+	switch k {
+	case KindNumber:
+		return "int64"
+	case KindDate:
+		return "time.Time"
+	case KindName:
+		return "string"
+	case KindTargetType:
+		return "trash.TargetType"
+	}
+	return fmt.Sprintf("ValueKind(%d)", int(k))
+}
+
+// KeyKind returns the kind of value filter key compares, and false for a
+// key filters do not know. A parser of filters from text (such as the HTTP
+// API's) asks it how to read a value.
+func KeyKind(key string) (ValueKind, bool) {
+	k, ok := filterKeys[key]
+	return k.kind, ok
 }
 
 // Page is one page of search results and the number of all matches.
@@ -102,56 +155,24 @@ type Page struct {
 	List  []Entry `json:"list"`
 }
 
-// TimeLayout is the second date format searches accept, besides RFC 3339.
-// It is read as UTC.
-const TimeLayout = "2006-01-02 15:04:05"
-
-// ParseTime reads a date as searches take it: RFC 3339 or TimeLayout (UTC).
-// Deletion dates are kept to the second, so fractions of a second are cut.
-func ParseTime(field, s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		t, err = time.ParseInLocation(TimeLayout, s, time.UTC)
-	}
-	// The range is checked in UTC, as the date is stored: 0001-01-01T00:00:00+01:00
-	// is year 0 in UTC, which PostgreSQL rejects.
-	if err != nil {
-		return time.Time{}, deskkit.Invalid(field, "must be a date as RFC 3339 or yyyy-MM-dd HH:mm:ss")
-	}
-	if t = t.UTC(); t.Year() < 1 || t.Year() > 9999 {
-		return time.Time{}, deskkit.Invalid(field, "must be a date between the years 1 and 9999 in UTC")
-	}
-	return t.Truncate(time.Second), nil
-}
-
-// keyKind is what a filter key compares.
-type keyKind int
-
-const (
-	kindNumber keyKind = iota
-	kindNullableNumber
-	kindDate
-	kindName
-	kindType
-)
-
 type filterKey struct {
-	column string
-	kind   keyKind
+	column   string
+	kind     ValueKind
+	nullable bool // the column can be NULL: IS_NULL applies
 }
 
 // filterKeys maps every key a filter may name to its column; nothing else
 // ever reaches the SQL as an identifier.
 var filterKeys = map[string]filterKey{
-	"id":          {"t.id", kindNumber},
-	"projectId":   {"t.project_id", kindNumber},
-	"targetId":    {"t.target_id", kindNumber},
-	"targetType":  {"t.target_type", kindType},
-	"targetName":  {"t.target_name", kindName},
-	"sprintId":    {"t.sprint_id", kindNullableNumber},
-	"createdBy":   {"t.created_by", kindNumber},
-	"deletedBy":   {"t.deleted_by", kindNumber},
-	"deletedDate": {"t.deleted_date", kindDate},
+	"id":          {"t.id", KindNumber, false},
+	"projectId":   {"t.project_id", KindNumber, false},
+	"targetId":    {"t.target_id", KindNumber, false},
+	"targetType":  {"t.target_type", KindTargetType, false},
+	"targetName":  {"t.target_name", KindName, false},
+	"sprintId":    {"t.sprint_id", KindNumber, true},
+	"createdBy":   {"t.created_by", KindNumber, false},
+	"deletedBy":   {"t.deleted_by", KindNumber, false},
+	"deletedDate": {"t.deleted_date", KindDate, false},
 }
 
 var orderColumns = map[OrderField]string{
@@ -188,6 +209,13 @@ type plan struct {
 	detailed  bool
 }
 
+// Validate checks q as Search does, without running it: it returns nil or
+// the *deskkit.InputError Search would return for q, naming the field.
+func (q Query) Validate() error {
+	_, err := q.compile()
+	return err
+}
+
 // compile validates q, applies its defaults, and turns it into conditions.
 // Every error is an *deskkit.InputError.
 func (q Query) compile() (plan, error) {
@@ -216,7 +244,10 @@ func (q Query) compile() (plan, error) {
 		p.conds = append(p.conds, likeCond("t.target_name_folded", "%"+escapeLike(FoldName(q.TargetName))+"%", false))
 	}
 	if q.DeletedDate != nil {
-		t := q.DeletedDate.UTC().Truncate(time.Second)
+		t, err := checkDate("deletedDate", *q.DeletedDate)
+		if err != nil {
+			return p, err
+		}
 		p.conds = append(p.conds, cond{"t.deleted_date = ?", []any{t}})
 	}
 
@@ -282,10 +313,10 @@ func (f Filter) compile(field string) (cond, error) {
 	opField, valField := field+".op", field+".value"
 	switch f.Op {
 	case OpIsNull, OpIsNotNull:
-		if key.kind != kindNullableNumber {
+		if !key.nullable {
 			return cond{}, deskkit.Invalid(opField, "%s applies only to sprintId, the one key that can be empty", f.Op)
 		}
-		if f.Value != "" {
+		if f.Value != nil {
 			return cond{}, deskkit.Invalid(valField, "must be empty for %s", f.Op)
 		}
 		if f.Op == OpIsNull {
@@ -293,49 +324,41 @@ func (f Filter) compile(field string) (cond, error) {
 		}
 		return cond{key.column + " IS NOT NULL", nil}, nil
 	case OpMatch, OpMatchEnd, OpNotMatch, OpNotMatchEnd:
-		if key.kind != kindName {
+		if key.kind != KindName {
 			return cond{}, deskkit.Invalid(opField, "%s applies only to targetName", f.Op)
 		}
-		if f.Value == "" {
+		if f.Value == nil || f.Value == "" {
 			return cond{}, deskkit.Invalid(valField, "is required for %s", f.Op)
 		}
-		if err := deskkit.CheckText(valField, f.Value, MaxNameLength); err != nil {
+		term, ok := f.Value.(string)
+		if !ok {
+			return cond{}, deskkit.Invalid(valField, "must be a string for %s, not %T", f.Op, f.Value)
+		}
+		if err := deskkit.CheckText(valField, term, MaxNameLength); err != nil {
 			return cond{}, err
 		}
-		pattern := escapeLike(FoldName(f.Value)) + "%"
+		pattern := escapeLike(FoldName(term)) + "%"
 		if f.Op == OpMatch || f.Op == OpNotMatch {
 			pattern = "%" + pattern
 		}
 		return likeCond("t.target_name_folded", pattern, f.Op == OpNotMatch || f.Op == OpNotMatchEnd), nil
 	case OpIn, OpNotIn:
-		list := strings.TrimSpace(f.Value)
-		if strings.HasPrefix(list, "[") && strings.HasSuffix(list, "]") {
-			list = list[1 : len(list)-1]
-		}
-		if strings.TrimSpace(list) == "" {
-			return cond{}, deskkit.Invalid(valField, "must list at least one value for %s", f.Op)
-		}
-		parts := strings.Split(list, ",")
-		if len(parts) > MaxInValues {
-			return cond{}, deskkit.Invalid(valField, "must list at most %d values", MaxInValues)
-		}
-		vals := make([]any, len(parts))
-		for i, s := range parts {
-			v, err := key.value(valField, strings.TrimSpace(s))
-			if err != nil {
-				return cond{}, err
-			}
-			vals[i] = v
+		vals, err := key.list(valField, f.Key, f.Op, f.Value)
+		if err != nil {
+			return cond{}, err
 		}
 		if f.Op == OpIn {
 			return cond{key.column + " IN (?)", []any{bun.List(vals)}}, nil
 		}
 		return key.negated(key.column+" NOT IN (?)", bun.List(vals)), nil
 	case OpEqual, OpNotEqual, OpGreaterThan, OpLessThan, OpGreaterThanEqual, OpLessThanEqual:
-		if (key.kind == kindName || key.kind == kindType) && f.Op != OpEqual && f.Op != OpNotEqual {
+		if (key.kind == KindName || key.kind == KindTargetType) && f.Op != OpEqual && f.Op != OpNotEqual {
 			return cond{}, deskkit.Invalid(opField, "%s applies only to numbers and dates, not to %s", f.Op, f.Key)
 		}
-		v, err := key.value(valField, f.Value)
+		if f.Value == nil {
+			return cond{}, deskkit.Invalid(valField, "is required for %s", f.Op)
+		}
+		v, err := key.value(valField, f.Key, f.Value)
 		if err != nil {
 			return cond{}, err
 		}
@@ -354,37 +377,141 @@ func (f Filter) compile(field string) (cond, error) {
 // entries without a sprint, as a person reading "sprint is not 5" expects
 // (SQL alone would drop them).
 func (k filterKey) negated(sql string, arg any) cond {
-	if k.kind == kindNullableNumber {
+	if k.nullable {
 		sql = "(" + sql + " OR " + k.column + " IS NULL)"
 	}
 	return cond{sql, []any{arg}}
 }
 
-// value parses one filter value for the key's kind.
-func (k filterKey) value(field, s string) (any, error) {
-	switch k.kind {
-	case kindNumber, kindNullableNumber:
-		n, err := strconv.ParseInt(s, 10, 64)
+// list checks the values of an IN or NOT_IN filter on the key: a slice of
+// the key's kind, of 1 to MaxInValues values.
+func (k filterKey) list(field, name string, op Op, v any) ([]any, error) {
+	var vals []any
+	switch l := v.(type) {
+	case []any:
+		vals = l
+	case []int64:
+		vals = anys(k.kind == KindNumber, l)
+	case []int:
+		vals = anys(k.kind == KindNumber, l)
+	case []time.Time:
+		vals = anys(k.kind == KindDate, l)
+	case []string:
+		vals = anys(k.kind == KindName || k.kind == KindTargetType, l)
+	case []TargetType:
+		vals = anys(k.kind == KindTargetType, l)
+	}
+	if vals == nil && v != nil && !isEmptyList(v) {
+		return nil, deskkit.Invalid(field, "must be a []%s for %s on %s, not %T", k.kind, op, name, v)
+	}
+	if len(vals) == 0 {
+		return nil, deskkit.Invalid(field, "must list at least one value for %s", op)
+	}
+	if len(vals) > MaxInValues {
+		return nil, deskkit.Invalid(field, "must list at most %d values", MaxInValues)
+	}
+	out := make([]any, len(vals))
+	for i, e := range vals {
+		c, err := k.value(field, name, e)
 		if err != nil {
-			return nil, deskkit.Invalid(field, "must be an integer")
-		}
-		return n, nil
-	case kindDate:
-		return ParseTime(field, s)
-	case kindType:
-		if t := TargetType(s); !t.Valid() {
-			return nil, deskkit.Invalid(field, "must be TASK or TASK_SPRINT")
-		}
-		return s, nil
-	default:
-		if s == "" {
-			return nil, deskkit.Invalid(field, "must not be empty")
-		}
-		if err := deskkit.CheckText(field, s, MaxNameLength); err != nil {
 			return nil, err
 		}
-		return s, nil
+		out[i] = c
 	}
+	return out, nil
+}
+
+// anys is l as []any if ok, else nil.
+func anys[T any](ok bool, l []T) []any {
+	if !ok {
+		return nil
+	}
+	out := make([]any, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+// isEmptyList reports whether v is an empty slice of a type list takes.
+func isEmptyList(v any) bool {
+	switch l := v.(type) {
+	case []any:
+		return len(l) == 0
+	case []int64:
+		return len(l) == 0
+	case []int:
+		return len(l) == 0
+	case []time.Time:
+		return len(l) == 0
+	case []string:
+		return len(l) == 0
+	case []TargetType:
+		return len(l) == 0
+	}
+	return false
+}
+
+// value checks one filter value against the key's kind and returns it as
+// it is bound in SQL.
+func (k filterKey) value(field, name string, v any) (any, error) {
+	switch k.kind {
+	case KindNumber:
+		switch n := v.(type) {
+		case int64:
+			return n, nil
+		case int:
+			return int64(n), nil
+		}
+	case KindDate:
+		if t, ok := v.(time.Time); ok {
+			return checkDate(field, t)
+		}
+	case KindTargetType:
+		var t TargetType
+		switch x := v.(type) {
+		case TargetType:
+			t = x
+		case string:
+			t = TargetType(x)
+		default:
+			return nil, wrongType(field, k.kind, name, v)
+		}
+		if !t.Valid() {
+			return nil, deskkit.Invalid(field, "must be TASK or TASK_SPRINT")
+		}
+		return string(t), nil
+	case KindName:
+		if s, ok := v.(string); ok {
+			if s == "" {
+				return nil, deskkit.Invalid(field, "must not be empty")
+			}
+			if err := deskkit.CheckText(field, s, MaxNameLength); err != nil {
+				return nil, err
+			}
+			return s, nil
+		}
+	}
+	return nil, wrongType(field, k.kind, name, v)
+}
+
+func wrongType(field string, kind ValueKind, name string, v any) error {
+	article := "a"
+	if kind == KindNumber {
+		article = "an"
+	}
+	return deskkit.Invalid(field, "must be %s %s for %s, not %T", article, kind, name, v)
+}
+
+// checkDate is t in UTC cut to the second, as deletion dates are kept, or an
+// input error on field for a year outside 1 to 9999 in UTC. The range is
+// checked in UTC, as the date is stored: 0001-01-01T00:00:00+01:00 is year
+// 0 in UTC, which PostgreSQL rejects.
+func checkDate(field string, t time.Time) (time.Time, error) {
+	if t = t.UTC(); t.Year() < 1 || t.Year() > 9999 {
+		return time.Time{}, deskkit.Invalid(field, "must be a date between the years 1 and 9999 in UTC")
+	}
+	return t.Truncate(time.Second), nil
 }
 
 func likeCond(column, pattern string, negate bool) cond {

@@ -281,7 +281,7 @@ func testProjectViewer(t *testing.T, db *bun.DB) {
 			t.Errorf("%+v: total %d, first %+v; want 3 in all from projects 1 and 2", q, page.Total, page.List)
 		}
 	}
-	if got := f.ids(t, alice, trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{Key: "projectId", Op: trash.OpEqual, Value: "3"}}}); got != nil {
+	if got := f.ids(t, alice, trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{Key: "projectId", Op: trash.OpEqual, Value: int64(3)}}}); got != nil {
 		t.Errorf("a filter reached a hidden project: %v", got)
 	}
 	// A hidden project, and its entries, do not exist for alice.

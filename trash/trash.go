@@ -266,8 +266,15 @@ func (t *Trash) addEntry(ctx context.Context, db bun.IDB, p deskkit.Principal, e
 	return r.entry(t.cfg.Retention), nil
 }
 
-// Get returns one entry of p's tenant, or ErrNotFound (also for an entry of
-// a project p may not see).
+// Get returns one entry of p's tenant as a search with InfoScope InfoDetail
+// shows it: with the deleter's and the creator's names and avatars from
+// Config.Users (one call of the resolver, after the entry is read; none
+// without a resolver). One entry is what a detail view shows, so it carries
+// everything a search can.
+//
+// It returns ErrNotFound for an id that is not in p's tenant's trash and
+// for an entry of a project p may not see (see ProjectViewer), exactly as
+// Search would not list it, and ErrUnauthenticated for an invalid p.
 func (t *Trash) Get(ctx context.Context, p deskkit.Principal, id int64) (Entry, error) {
 	ctx, call := t.ops.Start(ctx, "trash.Get", "get")
 	v, err := t.get(ctx, call, p, id)
@@ -284,7 +291,13 @@ func (t *Trash) get(ctx context.Context, call *telemetry.Call, p deskkit.Princip
 		return Entry{}, err
 	}
 	call.Kind = kindOf(r.TargetType)
-	return r.entry(t.cfg.Retention), nil
+	es := []Entry{r.entry(t.cfg.Retention)}
+	if t.cfg.Users != nil {
+		if err := t.resolveUsers(ctx, p.TenantID, es, true); err != nil {
+			return Entry{}, err
+		}
+	}
+	return es[0], nil
 }
 
 // read returns entry id of p's tenant if p may see its project, else

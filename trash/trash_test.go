@@ -194,6 +194,7 @@ func TestConformance(t *testing.T) {
 			{"SearchFilters", testSearchFilters},
 			{"SearchDeletedDate", testSearchDeletedDate},
 			{"SearchDetail", testSearchDetail},
+			{"Get", testGet},
 			{"DeletedByAndPurgeDate", testDeletedByAndPurgeDate},
 			{"SearchInvalid", testSearchInvalid},
 			{"TenantIsolation", testTenantIsolation},
@@ -476,32 +477,32 @@ func testSearchFilters(t *testing.T, db *bun.DB) {
 		filters []trash.Filter
 		want    []int64
 	}{
-		{[]trash.Filter{{"projectId", trash.OpEqual, "2"}}, []int64{3, 2}},
-		{[]trash.Filter{{"projectId", trash.OpNotEqual, "2"}}, []int64{1}},
-		{[]trash.Filter{{"targetId", trash.OpGreaterThan, "1"}}, []int64{3, 2}},
-		{[]trash.Filter{{"targetId", trash.OpGreaterThanEqual, "2"}, {"targetId", trash.OpLessThan, "3"}}, []int64{2}},
-		{[]trash.Filter{{"targetId", trash.OpLessThanEqual, "1"}}, []int64{1}},
+		{[]trash.Filter{{"projectId", trash.OpEqual, int64(2)}}, []int64{3, 2}},
+		{[]trash.Filter{{"projectId", trash.OpNotEqual, 2}}, []int64{1}},
+		{[]trash.Filter{{"targetId", trash.OpGreaterThan, int64(1)}}, []int64{3, 2}},
+		{[]trash.Filter{{"targetId", trash.OpGreaterThanEqual, int64(2)}, {"targetId", trash.OpLessThan, int64(3)}}, []int64{2}},
+		{[]trash.Filter{{"targetId", trash.OpLessThanEqual, int64(1)}}, []int64{1}},
 		{[]trash.Filter{{"targetName", trash.OpMatch, "ALPHA"}}, []int64{3, 1}},
 		{[]trash.Filter{{"targetName", trash.OpMatchEnd, "alpha t"}}, []int64{3}},
 		{[]trash.Filter{{"targetName", trash.OpNotMatch, "alpha"}}, []int64{2}},
 		{[]trash.Filter{{"targetName", trash.OpNotMatchEnd, "beta"}}, []int64{3, 1}},
 		{[]trash.Filter{{"targetName", trash.OpEqual, "beta two"}}, []int64{2}},
-		{[]trash.Filter{{"targetName", trash.OpIn, "beta two,alpha one"}}, []int64{2, 1}},
-		{[]trash.Filter{{"id", trash.OpIn, "[0, 99]"}}, nil},
-		{[]trash.Filter{{"targetId", trash.OpIn, "[1,3]"}}, []int64{3, 1}},
-		{[]trash.Filter{{"targetId", trash.OpNotIn, "1,3"}}, []int64{2}},
-		{[]trash.Filter{{"sprintId", trash.OpIsNull, ""}}, []int64{2}},
-		{[]trash.Filter{{"sprintId", trash.OpIsNotNull, ""}}, []int64{3, 1}},
-		{[]trash.Filter{{"sprintId", trash.OpNotEqual, "10"}}, []int64{3, 2}},
-		{[]trash.Filter{{"sprintId", trash.OpNotIn, "10,11"}}, []int64{2}},
-		{[]trash.Filter{{"createdBy", trash.OpEqual, "1"}}, []int64{2, 1}},
-		{[]trash.Filter{{"deletedBy", trash.OpEqual, "2"}}, []int64{3, 2}},
-		{[]trash.Filter{{"targetType", trash.OpEqual, "TASK_SPRINT"}}, nil},
-		{[]trash.Filter{{"targetType", trash.OpIn, "TASK,TASK_SPRINT"}}, []int64{3, 2, 1}},
-		{[]trash.Filter{{"deletedDate", trash.OpGreaterThan, "2026-11-01 09:30:00"}}, []int64{3, 2}},
-		{[]trash.Filter{{"deletedDate", trash.OpLessThan, "2026-11-01T10:30:00Z"}}, []int64{1}},
-		{[]trash.Filter{{"deletedDate", trash.OpEqual, "2026-11-01T11:30:00+01:00"}}, []int64{2}},
-		{[]trash.Filter{{"projectId", trash.OpEqual, "2"}, {"targetName", trash.OpMatch, "alpha"}, {"sprintId", trash.OpIsNotNull, ""}}, []int64{3}},
+		{[]trash.Filter{{"targetName", trash.OpIn, []string{"beta two", "alpha one"}}}, []int64{2, 1}},
+		{[]trash.Filter{{"id", trash.OpIn, []int64{0, 99}}}, nil},
+		{[]trash.Filter{{"targetId", trash.OpIn, []int{1, 3}}}, []int64{3, 1}},
+		{[]trash.Filter{{"targetId", trash.OpNotIn, []any{int64(1), 3}}}, []int64{2}},
+		{[]trash.Filter{{"sprintId", trash.OpIsNull, nil}}, []int64{2}},
+		{[]trash.Filter{{"sprintId", trash.OpIsNotNull, nil}}, []int64{3, 1}},
+		{[]trash.Filter{{"sprintId", trash.OpNotEqual, int64(10)}}, []int64{3, 2}},
+		{[]trash.Filter{{"sprintId", trash.OpNotIn, []int64{10, 11}}}, []int64{2}},
+		{[]trash.Filter{{"createdBy", trash.OpEqual, int64(1)}}, []int64{2, 1}},
+		{[]trash.Filter{{"deletedBy", trash.OpEqual, int64(2)}}, []int64{3, 2}},
+		{[]trash.Filter{{"targetType", trash.OpEqual, trash.TargetSprint}}, nil},
+		{[]trash.Filter{{"targetType", trash.OpIn, []trash.TargetType{trash.TargetTask, trash.TargetSprint}}}, []int64{3, 2, 1}},
+		{[]trash.Filter{{"deletedDate", trash.OpGreaterThan, time.Date(2026, 11, 1, 9, 30, 0, 0, time.UTC)}}, []int64{3, 2}},
+		{[]trash.Filter{{"deletedDate", trash.OpLessThan, time.Date(2026, 11, 1, 10, 30, 0, 0, time.UTC)}}, []int64{1}},
+		{[]trash.Filter{{"deletedDate", trash.OpEqual, time.Date(2026, 11, 1, 11, 30, 0, 400_000_000, time.FixedZone("", 3600))}}, []int64{2}},
+		{[]trash.Filter{{"projectId", trash.OpEqual, int64(2)}, {"targetName", trash.OpMatch, "alpha"}, {"sprintId", trash.OpIsNotNull, nil}}, []int64{3}},
 	}
 	for _, tc := range tests {
 		got := f.ids(t, alice, trash.Query{TargetType: trash.TargetTask, Filters: tc.filters})
@@ -523,13 +524,14 @@ func testSearchDeletedDate(t *testing.T, db *bun.DB) {
 	f.add(t, alice, task(1, "a"))
 	f.clock.Advance(time.Second)
 	f.add(t, alice, task(2, "b"))
-	for _, s := range []string{"2026-11-01 09:30:00", "2026-11-01T09:30:00Z", "2026-11-01T10:30:00+01:00"} {
-		d, err := trash.ParseTime("deletedDate", s)
-		if err != nil {
-			t.Fatal(err)
-		}
+	// Any time within the second, in any zone, finds the entry.
+	for _, d := range []time.Time{
+		time.Date(2026, 11, 1, 9, 30, 0, 0, time.UTC),
+		time.Date(2026, 11, 1, 9, 30, 0, 999_999_999, time.UTC),
+		time.Date(2026, 11, 1, 10, 30, 0, 0, time.FixedZone("", 3600)),
+	} {
 		if diff := cmp.Diff([]int64{1}, f.ids(t, alice, trash.Query{TargetType: trash.TargetTask, DeletedDate: &d})); diff != "" {
-			t.Errorf("deletedDate %s (-want +got):\n%s", s, diff)
+			t.Errorf("deletedDate %s (-want +got):\n%s", d, diff)
 		}
 	}
 }
@@ -578,6 +580,61 @@ func testSearchDetail(t *testing.T, db *bun.DB) {
 // it: deletedBy, deletedByName ("" for a user the resolver does not know,
 // but present) and purgeDate (null without retention; deletedDate plus the
 // retention the Trash has now, not the one it had when the entry came).
+// testGet: Get answers one entry as a DETAIL search lists it, and nothing
+// of another tenant, of a hidden project, or that is not there.
+func testGet(t *testing.T, db *bun.DB) {
+	users := &fakeUsers{users: map[int64]deskkit.UserInfo{1: {Name: "Alice", Avatar: "https://img/a.png"}, 2: {Name: "Bob"}}}
+	v := &viewer{sees: func(p deskkit.Principal) (trash.ProjectScope, error) {
+		if p.UserID == alice.UserID {
+			return trash.ProjectScope{IDs: []int64{1}}, nil
+		}
+		return trash.ProjectScope{All: true}, nil
+	}}
+	f := setup(t, db, &trash.Config{Users: users, Authorizer: v, Retention: 720 * time.Hour})
+	ctx := context.Background()
+	e := f.add(t, bob, trash.NewEntry{ProjectID: 1, TargetType: trash.TargetTask, TargetID: 1, TargetName: "a", CreatedBy: 1, SprintID: ptr(int64(9))})
+	hidden := f.add(t, bob, trash.NewEntry{ProjectID: 2, TargetType: trash.TargetTask, TargetID: 2, TargetName: "b"})
+	theirs := f.add(t, eve, task(3, "c"))
+
+	got, err := f.trash.Get(ctx, alice, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CreatedByName != "Alice" || got.CreatedByAvatar != "https://img/a.png" || got.DeletedByName != "Bob" || got.DeletedByAvatar != "" {
+		t.Errorf("names: %+v", got)
+	}
+	page, err := f.trash.Search(ctx, alice, trash.Query{TargetType: trash.TargetTask, InfoScope: trash.InfoDetail})
+	if err != nil || len(page.List) != 1 {
+		t.Fatalf("search: %+v, %v", page, err)
+	}
+	if diff := cmp.Diff(page.List[0], got); diff != "" {
+		t.Errorf("Get differs from the DETAIL search (-search +get):\n%s", diff)
+	}
+
+	// Bob sees project 2; alice does not, so its entry does not exist for her.
+	if _, err := f.trash.Get(ctx, bob, hidden.ID); err != nil {
+		t.Errorf("bob's entry in project 2: %v", err)
+	}
+	_, err = f.trash.Get(ctx, alice, hidden.ID)
+	wantErr(t, err, trash.ErrNotFound)
+	// Another tenant's entry, from either side, and an id that is not there.
+	_, err = f.trash.Get(ctx, eve, e.ID)
+	wantErr(t, err, trash.ErrNotFound)
+	_, err = f.trash.Get(ctx, alice, theirs.ID)
+	wantErr(t, err, trash.ErrNotFound)
+	_, err = f.trash.Get(ctx, alice, theirs.ID+1000)
+	wantErr(t, err, trash.ErrNotFound)
+	_, err = f.trash.Get(ctx, deskkit.Principal{}, e.ID)
+	wantErr(t, err, trash.ErrUnauthenticated)
+
+	// Without a resolver, no names.
+	plain := setup(t, db, nil)
+	got, err = plain.trash.Get(ctx, alice, e.ID)
+	if err != nil || got.DeletedByName != "" || got.CreatedByName != "" || got.ID != e.ID {
+		t.Errorf("without a resolver: %+v, %v", got, err)
+	}
+}
+
 func testDeletedByAndPurgeDate(t *testing.T, db *bun.DB) {
 	ctx := context.Background()
 	users := &fakeUsers{users: map[int64]deskkit.UserInfo{1: {Name: "Alice"}}}
@@ -669,17 +726,15 @@ func testSearchInvalid(t *testing.T, db *bun.DB) {
 		{trash.Query{TargetType: trash.TargetTask, OrderBy: "target_name"}, "orderBy"},
 		{trash.Query{TargetType: trash.TargetTask, OrderSort: "asc"}, "orderSort"},
 		{trash.Query{TargetType: trash.TargetTask, InfoScope: "FULL"}, "infoScope"},
-		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"tenantId", trash.OpEqual, "1"}}}, "filters[0].key"},
-		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"id", trash.OpEqual, "1"}, {"id", "LIKE", "1"}}}, "filters[1].op"},
+		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"tenantId", trash.OpEqual, int64(1)}}}, "filters[0].key"},
+		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"id", trash.OpEqual, int64(1)}, {"id", "LIKE", int64(1)}}}, "filters[1].op"},
 		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"id", trash.OpMatch, "1"}}}, "filters[0].op"},
 		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"targetName", trash.OpGreaterThan, "a"}}}, "filters[0].op"},
-		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"id", trash.OpIsNull, ""}}}, "filters[0].op"},
-		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"sprintId", trash.OpIsNull, "3"}}}, "filters[0].value"},
-		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"id", trash.OpEqual, "one"}}}, "filters[0].value"},
-		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"id", trash.OpIn, "[]"}}}, "filters[0].value"},
-		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"id", trash.OpIn, "1,x"}}}, "filters[0].value"},
-		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"deletedDate", trash.OpLessThan, "yesterday"}}}, "filters[0].value"},
-		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"targetType", trash.OpEqual, "BUG"}}}, "filters[0].value"},
+		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"id", trash.OpIsNull, nil}}}, "filters[0].op"},
+		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"sprintId", trash.OpIsNull, int64(3)}}}, "filters[0].value"},
+		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"id", trash.OpIn, []int64{}}}}, "filters[0].value"},
+		{trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"targetType", trash.OpEqual, trash.TargetType("BUG")}}}, "filters[0].value"},
+		{trash.Query{TargetType: trash.TargetTask, DeletedDate: ptr(time.Date(0, 12, 31, 23, 0, 0, 0, time.UTC))}, "deletedDate"},
 		{trash.Query{TargetType: trash.TargetTask, Filters: make([]trash.Filter, 4)}, "filters"},
 	}
 	for _, tc := range tests {
@@ -698,7 +753,7 @@ func testTenantIsolation(t *testing.T, db *bun.DB) {
 	if got := f.ids(t, alice, trash.Query{TargetType: trash.TargetTask, TargetName: "shared"}); !slices.Equal(got, []int64{1}) {
 		t.Errorf("alice sees %v", got)
 	}
-	if got := f.ids(t, eve, trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"id", trash.OpEqual, fmt.Sprint(mine.ID)}}}); got != nil {
+	if got := f.ids(t, eve, trash.Query{TargetType: trash.TargetTask, Filters: []trash.Filter{{"id", trash.OpEqual, mine.ID}}}); got != nil {
 		t.Errorf("eve sees alice's entry: %v", got)
 	}
 	if n := f.count(t, eve, 1); n != 1 {

@@ -161,8 +161,8 @@ func parseTrashForm(q url.Values) (trashForm, trash.Query, int64, string) {
 			return f, query, 0, "Deleted on must be a date such as 2026-11-24."
 		}
 		query.Filters = []trash.Filter{
-			{Key: "deletedDate", Op: trash.OpGreaterThanEqual, Value: day.Format(time.RFC3339)},
-			{Key: "deletedDate", Op: trash.OpLessThan, Value: day.AddDate(0, 0, 1).Format(time.RFC3339)},
+			{Key: "deletedDate", Op: trash.OpGreaterThanEqual, Value: day},
+			{Key: "deletedDate", Op: trash.OpLessThan, Value: day.AddDate(0, 0, 1)},
 		}
 	}
 	if f.Sort == "" {
