@@ -159,9 +159,9 @@ func (s *TencentSMSSender) SendSMS(ctx context.Context, m SMS) error {
 	id, value := s.templates.template(m)
 	body, err := json.Marshal(struct {
 		PhoneNumberSet   []string
-		SmsSdkAppId      string //nolint:revive // the API's name
+		SmsSdkAppId      string // the API's spelling
 		SignName         string
-		TemplateId       string //nolint:revive // the API's name
+		TemplateId       string // the API's spelling
 		TemplateParamSet []string
 	}{[]string{m.To}, s.appID, s.signName, id, []string{value}})
 	if err != nil {

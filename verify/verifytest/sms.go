@@ -245,7 +245,7 @@ func checkACS3(r *http.Request, body []byte, keyID, secret string) error {
 	}
 	auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "ACS3-HMAC-SHA256 ")
 	if !ok {
-		return errors.New("Authorization is not ACS3-HMAC-SHA256")
+		return errors.New("the Authorization header is not ACS3-HMAC-SHA256")
 	}
 	fields := map[string]string{}
 	for _, f := range strings.Split(auth, ",") {
@@ -345,7 +345,7 @@ func checkTC3(r *http.Request, body []byte, keyID, secret, service string) error
 	}
 	auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "TC3-HMAC-SHA256 ")
 	if !ok {
-		return errors.New("Authorization is not TC3-HMAC-SHA256")
+		return errors.New("the Authorization header is not TC3-HMAC-SHA256")
 	}
 	fields := map[string]string{}
 	for _, f := range strings.Split(auth, ", ") {
@@ -354,7 +354,7 @@ func checkTC3(r *http.Request, body []byte, keyID, secret, service string) error
 	}
 	date := time.Unix(ts, 0).UTC().Format("2006-01-02")
 	if want := keyID + "/" + date + "/" + service + "/tc3_request"; fields["Credential"] != want {
-		return fmt.Errorf("Credential %q, want %q", fields["Credential"], want)
+		return fmt.Errorf("credential %q, want %q", fields["Credential"], want)
 	}
 	signed := strings.Split(fields["SignedHeaders"], ";")
 	if !sort.StringsAreSorted(signed) || !contains(signed, "content-type") || !contains(signed, "host") {
