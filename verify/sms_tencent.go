@@ -41,7 +41,7 @@ type TencentSMSConfig struct {
 	// Required.
 	SDKAppID string
 	// SignName is the approved signature (签名内容) every message
-	// carries. Required for messages to mainland China.
+	// carries. Required.
 	SignName string
 	// Templates maps bizKeys and locales to approved template ids
 	// ("1110"). A code's template has one parameter, {1}, the code; a

@@ -155,7 +155,7 @@ func (p *SMSProvider) serve(w http.ResponseWriter, r *http.Request) {
 	} else if p.refuse != nil {
 		status, code = p.refuse(m)
 	}
-	if err == nil && status == 0 && code == "" {
+	if err == nil && code == "" && (status == 0 || status == http.StatusOK) {
 		p.msgs = append(p.msgs, m)
 		close(p.arrived)
 		p.arrived = make(chan struct{})
