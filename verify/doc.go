@@ -9,7 +9,9 @@
 // and of e-mail (deskkit.Mailer), and the server secret. The senders here are
 // real: SMTPMailer (SMTP through github.com/wneessen/go-mail),
 // HTTPSMSSender (a JSON POST to the host's gateway), TwilioSMSSender
-// (Twilio's REST API), and LogSender for development. httpapi mounts a
+// (Twilio's REST API), AliyunSMSSender and TencentSMSSender (Alibaba Cloud
+// and Tencent Cloud SMS, which send approved templates; see Template
+// providers), and LogSender for development. httpapi mounts a
 // Verifier under /api/v1/user/current.
 //
 // The flow is always send, then check:
@@ -190,6 +192,32 @@
 // after taking the message (a reply lost past the deadline) gets its
 // limits back: the gateway's word is what the Verifier goes by.
 //
+// # Template providers
+//
+// In mainland China an SMS goes through a provider such as Alibaba Cloud
+// SMS or Tencent Cloud SMS, and only as a template approved beforehand,
+// sent by its id under an approved signature name, with parameters: the
+// text the Verifier renders is not sent. AliyunSMSSender and
+// TencentSMSSender take an SMSTemplates table mapping each bizKey (or
+// AnyBizKey, for all those without their own) and locale to a template id,
+// plus the notice's template; a code goes as its template's one parameter,
+// a notice with the new number masked. A bizKey of SMSBizKeys without a
+// template for the default locale, or no notice template, is refused by
+// the sender's constructor, not at the first send. SMS.Locale picks the
+// locale; "" or one the table lacks means the default.
+//
+// Both senders are small clients written here, signing as the providers
+// document (Alibaba Cloud's signature V3, ACS3-HMAC-SHA256; Tencent Cloud's
+// TC3-HMAC-SHA256), each pinned by a test to the example its provider
+// publishes: the module proxy serves neither Alibaba Cloud's dysmsapi SDK
+// module nor Tencent's per-product sms module (only Tencent's 2021
+// monolith), and a sender needs one call of each. A refusal is an
+// *SMSError carrying the provider's code; throttling (Aliyun
+// isv.BUSINESS_LIMIT_CONTROL and Throttling.*, Tencent
+// RequestLimitExceeded and LimitExceeded.*), the provider's internal
+// errors, 5xx answers and an unreachable endpoint are Retryable, a refused
+// key, signature name, template or number is not.
+//
 // # Notices to old addresses
 //
 // After a change (MODIFY_MOBILE, MODIFY_EMAIL) a notice goes to the old
@@ -263,7 +291,9 @@
 // ErrTooManyFailures, ErrSendFailed, ErrAddressTaken, ErrAlreadyBound,
 // ErrNotBound, ErrLinkSecret) each match a class too, and httpapi gives
 // each an error key of its own. Bad fields are *deskkit.InputError
-// values naming the field.
+// values naming the field. ErrSendFailed wraps the sender's error: from
+// AliyunSMSSender and TencentSMSSender an *SMSError with the provider's
+// code and whether the message may be accepted later.
 //
 // # Metrics and traces
 //
@@ -308,11 +338,14 @@
 // statement); the senders are tested against a real SMTP server and real
 // HTTP servers on loopback, connection reuse included; the reference
 // server's end-to-end test runs the modify and bind flows through both,
-// and its outage test cuts PostgreSQL behind a TCP proxy while a slow
+// and the modify flow through Aliyun and Tencent fakes that check every
+// signature; its outage test cuts PostgreSQL behind a TCP proxy while a slow
 // gateway holds a message.
 //
 // A host tests its side with package verifytest: an in-memory Directory, a
-// FuncDirectory to script answers, a Sink that records what is sent, and
+// FuncDirectory to script answers, a Sink that records what is sent,
+// fakes of Alibaba Cloud and Tencent Cloud SMS (SMSProvider) that check
+// each request's signature and can be told to refuse, and
 // RunDirectoryTests, the conformance suite its own verify.Directory should
 // pass over its real tables (examples/embed and the reference server run
 // it against theirs).

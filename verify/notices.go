@@ -216,7 +216,7 @@ func (v *Verifier) deliverNotice(ctx context.Context, n notice) error {
 		return err
 	}
 	if n.Kind == KindSMS {
-		return v.sms.SendSMS(ctx, SMS{To: n.Address, Text: msg.SMS, BizKey: n.BizKey})
+		return v.sms.SendSMS(ctx, SMS{To: n.Address, Text: msg.SMS, BizKey: n.BizKey, NewAddress: n.NewAddress})
 	}
 	return v.mail.SendMail(ctx, deskkit.Mail{To: n.Address, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, BizKey: string(n.BizKey)})
 }

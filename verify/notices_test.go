@@ -184,7 +184,7 @@ func TestNoticeContent(t *testing.T) {
 			t.Fatalf("SendNotices: %d, %v", n, err)
 		}
 		sms := f.sink.SMS()
-		wantSMS := verify.SMS{To: annMobile, BizKey: verify.ModifyMobile,
+		wantSMS := verify.SMS{To: annMobile, BizKey: verify.ModifyMobile, NewAddress: "+86*******7000",
 			Text: "deskkit: the mobile number of your account was changed to +86*******7000. If this was not you, contact your administrator."}
 		if diff := cmp.Diff(wantSMS, sms[len(sms)-1]); diff != "" {
 			t.Errorf("notice (-want +got):\n%s", diff)

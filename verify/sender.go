@@ -8,8 +8,18 @@ type SMS struct {
 	Text   string // the rendered template, code included
 	BizKey BizKey
 	// Code is the verification code inside Text, or "" for a notice, so
-	// that a sender which logs (LogSender) can leave it out.
+	// that a sender which logs (LogSender) can leave it out, and a
+	// template provider (AliyunSMSSender, TencentSMSSender) can send it as
+	// its template's parameter.
 	Code string
+	// NewAddress is, in a notice (Code ""), the new number masked as Text
+	// shows it, "+86*******8000": a template provider's notice parameter.
+	NewAddress string
+	// Locale is the language the message is for ("zh-CN", "en"); "" means
+	// the sender's default. Text is rendered by the Verifier's templates;
+	// a template provider picks its template of this locale (see
+	// SMSTemplates).
+	Locale string
 }
 
 // SMSSender delivers text messages. SendSMS returns nil only when the

@@ -17,7 +17,8 @@ import (
 func TestHelpNamesCommandsAndSecrets(t *testing.T) {
 	ctx := context.Background()
 	want := []string{"serve", "token", "seed", "help", "-version",
-		"DESKKIT_SECRET ", "DESKKIT_SECRET_PREVIOUS", "DESKKIT_SMTP_PASSWORD", "DESKKIT_TWILIO_AUTH_TOKEN"}
+		"DESKKIT_SECRET ", "DESKKIT_SECRET_PREVIOUS", "DESKKIT_SMTP_PASSWORD", "DESKKIT_TWILIO_AUTH_TOKEN",
+		"DESKKIT_ALIYUN_ACCESS_KEY_ID", "DESKKIT_ALIYUN_ACCESS_KEY_SECRET", "DESKKIT_TENCENT_SECRET_ID", "DESKKIT_TENCENT_SECRET_KEY"}
 	for _, c := range []struct {
 		name       string
 		args       []string
@@ -26,7 +27,7 @@ func TestHelpNamesCommandsAndSecrets(t *testing.T) {
 	}{
 		{"-h", []string{"-h"}, false, []string{"Flags of serve", "-addr", "DESKKIT_ADDR"}},
 		{"serve -h", []string{"serve", "-h"}, false, []string{"Flags of serve", "-retention",
-			"-metrics-addr", envMetricsAddr, "-pprof", envPprof, envOTLPEndpoint, envOTLPTracesEndpoint}},
+			"-metrics-addr", envMetricsAddr, "-sms-templates", "-sms-sign-name", "-tencent-sms-app-id", "aliyun or tencent", "-pprof", envPprof, envOTLPEndpoint, envOTLPTracesEndpoint}},
 		{"help", []string{"help"}, true, []string{"Flags of serve", "-addr"}},
 		{"help token", []string{"help", "token"}, true, []string{"Flags of token", "-username", "-revoke"}},
 		{"help seed", []string{"help", "seed"}, true, []string{"Flags of seed", "-entries"}},

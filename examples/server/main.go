@@ -34,8 +34,10 @@
 // line wins over it. Secrets come from the environment only, never from
 // flags, which every process listing shows: DESKKIT_SECRET (the server
 // secret, at least 32 characters; set it in production),
-// DESKKIT_SECRET_PREVIOUS, DESKKIT_SMTP_PASSWORD and
-// DESKKIT_TWILIO_AUTH_TOKEN.
+// DESKKIT_SECRET_PREVIOUS, DESKKIT_SMTP_PASSWORD,
+// DESKKIT_TWILIO_AUTH_TOKEN, and the SMS providers' keys
+// DESKKIT_ALIYUN_ACCESS_KEY_ID / _SECRET and DESKKIT_TENCENT_SECRET_ID /
+// _KEY.
 //
 // -version (or version) prints the module version from the binary's build
 // information: a release tag ("v0.3.0") when built from a module version,
@@ -199,6 +201,10 @@ Secrets come from the environment only, never from flags (which every process li
   ` + envSecretPrevious + `   the secret before a rotation, so codes in flight stay valid
   ` + envSMTPPassword + `     SMTP AUTH password
   ` + envTwilioAuthToken + ` Twilio auth token
+  ` + envAliyunKeyID + `, ` + envAliyunKeySecret + `
+                            Aliyun SMS AccessKey (-sms-provider aliyun)
+  ` + envTencentSecretID + `, ` + envTencentSecretKey + `
+                            Tencent Cloud SMS API key (-sms-provider tencent)
 `
 
 // version is the program's version from its build information: the module

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,8 +23,9 @@ import (
 )
 
 // Environment variables of the verification service. Secrets (the server
-// secret, the SMTP password, the Twilio token) come from the environment
-// only: a flag would show them in every process listing.
+// secret, the SMTP password, the Twilio token, the Aliyun and Tencent
+// keys) come from the environment only: a flag would show them in every
+// process listing.
 const (
 	envSecret           = "DESKKIT_SECRET"
 	envSecretPrevious   = "DESKKIT_SECRET_PREVIOUS"
@@ -38,6 +40,16 @@ const (
 	envTwilioAuthToken  = "DESKKIT_TWILIO_AUTH_TOKEN"
 	envTwilioFrom       = "DESKKIT_TWILIO_FROM"
 	envTwilioBaseURL    = "DESKKIT_TWILIO_BASE_URL"
+	envSMSSignName      = "DESKKIT_SMS_SIGN_NAME"
+	envSMSTemplates     = "DESKKIT_SMS_TEMPLATES"
+	envSMSLocale        = "DESKKIT_SMS_LOCALE"
+	envSMSEndpoint      = "DESKKIT_SMS_ENDPOINT"
+	envAliyunKeyID      = "DESKKIT_ALIYUN_ACCESS_KEY_ID"
+	envAliyunKeySecret  = "DESKKIT_ALIYUN_ACCESS_KEY_SECRET"
+	envTencentSecretID  = "DESKKIT_TENCENT_SECRET_ID"
+	envTencentSecretKey = "DESKKIT_TENCENT_SECRET_KEY"
+	envTencentAppID     = "DESKKIT_TENCENT_SMS_APP_ID"
+	envTencentRegion    = "DESKKIT_TENCENT_REGION"
 	envDevLogCodes      = "DESKKIT_DEV_LOG_CODES"
 	envCodeTTL          = "DESKKIT_CODE_TTL"
 	envResendInterval   = "DESKKIT_RESEND_INTERVAL"
@@ -54,10 +66,14 @@ const defaultSMTPFrom = "deskkit <noreply@localhost>"
 type verifyConfig struct {
 	secret, previous []byte // nil: the secret kept in the database
 	smtp             verify.SMTPConfig
-	smsProvider      string // log, http or twilio
+	smsProvider      string // log, http, twilio, aliyun or tencent
 	smsHTTPURL       string
 	twilio           verify.TwilioConfig
-	devLogCodes      bool // the log senders show codes: development only
+	// The template providers' settings: aliyun and tencent share the
+	// signature name, the endpoint and the templates.
+	aliyun      verify.AliyunSMSConfig
+	tencent     verify.TencentSMSConfig
+	devLogCodes bool // the log senders show codes: development only
 	// limits holds the code lifetime and the rate limits; zero fields are
 	// the Verifier's defaults.
 	limits verify.Config
@@ -75,7 +91,7 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 	fs.fromEnv("smtp-username", envSMTPUsername)
 	tlsMode := fs.String("smtp-tls", "", "none, starttls or tls; default none for a loopback server, starttls otherwise")
 	fs.fromEnv("smtp-tls", envSMTPTLS)
-	fs.StringVar(&cfg.smsProvider, "sms-provider", "", "log, http or twilio; default http when -sms-http-url is set, twilio when -twilio-account-sid is, log otherwise")
+	fs.StringVar(&cfg.smsProvider, "sms-provider", "", "log, http, twilio, aliyun or tencent; default http when -sms-http-url is set, twilio when -twilio-account-sid is, aliyun when "+envAliyunKeyID+" is, tencent when "+envTencentSecretID+" is, log otherwise")
 	fs.fromEnv("sms-provider", envSMSProvider)
 	fs.StringVar(&cfg.smsHTTPURL, "sms-http-url", "", "URL the http provider POSTs each message to")
 	fs.fromEnv("sms-http-url", envSMSHTTPURL)
@@ -85,6 +101,18 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 	fs.fromEnv("twilio-from", envTwilioFrom)
 	fs.StringVar(&cfg.twilio.BaseURL, "twilio-base-url", "", "Twilio API root (https://api.twilio.com)")
 	fs.fromEnv("twilio-base-url", envTwilioBaseURL)
+	signName := fs.String("sms-sign-name", "", "aliyun and tencent: the approved signature name every message carries")
+	fs.fromEnv("sms-sign-name", envSMSSignName)
+	templates := fs.String("sms-templates", "", "aliyun and tencent: template ids, [LOCALE:]KEY=ID,... where KEY is a bizKey, * for every bizKey without its own, or notice (to the old number after a change), and LOCALE is -sms-locale if left out; e.g. *=SMS_1,SIGNUP=SMS_2,notice=SMS_3,en:*=SMS_4,en:notice=SMS_5")
+	fs.fromEnv("sms-templates", envSMSTemplates)
+	locale := fs.String("sms-locale", verify.DefaultSMSLocale, "aliyun and tencent: the locale of -sms-templates entries without one, and of messages without one")
+	fs.fromEnv("sms-locale", envSMSLocale)
+	endpoint := fs.String("sms-endpoint", "", "aliyun and tencent: the API root URL (https://dysmsapi.aliyuncs.com, https://sms.tencentcloudapi.com)")
+	fs.fromEnv("sms-endpoint", envSMSEndpoint)
+	fs.StringVar(&cfg.tencent.SDKAppID, "tencent-sms-app-id", "", "tencent: the SMS application's SdkAppId (the key comes from "+envTencentSecretID+" and "+envTencentSecretKey+")")
+	fs.fromEnv("tencent-sms-app-id", envTencentAppID)
+	fs.StringVar(&cfg.tencent.Region, "tencent-region", "", "tencent: the API region (ap-guangzhou)")
+	fs.fromEnv("tencent-region", envTencentRegion)
 	fs.BoolVar(&cfg.devLogCodes, "dev-log-codes", false, "development only: the log senders log codes in clear")
 	fs.fromEnv("dev-log-codes", envDevLogCodes)
 	fs.Var(durationFlag{&cfg.limits.CodeTTL}, "code-ttl", "how long a code is valid, at most 10m; 0 means "+verify.DefaultCodeTTL.String())
@@ -102,6 +130,8 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 	return func() error {
 		cfg.smtp.Password = fs.getenv(envSMTPPassword)
 		cfg.twilio.AuthToken = fs.getenv(envTwilioAuthToken)
+		cfg.aliyun.AccessKeyID, cfg.aliyun.AccessKeySecret = fs.getenv(envAliyunKeyID), fs.getenv(envAliyunKeySecret)
+		cfg.tencent.SecretID, cfg.tencent.SecretKey = fs.getenv(envTencentSecretID), fs.getenv(envTencentSecretKey)
 		// The shorter names people also write; the documented ones win.
 		for dst, alias := range map[*string]string{
 			&cfg.twilio.AccountSID: "DESKKIT_TWILIO_ACCOUNT",
@@ -140,14 +170,25 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 				cfg.smsProvider = "http"
 			case cfg.twilio.AccountSID != "":
 				cfg.smsProvider = "twilio"
+			case cfg.aliyun.AccessKeyID != "":
+				cfg.smsProvider = "aliyun"
+			case cfg.tencent.SecretID != "":
+				cfg.smsProvider = "tencent"
 			default:
 				cfg.smsProvider = "log"
 			}
 		}
 		switch cfg.smsProvider {
 		case "log", "http", "twilio":
+		case "aliyun", "tencent":
+			tpl, err := parseSMSTemplates(*templates, *locale)
+			if err != nil {
+				return fmt.Errorf("-sms-templates (%s): %w", envSMSTemplates, err)
+			}
+			cfg.aliyun.SignName, cfg.aliyun.Endpoint, cfg.aliyun.Templates = *signName, *endpoint, tpl
+			cfg.tencent.SignName, cfg.tencent.Endpoint, cfg.tencent.Templates = *signName, *endpoint, tpl
 		default:
-			return fmt.Errorf("-sms-provider (%s) must be log, http or twilio, not %q", envSMSProvider, cfg.smsProvider)
+			return fmt.Errorf("-sms-provider (%s) must be log, http, twilio, aliyun or tencent, not %q", envSMSProvider, cfg.smsProvider)
 		}
 		return nil
 	}
@@ -171,6 +212,18 @@ func (cfg verifyConfig) senders(logger *slog.Logger) (verify.SMSSender, deskkit.
 		s, err := verify.NewTwilioSMSSender(cfg.twilio)
 		if err != nil {
 			return nil, nil, fmt.Errorf("twilio (%s, %s, %s): %w", envTwilioAccountSID, envTwilioAuthToken, envTwilioFrom, err)
+		}
+		sms = s
+	case "aliyun":
+		s, err := verify.NewAliyunSMSSender(cfg.aliyun)
+		if err != nil {
+			return nil, nil, fmt.Errorf("aliyun (%s, %s, -sms-sign-name, -sms-templates, -sms-endpoint): %w", envAliyunKeyID, envAliyunKeySecret, err)
+		}
+		sms = s
+	case "tencent":
+		s, err := verify.NewTencentSMSSender(cfg.tencent)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tencent (%s, %s, -tencent-sms-app-id, -sms-sign-name, -sms-templates, -sms-endpoint, -tencent-region): %w", envTencentSecretID, envTencentSecretKey, err)
 		}
 		sms = s
 	}
@@ -206,6 +259,46 @@ func (cfg verifyConfig) hint() string {
 	}
 	return "Verification codes are only logged, without the code: set " + envSMTPAddr + " and " + envSMSHTTPURL +
 		" to send them, or run with -dev-log-codes to log them (development only)."
+}
+
+// parseSMSTemplates reads -sms-templates: comma-separated
+// [LOCALE:]KEY=ID entries, KEY a bizKey, * (verify.AnyBizKey) or notice,
+// LOCALE defaultLocale when left out. Whether every bizKey has a template
+// is the sender's check.
+func parseSMSTemplates(spec, defaultLocale string) (verify.SMSTemplates, error) {
+	t := verify.SMSTemplates{DefaultLocale: defaultLocale, Codes: map[verify.BizKey]map[string]string{}, Notice: map[string]string{}}
+	for entry := range strings.SplitSeq(spec, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		key, id, ok := strings.Cut(entry, "=")
+		id = strings.TrimSpace(id)
+		if !ok || id == "" {
+			return t, fmt.Errorf("%q is not [LOCALE:]KEY=ID", entry)
+		}
+		locale := defaultLocale
+		if l, k, ok := strings.Cut(key, ":"); ok {
+			locale, key = strings.TrimSpace(l), k
+		}
+		key = strings.TrimSpace(key)
+		if locale == "" || key == "" {
+			return t, fmt.Errorf("%q is not [LOCALE:]KEY=ID", entry)
+		}
+		if key == "notice" {
+			t.Notice[locale] = id
+			continue
+		}
+		b := verify.BizKey(key)
+		if b != verify.AnyBizKey && !slices.Contains(verify.SMSBizKeys(), b) {
+			return t, fmt.Errorf("%q: %s is neither an SMS bizKey, * nor notice", entry, key)
+		}
+		if t.Codes[b] == nil {
+			t.Codes[b] = map[string]string{}
+		}
+		t.Codes[b][locale] = id
+	}
+	return t, nil
 }
 
 // storedSecret returns the server secret kept in the database, creating it

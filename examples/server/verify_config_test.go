@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit/internal/dbtest"
@@ -23,7 +24,20 @@ func TestVerifyCommandLineErrors(t *testing.T) {
 		env  map[string]string
 		want string // in the error
 	}{
-		{"unknown SMS provider", []string{"-sms-provider", "pigeon", "-database-url", dbURL}, nil, "-sms-provider (DESKKIT_SMS_PROVIDER) must be log, http or twilio"},
+		{"unknown SMS provider", []string{"-sms-provider", "pigeon", "-database-url", dbURL}, nil, "-sms-provider (DESKKIT_SMS_PROVIDER) must be log, http, twilio, aliyun or tencent"},
+		{"aliyun without keys", []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-sms-templates", "*=T,notice=N", "-database-url", dbURL}, nil, "aliyun (DESKKIT_ALIYUN_ACCESS_KEY_ID, DESKKIT_ALIYUN_ACCESS_KEY_SECRET"},
+		{"aliyun without a template for every bizKey", []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-sms-templates", "SIGNIN=T,notice=N", "-database-url", dbURL},
+			map[string]string{envAliyunKeyID: "id", envAliyunKeySecret: "secret"}, "no template for locale zh-CN of bizKey SIGNUP, PASSWORD_FORGET"},
+		{"aliyun templates in another locale only", []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-sms-templates", "en:*=T,en:notice=N", "-database-url", dbURL},
+			map[string]string{envAliyunKeyID: "id", envAliyunKeySecret: "secret"}, "no template for locale zh-CN"},
+		{"aliyun over http to a remote host", []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-sms-templates", "*=T,notice=N", "-sms-endpoint", "http://dysmsapi.aliyuncs.com", "-database-url", dbURL},
+			map[string]string{envAliyunKeyID: "id", envAliyunKeySecret: "secret"}, "Endpoint must be an https URL"},
+		{"tencent without an app id", []string{"-sms-provider", "tencent", "-sms-sign-name", "s", "-sms-templates", "*=1,notice=2", "-database-url", dbURL},
+			map[string]string{envTencentSecretID: "id", envTencentSecretKey: "key"}, "tencent (DESKKIT_TENCENT_SECRET_ID"},
+		{"tencent without a notice template", []string{"-sms-provider", "tencent", "-tencent-sms-app-id", "1400006666", "-sms-sign-name", "s", "-sms-templates", "*=1", "-database-url", dbURL},
+			map[string]string{envTencentSecretID: "id", envTencentSecretKey: "key"}, "Notice has no template"},
+		{"a template entry without =", []string{"-sms-provider", "tencent", "-sms-templates", "*:1", "-database-url", dbURL}, nil, "-sms-templates (DESKKIT_SMS_TEMPLATES): \"*:1\" is not [LOCALE:]KEY=ID"},
+		{"a template for an unknown bizKey", []string{"-database-url", dbURL}, map[string]string{envSMSProvider: "aliyun", envSMSTemplates: "SIGNOUT=1"}, "SIGNOUT is neither an SMS bizKey"},
 		{"short secret", []string{"-database-url", dbURL}, map[string]string{envSecret: "short"}, "DESKKIT_SECRET must be at least 32 characters"},
 		{"short previous secret", []string{"-database-url", dbURL}, map[string]string{envSecretPrevious: "short"}, "DESKKIT_SECRET_PREVIOUS must be at least 32"},
 		{"code TTL over 10m", []string{"-code-ttl", "11m", "-database-url", dbURL}, nil, "-code-ttl (DESKKIT_CODE_TTL) must be at most 10m0s"},
@@ -80,6 +94,9 @@ func TestSMSProviderDefault(t *testing.T) {
 		{nil, "log"},
 		{map[string]string{envSMSHTTPURL: "http://127.0.0.1:9/send"}, "http"},
 		{map[string]string{envTwilioAccountSID: "AC1"}, "twilio"},
+		{map[string]string{envAliyunKeyID: "LTAI1"}, "aliyun"},
+		{map[string]string{envTencentSecretID: "AKID1"}, "tencent"},
+		{map[string]string{envTencentSecretID: "AKID1", envSMSProvider: "Tencent"}, "tencent"},
 		{map[string]string{envSMSHTTPURL: "http://127.0.0.1:9/send", envSMSProvider: "log"}, "log"},
 		{map[string]string{envSMSHTTPURL: "http://127.0.0.1:9/send", envSMSProvider: "HTTP"}, "http"},
 	} {
@@ -212,5 +229,64 @@ func TestSendsPerAddressPerDaySetting(t *testing.T) {
 	addVerifyFlags(fs, &cfg)
 	if err := fs.parse([]string{"-sends-per-address-per-day", "-1"}); err == nil {
 		t.Error("-sends-per-address-per-day -1: no error")
+	}
+}
+
+func TestParseSMSTemplates(t *testing.T) {
+	got, err := parseSMSTemplates(" *=SMS_1, SIGNUP = SMS_2 ,notice=SMS_3,en:*=SMS_4,en:notice=SMS_5,,zh-TW:SIGNIN=SMS_6", "zh-CN")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := verify.SMSTemplates{
+		DefaultLocale: "zh-CN",
+		Codes: map[verify.BizKey]map[string]string{
+			verify.AnyBizKey: {"zh-CN": "SMS_1", "en": "SMS_4"},
+			"SIGNUP":         {"zh-CN": "SMS_2"},
+			"SIGNIN":         {"zh-TW": "SMS_6"},
+		},
+		Notice: map[string]string{"zh-CN": "SMS_3", "en": "SMS_5"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("templates (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"SIGNUP", "SIGNUP=", "=SMS_1", ":SIGNUP=1", "en:=1", "MODIFY_EMAIL=1"} {
+		if _, err := parseSMSTemplates(bad, "zh-CN"); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// The template providers' settings reach their configs, keys from the
+// environment only.
+func TestTemplateProviderVariables(t *testing.T) {
+	vars := map[string]string{
+		envSMSProvider: "tencent", envTencentSecretID: "AKID1", envTencentSecretKey: "key", envTencentAppID: "1400006666",
+		envTencentRegion: "ap-beijing", envSMSSignName: "签名", envSMSTemplates: "*=1,notice=2", envSMSLocale: "en",
+		envSMSEndpoint: "http://127.0.0.1:9", envAliyunKeyID: "LTAI1", envAliyunKeySecret: "secret",
+	}
+	var cfg verifyConfig
+	fs := newFlagSet("serve", io.Discard, io.Discard, env(vars))
+	complete := addVerifyFlags(fs, &cfg)
+	if err := fs.parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := complete(); err != nil {
+		t.Fatal(err)
+	}
+	tc, a := cfg.tencent, cfg.aliyun
+	if tc.SecretID != "AKID1" || tc.SecretKey != "key" || tc.SDKAppID != "1400006666" || tc.Region != "ap-beijing" || tc.SignName != "签名" ||
+		tc.Endpoint != "http://127.0.0.1:9" || tc.Templates.DefaultLocale != "en" || tc.Templates.Codes[verify.AnyBizKey]["en"] != "1" || tc.Templates.Notice["en"] != "2" {
+		t.Errorf("tencent config %+v", tc)
+	}
+	if a.AccessKeyID != "LTAI1" || a.AccessKeySecret != "secret" || a.SignName != "签名" {
+		t.Errorf("aliyun config %+v", a)
+	}
+	if _, _, err := cfg.senders(nil); err != nil {
+		t.Errorf("senders: %v", err)
+	}
+	for _, flagName := range []string{"aliyun-access-key-id", "aliyun-access-key-secret", "tencent-secret-id", "tencent-secret-key"} {
+		if fs.Lookup(flagName) != nil {
+			t.Errorf("-%s is a flag: keys come from the environment only", flagName)
+		}
 	}
 }

@@ -10,6 +10,11 @@
 //     fields, to script one answer (an error, a concurrent change).
 //   - Sink is an SMSSender and a deskkit.Mailer that records what it is
 //     given and can be made to fail.
+//   - SMSProvider is a fake Alibaba Cloud or Tencent Cloud SMS API on
+//     loopback (NewAliyunSMSProvider, NewTencentSMSProvider) for a
+//     verify.AliyunSMSSender or verify.TencentSMSSender: it checks each
+//     request's signature as the provider documents, keeps the messages,
+//     and can be told to refuse them with the provider's error codes.
 //   - RunDirectoryTests checks a host's verify.Directory over its real
 //     tables against the contract the Verifier relies on.
 package verifytest

@@ -1,0 +1,53 @@
+package verify_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/deskkit/deskkit/verify"
+)
+
+// A template provider is configured with its approved templates: here one
+// template for every bizKey in each language, SIGNUP's own in Chinese,
+// and the notice's.
+func ExampleNewAliyunSMSSender() {
+	sms, err := verify.NewAliyunSMSSender(verify.AliyunSMSConfig{
+		AccessKeyID:     "LTAI-example", // a host reads both from its environment
+		AccessKeySecret: "example",
+		SignName:        "深科技",
+		Templates: verify.SMSTemplates{
+			DefaultLocale: "zh-CN",
+			Codes: map[verify.BizKey]map[string]string{
+				verify.AnyBizKey: {"zh-CN": "SMS_100001", "en": "SMS_200001"}, // ${code}
+				"SIGNUP":         {"zh-CN": "SMS_100002"},
+			},
+			Notice: map[string]string{"zh-CN": "SMS_100003", "en": "SMS_200003"}, // ${mobile}
+		},
+	})
+	fmt.Println(sms != nil, err)
+	// Output: true <nil>
+}
+
+// A bizKey without a template is refused when the sender is made, not
+// when its first code is sent. A refusal by the provider at a send is an
+// *verify.SMSError with the provider's code.
+func ExampleNewTencentSMSSender() {
+	_, err := verify.NewTencentSMSSender(verify.TencentSMSConfig{
+		SecretID: "AKID-example", SecretKey: "example", SDKAppID: "1400006666", SignName: "深科技",
+		Templates: verify.SMSTemplates{
+			Codes: map[verify.BizKey]map[string]string{
+				"SIGNUP": {"zh-CN": "1110"}, "SIGNIN": {"zh-CN": "1111"},
+			},
+			Notice: map[string]string{"zh-CN": "1120"},
+		},
+	})
+	fmt.Println(err != nil)
+
+	var sendErr error = &verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberDailyLimit", Retryable: true}
+	if se, ok := errors.AsType[*verify.SMSError](sendErr); ok && se.Retryable {
+		fmt.Println("try later:", se.Code)
+	}
+	// Output:
+	// true
+	// try later: LimitExceeded.PhoneNumberDailyLimit
+}

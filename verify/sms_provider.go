@@ -1,0 +1,276 @@
+package verify
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/deskkit/deskkit/internal/addr"
+)
+
+// DefaultSMSLocale is the locale of SMSTemplates without one: mainland
+// China's Simplified Chinese, where template providers are the rule.
+const DefaultSMSLocale = "zh-CN"
+
+// AnyBizKey in SMSTemplates.Codes names the template of every bizKey that
+// has none of its own: many hosts use one approved "your code is ${code}"
+// template for every purpose.
+const AnyBizKey BizKey = "*"
+
+// SMSTemplates is the table of pre-approved templates a template provider
+// (AliyunSMSSender, TencentSMSSender) sends: such providers send no free
+// text, only a template, approved beforehand, by its id, with parameters.
+//
+// A code's template has one parameter, the code; a notice's (to the old
+// number, after a change) has one, the new number masked as
+// "+86*******8000". How each provider names them is in its sender's
+// documentation.
+type SMSTemplates struct {
+	// DefaultLocale is the locale of a message whose SMS.Locale is "" or
+	// has no template: DefaultSMSLocale if "".
+	DefaultLocale string
+	// Codes maps a bizKey, or AnyBizKey for all those without their own,
+	// and a locale ("zh-CN", "en") to a template id. Every bizKey of
+	// SMSBizKeys must have a template for DefaultLocale, its own or
+	// AnyBizKey's: a sender is refused at construction, not at the first
+	// send.
+	Codes map[BizKey]map[string]string
+	// Notice maps a locale to the template id of the notice sent to the
+	// old number when a user's mobile number changes. DefaultLocale's is
+	// required.
+	Notice map[string]string
+}
+
+// withDefaults returns a copy of t with DefaultLocale filled in and its
+// maps copied, locales in their canonical case.
+func (t SMSTemplates) withDefaults() SMSTemplates {
+	if t.DefaultLocale == "" {
+		t.DefaultLocale = DefaultSMSLocale
+	}
+	t.DefaultLocale = canonicalLocale(t.DefaultLocale)
+	codes := make(map[BizKey]map[string]string, len(t.Codes))
+	for b, byLocale := range t.Codes {
+		codes[b] = copyLocales(byLocale)
+	}
+	t.Codes, t.Notice = codes, copyLocales(t.Notice)
+	return t
+}
+
+func copyLocales(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for locale, id := range m {
+		out[canonicalLocale(locale)] = strings.TrimSpace(id)
+	}
+	return out
+}
+
+// canonicalLocale spells a locale as BCP 47 is usually written: "zh_cn"
+// and "ZH-cn" are "zh-CN". Matching is on this spelling.
+func canonicalLocale(s string) string {
+	parts := strings.Split(strings.ReplaceAll(strings.TrimSpace(s), "_", "-"), "-")
+	for i, p := range parts {
+		switch {
+		case i == 0:
+			parts[i] = strings.ToLower(p)
+		case len(p) == 2:
+			parts[i] = strings.ToUpper(p)
+		case len(p) == 4:
+			parts[i] = strings.ToUpper(p[:1]) + strings.ToLower(p[1:])
+		default:
+			parts[i] = strings.ToLower(p)
+		}
+	}
+	return strings.Join(parts, "-")
+}
+
+// validate checks a table that withDefaults filled in; name is the
+// config's, for the error.
+func (t SMSTemplates) validate(name string) error {
+	for b, byLocale := range t.Codes {
+		if b != AnyBizKey && checkBizKey(KindSMS, b) != nil {
+			return fmt.Errorf("verify: %s.Templates.Codes: %q is not an SMS bizKey", name, b)
+		}
+		for locale, id := range byLocale {
+			if err := checkTemplateID(id); err != nil {
+				return fmt.Errorf("verify: %s.Templates.Codes[%s][%s]: %w", name, b, locale, err)
+			}
+		}
+	}
+	for locale, id := range t.Notice {
+		if err := checkTemplateID(id); err != nil {
+			return fmt.Errorf("verify: %s.Templates.Notice[%s]: %w", name, locale, err)
+		}
+	}
+	var missing []string
+	for _, b := range smsBizKeys {
+		if t.Codes[b][t.DefaultLocale] == "" && t.Codes[AnyBizKey][t.DefaultLocale] == "" {
+			missing = append(missing, string(b))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("verify: %s.Templates.Codes has no template for locale %s of bizKey %s (set one for each, or one for AnyBizKey \"*\")",
+			name, t.DefaultLocale, strings.Join(missing, ", "))
+	}
+	if t.Notice[t.DefaultLocale] == "" {
+		return fmt.Errorf("verify: %s.Templates.Notice has no template for locale %s", name, t.DefaultLocale)
+	}
+	return nil
+}
+
+func checkTemplateID(id string) error {
+	if id == "" {
+		return errors.New("the template id is empty")
+	}
+	if len(id) > 64 || strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return fmt.Errorf("%q is not a template id", id)
+	}
+	return nil
+}
+
+// template returns the id of m's template and its parameter, in the
+// locale m asks for when the table has it, else in the default locale.
+func (t SMSTemplates) template(m SMS) (id, param string) {
+	locales := []string{t.DefaultLocale}
+	if m.Locale != "" {
+		locales = []string{canonicalLocale(m.Locale), t.DefaultLocale}
+	}
+	for _, locale := range locales {
+		if m.Code == "" {
+			if id := t.Notice[locale]; id != "" {
+				return id, m.NewAddress
+			}
+			continue
+		}
+		if id := t.Codes[m.BizKey][locale]; id != "" {
+			return id, m.Code
+		}
+		if id := t.Codes[AnyBizKey][locale]; id != "" {
+			return id, m.Code
+		}
+	}
+	return "", "" // validate makes every bizKey of SMSBizKeys find one
+}
+
+// SMSError is a template provider's refusal of a message (AliyunSMSSender,
+// TencentSMSSender), or a failure to reach it. Its text never holds the
+// code.
+type SMSError struct {
+	// Provider is "aliyun" or "tencent".
+	Provider string
+	// Status is the HTTP status of the answer; 0 when none came.
+	Status int
+	// Code is the provider's error code ("isv.BUSINESS_LIMIT_CONTROL",
+	// "LimitExceeded.PhoneNumberDailyLimit", "AuthFailure.SignatureFailure"),
+	// or "" when the provider gave none.
+	Code string
+	// Message is the provider's message, or the start of its answer.
+	Message string
+	// RequestID is the provider's id of the request, to quote to its
+	// support; "" when none came.
+	RequestID string
+	// Retryable says whether the same message may be accepted later: the
+	// provider throttled it (per number or per account), failed inside (a
+	// 5xx, an internal error) or could not be reached. A refused
+	// credential, signature name, template or number is not retryable.
+	Retryable bool
+	// Err is the transport's error when the provider could not be reached
+	// (a timeout, a refused connection, ctx done), or nil.
+	Err error
+}
+
+func (e *SMSError) Error() string {
+	var b strings.Builder
+	b.WriteString("verify: " + e.Provider + " SMS")
+	if e.Err != nil {
+		b.WriteString(": " + e.Err.Error())
+		return b.String()
+	}
+	b.WriteString(" answered")
+	if e.Status != 0 {
+		b.WriteString(" " + statusText(e.Status))
+	}
+	if e.Code != "" {
+		b.WriteString(": " + e.Code)
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	if e.RequestID != "" {
+		b.WriteString(" (request " + e.RequestID + ")")
+	}
+	return b.String()
+}
+
+// Unwrap is Err.
+func (e *SMSError) Unwrap() error { return e.Err }
+
+// providerEndpoint checks a template provider's endpoint: an absolute
+// https URL, or http on a loopback host (a test's fake), since every
+// request is signed with the account's key and carries the user's number.
+func providerEndpoint(name, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") ||
+		(u.Scheme != "https" && !(u.Scheme == "http" && addr.IsLoopbackHost(u.Hostname()))) {
+		return nil, fmt.Errorf("verify: %s.Endpoint must be an https URL without a path or query (http only on a loopback host), not %q", name, raw)
+	}
+	u.Path = "/"
+	return u, nil
+}
+
+// percentEncode encodes s as RFC 3986 says and both providers' signatures
+// require: every byte but A-Z a-z 0-9 - _ . ~ as %XX, upper case, so a
+// space is %20 and * is %2A.
+func percentEncode(s string) string {
+	const hexDigits = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&15])
+	}
+	return b.String()
+}
+
+// canonicalQuery is params sorted by name, names and values
+// percent-encoded, joined with = and &.
+func canonicalQuery(params map[string]string) string {
+	names := make([]string, 0, len(params))
+	for n := range params {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(percentEncode(n) + "=" + percentEncode(params[n]))
+	}
+	return b.String()
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// providerExcerpt is the start of a provider's message or answer for an
+// SMSError, with m's code and text cut out in case it echoes them.
+func providerExcerpt(s string, m SMS) string {
+	q := excerpt([]byte(s), m)
+	if u, err := strconv.Unquote(q); err == nil {
+		return u
+	}
+	return q
+}

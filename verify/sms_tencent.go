@@ -1,0 +1,254 @@
+package verify
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deskkit/deskkit/internal/addr"
+)
+
+// Tencent Cloud SMS's API: SendSms, version 2021-01-11, signed with
+// TC3-HMAC-SHA256.
+const (
+	tencentEndpoint    = "https://sms.tencentcloudapi.com"
+	tencentService     = "sms"
+	tencentAction      = "SendSms"
+	tencentVersion     = "2021-01-11"
+	tencentRegion      = "ap-guangzhou"
+	tencentAlgorithm   = "TC3-HMAC-SHA256"
+	tencentContentType = "application/json; charset=utf-8"
+)
+
+// TencentSMSConfig is how a TencentSMSSender reaches Tencent Cloud SMS
+// (腾讯云短信).
+type TencentSMSConfig struct {
+	// SecretID and SecretKey are a CAM user's API key, allowed
+	// sms:SendSms. Required.
+	SecretID  string
+	SecretKey string
+	// SDKAppID is the SMS application's SdkAppId ("1400006666").
+	// Required.
+	SDKAppID string
+	// SignName is the approved signature (签名内容) every message
+	// carries. Required.
+	SignName string
+	// Templates maps bizKeys and locales to approved template ids
+	// ("1110"). A code's template has one parameter, {1}, the code; a
+	// notice's has one, {1}, the new number masked.
+	Templates SMSTemplates
+	// Region is the API region, X-TC-Region; "ap-guangzhou" if "".
+	Region string
+	// Endpoint is the API's root URL; "https://sms.tencentcloudapi.com" if
+	// "". It must be https but on a loopback host (tests).
+	Endpoint string
+	// Client sends the requests; without one, a client with a 10-second
+	// timeout that does not follow redirects and keeps Concurrency idle
+	// connections to the endpoint.
+	Client *http.Client
+	// Concurrency is as in HTTPSMSConfig: DefaultSMSConcurrency if 0.
+	Concurrency int
+	// Now is the clock requests are dated by (the provider refuses one
+	// more than 5 minutes off); time.Now if nil.
+	Now func() time.Time
+}
+
+// TencentSMSSender is an SMSSender over Tencent Cloud SMS: it sends each
+// message as the template its SMSTemplates give for the bizKey and locale,
+// with the code as its one parameter (a notice: the new number), under the
+// signature name. It is safe for concurrent use.
+//
+// It calls SendSms (version 2021-01-11) with a JSON body, signed with
+// TC3-HMAC-SHA256 as Tencent Cloud's "Signature v3" documents it: it is a
+// small client of its own, since the module proxy serves Tencent's SDK
+// only as its 2021 monolith, not its per-product sms module.
+type TencentSMSSender struct {
+	endpoint  *url.URL
+	secretID  string
+	secretKey string
+	appID     string
+	signName  string
+	region    string
+	templates SMSTemplates
+	client    *http.Client
+	now       func() time.Time
+}
+
+var _ SMSSender = (*TencentSMSSender)(nil)
+
+// NewTencentSMSSender checks cfg and returns a sender. It does not
+// connect. A bizKey of SMSBizKeys without a template for the default
+// locale is an error here, not at its first send.
+func NewTencentSMSSender(cfg TencentSMSConfig) (*TencentSMSSender, error) {
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	u, _ := providerEndpoint("TencentSMSConfig", c.Endpoint) // validate checked it
+	s := &TencentSMSSender{
+		endpoint: u, secretID: c.SecretID, secretKey: c.SecretKey, appID: c.SDKAppID, signName: c.SignName,
+		region: c.Region, templates: c.Templates, client: c.Client, now: c.Now,
+	}
+	if s.client == nil {
+		s.client = defaultSMSClient(c.Concurrency)
+	}
+	return s, nil
+}
+
+// withDefaults returns a copy of c with the defaults filled in and the
+// templates copied, as the module's constructors all begin.
+func (c *TencentSMSConfig) withDefaults() *TencentSMSConfig {
+	out := *c
+	if out.Endpoint == "" {
+		out.Endpoint = tencentEndpoint
+	}
+	if out.Region == "" {
+		out.Region = tencentRegion
+	}
+	if out.Concurrency == 0 {
+		out.Concurrency = DefaultSMSConcurrency
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	out.SignName = strings.TrimSpace(out.SignName)
+	out.SDKAppID = strings.TrimSpace(out.SDKAppID)
+	out.Templates = out.Templates.withDefaults()
+	return &out
+}
+
+// validate checks a TencentSMSConfig that withDefaults filled in.
+func (c *TencentSMSConfig) validate() error {
+	if c.SecretID == "" || c.SecretKey == "" || c.SDKAppID == "" || c.SignName == "" {
+		return errors.New("verify: TencentSMSConfig needs SecretID, SecretKey, SDKAppID and SignName")
+	}
+	if c.Concurrency < 0 {
+		return errors.New("verify: TencentSMSConfig.Concurrency must not be negative")
+	}
+	if strings.ContainsFunc(c.Region, func(r rune) bool { return !(r == '-' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z') }) {
+		return fmt.Errorf("verify: TencentSMSConfig.Region %q is not a region such as ap-guangzhou", c.Region)
+	}
+	if _, err := providerEndpoint("TencentSMSConfig", c.Endpoint); err != nil {
+		return err
+	}
+	return c.Templates.validate("TencentSMSConfig")
+}
+
+// SendSMS asks Tencent Cloud to send m. It returns nil when the answer is
+// 200 with the number's SendStatus Code "Ok", and otherwise an error: a
+// number that is not E.164, or an *SMSError with the provider's code, the
+// request's (Error.Code) or the number's (SendStatusSet[0].Code):
+// RequestLimitExceeded and LimitExceeded.* are Retryable, as are
+// InternalError.*, 5xx answers and an unreachable endpoint; AuthFailure.*
+// and a refused signature, template or number are not. It wraps ctx's
+// error when ctx ended first. No error contains the code.
+func (s *TencentSMSSender) SendSMS(ctx context.Context, m SMS) error {
+	if !addr.IsE164(m.To) {
+		return fmt.Errorf("verify: SMS: %q is not an E.164 number", m.To)
+	}
+	id, value := s.templates.template(m)
+	body, err := json.Marshal(struct {
+		PhoneNumberSet   []string
+		SmsSdkAppId      string // the API's spelling
+		SignName         string
+		TemplateId       string // the API's spelling
+		TemplateParamSet []string
+	}{[]string{m.To}, s.appID, s.signName, id, []string{value}})
+	if err != nil {
+		return fmt.Errorf("verify: tencent SMS: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint.String(), strings.NewReader(string(body)))
+	if err != nil {
+		return fmt.Errorf("verify: tencent SMS: %w", err)
+	}
+	timestamp := s.now().Unix()
+	req.Header.Set("Content-Type", tencentContentType)
+	req.Header.Set("X-TC-Action", tencentAction)
+	req.Header.Set("X-TC-Version", tencentVersion)
+	req.Header.Set("X-TC-Region", s.region)
+	req.Header.Set("X-TC-Timestamp", strconv.FormatInt(timestamp, 10))
+	req.Header.Set("Authorization", tc3Authorization(s.secretID, s.secretKey, tencentService, timestamp, http.MethodPost, "/", "",
+		map[string]string{"content-type": tencentContentType, "host": s.endpoint.Host, "x-tc-action": tencentAction}, body))
+	status, reply, err := smsPost(s.client, req)
+	if err != nil {
+		return &SMSError{Provider: "tencent", Retryable: true, Err: err}
+	}
+	var a struct {
+		Response struct {
+			Error *struct {
+				Code    string
+				Message string
+			}
+			SendStatusSet []struct {
+				Code    string
+				Message string
+			}
+			RequestID string `json:"RequestId"`
+		}
+	}
+	e := &SMSError{Provider: "tencent", Status: status}
+	switch {
+	case json.Unmarshal(reply, &a) != nil:
+		e.Message = providerExcerpt(string(reply), m)
+	case a.Response.Error != nil:
+		e.Code, e.Message = a.Response.Error.Code, providerExcerpt(a.Response.Error.Message, m)
+	case len(a.Response.SendStatusSet) != 1:
+		e.Message = fmt.Sprintf("%d send statuses for one number", len(a.Response.SendStatusSet))
+	case !strings.EqualFold(a.Response.SendStatusSet[0].Code, "Ok"):
+		e.Code, e.Message = a.Response.SendStatusSet[0].Code, providerExcerpt(a.Response.SendStatusSet[0].Message, m)
+	case status == http.StatusOK:
+		return nil
+	}
+	e.RequestID = a.Response.RequestID
+	e.Retryable = status >= 500 || status == http.StatusTooManyRequests ||
+		e.Code == "RequestLimitExceeded" || strings.HasPrefix(e.Code, "RequestLimitExceeded.") ||
+		strings.HasPrefix(e.Code, "LimitExceeded.") || e.Code == "InternalError" || strings.HasPrefix(e.Code, "InternalError.")
+	return e
+}
+
+// tc3Authorization is the Authorization header of TC3-HMAC-SHA256: the
+// canonical request (method, URI, query, the headers in lower case with
+// trimmed lower-case values, sorted, the list of their names, the body's
+// SHA-256) hashed into the string to sign (algorithm, timestamp, the
+// credential scope date/service/tc3_request with the UTC date of the
+// timestamp, hash), signed with HMAC-SHA256 under the key derived from
+// "TC3"+secretKey through the date, the service and "tc3_request".
+// headers are lower-case names and must include content-type and host.
+func tc3Authorization(secretID, secretKey, service string, timestamp int64, method, uri, query string, headers map[string]string, body []byte) string {
+	names := make([]string, 0, len(headers))
+	for n := range headers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var canonical strings.Builder
+	canonical.WriteString(method + "\n" + uri + "\n" + query + "\n")
+	for _, n := range names {
+		canonical.WriteString(n + ":" + strings.ToLower(strings.TrimSpace(headers[n])) + "\n")
+	}
+	signed := strings.Join(names, ";")
+	canonical.WriteString("\n" + signed + "\n" + sha256Hex(body))
+	date := time.Unix(timestamp, 0).UTC().Format(time.DateOnly)
+	scope := date + "/" + service + "/tc3_request"
+	toSign := tencentAlgorithm + "\n" + strconv.FormatInt(timestamp, 10) + "\n" + scope + "\n" + sha256Hex([]byte(canonical.String()))
+	key := hmacSHA256([]byte("TC3"+secretKey), date)
+	key = hmacSHA256(key, service)
+	key = hmacSHA256(key, "tc3_request")
+	return tencentAlgorithm + " Credential=" + secretID + "/" + scope + ", SignedHeaders=" + signed +
+		", Signature=" + hex.EncodeToString(hmacSHA256(key, toSign))
+}
+
+func hmacSHA256(key []byte, msg string) []byte {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(msg))
+	return mac.Sum(nil)
+}
