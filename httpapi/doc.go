@@ -120,6 +120,7 @@
 //	verify.ErrLinkSecret           403    E1   link_secret_invalid
 //	channel.ErrNameTaken           409    E1   channel_name_taken
 //	channel.ErrQuotaExceeded       409    E3   channel_quota_exceeded
+//	channel.ErrChannelDisabled     409    E1   channel_disabled
 //	channel.ErrAddressBlocked      400    E1   channel_address_blocked
 //	channel.ErrDeliveryFailed      502    E2   channel_test_failed
 //	body over MaxBodyBytes         413    E0   request_too_large
