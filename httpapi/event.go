@@ -125,7 +125,7 @@ const exampleDelivery = `{"id": 9001, "channelId": 42, "eventId": "msg_2p7kq0xtz
 var listEventTypesDoc = &doc{
 	tag:         "event",
 	summary:     "List the event types",
-	description: "The catalogue of event types that channels can subscribe to: deskkit's own (the trash's, the verification service's, channel.disabled) and those the host registered, sorted by type, each with a description and an example of its data. Every event is delivered as Standard Webhooks' payload {type, timestamp, data}; data always holds tenantId, and the services' events an actor ({id, name}, or null when nobody caused it). Every user of the tenant may read it; query parameters are 400.",
+	description: "The catalogue of event types that channels can subscribe to: deskkit's own (the trash's, the verification service's, channel.disabled) and those the host registered, sorted by type, each with a description and an example of its data. Every event is delivered as Standard Webhooks' payload {type, timestamp, data}; data always holds tenantId, and the services' events an actor ({id, name}, or null when nobody caused it). Every user of the tenant may read it.",
 	ok:          "OK. data is the catalogue.",
 	example:     example{data: raw(`[{"type": "task.trashed", "description": "A task was moved to the trash.", "example": {"actor": {"id": 7, "name": "Ada"}, "projectId": 3, "trashId": 10, "targetType": "TASK", "targetId": 55, "targetName": "Fix login"}}]`)},
 }

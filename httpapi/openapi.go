@@ -361,7 +361,7 @@ func (g *docGen) operation(o *operation) error {
 		} else if d.example.body != nil || len(d.more) > 0 {
 			return fmt.Errorf("%s: the doc has an example body, but the operation takes none", o.id)
 		}
-		oc.AddRespStructure(resultOf(o.resp), openapi.WithHTTPStatus(http.StatusOK), openapi.WithCustomize(func(cor openapi.ContentOrReference) {
+		oc.AddRespStructure(o.result, openapi.WithHTTPStatus(http.StatusOK), openapi.WithCustomize(func(cor openapi.ContentOrReference) {
 			r := cor.(*openapi31.ResponseOrReference).Response
 			r.Description = d.ok
 			mt := r.Content["application/json"]
@@ -446,50 +446,6 @@ func showExample(c *openapi31.Components, o *operation) error {
 		s["examples"] = []any{v}
 	}
 	return nil
-}
-
-// resultOf is a zero success envelope with data of resp's type.
-func resultOf(resp any) any {
-	switch v := resp.(type) {
-	case *none:
-		return result[*none]{}
-	case int:
-		return result[int]{}
-	case int64:
-		return result[int64]{}
-	case trash.Page:
-		return result[trash.Page]{}
-	case verify.Detail:
-		return result[verify.Detail]{}
-	case verify.TenantDetail:
-		return result[verify.TenantDetail]{}
-	case verify.Sent:
-		return result[verify.Sent]{}
-	case verify.Link:
-		return result[verify.Link]{}
-	case channel.Channel:
-		return result[channel.Channel]{}
-	case channel.Added:
-		return result[channel.Added]{}
-	case channel.TestResult:
-		return result[channel.TestResult]{}
-	case []channel.Channel:
-		return result[[]channel.Channel]{}
-	case []deskkit.EventType:
-		return result[[]deskkit.EventType]{}
-	case channel.DeliveryPage:
-		return result[channel.DeliveryPage]{}
-	case []channel.HourlyDeliveries:
-		return result[[]channel.HourlyDeliveries]{}
-	case []channel.Attempt:
-		return result[[]channel.Attempt]{}
-	case channel.Delivery:
-		return result[channel.Delivery]{}
-	case recovered:
-		return result[recovered]{}
-	default:
-		panic(fmt.Sprintf("httpapi: no success envelope for data of type %T", v))
-	}
 }
 
 func exampleOf(summary string, value any) openapi31.ExampleOrReference {

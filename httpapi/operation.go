@@ -30,10 +30,11 @@ type operation struct {
 	host  bool   // added with Handle: not among Routes
 	route string // Prefix+path, the http.route of metrics and spans
 
-	doc  *doc
-	req  any // a zero Req: its path and query fields, for the document
-	body any // a zero body (the body:"json" field), nil if none
-	resp any // a zero Resp
+	doc    *doc
+	req    any // a zero Req: its path and query fields, for the document
+	body   any // a zero body (the body:"json" field), nil if none
+	resp   any // a zero Resp
+	result any // a zero result[Resp], the success envelope
 }
 
 // param is a path or query parameter.
@@ -107,7 +108,7 @@ func op[Req, Resp any](id, method, path string, d *doc, fn func(ctx context.Cont
 		panic(fmt.Sprintf("httpapi: %s: request type %T is not a struct", id, zero))
 	}
 	_, ownQuery := any(&zero).(queryDecoder)
-	o := operation{id: id, method: method, path: path, doc: d, req: zero, resp: *new(Resp)}
+	o := operation{id: id, method: method, path: path, doc: d, req: zero, resp: *new(Resp), result: result[Resp]{}}
 	var fields []fieldDecoder
 	for i := range t.NumField() {
 		f := t.Field(i)
