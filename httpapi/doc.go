@@ -177,22 +177,6 @@
 // Redocly, vacuum and Schemathesis read 3.1; Dredd's OpenAPI 3 parser
 // reads 3.0 only.
 //
-// # Event channels
-//
-// Config.Channels mounts the tenant's event channels (package channel):
-// POST and PUT /event/channel add and replace one, GET
-// /event/channel/type/{channelType} lists those of a type, DELETE
-// /event/channel/{id} deletes one (data null), and POST
-// /event/channel/test sends a test message. The three bodies have one
-// shape, {id, channelType, name, address, secret}; id is a JSON number or
-// a string of digits, as the source system writes ids, must be absent or
-// null on an add and is required on a replace. channelType takes the
-// aliases WECHAT and DINGTALK; answers use the canonical names. secret is
-// write-only: no answer shows it, and only an add of a webhook shows the
-// webhook's signing secret, once. /event/channel/test and
-// /event/channel/type are static segments beside {id}: DELETE
-// /event/channel/test is 405, never a delete of a channel.
-//
 // # Deadlines and outages
 //
 // Every operation's context gets Config.RequestTimeout (10 s by default)
@@ -250,17 +234,7 @@
 //
 // # Testing
 //
-// The tests drive every route on SQLite and PostgreSQL, check real
-// responses against the OpenAPI document with kin-openapi and its
-// parameters against the route lists, send raw request targets over a real
-// connection, hold the pool to force 503s, and run 300 concurrent clients
-// against PostgreSQL (TestLoad300Clients; DESKKIT_LOAD_ROUNDS scales it
-// for figures). FuzzSearchQuery fuzzes the search parser and runs what
-// parses against both databases. FuzzVerifyBodies and FuzzChannelBodies
-// send arbitrary bodies to every verification and channel route. The
-// channel tests send real messages to receivers on loopback (httptest);
-// the fuzzer's test messages reach nothing: every name resolves to a
-// blocked address, and bodies whose address holds a digit, as every
-// public IP literal does, are not given to the test route. The OpenAPI
-// document is linted in CI with Redocly (httpapi/redocly.yaml).
+// The tests drive every route on SQLite and PostgreSQL and validate the
+// real answers against the OpenAPI document with kin-openapi; fuzz tests
+// send arbitrary search queries and bodies to every route that takes them.
 package httpapi

@@ -58,71 +58,55 @@ var sharedResponses = map[string]string{
 	KeyRequestTooLarge:    "RequestTooLarge",
 }
 
-// schemaNames names the components of the Go types whose default name
-// (package and type) would not read well.
-var schemaNames = map[reflect.Type]string{
-	reflect.TypeFor[deskkit.EventType]():          "EventType",
-	reflect.TypeFor[trash.Entry]():                "TrashEntry",
-	reflect.TypeFor[trash.Page]():                 "TrashPage",
-	reflect.TypeFor[verify.Detail]():              "UserDetail",
-	reflect.TypeFor[verify.TenantDetail]():        "TenantDetail",
-	reflect.TypeFor[verify.Sent]():                "CodeSent",
-	reflect.TypeFor[verify.Link]():                "Link",
-	reflect.TypeFor[channel.Channel]():            "Channel",
-	reflect.TypeFor[channel.Added]():              "ChannelAdded",
-	reflect.TypeFor[channel.TestResult]():         "ChannelTestSent",
-	reflect.TypeFor[channel.Delivery]():           "EventDelivery",
-	reflect.TypeFor[channel.DeliveryPage]():       "EventDeliveryPage",
-	reflect.TypeFor[channel.Attempt]():            "EventAttempt",
-	reflect.TypeFor[channel.HourlyDeliveries]():   "EventDeliveryHour",
-	reflect.TypeFor[recovered]():                  "EventRecovered",
-	reflect.TypeFor[profileBody]():                "ProfileUpdate",
-	reflect.TypeFor[smsSendBody]():                "SmsCodeRequest",
-	reflect.TypeFor[emailSendBody]():              "EmailCodeRequest",
-	reflect.TypeFor[mobileChangeBody]():           "MobileChangeRequest",
-	reflect.TypeFor[emailChangeBody]():            "EmailChangeRequest",
-	reflect.TypeFor[channelAddBody]():             "ChannelAdd",
-	reflect.TypeFor[channelReplaceBody]():         "ChannelReplace",
-	reflect.TypeFor[channelTestBody]():            "ChannelTest",
-	reflect.TypeFor[errorEnvelope]():              "ErrorEnvelope",
-	reflect.TypeFor[errorKey]():                   "ErrorKey",
-	reflect.TypeFor[smsBizKey]():                  "SmsBizKey",
-	reflect.TypeFor[emailBizKey]():                "EmailBizKey",
-	reflect.TypeFor[mobileNumber]():               "MobileNumber",
-	reflect.TypeFor[verificationCode]():           "VerificationCode",
-	reflect.TypeFor[telephoneCode]():              "TelephoneCode",
-	reflect.TypeFor[channelID]():                  "ChannelIdInput",
-	reflect.TypeFor[channelTypeInput]():           "ChannelTypeInput",
-	reflect.TypeFor[trash.TargetType]():           "TargetType",
-	reflect.TypeFor[channel.Type]():               "ChannelType",
-	reflect.TypeFor[map[string]any]():             "Object",
-	reflect.TypeFor[*none]():                      "Null",
-	reflect.TypeFor[int]():                        "Count",
-	reflect.TypeFor[int64]():                      "Count64",
-	reflect.TypeFor[[]deskkit.EventType]():        "EventTypeList",
-	reflect.TypeFor[[]channel.Channel]():          "ChannelList",
-	reflect.TypeFor[[]channel.Attempt]():          "EventAttemptList",
-	reflect.TypeFor[[]channel.HourlyDeliveries](): "EventDeliveryHourList",
+// schemaDocs name the components of the Go types (the default would be
+// package and type: VerifyDetail) and describe the services' types; a
+// list's name is its element's with List.
+var schemaDocs = map[reflect.Type]struct{ name, description string }{
+	reflect.TypeFor[deskkit.EventType]():        {"EventType", "A type of event channels can subscribe to."},
+	reflect.TypeFor[trash.Entry]():              {"TrashEntry", "One deleted task or sprint waiting in the trash."},
+	reflect.TypeFor[trash.Page]():               {"TrashPage", "One page of search results and the number of all matches."},
+	reflect.TypeFor[verify.Detail]():            {"UserDetail", "The current user, as the host's user directory holds them. Fields the user has not set are empty strings."},
+	reflect.TypeFor[verify.TenantDetail]():      {"TenantDetail", "The current user's tenant (organisation)."},
+	reflect.TypeFor[verify.Sent]():              {"CodeSent", "A code went out."},
+	reflect.TypeFor[verify.Link]():              {"Link", "The proof a successful check gives."},
+	reflect.TypeFor[channel.Channel]():          {"Channel", "A channel, never with a secret."},
+	reflect.TypeFor[channel.Added]():            {"ChannelAdded", "The added channel; a webhook's also with its signing secret, shown this once."},
+	reflect.TypeFor[channel.TestResult]():       {"ChannelTestSent", "The test message went out and the far end took it."},
+	reflect.TypeFor[channel.Delivery]():         {"EventDelivery", "One event's delivery to one channel."},
+	reflect.TypeFor[channel.DeliveryPage]():     {"EventDeliveryPage", "One page of a channel's deliveries, newest first, and how many match in all."},
+	reflect.TypeFor[channel.Attempt]():          {"EventAttempt", "One attempt of a delivery."},
+	reflect.TypeFor[channel.HourlyDeliveries](): {"EventDeliveryHour", "How many of a channel's deliveries created in one hour are in each status now."},
+	reflect.TypeFor[recovered]():                {"EventRecovered", ""},
+	reflect.TypeFor[profileBody]():              {"ProfileUpdate", ""},
+	reflect.TypeFor[smsSendBody]():              {"SmsCodeRequest", ""},
+	reflect.TypeFor[emailSendBody]():            {"EmailCodeRequest", ""},
+	reflect.TypeFor[mobileChangeBody]():         {"MobileChangeRequest", ""},
+	reflect.TypeFor[emailChangeBody]():          {"EmailChangeRequest", ""},
+	reflect.TypeFor[channelAddBody]():           {"ChannelAdd", ""},
+	reflect.TypeFor[channelReplaceBody]():       {"ChannelReplace", ""},
+	reflect.TypeFor[channelTestBody]():          {"ChannelTest", ""},
+	reflect.TypeFor[errorEnvelope]():            {"ErrorEnvelope", ""},
+	reflect.TypeFor[errorKey]():                 {"ErrorKey", ""},
+	reflect.TypeFor[smsBizKey]():                {"SmsBizKey", "What an SMS code is for: each bizKey is a namespace of its own."},
+	reflect.TypeFor[emailBizKey]():              {"EmailBizKey", "What an e-mail code is for: each bizKey is a namespace of its own."},
+	reflect.TypeFor[mobileNumber]():             {"MobileNumber", ""},
+	reflect.TypeFor[verificationCode]():         {"VerificationCode", ""},
+	reflect.TypeFor[telephoneCode]():            {"TelephoneCode", ""},
+	reflect.TypeFor[channelID]():                {"ChannelIdInput", ""},
+	reflect.TypeFor[channelTypeInput]():         {"ChannelTypeInput", ""},
+	reflect.TypeFor[trash.TargetType]():         {"TargetType", ""},
+	reflect.TypeFor[channel.Type]():             {"ChannelType", ""},
+	reflect.TypeFor[*none]():                    {"Null", ""},
+	reflect.TypeFor[int]():                      {"Count", ""},
+	reflect.TypeFor[int64]():                    {"Count64", ""},
 }
 
-// schemaDescriptions describe the services' types.
-var schemaDescriptions = map[reflect.Type]string{
-	reflect.TypeFor[deskkit.EventType]():        "A type of event channels can subscribe to.",
-	reflect.TypeFor[trash.Entry]():              "One deleted task or sprint waiting in the trash.",
-	reflect.TypeFor[trash.Page]():               "One page of search results and the number of all matches.",
-	reflect.TypeFor[verify.Detail]():            "The current user, as the host's user directory holds them. Fields the user has not set are empty strings.",
-	reflect.TypeFor[verify.TenantDetail]():      "The current user's tenant (organisation).",
-	reflect.TypeFor[verify.Sent]():              "A code went out.",
-	reflect.TypeFor[verify.Link]():              "The proof a successful check gives.",
-	reflect.TypeFor[channel.Channel]():          "A channel, never with a secret.",
-	reflect.TypeFor[channel.Added]():            "The added channel; a webhook's also with its signing secret, shown this once.",
-	reflect.TypeFor[channel.TestResult]():       "The test message went out and the far end took it.",
-	reflect.TypeFor[channel.Delivery]():         "One event's delivery to one channel.",
-	reflect.TypeFor[channel.DeliveryPage]():     "One page of a channel's deliveries, newest first, and how many match in all.",
-	reflect.TypeFor[channel.Attempt]():          "One attempt of a delivery.",
-	reflect.TypeFor[channel.HourlyDeliveries](): "How many of a channel's deliveries created in one hour are in each status now.",
-	reflect.TypeFor[smsBizKey]():                "What an SMS code is for: each bizKey is a namespace of its own.",
-	reflect.TypeFor[emailBizKey]():              "What an e-mail code is for: each bizKey is a namespace of its own.",
+// schemaName is the component name of t.
+func schemaName(t reflect.Type) string {
+	if t.Kind() == reflect.Slice {
+		return schemaName(t.Elem()) + "List"
+	}
+	return schemaDocs[t].name
 }
 
 // enumDocs are the values and words of the services' enumerations.
@@ -212,12 +196,9 @@ func buildDocument(ops []*operation) ([]byte, error) {
 	r.DefaultOptions = append(r.DefaultOptions,
 		jsonschema.InterceptDefName(func(t reflect.Type, def string) string {
 			if t.Kind() == reflect.Struct && strings.HasPrefix(t.Name(), "result[") {
-				return schemaNames[t.Field(2).Type] + "Result"
+				return schemaName(t.Field(2).Type) + "Result"
 			}
-			if name, ok := schemaNames[t]; ok {
-				return name
-			}
-			return def
+			return cmp.Or(schemaDocs[t].name, def)
 		}),
 		// The services' enumerations, which have no Enum method of
 		// their own.
@@ -229,14 +210,14 @@ func buildDocument(ops []*operation) ([]byte, error) {
 			if d, ok := enumDocs[t]; ok {
 				p.Schema.WithEnum(d.values...).WithDescription(d.description).WithExamples(d.values[0])
 			}
-			if d, ok := schemaDescriptions[t]; ok {
+			if d := schemaDocs[t].description; d != "" {
 				p.Schema.WithDescription(d)
 				if t.Kind() == reflect.Struct {
 					p.Schema.WithAdditionalProperties(jsonschema.SchemaOrBool{TypeBoolean: ptr(false)})
 				}
 			}
 			if t.Kind() == reflect.Struct && strings.HasPrefix(t.Name(), "result[") {
-				p.Schema.WithDescription("The success envelope; data is a " + schemaNames[t.Field(2).Type] + ".")
+				p.Schema.WithDescription("The success envelope; data is a " + schemaName(t.Field(2).Type) + ".")
 			}
 			return false, nil
 		}),
@@ -442,7 +423,7 @@ func showExample(c *openapi31.Components, o *operation) error {
 		}
 		t, v = t.Elem(), list[0]
 	}
-	if s, ok := c.Schemas[schemaNames[t]]; ok && s["examples"] == nil {
+	if s, ok := c.Schemas[schemaName(t)]; ok && s["examples"] == nil {
 		s["examples"] = []any{v}
 	}
 	return nil
