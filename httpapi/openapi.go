@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -298,11 +299,12 @@ func buildDocument(ops []*operation) ([]byte, error) {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, err
 	}
-	out, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(out, '\n'), nil
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	err = enc.Encode(v)
+	return out.Bytes(), err
 }
 
 type docGen struct {
