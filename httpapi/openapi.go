@@ -324,7 +324,7 @@ func (g *docGen) operation(o *operation) error {
 	oc.SetSummary(d.summary)
 	oc.SetDescription(d.description)
 	oc.SetTags(d.tag)
-	errs := d.errors
+	errs := slices.Clone(d.errors)
 	if o.serve != nil {
 		// The document itself: no credential, no envelope.
 		oc.AddRespStructure(map[string]any{}, openapi.WithCustomize(func(cor openapi.ContentOrReference) {
