@@ -46,11 +46,11 @@ type Event struct {
 // (GET /api/v1/event/types) and that subscriptions are checked against.
 type EventType struct {
 	// Name is the Event.Type, e.g. "task.trashed".
-	Name string `json:"type"`
+	Name string `json:"type" description:"The event's type, as webhooks get it in type (task.trashed)."`
 	// Description says when the event happens, in one sentence.
-	Description string `json:"description"`
+	Description string `json:"description" description:"When the event happens."`
 	// Example is an example of the event's data.
-	Example any `json:"example"`
+	Example any `json:"example" description:"An example of the event's data (tenantId, added to every event's data, is left out)."`
 }
 
 // Actor is who caused an event, in the data of the services' events

@@ -41,46 +41,48 @@ var ErrChannelDisabled = deskkit.NewError(deskkit.ErrConflict, "channel: disable
 // Delivery is one event's delivery to one channel, as the deliveries API
 // shows it.
 type Delivery struct {
-	ID        int64  `json:"id"`
-	ChannelID int64  `json:"channelId"`
-	EventID   string `json:"eventId"`
-	EventType string `json:"eventType"`
+	ID        int64  `json:"id" minimum:"1" description:"The delivery's id."`
+	ChannelID int64  `json:"channelId" minimum:"1" description:"The channel's id."`
+	EventID   string `json:"eventId" description:"The event's id: the webhook-id header, the same on every attempt, for the receiver to drop duplicates."`
+	EventType string `json:"eventType" description:"The event's type."`
 	// Status is DeliveryPending, DeliverySucceeded or DeliveryFailed.
-	Status string `json:"status"`
+	Status string `json:"status" enum:"PENDING,SUCCEEDED,FAILED" description:"PENDING while attempts remain, SUCCEEDED once the channel took the event, FAILED for good."`
 	// Attempts is how many attempts were made (or started).
-	Attempts int `json:"attempts"`
+	Attempts int `json:"attempts" minimum:"0" description:"How many attempts were made (or started)."`
 	// NextAttemptDate is when the next attempt is due (while one is in
 	// flight, when its lease ends); nil once the delivery is finished.
-	NextAttemptDate *time.Time `json:"nextAttemptDate"`
+	NextAttemptDate *time.Time `json:"nextAttemptDate" description:"When the next attempt is due (while one is in flight, when its lease ends); null once finished."`
 	// LastStatusCode is the HTTP status of the last attempt's reply; 0
 	// without a reply (e-mail, a timeout, a refused connection).
-	LastStatusCode int `json:"lastStatusCode"`
+	LastStatusCode int `json:"lastStatusCode" minimum:"0" description:"The HTTP status of the last attempt's reply; 0 without one."`
 	// LastError says why the last attempt failed; "" after a success.
-	LastError    string     `json:"lastError"`
-	CreatedDate  time.Time  `json:"createdDate"`
-	FinishedDate *time.Time `json:"finishedDate"` // nil while pending
+	LastError    string     `json:"lastError" description:"Why the last attempt failed; empty after a success."`
+	CreatedDate  time.Time  `json:"createdDate" description:"When the event was published."`
+	FinishedDate *time.Time `json:"finishedDate" description:"When the delivery succeeded or failed for good; null while pending."` // nil while pending
 }
 
 // DeliveryPage is one page of a channel's deliveries, newest first, and
 // how many there are in all.
 type DeliveryPage struct {
-	Total int64      `json:"total"`
-	List  []Delivery `json:"list"`
+	_     struct{}   `additionalProperties:"false" description:"One page of a channel's deliveries, newest first, and how many match in all."`
+	Total int64      `json:"total" minimum:"0" description:"How many deliveries match."`
+	List  []Delivery `json:"list" description:"This page's deliveries."`
 }
 
 // Attempt is one attempt of a delivery.
 type Attempt struct {
-	AttemptNo   int       `json:"attemptNo"`
-	StartedDate time.Time `json:"startedDate"`
-	DurationMs  int64     `json:"durationMs"`
+	_           struct{}  `additionalProperties:"false" description:"One attempt of a delivery."`
+	AttemptNo   int       `json:"attemptNo" minimum:"1" description:"The attempt's number, from 1."`
+	StartedDate time.Time `json:"startedDate" description:"When it started."`
+	DurationMs  int64     `json:"durationMs" minimum:"0" description:"How long it took, in milliseconds."`
 	// StatusCode is the reply's HTTP status; 0 without a reply.
-	StatusCode int `json:"statusCode"`
+	StatusCode int `json:"statusCode" minimum:"0" description:"The reply's HTTP status; 0 without a reply."`
 	// Error says why the attempt failed; "" if it succeeded.
-	Error string `json:"error"`
+	Error string `json:"error" description:"Why it failed; empty if it succeeded."`
 	// Response is the start of the reply: at most 1 KiB of valid UTF-8,
 	// with what the channel's address and secret hold (a robot's key)
 	// masked as "***"; for e-mail, which addresses the mail server took.
-	Response string `json:"response"`
+	Response string `json:"response" maxLength:"1024" description:"The start of the reply: at most 1 KiB of valid UTF-8, with what the channel's address and secret hold masked as ***; for e-mail, which addresses the mail server took."`
 }
 
 // delivery is in as the API shows it to a principal who sees addresses in

@@ -96,20 +96,20 @@ func (t Type) Quota() int { return quotas[t] }
 
 // Channel is a channel as the API shows it: never with a secret.
 type Channel struct {
-	ID      int64  `json:"id"`
+	ID      int64  `json:"id" minimum:"1" description:"The channel's id."`
 	Type    Type   `json:"channelType"`
-	Name    string `json:"name"`
-	Address string `json:"address"`
+	Name    string `json:"name" description:"The channel's name."`
+	Address string `json:"address" description:"The address as stored: the URL as sent (trimmed), or the normalised e-mail list. In a list answered to a user who is not an admin (unless the host's channel.Authorizer lets them see addresses), masked: a webhook as its scheme and host followed by /*** (https://hooks.example.com/***), a robot's URL with every query value as *** (https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***), an e-mail list as stored."`
 	// Enabled is false once the channel was disabled, by hand or for its
 	// failures: it then gets no new deliveries until enabled again.
-	Enabled bool `json:"enabled"`
+	Enabled bool `json:"enabled" description:"false once the channel was disabled, by hand or for its failures: it then gets no new deliveries until enabled again."`
 	// Events is the subscription: event types and prefixes ending in
 	// ".*" ("task.*"); empty (never nil in an answer) means every event.
-	Events []string `json:"events"`
+	Events []string `json:"events" description:"The subscription: event types and prefixes ending in .* (task.*); [] means every event."`
 	// DisabledReason says why the channel was disabled; "" while enabled.
-	DisabledReason string `json:"disabledReason"`
+	DisabledReason string `json:"disabledReason" description:"Why the channel was disabled; empty while enabled."`
 	// DisabledDate is when it was disabled, UTC; nil while enabled.
-	DisabledDate *time.Time `json:"disabledDate"`
+	DisabledDate *time.Time `json:"disabledDate" description:"When the channel was disabled, UTC; null while enabled."`
 }
 
 // Input is what a client sends to add, replace or test a channel.
@@ -138,17 +138,17 @@ type Input struct {
 // signing secret, which is shown this once and never again.
 type Added struct {
 	Channel
-	Secret string `json:"secret,omitempty"`
+	Secret string `json:"secret,omitempty" pattern:"^whsec_[A-Za-z0-9+/]{43}=$" description:"WEBHOOK only: the channel's signing secret, whsec_ and the base64 of 32 random bytes, for the receiver to check the webhook-signature header with a Standard Webhooks library. Shown in this answer only: store it."`
 }
 
 // TestResult is the answer to a successful test.
 type TestResult struct {
 	// MessageID is the id of the test message, "msg_...", which a webhook
 	// gets as its webhook-id. The other protocols carry no id.
-	MessageID string `json:"messageId"`
+	MessageID string `json:"messageId" minLength:"1" description:"The message's id, msg_ and a unique id: a webhook gets it as its webhook-id header; the other protocols carry no id."`
 	// Secret is the throwaway signing secret of a webhook test that named
 	// no stored channel, so that the receiver can check the signature.
-	Secret string `json:"secret,omitempty"`
+	Secret string `json:"secret,omitempty" pattern:"^whsec_[A-Za-z0-9+/]{43}=$" description:"Only for a webhook test that named no stored channel (by id, or by type and name): the throwaway secret that signed it, so that the receiver can check the signature."`
 }
 
 // Errors the registry returns. Each of its own also matches its class,

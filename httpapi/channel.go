@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/swaggest/jsonschema-go"
+
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
 )
@@ -14,14 +16,14 @@ import (
 // /event/channel/test and /event/channel/type/... are static segments beside
 // DELETE /event/channel/{id}: a static segment shadows the wildcard, so
 // DELETE /event/channel/test is 405, never a delete of channel "test".
-func channelRoutes(r ChannelService) []Operation {
+func channelRoutes(r ChannelService) []operation {
 	h := channelHandlers{r: r}
-	ops := []Operation{
-		Op("addEventChannel", http.MethodPost, "/event/channel", h.add).With(addEventChannelDoc),
-		Op("replaceEventChannel", http.MethodPut, "/event/channel", h.replace).With(replaceEventChannelDoc),
-		Op("listEventChannels", http.MethodGet, "/event/channel/type/{channelType}", h.list).With(listEventChannelsDoc),
-		Op("deleteEventChannel", http.MethodDelete, "/event/channel/{id}", h.delete).With(deleteEventChannelDoc),
-		Op("testEventChannel", http.MethodPost, "/event/channel/test", h.test).With(testEventChannelDoc),
+	ops := []operation{
+		op("addEventChannel", http.MethodPost, "/event/channel", addEventChannelDoc, h.add),
+		op("replaceEventChannel", http.MethodPut, "/event/channel", replaceEventChannelDoc, h.replace),
+		op("listEventChannels", http.MethodGet, "/event/channel/type/{channelType}", listEventChannelsDoc, h.list),
+		op("deleteEventChannel", http.MethodDelete, "/event/channel/{id}", deleteEventChannelDoc, h.delete),
+		op("testEventChannel", http.MethodPost, "/event/channel/test", testEventChannelDoc, h.test),
 	}
 	return ops
 }
@@ -67,25 +69,80 @@ func (c channelID) int64() (int64, error) {
 	return n, nil
 }
 
-// channelBody is the body of an add, a replace and a test: one shape,
-// so that a client can send the form it shows for all three. id is
-// optional here; the registry refuses it on an add and requires it on a
-// replace, and on a test it names the stored channel whose secret signs
-// the message. Each operation has a type of its own, for the OpenAPI
-// document's words.
-type channelBody struct {
-	ID      channelID `json:"id"`
-	Type    string    `json:"channelType"`
-	Name    string    `json:"name"`
-	Address string    `json:"address"`
-	Secret  *string   `json:"secret"`
-	Events  []string  `json:"events"`
+// JSONSchema is a number or a string of digits.
+func (channelID) JSONSchema() (jsonschema.Schema, error) {
+	var s jsonschema.Schema
+	s.WithDescription("A channel id, as a JSON number or a string of decimal digits (as the source system writes ids); a positive integer within int64.").
+		WithExamples(42).
+		WithOneOf(
+			(&jsonschema.Schema{}).WithType(jsonschema.Integer.Type()).WithFormat("int64").WithMinimum(1).WithDescription("The id as a JSON number.").ToSchemaOrBool(),
+			(&jsonschema.Schema{}).WithType(jsonschema.String.Type()).WithPattern("^[0-9]{1,19}$").WithMinLength(1).WithMaxLength(19).WithDescription("The id as a string of digits.").ToSchemaOrBool(),
+		)
+	return s, nil
 }
 
+// noChannelID is the id of an add: absent or null (the registry refuses
+// any other, naming it).
+type noChannelID struct{ channelID }
+
+func (noChannelID) JSONSchema() (jsonschema.Schema, error) {
+	var s jsonschema.Schema
+	s.AddType(jsonschema.Null)
+	return *s.WithDescription("Must be absent or null: the server gives the id, in the answer."), nil
+}
+
+// channelTypeInput is a channel type as a client may write it.
+type channelTypeInput string
+
+func (channelTypeInput) Enum() []any { return append(channelTypes(), "WECHAT", "DINGTALK") }
+
+func (channelTypeInput) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithDescription("A channel type as a client may write it: a canonical name (see ChannelType) or the source system's alias, WECHAT for ENTERPRISE_CHAT and DINGTALK for WORKPLACE_CHAT. Answers always use the canonical names.").WithExamples("WEBHOOK")
+	return nil
+}
+
+// subscribedEvent is an event type or prefix of a subscription.
+type subscribedEvent string
+
+func (subscribedEvent) InlineJSONSchema() {}
+
+func (subscribedEvent) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithMinLength(1).WithMaxLength(100)
+	return nil
+}
+
+// The bodies of an add, a replace and a test: one shape, so that a client
+// can send the form it shows for all three; id is refused on an add,
+// required on a replace, and on a test names the stored channel whose
+// secret signs the message.
 type (
-	channelAddBody     channelBody
-	channelReplaceBody channelBody
-	channelTestBody    channelBody
+	channelAddBody struct {
+		_       struct{}          `additionalProperties:"false" description:"A channel to add."`
+		ID      noChannelID       `json:"id"`
+		Type    channelTypeInput  `json:"channelType" required:"true"`
+		Name    string            `json:"name" required:"true" minLength:"1" maxLength:"100" description:"The channel's name: 1 to 100 characters, not blank, without control characters; unique within the tenant, across types (409 channel_name_taken)."`
+		Address string            `json:"address" required:"true" minLength:"1" maxLength:"2000" description:"Where messages go, at most 2,000 bytes, trimmed. WEBHOOK: an absolute http or https URL of printable ASCII, without user information or fragment. ENTERPRISE_CHAT: a WeCom group-robot URL, https://HOST/cgi-bin/webhook/send?key=KEY. WORKPLACE_CHAT: a DingTalk robot URL, https://HOST/robot/send?access_token=TOKEN, without timestamp or sign. EMAIL: a comma-separated list of 1 to 10 bare e-mail addresses, stored normalised (domain in lower case, duplicates dropped, joined by commas without spaces). A URL whose host is a literal address of a blocked network, or localhost, is 400 channel_address_blocked, msg naming the reason; host names are checked when a message is sent."`
+		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"WORKPLACE_CHAT only: DingTalk's signing secret (SEC...), which turns on signing. Write-only: stored encrypted, never shown. On a replace, absent or null keeps the stored secret and \"\" removes it. Other types take none (absent, null or \"\")."`
+		Events  []subscribedEvent `json:"events" nullable:"true" maxItems:"50" description:"The subscription: registered event types (GET /event/types) and prefixes ending in .* that match at least one (task.*), duplicates dropped; absent, null or [] means every event. An unknown type is 400. A replace replaces it; a test ignores it."`
+	}
+	channelReplaceBody struct {
+		_       struct{}          `additionalProperties:"false" description:"A channel's new state: id names it; channelType must be its type."`
+		ID      channelID         `json:"id" required:"true"`
+		Type    channelTypeInput  `json:"channelType" required:"true"`
+		Name    string            `json:"name" required:"true" minLength:"1" maxLength:"100" description:"The channel's name: 1 to 100 characters, not blank, without control characters; unique within the tenant, across types (409 channel_name_taken)."`
+		Address string            `json:"address" required:"true" minLength:"1" maxLength:"2000" description:"Where messages go, checked as an add checks it."`
+		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"WORKPLACE_CHAT only: DingTalk's signing secret (SEC...). Absent or null keeps the stored secret and \"\" removes it. Other types take none (absent, null or \"\")."`
+		Events  []subscribedEvent `json:"events" nullable:"true" maxItems:"50" description:"The subscription, as an add takes it; it replaces the stored one."`
+	}
+	channelTestBody struct {
+		_       struct{}          `additionalProperties:"false" description:"Where to send a test message; id optionally names the stored channel whose signing secret signs it."`
+		ID      channelID         `json:"id"`
+		Type    channelTypeInput  `json:"channelType" required:"true"`
+		Name    string            `json:"name" required:"true" minLength:"1" maxLength:"100" description:"The channel's name, checked as an add checks it."`
+		Address string            `json:"address" required:"true" minLength:"1" maxLength:"2000" description:"Where the message goes, checked as an add checks it."`
+		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"WORKPLACE_CHAT only: DingTalk's signing secret (SEC...) that signs the message; absent or null signs with the stored channel's, if the address is its address."`
+		Events  []subscribedEvent `json:"events" nullable:"true" maxItems:"50" description:"Ignored by a test."`
+	}
 )
 
 type channelAddRequest struct {
@@ -100,24 +157,34 @@ type channelTestRequest struct {
 	Body channelTestBody `body:"json"`
 }
 
-func (b channelBody) input() (channel.Input, error) {
-	id, err := b.ID.int64()
+// channelInput is a body as the registry takes it.
+func channelInput(id channelID, typ channelTypeInput, name, address string, secret *string, events []subscribedEvent) (channel.Input, error) {
+	n, err := id.int64()
 	if err != nil {
 		return channel.Input{}, err
 	}
-	return channel.Input{ID: id, Type: b.Type, Name: b.Name, Address: b.Address, Secret: b.Secret, Events: b.Events}, nil
+	var evs []string
+	if events != nil {
+		evs = make([]string, len(events))
+		for i, e := range events {
+			evs[i] = string(e)
+		}
+	}
+	return channel.Input{ID: n, Type: string(typ), Name: name, Address: address, Secret: secret, Events: evs}, nil
 }
 
 type channelTypeRequest struct {
-	Type string `path:"channelType"`
+	Type channelTypeInput `path:"channelType" example:"WEBHOOK" description:"The type of the channels to list: a canonical name, or an alias (WECHAT for ENTERPRISE_CHAT, DINGTALK for WORKPLACE_CHAT), in upper case."`
 }
 
-type channelDeleteRequest struct {
-	ID int64 `path:"id"`
+// channelIDRequest names a channel.
+type channelIDRequest struct {
+	ID int64 `path:"id" minimum:"1" example:"42" description:"Id of the channel."`
 }
 
 func (h channelHandlers) add(ctx context.Context, p deskkit.Principal, req channelAddRequest) (channel.Added, error) {
-	in, err := channelBody(req.Body).input()
+	b := req.Body
+	in, err := channelInput(b.ID.channelID, b.Type, b.Name, b.Address, b.Secret, b.Events)
 	if err != nil {
 		return channel.Added{}, err
 	}
@@ -125,7 +192,8 @@ func (h channelHandlers) add(ctx context.Context, p deskkit.Principal, req chann
 }
 
 func (h channelHandlers) replace(ctx context.Context, p deskkit.Principal, req channelReplaceRequest) (channel.Channel, error) {
-	in, err := channelBody(req.Body).input()
+	b := req.Body
+	in, err := channelInput(b.ID, b.Type, b.Name, b.Address, b.Secret, b.Events)
 	if err != nil {
 		return channel.Channel{}, err
 	}
@@ -133,107 +201,102 @@ func (h channelHandlers) replace(ctx context.Context, p deskkit.Principal, req c
 }
 
 func (h channelHandlers) list(ctx context.Context, p deskkit.Principal, req channelTypeRequest) ([]channel.Channel, error) {
-	return h.r.List(ctx, p, req.Type)
+	return h.r.List(ctx, p, string(req.Type))
 }
 
-func (h channelHandlers) delete(ctx context.Context, p deskkit.Principal, req channelDeleteRequest) (*None, error) {
+func (h channelHandlers) delete(ctx context.Context, p deskkit.Principal, req channelIDRequest) (*none, error) {
 	return nil, h.r.Delete(ctx, p, req.ID)
 }
 
 func (h channelHandlers) test(ctx context.Context, p deskkit.Principal, req channelTestRequest) (channel.TestResult, error) {
-	in, err := channelBody(req.Body).input()
+	b := req.Body
+	in, err := channelInput(b.ID, b.Type, b.Name, b.Address, b.Secret, b.Events)
 	if err != nil {
 		return channel.TestResult{}, err
 	}
 	return h.r.Test(ctx, p, in)
 }
 
-var addEventChannelDoc = &Doc{
-	Tag:         "channel",
-	Summary:     "Add a channel",
-	Description: "Adds a channel to the caller's tenant. Only admins, or users the host's channel.Authorizer allows, may add channels: anyone else is 403 forbidden, asked before anything is read or written. channelType takes the aliases WECHAT and DINGTALK; the answer has the canonical type. name is unique within the tenant (409 channel_name_taken); address is checked for the type (see ChannelAdd). Each tenant may have 5 webhooks, 20 e-mail channels and 10 of each robot kind: one more is 409 channel_quota_exceeded (E3), counted in the transaction of the insert, so parallel adds cannot exceed it.\n\nA webhook gets a signing secret, whsec_ and the base64 of 32 random bytes: it is in this answer and never again (it is stored encrypted). Every webhook request carries webhook-id, webhook-timestamp and webhook-signature headers (Standard Webhooks), which any Standard Webhooks library checks with it. A WORKPLACE_CHAT channel takes DingTalk's signing secret (SEC...) in secret, write-only; no other type takes one.\n\nA URL whose host is a literal address of a network channels may not reach (loopback, private, link-local, cloud metadata, in any spelling: 127.1, 2130706433, [::ffff:127.0.0.1]...) or localhost is 400 channel_address_blocked, whose msg names the reason: loopback or a private network (and the setting that opens both in development: channel.Config.AllowPrivateNetworks, the reference server's -channel-allow-private-networks), a cloud metadata endpoint or link-local (never opened), or another special-purpose range. Host names are resolved, and every address they resolve to checked, when a message is sent. Unknown body fields, id other than null, and any query parameter are 400.",
-	OK:          "OK. data is the new channel, and a webhook's signing secret, shown this once.",
-	Errors: []ErrorDoc{
-		{Key: KeyValidation},            // ChannelBadRequest
-		{Key: KeyChannelAddressBlocked}, // ChannelBadRequest
+var addEventChannelDoc = &doc{
+	tag:         "channel",
+	summary:     "Add a channel",
+	description: "Adds a channel to the caller's tenant. Only admins, or users the host's channel.Authorizer allows, may add channels: anyone else is 403 forbidden, asked before anything is read or written. channelType takes the aliases WECHAT and DINGTALK; the answer has the canonical type. name is unique within the tenant (409 channel_name_taken); address is checked for the type (see ChannelAdd). Each tenant may have 5 webhooks, 20 e-mail channels and 10 of each robot kind: one more is 409 channel_quota_exceeded (E3), counted in the transaction of the insert, so parallel adds cannot exceed it.\n\nA webhook gets a signing secret, whsec_ and the base64 of 32 random bytes: it is in this answer and never again (it is stored encrypted). Every webhook request carries webhook-id, webhook-timestamp and webhook-signature headers (Standard Webhooks), which any Standard Webhooks library checks with it. A WORKPLACE_CHAT channel takes DingTalk's signing secret (SEC...) in secret, write-only; no other type takes one.\n\nA URL whose host is a literal address of a network channels may not reach (loopback, private, link-local, cloud metadata, in any spelling: 127.1, 2130706433, [::ffff:127.0.0.1]...) or localhost is 400 channel_address_blocked, whose msg names the reason: loopback or a private network (and the setting that opens both in development: channel.Config.AllowPrivateNetworks, the reference server's -channel-allow-private-networks), a cloud metadata endpoint or link-local (never opened), or another special-purpose range. Host names are resolved, and every address they resolve to checked, when a message is sent.",
+	ok:          "OK. data is the new channel, and a webhook's signing secret, shown this once.",
+	errors: []errDoc{
+		{key: KeyValidation},            // ChannelBadRequest
+		{key: KeyChannelAddressBlocked}, // ChannelBadRequest
 		channelForbidden,
-		{Key: KeyChannelNameTaken},     // ChannelAddConflict
-		{Key: KeyChannelQuotaExceeded}, // ChannelAddConflict
+		{key: KeyChannelNameTaken},     // ChannelAddConflict
+		{key: KeyChannelQuotaExceeded}, // ChannelAddConflict
 	},
-	Example: Example{Body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), Data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
-	More: map[string]Example{
-		"wecom":    {Summary: "A WeCom robot, by alias", Body: raw(`{"channelType": "WECHAT", "name": "Team room", "address": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"}`)},
-		"dingtalk": {Summary: "A signed DingTalk robot", Body: raw(`{"channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": "SECxxxxxxxx"}`)},
-		"email":    {Summary: "E-mail to two addresses", Body: raw(`{"channelType": "EMAIL", "name": "On call", "address": "ann@example.com, bob@example.com"}`)},
+	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
+	more: map[string]example{
+		"wecom":    {summary: "A WeCom robot, by alias", body: raw(`{"channelType": "WECHAT", "name": "Team room", "address": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"}`)},
+		"dingtalk": {summary: "A signed DingTalk robot", body: raw(`{"channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": "SECxxxxxxxx"}`)},
+		"email":    {summary: "E-mail to two addresses", body: raw(`{"channelType": "EMAIL", "name": "On call", "address": "ann@example.com, bob@example.com"}`)},
 	},
 }
 
-var replaceEventChannelDoc = &Doc{
-	Tag:         "channel",
-	Summary:     "Replace a channel",
-	Description: "Replaces the name and address of the caller's tenant's channel id, checked exactly as an add checks them; the id stays. Only admins, or users the host's channel.Authorizer allows, may replace channels: anyone else is 403 forbidden, asked before anything is read or written. id is required (400 without), as a number or a string of digits. The type cannot change: a different channelType (after aliases) is 400, and an id that names no channel of the tenant (never was, deleted, another tenant's) is 404. A webhook keeps its signing secret; for a WORKPLACE_CHAT channel, secret absent or null keeps the stored one, \"\" removes it, and a new value replaces it. Unknown body fields and any query parameter are 400.",
-	OK:          "OK. data is the channel as stored now.",
-	Errors: []ErrorDoc{
-		{Key: KeyValidation},            // ChannelBadRequest
-		{Key: KeyChannelAddressBlocked}, // ChannelBadRequest
+var replaceEventChannelDoc = &doc{
+	tag:         "channel",
+	summary:     "Replace a channel",
+	description: "Replaces the name and address of the caller's tenant's channel id, checked exactly as an add checks them; the id stays. Only admins, or users the host's channel.Authorizer allows, may replace channels: anyone else is 403 forbidden, asked before anything is read or written. id is required (400 without), as a number or a string of digits. The type cannot change: a different channelType (after aliases) is 400, and an id that names no channel of the tenant (never was, deleted, another tenant's) is 404. A webhook keeps its signing secret; for a WORKPLACE_CHAT channel, secret absent or null keeps the stored one, \"\" removes it, and a new value replaces it.",
+	ok:          "OK. data is the channel as stored now.",
+	errors: []errDoc{
+		{key: KeyValidation},            // ChannelBadRequest
+		{key: KeyChannelAddressBlocked}, // ChannelBadRequest
 		channelForbidden,
 		channelMissing,
-		{Key: KeyChannelNameTaken, When: "Another channel of the tenant has the name."},
+		{key: KeyChannelNameTaken, when: "Another channel of the tenant has the name."},
 	},
-	Example: Example{Body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), Data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null}`)},
-	More: map[string]Example{
-		"idAsString": {Summary: "The id as a string, unsigned", Body: raw(`{"id": "43", "channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": ""}`)},
-	},
-}
-
-var listEventChannelsDoc = &Doc{
-	Tag:         "channel",
-	Summary:     "List the channels of a type",
-	Description: "Lists the caller's tenant's channels of channelType (an alias lists its canonical type), in id order: id, channelType, name and address, never a secret. Every user of the tenant may list them, but a user who is not an admin (unless the host's channel.Authorizer lets them see addresses) gets the addresses masked, since they carry keys and tokens: a webhook as its scheme and host followed by /*** (https://hooks.example.com/***), a robot's URL with every query value, its key or access_token among them, as *** (https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***); e-mail addresses as stored. An unknown type is 400; query parameters are 400.",
-	OK:          "OK. data is the list; [] if there are none.",
-	Example:     Example{Data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null}]`)},
-	Params: []Param{
-		{Name: "channelType", Description: "The type of the channels to list: a canonical name, or an alias (WECHAT for ENTERPRISE_CHAT, DINGTALK for WORKPLACE_CHAT), in upper case.", Example: "WEBHOOK", Schema: `{"$ref": "#/components/schemas/ChannelTypeInput"}`},
+	example: example{body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null}`)},
+	more: map[string]example{
+		"idAsString": {summary: "The id as a string, unsigned", body: raw(`{"id": "43", "channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": ""}`)},
 	},
 }
 
-var deleteEventChannelDoc = &Doc{
-	Tag:         "channel",
-	Summary:     "Delete a channel",
-	Description: "Deletes the caller's tenant's channel id for good, which frees its unit of the type's quota. Only admins, or users the host's channel.Authorizer allows, may delete channels: anyone else is 403 forbidden, asked before anything is read or written. An id that names no channel of the tenant (never was, already deleted, another tenant's) is 404; query parameters are 400. DELETE /event/channel/test is 405: the static segment is the test route, never a channel id.",
-	OK:          "OK. The channel is deleted; data is null.",
-	Errors: []ErrorDoc{
+var listEventChannelsDoc = &doc{
+	tag:         "channel",
+	summary:     "List the channels of a type",
+	description: "Lists the caller's tenant's channels of channelType (an alias lists its canonical type), in id order: id, channelType, name and address, never a secret. Every user of the tenant may list them, but a user who is not an admin (unless the host's channel.Authorizer lets them see addresses) gets the addresses masked, since they carry keys and tokens: a webhook as its scheme and host followed by /*** (https://hooks.example.com/***), a robot's URL with every query value, its key or access_token among them, as *** (https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***); e-mail addresses as stored. An unknown type is 400.",
+	ok:          "OK. data is the list; [] if there are none.",
+	example:     example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null}]`)},
+}
+
+var deleteEventChannelDoc = &doc{
+	tag:         "channel",
+	summary:     "Delete a channel",
+	description: "Deletes the caller's tenant's channel id for good, which frees its unit of the type's quota. Only admins, or users the host's channel.Authorizer allows, may delete channels: anyone else is 403 forbidden, asked before anything is read or written. An id that names no channel of the tenant (never was, already deleted, another tenant's) is 404. DELETE /event/channel/test is 405: the static segment is the test route, never a channel id.",
+	ok:          "OK. The channel is deleted; data is null.",
+	errors: []errDoc{
 		channelForbidden,
 		channelMissing,
 	},
-	Example: Example{Data: raw(`null`)},
-	Params: []Param{
-		{Name: "id", Description: "Id of the channel.", Example: 42, Schema: `{"type": "integer", "format": "int64", "minimum": 1}`},
-	},
+	example: example{data: raw(`null`)},
 }
 
-var testEventChannelDoc = &Doc{
-	Tag:         "channel",
-	Summary:     "Send a test message",
-	Description: "Sends one real message through the channel's protocol, to the address in the body, checked as an add checks it (nothing is stored). Only admins, or users the host's channel.Authorizer allows, may test channels: anyone else is 403 forbidden, asked before anything is read or written. WEBHOOK: a Standard Webhooks POST of an event of type channel.test, signed with the stored secret of the channel named by id, or else of the tenant's webhook of this name, when the body's address is that channel's address; otherwise with a throwaway secret returned in data (a stored secret never signs a message to another address, which could replay it to the real receiver). EMAIL: one message to each address, through the host's mail server. ENTERPRISE_CHAT and WORKPLACE_CHAT: the robot's markdown message (the channel name in title and text, for DingTalk's keyword mode; signed with the secret in the body, or else with the stored one when the address is the stored channel's).\n\nSuccess is a 2xx answer, and for the robots errcode 0 in it. Anything else is 502 channel_test_failed, whose msg says what the far end answered (its status, or errcode and errmsg; DingTalk's 310000 and 130101 are explained) or why it could not be reached; redirects are never followed (a 3xx is a failure naming where its Location points as a masked address is shown, https://HOST/***), what the address holds (its path and query, a robot's key) is masked as *** in msg, no proxy is used, 10 seconds bound the whole exchange, and at most 64 KiB of the answer are read.\n\nThe address, and every address its host resolves to at the moment of the connection, must not be in a network channels may not reach (400 channel_address_blocked, msg naming the reason, nothing sent). An id that names no channel of the tenant is 404. Each tenant may send 20 test messages a minute (the host may set another number), a test of an e-mail channel counting one per address: one more is 429 too_many_requests with Retry-After.",
-	OK:          "OK. The far end took the message; data names it, and for a webhook test without a stored channel gives the throwaway secret that signed it.",
-	Errors: []ErrorDoc{
-		{Key: KeyValidation},            // ChannelBadRequest
-		{Key: KeyChannelAddressBlocked}, // ChannelBadRequest
+var testEventChannelDoc = &doc{
+	tag:         "channel",
+	summary:     "Send a test message",
+	description: "Sends one real message through the channel's protocol, to the address in the body, checked as an add checks it (nothing is stored). Only admins, or users the host's channel.Authorizer allows, may test channels: anyone else is 403 forbidden, asked before anything is read or written. WEBHOOK: a Standard Webhooks POST of an event of type channel.test, signed with the stored secret of the channel named by id, or else of the tenant's webhook of this name, when the body's address is that channel's address; otherwise with a throwaway secret returned in data (a stored secret never signs a message to another address, which could replay it to the real receiver). EMAIL: one message to each address, through the host's mail server. ENTERPRISE_CHAT and WORKPLACE_CHAT: the robot's markdown message (the channel name in title and text, for DingTalk's keyword mode; signed with the secret in the body, or else with the stored one when the address is the stored channel's).\n\nSuccess is a 2xx answer, and for the robots errcode 0 in it. Anything else is 502 channel_test_failed, whose msg says what the far end answered (its status, or errcode and errmsg; DingTalk's 310000 and 130101 are explained) or why it could not be reached; redirects are never followed (a 3xx is a failure naming where its Location points as a masked address is shown, https://HOST/***), what the address holds (its path and query, a robot's key) is masked as *** in msg, no proxy is used, 10 seconds bound the whole exchange, and at most 64 KiB of the answer are read.\n\nThe address, and every address its host resolves to at the moment of the connection, must not be in a network channels may not reach (400 channel_address_blocked, msg naming the reason, nothing sent). An id that names no channel of the tenant is 404. Each tenant may send 20 test messages a minute (the host may set another number), a test of an e-mail channel counting one per address: one more is 429 too_many_requests with Retry-After.",
+	ok:          "OK. The far end took the message; data names it, and for a webhook test without a stored channel gives the throwaway secret that signed it.",
+	errors: []errDoc{
+		{key: KeyValidation},            // ChannelBadRequest
+		{key: KeyChannelAddressBlocked}, // ChannelBadRequest
 		channelForbidden,
 		channelMissing,
-		{Key: KeyTooManyRequests, When: "The tenant sent as many test messages this minute as allowed (20 by default; the host may set another number): the test route is no relay. Retry after Retry-After seconds."},
-		{Key: KeyChannelTestFailed, When: "The channel did not take the test message: the far end answered a non-2xx status (any 3xx included: redirects are not followed), a robot answered a non-zero errcode, the mail server refused, or the far end could not be reached (connection refused, no answer within 10 seconds...). msg says what the far end answered. Nothing is wrong with deskkit: fix the address or the far end, then test again."},
+		{key: KeyTooManyRequests, when: "The tenant sent as many test messages this minute as allowed (20 by default; the host may set another number): the test route is no relay. Retry after Retry-After seconds."},
+		{key: KeyChannelTestFailed, when: "The channel did not take the test message: the far end answered a non-2xx status (any 3xx included: redirects are not followed), a robot answered a non-zero errcode, the mail server refused, or the far end could not be reached (connection refused, no answer within 10 seconds...). msg says what the far end answered. Nothing is wrong with deskkit: fix the address or the far end, then test again."},
 	},
-	Example: Example{Body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), Data: raw(`{"messageId": "msg_2p7Kq0xTzcmSJxqWwYQ4nUkD3Fa", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
-	More: map[string]Example{
-		"stored": {Summary: "A stored channel, by id", Body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`)},
+	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"messageId": "msg_2p7Kq0xTzcmSJxqWwYQ4nUkD3Fa", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
+	more: map[string]example{
+		"stored": {summary: "A stored channel, by id", body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`)},
 	},
 }
 
 // The errors several operations answer alike, each described once in the
 // OpenAPI document.
 var (
-	channelForbidden = ErrorDoc{Name: "ChannelForbidden", Key: KeyForbidden, When: "The caller is not an admin, and the host's channel.Authorizer (if it has one) does not allow them: only they may add, replace, delete and test channels (listing is open to every user of the tenant). Asked before anything is read or written."}
-	channelMissing   = ErrorDoc{Name: "ChannelNotFound", Key: KeyNotFound, When: "No channel with this id in the caller's tenant: it never was, was deleted, or belongs to another tenant."}
+	channelForbidden = errDoc{name: "ChannelForbidden", key: KeyForbidden, when: "The caller is not an admin, and the host's channel.Authorizer (if it has one) does not allow them: only they may add, replace, delete and test channels (listing is open to every user of the tenant). Asked before anything is read or written."}
+	channelMissing   = errDoc{name: "ChannelNotFound", key: KeyNotFound, when: "No channel with this id in the caller's tenant: it never was, was deleted, or belongs to another tenant."}
 )

@@ -12,8 +12,8 @@
 // /api/v1/openapi.json (see "The OpenAPI document").
 //
 // The package's Example mounts the trash and shows an answer, an unknown
-// parameter, a wrong method and a missing token; ExampleOp adds a typed
-// route of the host's own. The operations, with what each takes and
+// parameter, a wrong method and a missing token; ExampleServer_Handle adds
+// a route of the host's own. The operations, with what each takes and
 // answers and the rules of verification, channels, names and the trash
 // as a client meets them, are listed in the served document and in the
 // reference server's manual (examples/server/README.md, "The API").
@@ -27,39 +27,35 @@
 //
 // # Routes as data
 //
-// Each service declares its routes as a list of Operation values: the
+// Each service's routes are one typed list of operations: the
 // operationId, the method, a path template under /api/v1 with {name}
-// path parameters, the endpoint, and the path and query parameters it
-// takes. Op builds one from a typed handler: it decodes the path, the query
-// string and the JSON body into a request struct from the struct's tags
-// (`path:"id"`, `query:"projectId,required"`, `body:"json"`), lets a struct
-// that is a QueryDecoder read the query itself (the search's filters[n]
-// family), calls its Validate method if it has one, and only then the
-// handler. Registration, Routes, Operations, the Allow header, the
-// unknown-parameter check and the test that walks the OpenAPI document all
-// derive from these lists, so a new service adds routes, not plumbing.
+// path parameters, the handler, and its request and answer types. The
+// request is a struct whose tags say where each field comes from (a path
+// or query parameter, or the JSON body, read by DecodeJSON) and, with
+// jsonschema-go's tags (description, example, enum, minimum, maxLength,
+// required...), what the OpenAPI document says of it. Routing, the Allow
+// header, the unknown-parameter check, decoding, validation and the
+// document all derive from these lists.
 //
-// The router is github.com/julienschmidt/httprouter: each operation is
-// registered with its own handler, which wraps the endpoint with what the
-// lists say (the deadline, the unknown-parameter check, authentication, the
-// body limit and the error table). httprouter v1.3.0 panics when a static
-// segment and a wildcard share a position in one method's tree (PATCH
-// /task/trash/back beside PATCH /task/trash/{id}/back); there, and only
-// there, the wildcard is registered and its handler picks the operation
-// whose template the path matches, so no service has to work around it. A panic in a handler is logged with
-// its stack and answered 500 internal_error.
+// The router is github.com/julienschmidt/httprouter. httprouter v1.3.0
+// panics when a static segment and a wildcard share a position in one
+// method's tree (PATCH /task/trash/back beside PATCH
+// /task/trash/{id}/back); there, and only there, the wildcard is
+// registered and its handler picks the operation whose template the path
+// matches. A panic in a handler is logged with its stack and answered 500
+// internal_error.
 //
-// Host routes: Handle mounts a plain Endpoint (path parameters through
-// r.PathValue, no httprouter type in sight) and Mount any Operation, Op's
-// included. They get the same authentication, deadline, body limit,
-// envelope, error table and unknown-parameter check as deskkit's routes:
-// Handle takes the query parameters the route accepts (none if none are
-// given); an Operation with AnyQuery set reads a free-form query string
-// itself. Routes and Operations list deskkit's own routes only. Handle and
-// Mount may be called while the server serves: each builds a new router
-// from all the operations and swaps it in whole, so a request is routed
-// either before or after the mount, never half-way; a Mount that panics (a
-// template mounted twice, one httprouter cannot hold) mounts nothing.
+// Host routes: Handle mounts an Endpoint (path parameters through
+// r.PathValue) with the same authentication, deadline, body limit,
+// envelope, error table and unknown-parameter check as deskkit's routes;
+// it takes the names of the query parameters the route accepts (none if
+// none are given). Host routes are not in the OpenAPI document, which
+// describes deskkit's operations only; Routes lists deskkit's routes and
+// HostRoutes the host's. Handle may be called while the server serves:
+// it builds a new router from all the routes and swaps it in whole, so a
+// request is routed either before or after, never half-way; a Handle that
+// panics (a template mounted twice, one httprouter cannot hold) mounts
+// nothing.
 //
 // # Paths, methods and parameters
 //
@@ -120,6 +116,7 @@
 //	verify.ErrLinkSecret           403    E1   link_secret_invalid
 //	channel.ErrNameTaken           409    E1   channel_name_taken
 //	channel.ErrQuotaExceeded       409    E3   channel_quota_exceeded
+//	channel.ErrChannelDisabled     409    E1   channel_disabled
 //	channel.ErrAddressBlocked      400    E1   channel_address_blocked
 //	channel.ErrDeliveryFailed      502    E2   channel_test_failed
 //	body over MaxBodyBytes         413    E0   request_too_large
@@ -157,51 +154,28 @@
 //
 // # The OpenAPI document
 //
-// The document is generated, never written by hand: paths, methods,
-// operationIds and parameters come from the operation lists; request and
-// response schemas from the Go types of Op[Req, Resp], through kin-openapi's
-// openapi3gen, with the words and constraints a Go type cannot carry
-// (descriptions, bounds, patterns, enums, the wire syntax of numbers
-// written as strings) added per type; error statuses,
+// The document is generated, never written by hand, by
+// github.com/swaggest/openapi-go's OpenAPI 3.1 reflector: paths, methods,
+// operationIds and parameters from the operation lists and their request
+// structs; request and answer schemas from the Go types and their struct
+// tags (the services' answer types carry theirs); error statuses,
 // envelope codes and headers from the error table, by the keys each
-// operation's Doc names plus those every operation answers (400, 401, 405,
-// 500, 503, and for a JSON body the body-size row when the table has one);
-// summaries, descriptions and an example request and answer per operation
-// (for readers, and for contract testers such as Schemathesis)
-// from each operation's Doc. The served document covers the operations New
-// mounted: a service not configured is not in it, and neither are routes a
-// host adds with Handle or Mount. The committed httpapi/openapi.json is the
-// document with every service mounted; a test checks that it equals what
-// the code generates (go generate ./httpapi rewrites it), and CI lints it
-// with Redocly and vacuum, failing on any warning of either.
+// operation answers besides those every operation answers (400, 401,
+// 405, 500, 503, and 413 for a JSON body); summaries, descriptions and
+// an example request and answer per operation. Each operation's success
+// is an envelope type of its own (TrashPageResult, UserDetailResult...)
+// whose data has the operation's schema, so that generated clients
+// (oapi-codegen, openapi-typescript) get typed data. The served document
+// covers the services New mounted. The committed httpapi/openapi.json
+// is the document with every service mounted; a test checks that it
+// equals what the code generates (go generate ./httpapi rewrites it), and
+// CI lints it with Redocly and vacuum and generates and runs clients from
+// it.
 //
 // The document is OpenAPI 3.1, whose schemas are JSON Schema 2020-12: a
-// value that may be null has "null" among its types (type [string,
-// "null"]), not OAS 3.0's nullable, which JSON Schema validators ignore
-// (vacuum read every error example's data null as invalid). kin-openapi
-// validates 3.1 (openapi3filter switches to its JSON Schema 2020-12
-// validator), as do Redocly, vacuum and Schemathesis; Dredd's
-// experimental OpenAPI 3 parser reads 3.0 only, so Dredd cannot run
-// against this document. The generator's rules, not each operation, make
-// what the linters ask of every operation: a description for each request
-// body, an example for each object schema of the components (that of the
-// first operation example showing it), nullable written the 3.1 way.
-//
-// # Event channels
-//
-// Config.Channels mounts the tenant's event channels (package channel):
-// POST and PUT /event/channel add and replace one, GET
-// /event/channel/type/{channelType} lists those of a type, DELETE
-// /event/channel/{id} deletes one (data null), and POST
-// /event/channel/test sends a test message. The three bodies have one
-// shape, {id, channelType, name, address, secret}; id is a JSON number or
-// a string of digits, as the source system writes ids, must be absent or
-// null on an add and is required on a replace. channelType takes the
-// aliases WECHAT and DINGTALK; answers use the canonical names. secret is
-// write-only: no answer shows it, and only an add of a webhook shows the
-// webhook's signing secret, once. /event/channel/test and
-// /event/channel/type are static segments beside {id}: DELETE
-// /event/channel/test is 405, never a delete of a channel.
+// value that may be null has "null" among its types. kin-openapi,
+// Redocly, vacuum and Schemathesis read 3.1; Dredd's OpenAPI 3 parser
+// reads 3.0 only.
 //
 // # Deadlines and outages
 //
@@ -260,17 +234,7 @@
 //
 // # Testing
 //
-// The tests drive every route on SQLite and PostgreSQL, check real
-// responses against the OpenAPI document with kin-openapi and its
-// parameters against the route lists, send raw request targets over a real
-// connection, hold the pool to force 503s, and run 300 concurrent clients
-// against PostgreSQL (TestLoad300Clients; DESKKIT_LOAD_ROUNDS scales it
-// for figures). FuzzSearchQuery fuzzes the search parser and runs what
-// parses against both databases. FuzzVerifyBodies and FuzzChannelBodies
-// send arbitrary bodies to every verification and channel route. The
-// channel tests send real messages to receivers on loopback (httptest);
-// the fuzzer's test messages reach nothing: every name resolves to a
-// blocked address, and bodies whose address holds a digit, as every
-// public IP literal does, are not given to the test route. The OpenAPI
-// document is linted in CI with Redocly (httpapi/redocly.yaml).
+// The tests drive every route on SQLite and PostgreSQL and validate the
+// real answers against the OpenAPI document with kin-openapi; fuzz tests
+// send arbitrary search queries and bodies to every route that takes them.
 package httpapi

@@ -61,6 +61,10 @@ type errorRow struct {
 	msg    string // when the error is no deskkit.ClientMessager
 	// unavailable rows get Retry-After and are logged once per interval.
 	unavailable bool
+
+	// For the OpenAPI document: what the key means, an example message,
+	// and the header its answers carry.
+	when, example, header string
 }
 
 // is matches the errors for which errors.Is(err, target) holds.
@@ -73,42 +77,49 @@ func is(target error) func(error) bool {
 // service's own error (verify's code expired, with a key of its own) goes
 // above the row of its class (deskkit.ErrInvalid). An error that matches no
 // row is unexpected: it is logged and answered 500 without its text. The
-// OpenAPI document is generated from it (its error table, and each
-// operation's statuses: see errorRowOf and errorDocs, which must describe
-// every key); the package documentation lists the same rows by hand, so a
-// row added here goes there too.
+// OpenAPI document is generated from it: its error table, and each
+// operation's error answers. The package documentation lists the same
+// rows; TestPackageDocListsErrorTable holds the two together.
 var errorTable = []errorRow{
 	// Service rows go here, above the classes they also match.
-	{match: is(verify.ErrCodeWrong), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyCodeWrong},
-	{match: is(verify.ErrCodeExpired), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyCodeExpired},
-	{match: is(verify.ErrCodeMissing), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyCodeMissing},
-	{match: is(verify.ErrCodeExhausted), status: http.StatusTooManyRequests, code: envelope.CodeQuota, key: KeyCodeExhausted},
-	{match: is(verify.ErrTooManyFailures), status: http.StatusTooManyRequests, code: envelope.CodeQuota, key: KeyTooManyFailures},
-	{match: is(verify.ErrSendFailed), status: http.StatusBadGateway, code: envelope.CodeSystem, key: KeySendFailed},
-	{match: is(verify.ErrAddressTaken), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyAddressTaken},
-	{match: is(verify.ErrAlreadyBound), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyAlreadyBound},
-	{match: is(verify.ErrNotBound), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyNotBound},
-	{match: is(verify.ErrLinkSecret), status: http.StatusForbidden, code: envelope.CodeBusiness, key: KeyLinkSecretRefused},
-	{match: is(channel.ErrNameTaken), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyChannelNameTaken},
+	{match: is(verify.ErrCodeWrong), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyCodeWrong, when: "the verification code does not match; `msg` says how many attempts are left", example: "verificationCode is wrong; 4 attempts are left"},
+	{match: is(verify.ErrCodeExpired), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyCodeExpired, when: "the code matched one that has expired: request a new one", example: "verificationCode has expired: request a new code"},
+	{match: is(verify.ErrCodeMissing), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyCodeMissing, when: "no usable code for this bizKey and address: never sent, replaced, its send failed (`msg`: \"no code is waiting for this bizKey and address: request one first\"), or already used: then `msg` says so, and for BIND_MOBILE and BIND_EMAIL points at the linkSecret that the check which used it answered, which the change takes, alone or with that code", example: "the code sent for this bizKey and address was already used by a check: change the address with the linkSecret that check answered (alone, or with this verificationCode), or request a new code"},
+	{match: is(verify.ErrCodeExhausted), status: http.StatusTooManyRequests, code: envelope.CodeQuota, key: KeyCodeExhausted, when: "the code had 5 wrong attempts and is dead: request a new one", example: "verificationCode had too many wrong attempts: request a new code"},
+	{match: is(verify.ErrTooManyFailures), status: http.StatusTooManyRequests, code: envelope.CodeQuota, key: KeyTooManyFailures, when: "the user entered too many wrong codes today", example: "too many wrong codes today: try again later", header: "Retry-After"},
+	{match: is(verify.ErrSendFailed), status: http.StatusBadGateway, code: envelope.CodeSystem, key: KeySendFailed, when: "the SMS gateway or mail server did not accept the message", example: "the message could not be sent: try again later"},
+	{match: is(verify.ErrAddressTaken), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyAddressTaken, when: "another user of the tenant has the mobile number or e-mail address", example: "the address belongs to another user"},
+	{match: is(verify.ErrAlreadyBound), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyAlreadyBound, when: "BIND_MOBILE or BIND_EMAIL for a user who has such an address: use MODIFY_*", example: "you have an address of this kind already: use MODIFY_MOBILE or MODIFY_EMAIL"},
+	{match: is(verify.ErrNotBound), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyNotBound, when: "MODIFY_MOBILE or MODIFY_EMAIL for a user without such an address: use BIND_*", example: "you have no address of this kind to modify: use BIND_MOBILE or BIND_EMAIL"},
+	{match: is(verify.ErrLinkSecret), status: http.StatusForbidden, code: envelope.CodeBusiness, key: KeyLinkSecretRefused, when: "the linkSecret is unknown, used, expired, or was not won for this user, bizKey and address (the current one with MODIFY_*, the new one with BIND_*)", example: "linkSecret is not valid: check a code sent to your current address to get one"},
+	{match: is(channel.ErrNameTaken), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyChannelNameTaken, when: "another channel of the tenant has the name", example: "name is taken by another channel of your tenant"},
 	// A quota of stored things is a conflict with what is stored (delete
 	// one first), not a rate: 409, without Retry-After, and E3 as quotas are.
-	{match: is(channel.ErrQuotaExceeded), status: http.StatusConflict, code: envelope.CodeQuota, key: KeyChannelQuotaExceeded},
-	{match: is(channel.ErrChannelDisabled), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyChannelDisabled},
-	{match: is(channel.ErrAddressBlocked), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyChannelAddressBlocked},
+	{match: is(channel.ErrQuotaExceeded), status: http.StatusConflict, code: envelope.CodeQuota, key: KeyChannelQuotaExceeded, when: "the tenant has as many channels of the type as allowed (5 webhooks, 20 e-mail, 10 of each robot kind): delete one first", example: "channelType WEBHOOK: the tenant has 5 channels of this type, the most allowed; delete one first"},
+	{match: is(channel.ErrChannelDisabled), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyChannelDisabled, when: "the channel is disabled: it gets no deliveries until an admin enables it again", example: "the channel is disabled; enable it first"},
+	{match: is(channel.ErrAddressBlocked), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyChannelAddressBlocked, when: "the channel's address is, or resolves to, an address channels may not reach; `msg` names the reason: loopback or a private network (with the setting that opens both in development: channel.Config.AllowPrivateNetworks, the reference server's -channel-allow-private-networks), a cloud metadata endpoint or link-local (never opened), or another special-purpose range", example: "address is loopback (this server itself), which channels may not reach; in development, channel.Config.AllowPrivateNetworks (the reference server's -channel-allow-private-networks) lets channels reach loopback and private networks"},
 	// The far end refused a test message: a bad gateway, not an outage of
 	// ours, so above the 503 row its class (deskkit.ErrUnavailable) matches.
-	{match: is(channel.ErrDeliveryFailed), status: http.StatusBadGateway, code: envelope.CodeSystem, key: KeyChannelTestFailed},
+	{match: is(channel.ErrDeliveryFailed), status: http.StatusBadGateway, code: envelope.CodeSystem, key: KeyChannelTestFailed, when: "the channel did not take the test message; `msg` says what the far end answered (its HTTP status, or a robot's errcode and errmsg), or why it could not be reached", example: "the webhook answered 410 Gone"},
 	// A body over Config.MaxBodyBytes: the message names the limit.
-	{match: tooLarge, status: http.StatusRequestEntityTooLarge, code: envelope.CodeProtocol, key: KeyRequestTooLarge, msg: "the request body is too large"},
-	{match: is(deskkit.ErrInvalid), status: http.StatusBadRequest, code: envelope.CodeProtocol, key: KeyValidation, msg: "the request is not valid"},
-	{match: is(deskkit.ErrUnauthenticated), status: http.StatusUnauthorized, code: envelope.CodeProtocol, key: KeyUnauthorized, msg: "a valid bearer token is required"},
-	{match: is(deskkit.ErrForbidden), status: http.StatusForbidden, code: envelope.CodeBusiness, key: KeyForbidden, msg: "you may not do this"},
-	{match: is(deskkit.ErrNotFound), status: http.StatusNotFound, code: envelope.CodeBusiness, key: KeyNotFound, msg: "the resource does not exist"},
-	{match: is(deskkit.ErrConflict), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyConflict, msg: "the request conflicts with the current state"},
-	{match: is(deskkit.ErrRateLimited), status: http.StatusTooManyRequests, code: envelope.CodeQuota, key: KeyTooManyRequests, msg: "too many requests"},
+	{match: tooLarge, status: http.StatusRequestEntityTooLarge, code: envelope.CodeProtocol, key: KeyRequestTooLarge, msg: "the request body is too large", when: "the request body is larger than the server takes (1 MiB by default)", example: "body must be at most 1048576 bytes"},
+	{match: is(deskkit.ErrInvalid), status: http.StatusBadRequest, code: envelope.CodeProtocol, key: KeyValidation, msg: "the request is not valid", when: "a parameter or body field is missing, malformed, out of bounds, unknown or given twice; `msg` names it and the rule", example: "projectId must be a positive integer"},
+	{match: is(deskkit.ErrUnauthenticated), status: http.StatusUnauthorized, code: envelope.CodeProtocol, key: KeyUnauthorized, msg: "a valid bearer token is required", when: "no bearer token, or one that names no user", example: "a valid bearer token is required", header: "WWW-Authenticate"},
+	{match: is(deskkit.ErrForbidden), status: http.StatusForbidden, code: envelope.CodeBusiness, key: KeyForbidden, msg: "you may not do this", when: "the user may not do this", example: "you may not do this"},
+	{match: is(deskkit.ErrNotFound), status: http.StatusNotFound, code: envelope.CodeBusiness, key: KeyNotFound, msg: "the resource does not exist", when: "the resource does not exist in the caller's tenant", example: "the resource does not exist"},
+	{match: is(deskkit.ErrConflict), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyConflict, msg: "the request conflicts with the current state", when: "the request contradicts the current state", example: "the request conflicts with the current state"},
+	{match: is(deskkit.ErrRateLimited), status: http.StatusTooManyRequests, code: envelope.CodeQuota, key: KeyTooManyRequests, msg: "too many requests", when: "a quota is exhausted", example: "a code for MODIFY_MOBILE was sent to this address less than 1m0s ago", header: "Retry-After"},
 	// Last of the known rows: an answer the service did give (400, 404...)
 	// stands even when the deadline passed just after.
-	{match: unavailable, status: http.StatusServiceUnavailable, code: envelope.CodeSystem, key: KeyServiceUnavailable, msg: "the service is temporarily unavailable; retry later", unavailable: true},
+	{match: unavailable, status: http.StatusServiceUnavailable, code: envelope.CodeSystem, key: KeyServiceUnavailable, msg: "the service is temporarily unavailable; retry later", unavailable: true, when: "the database (or another dependency) could not answer within the request deadline; nothing was changed, retry later", example: "the service is temporarily unavailable; retry after 5 seconds", header: "Retry-After"},
+}
+
+// routerErrors are the answers of the router and of the last resort: no
+// error matches them, they are in the document's table.
+var routerErrors = []errorRow{
+	{status: http.StatusNotFound, code: envelope.CodeProtocol, key: KeyRouteNotFound, when: "no route serves the path (any method); paths are never cleaned or redirected: `//`, `.`, `..` and trailing slashes name no route", example: "no route GET /api/v1/task/trash/7/.."},
+	{status: http.StatusMethodNotAllowed, code: envelope.CodeProtocol, key: KeyMethodNotAllowed, when: "the path is served for other methods only; HEAD and OPTIONS are served nowhere", example: "method POST is not allowed on /api/v1/task/trash/search; allowed: GET", header: "Allow"},
+	{status: http.StatusInternalServerError, code: envelope.CodeSystem, key: KeyInternal, when: "anything else: a bug, logged on the server; its text is never sent", example: "internal server error"},
 }
 
 // tooLarge reports whether err is, or wraps, a body read over its limit.

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,35 +116,32 @@ func Example() {
 	// GET /api/v1/task/trash/count?projectId=7 -> 401 {"code":"E0","msg":"a valid bearer token is required","data":null,"datetime":"2026-11-22T10:00:00Z","ext":{"eKey":"unauthorized","requestId":"req-1"}}
 }
 
-// noteRequest is what the host's endpoint takes: a path parameter, a query
-// parameter and a JSON body, decoded and checked by Op before the handler
-// runs.
-type noteRequest struct {
-	TaskID int64  `path:"id"`
-	Pin    bool   `query:"pin"`
-	Body   noteIn `body:"json"`
-}
-
 type noteIn struct {
 	Text string `json:"text"`
 }
 
-// Validate adds a rule of the host's own.
-func (r *noteRequest) Validate() error {
-	return deskkit.CheckText("text", r.Body.Text, 200)
-}
-
-// A host adds its own typed route: Op decodes the request into a struct,
-// validates it, and answers input errors with 400 naming the field.
-func ExampleOp() {
+// A host adds a route of its own: path parameters through r.PathValue,
+// the query parameters it names (any other is 400), the body through
+// DecodeJSON, and input errors answered 400 naming the field.
+func ExampleServer_Handle() {
 	api, err := httpapi.New(&httpapi.Config{Authenticator: bearer{"t": {UserID: 1, TenantID: 1}}, Now: exampleNow})
 	if err != nil {
 		log.Fatal(err)
 	}
-	api.Mount(httpapi.Op("addNote", http.MethodPost, "/demo/task/{id}/note",
-		func(_ context.Context, p deskkit.Principal, req noteRequest) (any, error) {
-			return map[string]any{"task": req.TaskID, "pinned": req.Pin, "text": req.Body.Text}, nil
-		}))
+	api.Handle(http.MethodPost, "/demo/task/{id}/note", func(r *http.Request, p deskkit.Principal) (any, error) {
+		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		if err != nil || id < 1 {
+			return nil, deskkit.Invalid("id", "must be a positive integer")
+		}
+		var in noteIn
+		if err := httpapi.DecodeJSON(r, &in); err != nil {
+			return nil, err
+		}
+		if err := deskkit.CheckText("text", in.Text, 200); err != nil {
+			return nil, err
+		}
+		return map[string]any{"task": id, "pinned": r.URL.Query().Get("pin") == "true", "text": in.Text}, nil
+	}, "pin")
 	post := func(target, body string) {
 		req := httptest.NewRequest("POST", target, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer t")

@@ -1,12 +1,13 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,57 +18,187 @@ import (
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
 
-// Every key the server answers has its words, for the document's error
-// table and examples.
-func TestErrorDocsCoverTable(t *testing.T) {
-	for _, key := range errorKeys() {
-		d, ok := errorDocs[key]
-		if !ok || d.when == "" || d.msg == "" {
-			t.Errorf("error key %s: errorDocs has no when and msg", key)
-		}
+// committedDocument is httpapi/openapi.json, read as far as the tests
+// look into it.
+type committedDocument struct {
+	Info struct {
+		Description string `json:"description"`
+	} `json:"info"`
+	Paths map[string]map[string]struct {
+		ID         string `json:"operationId"`
+		Parameters []struct {
+			Name     string `json:"name"`
+			In       string `json:"in"`
+			Required bool   `json:"required"`
+		} `json:"parameters"`
+		RequestBody *struct {
+			Description string `json:"description"`
+		} `json:"requestBody"`
+		Responses map[string]struct {
+			Ref     string `json:"$ref"`
+			Content map[string]struct {
+				Schema map[string]any `json:"schema"`
+			} `json:"content"`
+		} `json:"responses"`
+	} `json:"paths"`
+	Components struct {
+		Schemas map[string]map[string]any `json:"schemas"`
+	} `json:"components"`
+}
+
+func readDocument(t *testing.T) (committedDocument, string) {
+	t.Helper()
+	b, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, key := range bodyErrors {
-		if _, ok := errorDocs[key]; !ok {
-			t.Errorf("body error key %s: errorDocs has no entry", key)
+	var doc committedDocument
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc, string(b)
+}
+
+// Every key of the error table has its words, is in the document's table
+// and in ext.eKey's enum; every 4xx and 5xx answer of every operation says
+// which keys it carries.
+func TestDocumentHasTheErrorTable(t *testing.T) {
+	doc, text := readDocument(t)
+	keys := doc.Components.Schemas["ErrorKey"]["enum"]
+	for _, row := range slices.Concat(errorTable, routerErrors) {
+		if row.when == "" || row.example == "" {
+			t.Errorf("error key %s: no when or example message", row.key)
+		}
+		if !strings.Contains(doc.Info.Description, fmt.Sprintf("| %d | %s | `%s` |", row.status, row.code, row.key)) {
+			t.Errorf("error key %s is not in the document's table", row.key)
+		}
+		if !slices.Contains(keys.([]any), any(row.key)) {
+			t.Errorf("error key %s is not in ErrorKey's enum", row.key)
+		}
+		if !strings.Contains(text, `"enum": [`+"\n") || !strings.Contains(text, `"`+row.key+`"`) {
+			t.Errorf("error key %s appears nowhere in the document", row.key)
 		}
 	}
 }
 
-// The generator refuses an operation whose Doc does not match it, rather
+// The package documentation lists the error table's rows, in its order,
+// with their status, code and key.
+func TestPackageDocListsErrorTable(t *testing.T) {
+	b, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^//\t.*?\s(\d{3})\s+(E\d)\s+([a-z_]+)`)
+	var got []string
+	for _, m := range line.FindAllStringSubmatch(string(b), -1) {
+		got = append(got, m[1]+" "+m[2]+" "+m[3])
+	}
+	var want []string
+	for _, row := range slices.Concat(errorTable, routerErrors) {
+		want = append(want, fmt.Sprintf("%d %s %s", row.status, row.code, row.key))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("doc.go's error table (-errorTable +doc.go):\n%s", diff)
+	}
+}
+
+// Every operation's success is an envelope of its own, whose data has a
+// schema; every operation has a description and its error answers; every
+// request body is described.
+func TestDocumentOperations(t *testing.T) {
+	doc, _ := readDocument(t)
+	n := 0
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			n++
+			if op.RequestBody != nil && op.RequestBody.Description == "" {
+				t.Errorf("%s %s: request body without description", method, path)
+			}
+			for _, status := range []string{"400", "405"} {
+				if _, ok := op.Responses[status]; !ok {
+					t.Errorf("%s %s: no %s answer", method, path, status)
+				}
+			}
+			if op.ID == "getOpenAPIDocument" {
+				continue
+			}
+			ref, _ := op.Responses["200"].Content["application/json"].Schema["$ref"].(string)
+			result := doc.Components.Schemas[strings.TrimPrefix(ref, "#/components/schemas/")]
+			props, _ := result["properties"].(map[string]any)
+			if data, ok := props["data"].(map[string]any); !ok || len(data) == 0 || !slices.Contains(result["required"].([]any), any("data")) {
+				t.Errorf("%s %s: the 200 (%s) has no data schema", method, path, ref)
+			}
+		}
+	}
+	if n != 30 {
+		t.Errorf("%d operations in the document, want 30", n)
+	}
+}
+
+// The document's parameters are the ones the operations declare, and
+// decode.
+func TestDocumentParametersAreDeclared(t *testing.T) {
+	doc, _ := readDocument(t)
+	for _, o := range allOperations() {
+		type p struct {
+			In       string
+			Required bool
+		}
+		want := map[string]p{}
+		for _, q := range o.params {
+			want[q.name] = p{q.in, q.required}
+		}
+		got := map[string]p{}
+		for _, q := range doc.Paths[Prefix+o.path][strings.ToLower(o.method)].Parameters {
+			got[q.Name] = p{q.In, q.Required}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s %s parameters, declared (-) and documented (+):\n%s", o.method, o.path, diff)
+		}
+	}
+}
+
+// allOperations are deskkit's operations with every service mounted.
+func allOperations() []operation {
+	return slices.Concat(trashRoutes(nil), verifyRoutes(nil), channelRoutes(nil), eventRoutes(nil))
+}
+
+// The generator refuses an operation whose doc does not match it, rather
 // than writing a document that lies.
 func TestBuildDocumentRefusesBadDocs(t *testing.T) {
 	type req struct {
-		ID int64 `path:"id"`
+		ID int64 `path:"id" example:"1" description:"the id"`
 	}
-	handler := func(context.Context, deskkit.Principal, req) (*None, error) { return nil, nil }
-	good := Doc{Tag: "trash", Summary: "s", Description: "d", OK: "ok",
-		Params: []Param{{Name: "id", Description: "the id", Example: 1}}}
+	handler := func(context.Context, deskkit.Principal, req) (*none, error) { return nil, nil }
+	good := doc{tag: "trash", summary: "s", description: "d", ok: "ok"}
 	for _, tc := range []struct {
 		name string
-		doc  func(d *Doc) *Doc
+		doc  func(d *doc) *doc
 		want string
 	}{
-		{"no doc", func(*Doc) *Doc { return nil }, "no Doc"},
-		{"no summary", func(d *Doc) *Doc { d.Summary = ""; return d }, "Doc needs"},
-		{"unknown error key", func(d *Doc) *Doc { d.Errors = []ErrorDoc{{Key: "no_such_key"}}; return d }, "no row of the error table"},
-		{"undeclared parameter", func(d *Doc) *Doc {
-			d.Params = append(d.Params, Param{Name: "pageSize", Description: "x", Example: 1})
-			return d
-		}, "does not declare"},
-		{"parameter without example", func(d *Doc) *Doc { d.Params = []Param{{Name: "id", Description: "the id"}}; return d }, "needs a description and an example"},
-		{"example body without a body", func(d *Doc) *Doc { d.Example.Body = raw(`{}`); return d }, "takes none"},
+		{"no doc", func(*doc) *doc { return nil }, "needs a doc"},
+		{"no summary", func(d *doc) *doc { d.summary = ""; return d }, "needs a doc"},
+		{"unknown error key", func(d *doc) *doc { d.errors = []errDoc{{key: "no_such_key"}}; return d }, "no row of the error table"},
+		{"example body without a body", func(d *doc) *doc { d.example.body = raw(`{}`); return d }, "takes none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := good
-			op := Op("x", http.MethodDelete, "/x/{id}", handler).With(tc.doc(&d))
-			_, err := buildDocument([]*Operation{&op})
+			o := op("x", http.MethodDelete, "/x/{id}", tc.doc(&d), handler)
+			_, err := buildDocument([]*operation{&o})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("buildDocument: %v, want an error with %q", err, tc.want)
 			}
 		})
 	}
-	op := Op("x", http.MethodDelete, "/x/{id}", handler).With(&good)
-	if _, err := buildDocument([]*Operation{&op}); err != nil {
+	type bare struct {
+		ID int64 `path:"id"`
+	}
+	o := op("x", http.MethodDelete, "/x/{id}", &good, func(context.Context, deskkit.Principal, bare) (*none, error) { return nil, nil })
+	if _, err := buildDocument([]*operation{&o}); err == nil || !strings.Contains(err.Error(), "example") {
+		t.Errorf("buildDocument of a parameter without example or description: %v", err)
+	}
+	o = op("x", http.MethodDelete, "/x/{id}", &good, handler)
+	if _, err := buildDocument([]*operation{&o}); err != nil {
 		t.Errorf("buildDocument of a good operation: %v", err)
 	}
 }
@@ -97,101 +228,5 @@ func TestServedDocumentCoversMountedOperations(t *testing.T) {
 	want := []string{"clearAllTrash", "clearTrash", "countTrash", "getOpenAPIDocument", "restoreAllTrash", "restoreTrash", "searchTrash"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("documented operations (-want +got):\n%s", diff)
-	}
-}
-
-// toOAS31 writes OAS 3.0's words the 3.1 way in schemas, and leaves
-// values (examples, enums) as they are.
-func TestToOAS31(t *testing.T) {
-	for _, tc := range []struct{ name, in, want, err string }{
-		{name: "nullable", in: `{"type": "string", "nullable": true}`, want: `{"type": ["string", "null"]}`},
-		{name: "nullable enum", in: `{"type": "string", "nullable": true, "enum": ["A", "B"]}`, want: `{"type": ["string", "null"], "enum": ["A", "B", null]}`},
-		{name: "only null", in: `{"type": "object", "nullable": true, "enum": [null], "description": "d"}`, want: `{"type": "null", "description": "d"}`},
-		{name: "types", in: `{"type": ["string", "integer"], "nullable": true}`, want: `{"type": ["string", "integer", "null"]}`},
-		{name: "not nullable", in: `{"type": "integer", "nullable": false}`, want: `{"type": "integer"}`},
-		{name: "exclusive minimum", in: `{"type": "integer", "minimum": 0, "exclusiveMinimum": true}`, want: `{"type": "integer", "exclusiveMinimum": 0}`},
-		{name: "inclusive maximum", in: `{"type": "integer", "maximum": 9, "exclusiveMaximum": false}`, want: `{"type": "integer", "maximum": 9}`},
-		{name: "nested", in: `{"allOf": [{"properties": {"example": {"type": "integer", "nullable": true}}}], "items": {"type": "string", "nullable": true}}`,
-			want: `{"allOf": [{"properties": {"example": {"type": ["integer", "null"]}}}], "items": {"type": ["string", "null"]}}`},
-		{name: "values", in: `{"type": "object", "example": {"nullable": true}, "enum": [{"nullable": true}], "default": {"nullable": true}}`,
-			want: `{"type": "object", "example": {"nullable": true}, "enum": [{"nullable": true}], "default": {"nullable": true}}`},
-		{name: "examples of a media type", in: `{"content": {"application/json": {"examples": {"a": {"value": {"nullable": true}}}}}}`,
-			want: `{"content": {"application/json": {"examples": {"a": {"value": {"nullable": true}}}}}}`},
-		{name: "nullable without type", in: `{"properties": {"x": {"nullable": true}}}`, err: "properties x: nullable without a type"},
-		{name: "exclusive minimum without minimum", in: `{"type": "integer", "exclusiveMinimum": true}`, err: "exclusiveMinimum without minimum"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var v obj
-			if err := json.Unmarshal([]byte(tc.in), &v); err != nil {
-				t.Fatal(err)
-			}
-			err := toOAS31(v)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("toOAS31: %v, want an error with %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want obj
-			if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, v); diff != "" {
-				t.Errorf("toOAS31 (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// What the linters ask of the committed document holds for every
-// operation, as the generator's rules write it: OAS 3.1 without 3.0's
-// nullable, a description for every request body, an example for every
-// object schema of the components.
-func TestDocumentRules(t *testing.T) {
-	b, err := os.ReadFile("openapi.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		OpenAPI string `json:"openapi"`
-		Paths   map[string]map[string]struct {
-			RequestBody *struct {
-				Description string `json:"description"`
-			} `json:"requestBody"`
-		} `json:"paths"`
-		Components struct {
-			Schemas map[string]map[string]any `json:"schemas"`
-		} `json:"components"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	if doc.OpenAPI != openAPIVersion || !strings.HasPrefix(openAPIVersion, "3.1.") {
-		t.Errorf("openapi %q", doc.OpenAPI)
-	}
-	if bytes.Contains(b, []byte(`"nullable"`)) {
-		t.Error(`the document says "nullable", which OAS 3.1 does not know`)
-	}
-	bodies := 0
-	for path, item := range doc.Paths {
-		for method, op := range item {
-			if op.RequestBody != nil {
-				bodies++
-				if op.RequestBody.Description == "" {
-					t.Errorf("%s %s: request body without description", method, path)
-				}
-			}
-		}
-	}
-	if bodies == 0 {
-		t.Error("no operation of the document takes a body")
-	}
-	for name, s := range doc.Components.Schemas {
-		if _, ok := s["example"]; s["type"] == "object" && !ok {
-			t.Errorf("schema %s: no example", name)
-		}
 	}
 }

@@ -378,40 +378,6 @@ func TestOpenAPIDocumentCoversRoutes(t *testing.T) {
 			t.Errorf("operation %s %s of the OpenAPI document is not a route of the server", r.Method, r.Path)
 		}
 	}
-
-	// Each operation's id and parameters, as declared in the route list,
-	// are the document's; "[n]" stands for every filter index.
-	for _, op := range e.srv.Operations() {
-		item := e.doc.Paths.Find(httpapi.Prefix + op.Path)
-		if item == nil || item.GetOperation(op.Method) == nil {
-			continue // reported above
-		}
-		docOp := item.GetOperation(op.Method)
-		if docOp.OperationID != op.ID {
-			t.Errorf("%s %s: operationId %q in the document, %q declared", op.Method, op.Path, docOp.OperationID, op.ID)
-		}
-		type param struct {
-			in       string
-			required bool
-		}
-		want := map[string]param{}
-		for _, p := range op.Params {
-			if strings.Contains(p.Name, "[n]") {
-				for i := range trash.MaxFilters {
-					want[strings.Replace(p.Name, "[n]", fmt.Sprintf("[%d]", i), 1)] = param{string(p.In), p.Required}
-				}
-				continue
-			}
-			want[p.Name] = param{string(p.In), p.Required}
-		}
-		got := map[string]param{}
-		for _, ref := range append(slices.Clone(item.Parameters), docOp.Parameters...) {
-			got[ref.Value.Name] = param{ref.Value.In, ref.Value.Required}
-		}
-		if diff := cmp.Diff(want, got, cmp.AllowUnexported(param{})); diff != "" {
-			t.Errorf("%s %s parameters, declared (-) and documented (+):\n%s", op.Method, op.Path, diff)
-		}
-	}
 }
 
 // responseCase is one real request and what the server must answer.

@@ -17,67 +17,6 @@ import (
 	"github.com/deskkit/deskkit/envelope"
 )
 
-// ParamIn says where a parameter travels.
-type ParamIn string
-
-// Where parameters travel.
-const (
-	InPath  ParamIn = "path"
-	InQuery ParamIn = "query"
-)
-
-// Param declares one parameter of an operation, as the OpenAPI document
-// does.
-type Param struct {
-	// Name as the client spells it. In a query parameter, "[n]" stands for
-	// an index written in decimal: "filters[n].key" declares filters[0].key,
-	// filters[1].key... (which indexes are valid is the decoder's rule).
-	Name     string
-	In       ParamIn
-	Type     string // the OpenAPI type: "integer", "string" or "boolean"
-	Required bool   // path parameters always are
-
-	// What the OpenAPI document says besides (deskkit's own operations
-	// must say it; Doc.Params can say it for Op's parameters):
-	// Description ("{n}" stands for the index of an indexed name), an
-	// Example (a []string gives one per index), and Schema, a JSON object
-	// of schema keywords added to {"type": Type}, such as
-	// `{"minimum": 1}` or a $ref that replaces it.
-	Description string
-	Example     any
-	Schema      string
-	// Indexes is how many indexes "[n]" takes (0 to Indexes-1), each
-	// documented as a parameter of its own.
-	Indexes int
-}
-
-// Operation is one route as data: everything registration, Allow, the
-// unknown-parameter check, Routes and the OpenAPI walk need. Build one with
-// Op (typed, decoding into a request struct) or write it out with an
-// Endpoint.
-type Operation struct {
-	ID     string // the stable operationId of the OpenAPI document
-	Method string
-	// Path is the template under Prefix, its path parameters written
-	// {name}: "/task/trash/{id}".
-	Path     string
-	Params   []Param // path and query parameters; query parameters not listed are 400
-	Endpoint Endpoint
-	// AnyQuery turns the unknown-parameter check off, for a host route
-	// that reads a free-form query string itself.
-	AnyQuery bool
-
-	// serve, if set, answers instead of Endpoint without authentication or
-	// envelope (the OpenAPI document).
-	serve http.HandlerFunc
-	host  bool   // added with Handle or Mount: not among Routes
-	route string // Prefix+Path, the http.route of metrics and spans
-
-	// Doc is what the OpenAPI document says beyond the types; see Doc.
-	Doc   *Doc
-	types *opTypes // set by Op
-}
-
 // Route is a method and a path template as the OpenAPI document writes it
 // ("/api/v1/task/trash/{id}").
 type Route struct {
@@ -86,20 +25,20 @@ type Route struct {
 }
 
 // Routes lists deskkit's own routes, in the OpenAPI document's path syntax;
-// routes added with Handle or Mount are not among them.
+// routes added with Handle are not among them.
 func (s *Server) Routes() []Route {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Route
 	for _, op := range s.ops {
 		if !op.host {
-			out = append(out, Route{op.Method, Prefix + op.Path})
+			out = append(out, Route{op.method, Prefix + op.path})
 		}
 	}
 	return out
 }
 
-// HostRoutes lists the routes added with Handle or Mount, in the order
+// HostRoutes lists the routes added with Handle, in the order
 // they were added, as Routes lists deskkit's own: with both, a host's test
 // can go through every route it serves, and fail when one has no case.
 func (s *Server) HostRoutes() []Route {
@@ -108,21 +47,7 @@ func (s *Server) HostRoutes() []Route {
 	var out []Route
 	for _, op := range s.ops {
 		if op.host {
-			out = append(out, Route{op.Method, Prefix + op.Path})
-		}
-	}
-	return out
-}
-
-// Operations lists deskkit's own operations, with their parameters, in the
-// order they were declared.
-func (s *Server) Operations() []Operation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Operation
-	for _, op := range s.ops {
-		if !op.host {
-			out = append(out, *op)
+			out = append(out, Route{op.method, Prefix + op.path})
 		}
 	}
 	return out
@@ -131,32 +56,36 @@ func (s *Server) Operations() []Operation {
 // Handle mounts a host endpoint at Prefix+path, a template whose path
 // parameters are written {name} ("/demo/task/{id}") and read with
 // r.PathValue("id"), with deskkit's authentication, body limit, deadline,
-// envelope and error table. query declares the query parameters it takes;
-// any other is answered 400, as on deskkit's own routes, so a route that
-// declares none takes none (set Operation.AnyQuery through Mount to read a
-// free-form query string). The reference server mounts its demo routes this
-// way. Handle and Mount may be called while the server serves: requests
-// already routed finish on the routes they found, and the next ones see
-// the new route. A method and template mounted twice, or a template
-// httprouter cannot hold, panics, and mounts nothing.
-func (s *Server) Handle(method, path string, fn Endpoint, query ...Param) {
-	params := slices.Clone(query)
-	for _, name := range wildcards(path) {
-		params = append(params, Param{Name: name, In: InPath, Type: "string", Required: true})
+// envelope and error table. query names the query parameters it takes;
+// any other is answered 400, as on deskkit's own routes. The reference
+// server mounts its demo routes this way. Handle may be called while the
+// server serves: it builds a new router from all the routes and swaps it
+// in whole, so requests already routed finish on the routes they found,
+// and the next ones see the new route. A method and template mounted
+// twice, or a template httprouter cannot hold, panics, and mounts
+// nothing. Host routes are not in the OpenAPI document, which describes
+// deskkit's own operations.
+func (s *Server) Handle(method, path string, fn Endpoint, query ...string) {
+	var params []param
+	for _, name := range query {
+		params = append(params, param{name: name, in: "query"})
 	}
-	s.Mount(Operation{Method: method, Path: path, Params: params, Endpoint: fn})
+	for _, name := range wildcards(path) {
+		params = append(params, param{name: name, in: "path", required: true})
+	}
+	s.mount(operation{method: method, path: path, params: params, fn: fn})
 }
 
-// Mount adds host operations, with what Handle gives. It builds a new
-// router from all the operations and swaps it in whole (an atomic
-// pointer), so that it is safe to call while the server serves.
-func (s *Server) Mount(ops ...Operation) {
+// mount adds host operations: it builds a new router from all the
+// operations and swaps it in whole (an atomic pointer), so that it is
+// safe while the server serves. Operations that panic add nothing.
+func (s *Server) mount(ops ...operation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.ops)
 	defer func() {
 		if v := recover(); v != nil {
-			s.ops = s.ops[:n] // a Mount that panics adds nothing
+			s.ops = s.ops[:n]
 			panic(v)
 		}
 	}()
@@ -167,68 +96,57 @@ func (s *Server) Mount(ops ...Operation) {
 	s.routing.Store(s.build())
 }
 
-func (s *Server) add(op Operation) {
+func (s *Server) add(op operation) {
 	if err := op.check(); err != nil {
 		panic("httpapi: " + err.Error())
 	}
 	for _, o := range s.ops {
-		if o.Method == op.Method && o.Path == op.Path {
-			panic(fmt.Sprintf("httpapi: %s %s mounted twice", op.Method, op.Path))
+		if o.method == op.method && o.path == op.path {
+			panic(fmt.Sprintf("httpapi: %s %s mounted twice", op.method, op.path))
 		}
 	}
-	op.route = Prefix + op.Path
+	op.route = Prefix + op.path
 	s.ops = append(s.ops, &op)
 }
 
 var wildcardName = regexp.MustCompile(`^\{[A-Za-z_][A-Za-z0-9_]*\}$`)
 
 // check validates the template and that its path parameters are declared.
-func (op *Operation) check() error {
-	if op.Method == "" || op.Method == http.MethodHead || op.Method == http.MethodOptions {
-		return fmt.Errorf("%s %s: method must be GET, POST, PUT, PATCH or DELETE", op.Method, op.Path)
+func (op *operation) check() error {
+	if op.method == "" || op.method == http.MethodHead || op.method == http.MethodOptions {
+		return fmt.Errorf("%s %s: method must be GET, POST, PUT, PATCH or DELETE", op.method, op.path)
 	}
-	if op.Endpoint == nil && op.serve == nil {
-		return fmt.Errorf("%s %s: no endpoint", op.Method, op.Path)
+	if op.fn == nil && op.serve == nil {
+		return fmt.Errorf("%s %s: no endpoint", op.method, op.path)
 	}
-	if !strings.HasPrefix(op.Path, "/") {
-		return fmt.Errorf("%s %s: path must start with /", op.Method, op.Path)
+	if !strings.HasPrefix(op.path, "/") {
+		return fmt.Errorf("%s %s: path must start with /", op.method, op.path)
 	}
-	for _, seg := range strings.Split(op.Path[1:], "/") {
+	for _, seg := range strings.Split(op.path[1:], "/") {
 		// Static segments are compared with the escaped request path, and a
 		// ':' or '*' would be a wildcard to httprouter.
 		wild := wildcardName.MatchString(seg)
 		if seg == "" || seg == "." || seg == ".." || (strings.ContainsAny(seg, "{}") && !wild) ||
 			(!wild && (url.PathEscape(seg) != seg || strings.ContainsAny(seg, ":*"))) {
-			return fmt.Errorf("%s %s: bad segment %q", op.Method, op.Path, seg)
+			return fmt.Errorf("%s %s: bad segment %q", op.method, op.path, seg)
 		}
 	}
 	declared := map[string]bool{}
-	for _, p := range op.Params {
-		if p.In == InPath {
-			declared[p.Name] = true
+	for _, p := range op.params {
+		if p.in == "path" {
+			declared[p.name] = true
 		}
 	}
-	wild := wildcards(op.Path)
+	wild := wildcards(op.path)
 	for _, name := range wild {
 		if !declared[name] {
-			return fmt.Errorf("%s %s: path parameter %s is not declared", op.Method, op.Path, name)
+			return fmt.Errorf("%s %s: path parameter %s is not declared", op.method, op.path, name)
 		}
 	}
 	if len(declared) != len(wild) {
-		return fmt.Errorf("%s %s: declares path parameters its template lacks", op.Method, op.Path)
+		return fmt.Errorf("%s %s: declares path parameters its template lacks", op.method, op.path)
 	}
 	return nil
-}
-
-// wildcards lists the {name} segments of a template.
-func wildcards(path string) []string {
-	var out []string
-	for _, seg := range strings.Split(path, "/") {
-		if name, ok := strings.CutPrefix(seg, "{"); ok {
-			out = append(out, strings.TrimSuffix(name, "}"))
-		}
-	}
-	return out
 }
 
 // routing is what build derives from the operation list: the router, in
@@ -248,7 +166,7 @@ type routing struct {
 
 // route is an operation with its template split into segments.
 type route struct {
-	op   *Operation
+	op   *operation
 	segs []string // the template's segments after the leading /
 }
 
@@ -270,9 +188,9 @@ func (s *Server) build() *routing {
 	rt.router.HandleMethodNotAllowed = false
 	byMethod := map[string][]*route{}
 	for _, op := range s.ops {
-		r := &route{op: op, segs: strings.Split(op.Path[1:], "/")}
+		r := &route{op: op, segs: strings.Split(op.path[1:], "/")}
 		rt.routes = append(rt.routes, r)
-		byMethod[op.Method] = append(byMethod[op.Method], r)
+		byMethod[op.method] = append(byMethod[op.method], r)
 		for i, seg := range r.segs {
 			if !isWildcard(seg) {
 				rt.statics[shape(r.segs[:i], seg)] = true
@@ -348,7 +266,7 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, rt *routing, s
 	var allow []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		for _, route := range rt.routes {
-			if _, ok := rt.match(route, segs); ok && route.op.Method == m {
+			if _, ok := rt.match(route, segs); ok && route.op.method == m {
 				allow = append(allow, m)
 				break
 			}
@@ -460,7 +378,7 @@ func (s *Server) serveRoute(w http.ResponseWriter, r *http.Request, rt *routing)
 
 // serveOp runs op, within Config.RequestTimeout, with its path values
 // (escaped, as matched).
-func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op *Operation, vals map[string]string) {
+func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op *operation, vals map[string]string) {
 	routed(w, op.route)
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
@@ -477,24 +395,22 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op *Operation, 
 }
 
 // serve runs an authenticated operation.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *Operation, vals map[string]string) {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, vals map[string]string) {
 	p, err := s.authenticate(r)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
 	}
-	if err := checkPath(vals, op.Params); err != nil {
+	if err := checkPath(vals, op.params); err != nil {
 		s.WriteError(w, r, err)
 		return
 	}
-	if !op.AnyQuery {
-		if err := checkQuery(r, op.Params); err != nil {
-			s.WriteError(w, r, err)
-			return
-		}
+	if err := checkQuery(r, op.params); err != nil {
+		s.WriteError(w, r, err)
+		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	data, err := op.Endpoint(r, p)
+	data, err := op.fn(r, p)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -512,21 +428,21 @@ var canonicalInt = regexp.MustCompile(`^(0|-?[1-9][0-9]*)$`)
 // rule on the path or the query (a proxy's, a firewall's, a log search)
 // can be sidestepped by writing it another way. What is not an integer at
 // all is left to the endpoint's own rule.
-func checkSpelling(p Param, raw, value string) error {
-	if p.Type != "integer" || canonicalInt.MatchString(raw) {
+func checkSpelling(p param, raw, value string) error {
+	if !p.integer || canonicalInt.MatchString(raw) {
 		return nil
 	}
 	if _, err := strconv.ParseInt(value, 10, 64); err != nil {
 		return nil
 	}
-	return deskkit.Invalid(p.Name, "must be written as plain decimal digits, without a sign, leading zeros or escapes")
+	return deskkit.Invalid(p.name, "must be written as plain decimal digits, without a sign, leading zeros or escapes")
 }
 
 // checkPath checks the spelling of the path parameters, from their escaped
 // values.
-func checkPath(vals map[string]string, params []Param) error {
+func checkPath(vals map[string]string, params []param) error {
 	for _, p := range params {
-		if raw, ok := vals[p.Name]; ok && p.In == InPath {
+		if raw, ok := vals[p.name]; ok && p.in == "path" {
 			value, _ := url.PathUnescape(raw)
 			if err := checkSpelling(p, raw, value); err != nil {
 				return err
@@ -536,43 +452,48 @@ func checkPath(vals map[string]string, params []Param) error {
 	return nil
 }
 
+// indexed finds the index of a parameter of a family, such as the 1 of
+// filters[1].key.
 var indexed = regexp.MustCompile(`\[[0-9]+\]`)
 
 // checkQuery answers 400 for a malformed query string, a parameter the
 // operation does not declare, one given twice, or a required one missing.
-func checkQuery(r *http.Request, params []Param) error {
+// A parameter of a declared family (filters[7].key beside filters[0].key)
+// is left to the operation's decoder, which names the index it refuses.
+func checkQuery(r *http.Request, params []param) error {
 	v, err := query(r)
 	if err != nil {
 		return err
 	}
-	declared := map[string]Param{}
+	declared := map[string]param{}
+	families := map[string]bool{}
 	for _, p := range params {
-		if p.In == InQuery {
-			declared[p.Name] = p
+		if p.in == "query" {
+			declared[p.name] = p
+			families[indexed.ReplaceAllString(p.name, "[n]")] = true
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(v)) {
 		if name == "" {
 			return deskkit.Invalid("query string", "must not hold a parameter without a name")
 		}
-		if _, ok := declared[name]; !ok {
-			if _, ok := declared[indexed.ReplaceAllString(name, "[n]")]; !ok {
-				return deskkit.Invalid(name, "is not a parameter of this operation")
-			}
+		p, ok := declared[name]
+		if !ok && !families[indexed.ReplaceAllString(name, "[n]")] {
+			return deskkit.Invalid(name, "is not a parameter of this operation")
 		}
 		if len(v[name]) > 1 {
 			return deskkit.Invalid(name, "must be given once")
 		}
-		if p, ok := declared[name]; ok {
+		if ok {
 			if err := checkSpelling(p, v[name][0], v[name][0]); err != nil {
 				return err
 			}
 		}
 	}
 	for _, p := range params {
-		if p.In == InQuery && p.Required && !strings.Contains(p.Name, "[n]") {
-			if vals := v[p.Name]; len(vals) == 0 || vals[0] == "" {
-				return deskkit.Invalid(p.Name, "is required")
+		if p.in == "query" && p.required {
+			if vals := v[p.name]; len(vals) == 0 || vals[0] == "" {
+				return deskkit.Invalid(p.name, "is required")
 			}
 		}
 	}

@@ -126,18 +126,15 @@ func TestHostRoutes(t *testing.T) {
 	type req struct {
 		ID     int64  `path:"id"`
 		Draft  bool   `query:"draft"`
-		Author string `query:"author,required"`
+		Author string `query:"author" required:"true"`
 		Body   note   `body:"json"`
 	}
-	f.srv.Mount(Op("addNote", http.MethodPost, "/demo/task/{id}/note", func(_ context.Context, p deskkit.Principal, r req) (any, error) {
+	f.srv.mount(op("addNote", http.MethodPost, "/demo/task/{id}/note", nil, func(_ context.Context, p deskkit.Principal, r req) (any, error) {
 		return fmt.Sprintf("%d %v %s %s by %d", r.ID, r.Draft, r.Author, r.Body.Text, p.UserID), nil
 	}))
 	f.srv.Handle(http.MethodGet, "/demo/task/{id}", func(r *http.Request, _ deskkit.Principal) (any, error) {
 		return r.PathValue("id") + " " + r.URL.Query().Get("fields"), nil
-	}, Param{Name: "fields", In: InQuery, Type: "string"})
-	f.srv.Mount(Operation{Method: http.MethodGet, Path: "/demo/free", AnyQuery: true, Endpoint: func(r *http.Request, _ deskkit.Principal) (any, error) {
-		return r.URL.RawQuery, nil
-	}})
+	}, "fields")
 
 	r := f.do(t, "POST", "/api/v1/demo/task/7/note?author=ann&draft=true", "alice", strings.NewReader(`{"text":"hi"}`))
 	r.expect(t, 200, "S", "")
@@ -161,9 +158,6 @@ func TestHostRoutes(t *testing.T) {
 		t.Errorf("Handle with a declared parameter: %v", r.env.Data)
 	}
 	f.do(t, "GET", "/api/v1/demo/task/9?field=name", "alice", nil).expect(t, 400, "E0", KeyValidation)
-	if r := f.do(t, "GET", "/api/v1/demo/free?anything=1", "alice", nil); r.env.Data != "anything=1" {
-		t.Errorf("AnyQuery: %v", r.env.Data)
-	}
 	// Host routes are not deskkit's: Routes leaves them out, and
 	// HostRoutes lists them alone.
 	for _, rt := range f.srv.Routes() {
@@ -171,7 +165,7 @@ func TestHostRoutes(t *testing.T) {
 			t.Errorf("Routes lists host route %v", rt)
 		}
 	}
-	want := []Route{{"POST", "/api/v1/demo/task/{id}/note"}, {"GET", "/api/v1/demo/task/{id}"}, {"GET", "/api/v1/demo/free"}}
+	want := []Route{{"POST", "/api/v1/demo/task/{id}/note"}, {"GET", "/api/v1/demo/task/{id}"}}
 	if diff := cmp.Diff(want, f.srv.HostRoutes()); diff != "" {
 		t.Errorf("HostRoutes (-want +got):\n%s", diff)
 	}
@@ -197,24 +191,24 @@ func TestRoutesDeclared(t *testing.T) {
 	if diff := cmp.Diff([][]string{{"task", "trash", "{id}"}, {"task", "trash", "{id}", "back"}, {"task", "trash"}}, got); diff != "" {
 		t.Errorf("collapse (-want +got):\n%s", diff)
 	}
-	for _, bad := range []Operation{
-		{Method: "GET", Path: "/x/{id}", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
-		{Method: "GET", Path: "x", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
-		{Method: "HEAD", Path: "/x", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
-		{Method: "GET", Path: "/task/trash/search", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+	for _, bad := range []operation{
+		{method: "GET", path: "/x/{id}", fn: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{method: "GET", path: "x", fn: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{method: "HEAD", path: "/x", fn: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{method: "GET", path: "/task/trash/search", fn: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
 		// httprouter would read these as wildcards; the escaped path
 		// would never hold the last.
-		{Method: "GET", Path: "/things:batch", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
-		{Method: "GET", Path: "/files/*rest", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
-		{Method: "GET", Path: "/a b", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{method: "GET", path: "/things:batch", fn: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{method: "GET", path: "/files/*rest", fn: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		{method: "GET", path: "/a b", fn: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
 	} {
 		func() {
 			defer func() {
 				if recover() == nil {
-					t.Errorf("Mount(%s %s) did not panic", bad.Method, bad.Path)
+					t.Errorf("Mount(%s %s) did not panic", bad.method, bad.path)
 				}
 			}()
-			f.srv.Mount(bad)
+			f.srv.mount(bad)
 		}()
 	}
 }
@@ -345,9 +339,9 @@ func TestMountWhileServing(t *testing.T) {
 	// one is not mounted either.
 	func() {
 		defer func() { _ = recover() }()
-		f.srv.Mount(
-			Operation{Method: "GET", Path: "/half", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
-			Operation{Method: "GET", Path: "/live/0", Endpoint: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+		f.srv.mount(
+			operation{method: "GET", path: "/half", fn: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
+			operation{method: "GET", path: "/live/0", fn: func(*http.Request, deskkit.Principal) (any, error) { return nil, nil }},
 		)
 		t.Error("mounting /live/0 twice did not panic")
 	}()

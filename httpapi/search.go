@@ -224,22 +224,6 @@ func parseTime(field, s string) (time.Time, error) {
 	return t.Truncate(time.Second), nil
 }
 
-// searchParams are the parameters parseSearchQuery reads.
-var searchParams = []Param{
-	{Name: "targetType", In: InQuery, Type: "string", Required: true, Description: "Search the trash of tasks or of sprints.", Example: "TASK", Schema: `{"$ref": "#/components/schemas/TargetType"}`},
-	{Name: "projectId", In: InQuery, Type: "integer", Description: "Only entries of this project; every project of the tenant if absent.", Example: 10, Schema: `{"type": "integer", "format": "int64", "minimum": 1}`},
-	{Name: "targetName", In: InQuery, Type: "string", Description: "Case-insensitive substring of the task or sprint name; `%`, `_` and `\\` match themselves.", Example: "login", Schema: `{"type": "string", "maxLength": 512}`},
-	{Name: "deletedDate", In: InQuery, Type: "string", Description: "Only entries deleted in exactly this second. RFC 3339 (`2026-11-22T01:00:00Z`) or `yyyy-MM-dd HH:mm:ss`, read as UTC; fractions of a second are cut.", Example: "2026-11-22T01:00:00Z", Schema: `{"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})| [0-9]{2}:[0-9]{2}:[0-9]{2})$", "example": "2026-11-22T01:00:00Z"}`},
-	{Name: "pageNo", In: InQuery, Type: "integer", Description: "1-based page number.", Example: 1, Schema: `{"type": "integer", "format": "int32", "minimum": 1, "maximum": ` + strconv.Itoa(trash.MaxPageNo) + `, "default": 1}`},
-	{Name: "pageSize", In: InQuery, Type: "integer", Description: "Entries per page.", Example: 20, Schema: `{"type": "integer", "format": "int32", "minimum": 1, "maximum": ` + strconv.Itoa(trash.MaxPageSize) + `, "default": 10}`},
-	{Name: "orderBy", In: InQuery, Type: "string", Description: "Sort field; ties are broken by id in the same direction, so pages never overlap.", Example: "deletedDate", Schema: `{"type": "string", "enum": ["id", "deletedDate", "targetName"], "default": "id"}`},
-	{Name: "orderSort", In: InQuery, Type: "string", Description: "Sort direction.", Example: "DESC", Schema: `{"type": "string", "enum": ["ASC", "DESC"], "default": "DESC"}`},
-	{Name: "infoScope", In: InQuery, Type: "string", Description: "BASIC: the entries' own fields. DETAIL: also the names and avatars of creator and deleter, from the host's user resolver (without one, DETAIL answers like BASIC).", Example: "BASIC", Schema: `{"type": "string", "enum": ["BASIC", "DETAIL"], "default": "BASIC"}`},
-	{Name: "filters[n].key", In: InQuery, Type: "string", Description: "Field filter {n} compares. Required when any filters[{n}] parameter is given. All filters must hold.", Example: []string{"targetName", "sprintId", "deletedDate"}, Schema: `{"type": "string", "enum": ["id", "projectId", "targetId", "targetType", "targetName", "sprintId", "createdBy", "deletedBy", "deletedDate"]}`, Indexes: trash.MaxFilters},
-	{Name: "filters[n].op", In: InQuery, Type: "string", Description: "Operator of filter {n}. GREATER_THAN, LESS_THAN, GREATER_THAN_EQUAL and LESS_THAN_EQUAL apply to numbers and dates; EQUAL and NOT_EQUAL to every key; MATCH (contains), MATCH_END (starts with), NOT_MATCH and NOT_MATCH_END, all ignoring case, only to targetName; IS_NULL and IS_NOT_NULL only to sprintId; IN and NOT_IN take a list. NOT_EQUAL and NOT_IN on sprintId also match entries without a sprint.", Example: []string{"MATCH", "IS_NOT_NULL", "LESS_THAN_EQUAL"}, Schema: `{"type": "string", "enum": ["GREATER_THAN", "LESS_THAN", "GREATER_THAN_EQUAL", "LESS_THAN_EQUAL", "EQUAL", "NOT_EQUAL", "MATCH", "MATCH_END", "NOT_MATCH", "NOT_MATCH_END", "IN", "NOT_IN", "IS_NULL", "IS_NOT_NULL"]}`, Indexes: trash.MaxFilters},
-	{Name: "filters[n].value", In: InQuery, Type: "string", Description: "Value of filter {n}, as text: an integer, a date (RFC 3339 or `yyyy-MM-dd HH:mm:ss`, UTC), a name (1 to 512 characters) or a target type, as the key needs; for IN and NOT_IN a comma-separated list of 1 to 500 of those, optionally in brackets. Must be empty or absent for IS_NULL and IS_NOT_NULL.", Example: []string{"docs", "", "2026-11-22 01:00:00"}, Schema: `{"type": "string"}`, Indexes: trash.MaxFilters},
-}
-
 var filterName = regexp.MustCompile(`^filters\[(\d+)\]\.(key|op|value)$`)
 
 func parseFilterName(name string) (int, string, error) {

@@ -139,9 +139,9 @@ type Server struct {
 	outages  *outageLog
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
-	mu       sync.Mutex              // held by Mount while it adds to ops and builds
-	ops      []*Operation            // deskkit's, then the host's, in mounting order
-	routing  atomic.Pointer[routing] // built from ops; swapped whole by Mount
+	mu       sync.Mutex              // held by Handle while it adds to ops and builds
+	ops      []*operation            // deskkit's, then the host's, in mounting order
+	routing  atomic.Pointer[routing] // built from ops; swapped whole by Handle
 	doc      []byte                  // the OpenAPI document of deskkit's operations
 }
 
@@ -155,7 +155,7 @@ func New(cfg *Config) (*Server, error) {
 	s.tracer = telemetry.Tracer(c.TracerProvider, scope)
 	s.duration = telemetry.Seconds(telemetry.Meter(c.MeterProvider, scope), "http.server.request.duration", "Duration of HTTP server requests.")
 	s.outages = &outageLog{logger: c.Logger, every: &ratelog.Every{Interval: c.OutageLogInterval, Now: c.Now}}
-	s.add(Operation{ID: "getOpenAPIDocument", Method: http.MethodGet, Path: "/openapi.json", serve: s.serveDocument, Doc: getOpenAPIDocumentDoc})
+	s.add(operation{id: "getOpenAPIDocument", method: http.MethodGet, path: "/openapi.json", serve: s.serveDocument, doc: getOpenAPIDocumentDoc})
 	if mounted(c.Trash) {
 		for _, op := range trashRoutes(c.Trash) {
 			s.add(op)
@@ -177,7 +177,7 @@ func New(cfg *Config) (*Server, error) {
 	s.routing.Store(s.build())
 	var err error
 	if s.doc, err = buildDocument(s.ops); err != nil {
-		// A route list's Doc is wrong: a programming error, as a bad
+		// A route list's doc is wrong: a programming error, as a bad
 		// template is.
 		panic("httpapi: OpenAPI document: " + err.Error())
 	}
@@ -278,9 +278,9 @@ func (s *Server) authenticate(r *http.Request) (deskkit.Principal, error) {
 	return p, nil
 }
 
-var getOpenAPIDocumentDoc = &Doc{
-	Tag:         "meta",
-	Summary:     "This OpenAPI document",
-	Description: "Returns this OpenAPI 3.1 document, as generated when the server started from the operations it mounts (a host's own routes are not in it). Needs no credential.",
-	OK:          "OK. The OpenAPI document (not wrapped in an envelope).",
+var getOpenAPIDocumentDoc = &doc{
+	tag:         "meta",
+	summary:     "This OpenAPI document",
+	description: "Returns this OpenAPI 3.1 document, as generated when the server started from the operations it mounts (a host's own routes are not in it). Needs no credential.",
+	ok:          "OK. The OpenAPI document (not wrapped in an envelope).",
 }

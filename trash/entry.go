@@ -34,22 +34,23 @@ func (t TargetType) Valid() bool { return t == TargetTask || t == TargetSprint }
 // empty (and left out of JSON) otherwise. Get fills all four, as InfoDetail
 // does; Add fills none.
 type Entry struct {
-	ID          int64      `json:"id"`
-	TenantID    int64      `json:"tenantId"`
-	ProjectID   int64      `json:"projectId"`
+	_           struct{}   `additionalProperties:"false" description:"One deleted task or sprint waiting in the trash."`
+	ID          int64      `json:"id" minimum:"1" description:"Trash id."`
+	TenantID    int64      `json:"tenantId" minimum:"1" description:"Tenant of the entry."`
+	ProjectID   int64      `json:"projectId" minimum:"1" description:"Project the entry belongs to."`
 	TargetType  TargetType `json:"targetType"`
-	TargetID    int64      `json:"targetId"`
-	TargetName  string     `json:"targetName"`
-	SprintID    *int64     `json:"sprintId"` // the sprint a task belonged to; nil for sprints and sprint-less tasks
-	CreatedBy   int64      `json:"createdBy"`
-	DeletedBy   int64      `json:"deletedBy"`
-	DeletedDate time.Time  `json:"deletedDate"`
-	PurgeDate   *time.Time `json:"purgeDate"` // DeletedDate + Config.Retention; nil without retention
+	TargetID    int64      `json:"targetId" minimum:"1" description:"Id of the deleted task or sprint."`
+	TargetName  string     `json:"targetName" minLength:"1" maxLength:"512" description:"Name of the deleted task or sprint."`
+	SprintID    *int64     `json:"sprintId" minimum:"1" description:"The sprint a task belonged to; null for sprints and sprint-less tasks."` // the sprint a task belonged to; nil for sprints and sprint-less tasks
+	CreatedBy   int64      `json:"createdBy" minimum:"1" description:"User who created the task or sprint."`
+	DeletedBy   int64      `json:"deletedBy" minimum:"1" description:"Id of the user who deleted it."`
+	DeletedDate time.Time  `json:"deletedDate" description:"Time of deletion, UTC, to the second."`
+	PurgeDate   *time.Time `json:"purgeDate" description:"When retention purges the entry: deletedDate plus the server's retention, computed when read (a changed retention applies at once); the first purge run after it removes the entry. Null when the server keeps entries until cleared (no retention)."` // DeletedDate + Config.Retention; nil without retention
 
-	DeletedByName   string `json:"deletedByName"`
-	CreatedByName   string `json:"createdByName,omitempty"`
-	CreatedByAvatar string `json:"createdByAvatar,omitempty"`
-	DeletedByAvatar string `json:"deletedByAvatar,omitempty"`
+	DeletedByName   string `json:"deletedByName" description:"How the user who deleted it is shown, in every search result (with either infoScope); empty when the server has no source of user names or does not know the user (one deleted since, say)."`
+	CreatedByName   string `json:"createdByName,omitempty" description:"Only with infoScope DETAIL, when known."`
+	CreatedByAvatar string `json:"createdByAvatar,omitempty" description:"Only with infoScope DETAIL, when known: address of an image."`
+	DeletedByAvatar string `json:"deletedByAvatar,omitempty" description:"Only with infoScope DETAIL, when known: address of an image."`
 }
 
 // row is an entry as stored.

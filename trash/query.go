@@ -151,8 +151,8 @@ func KeyKind(key string) (ValueKind, bool) {
 
 // Page is one page of search results and the number of all matches.
 type Page struct {
-	Total int64   `json:"total"`
-	List  []Entry `json:"list"`
+	Total int64   `json:"total" minimum:"0" description:"Number of all matching entries, on every page."`
+	List  []Entry `json:"list" description:"The entries of this page; empty past the last page."`
 }
 
 type filterKey struct {

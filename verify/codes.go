@@ -50,8 +50,8 @@ type EmailSend struct {
 // Sent tells the client how long the code is valid and when it may ask
 // again for the same address.
 type Sent struct {
-	ExpiresInSeconds int `json:"expiresInSeconds"`
-	ResendInSeconds  int `json:"resendInSeconds"`
+	ExpiresInSeconds int `json:"expiresInSeconds" minimum:"1" description:"How long the code is valid (300 by default)."`
+	ResendInSeconds  int `json:"resendInSeconds" minimum:"0" description:"When the same address may get another code for this bizKey (60 by default)."`
 }
 
 // SMSCheck checks a code sent by text message.
@@ -73,7 +73,7 @@ type EmailCheck struct {
 // LinkSecretTTL and once, that the user received the code at that address
 // for that bizKey.
 type Link struct {
-	Secret string `json:"linkSecret"`
+	Secret string `json:"linkSecret" pattern:"^dkl_[A-Za-z0-9_-]{43}$" description:"Proves, once and for 10 minutes, that the current user received the code at this address for this bizKey. changeMobile and changeEmail take it: with MODIFY_*, one won on the current address; with BIND_*, one won on the new address, instead of its code. The host redeems the others."`
 }
 
 // Proof is what a redeemed link secret proved.

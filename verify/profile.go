@@ -29,27 +29,27 @@ func Genders() []string { return slices.Clone(genders[:]) }
 
 // Detail is the current user as the API shows it.
 type Detail struct {
-	ID         int64  `json:"id"`
-	TenantID   int64  `json:"tenantId"`
-	TenantName string `json:"tenantName"`
+	ID         int64  `json:"id" minimum:"1" description:"User id."`
+	TenantID   int64  `json:"tenantId" minimum:"1" description:"The user's tenant."`
+	TenantName string `json:"tenantName" description:"The tenant's name."`
 	Username   string `json:"username"`
 	FirstName  string `json:"firstName"`
 	LastName   string `json:"lastName"`
 	FullName   string `json:"fullName"`
-	Mobile     string `json:"mobile"`  // E.164, "" if none
-	Country    string `json:"country"` // the mobile's region
-	ITC        int    `json:"itc"`     // the mobile's telephone code; 0 if none
-	Email      string `json:"email"`
+	Mobile     string `json:"mobile" pattern:"^$|^\\+[1-9][0-9]{1,14}$" description:"E.164 (+8613800138000); empty if none."`                // E.164, "" if none
+	Country    string `json:"country" description:"The mobile number's ISO 3166-1 region (CN); empty if none."`                              // the mobile's region
+	ITC        int    `json:"itc" minimum:"0" maximum:"999" description:"The mobile number's international telephone code (86); 0 if none."` // the mobile's telephone code; 0 if none
+	Email      string `json:"email" description:"Empty if none."`
 	Landline   string `json:"landline"`
-	Avatar     string `json:"avatar"`
+	Avatar     string `json:"avatar" description:"An http or https URL of an image; empty if none."`
 	Title      string `json:"title"`
-	Gender     string `json:"gender"`
+	Gender     string `json:"gender" enum:"MALE,FEMALE,UNKNOWN,"`
 	Address    string `json:"address"`
 }
 
 // TenantDetail is the current user's tenant as the API shows it.
 type TenantDetail struct {
-	ID   int64  `json:"id"`
+	ID   int64  `json:"id" minimum:"1"`
 	Name string `json:"name"`
 }
 
