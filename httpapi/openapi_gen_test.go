@@ -130,8 +130,8 @@ func TestDocumentOperations(t *testing.T) {
 			}
 		}
 	}
-	if n != 30 {
-		t.Errorf("%d operations in the document, want 30", n)
+	if n != 31 {
+		t.Errorf("%d operations in the document, want 31", n)
 	}
 }
 
@@ -225,7 +225,7 @@ func TestServedDocumentCoversMountedOperations(t *testing.T) {
 		}
 	}
 	slices.Sort(got)
-	want := []string{"clearAllTrash", "clearTrash", "countTrash", "getOpenAPIDocument", "restoreAllTrash", "restoreTrash", "searchTrash"}
+	want := []string{"clearAllTrash", "clearTrash", "countTrash", "getOpenAPIDocument", "getTrash", "restoreAllTrash", "restoreTrash", "searchTrash"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("documented operations (-want +got):\n%s", diff)
 	}

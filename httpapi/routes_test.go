@@ -179,6 +179,7 @@ func TestRoutesDeclared(t *testing.T) {
 		{"GET", "/api/v1/openapi.json"},
 		{"GET", "/api/v1/task/trash/search"},
 		{"GET", "/api/v1/task/trash/count"},
+		{"GET", "/api/v1/task/trash/{id}"},
 		{"PATCH", "/api/v1/task/trash/{id}/back"},
 		{"PATCH", "/api/v1/task/trash/back"},
 		{"DELETE", "/api/v1/task/trash/{id}"},

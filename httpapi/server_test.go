@@ -304,8 +304,8 @@ func TestProtocolErrors(t *testing.T) {
 	// segment shadows its {id} (fault 8: POST /task/trash/search once
 	// answered Allow: GET, DELETE).
 	for _, tc := range []struct{ method, path, allow string }{
-		{"PATCH", "/api/v1/task/trash/12", "DELETE"},
-		{"POST", "/api/v1/task/trash/12", "DELETE"},
+		{"PATCH", "/api/v1/task/trash/12", "GET, DELETE"},
+		{"POST", "/api/v1/task/trash/12", "GET, DELETE"},
 		{"POST", "/api/v1/task/trash/search", "GET"},
 		{"DELETE", "/api/v1/task/trash/search", "GET"},
 		{"DELETE", "/api/v1/task/trash/count", "GET"},
@@ -597,4 +597,38 @@ func TestNewValidates(t *testing.T) {
 	if rec.Code != 404 {
 		t.Errorf("trash route without a trash: %d", rec.Code)
 	}
+}
+
+func TestGetTrashEntry(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newAPI(t, db)
+		e := f.add(t, "alice", trash.NewEntry{TargetType: trash.TargetTask, TargetID: 1, TargetName: "Login page"})
+
+		r := f.do(t, "GET", fmt.Sprintf("/api/v1/task/trash/%d", e.ID), "bob", nil)
+		r.expect(t, 200, "S", "")
+		var got trash.Entry
+		remarshal(t, r.env.Data, &got)
+		if diff := cmp.Diff(e, got); diff != "" {
+			t.Errorf("entry (-added +got):\n%s", diff)
+		}
+
+		// Another tenant's id, a missing one and a malformed one.
+		f.do(t, "GET", fmt.Sprintf("/api/v1/task/trash/%d", e.ID), "eve", nil).expect(t, 404, "E1", KeyNotFound)
+		f.do(t, "GET", fmt.Sprintf("/api/v1/task/trash/%d", e.ID+100), "bob", nil).expect(t, 404, "E1", KeyNotFound)
+		r = f.do(t, "GET", "/api/v1/task/trash/0", "bob", nil)
+		r.expect(t, 400, "E0", KeyValidation)
+		if r.env.Msg != "id must be a positive integer" {
+			t.Errorf("msg = %q", r.env.Msg)
+		}
+		f.do(t, "GET", fmt.Sprintf("/api/v1/task/trash/%d?infoScope=DETAIL", e.ID), "bob", nil).expect(t, 400, "E0", KeyValidation)
+		f.do(t, "GET", fmt.Sprintf("/api/v1/task/trash/%d", e.ID), "", nil).expect(t, 401, "E0", KeyUnauthorized)
+		// The static routes beside the new wildcard still answer.
+		f.do(t, "GET", "/api/v1/task/trash/count?projectId=1", "bob", nil).expect(t, 200, "S", "")
+		f.do(t, "GET", "/api/v1/task/trash/search?targetType=TASK", "bob", nil).expect(t, 200, "S", "")
+		r = f.do(t, "PUT", fmt.Sprintf("/api/v1/task/trash/%d", e.ID), "bob", nil)
+		r.expect(t, 405, "E0", KeyMethodNotAllowed)
+		if got := r.header.Get("Allow"); got != "GET, DELETE" {
+			t.Errorf("Allow = %q", got)
+		}
+	})
 }

@@ -22,10 +22,11 @@ import (
 // included, and its errors go through the error table.
 
 // TrashService is the trash routes' service (Config.Trash): GET
-// /task/trash/search and /task/trash/count, PATCH /task/trash/{id}/back
+// /task/trash/search, /task/trash/count and /task/trash/{id}, PATCH /task/trash/{id}/back
 // and /task/trash/back, DELETE /task/trash/{id} and /task/trash.
 type TrashService interface {
 	Search(ctx context.Context, p deskkit.Principal, q trash.Query) (trash.Page, error)
+	Get(ctx context.Context, p deskkit.Principal, id int64) (trash.Entry, error)
 	Count(ctx context.Context, p deskkit.Principal, projectID int64) (int64, error)
 	Restore(ctx context.Context, p deskkit.Principal, id int64) error
 	RestoreAll(ctx context.Context, p deskkit.Principal, projectID int64) (int, error)

@@ -146,7 +146,7 @@ func TestServicesWrappedAndFaked(t *testing.T) {
 		}
 	}
 	slices.Sort(ops)
-	wantOps := []string{"getOpenAPIDocument", "searchTrash", "countTrash", "restoreTrash", "restoreAllTrash", "clearTrash", "clearAllTrash",
+	wantOps := []string{"getOpenAPIDocument", "searchTrash", "countTrash", "getTrash", "restoreTrash", "restoreAllTrash", "clearTrash", "clearAllTrash",
 		"addEventChannel", "replaceEventChannel", "listEventChannels", "deleteEventChannel", "testEventChannel",
 		"listEventTypes", "listAllEventChannels", "enableEventChannel", "disableEventChannel", "listEventDeliveries",
 		"countEventDeliveriesHourly", "recoverEventDeliveries", "listEventAttempts", "resendEventDelivery"}

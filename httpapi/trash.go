@@ -17,6 +17,7 @@ func trashRoutes(t TrashService) []operation {
 	return []operation{
 		op("searchTrash", http.MethodGet, "/task/trash/search", searchTrashDoc, h.search),
 		op("countTrash", http.MethodGet, "/task/trash/count", countTrashDoc, h.count),
+		op("getTrash", http.MethodGet, "/task/trash/{id}", getTrashDoc, h.get),
 		op("restoreTrash", http.MethodPatch, "/task/trash/{id}/back", restoreTrashDoc, h.restore),
 		op("restoreAllTrash", http.MethodPatch, "/task/trash/back", restoreAllTrashDoc, h.restoreAll),
 		op("clearTrash", http.MethodDelete, "/task/trash/{id}", clearTrashDoc, h.clear),
@@ -72,6 +73,10 @@ func (h trashHandlers) search(ctx context.Context, p deskkit.Principal, req sear
 	return h.t.Search(ctx, p, req.q)
 }
 
+func (h trashHandlers) get(ctx context.Context, p deskkit.Principal, req entryRequest) (trash.Entry, error) {
+	return h.t.Get(ctx, p, req.ID)
+}
+
 func (h trashHandlers) count(ctx context.Context, p deskkit.Principal, req projectRequest) (int64, error) {
 	return h.t.Count(ctx, p, req.ProjectID)
 }
@@ -124,6 +129,17 @@ var searchTrashDoc = &doc{
 		entryMissing,
 	},
 	example: example{data: raw(`{"total": 1, "list": [{"id": 42, "tenantId": 1, "projectId": 10, "targetType": "TASK", "targetId": 200, "targetName": "Write docs", "sprintId": 100, "createdBy": 1, "deletedBy": 2, "deletedDate": "2026-11-22T01:00:00Z", "purgeDate": "2026-12-22T01:00:00Z", "deletedByName": "Alice"}]}`)},
+}
+
+var getTrashDoc = &doc{
+	tag:         "trash",
+	summary:     "Get one entry",
+	description: "One entry of the caller's tenant's trash, with the names and avatars of its creator and deleter as a search with infoScope DETAIL gives them. Who may: any authenticated user who may see the entry's project (every user of the tenant, unless the host's Authorizer is a trash.ProjectViewer). An id that is not in the caller's tenant's trash, or is in a project the caller may not see, is answered 404.",
+	ok:          "OK. data is the entry.",
+	errors: []errDoc{
+		entryMissing,
+	},
+	example: example{data: raw(`{"id": 42, "tenantId": 1, "projectId": 10, "targetType": "TASK", "targetId": 200, "targetName": "Write docs", "sprintId": 100, "createdBy": 1, "deletedBy": 2, "deletedDate": "2026-11-22T01:00:00Z", "purgeDate": "2026-12-22T01:00:00Z", "createdByName": "Bob", "deletedByName": "Alice"}`)},
 }
 
 var countTrashDoc = &doc{

@@ -48,9 +48,9 @@ type Entry struct {
 	PurgeDate   *time.Time `json:"purgeDate" description:"When retention purges the entry: deletedDate plus the server's retention, computed when read (a changed retention applies at once); the first purge run after it removes the entry. Null when the server keeps entries until cleared (no retention)."` // DeletedDate + Config.Retention; nil without retention
 
 	DeletedByName   string `json:"deletedByName" description:"How the user who deleted it is shown, in every search result (with either infoScope); empty when the server has no source of user names or does not know the user (one deleted since, say)."`
-	CreatedByName   string `json:"createdByName,omitempty" description:"Only with infoScope DETAIL, when known."`
-	CreatedByAvatar string `json:"createdByAvatar,omitempty" description:"Only with infoScope DETAIL, when known: address of an image."`
-	DeletedByAvatar string `json:"deletedByAvatar,omitempty" description:"Only with infoScope DETAIL, when known: address of an image."`
+	CreatedByName   string `json:"createdByName,omitempty" description:"In detail views (infoScope DETAIL, and one entry read by its id), when known."`
+	CreatedByAvatar string `json:"createdByAvatar,omitempty" description:"In detail views (infoScope DETAIL, and one entry read by its id), when known: address of an image."`
+	DeletedByAvatar string `json:"deletedByAvatar,omitempty" description:"In detail views (infoScope DETAIL, and one entry read by its id), when known: address of an image."`
 }
 
 // row is an entry as stored.
