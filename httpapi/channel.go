@@ -22,6 +22,7 @@ func channelRoutes(r ChannelService) []operation {
 		op("addEventChannel", http.MethodPost, "/event/channel", addEventChannelDoc, h.add),
 		op("replaceEventChannel", http.MethodPut, "/event/channel", replaceEventChannelDoc, h.replace),
 		op("listEventChannels", http.MethodGet, "/event/channel/type/{channelType}", listEventChannelsDoc, h.list),
+		op("getEventChannel", http.MethodGet, "/event/channel/{id}", getEventChannelDoc, h.get),
 		op("deleteEventChannel", http.MethodDelete, "/event/channel/{id}", deleteEventChannelDoc, h.delete),
 		op("testEventChannel", http.MethodPost, "/event/channel/test", testEventChannelDoc, h.test),
 	}
@@ -204,6 +205,10 @@ func (h channelHandlers) list(ctx context.Context, p deskkit.Principal, req chan
 	return h.r.List(ctx, p, string(req.Type))
 }
 
+func (h channelHandlers) get(ctx context.Context, p deskkit.Principal, req channelIDRequest) (channel.Channel, error) {
+	return h.r.Get(ctx, p, req.ID)
+}
+
 func (h channelHandlers) delete(ctx context.Context, p deskkit.Principal, req channelIDRequest) (*none, error) {
 	return nil, h.r.Delete(ctx, p, req.ID)
 }
@@ -261,6 +266,17 @@ var listEventChannelsDoc = &doc{
 	description: "Lists the caller's tenant's channels of channelType (an alias lists its canonical type), in id order: id, channelType, name and address, never a secret. Every user of the tenant may list them, but a user who is not an admin (unless the host's channel.Authorizer lets them see addresses) gets the addresses masked, since they carry keys and tokens: a webhook as its scheme and host followed by /*** (https://hooks.example.com/***), a robot's URL with every query value, its key or access_token among them, as *** (https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***); e-mail addresses as stored. An unknown type is 400.",
 	ok:          "OK. data is the list; [] if there are none.",
 	example:     example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null}]`)},
+}
+
+var getEventChannelDoc = &doc{
+	tag:         "channel",
+	summary:     "Get a channel",
+	description: "The caller's tenant's channel id, exactly as the lists show it: never a secret, and with the address masked for a user who is not an admin (unless the host's channel.Authorizer lets them see addresses). Every user of the tenant may get a channel. An id that names no channel of the tenant (never was, deleted, another tenant's) is 404. GET /event/channel/type/... and the other static segments are their own routes, never a channel id.",
+	ok:          "OK. data is the channel.",
+	errors: []errDoc{
+		channelMissing,
+	},
+	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null}`)},
 }
 
 var deleteEventChannelDoc = &doc{

@@ -506,6 +506,8 @@ func TestChannelBadRequests(t *testing.T) {
 
 			// Routing: a static segment shadows {id}; nothing redirects.
 			{"delete the test route", "DELETE", channelTestPath, ``, 405, httpapi.KeyMethodNotAllowed, ""},
+			{"get the test route", "GET", channelTestPath, ``, 405, httpapi.KeyMethodNotAllowed, ""},
+			{"get a channel id 0", "GET", channelPath + "/0", ``, 400, httpapi.KeyValidation, "id"},
 			{"patch a channel", "PATCH", channelPath, `{}`, 405, httpapi.KeyMethodNotAllowed, ""},
 			{"list without type", "GET", channelTypePath, ``, 404, httpapi.KeyRouteNotFound, ""},
 			{"list of nothing", "GET", strings.TrimSuffix(channelTypePath, "/"), ``, 404, httpapi.KeyRouteNotFound, ""},
@@ -515,9 +517,11 @@ func TestChannelBadRequests(t *testing.T) {
 				e.call(t, tc.method, tc.target, "alice", tc.body).wantError(t, tc.status, tc.key, tc.field)
 			})
 		}
-		a := e.call(t, http.MethodDelete, channelTestPath, "alice", "")
-		if got := a.header.Get("Allow"); got != "POST" {
-			t.Errorf("DELETE %s: Allow %q, want POST", channelTestPath, got)
+		for _, method := range []string{http.MethodDelete, http.MethodGet} {
+			a := e.call(t, method, channelTestPath, "alice", "")
+			if got := a.header.Get("Allow"); got != "POST" {
+				t.Errorf("%s %s: Allow %q, want POST", method, channelTestPath, got)
+			}
 		}
 		// Nothing refused was stored or changed.
 		if diff := cmp.Diff([]channel.Channel{hook.Channel}, e.list(t, "alice", "WEBHOOK", hook.Secret)); diff != "" {
@@ -969,6 +973,27 @@ var channelResponseCases = []responseCase{
 	{name: "list database down", op: "listEventChannels", method: http.MethodGet, target: path(channelTypePath + "EMAIL"),
 		token: "bob", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
 
+	// GET /event/channel/{id}
+	{name: "get channel", op: "getEventChannel", method: http.MethodGet, target: fill(channelPath + "/{channelId}"), prepare: storedWebhook,
+		token: "bob", reqValid: true, wantStatus: 200, wantData: func(fx fixture) any { return fx.channel.Channel }},
+	{name: "get channel id 0", op: "getEventChannel", method: http.MethodGet, target: path(channelPath + "/0"),
+		token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "get channel unknown parameter", op: "getEventChannel", method: http.MethodGet, target: fill(channelPath + "/{channelId}?secret=1"), prepare: storedWebhook,
+		token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+	{name: "get channel without token", op: "getEventChannel", method: http.MethodGet, target: path(channelPath + "/1"),
+		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
+	{name: "get channel another tenant's channel", op: "getEventChannel", method: http.MethodGet, target: fill(channelPath + "/{channelId}"),
+		prepare: func(t *testing.T, e *env) {
+			e.fx.channel = e.ch.add(t, nomad, channel.Input{Type: "EMAIL", Name: "Theirs", Address: "ann@example.com"})
+		},
+		token: "bob", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
+	{name: "get channel wrong method", op: "getEventChannel", method: http.MethodPost, target: path(channelPath + "/1"),
+		token: "bob", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
+	{name: "get channel authenticator fails", op: "getEventChannel", method: http.MethodGet, target: path(channelPath + "/1"),
+		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
+	{name: "get channel database down", op: "getEventChannel", method: http.MethodGet, target: fill(channelPath + "/{channelId}"), prepare: storedWebhook,
+		token: "bob", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
+
 	// DELETE /event/channel/{id}
 	{name: "delete", op: "deleteEventChannel", method: http.MethodDelete, target: fill(channelPath + "/{channelId}"), prepare: storedWebhook,
 		token: "bob", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return nil }},
@@ -1011,7 +1036,7 @@ var channelResponseCases = []responseCase{
 		body: channelBody("EMAIL", "a", "ann@example.com"), wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
 	{name: "test unknown id", op: "testEventChannel", method: http.MethodPost, target: path(channelTestPath),
 		body: fill(`{"id": 999, "channelType": "EMAIL", "name": "a", "address": "ann@example.com"}`), token: "alice", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
-	{name: "test wrong method", op: "testEventChannel", method: http.MethodGet, target: path(channelTestPath),
+	{name: "test wrong method", op: "testEventChannel", method: http.MethodPut, target: path(channelTestPath),
 		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
 	{name: "test throttled", op: "testEventChannel", method: http.MethodPost, target: path(channelTestPath), prepare: throttled,
 		body: channelBody("WEBHOOK", "Ops hook", "{hook}"), token: "alice", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyTooManyRequests},

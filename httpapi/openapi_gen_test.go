@@ -130,8 +130,8 @@ func TestDocumentOperations(t *testing.T) {
 			}
 		}
 	}
-	if n != 31 {
-		t.Errorf("%d operations in the document, want 31", n)
+	if n != 32 {
+		t.Errorf("%d operations in the document, want 32", n)
 	}
 }
 

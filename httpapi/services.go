@@ -53,7 +53,8 @@ type VerifyService interface {
 
 // ChannelService is the event routes' service (Config.Channels): the
 // tenant's channels (POST, PUT and GET /event/channel, GET
-// /event/channel/type/{channelType}, DELETE /event/channel/{id}, PATCH
+// /event/channel/type/{channelType} and /event/channel/{id}, DELETE
+// /event/channel/{id}, PATCH
 // /event/channel/{id}/enable and /disable), test messages (POST
 // /event/channel/test), the event catalogue (GET /event/types), and
 // deliveries (GET /event/channel/{id}/deliveries and .../hourly, POST
@@ -64,6 +65,7 @@ type ChannelService interface {
 	Replace(ctx context.Context, p deskkit.Principal, in channel.Input) (channel.Channel, error)
 	List(ctx context.Context, p deskkit.Principal, channelType string) ([]channel.Channel, error)
 	ListAll(ctx context.Context, p deskkit.Principal) ([]channel.Channel, error)
+	Get(ctx context.Context, p deskkit.Principal, id int64) (channel.Channel, error)
 	Delete(ctx context.Context, p deskkit.Principal, id int64) error
 	Enable(ctx context.Context, p deskkit.Principal, id int64) (channel.Channel, error)
 	Disable(ctx context.Context, p deskkit.Principal, id int64) (channel.Channel, error)

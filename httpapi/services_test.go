@@ -147,7 +147,7 @@ func TestServicesWrappedAndFaked(t *testing.T) {
 	}
 	slices.Sort(ops)
 	wantOps := []string{"getOpenAPIDocument", "searchTrash", "countTrash", "getTrash", "restoreTrash", "restoreAllTrash", "clearTrash", "clearAllTrash",
-		"addEventChannel", "replaceEventChannel", "listEventChannels", "deleteEventChannel", "testEventChannel",
+		"addEventChannel", "replaceEventChannel", "listEventChannels", "getEventChannel", "deleteEventChannel", "testEventChannel",
 		"listEventTypes", "listAllEventChannels", "enableEventChannel", "disableEventChannel", "listEventDeliveries",
 		"countEventDeliveriesHourly", "recoverEventDeliveries", "listEventAttempts", "resendEventDelivery"}
 	slices.Sort(wantOps)
