@@ -133,9 +133,28 @@ func upsert(ctx context.Context, tx bun.IDB, table string, now int64, limits []L
 				q = q.WhereOr("excluded.limit_key = ? AND l.hits <= ?", l.Key, l.Max-cost)
 			}
 		}
-		keys = make([]string, 0, len(rows))
-		if err := q.Returning("limit_key").Scan(ctx, &keys); err != nil {
-			return fmt.Errorf("take limit: %w", err)
+		if len(rows) == 1 {
+			// One row: how many rows the statement wrote says whether it
+			// fitted, without a result set to read. (database/sql watches
+			// the context of every statement that returns rows with a
+			// goroutine of its own; a hold or take of one limit is on
+			// every check of a code.)
+			res, err := q.Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("take limit: %w", err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("take limit: %w", err)
+			}
+			if n == 1 {
+				keys = []string{rows[0].Key}
+			}
+		} else {
+			keys = make([]string, 0, len(rows))
+			if err := q.Returning("limit_key").Scan(ctx, &keys); err != nil {
+				return fmt.Errorf("take limit: %w", err)
+			}
 		}
 	}
 	for _, l := range ls {
