@@ -216,13 +216,13 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 			}
 		}
 		now := v.now()
-		if err := v.takeLimits(ctx, tx, now, limits); err != nil {
-			return err
-		}
 		if refused {
-			return nil // the limits count the refused send, and nothing else happens
+			// The limits count the refused send, and nothing else happens.
+			return v.takeLimits(ctx, tx, now, limits)
 		}
-		for _, a := range addrs {
+		var values strings.Builder
+		var args []any
+		for i, a := range addrs {
 			code, err := newCode()
 			if err != nil {
 				return err
@@ -231,22 +231,25 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 				user: User{ID: u.ID, TenantID: u.TenantID}, kind: k, bizKey: b, address: a,
 				code: code, hash: v.hashCode(v.codeKeys[0], u, k, b, a, code), limits: keys[a], takenAt: now,
 			}
-			// Written without RETURNING: settle finds the row by its key
-			// and hash, and a statement that returns no rows costs no
-			// context-watching goroutine in database/sql.
-			_, err = tx.ExecContext(ctx, `INSERT INTO deskkit_verify_codes
+			codes = append(codes, pc)
+			if i > 0 {
+				values.WriteString(", ")
+			}
+			values.WriteString("(?, ?, ?, ?, ?, ?, ?, 0, ?, ?)")
+			args = append(args, u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.CodeTTL.Milliseconds())
+		}
+		// The code rows are written by the statement that takes the
+		// limits, if every limit fits (on SQLite, by a second statement),
+		// and without RETURNING: settle finds each row by its key and
+		// hash.
+		return v.takeLimitsThen(ctx, tx, now, limits, func(fits string) bun.Query {
+			return tx.NewRaw(`INSERT INTO deskkit_verify_codes
     (tenant_id, user_id, kind, biz_key, address, code_hash, state, attempts, created_at_ms, expires_at_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+SELECT * FROM (VALUES `+values.String()+`) AS v WHERE `+fits+`
 ON CONFLICT (tenant_id, user_id, kind, biz_key, address) DO UPDATE SET
     code_hash = excluded.code_hash, state = excluded.state, attempts = 0,
-    created_at_ms = excluded.created_at_ms, expires_at_ms = excluded.expires_at_ms`,
-				u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.CodeTTL.Milliseconds())
-			if err != nil {
-				return fmt.Errorf("verify: store code: %w", err)
-			}
-			codes = append(codes, pc)
-		}
-		return nil
+    created_at_ms = excluded.created_at_ms, expires_at_ms = excluded.expires_at_ms`, args...)
+		})
 	})
 	if err != nil {
 		return Sent{}, err
