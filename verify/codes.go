@@ -479,7 +479,7 @@ func (v *Verifier) consume(ctx context.Context, tx bun.IDB, u User, k Kind, b Bi
     state = CASE WHEN code_hash IN (?) THEN ? ELSE state END
 WHERE tenant_id = ? AND user_id = ? AND kind = ? AND biz_key = ? AND address = ?
   AND state = ? AND attempts < ? AND expires_at_ms > ?
-RETURNING state, attempts`, bun.In(hashes), stateUsed, u.TenantID, u.ID, k, b, address, stateActive, MaxAttempts, now)
+RETURNING state, attempts`, bun.List(hashes), stateUsed, u.TenantID, u.ID, k, b, address, stateActive, MaxAttempts, now)
 	q := use
 	if link != nil && v.postgres {
 		q = tx.NewRaw(`WITH c AS (?), l AS (INSERT INTO deskkit_verify_links
