@@ -164,8 +164,13 @@ func (v *Verifier) taken(ctx context.Context, u User, k Kind, address string) (b
 	return holder != 0 && holder != u.ID, nil
 }
 
+// pendingCode is a code row a send wrote, pending until settle. Its row is
+// named by its key (the user, kind, bizKey and address) and its hash: a
+// row whose hash changed was replaced by a later send.
 type pendingCode struct {
-	id      int64
+	user    User // its TenantID and ID
+	kind    Kind
+	bizKey  BizKey
 	address string
 	code    string
 	hash    string
@@ -211,31 +216,40 @@ func (v *Verifier) send(ctx context.Context, p deskkit.Principal, k Kind, b BizK
 			}
 		}
 		now := v.now()
-		if err := v.takeLimits(ctx, tx, now, limits); err != nil {
-			return err
-		}
 		if refused {
-			return nil // the limits count the refused send, and nothing else happens
+			// The limits count the refused send, and nothing else happens.
+			return v.takeLimits(ctx, tx, now, limits)
 		}
-		for _, a := range addrs {
+		var values strings.Builder
+		var args []any
+		for i, a := range addrs {
 			code, err := newCode()
 			if err != nil {
 				return err
 			}
-			pc := pendingCode{address: a, code: code, hash: v.hashCode(v.codeKeys[0], u, k, b, a, code), limits: keys[a], takenAt: now}
-			err = tx.QueryRowContext(ctx, `INSERT INTO deskkit_verify_codes
-    (tenant_id, user_id, kind, biz_key, address, code_hash, state, attempts, created_at_ms, expires_at_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
-ON CONFLICT (tenant_id, user_id, kind, biz_key, address) DO UPDATE SET
-    code_hash = excluded.code_hash, state = excluded.state, attempts = 0,
-    created_at_ms = excluded.created_at_ms, expires_at_ms = excluded.expires_at_ms
-RETURNING id`, u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.CodeTTL.Milliseconds()).Scan(&pc.id)
-			if err != nil {
-				return fmt.Errorf("verify: store code: %w", err)
+			pc := pendingCode{
+				user: User{ID: u.ID, TenantID: u.TenantID}, kind: k, bizKey: b, address: a,
+				code: code, hash: v.hashCode(v.codeKeys[0], u, k, b, a, code), limits: keys[a], takenAt: now,
 			}
 			codes = append(codes, pc)
+			if i > 0 {
+				values.WriteString(", ")
+			}
+			values.WriteString("(?, ?, ?, ?, ?, ?, ?, 0, ?, ?)")
+			args = append(args, u.TenantID, u.ID, k, b, a, pc.hash, statePending, now, now+v.cfg.CodeTTL.Milliseconds())
 		}
-		return nil
+		// The code rows are written by the statement that takes the
+		// limits, if every limit fits (on SQLite, by a second statement),
+		// and without RETURNING: settle finds each row by its key and
+		// hash.
+		return v.takeLimitsThen(ctx, tx, now, limits, func(fits string) bun.Query {
+			return tx.NewRaw(`INSERT INTO deskkit_verify_codes
+    (tenant_id, user_id, kind, biz_key, address, code_hash, state, attempts, created_at_ms, expires_at_ms)
+SELECT * FROM (VALUES `+values.String()+`) AS v WHERE `+fits+`
+ON CONFLICT (tenant_id, user_id, kind, biz_key, address) DO UPDATE SET
+    code_hash = excluded.code_hash, state = excluded.state, attempts = 0,
+    created_at_ms = excluded.created_at_ms, expires_at_ms = excluded.expires_at_ms`, args...)
+		})
 	})
 	if err != nil {
 		return Sent{}, err
@@ -409,15 +423,15 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 		// proves nothing the user could use.
 		return Link{}, ErrAddressTaken
 	}
-	var link Link
+	link, err := v.newLink(u, k, b, address, v.hashCode(v.codeKeys[0], u, k, b, address, code))
+	if err != nil {
+		return Link{}, err
+	}
 	var wrong error
 	err = deskkit.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		if wrong, err = v.consume(ctx, tx, u, k, b, address, code); err != nil || wrong != nil {
-			return err // a wrong code commits: its attempt and failure count
-		}
-		link, err = v.newLink(ctx, tx, u, k, b, address, v.hashCode(v.codeKeys[0], u, k, b, address, code))
-		return err
+		wrong, err = v.consume(ctx, tx, u, k, b, address, code, &link)
+		return err // a wrong code commits: its attempt and failure count
 	})
 	if err != nil {
 		return Link{}, err
@@ -425,20 +439,24 @@ func (v *Verifier) check(ctx context.Context, p deskkit.Principal, k Kind, b Biz
 	if wrong != nil {
 		return Link{}, wrong
 	}
-	return link, nil
+	return Link{Secret: link.secret}, nil
 }
 
 // consume checks code against u's code for (k, b, address) inside tx and,
-// if it matches, uses it up. A wrong code comes back as wrong with a nil
-// err, and the caller commits, so that the attempt and the failure count
-// hold; every other refusal is err, and the caller rolls back.
+// if it matches, uses it up, and with link, stores that link secret for
+// it. A wrong code comes back as wrong with a nil err, and the caller
+// commits, so that the attempt and the failure count hold; every other
+// refusal is err, and the caller rolls back.
 //
-// The failure limit is held, and the attempt counted, before the
-// comparison, by guarded updates that lock their rows: parallel checks of
-// one user queue on the failure-limit row, so no two compare at once, and
-// none compares once a limit is reached. Only a wrong code then takes a
-// unit of the failure limit, under the lock the hold took.
-func (v *Verifier) consume(ctx context.Context, tx bun.IDB, u User, k Kind, b BizKey, address, code string) (wrong, err error) {
+// The failure limit is held before the comparison, by a guarded update
+// that locks its row: parallel checks of one user queue on the
+// failure-limit row, so no two compare at once, and none compares once the
+// limit is reached. One guarded update of the code row then counts the
+// attempt and, if the code's keyed hash is the row's, uses the code up
+// (on PostgreSQL, the link secret is written by the same statement). Only
+// a wrong code then takes a unit of the failure limit, under the lock the
+// hold took.
+func (v *Verifier) consume(ctx context.Context, tx bun.IDB, u User, k Kind, b BizKey, address, code string, link *newLink) (wrong, err error) {
 	fl := v.failureLimit(u)
 	now := v.now()
 	if err := limiter.Hold(ctx, tx, limitsTable, now, fl); err != nil {
@@ -449,31 +467,45 @@ func (v *Verifier) consume(ctx context.Context, tx bun.IDB, u User, k Kind, b Bi
 		}
 		return nil, fmt.Errorf("verify: %w", err)
 	}
-	var id int64
-	var hash string
-	var attempts int
-	err = tx.QueryRowContext(ctx, `UPDATE deskkit_verify_codes SET attempts = attempts + 1
+	// The row's hash is compared with the code's under each key (the
+	// current secret's and the previous one's) by the database: the hashes
+	// are keyed, so equality of the stored value tells an attacker nothing
+	// a wrong answer does not.
+	hashes := make([]string, len(v.codeKeys))
+	for i, key := range v.codeKeys {
+		hashes[i] = v.hashCode(key, u, k, b, address, code)
+	}
+	use := tx.NewRaw(`UPDATE deskkit_verify_codes SET attempts = attempts + 1,
+    state = CASE WHEN code_hash IN (?) THEN ? ELSE state END
 WHERE tenant_id = ? AND user_id = ? AND kind = ? AND biz_key = ? AND address = ?
   AND state = ? AND attempts < ? AND expires_at_ms > ?
-RETURNING id, code_hash, attempts`, u.TenantID, u.ID, k, b, address, stateActive, MaxAttempts, now).Scan(&id, &hash, &attempts)
+RETURNING state, attempts`, bun.List(hashes), stateUsed, u.TenantID, u.ID, k, b, address, stateActive, MaxAttempts, now)
+	q := use
+	if link != nil && v.postgres {
+		q = tx.NewRaw(`WITH c AS (?), l AS (INSERT INTO deskkit_verify_links
+    (tenant_id, user_id, kind, biz_key, address, secret_hash, code_hash, created_at_ms, expires_at_ms)
+    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM c WHERE c.state = ?)
+SELECT state, attempts FROM c`, use, u.TenantID, u.ID, k, b, address, link.secretHash, link.codeHash, link.createdAt, link.expiresAt, stateUsed)
+	}
+	var state string
+	var attempts int
+	err = q.Scan(ctx, &state, &attempts)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, v.whyUnusable(ctx, tx, u, k, b, address, now)
 	case err != nil:
 		return nil, fmt.Errorf("verify: count attempt: %w", err)
 	}
-	if !v.matches(hash, u, k, b, address, code) {
+	if state != stateUsed {
 		if err := v.takeLimits(ctx, tx, now, []limiter.Limit{fl}); err != nil {
 			return nil, err
 		}
 		return &wrongCode{left: MaxAttempts - attempts}, nil
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE deskkit_verify_codes SET state = ? WHERE id = ? AND state = ?`, stateUsed, id, stateActive)
-	if err != nil {
-		return nil, fmt.Errorf("verify: use code: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return nil, ErrCodeMissing
+	if link != nil && !v.postgres {
+		if err := link.store(ctx, tx, u, k, b, address); err != nil {
+			return nil, err
+		}
 	}
 	return nil, nil
 }
@@ -542,24 +574,35 @@ func (e *wrongCode) ClientMessage() string {
 // place is recognisable.
 const linkPrefix = "dkl_"
 
-// newLink stores a new link secret for what was just proved, with
-// codeHash, the keyed hash of the code whose check proved it, and returns
-// it. The hash lets a BIND_* change that carries both the code and the
-// secret tell whether they belong together (see bindPair).
-func (v *Verifier) newLink(ctx context.Context, tx bun.IDB, u User, k Kind, b BizKey, address, codeHash string) (Link, error) {
+// newLink is a new link secret for what a check is about to prove, with
+// codeHash, the keyed hash of the code whose check proves it. The hash
+// lets a BIND_* change that carries both the code and the secret tell
+// whether they belong together (see bindPair). consume stores it, in the
+// transaction that uses the code up.
+type newLink struct {
+	secret, secretHash, codeHash string
+	createdAt, expiresAt         int64 // Unix milliseconds
+}
+
+func (v *Verifier) newLink(u User, k Kind, b BizKey, address, codeHash string) (newLink, error) {
 	buf := make([]byte, 32)
 	if _, err := rand.Read(buf); err != nil {
-		return Link{}, fmt.Errorf("verify: random link secret: %w", err)
+		return newLink{}, fmt.Errorf("verify: random link secret: %w", err)
 	}
 	secret := linkPrefix + base64.RawURLEncoding.EncodeToString(buf)
 	now := v.now()
+	return newLink{secret: secret, secretHash: hashLink(secret), codeHash: codeHash, createdAt: now, expiresAt: now + LinkSecretTTL.Milliseconds()}, nil
+}
+
+// store writes l, the link secret of u's check for (k, b, address).
+func (l *newLink) store(ctx context.Context, tx bun.IDB, u User, k Kind, b BizKey, address string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO deskkit_verify_links
     (tenant_id, user_id, kind, biz_key, address, secret_hash, code_hash, created_at_ms, expires_at_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, u.TenantID, u.ID, k, b, address, hashLink(secret), codeHash, now, now+LinkSecretTTL.Milliseconds())
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, u.TenantID, u.ID, k, b, address, l.secretHash, l.codeHash, l.createdAt, l.expiresAt)
 	if err != nil {
-		return Link{}, fmt.Errorf("verify: store link secret: %w", err)
+		return fmt.Errorf("verify: store link secret: %w", err)
 	}
-	return Link{Secret: secret}, nil
+	return nil
 }
 
 func hashLink(secret string) string {

@@ -151,7 +151,7 @@ func (v *Verifier) change(ctx context.Context, p deskkit.Principal, c change) (D
 			if err := v.bindProof(ctx, tx, u, c, code); err != nil {
 				return err
 			}
-		} else if wrong, err = v.consume(ctx, tx, u, c.kind, c.bizKey, c.address, code); err != nil || wrong != nil {
+		} else if wrong, err = v.consume(ctx, tx, u, c.kind, c.bizKey, c.address, code, nil); err != nil || wrong != nil {
 			return err
 		}
 		if modify {

@@ -90,7 +90,8 @@
 // A code is 6 digits from crypto/rand, valid Config.CodeTTL (5 minutes;
 // at most 10). It is stored only as an HMAC-SHA256 of the code and its
 // context (tenant, user, kind, bizKey, address) under a key derived with
-// HKDF from the server secret, compared in constant time, never logged
+// HKDF from the server secret, compared only as such keyed hashes (so the
+// time a comparison takes tells nothing about the code), never logged
 // and never returned by the API. Config.PreviousSecret keeps codes in
 // flight alive across a rotation of the secret. A new code for the same
 // user, bizKey and address replaces the old one. A successful check uses

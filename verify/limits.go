@@ -26,7 +26,20 @@ const limitsTable = "deskkit_verify_limits"
 // it inside a transaction: a refusal should roll back the limits taken
 // before it.
 func (v *Verifier) takeLimits(ctx context.Context, tx bun.IDB, now int64, limits []limiter.Limit) error {
-	if err := limiter.Take(ctx, tx, limitsTable, now, limits); err != nil {
+	return v.takeLimitsThen(ctx, tx, now, limits, nil)
+}
+
+// takeLimitsThen is takeLimits followed, if every limit fits, by then's
+// statement, in the same statement where the database can
+// (limiter.TakeThen); nil then is none.
+func (v *Verifier) takeLimitsThen(ctx context.Context, tx bun.IDB, now int64, limits []limiter.Limit, then func(fits string) bun.Query) error {
+	var err error
+	if then == nil {
+		err = limiter.Take(ctx, tx, limitsTable, now, limits)
+	} else {
+		err = limiter.TakeThen(ctx, tx, limitsTable, now, limits, then)
+	}
+	if err != nil {
 		v.noteRefusal(ctx, err)
 		var rl *deskkit.RateLimitError
 		if errors.As(err, &rl) {

@@ -166,16 +166,19 @@ func (v *Verifier) runSettles(ctx context.Context) {
 // atomic without a transaction of its own; a failure gives back the limits
 // of exactly the codes it moved, in one transaction.
 func (v *Verifier) settleNow(ctx context.Context, codes []pendingCode, state string) error {
+	// The codes of one send are one user's, of one kind and bizKey: each
+	// row is named by its address and its hash.
+	first := codes[0]
 	var match strings.Builder
-	args := []any{state, statePending}
+	args := []any{state, statePending, first.user.TenantID, first.user.ID, first.kind, first.bizKey}
 	for i, pc := range codes {
 		if i > 0 {
 			match.WriteString(" OR ")
 		}
-		match.WriteString("(id = ? AND code_hash = ?)")
-		args = append(args, pc.id, pc.hash)
+		match.WriteString("(address = ? AND code_hash = ?)")
+		args = append(args, pc.address, pc.hash)
 	}
-	query := "UPDATE deskkit_verify_codes SET state = ? WHERE state = ? AND (" + match.String() + ")"
+	query := "UPDATE deskkit_verify_codes SET state = ? WHERE state = ? AND tenant_id = ? AND user_id = ? AND kind = ? AND biz_key = ? AND (" + match.String() + ")"
 	if state != stateFailed {
 		if _, err := v.db.ExecContext(ctx, query, args...); err != nil {
 			return fmt.Errorf("verify: mark codes %s: %w", state, err)
@@ -183,12 +186,12 @@ func (v *Verifier) settleNow(ctx context.Context, codes []pendingCode, state str
 		return nil
 	}
 	return deskkit.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
-		var moved []int64
-		if err := tx.NewRaw(query+" RETURNING id", args...).Scan(ctx, &moved); err != nil {
+		var moved []string
+		if err := tx.NewRaw(query+" RETURNING address", args...).Scan(ctx, &moved); err != nil {
 			return fmt.Errorf("verify: mark codes %s: %w", state, err)
 		}
 		for _, pc := range codes {
-			if !slices.Contains(moved, pc.id) {
+			if !slices.Contains(moved, pc.address) {
 				continue
 			}
 			for _, key := range pc.limits {

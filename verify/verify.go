@@ -224,6 +224,7 @@ func checkPublisher(p deskkit.Publisher) error {
 // one database: every limit is kept in the database.
 type Verifier struct {
 	db       *bun.DB
+	postgres bool // else SQLite: no data-modifying WITH
 	dir      Directory
 	sms      SMSSender
 	mail     deskkit.Mailer
@@ -260,7 +261,8 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 	case len(secret) < MinSecretLength:
 		return nil, fmt.Errorf("verify: secret must be at least %d bytes", MinSecretLength)
 	}
-	if _, err := migrate.DialectOf(db); err != nil {
+	d, err := migrate.DialectOf(db)
+	if err != nil {
 		return nil, err
 	}
 	c := cfg.withDefaults()
@@ -271,7 +273,7 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 	if err != nil {
 		return nil, err
 	}
-	v := &Verifier{db: db, dir: dir, sms: sms, mail: mail, cfg: *c, templates: ts, settles: newSettleQueue()}
+	v := &Verifier{db: db, postgres: d.Postgres, dir: dir, sms: sms, mail: mail, cfg: *c, templates: ts, settles: newSettleQueue()}
 	v.ops, v.tel = newTelemetry(*c)
 	for _, s := range [][]byte{secret, c.PreviousSecret} {
 		if s == nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"sync"
 
 	"github.com/uptrace/bun"
 
@@ -20,6 +22,66 @@ import (
 // The directory authenticates requests as it is: httpapi.Authenticator
 // speaks only deskkit types.
 var _ httpapi.Authenticator = (*directory.Directory)(nil)
+
+// requestUser is the user a request's token named, read with the token by
+// authUsers, for the first read of that user in the same request
+// (verifyUsers.User): a send of a code reads the user it was asked by, and
+// reading it with the token saves a statement. It is taken once, and
+// dropped by any change to a user through verifyUsers, so that a read
+// after a change reads the database.
+type requestUser struct {
+	mu   sync.Mutex
+	u    directory.User
+	have bool
+}
+
+type requestUserKey struct{}
+
+// rememberUsers gives each request a requestUser slot.
+func rememberUsers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestUserKey{}, &requestUser{})))
+	})
+}
+
+func slotOf(ctx context.Context) *requestUser {
+	s, _ := ctx.Value(requestUserKey{}).(*requestUser)
+	return s
+}
+
+// take returns the remembered user if it is user userID of tenantID, and
+// forgets it.
+func (s *requestUser) take(tenantID, userID int64) (directory.User, bool) {
+	if s == nil {
+		return directory.User{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.u, s.have && s.u.TenantID == tenantID && s.u.ID == userID
+	s.u, s.have = directory.User{}, false
+	return u, ok
+}
+
+// authUsers authenticates through the directory as it is, reading the
+// token's user with the token into the request's requestUser.
+type authUsers struct{ d *directory.Directory }
+
+var _ httpapi.Authenticator = authUsers{}
+
+// Authenticate is directory.Directory's, answering the same principal and
+// errors.
+func (a authUsers) Authenticate(ctx context.Context, token string) (deskkit.Principal, error) {
+	u, err := a.d.AuthenticateUser(ctx, token)
+	if err != nil {
+		return deskkit.Principal{}, err
+	}
+	if s := slotOf(ctx); s != nil {
+		s.mu.Lock()
+		s.u, s.have = u, true
+		s.mu.Unlock()
+	}
+	return deskkit.Principal{UserID: u.ID, TenantID: u.TenantID, Admin: u.Admin}, nil
+}
 
 // trashUsers makes the directory the trash's UserResolver.
 type trashUsers struct{ d *directory.Directory }
@@ -44,9 +106,12 @@ var _ verify.Directory = verifyUsers{}
 
 // User returns user userID of the tenant.
 func (u verifyUsers) User(ctx context.Context, tenantID, userID int64) (verify.User, error) {
-	du, err := u.d.User(ctx, tenantID, userID)
-	if err != nil {
-		return verify.User{}, err
+	du, ok := slotOf(ctx).take(tenantID, userID)
+	if !ok {
+		var err error
+		if du, err = u.d.User(ctx, tenantID, userID); err != nil {
+			return verify.User{}, err
+		}
 	}
 	return verify.User{
 		ID:        du.ID,
@@ -89,6 +154,7 @@ func (u verifyUsers) Holder(ctx context.Context, tenantID int64, k verify.Kind, 
 
 // UpdateProfile applies p to the user through db, in one statement.
 func (u verifyUsers) UpdateProfile(ctx context.Context, db bun.IDB, tenantID, userID int64, p verify.Profile) error {
+	slotOf(ctx).take(0, 0) // a change: later reads read the database
 	_, err := u.d.UpdateUser(ctx, db, tenantID, userID, directory.Change{
 		Username:    p.Username,
 		DisplayName: p.FullName,
@@ -105,10 +171,12 @@ func (u verifyUsers) UpdateProfile(ctx context.Context, db bun.IDB, tenantID, us
 
 // SetMobile replaces the user's mobile number old with mobile, through db.
 func (u verifyUsers) SetMobile(ctx context.Context, db bun.IDB, tenantID, userID int64, old, mobile, country string) error {
+	slotOf(ctx).take(0, 0) // a change: later reads read the database
 	return u.d.SwapMobile(ctx, db, tenantID, userID, old, mobile, country)
 }
 
 // SetEmail replaces the user's e-mail address old with email, through db.
 func (u verifyUsers) SetEmail(ctx context.Context, db bun.IDB, tenantID, userID int64, old, email string) error {
+	slotOf(ctx).take(0, 0) // a change: later reads read the database
 	return u.d.SwapEmail(ctx, db, tenantID, userID, old, email)
 }

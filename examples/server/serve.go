@@ -410,7 +410,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 		return nil, err
 	}
 	api, err := httpapi.New(&httpapi.Config{
-		Authenticator: dir, Trash: tr, Verifier: v, Channels: reg, Logger: cfg.Logger, Now: cfg.Now, RequestTimeout: cfg.RequestTimeout,
+		Authenticator: authUsers{dir}, Trash: tr, Verifier: v, Channels: reg, Logger: cfg.Logger, Now: cfg.Now, RequestTimeout: cfg.RequestTimeout,
 	})
 	if err != nil {
 		return nil, err
@@ -423,7 +423,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 		return nil, err
 	}
 	ready := &readiness{db: db, logger: cfg.Logger}
-	h := httpapi.RequestIDs(accessLog(cfg.Logger, routes(api, ready, con)))
+	h := httpapi.RequestIDs(accessLog(cfg.Logger, rememberUsers(routes(api, ready, con))))
 	if cfg.TracerProvider != nil {
 		h = traceContext(h)
 	}

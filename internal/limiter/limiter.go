@@ -24,9 +24,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/deskkit/deskkit"
 )
@@ -68,6 +70,27 @@ func Take(ctx context.Context, tx bun.IDB, table string, now int64, limits []Lim
 	return upsert(ctx, tx, table, now, limits, false)
 }
 
+// TakeThen is Take followed, if every limit fits, by the caller's
+// statement then(fits), in one round trip on PostgreSQL: the upsert and
+// the statement run as one, the upsert in a WITH, and fits is an SQL
+// condition, true when every limit fitted, that the statement must put in
+// its WHERE (it may be run whatever the outcome). On SQLite, which has no
+// data-modifying WITH, it runs after Take succeeded, with fits always
+// true. As with Take, a refusal may leave work done: call it inside a
+// transaction, which the refusal rolls back.
+func TakeThen(ctx context.Context, tx bun.IDB, table string, now int64, limits []Limit, then func(fits string) bun.Query) error {
+	if tx.Dialect().Name() != dialect.PG {
+		if err := Take(ctx, tx, table, now, limits); err != nil {
+			return err
+		}
+		if _, err := tx.NewRaw("?", then("1 = 1")).Exec(ctx); err != nil {
+			return fmt.Errorf("after limits: %w", err)
+		}
+		return nil
+	}
+	return upsertThen(ctx, tx, table, now, limits, false, then)
+}
+
 // Hold refuses as Take would refuse an event of cost 1 against l, but
 // counts nothing: it locks l's row (creating it, or opening a new window
 // if the last one closed) until tx ends, so that the caller can decide
@@ -95,6 +118,12 @@ type row struct {
 // for the event's cost (the guard), and the statement returns the keys it
 // wrote; a key missing from them is a refusal.
 func upsert(ctx context.Context, tx bun.IDB, table string, now int64, limits []Limit, hold bool) error {
+	return upsertThen(ctx, tx, table, now, limits, hold, nil)
+}
+
+// upsertThen is upsert, with then (if not nil) the statement of TakeThen
+// on PostgreSQL.
+func upsertThen(ctx context.Context, tx bun.IDB, table string, now int64, limits []Limit, hold bool, then func(fits string) bun.Query) error {
 	ls := make([]Limit, 0, len(limits))
 	for _, l := range limits {
 		if l.Max <= 0 {
@@ -120,6 +149,12 @@ func upsert(ctx context.Context, tx bun.IDB, table string, now int64, limits []L
 		rows = append(rows, row{Key: l.Key, Start: now, End: now + l.Window.Milliseconds(), Hits: add})
 	}
 	var keys []string
+	if len(ls) == 0 && then != nil {
+		// No limit to count: the caller's statement alone.
+		if _, err := tx.NewRaw("?", then("1 = 1")).Exec(ctx); err != nil {
+			return fmt.Errorf("after limits: %w", err)
+		}
+	}
 	if len(rows) > 0 {
 		q := tx.NewInsert().Model(&rows).ModelTableExpr("? AS l", bun.Ident(table)).
 			On("CONFLICT (limit_key) DO UPDATE").
@@ -133,9 +168,38 @@ func upsert(ctx context.Context, tx bun.IDB, table string, now int64, limits []L
 				q = q.WhereOr("excluded.limit_key = ? AND l.hits <= ?", l.Key, l.Max-cost)
 			}
 		}
-		keys = make([]string, 0, len(rows))
-		if err := q.Returning("limit_key").Scan(ctx, &keys); err != nil {
-			return fmt.Errorf("take limit: %w", err)
+		if then != nil {
+			keys = make([]string, 0, len(rows))
+			fits := "(SELECT count(*) FROM taken) = " + strconv.Itoa(len(rows))
+			if len(rows) < len(ls) {
+				fits = "FALSE" // a limit that never fits
+			}
+			err := tx.NewRaw("WITH taken AS (?), rest AS (?) SELECT limit_key FROM taken", q.Returning("limit_key"), then(fits)).Scan(ctx, &keys)
+			if err != nil {
+				return fmt.Errorf("take limit: %w", err)
+			}
+		} else if len(rows) == 1 {
+			// One row: how many rows the statement wrote says whether it
+			// fitted, without a result set to read. (database/sql watches
+			// the context of every statement that returns rows with a
+			// goroutine of its own; a hold or take of one limit is on
+			// every check of a code.)
+			res, err := q.Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("take limit: %w", err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("take limit: %w", err)
+			}
+			if n == 1 {
+				keys = []string{rows[0].Key}
+			}
+		} else {
+			keys = make([]string, 0, len(rows))
+			if err := q.Returning("limit_key").Scan(ctx, &keys); err != nil {
+				return fmt.Errorf("take limit: %w", err)
+			}
 		}
 	}
 	for _, l := range ls {

@@ -228,3 +228,46 @@ func createTable(t *testing.T, db *bun.DB) {
 		t.Fatal(err)
 	}
 }
+
+// TestTakeThen: the caller's statement runs with the take when every
+// limit fits, and writes nothing when one is refused (PostgreSQL runs
+// it in the same statement, SQLite after the take).
+func TestTakeThen(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		createTable(t, db)
+		if _, err := db.ExecContext(ctx, "CREATE TABLE test_after (n INTEGER NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+		a := limiter.Limit{Key: "a", Max: 1, Window: time.Minute, Msg: "a"}
+		b := limiter.Limit{Key: "b", Max: 5, Window: time.Minute, Msg: "b"}
+		never := limiter.Limit{Key: "c", Max: 1, Cost: 2, Window: time.Minute, Msg: "c"}
+		take := func(n int, ls ...limiter.Limit) error {
+			return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				return limiter.TakeThen(ctx, tx, "test_limits", 0, ls, func(fits string) bun.Query {
+					return tx.NewRaw("INSERT INTO test_after (n) SELECT ? WHERE "+fits, n)
+				})
+			})
+		}
+		if err := take(1, b, a); err != nil {
+			t.Fatal(err)
+		}
+		var rl *deskkit.RateLimitError
+		if err := take(2, b, a); !errors.As(err, &rl) || rl.Message != "a" {
+			t.Fatalf("a second take: %v, want a's refusal", err)
+		}
+		if err := take(3, b, never); !errors.As(err, &rl) || rl.Message != "c" {
+			t.Fatalf("a take that never fits: %v, want c's refusal", err)
+		}
+		if err := take(4); err != nil {
+			t.Fatalf("no limits: %v", err)
+		}
+		var got []int
+		if err := db.NewSelect().Table("test_after").Column("n").Order("n").Scan(ctx, &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[0] != 1 || got[1] != 4 {
+			t.Errorf("statements run after the takes: %v, want [1 4]", got)
+		}
+	})
+}

@@ -152,10 +152,24 @@ func TestTokenExpiry(t *testing.T) {
 			if _, err := d.Authenticate(ctx, forever); err != nil {
 				t.Errorf("at %v the token without expiry fails: %v", c.at, err)
 			}
+			// AuthenticateUser accepts and refuses as Authenticate does,
+			// answering the whole user.
+			au, err := d.AuthenticateUser(ctx, token)
+			switch {
+			case c.live && (err != nil || au != u):
+				t.Errorf("AuthenticateUser at %v: %+v, %v; want %+v", c.at, au, err, u)
+			case !c.live && (!errors.Is(err, directory.ErrUnauthenticated) || au != (directory.User{})):
+				t.Errorf("AuthenticateUser at %v: %+v, %v; want ErrUnauthenticated", c.at, au, err)
+			}
 		}
 		// An expired token can still be revoked.
 		if _, err := d.RevokeToken(ctx, token); err != nil {
 			t.Errorf("revoke an expired token: %v", err)
+		}
+		for _, bad := range []string{token, "not a token"} {
+			if _, err := d.AuthenticateUser(ctx, bad); !errors.Is(err, directory.ErrUnauthenticated) {
+				t.Errorf("AuthenticateUser(%q) after revoking: %v, want ErrUnauthenticated", bad, err)
+			}
 		}
 
 		var in *deskkit.InputError
