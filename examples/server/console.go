@@ -4,7 +4,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit/channel"
-	"github.com/deskkit/deskkit/examples/server/internal/console"
+	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"

@@ -20,7 +20,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/trash"
@@ -33,7 +32,7 @@ type fixture struct {
 	t     *testing.T
 	db    *bun.DB
 	clock *clocktest.Clock
-	dir   *directory.Directory
+	dir   *fakeDirectory
 	trash *trash.Trash
 	c     *Console
 	srv   *httptest.Server
@@ -43,21 +42,18 @@ type fixture struct {
 func setup(t *testing.T, db *bun.DB, tweak func(*Config), tls bool) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	for _, m := range []func(context.Context, *bun.DB) error{directory.Migrate, trash.Migrate, Migrate} {
+	for _, m := range []func(context.Context, *bun.DB) error{trash.Migrate, Migrate} {
 		if err := m(ctx, db); err != nil {
 			t.Fatal(err)
 		}
 	}
 	clk := clocktest.New(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
-	dir, err := directory.New(db, &directory.Config{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := newFakeDirectory()
 	tr, err := trash.New(db, &trashtest.Restorer{}, &trash.Config{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{DB: db, Authenticator: dir, TokenHash: directory.TokenHash, Trash: tr, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}
+	cfg := Config{DB: db, Authenticator: dir, TokenHash: fakeTokenHash, Trash: tr, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -78,20 +74,7 @@ func setup(t *testing.T, db *bun.DB, tweak func(*Config), tls bool) *fixture {
 
 func (f *fixture) issue(username string, admin bool) string {
 	f.t.Helper()
-	ctx := context.Background()
-	tn, err := f.dir.EnsureTenant(ctx, "acme")
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	u, err := f.dir.EnsureUser(ctx, tn.ID, username, admin)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	tok, err := f.dir.IssueToken(ctx, u)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return tok
+	return f.dir.issue(1, username, admin)
 }
 
 // answer is a response, its body read.
@@ -187,7 +170,7 @@ func TestSessionStoredHashedAndEnds(t *testing.T) {
 		if row.IDHash != hex.EncodeToString(sum[:]) || strings.Contains(row.IDHash, ck.Value) {
 			t.Errorf("stored id %q is not the SHA-256 of the cookie's id", row.IDHash)
 		}
-		if row.TokenHash != directory.TokenHash(f.token) {
+		if row.TokenHash != fakeTokenHash(f.token) {
 			t.Error("the session does not keep its token's hash")
 		}
 		if got := time.UnixMilli(row.ExpiresMS).Sub(time.UnixMilli(row.CreatedMS)); got != 12*time.Hour {
@@ -217,9 +200,7 @@ func TestRevokedTokenEndsSession(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		f := setup(t, db, nil, false)
 		ck := f.signIn(f.token)
-		if _, err := f.dir.RevokeToken(context.Background(), f.token); err != nil {
-			t.Fatal(err)
-		}
+		f.dir.revoke(f.token)
 		a := f.do(http.MethodGet, "/console/trash", nil, ck)
 		if a.StatusCode != http.StatusSeeOther || !strings.HasPrefix(a.Header.Get("Location"), "/console/signin") {
 			t.Errorf("after revocation: %d to %q", a.StatusCode, a.Header.Get("Location"))
@@ -242,11 +223,7 @@ func TestAdminFlagFollowsTheDirectory(t *testing.T) {
 		if a := f.do(http.MethodGet, "/console/", nil, ck); !strings.Contains(a.body, "· admin") {
 			t.Fatal("the admin is not shown as one")
 		}
-		ctx := context.Background()
-		tn, _ := f.dir.EnsureTenant(ctx, "acme")
-		if _, err := f.dir.EnsureUserRole(ctx, tn.ID, "ada", directory.Role{Admin: false, Set: true}); err != nil {
-			t.Fatal(err)
-		}
+		f.dir.setAdmin("ada", false)
 		if a := f.do(http.MethodGet, "/console/", nil, ck); strings.Contains(a.body, "· admin") {
 			t.Error("the session still acts as an admin after the directory took the role away")
 		}
@@ -310,7 +287,7 @@ func TestOneTimeLink(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		f := setup(t, db, nil, false)
 		ctx := context.Background()
-		code, err := CreateLink(ctx, db, directory.TokenHash(f.token), f.clock.Now(), 0)
+		code, err := CreateLink(ctx, db, fakeTokenHash(f.token), f.clock.Now(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +309,7 @@ func TestOneTimeLink(t *testing.T) {
 			t.Errorf("second use: %d, want 401", a.StatusCode)
 		}
 		// A link dies 10 minutes after it was made.
-		late, err := CreateLink(ctx, db, directory.TokenHash(f.token), f.clock.Now(), 0)
+		late, err := CreateLink(ctx, db, fakeTokenHash(f.token), f.clock.Now(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
