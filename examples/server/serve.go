@@ -418,7 +418,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	demo.mount(api)
 	mountRedeem(api, v)
 	mountPublish(api, db, reg)
-	con, err := newConsole(db, dir, tr, v, reg, cfg)
+	con, err := newConsole(db, dir, tr, v, reg, secret, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +439,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 // deskkit's own router never redirects: such paths answer a 404 envelope.
 // The console (/console/, /docs) gets its paths as they came too, and
 // refuses unclean ones with a 404 page rather than a redirect.
-func routes(api http.Handler, ready *readiness, con http.Handler) http.Handler {
+func routes(api http.Handler, ready *readiness, con *console.Console) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var probe func(http.ResponseWriter, *http.Request)
 		switch r.URL.Path {
@@ -450,7 +450,7 @@ func routes(api http.Handler, ready *readiness, con http.Handler) http.Handler {
 		case "/readyz":
 			probe = ready.serve
 		default:
-			if console.Handles(r.URL.Path) {
+			if con.Handles(r.URL.Path) {
 				con.ServeHTTP(w, r)
 				return
 			}

@@ -23,20 +23,20 @@ import (
 // the pages hide actions from non-admins, but never refuse on their own.
 func (c *Console) channelRoutes() {
 	c.sections.Channels = true
-	c.page("GET /console/channels", c.channelsPage)
-	c.page("GET /console/channels/new", c.newChannelPage)
-	c.page("POST /console/channels", c.addChannel)
-	c.page("GET /console/channels/{id}", c.channelPage)
-	c.page("GET /console/channels/{id}/edit", c.editChannelPage)
-	c.page("POST /console/channels/{id}", c.replaceChannel)
-	c.page("POST /console/channels/{id}/test", c.testChannel)
-	c.page("POST /console/channels/{id}/enable", c.switchChannel(true))
-	c.page("GET /console/channels/{id}/{action}", c.confirmChannel) // disable, delete
-	c.page("POST /console/channels/{id}/disable", c.switchChannel(false))
-	c.page("POST /console/channels/{id}/delete", c.deleteChannel)
-	c.page("POST /console/channels/{id}/recover", c.recoverChannel)
-	c.page("GET /console/deliveries/{id}", c.deliveryPage)
-	c.page("POST /console/deliveries/{id}/resend", c.resendDelivery)
+	c.page(ScopeChannels, "GET "+c.base+"channels", c.channelsPage)
+	c.page(ScopeChannels, "GET "+c.base+"channels/new", c.newChannelPage)
+	c.page(ScopeChannels, "POST "+c.base+"channels", c.addChannel)
+	c.page(ScopeChannels, "GET "+c.base+"channels/{id}", c.channelPage)
+	c.page(ScopeChannels, "GET "+c.base+"channels/{id}/edit", c.editChannelPage)
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}", c.replaceChannel)
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/test", c.testChannel)
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/enable", c.switchChannel(true))
+	c.page(ScopeChannels, "GET "+c.base+"channels/{id}/{action}", c.confirmChannel) // disable, delete
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/disable", c.switchChannel(false))
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/delete", c.deleteChannel)
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/recover", c.recoverChannel)
+	c.page(ScopeChannels, "GET "+c.base+"deliveries/{id}", c.deliveryPage)
+	c.page(ScopeChannels, "POST "+c.base+"deliveries/{id}/resend", c.resendDelivery)
 }
 
 // channelTypes are the types the forms offer, with their words.
@@ -75,7 +75,7 @@ type channelsView struct {
 // and last day's deliveries. The counts are the registry's DeliveryCounts,
 // which only those who may read deliveries may call: for anybody else the
 // page is the registry's refusal (403), as the deliveries API is.
-func (c *Console) channelsPage(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) channelsPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	list, err := c.cfg.Channels.ListAll(r.Context(), s.Principal)
 	if err != nil {
 		c.fail(w, r, s, err)
@@ -101,7 +101,7 @@ func (c *Console) channelsPage(w http.ResponseWriter, r *http.Request, s *Sessio
 
 // findChannel is the tenant's channel id as ListAll shows it to s (the
 // registry has no read of one channel; the API lists too).
-func (c *Console) findChannel(r *http.Request, s *Session, id int64) (channel.Channel, error) {
+func (c *Console) findChannel(r *http.Request, s *consoleSession, id int64) (channel.Channel, error) {
 	list, err := c.cfg.Channels.ListAll(r.Context(), s.Principal)
 	if err != nil {
 		return channel.Channel{}, err
@@ -204,7 +204,7 @@ func (f channelForm) input() channel.Input {
 	return in
 }
 
-func (c *Console) newChannelPage(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) newChannelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	f := channelForm{Type: string(channel.Webhook)}
 	if t := r.URL.Query().Get("type"); t != "" {
 		f.Type = t
@@ -218,7 +218,7 @@ type addedView struct {
 	Secret  string
 }
 
-func (c *Console) addChannel(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) addChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	f := readChannelForm(r)
 	if r.PostForm.Get("do") == "test" {
 		c.testForm(w, r, s, f, false)
@@ -237,10 +237,10 @@ func (c *Console) addChannel(w http.ResponseWriter, r *http.Request, s *Session)
 		return
 	}
 	setFlash(w, r, fmt.Sprintf("Added channel “%s”.", added.Name))
-	redirect(w, r, fmt.Sprintf("/console/channels/%d", added.ID))
+	redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, added.ID))
 }
 
-func (c *Console) editChannelPage(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) editChannelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
 		return
@@ -254,7 +254,7 @@ func (c *Console) editChannelPage(w http.ResponseWriter, r *http.Request, s *Ses
 	c.render(w, r, s, http.StatusOK, "channels_form", c.formView(f, true))
 }
 
-func (c *Console) replaceChannel(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) replaceChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
 		return
@@ -272,13 +272,13 @@ func (c *Console) replaceChannel(w http.ResponseWriter, r *http.Request, s *Sess
 		return
 	}
 	setFlash(w, r, fmt.Sprintf("Saved channel “%s”.", ch.Name))
-	redirect(w, r, fmt.Sprintf("/console/channels/%d", ch.ID))
+	redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, ch.ID))
 }
 
 // test sends a test message as the API's test does, and says what the far
 // end answered. A far end that refuses is no error of the console's: the
 // answer is the page, with the reason (the API's 502 channel_test_failed).
-func (c *Console) test(r *http.Request, s *Session, in channel.Input) (testOutcome, int, string) {
+func (c *Console) test(r *http.Request, s *consoleSession, in channel.Input) (testOutcome, int, string) {
 	res, err := c.cfg.Channels.Test(r.Context(), s.Principal, in)
 	var de *channel.DeliveryError
 	switch {
@@ -293,7 +293,7 @@ func (c *Console) test(r *http.Request, s *Session, in channel.Input) (testOutco
 
 // testForm tests the values of the add or replace form without saving
 // them, and shows the form again with the answer.
-func (c *Console) testForm(w http.ResponseWriter, r *http.Request, s *Session, f channelForm, edit bool) {
+func (c *Console) testForm(w http.ResponseWriter, r *http.Request, s *consoleSession, f channelForm, edit bool) {
 	out, status, msg := c.test(r, s, f.input())
 	v := c.formView(f, edit)
 	if msg == "" {
@@ -304,7 +304,7 @@ func (c *Console) testForm(w http.ResponseWriter, r *http.Request, s *Session, f
 
 // testChannel tests the stored channel, signed with its own secret, and
 // shows its page with the far end's answer.
-func (c *Console) testChannel(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) testChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
 		return
@@ -331,12 +331,12 @@ type channelConfirmView struct {
 	Back     string
 }
 
-func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	id, okID := pathInt(r, "id")
 	action := r.PathValue("action")
 	if okID && action == "test" {
 		// The address htmx showed after a test's POST, loaded again.
-		redirect(w, r, fmt.Sprintf("/console/channels/%d", id))
+		redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, id))
 		return
 	}
 	if !okID || (action != "disable" && action != "delete") {
@@ -348,7 +348,7 @@ func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *Sess
 		c.fail(w, r, s, err)
 		return
 	}
-	v := channelConfirmView{Channel: ch, Action: action, Back: backToChannels(r.URL.Query().Get("back"), ch.ID)}
+	v := channelConfirmView{Channel: ch, Action: action, Back: c.backToChannels(r.URL.Query().Get("back"), ch.ID)}
 	if action == "disable" {
 		v.Question = fmt.Sprintf("Disable channel “%s”? It gets no new deliveries until it is enabled again, its pending deliveries end FAILED, and the tenant's other channels hear of it (channel.disabled).", ch.Name)
 		v.Button = "Disable channel"
@@ -364,8 +364,8 @@ func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *Sess
 
 // switchChannel is the handler that enables a channel (on) or disables
 // it, through the registry's Enable or Disable, and says which.
-func (c *Console) switchChannel(on bool) PageFunc {
-	return func(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) switchChannel(on bool) pageFunc {
+	return func(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 		id, ok := c.pathID(w, r, s, "id")
 		if !ok {
 			return
@@ -380,11 +380,11 @@ func (c *Console) switchChannel(on bool) PageFunc {
 			return
 		}
 		setFlash(w, r, fmt.Sprintf(done, ch.Name))
-		redirect(w, r, backToChannels(r.PostForm.Get("back"), ch.ID))
+		redirect(w, r, c.backToChannels(r.PostForm.Get("back"), ch.ID))
 	}
 }
 
-func (c *Console) deleteChannel(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) deleteChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
 		return
@@ -399,16 +399,16 @@ func (c *Console) deleteChannel(w http.ResponseWriter, r *http.Request, s *Sessi
 		return
 	}
 	setFlash(w, r, fmt.Sprintf("Deleted channel “%s”.", ch.Name))
-	redirect(w, r, "/console/channels")
+	redirect(w, r, c.base+"channels")
 }
 
 // backToChannels is where an enable or disable returns: the list, or the
 // channel's page.
-func backToChannels(v string, id int64) string {
+func (c *Console) backToChannels(v string, id int64) string {
 	if v == "list" {
-		return "/console/channels"
+		return c.base + "channels"
 	}
-	return fmt.Sprintf("/console/channels/%d", id)
+	return fmt.Sprintf("%schannels/%d", c.base, id)
 }
 
 // deliveryStatuses are the filter's choices.
@@ -435,7 +435,7 @@ type channelView struct {
 	Admin     bool
 }
 
-func (c *Console) channelPage(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) channelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
 		return
@@ -450,7 +450,7 @@ func (c *Console) channelPage(w http.ResponseWriter, r *http.Request, s *Session
 
 // showChannel writes the channel's page: its facts, the chart of its last
 // day, and a page of its deliveries under the status filter.
-func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *Session, ch channel.Channel, status int, test *testOutcome) {
+func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *consoleSession, ch channel.Channel, status int, test *testOutcome) {
 	q := r.URL.Query()
 	v := channelView{Channel: ch, TypeLabel: channelTypeLabel(ch.Type), Test: test, Statuses: deliveryStatuses,
 		Status: q.Get("status"), PageNo: 1, Admin: s.Principal.Admin,
@@ -484,9 +484,9 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *Session
 			u.Set("page", strconv.Itoa(n))
 		}
 		if len(u) == 0 {
-			return fmt.Sprintf("/console/channels/%d#deliveries", ch.ID)
+			return fmt.Sprintf("%schannels/%d#deliveries", c.base, ch.ID)
 		}
-		return fmt.Sprintf("/console/channels/%d?%s#deliveries", ch.ID, u.Encode())
+		return fmt.Sprintf("%schannels/%d?%s#deliveries", c.base, ch.ID, u.Encode())
 	}
 	if v.PageNo > 1 {
 		v.Prev = link(v.PageNo - 1)
@@ -499,7 +499,7 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *Session
 
 // recoverChannel queues the channel's failed deliveries since a moment
 // again, as POST /event/channel/{id}/recover does.
-func (c *Console) recoverChannel(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) recoverChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
 		return
@@ -520,7 +520,7 @@ func (c *Console) recoverChannel(w http.ResponseWriter, r *http.Request, s *Sess
 		deliveries = "delivery"
 	}
 	setFlash(w, r, fmt.Sprintf("Queued %d failed %s since %s again, each with the whole retry schedule.", n, deliveries, since.Format("2006-01-02 15:04 UTC")))
-	redirect(w, r, fmt.Sprintf("/console/channels/%d", id))
+	redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, id))
 }
 
 // parseSince reads the recover form's moment: a datetime-local value
@@ -541,7 +541,7 @@ type deliveryView struct {
 	Attempts []channel.Attempt
 }
 
-func (c *Console) deliveryPage(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) deliveryPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
 		return
@@ -558,7 +558,7 @@ func (c *Console) deliveryPage(w http.ResponseWriter, r *http.Request, s *Sessio
 	c.render(w, r, s, http.StatusOK, "channels_delivery", v)
 }
 
-func (c *Console) resendDelivery(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) resendDelivery(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
 		return
@@ -569,5 +569,5 @@ func (c *Console) resendDelivery(w http.ResponseWriter, r *http.Request, s *Sess
 		return
 	}
 	setFlash(w, r, fmt.Sprintf("Delivery %d of %s is due now: one more attempt.", d.ID, d.EventType))
-	redirect(w, r, fmt.Sprintf("/console/channels/%d#delivery-%d", d.ChannelID, d.ID))
+	redirect(w, r, fmt.Sprintf("%schannels/%d#delivery-%d", c.base, d.ChannelID, d.ID))
 }

@@ -6,119 +6,15 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/channel"
-	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/migrate"
-	"github.com/deskkit/deskkit/trash"
-	"github.com/deskkit/deskkit/verify"
 )
-
-// Paths of the console and of the API reference.
-const (
-	Prefix   = "/console/"
-	DocsPath = "/docs"
-)
-
-// Defaults of Config.
-const (
-	DefaultSessionTTL   = 12 * time.Hour
-	DefaultLinkTTL      = 10 * time.Minute
-	DefaultSignInWindow = 10 * time.Minute
-	// DefaultSignInsPerClient bounds sign-in attempts from one client
-	// address per DefaultSignInWindow: a person mistypes a few times, a
-	// guesser needs billions of tries against a 256-bit token.
-	DefaultSignInsPerClient = 20
-	// DefaultSignInsPerTenant bounds the sessions one tenant opens per
-	// window, so that a leaked token cannot fill the sessions table.
-	DefaultSignInsPerTenant = 200
-	// DefaultSignInsGlobal bounds attempts of all clients together per
-	// window: the ceiling of a guesser spread over many addresses.
-	DefaultSignInsGlobal = 2000
-)
-
-// Authenticator turns a bearer token into the principal it names, as the
-// API's does, and checks a token again by its stored hash on every request
-// of a session. *directory.Directory implements it.
-type Authenticator interface {
-	httpapi.Authenticator
-	// AuthenticateHash returns the principal of the token whose hash
-	// (Config.TokenHash) is hash, or an error wrapping
-	// deskkit.ErrUnauthenticated once the token is revoked or expired.
-	AuthenticateHash(ctx context.Context, hash string) (deskkit.Principal, error)
-}
-
-// Config is what the console serves from: the database of its sessions, the
-// authenticator and the service objects the API mounts.
-type Config struct {
-	DB            *bun.DB       // required; Migrate must have run
-	Authenticator Authenticator // required: the API's
-	// TokenHash is the stored form of a token, the one Authenticator's
-	// AuthenticateHash takes (directory.TokenHash). Required.
-	TokenHash func(token string) string
-	Trash     *trash.Trash             // the trash page; nil hides it
-	Verifier  *verify.Verifier         // the profile pages; nil hides them
-	Channels  *channel.ChannelRegistry // the channel pages; nil hides them
-	Logger    *slog.Logger             // slog.Default if nil
-	Now       func() time.Time         // time.Now if nil
-
-	SessionTTL time.Duration // DefaultSessionTTL if 0
-	LinkTTL    time.Duration // DefaultLinkTTL if 0
-	// Sign-in limits: attempts per window per client address, sessions
-	// per tenant, attempts of all clients. 0 means the default; negative
-	// turns a limit off.
-	SignInWindow     time.Duration
-	SignInsPerClient int
-	SignInsPerTenant int
-	SignInsGlobal    int
-}
-
-func (c Config) withDefaults() Config {
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.SessionTTL == 0 {
-		c.SessionTTL = DefaultSessionTTL
-	}
-	if c.LinkTTL == 0 {
-		c.LinkTTL = DefaultLinkTTL
-	}
-	if c.SignInWindow == 0 {
-		c.SignInWindow = DefaultSignInWindow
-	}
-	if c.SignInsPerClient == 0 {
-		c.SignInsPerClient = DefaultSignInsPerClient
-	}
-	if c.SignInsPerTenant == 0 {
-		c.SignInsPerTenant = DefaultSignInsPerTenant
-	}
-	if c.SignInsGlobal == 0 {
-		c.SignInsGlobal = DefaultSignInsGlobal
-	}
-	return c
-}
-
-func (c Config) validate() error {
-	switch {
-	case c.DB == nil:
-		return errors.New("console: Config.DB is required")
-	case c.Authenticator == nil:
-		return errors.New("console: Config.Authenticator is required")
-	case c.TokenHash == nil:
-		return errors.New("console: Config.TokenHash is required")
-	case c.SessionTTL < 0 || c.LinkTTL < 0 || c.SignInWindow < 0:
-		return errors.New("console: durations must not be negative")
-	}
-	return nil
-}
 
 //go:embed migrations/*.sql
 var migrations embed.FS
@@ -130,9 +26,12 @@ func Migrate(ctx context.Context, db *bun.DB) error {
 }
 
 // Console is the web console and the API reference: an http.Handler for
-// the paths under Prefix and DocsPath.
+// the paths under Config.BasePath and Config.DocsPath (Handles tells them).
 type Console struct {
 	cfg      Config
+	base     string // Config.BasePath
+	csp      string // the Content-Security-Policy of every answer
+	xfo      string // X-Frame-Options: DENY, or "" when origins may frame
 	mux      *http.ServeMux
 	pages    map[string]*pageTemplate
 	assets   *assets
@@ -157,11 +56,13 @@ func New(cfg *Config) (*Console, error) {
 	if err := c.cfg.validate(); err != nil {
 		return nil, err
 	}
+	c.base = c.cfg.BasePath
+	c.csp, c.xfo = securityPolicy(c.cfg)
 	var err error
-	if c.assets, err = loadAssets(); err != nil {
+	if c.assets, err = loadAssets(c.base); err != nil {
 		return nil, err
 	}
-	if c.pages, err = parsePages(c.assets); err != nil {
+	if c.pages, err = c.parsePages(c.assets); err != nil {
 		return nil, err
 	}
 	c.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -173,20 +74,23 @@ func New(cfg *Config) (*Console, error) {
 
 // Handles tells whether path is the console's or the API reference's, for
 // the host's router.
-func Handles(path string) bool {
-	return path == "/console" || strings.HasPrefix(path, Prefix) || path == DocsPath
+func (c *Console) Handles(path string) bool {
+	return path == strings.TrimSuffix(c.base, "/") || strings.HasPrefix(path, c.base) || (!c.cfg.NoDocs && path == c.cfg.DocsPath)
 }
 
 // routes registers every page: one line per page group, each group in its
 // own file.
 func (c *Console) routes() {
-	c.mux.HandleFunc("GET /console", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, Prefix, http.StatusSeeOther)
+	c.mux.HandleFunc("GET "+strings.TrimSuffix(c.base, "/"), func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, c.base, http.StatusSeeOther)
 	})
-	c.mux.HandleFunc("GET /console/static/{version}/{name}", c.serveAsset)
+	c.mux.HandleFunc("GET "+c.base+"static/{version}/{name}", c.serveAsset)
 	c.authRoutes()
-	c.page("GET /console/{$}", c.homePage)
-	c.docsRoutes()
+	c.portalRoutes()
+	c.page("", "GET "+c.base+"{$}", c.homePage)
+	if !c.cfg.NoDocs {
+		c.docsRoutes()
+	}
 	if c.cfg.Trash != nil {
 		c.trashRoutes()
 	}
@@ -205,7 +109,7 @@ func (c *Console) routes() {
 // every answer, unclean paths refused rather than redirected, unsafe
 // methods only from this site.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	setSecurityHeaders(w.Header())
+	c.setSecurityHeaders(w.Header())
 	if !cleanPath(r) {
 		// A ServeMux would redirect to the cleaned path, which may leave the
 		// console (/console/../api/v1/...): answer 404 instead, as the API does.
@@ -230,17 +134,38 @@ func cleanPath(r *http.Request) bool {
 	return true
 }
 
-// contentSecurityPolicy allows scripts, styles, images, fonts, fetches and
-// workers from the console's own origin only: no inline or eval'd script.
-// Inline style attributes are allowed ('unsafe-inline' in style-src): Redoc
-// writes its styles at run time. blob: workers are Redoc's search.
-const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
-	"img-src 'self' data:; font-src 'self'; connect-src 'self'; worker-src 'self' blob:; " +
-	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+// securityPolicy is the Content-Security-Policy of cfg and the
+// X-Frame-Options that agrees with it. The policy allows scripts, styles,
+// images, fonts, fetches and workers from the console's own origin only: no
+// inline or eval'd script. Inline style attributes are allowed
+// ('unsafe-inline' in style-src): Redoc writes its styles at run time, and
+// the accent colour is one. blob: workers are Redoc's search. Images may
+// come from the logo's origin too; frames may hold the pages only within
+// Config.FrameAncestors. X-Frame-Options cannot name several origins, so
+// with any listed it is left out (browsers with CSP ignore it anyway) and
+// DENY otherwise.
+func securityPolicy(cfg Config) (csp, xfo string) {
+	img := "'self' data:"
+	if o, _ := logoOrigin(cfg.LogoURL); o != "" {
+		img += " " + o
+	}
+	frames := "'none'"
+	xfo = "DENY"
+	if len(cfg.FrameAncestors) > 0 {
+		frames = strings.Join(cfg.FrameAncestors, " ")
+		xfo = ""
+	}
+	csp = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+		"img-src " + img + "; font-src 'self'; connect-src 'self'; worker-src 'self' blob:; " +
+		"form-action 'self'; frame-ancestors " + frames + "; base-uri 'none'"
+	return csp, xfo
+}
 
-func setSecurityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Frame-Options", "DENY")
+func (c *Console) setSecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", c.csp)
+	if c.xfo != "" {
+		h.Set("X-Frame-Options", c.xfo)
+	}
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
@@ -259,7 +184,7 @@ type errorView struct {
 // fail answers err as a readable message in the layout: the status and
 // words of messageFor. Unexpected errors are logged; their text stays
 // here.
-func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *Session, err error) {
+func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *consoleSession, err error) {
 	status, msg := c.messageFor(r, err)
 	c.render(w, r, s, status, "error", errorView{Message: msg})
 }
@@ -333,14 +258,54 @@ func sentence(s string) string {
 }
 
 // homePage is the console's start page.
-func (c *Console) homePage(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) homePage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	c.render(w, r, s, http.StatusOK, "home", c.navFor(s))
 }
 
-// navFor is what the navigation offers s: the registered sections, Channels
-// to admins only (the API refuses the rest anyway).
-func (c *Console) navFor(s *Session) sections {
+// navFor is what the navigation offers s: the registered sections within
+// its scopes, Channels to admins only (the API refuses the rest anyway).
+func (c *Console) navFor(s *consoleSession) sections {
 	n := c.sections
-	n.Channels = n.Channels && s.Principal.Admin
+	n.Trash = n.Trash && s.may(ScopeTrash)
+	n.Channels = n.Channels && s.may(ScopeChannels) && s.Principal.Admin
+	n.Profile = n.Profile && s.may(ScopeProfile)
 	return n
+}
+
+// nameSession sets the names the header shows for s: Config.Names', or
+// the ids.
+func (c *Console) nameSession(ctx context.Context, s *consoleSession) {
+	if s.UserName != "" {
+		return
+	}
+	s.UserName = "User " + strconv.FormatInt(s.Principal.UserID, 10)
+	s.TenantName = "tenant " + strconv.FormatInt(s.Principal.TenantID, 10)
+	if c.cfg.Names == nil {
+		return
+	}
+	user, tenant, err := c.cfg.Names.Names(ctx, s.Principal)
+	if err != nil {
+		c.cfg.Logger.WarnContext(ctx, "console: names of the session's user and tenant", slog.Any("error", err))
+		return
+	}
+	if user != "" {
+		s.UserName = user
+	}
+	if tenant != "" {
+		s.TenantName = tenant
+	}
+}
+
+// projectNames asks Config.Projects for the names of ids in tenant; nil
+// without the hook or on an error (logged).
+func (c *Console) projectNames(ctx context.Context, tenant int64, ids []int64) map[int64]string {
+	if c.cfg.Projects == nil || len(ids) == 0 {
+		return nil
+	}
+	names, err := c.cfg.Projects.ProjectNames(ctx, tenant, ids)
+	if err != nil {
+		c.cfg.Logger.WarnContext(ctx, "console: project names", slog.Any("error", err))
+		return nil
+	}
+	return names
 }

@@ -396,6 +396,7 @@ func TestPathsAndHeaders(t *testing.T) {
 }
 
 func TestSafeNext(t *testing.T) {
+	c := &Console{base: DefaultBasePath}
 	for in, want := range map[string]string{
 		"":                           "/console/",
 		"/console/trash?project=1":   "/console/trash?project=1",
@@ -409,7 +410,7 @@ func TestSafeNext(t *testing.T) {
 		"/console/trash?name=a%20b":  "/console/trash?name=a%20b",
 		"/console/link?code=secret1": "/console/",
 	} {
-		if got := safeNext(in); got != want {
+		if got := c.safeNext(in); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -17,7 +17,7 @@
 //
 // Each page group lives in a file of its own (trash.go, docs.go, ...) and
 // registers its routes from routes in console.go: c.page for signed-in pages
-// (a PageFunc gets the live *Session), c.mux.HandleFunc for public ones.
+// (a pageFunc gets the live *consoleSession), c.mux.HandleFunc for public ones.
 // Templates are templates/NAME.html, each parsed with templates/layout.html;
 // c.render(w, r, s, status, "NAME", data) writes one. Behaviour lives in
 // static files (console.js, profile.js): the Content-Security-Policy allows

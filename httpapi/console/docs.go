@@ -9,7 +9,7 @@ import "net/http"
 // and inline script; it injects styles (style-src 'unsafe-inline') and runs
 // its search in a blob: worker (worker-src blob:).
 func (c *Console) docsRoutes() {
-	c.mux.HandleFunc("GET "+DocsPath, func(w http.ResponseWriter, r *http.Request) {
+	c.mux.HandleFunc("GET "+c.cfg.DocsPath, func(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, nil, http.StatusOK, "docs", nil)
 	})
 }

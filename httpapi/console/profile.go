@@ -32,10 +32,10 @@ import (
 // inline script) runs on it.
 func (c *Console) profileRoutes() {
 	c.sections.Profile = true
-	c.page("GET /console/profile", c.profilePage)
-	c.page("POST /console/profile", c.updateProfile)
-	c.page("GET /console/profile/{kind}", c.changeStart)
-	c.page("POST /console/profile/{kind}/{step}", c.changeStep)
+	c.page(ScopeProfile, "GET "+c.base+"profile", c.profilePage)
+	c.page(ScopeProfile, "POST "+c.base+"profile", c.updateProfile)
+	c.page(ScopeProfile, "GET "+c.base+"profile/{kind}", c.changeStart)
+	c.page(ScopeProfile, "POST "+c.base+"profile/{kind}/{step}", c.changeStep)
 }
 
 // profileForm is the edit form's fields, as the API's PATCH
@@ -55,7 +55,7 @@ type profileView struct {
 	Genders []string
 }
 
-func (c *Console) profilePage(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) profilePage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	d, err := c.cfg.Verifier.Detail(r.Context(), s.Principal)
 	if err != nil {
 		c.fail(w, r, s, err)
@@ -67,7 +67,7 @@ func (c *Console) profilePage(w http.ResponseWriter, r *http.Request, s *Session
 // updateProfile sends the fields the person changed, as a client of the
 // API sends a partial update: a field left as it was stays out of it (a
 // username or gender never set cannot be sent empty).
-func (c *Console) updateProfile(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) updateProfile(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	ctx := r.Context()
 	d, err := c.cfg.Verifier.Detail(ctx, s.Principal)
 	if err != nil {
@@ -98,7 +98,7 @@ func (c *Console) updateProfile(w http.ResponseWriter, r *http.Request, s *Sessi
 	set(&p.Address, form.Address, d.Address)
 	if changed == 0 {
 		setFlash(w, r, "Nothing changed.")
-		redirect(w, r, "/console/profile")
+		redirect(w, r, c.base+"profile")
 		return
 	}
 	if _, err := c.cfg.Verifier.UpdateProfile(ctx, s.Principal, p); err != nil {
@@ -107,7 +107,7 @@ func (c *Console) updateProfile(w http.ResponseWriter, r *http.Request, s *Sessi
 		return
 	}
 	setFlash(w, r, "Your profile is saved.")
-	redirect(w, r, "/console/profile")
+	redirect(w, r, c.base+"profile")
 }
 
 // The steps of a change, as the flow's forms name them.
@@ -197,7 +197,7 @@ func (v changeView) bizKey() verify.BizKey {
 	return verify.ModifyMobile
 }
 
-func (c *Console) changeStart(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) changeStart(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	kind, noun, ok := changeKind(r)
 	if !ok {
 		c.noSuchPage(w, r, s)
@@ -221,7 +221,7 @@ func (c *Console) changeStart(w http.ResponseWriter, r *http.Request, s *Session
 
 // changeStep runs one POST step of the flow and shows the next step, or
 // the same step again with what was wrong.
-func (c *Console) changeStep(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) changeStep(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	kind, noun, ok := changeKind(r)
 	if !ok {
 		c.noSuchPage(w, r, s)
@@ -331,7 +331,7 @@ func (c *Console) changeStep(w http.ResponseWriter, r *http.Request, s *Session)
 			msg += " A notice goes to the old one."
 		}
 		setFlash(w, r, msg)
-		redirect(w, r, "/console/profile")
+		redirect(w, r, c.base+"profile")
 	default:
 		c.noSuchPage(w, r, s)
 	}
@@ -347,7 +347,7 @@ func cmpStep(from, allowed, otherwise string) string {
 
 // send asks for a code to address, by e-mail or text message, as the
 // API's send endpoints do.
-func (c *Console) send(r *http.Request, s *Session, kind string, biz verify.BizKey, address, country string) (verify.Sent, error) {
+func (c *Console) send(r *http.Request, s *consoleSession, kind string, biz verify.BizKey, address, country string) (verify.Sent, error) {
 	if kind == "email" {
 		return c.cfg.Verifier.SendEmail(r.Context(), s.Principal, verify.EmailSend{BizKey: biz, ToAddress: [][]string{{address}}})
 	}

@@ -25,11 +25,12 @@ var embedded embed.FS
 // is fetched anew.
 type assets struct {
 	version string
+	base    string // the console's base path
 	files   map[string][]byte
 }
 
-func loadAssets() (*assets, error) {
-	a := &assets{files: map[string][]byte{}}
+func loadAssets(base string) (*assets, error) {
+	a := &assets{files: map[string][]byte{}, base: base}
 	h := sha256.New()
 	err := fs.WalkDir(embedded, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -74,7 +75,7 @@ func (a *assets) url(name string) (string, error) {
 	if _, ok := a.files[name]; !ok {
 		return "", fmt.Errorf("console: no static file %q", name)
 	}
-	return Prefix + "static/" + a.version + "/" + name, nil
+	return a.base + "static/" + a.version + "/" + name, nil
 }
 
 func (c *Console) serveAsset(w http.ResponseWriter, r *http.Request) {
@@ -103,9 +104,22 @@ type pageTemplate struct {
 // parsePages parses each templates/*.html but the layout into a template
 // set of its own with the layout, so that every page defines "content"
 // (and "title") without colliding with the others.
-func parsePages(a *assets) (map[string]*pageTemplate, error) {
+func (c *Console) parsePages(a *assets) (map[string]*pageTemplate, error) {
 	funcs := template.FuncMap{
 		"static": a.url,
+		"base":   func() string { return c.base },
+		"docs":   func() string { return c.cfg.DocsPath },
+		"hasDocs": func() bool { return !c.cfg.NoDocs },
+		"openapi": func() string { return c.cfg.OpenAPIURL },
+		"product": func() string { return c.cfg.ProductName },
+		"logo":    func() string { return c.cfg.LogoURL },
+		"accent": func() template.CSS {
+			// validated: a CSS hex colour, nothing else
+			if c.cfg.AccentColor == "" {
+				return ""
+			}
+			return template.CSS("--accent: " + c.cfg.AccentColor)
+		},
 		"date":   formatDate,
 		"datePtr": func(t *time.Time) string {
 			if t == nil {
@@ -142,7 +156,7 @@ func parsePages(a *assets) (map[string]*pageTemplate, error) {
 
 // view is what the layout renders: the page's own data in Data.
 type view struct {
-	Session *Session // nil when signed out
+	Session *consoleSession // nil when signed out
 	CSRF    string   // the session's CSRF token for forms that change something
 	Flash   string   // a message from the request before (an action done)
 	Error   string   // a message about this request (a refusal)
@@ -152,13 +166,13 @@ type view struct {
 
 // render writes page name in the layout with status. s is nil for pages
 // shown signed out. A pending flash message is shown and consumed.
-func (c *Console) render(w http.ResponseWriter, r *http.Request, s *Session, status int, name string, data any) {
+func (c *Console) render(w http.ResponseWriter, r *http.Request, s *consoleSession, status int, name string, data any) {
 	c.renderMsg(w, r, s, status, name, data, "")
 }
 
 // renderMsg is render with an error message above the page's content, for
 // a form shown again with what was wrong with it.
-func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *Session, status int, name string, data any, errMsg string) {
+func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *consoleSession, status int, name string, data any, errMsg string) {
 	p, ok := c.pages[name]
 	if !ok {
 		panic("console: no page " + name)
@@ -167,6 +181,7 @@ func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *Session, 
 	if s != nil {
 		v.CSRF = s.CSRF
 		v.Nav = c.navFor(s)
+		c.nameSession(r.Context(), s)
 	}
 	if ev, ok := data.(errorView); ok && errMsg == "" {
 		v.Error = ev.Message

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/deskkit/deskkit"
@@ -21,11 +22,19 @@ import (
 // Session is a signed-in person's console session: the principal every
 // page acts for, found again on each request from the token the session
 // signed in with.
-type Session struct {
+type consoleSession struct {
 	// Principal is who the session acts for: the principal the sign-in
 	// token names now (its user's current admin flag), exactly what the
-	// API would answer for that token.
+	// API would answer for that token; or the one a portal link named.
 	Principal deskkit.Principal
+	// Scopes are the page groups the session may open: every one for a
+	// token's session, the link's for a portal session.
+	Scopes []Scope
+	// Portal is a session opened by a portal link.
+	Portal bool
+	// UserName and TenantName are what the header shows (Config.Names),
+	// the ids when no name is known.
+	UserName, TenantName string
 	// CSRF is the token every form that changes something carries in its
 	// field "csrf" (the layout's template "csrf" writes it).
 	CSRF      string
@@ -33,10 +42,10 @@ type Session struct {
 	idHash    string
 }
 
-// PageFunc is a signed-in page: s is the session, its principal checked
+// pageFunc is a signed-in page: s is the session, its principal checked
 // against the directory on this request, and for unsafe methods the CSRF
 // token already checked.
-type PageFunc func(w http.ResponseWriter, r *http.Request, s *Session)
+type pageFunc func(w http.ResponseWriter, r *http.Request, s *consoleSession)
 
 // maxFormBytes bounds a console form's body.
 const maxFormBytes = 64 << 10
@@ -44,14 +53,19 @@ const maxFormBytes = 64 << 10
 // errNoSession is a request without a live session.
 var errNoSession = errors.New("console: no session")
 
-// page registers a signed-in page at pattern (an http.ServeMux pattern
-// with its method). Without a live session a GET goes to the sign-in page
-// and comes back after it; other methods are refused.
-func (c *Console) page(pattern string, h PageFunc) {
+// page registers a signed-in page of scope at pattern (an http.ServeMux
+// pattern with its method); scope "" is a page of every session. Without a
+// live session a GET goes to the sign-in page and comes back after it;
+// other methods are refused. A session without scope gets a 403 page.
+func (c *Console) page(scope Scope, pattern string, h pageFunc) {
 	c.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s, err := c.session(r)
 		if err != nil {
 			c.signedOut(w, r, err)
+			return
+		}
+		if scope != "" && !s.may(scope) {
+			c.render(w, r, s, http.StatusForbidden, "error", errorView{Message: "This page is not part of what you were given access to."})
 			return
 		}
 		if !safeMethod(r.Method) {
@@ -84,11 +98,13 @@ func (c *Console) signedOut(w http.ResponseWriter, r *http.Request, err error) {
 	if _, cerr := r.Cookie(sessionCookieName(r)); cerr == nil {
 		c.clearSessionCookie(w, r)
 	}
-	if errors.Is(err, deskkit.ErrUnauthenticated) {
+	if errors.Is(err, errNotAllowed) {
+		setFlash(w, r, "Your session ended: you may no longer use these pages.")
+	} else if errors.Is(err, deskkit.ErrUnauthenticated) {
 		setFlash(w, r, "Your session ended: the token it signed in with was revoked or has expired.")
 	}
 	if safeMethod(r.Method) {
-		redirect(w, r, Prefix+"signin?next="+url.QueryEscape(r.URL.RequestURI()))
+		redirect(w, r, c.base+"signin?next="+url.QueryEscape(r.URL.RequestURI()))
 		return
 	}
 	c.render(w, r, nil, http.StatusUnauthorized, "error", errorView{Message: "You are signed out, so nothing was changed. Sign in and try again."})
@@ -109,13 +125,24 @@ type sessionRow struct {
 	TokenHash string `bun:"token_hash"`
 	TenantID  int64  `bun:"tenant_id"`
 	UserID    int64  `bun:"user_id"`
+	Admin     int    `bun:"admin"`
+	Scopes    string `bun:"scopes"`
 	CreatedMS int64  `bun:"created_ms"`
 	ExpiresMS int64  `bun:"expires_ms"`
 }
 
+// may tells whether s may open pages of scope.
+func (s *consoleSession) may(scope Scope) bool {
+	return slices.Contains(s.Scopes, scope)
+}
+
+// errNotAllowed is Config.Allow's refusal, which ends a session.
+var errNotAllowed = fmt.Errorf("console: the host no longer allows this principal: %w", deskkit.ErrUnauthenticated)
+
 // session finds r's live session and checks its token again: a revoked or
-// expired token ends the session (the row is deleted).
-func (c *Console) session(r *http.Request) (*Session, error) {
+// expired token ends the session (the row is deleted), and so does a
+// refusal of Config.Allow.
+func (c *Console) session(r *http.Request) (*consoleSession, error) {
 	ck, err := r.Cookie(sessionCookieName(r))
 	if err != nil {
 		return nil, errNoSession
@@ -127,7 +154,7 @@ func (c *Console) session(r *http.Request) (*Session, error) {
 	ctx := r.Context()
 	idHash := hashHex(raw)
 	var row sessionRow
-	err = c.cfg.DB.NewRaw(`SELECT id_hash, token_hash, tenant_id, user_id, created_ms, expires_ms
+	err = c.cfg.DB.NewRaw(`SELECT id_hash, token_hash, tenant_id, user_id, admin, scopes, created_ms, expires_ms
 FROM deskkit_console_sessions WHERE id_hash = ? AND expires_ms > ?`, idHash, c.cfg.Now().UnixMilli()).Scan(ctx, &row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNoSession
@@ -135,9 +162,25 @@ FROM deskkit_console_sessions WHERE id_hash = ? AND expires_ms > ?`, idHash, c.c
 	if err != nil {
 		return nil, fmt.Errorf("console: read session: %w", err)
 	}
-	p, err := c.cfg.Authenticator.AuthenticateHash(ctx, row.TokenHash)
-	if err == nil && (p.TenantID != row.TenantID || p.UserID != row.UserID) {
-		err = fmt.Errorf("console: the session's token names another user now: %w", deskkit.ErrUnauthenticated)
+	p := deskkit.Principal{TenantID: row.TenantID, UserID: row.UserID, Admin: row.Admin != 0}
+	if row.TokenHash != "" {
+		if c.cfg.Authenticator == nil {
+			err = fmt.Errorf("console: token sign-in is off: %w", deskkit.ErrUnauthenticated)
+		} else {
+			p, err = c.cfg.Authenticator.AuthenticateHash(ctx, row.TokenHash)
+		}
+		if err == nil && (p.TenantID != row.TenantID || p.UserID != row.UserID) {
+			err = fmt.Errorf("console: the session's token names another user now: %w", deskkit.ErrUnauthenticated)
+		}
+	}
+	if err == nil {
+		if aerr := c.allow(ctx, p); aerr != nil {
+			if errors.Is(aerr, deskkit.ErrUnavailable) {
+				return nil, aerr
+			}
+			c.cfg.Logger.InfoContext(ctx, "console: session ended by Allow", "tenant", p.TenantID, "user", p.UserID, "reason", aerr.Error())
+			err = errNotAllowed
+		}
 	}
 	if errors.Is(err, deskkit.ErrUnauthenticated) {
 		if derr := c.deleteSession(ctx, idHash); derr != nil {
@@ -148,15 +191,17 @@ FROM deskkit_console_sessions WHERE id_hash = ? AND expires_ms > ?`, idHash, c.c
 	if err != nil {
 		return nil, fmt.Errorf("console: authenticate session: %w", err)
 	}
-	return &Session{Principal: p, CSRF: csrfToken(raw), ExpiresAt: time.UnixMilli(row.ExpiresMS).UTC(), idHash: idHash}, nil
+	return &consoleSession{Principal: p, Scopes: splitScopes(row.Scopes), Portal: row.TokenHash == "",
+		CSRF: csrfToken(raw), ExpiresAt: time.UnixMilli(row.ExpiresMS).UTC(), idHash: idHash}, nil
 }
 
 // sessionIDBytes is the size of a session id: 256 random bits.
 const sessionIDBytes = 32
 
 // startSession opens a session for the principal p of the token whose
-// hash is tokenHash and sets its cookie.
-func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash string) error {
+// hash is tokenHash, or ("" and scopes) of a portal link, and sets its
+// cookie.
+func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash, scopes string) error {
 	raw := make([]byte, sessionIDBytes)
 	if _, err := rand.Read(raw); err != nil {
 		return fmt.Errorf("console: random session id: %w", err)
@@ -172,8 +217,8 @@ func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *ht
 	}
 	now := c.cfg.Now()
 	expires := now.Add(c.cfg.SessionTTL)
-	_, err := c.cfg.DB.NewRaw(`INSERT INTO deskkit_console_sessions (id_hash, token_hash, tenant_id, user_id, created_ms, expires_ms)
-VALUES (?, ?, ?, ?, ?, ?)`, hashHex(raw), tokenHash, p.TenantID, p.UserID, now.UnixMilli(), expires.UnixMilli()).Exec(ctx)
+	_, err := c.cfg.DB.NewRaw(`INSERT INTO deskkit_console_sessions (id_hash, token_hash, tenant_id, user_id, admin, scopes, created_ms, expires_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, hashHex(raw), tokenHash, p.TenantID, p.UserID, boolInt(p.Admin), scopes, now.UnixMilli(), expires.UnixMilli()).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("console: store session: %w", err)
 	}
@@ -213,7 +258,7 @@ func csrfToken(sessionID []byte) string {
 }
 
 // validCSRF compares a form's token with the session's in constant time.
-func validCSRF(s *Session, got string) bool {
+func validCSRF(s *consoleSession, got string) bool {
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.CSRF)) == 1
 }
 

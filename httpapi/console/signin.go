@@ -25,25 +25,35 @@ import (
 const limitsTable = "deskkit_console_limits"
 
 // authRoutes registers sign-in, the one-time link and sign-out.
+// Without an Authenticator the sign-in page only says where to come from.
 func (c *Console) authRoutes() {
-	c.mux.HandleFunc("GET /console/signin", c.signInPage)
-	c.mux.HandleFunc("POST /console/signin", c.signIn)
-	c.mux.HandleFunc("GET /console/link", c.linkPage)
-	c.mux.HandleFunc("POST /console/link", c.redeemLink)
-	c.page("POST /console/signout", c.signOut)
+	c.mux.HandleFunc("GET "+c.base+"signin", c.signInPage)
+	if c.cfg.Authenticator != nil {
+		c.mux.HandleFunc("POST "+c.base+"signin", c.signIn)
+		c.mux.HandleFunc("GET "+c.base+"link", c.linkPage)
+		c.mux.HandleFunc("POST "+c.base+"link", c.redeemLink)
+	}
+	c.page("", "POST "+c.base+"signout", c.signOut)
 }
 
 // signInView is the sign-in page's data.
 type signInView struct {
-	Next string
+	Next         string
+	Tokens       bool   // token sign-in is on
+	TokenCommand string // how to get a token (Config.TokenCommand)
+	LinkCommand  string // how to get a one-time link (Config.LinkCommand)
+}
+
+func (c *Console) signInView(next string) signInView {
+	return signInView{Next: next, Tokens: c.cfg.Authenticator != nil, TokenCommand: c.cfg.TokenCommand, LinkCommand: c.cfg.LinkCommand}
 }
 
 func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
 	if _, err := c.session(r); err == nil {
-		redirect(w, r, safeNext(r.URL.Query().Get("next")))
+		redirect(w, r, c.safeNext(r.URL.Query().Get("next")))
 		return
 	}
-	c.render(w, r, nil, http.StatusOK, "signin", signInView{Next: safeNext(r.URL.Query().Get("next"))})
+	c.render(w, r, nil, http.StatusOK, "signin", c.signInView(c.safeNext(r.URL.Query().Get("next"))))
 }
 
 // signIn signs in with a pasted bearer token, authenticated by the API's
@@ -54,9 +64,9 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		c.plainError(w, r, http.StatusBadRequest, "The form could not be read.")
 		return
 	}
-	next := safeNext(r.PostForm.Get("next"))
+	next := c.safeNext(r.PostForm.Get("next"))
 	again := func(status int, msg string) {
-		c.renderMsg(w, r, nil, status, "signin", signInView{Next: next}, msg)
+		c.renderMsg(w, r, nil, status, "signin", c.signInView(next), msg)
 	}
 	token := strings.TrimSpace(r.PostForm.Get("token"))
 	if token == "" {
@@ -79,7 +89,10 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		again(status, msg)
 		return
 	}
-	if err := c.open(ctx, w, r, p, c.cfg.TokenHash(token)); err != nil {
+	if err := c.open(ctx, w, r, p, c.cfg.TokenHash(token), ""); errors.Is(err, errRefused) {
+		again(http.StatusForbidden, msgNotAllowed)
+		return
+	} else if err != nil {
 		status, msg := c.messageFor(r, err)
 		again(status, msg)
 		return
@@ -87,9 +100,16 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	redirect(w, r, next)
 }
 
-// open starts a session for p after the tenant's limit of sessions, and
-// purges what has expired.
-func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash string) error {
+// open starts a session for p (of the token whose hash is tokenHash, or of
+// a portal link's scopes) after Config.Allow and the tenant's limit of
+// sessions, and purges what has expired.
+func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash, scopes string) error {
+	if err := c.allow(ctx, p); err != nil {
+		if errors.Is(err, deskkit.ErrUnavailable) {
+			return err
+		}
+		return fmt.Errorf("console: %s: %w", err.Error(), errRefused)
+	}
 	now := c.cfg.Now().UnixMilli()
 	if n := c.cfg.SignInsPerTenant; n > 0 {
 		err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -102,7 +122,7 @@ func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Reque
 			return err
 		}
 	}
-	if err := c.startSession(ctx, w, r, p, tokenHash); err != nil {
+	if err := c.startSession(ctx, w, r, p, tokenHash, scopes); err != nil {
 		return err
 	}
 	c.purgeExpired(ctx, now)
@@ -116,6 +136,7 @@ func (c *Console) purgeExpired(ctx context.Context, now int64) {
 	for _, q := range []string{
 		`DELETE FROM deskkit_console_sessions WHERE expires_ms <= ?`,
 		`DELETE FROM deskkit_console_links WHERE expires_ms <= ?`,
+		`DELETE FROM deskkit_console_portal_links WHERE expires_ms <= ?`,
 	} {
 		if _, err := c.cfg.DB.NewRaw(q, now).Exec(ctx); err != nil {
 			c.cfg.Logger.WarnContext(ctx, "console: purge expired rows", slog.Any("error", err))
@@ -150,29 +171,29 @@ func (c *Console) takeAttempt(ctx context.Context, r *http.Request) error {
 
 // safeNext is where to go after signing in: a path of the console, never
 // another site ("//evil.example", "https://...") nor an unclean path.
-func safeNext(next string) string {
+func (c *Console) safeNext(next string) string {
 	u, err := url.Parse(next)
 	if err != nil || next == "" || u.Scheme != "" || u.Host != "" || u.User != nil ||
-		!strings.HasPrefix(u.Path, Prefix) || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) ||
-		strings.HasPrefix(u.Path, Prefix+"signin") || strings.HasPrefix(u.Path, Prefix+"link") {
-		return Prefix
+		!strings.HasPrefix(u.Path, c.base) || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) ||
+		strings.HasPrefix(u.Path, c.base+"signin") || strings.HasPrefix(u.Path, c.base+"link") {
+		return c.base
 	}
 	r := &http.Request{URL: u}
 	if !cleanPath(r) {
-		return Prefix
+		return c.base
 	}
 	return u.RequestURI()
 }
 
 // signOut ends the session in the database and clears its cookie.
-func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	if err := c.deleteSession(r.Context(), s.idHash); err != nil {
 		c.fail(w, r, s, err)
 		return
 	}
 	c.clearSessionCookie(w, r)
 	setFlash(w, r, "You are signed out.")
-	redirect(w, r, Prefix+"signin")
+	redirect(w, r, c.base+"signin")
 }
 
 // One-time links.
@@ -189,9 +210,15 @@ func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *Session) {
 const linkCodeBytes = 32
 
 // LinkPath is the path of the one-time link with code, to append to the
-// server's base URL.
+// server's base URL,
+// under DefaultBasePath; Console.LinkPath is the same under its BasePath.
 func LinkPath(code string) string {
-	return Prefix + "link?code=" + url.QueryEscape(code)
+	return DefaultBasePath + "link?code=" + url.QueryEscape(code)
+}
+
+// LinkPath is the path of the one-time link with code under c's BasePath.
+func (c *Console) LinkPath(code string) string {
+	return c.base + "link?code=" + url.QueryEscape(code)
 }
 
 // CreateLink stores a one-time sign-in link for the token whose hash is
@@ -259,9 +286,12 @@ func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, err)
 		return
 	}
-	if err := c.open(ctx, w, r, p, tokenHash); err != nil {
+	if err := c.open(ctx, w, r, p, tokenHash, ""); errors.Is(err, errRefused) {
+		c.plainError(w, r, http.StatusForbidden, msgNotAllowed)
+		return
+	} else if err != nil {
 		c.fail(w, r, nil, err)
 		return
 	}
-	redirect(w, r, Prefix)
+	redirect(w, r, c.base)
 }

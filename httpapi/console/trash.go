@@ -20,11 +20,11 @@ import (
 // service with the session's principal, as the API makes it.
 func (c *Console) trashRoutes() {
 	c.sections.Trash = true
-	c.page("GET /console/trash", c.trashPage)
-	c.page("GET /console/trash/{id}/{action}", c.confirmEntry)
-	c.page("POST /console/trash/{id}/{action}", c.actOnEntry)
-	c.page("GET /console/trash/project/{project}/{action}", c.confirmProject)
-	c.page("POST /console/trash/project/{project}/{action}", c.actOnProject)
+	c.page(ScopeTrash, "GET "+c.base+"trash", c.trashPage)
+	c.page(ScopeTrash, "GET "+c.base+"trash/{id}/{action}", c.confirmEntry)
+	c.page(ScopeTrash, "POST "+c.base+"trash/{id}/{action}", c.actOnEntry)
+	c.page(ScopeTrash, "GET "+c.base+"trash/project/{project}/{action}", c.confirmProject)
+	c.page(ScopeTrash, "POST "+c.base+"trash/project/{project}/{action}", c.actOnProject)
 }
 
 // Page sizes the search offers, and its default.
@@ -79,7 +79,7 @@ type trashView struct {
 // Every value is escaped with html.EscapeString, which is right for text
 // and for the double-quoted attribute values it is written into; URLs are
 // built from numbers and url.QueryEscape.
-func trashRowsHTML(es []trash.Entry, back string) template.HTML {
+func trashRowsHTML(base string, es []trash.Entry, back string) template.HTML {
 	q := "?back=" + url.QueryEscape(back)
 	var b strings.Builder
 	b.Grow(len(es) * 900)
@@ -94,8 +94,8 @@ func trashRowsHTML(es []trash.Entry, back string) template.HTML {
 		if e.PurgeDate != nil {
 			purged = formatDate(*e.PurgeDate)
 		}
-		restore := html.EscapeString("/console/trash/" + id + "/restore" + q)
-		clear := html.EscapeString("/console/trash/" + id + "/clear" + q)
+		restore := html.EscapeString(base + "trash/" + id + "/restore" + q)
+		clear := html.EscapeString(base + "trash/" + id + "/clear" + q)
 		b.WriteString(`<tr id="entry-` + id + `">` +
 			`<td data-label="Name">` + name + `</td>` +
 			`<td data-label="Project">` + strconv.FormatInt(e.ProjectID, 10) + `</td>` +
@@ -212,9 +212,9 @@ func (f trashForm) values(pageNo int) string {
 	return v.Encode()
 }
 
-func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	form, query, project, problem := parseTrashForm(r.URL.Query())
-	v := trashView{Form: form, Sorts: trashSorts, Sizes: trashPageSizes, Types: trashTypes, Project: project, Back: "/console/trash"}
+	v := trashView{Form: form, Sorts: trashSorts, Sizes: trashPageSizes, Types: trashTypes, Project: project, Back: c.base + "trash"}
 	if qs := form.values(form.PageNo); qs != "" {
 		v.Back += "?" + qs
 	}
@@ -232,13 +232,13 @@ func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *Session) 
 		return
 	}
 	v.Result = &page
-	v.Rows = trashRowsHTML(page.List, v.Back)
+	v.Rows = trashRowsHTML(c.base, page.List, v.Back)
 	v.Pages = int((page.Total + int64(form.Size) - 1) / int64(form.Size))
 	if form.PageNo > 1 {
-		v.Prev = "/console/trash?" + form.values(form.PageNo-1)
+		v.Prev = c.base + "trash?" + form.values(form.PageNo-1)
 	}
 	if form.PageNo < v.Pages {
-		v.Next = "/console/trash?" + form.values(form.PageNo+1)
+		v.Next = c.base + "trash?" + form.values(form.PageNo+1)
 	}
 	c.render(w, r, s, http.StatusOK, "trash", v)
 }
@@ -257,17 +257,17 @@ type trashConfirmView struct {
 
 // backTo is where an action returns: a trash search URL the form carried,
 // or the trash page.
-func backTo(v string) string {
+func (c *Console) backTo(v string) string {
 	u, err := url.Parse(v)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.Path != "/console/trash" || strings.HasPrefix(v, "//") {
-		return "/console/trash"
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Path != c.base+"trash" || strings.HasPrefix(v, "//") {
+		return c.base + "trash"
 	}
 	return u.RequestURI()
 }
 
 // actionOn reads the {action} and the id named name of an entry or project
 // route, or answers the page that does not exist.
-func (c *Console) actionOn(w http.ResponseWriter, r *http.Request, s *Session, name string) (string, int64, bool) {
+func (c *Console) actionOn(w http.ResponseWriter, r *http.Request, s *consoleSession, name string) (string, int64, bool) {
 	action, okA := entryAction(r)
 	id, okID := pathInt(r, name)
 	if !okA || !okID {
@@ -285,7 +285,7 @@ func entryAction(r *http.Request) (string, bool) {
 
 // pathID is pathInt's id, or false after answering the page that does not
 // exist.
-func (c *Console) pathID(w http.ResponseWriter, r *http.Request, s *Session, name string) (int64, bool) {
+func (c *Console) pathID(w http.ResponseWriter, r *http.Request, s *consoleSession, name string) (int64, bool) {
 	id, ok := pathInt(r, name)
 	if !ok {
 		c.noSuchPage(w, r, s)
@@ -294,7 +294,7 @@ func (c *Console) pathID(w http.ResponseWriter, r *http.Request, s *Session, nam
 }
 
 // noSuchPage answers 404 within the layout.
-func (c *Console) noSuchPage(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) noSuchPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
 }
 
@@ -309,7 +309,7 @@ func pathInt(r *http.Request, name string) (int64, bool) {
 	return n, true
 }
 
-func (c *Console) confirmEntry(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) confirmEntry(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	action, id, ok := c.actionOn(w, r, s, "id")
 	if !ok {
 		return
@@ -319,7 +319,7 @@ func (c *Console) confirmEntry(w http.ResponseWriter, r *http.Request, s *Sessio
 		c.fail(w, r, s, err)
 		return
 	}
-	v := trashConfirmView{Action: action, Entry: &e, Project: e.ProjectID, Back: backTo(r.URL.Query().Get("back"))}
+	v := trashConfirmView{Action: action, Entry: &e, Project: e.ProjectID, Back: c.backTo(r.URL.Query().Get("back"))}
 	name := fmt.Sprintf("%s “%s”", typeLabel(e.TargetType), e.TargetName)
 	if action == "restore" {
 		v.Question = fmt.Sprintf("Restore %s to project %d?", name, e.ProjectID)
@@ -337,7 +337,7 @@ func (c *Console) confirmEntry(w http.ResponseWriter, r *http.Request, s *Sessio
 	c.render(w, r, s, http.StatusOK, "trash_confirm", v)
 }
 
-func (c *Console) actOnEntry(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) actOnEntry(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	action, id, ok := c.actionOn(w, r, s, "id")
 	if !ok {
 		return
@@ -362,10 +362,10 @@ func (c *Console) actOnEntry(w http.ResponseWriter, r *http.Request, s *Session)
 		done = "Cleared"
 	}
 	setFlash(w, r, fmt.Sprintf("%s %s “%s”.", done, typeLabel(e.TargetType), e.TargetName))
-	redirect(w, r, backTo(r.PostForm.Get("back")))
+	redirect(w, r, c.backTo(r.PostForm.Get("back")))
 }
 
-func (c *Console) confirmProject(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) confirmProject(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	action, project, ok := c.actionOn(w, r, s, "project")
 	if !ok {
 		return
@@ -375,7 +375,7 @@ func (c *Console) confirmProject(w http.ResponseWriter, r *http.Request, s *Sess
 		c.fail(w, r, s, err)
 		return
 	}
-	c.render(w, r, s, http.StatusOK, "trash_confirm", projectConfirm(action, project, n, false, backTo(r.URL.Query().Get("back")), s.Principal))
+	c.render(w, r, s, http.StatusOK, "trash_confirm", projectConfirm(action, project, n, false, c.backTo(r.URL.Query().Get("back")), s.Principal))
 }
 
 // projectConfirm is the confirmation of a project-wide action, stating
@@ -399,13 +399,13 @@ func projectConfirm(action string, project, n int64, changed bool, back string, 
 	return v
 }
 
-func (c *Console) actOnProject(w http.ResponseWriter, r *http.Request, s *Session) {
+func (c *Console) actOnProject(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	action, project, ok := c.actionOn(w, r, s, "project")
 	if !ok {
 		return
 	}
 	ctx := r.Context()
-	back := backTo(r.PostForm.Get("back"))
+	back := c.backTo(r.PostForm.Get("back"))
 	// The person confirmed a count; if the trash holds another number now,
 	// ask again with it rather than act on entries they did not count.
 	confirmed, err := strconv.ParseInt(r.PostForm.Get("count"), 10, 64)
@@ -446,6 +446,6 @@ func (c *Console) actOnProject(w http.ResponseWriter, r *http.Request, s *Sessio
 
 // plainErrorIn is plainError for a signed-in page: the layout keeps its
 // navigation.
-func (c *Console) plainErrorIn(w http.ResponseWriter, r *http.Request, s *Session, status int, msg string) {
+func (c *Console) plainErrorIn(w http.ResponseWriter, r *http.Request, s *consoleSession, status int, msg string) {
 	c.render(w, r, s, status, "error", errorView{Message: msg})
 }

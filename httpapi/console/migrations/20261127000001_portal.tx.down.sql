@@ -1,0 +1,5 @@
+DROP TABLE deskkit_console_portal_links;
+--bun:split
+ALTER TABLE deskkit_console_sessions DROP COLUMN scopes;
+--bun:split
+ALTER TABLE deskkit_console_sessions DROP COLUMN admin;
