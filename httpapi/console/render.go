@@ -106,9 +106,9 @@ type pageTemplate struct {
 // (and "title") without colliding with the others.
 func (c *Console) parsePages(a *assets) (map[string]*pageTemplate, error) {
 	funcs := template.FuncMap{
-		"static": a.url,
-		"base":   func() string { return c.base },
-		"docs":   func() string { return c.cfg.DocsPath },
+		"static":  a.url,
+		"base":    func() string { return c.base },
+		"docs":    func() string { return c.cfg.DocsPath },
 		"hasDocs": func() bool { return !c.cfg.NoDocs },
 		"openapi": func() string { return c.cfg.OpenAPIURL },
 		"product": func() string { return c.cfg.ProductName },
@@ -120,7 +120,7 @@ func (c *Console) parsePages(a *assets) (map[string]*pageTemplate, error) {
 			}
 			return template.CSS("--accent: " + c.cfg.AccentColor)
 		},
-		"date":   formatDate,
+		"date": formatDate,
 		"datePtr": func(t *time.Time) string {
 			if t == nil {
 				return ""
@@ -157,10 +157,10 @@ func (c *Console) parsePages(a *assets) (map[string]*pageTemplate, error) {
 // view is what the layout renders: the page's own data in Data.
 type view struct {
 	Session *consoleSession // nil when signed out
-	CSRF    string   // the session's CSRF token for forms that change something
-	Flash   string   // a message from the request before (an action done)
-	Error   string   // a message about this request (a refusal)
-	Nav     sections // the sections the navigation links to
+	CSRF    string          // the session's CSRF token for forms that change something
+	Flash   string          // a message from the request before (an action done)
+	Error   string          // a message about this request (a refusal)
+	Nav     sections        // the sections the navigation links to
 	Data    any
 }
 

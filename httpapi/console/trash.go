@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,12 +65,15 @@ type trashView struct {
 	Sizes   []int
 	Types   []trashType
 	Project int64 // the project picked, 0 for every project
-	Result  *trash.Page
-	Rows    template.HTML // the result table's rows (trashRowsHTML)
-	Pages   int
-	Prev    string // URL of the page before, "" on the first
-	Next    string
-	Back    string // this page's URL, where actions come back to
+	// ProjectLabel names the project picked: its name when the host
+	// resolves it (Config.Projects), "project ID" otherwise.
+	ProjectLabel string
+	Result       *trash.Page
+	Rows         template.HTML // the result table's rows (trashRowsHTML)
+	Pages        int
+	Prev         string // URL of the page before, "" on the first
+	Next         string
+	Back         string // this page's URL, where actions come back to
 }
 
 // trashRowsHTML writes the result table's rows. It is Go rather than a
@@ -79,7 +83,7 @@ type trashView struct {
 // Every value is escaped with html.EscapeString, which is right for text
 // and for the double-quoted attribute values it is written into; URLs are
 // built from numbers and url.QueryEscape.
-func trashRowsHTML(base string, es []trash.Entry, back string) template.HTML {
+func trashRowsHTML(base string, es []trash.Entry, back string, projects map[int64]string) template.HTML {
 	q := "?back=" + url.QueryEscape(back)
 	var b strings.Builder
 	b.Grow(len(es) * 900)
@@ -98,7 +102,7 @@ func trashRowsHTML(base string, es []trash.Entry, back string) template.HTML {
 		clear := html.EscapeString(base + "trash/" + id + "/clear" + q)
 		b.WriteString(`<tr id="entry-` + id + `">` +
 			`<td data-label="Name">` + name + `</td>` +
-			`<td data-label="Project">` + strconv.FormatInt(e.ProjectID, 10) + `</td>` +
+			`<td data-label="Project">` + html.EscapeString(projectName(projects, e.ProjectID)) + `</td>` +
 			`<td data-label="Deleted by">` + html.EscapeString(by) + `</td>` +
 			`<td data-label="Deleted"><time datetime="` + e.DeletedDate.UTC().Format(time.RFC3339) + `">` + formatDate(e.DeletedDate) + `</time></td>` +
 			`<td data-label="Purged">` + purged + `</td>` +
@@ -232,7 +236,20 @@ func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSe
 		return
 	}
 	v.Result = &page
-	v.Rows = trashRowsHTML(c.base, page.List, v.Back)
+	ids := make([]int64, 0, len(page.List)+1)
+	if project > 0 {
+		ids = append(ids, project)
+	}
+	for _, e := range page.List {
+		if !slices.Contains(ids, e.ProjectID) {
+			ids = append(ids, e.ProjectID)
+		}
+	}
+	names := c.projectNames(r.Context(), s.Principal.TenantID, ids)
+	if project > 0 {
+		v.ProjectLabel = projectLabel(names, project)
+	}
+	v.Rows = trashRowsHTML(c.base, page.List, v.Back, names)
 	v.Pages = int((page.Total + int64(form.Size) - 1) / int64(form.Size))
 	if form.PageNo > 1 {
 		v.Prev = c.base + "trash?" + form.values(form.PageNo-1)
@@ -245,14 +262,16 @@ func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSe
 
 // trashConfirmView is a confirmation page's data.
 type trashConfirmView struct {
-	Action   string // "restore" or "clear"
-	Entry    *trash.Entry
-	Project  int64
-	Count    int64 // the project's entries, for a project-wide action
-	Changed  bool  // the count changed since the person confirmed
-	Back     string
-	Question string
-	Button   string
+	Action  string // "restore" or "clear"
+	Entry   *trash.Entry
+	Project int64
+	// ProjectName is the entry's project's name, or its id.
+	ProjectName string
+	Count       int64 // the project's entries, for a project-wide action
+	Changed     bool  // the count changed since the person confirmed
+	Back        string
+	Question    string
+	Button      string
 }
 
 // backTo is where an action returns: a trash search URL the form carried,
@@ -319,7 +338,8 @@ func (c *Console) confirmEntry(w http.ResponseWriter, r *http.Request, s *consol
 		c.fail(w, r, s, err)
 		return
 	}
-	v := trashConfirmView{Action: action, Entry: &e, Project: e.ProjectID, Back: c.backTo(r.URL.Query().Get("back"))}
+	v := trashConfirmView{Action: action, Entry: &e, Project: e.ProjectID, Back: c.backTo(r.URL.Query().Get("back")),
+		ProjectName: projectName(c.projectNames(r.Context(), s.Principal.TenantID, []int64{e.ProjectID}), e.ProjectID)}
 	name := fmt.Sprintf("%s “%s”", typeLabel(e.TargetType), e.TargetName)
 	if action == "restore" {
 		v.Question = fmt.Sprintf("Restore %s to project %d?", name, e.ProjectID)
@@ -375,22 +395,22 @@ func (c *Console) confirmProject(w http.ResponseWriter, r *http.Request, s *cons
 		c.fail(w, r, s, err)
 		return
 	}
-	c.render(w, r, s, http.StatusOK, "trash_confirm", projectConfirm(action, project, n, false, c.backTo(r.URL.Query().Get("back")), s.Principal))
+	c.render(w, r, s, http.StatusOK, "trash_confirm", projectConfirm(action, project, c.projectLabelOf(r, s, project), n, false, c.backTo(r.URL.Query().Get("back")), s.Principal))
 }
 
 // projectConfirm is the confirmation of a project-wide action, stating
 // the count.
-func projectConfirm(action string, project, n int64, changed bool, back string, p deskkit.Principal) trashConfirmView {
+func projectConfirm(action string, project int64, label string, n int64, changed bool, back string, p deskkit.Principal) trashConfirmView {
 	v := trashConfirmView{Action: action, Project: project, Count: n, Changed: changed, Back: back}
 	entries := "entries"
 	if n == 1 {
 		entries = "entry"
 	}
 	if action == "restore" {
-		v.Question = fmt.Sprintf("Restore all %d %s (tasks and sprints) of project %d's trash?", n, entries, project)
+		v.Question = fmt.Sprintf("Restore all %d %s (tasks and sprints) of %s's trash?", n, entries, label)
 		v.Button = fmt.Sprintf("Restore %d %s", n, entries)
 	} else {
-		v.Question = fmt.Sprintf("Clear all %d %s (tasks and sprints) of project %d's trash for good? They cannot be restored afterwards.", n, entries, project)
+		v.Question = fmt.Sprintf("Clear all %d %s (tasks and sprints) of %s's trash for good? They cannot be restored afterwards.", n, entries, label)
 		v.Button = fmt.Sprintf("Clear %d %s for good", n, entries)
 	}
 	if !p.Admin {
@@ -419,7 +439,7 @@ func (c *Console) actOnProject(w http.ResponseWriter, r *http.Request, s *consol
 		return
 	}
 	if n != confirmed {
-		c.render(w, r, s, http.StatusConflict, "trash_confirm", projectConfirm(action, project, n, true, back, s.Principal))
+		c.render(w, r, s, http.StatusConflict, "trash_confirm", projectConfirm(action, project, c.projectLabelOf(r, s, project), n, true, back, s.Principal))
 		return
 	}
 	var done int
@@ -448,4 +468,24 @@ func (c *Console) actOnProject(w http.ResponseWriter, r *http.Request, s *consol
 // navigation.
 func (c *Console) plainErrorIn(w http.ResponseWriter, r *http.Request, s *consoleSession, status int, msg string) {
 	c.render(w, r, s, status, "error", errorView{Message: msg})
+}
+
+// projectName is how a page names project id: its name from names, or
+// its id.
+func projectName(names map[int64]string, id int64) string {
+	if n := names[id]; n != "" {
+		return n
+	}
+	return strconv.FormatInt(id, 10)
+}
+
+// projectLabel names project id in a sentence: "project Launch" or
+// "project 7".
+func projectLabel(names map[int64]string, id int64) string {
+	return "project " + projectName(names, id)
+}
+
+// projectLabelOf is projectLabel for one project of s's tenant.
+func (c *Console) projectLabelOf(r *http.Request, s *consoleSession, id int64) string {
+	return projectLabel(c.projectNames(r.Context(), s.Principal.TenantID, []int64{id}), id)
 }
