@@ -72,46 +72,33 @@ type channelsView struct {
 }
 
 // channelsPage lists the tenant's channels with their state, subscriptions
-// and last day's deliveries. The counts are the registry's DeliveryCounts,
-// which only those who may read deliveries may call: for anybody else the
-// page is the registry's refusal (403), as the deliveries API is.
+// and last day's deliveries: two registry calls, whatever the number of
+// channels (ListAll, and DeliveryTotalsAll for every channel at once). The
+// counts are for those who may read deliveries: for anybody else the page
+// is the registry's refusal (403), as the deliveries API is.
 func (c *Console) channelsPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	list, err := c.cfg.Channels.ListAll(r.Context(), s.Principal)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
 	}
+	totals, err := c.cfg.Channels.DeliveryTotalsAll(r.Context(), s.Principal, chartHours)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
 	v := channelsView{Admin: s.Principal.Admin, List: make([]channelRow, len(list))}
 	for i, ch := range list {
-		counts, err := c.cfg.Channels.DeliveryCounts(r.Context(), s.Principal, ch.ID, chartHours)
-		if err != nil {
-			c.fail(w, r, s, err)
-			return
-		}
-		row := channelRow{Channel: ch, TypeLabel: channelTypeLabel(ch.Type)}
-		for _, h := range counts {
-			row.Succeeded += h.Succeeded
-			row.Failed += h.Failed
-			row.Pending += h.Pending
-		}
-		v.List[i] = row
+		t := totals[ch.ID]
+		v.List[i] = channelRow{Channel: ch, TypeLabel: channelTypeLabel(ch.Type), Succeeded: t.Succeeded, Failed: t.Failed, Pending: t.Pending}
 	}
 	c.render(w, r, s, http.StatusOK, "channels", v)
 }
 
-// findChannel is the tenant's channel id as ListAll shows it to s (the
-// registry has no read of one channel; the API lists too).
+// findChannel is the tenant's channel id as the list shows it to s: the
+// registry's Get, one channel rather than the list.
 func (c *Console) findChannel(r *http.Request, s *consoleSession, id int64) (channel.Channel, error) {
-	list, err := c.cfg.Channels.ListAll(r.Context(), s.Principal)
-	if err != nil {
-		return channel.Channel{}, err
-	}
-	for _, ch := range list {
-		if ch.ID == id {
-			return ch, nil
-		}
-	}
-	return channel.Channel{}, channel.ErrNotFound
+	return c.cfg.Channels.Get(r.Context(), s.Principal, id)
 }
 
 // channelForm is the add and replace form as the person filled it in.
@@ -133,11 +120,13 @@ type eventChoice struct {
 }
 
 type channelFormView struct {
-	Form   channelForm
-	Types  any
-	Events []eventChoice
-	Edit   bool
-	Result *testOutcome // a test of the form's values
+	Form      channelForm
+	Types     any
+	TypeLabel string // the form's type in words
+	TypeHint  string // what its address is
+	Events    []eventChoice
+	Edit      bool
+	Result    *testOutcome // a test of the form's values
 }
 
 // testOutcome is what a test's far end answered.
@@ -150,7 +139,12 @@ type testOutcome struct {
 
 // formView fills the events the form offers from the registry's catalogue.
 func (c *Console) formView(f channelForm, edit bool) channelFormView {
-	v := channelFormView{Form: f, Types: channelTypes, Edit: edit}
+	v := channelFormView{Form: f, Types: channelTypes, Edit: edit, TypeLabel: channelTypeLabel(channel.Type(f.Type)), TypeHint: "The channel's address."}
+	for _, ct := range channelTypes {
+		if ct.Value == f.Type {
+			v.TypeHint = sentence(strings.ToUpper(ct.Hint[:1]) + ct.Hint[1:])
+		}
+	}
 	known := map[string]bool{}
 	for _, t := range c.cfg.Channels.EventTypes() {
 		known[t.Name] = true
@@ -206,8 +200,10 @@ func (f channelForm) input() channel.Input {
 
 func (c *Console) newChannelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	f := channelForm{Type: string(channel.Webhook)}
-	if t := r.URL.Query().Get("type"); t != "" {
-		f.Type = t
+	for _, ct := range channelTypes {
+		if ct.Value == r.URL.Query().Get("type") {
+			f.Type = ct.Value
+		}
 	}
 	c.render(w, r, s, http.StatusOK, "channels_form", c.formView(f, false))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 
@@ -52,7 +53,20 @@ func formOf(d verify.Detail) profileForm {
 type profileView struct {
 	Detail  verify.Detail
 	Form    profileForm
+	Was     profileForm // the stored values the form started from
 	Genders []string
+}
+
+// wasForm reads the stored values the form carried ("was.*" fields), so
+// that saving needs no read of the profile; ok is false for a form without
+// them.
+func wasForm(f url.Values) (profileForm, bool) {
+	if f.Get("was") != "1" {
+		return profileForm{}, false
+	}
+	return profileForm{Username: f.Get("was.username"), FirstName: f.Get("was.firstName"), LastName: f.Get("was.lastName"),
+		FullName: f.Get("was.fullName"), Landline: f.Get("was.landline"), Avatar: f.Get("was.avatar"), Title: f.Get("was.title"),
+		Gender: f.Get("was.gender"), Address: f.Get("was.address")}, true
 }
 
 func (c *Console) profilePage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
@@ -61,20 +75,27 @@ func (c *Console) profilePage(w http.ResponseWriter, r *http.Request, s *console
 		c.fail(w, r, s, err)
 		return
 	}
-	c.render(w, r, s, http.StatusOK, "profile", profileView{Detail: d, Form: formOf(d), Genders: verify.Genders()})
+	c.render(w, r, s, http.StatusOK, "profile", profileView{Detail: d, Form: formOf(d), Was: formOf(d), Genders: verify.Genders()})
 }
 
 // updateProfile sends the fields the person changed, as a client of the
 // API sends a partial update: a field left as it was stays out of it (a
-// username or gender never set cannot be sent empty).
+// username or gender never set cannot be sent empty). What it was comes
+// with the form, so that a save is one service call; the profile is read
+// only to show the form again after a refusal.
 func (c *Console) updateProfile(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	ctx := r.Context()
-	d, err := c.cfg.Verifier.Detail(ctx, s.Principal)
-	if err != nil {
-		c.fail(w, r, s, err)
-		return
-	}
 	f := r.PostForm
+	was, ok := wasForm(f)
+	var d verify.Detail
+	if !ok {
+		var err error
+		if d, err = c.cfg.Verifier.Detail(ctx, s.Principal); err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		was = formOf(d)
+	}
 	form := profileForm{Username: f.Get("username"), FirstName: f.Get("firstName"), LastName: f.Get("lastName"),
 		FullName: f.Get("fullName"), Landline: f.Get("landline"), Avatar: f.Get("avatar"), Title: f.Get("title"),
 		Gender: f.Get("gender"), Address: f.Get("address")}
@@ -87,15 +108,15 @@ func (c *Console) updateProfile(w http.ResponseWriter, r *http.Request, s *conso
 			changed++
 		}
 	}
-	set(&p.Username, form.Username, d.Username)
-	set(&p.FirstName, form.FirstName, d.FirstName)
-	set(&p.LastName, form.LastName, d.LastName)
-	set(&p.FullName, form.FullName, d.FullName)
-	set(&p.Landline, form.Landline, d.Landline)
-	set(&p.Avatar, form.Avatar, d.Avatar)
-	set(&p.Title, form.Title, d.Title)
-	set(&p.Gender, form.Gender, d.Gender)
-	set(&p.Address, form.Address, d.Address)
+	set(&p.Username, form.Username, was.Username)
+	set(&p.FirstName, form.FirstName, was.FirstName)
+	set(&p.LastName, form.LastName, was.LastName)
+	set(&p.FullName, form.FullName, was.FullName)
+	set(&p.Landline, form.Landline, was.Landline)
+	set(&p.Avatar, form.Avatar, was.Avatar)
+	set(&p.Title, form.Title, was.Title)
+	set(&p.Gender, form.Gender, was.Gender)
+	set(&p.Address, form.Address, was.Address)
 	if changed == 0 {
 		setFlash(w, r, "Nothing changed.")
 		redirect(w, r, c.base+"profile")
@@ -103,7 +124,14 @@ func (c *Console) updateProfile(w http.ResponseWriter, r *http.Request, s *conso
 	}
 	if _, err := c.cfg.Verifier.UpdateProfile(ctx, s.Principal, p); err != nil {
 		status, msg := c.messageFor(r, err)
-		c.renderMsg(w, r, s, status, "profile", profileView{Detail: d, Form: form, Genders: verify.Genders()}, msg)
+		if ok {
+			var derr error
+			if d, derr = c.cfg.Verifier.Detail(ctx, s.Principal); derr != nil {
+				c.fail(w, r, s, derr)
+				return
+			}
+		}
+		c.renderMsg(w, r, s, status, "profile", profileView{Detail: d, Form: form, Was: formOf(d), Genders: verify.Genders()}, msg)
 		return
 	}
 	setFlash(w, r, "Your profile is saved.")

@@ -108,7 +108,7 @@ func trashRowsHTML(base string, es []trash.Entry, back string, projects map[int6
 			`<td data-label="Purged">` + purged + `</td>` +
 			`<td data-label="Actions"><div class="actions">` +
 			`<a class="button secondary" href="` + restore + `" aria-label="Restore ` + name + `">Restore…</a> ` +
-			`<a class="button danger" href="` + clear + `" aria-label="Clear ` + name + `">Clear…</a>` +
+			`<a class="button quiet-danger" href="` + clear + `" aria-label="Clear ` + name + `">Clear…</a>` +
 			"</div></td></tr>\n")
 	}
 	return template.HTML(b.String()) // every value above is escaped

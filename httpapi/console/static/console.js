@@ -12,6 +12,14 @@
     var f = document.querySelector("form[data-autosubmit]");
     if (f) { f.requestSubmit ? f.requestSubmit() : f.submit(); }
   });
+  // A select marked data-submit-on-change submits its form when changed
+  // (the channel form's type); without script its button does.
+  document.addEventListener("change", function (e) {
+    var s = e.target;
+    if (s && s.matches && s.matches("select[data-submit-on-change]") && s.form) {
+      s.form.requestSubmit ? s.form.requestSubmit() : s.form.submit();
+    }
+  });
   // Copy buttons: <button data-copy="ELEMENT-ID">Copy</button>.
   document.addEventListener("click", function (e) {
     var b = e.target.closest ? e.target.closest("button[data-copy]") : null;
