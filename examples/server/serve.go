@@ -355,6 +355,7 @@ type app struct {
 	trash    *trash.Trash
 	verify   *verify.Verifier
 	channels *channel.ChannelRegistry
+	console  *console.Console
 	demo     *demoHost
 	api      *httpapi.Server // its routes, deskkit's and the host's, for tests
 	handler  http.Handler
@@ -427,7 +428,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	if cfg.TracerProvider != nil {
 		h = traceContext(h)
 	}
-	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, demo: demo, api: api, handler: h}, nil
+	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, console: con, demo: demo, api: api, handler: h}, nil
 }
 
 // routes answers the two probes itself and hands every other request to
