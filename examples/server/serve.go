@@ -20,9 +20,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/deskkit/deskkit/channel"
-	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/trash"
