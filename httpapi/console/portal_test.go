@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/trash"
 )
@@ -328,5 +330,19 @@ func TestBasePath(t *testing.T) {
 	}
 	if a := f.do(http.MethodGet, "/help/api", nil); a.StatusCode != http.StatusOK {
 		t.Errorf("docs: %d", a.StatusCode)
+	}
+}
+
+// An attempt whose far end answered nothing shows "(empty)", and one that
+// answered shows the reply.
+func TestEmptyReply(t *testing.T) {
+	f := setup(t, dbtest.OpenSQLite(t), nil, false)
+	rec := httptest.NewRecorder()
+	s := &consoleSession{Principal: deskkit.Principal{TenantID: 1, UserID: 1, Admin: true}, Scopes: scopesAll, CSRF: "x"}
+	f.c.render(rec, httptest.NewRequest(http.MethodGet, "/console/deliveries/1", nil), s, http.StatusOK, "channels_delivery",
+		deliveryView{ID: 1, Attempts: []channel.Attempt{{AttemptNo: 1, StatusCode: 204}, {AttemptNo: 2, StatusCode: 200, Response: "ok"}}})
+	body := rec.Body.String()
+	if !strings.Contains(body, `<td data-label="Reply"><span class="note">(empty)</span></td>`) || !strings.Contains(body, `<pre class="reply">ok</pre>`) {
+		t.Errorf("replies:\n%s", body)
 	}
 }
