@@ -81,6 +81,14 @@
 // which finishes the attempts in flight. The repository's README shows
 // this wiring, taken from this program's source.
 //
+// deskkit's web console is mounted under /manage/ (portal.go): open
+// http://127.0.0.1:8081/app, sign in with the key key-ada, and press
+// "Trash" or "Webhooks". Each button mints a portal link for the signed-in
+// user and that page alone (console.Console.PortalLink, server-side) and
+// sends the browser there; the console asks the host on every request
+// whether the user is still signed in, so signing out of the host ends the
+// console's session too.
+//
 // EMBED_SECRET, if set, is the server secret (at least 32 characters:
 // openssl rand -hex 32) that codes are hashed under and that the key
 // encrypting channels' addresses and signing secrets is derived from.
