@@ -63,7 +63,7 @@ type Authenticator interface {
 }
 
 // Namer is an optional hook: the names the header shows for a session's
-// user and tenant, instead of their ids.
+// user and tenant, instead of their ids. It is asked when a session opens.
 type Namer interface {
 	// Names returns the display names of p's user and tenant. An empty
 	// name, or an error (logged), shows the id instead.

@@ -272,27 +272,40 @@ func (c *Console) navFor(s *consoleSession) sections {
 	return n
 }
 
-// nameSession sets the names the header shows for s: Config.Names', or
-// the ids.
-func (c *Console) nameSession(ctx context.Context, s *consoleSession) {
-	if s.UserName != "" {
-		return
-	}
-	s.UserName = "User " + strconv.FormatInt(s.Principal.UserID, 10)
-	s.TenantName = "tenant " + strconv.FormatInt(s.Principal.TenantID, 10)
+// names asks Config.Names for the names of p's user and tenant, once,
+// when a session opens: "" for what it does not give (the ids are shown).
+// Names longer than the session's columns are cut.
+func (c *Console) names(ctx context.Context, p deskkit.Principal) (user, tenant string) {
 	if c.cfg.Names == nil {
-		return
+		return "", ""
 	}
-	user, tenant, err := c.cfg.Names.Names(ctx, s.Principal)
+	user, tenant, err := c.cfg.Names.Names(ctx, p)
 	if err != nil {
 		c.cfg.Logger.WarnContext(ctx, "console: names of the session's user and tenant", slog.Any("error", err))
-		return
+		return "", ""
 	}
-	if user != "" {
-		s.UserName = user
+	return cut(user, maxNameRunes), cut(tenant, maxNameRunes)
+}
+
+// maxNameRunes is the most of a name a session keeps.
+const maxNameRunes = 200
+
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n])
 	}
-	if tenant != "" {
-		s.TenantName = tenant
+	return s
+}
+
+// nameSession fills the names the header shows for s: the session's, or
+// the ids.
+func (c *Console) nameSession(_ context.Context, s *consoleSession) {
+	if s.UserName == "" {
+		s.UserName = "User " + strconv.FormatInt(s.Principal.UserID, 10)
+	}
+	if s.TenantName == "" {
+		s.TenantName = "tenant " + strconv.FormatInt(s.Principal.TenantID, 10)
 	}
 }
 

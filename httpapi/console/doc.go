@@ -118,8 +118,10 @@
 // # Names
 //
 // The header shows the user's and the tenant's names from Config.Names,
-// and the trash shows projects by the names Config.Projects gives; without
-// them, or for what they do not know, ids.
+// asked once when a session opens and kept with it (a rename shows at the
+// next sign-in; a page pays no lookup), and the trash shows projects by the
+// names Config.Projects gives, asked once per page for all the projects on
+// it; without them, or for what they do not know, ids.
 //
 // # Pages
 //

@@ -125,8 +125,10 @@ type sessionRow struct {
 	TokenHash string `bun:"token_hash"`
 	TenantID  int64  `bun:"tenant_id"`
 	UserID    int64  `bun:"user_id"`
-	Admin     int    `bun:"admin"`
-	Scopes    string `bun:"scopes"`
+	Admin      int    `bun:"admin"`
+	Scopes     string `bun:"scopes"`
+	UserName   string `bun:"user_name"`
+	TenantName string `bun:"tenant_name"`
 	CreatedMS int64  `bun:"created_ms"`
 	ExpiresMS int64  `bun:"expires_ms"`
 }
@@ -154,7 +156,7 @@ func (c *Console) session(r *http.Request) (*consoleSession, error) {
 	ctx := r.Context()
 	idHash := hashHex(raw)
 	var row sessionRow
-	err = c.cfg.DB.NewRaw(`SELECT id_hash, token_hash, tenant_id, user_id, admin, scopes, created_ms, expires_ms
+	err = c.cfg.DB.NewRaw(`SELECT id_hash, token_hash, tenant_id, user_id, admin, scopes, user_name, tenant_name, created_ms, expires_ms
 FROM deskkit_console_sessions WHERE id_hash = ? AND expires_ms > ?`, idHash, c.cfg.Now().UnixMilli()).Scan(ctx, &row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNoSession
@@ -192,6 +194,7 @@ FROM deskkit_console_sessions WHERE id_hash = ? AND expires_ms > ?`, idHash, c.c
 		return nil, fmt.Errorf("console: authenticate session: %w", err)
 	}
 	return &consoleSession{Principal: p, Scopes: splitScopes(row.Scopes), Portal: row.TokenHash == "",
+		UserName: row.UserName, TenantName: row.TenantName,
 		CSRF: csrfToken(raw), ExpiresAt: time.UnixMilli(row.ExpiresMS).UTC(), idHash: idHash}, nil
 }
 
@@ -215,10 +218,12 @@ func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *ht
 			}
 		}
 	}
+	userName, tenantName := c.names(ctx, p)
 	now := c.cfg.Now()
 	expires := now.Add(c.cfg.SessionTTL)
-	_, err := c.cfg.DB.NewRaw(`INSERT INTO deskkit_console_sessions (id_hash, token_hash, tenant_id, user_id, admin, scopes, created_ms, expires_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, hashHex(raw), tokenHash, p.TenantID, p.UserID, boolInt(p.Admin), scopes, now.UnixMilli(), expires.UnixMilli()).Exec(ctx)
+	_, err := c.cfg.DB.NewRaw(`INSERT INTO deskkit_console_sessions (id_hash, token_hash, tenant_id, user_id, admin, scopes, user_name, tenant_name, created_ms, expires_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, hashHex(raw), tokenHash, p.TenantID, p.UserID, boolInt(p.Admin), scopes, userName, tenantName,
+		now.UnixMilli(), expires.UnixMilli()).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("console: store session: %w", err)
 	}

@@ -6,6 +6,12 @@ ALTER TABLE deskkit_console_sessions ADD COLUMN admin SMALLINT NOT NULL DEFAULT 
 --bun:split
 ALTER TABLE deskkit_console_sessions ADD COLUMN scopes VARCHAR(200) NOT NULL DEFAULT '';
 --bun:split
+-- The names the header shows (Config.Names), asked once when the session
+-- opens rather than on every page.
+ALTER TABLE deskkit_console_sessions ADD COLUMN user_name VARCHAR(200) NOT NULL DEFAULT '';
+--bun:split
+ALTER TABLE deskkit_console_sessions ADD COLUMN tenant_name VARCHAR(200) NOT NULL DEFAULT '';
+--bun:split
 -- Portal links: the SHA-256 of the nonce a link carries, the principal and
 -- scopes it opens a session for, and when it dies. Redeeming deletes the
 -- row in the statement that reads it, so a link opens one session, on any
