@@ -233,7 +233,9 @@ func benchConsoleProfile(b *testing.B, db *bun.DB) {
 
 // BenchmarkConsoleChannelsPageSQLite is the channel list against the API's
 // list of channels on SQLite.
-func BenchmarkConsoleChannelsPageSQLite(b *testing.B) { benchConsoleChannels(b, dbtest.OpenSQLite(b), false) }
+func BenchmarkConsoleChannelsPageSQLite(b *testing.B) {
+	benchConsoleChannels(b, dbtest.OpenSQLite(b), false)
+}
 
 // BenchmarkConsoleChannelsPagePostgres is the same on PostgreSQL.
 func BenchmarkConsoleChannelsPagePostgres(b *testing.B) {
@@ -257,4 +259,6 @@ func BenchmarkConsoleChannelsPageVsCountsPostgres(b *testing.B) {
 func BenchmarkConsoleProfilePageSQLite(b *testing.B) { benchConsoleProfile(b, dbtest.OpenSQLite(b)) }
 
 // BenchmarkConsoleProfilePagePostgres is the same on PostgreSQL.
-func BenchmarkConsoleProfilePagePostgres(b *testing.B) { benchConsoleProfile(b, dbtest.OpenPostgres(b)) }
+func BenchmarkConsoleProfilePagePostgres(b *testing.B) {
+	benchConsoleProfile(b, dbtest.OpenPostgres(b))
+}

@@ -121,16 +121,16 @@ func sessionCookieName(r *http.Request) string {
 
 // sessionRow is a row of deskkit_console_sessions.
 type sessionRow struct {
-	IDHash    string `bun:"id_hash"`
-	TokenHash string `bun:"token_hash"`
-	TenantID  int64  `bun:"tenant_id"`
-	UserID    int64  `bun:"user_id"`
+	IDHash     string `bun:"id_hash"`
+	TokenHash  string `bun:"token_hash"`
+	TenantID   int64  `bun:"tenant_id"`
+	UserID     int64  `bun:"user_id"`
 	Admin      int    `bun:"admin"`
 	Scopes     string `bun:"scopes"`
 	UserName   string `bun:"user_name"`
 	TenantName string `bun:"tenant_name"`
-	CreatedMS int64  `bun:"created_ms"`
-	ExpiresMS int64  `bun:"expires_ms"`
+	CreatedMS  int64  `bun:"created_ms"`
+	ExpiresMS  int64  `bun:"expires_ms"`
 }
 
 // may tells whether s may open pages of scope.
