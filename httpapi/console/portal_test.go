@@ -346,3 +346,46 @@ func TestEmptyReply(t *testing.T) {
 		t.Errorf("replies:\n%s", body)
 	}
 }
+
+// Two replicas (two Consoles on one database) redeem one link at the same
+// moment: one session opens, the other is refused.
+func TestPortalLinkOnceAcrossReplicas(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := setup(t, db, func(c *Config) { c.Secret = testSecret }, false)
+		other, err := New(&Config{DB: db, Secret: testSecret, Trash: f.trash, Now: f.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := httptest.NewServer(other)
+		t.Cleanup(second.Close)
+		for range 5 {
+			link, err := f.c.PortalLink(context.Background(), deskkit.Principal{TenantID: 1, UserID: 1}, ScopeTrash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok := portalToken(t, link)
+			statuses := make(chan int, 2)
+			for _, base := range []string{f.srv.URL, second.URL} {
+				go func() {
+					req, _ := http.NewRequest(http.MethodPost, base+"/console/portal", strings.NewReader(url.Values{"t": {tok}}.Encode()))
+					req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+					client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+					res, err := client.Do(req)
+					if err != nil {
+						statuses <- 0
+						return
+					}
+					res.Body.Close()
+					statuses <- res.StatusCode
+				}()
+			}
+			got := []int{<-statuses, <-statuses}
+			if !(got[0] == http.StatusSeeOther && got[1] == http.StatusUnauthorized || got[1] == http.StatusSeeOther && got[0] == http.StatusUnauthorized) {
+				t.Errorf("one link on two replicas at once: %v, want one 303 and one 401", got)
+			}
+		}
+		if n := f.sessions(); n != 5 {
+			t.Errorf("%d sessions from 5 links, want 5", n)
+		}
+	})
+}
