@@ -81,6 +81,14 @@
 // which finishes the attempts in flight. The repository's README shows
 // this wiring, taken from this program's source.
 //
+// deskkit's web console is mounted under /manage/ (portal.go): open
+// http://127.0.0.1:8081/app, sign in with the key key-ada, and press
+// "Trash" or "Webhooks". Each button mints a portal link for the signed-in
+// user and that page alone (console.Console.PortalLink, server-side) and
+// sends the browser there; the console asks the host on every request
+// whether the user is still signed in, so signing out of the host ends the
+// console's session too.
+//
 // EMBED_SECRET, if set, is the server secret (at least 32 characters:
 // openssl rand -hex 32) that codes are hashed under and that the key
 // encrypting channels' addresses and signing secrets is derived from.
@@ -123,6 +131,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
 )
@@ -293,6 +302,8 @@ type host struct {
 	trash    *trash.Trash
 	verifier *verify.Verifier
 	channels *channel.ChannelRegistry
+	console  *console.Console
+	sessions *hostSessions
 	logger   *slog.Logger
 	handler  http.Handler
 
@@ -329,6 +340,11 @@ type appOptions struct {
 	// RetrySchedule is the delay before each attempt of an event's
 	// delivery; channel.DefaultRetrySchedule if nil. Tests shorten it.
 	RetrySchedule []time.Duration
+	// Now is the console's clock (its links and sessions); time.Now if nil.
+	Now func() time.Time
+	// ConsoleFrameAncestors are the origins whose pages may frame the
+	// console's; none if nil.
+	ConsoleFrameAncestors []string
 }
 
 // newApp creates the host's tables and deskkit's, and a few tasks and
@@ -420,6 +436,26 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (*host, error) {
 	h.handler = api.Wrap(mux)
 	// [README end of part]
 	h.trash, h.verifier, h.channels = tr, v, chans
+	// deskkit's console for the host's signed-in users, opened through
+	// portal links from the host's pages (portal.go), under /manage/.
+	if err := console.Migrate(ctx, db); err != nil {
+		return nil, err
+	}
+	h.sessions = &hostSessions{byID: map[string]deskkit.Principal{}}
+	if h.console, err = newConsole(db, o.Secret, h.sessions, tr, v, chans, o); err != nil {
+		return nil, err
+	}
+	(&appPages{h: h, sessions: h.sessions, console: h.console, logger: o.Logger}).routes(mux)
+	inner := h.handler
+	// The console gets its paths as they came: the mux would redirect an
+	// unclean path (/manage/../tasks) rather than refuse it.
+	h.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.console.Handles(r.URL.Path) {
+			h.console.ServeHTTP(w, r)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
 	return h, nil
 }
 

@@ -1,23 +1,80 @@
 package main
 
 import (
+	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
+	"os"
+	"strings"
+
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
-	"github.com/deskkit/deskkit/examples/server/internal/console"
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
+	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
 )
 
 // newConsole builds the web console over the services the API mounts: the
 // same objects, so the console's answers and refusals are the API's. A
-// session acts for the principal of the token it signed in with, which the
-// directory checks again on every request.
-func newConsole(db *bun.DB, dir *directory.Directory, tr *trash.Trash, v *verify.Verifier, reg *channel.ChannelRegistry, cfg appConfig) (*console.Console, error) {
+// session signed in with a token acts for the token's principal, which the
+// directory checks again on every request; portal links are signed with
+// the server secret. The sign-in page shows the token command as this
+// server is invoked.
+func newConsole(db *bun.DB, dir *directory.Directory, tr *trash.Trash, v *verify.Verifier, reg *channel.ChannelRegistry, secret []byte, cfg appConfig) (*console.Console, error) {
+	cmd := serverInvocation(os.Args[0])
+	key, err := portalSecret(secret)
+	if err != nil {
+		return nil, err
+	}
 	return console.New(&console.Config{
-		DB: db, Authenticator: dir, TokenHash: directory.TokenHash,
+		DB: db, Authenticator: dir, TokenHash: directory.TokenHash, Secret: key,
+		Names: consoleNames{dir},
 		Trash: tr, Verifier: v, Channels: reg,
 		Logger: cfg.Logger, Now: cfg.Now,
+		TokenCommand: cmd + " token -tenant TENANT -username USERNAME",
+		LinkCommand:  cmd + " token -tenant TENANT -username USERNAME -console",
 	})
+}
+
+// serverInvocation is how a person runs this server's commands: the
+// program as it was started, or "go run ./examples/server" for a binary
+// that go run built in a temporary directory.
+func serverInvocation(arg0 string) string {
+	if arg0 == "" || strings.Contains(arg0, "go-build") || strings.HasSuffix(arg0, ".test") {
+		return "go run ./examples/server"
+	}
+	return arg0
+}
+
+// portalSecret derives the key that signs portal links from the server
+// secret, so that one secret serves codes, channel secrets and links
+// without a link's signature telling anything of the others.
+func portalSecret(secret []byte) ([]byte, error) {
+	return hkdf.Key(sha256.New, secret, nil, "deskkit console portal links", 32)
+}
+
+// consoleNames gives the console's header the directory's names.
+type consoleNames struct{ d *directory.Directory }
+
+var _ console.Namer = consoleNames{}
+
+// Names returns the user's display name (the username when none is set)
+// and the tenant's name.
+func (n consoleNames) Names(ctx context.Context, p deskkit.Principal) (string, string, error) {
+	u, err := n.d.User(ctx, p.TenantID, p.UserID)
+	if err != nil {
+		return "", "", err
+	}
+	t, err := n.d.Tenant(ctx, p.TenantID)
+	if err != nil {
+		return "", "", err
+	}
+	name := u.DisplayName
+	if name == "" {
+		name = u.Username
+	}
+	return name, t.Name, nil
 }

@@ -68,14 +68,28 @@ func benchConsoleTrash(b *testing.B, db *bun.DB) {
 		apiPath  = "/api/v1/task/trash/search?targetType=TASK&projectId=1&pageSize=20&orderBy=deletedDate&orderSort=DESC"
 		pagePath = "/console/trash?project=1&type=TASK&size=20&sort=deleted-desc"
 	)
-	api := func() error { return benchJSON(a, token, http.MethodGet, apiPath, "", nil) }
+	benchPageVsAPI(b, a, token, cookies[0], pagePath, "200 entries match", apiPath)
+}
+
+// benchPageVsAPI measures the console page at pagePath (its body holding
+// want) against the API calls under it, one of each per iteration, and
+// reports both times and their ratio.
+func benchPageVsAPI(b *testing.B, a *app, token string, cookie *http.Cookie, pagePath, want string, apiPaths ...string) {
+	api := func() error {
+		for _, p := range apiPaths {
+			if err := benchJSON(a, token, http.MethodGet, p, "", nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	page := func() error {
 		req := httptest.NewRequest(http.MethodGet, pagePath, nil)
-		req.AddCookie(cookies[0])
+		req.AddCookie(cookie)
 		rec := httptest.NewRecorder()
 		a.handler.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "200 entries match") {
-			return fmt.Errorf("trash page: %d", rec.Code)
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
+			return fmt.Errorf("%s: %d", pagePath, rec.Code)
 		}
 		return nil
 	}
@@ -140,3 +154,111 @@ func BenchmarkConsoleTrashPageSQLite(b *testing.B) { benchConsoleTrash(b, dbtest
 
 // BenchmarkConsoleTrashPagePostgres is the same on PostgreSQL.
 func BenchmarkConsoleTrashPagePostgres(b *testing.B) { benchConsoleTrash(b, dbtest.OpenPostgres(b)) }
+
+// benchConsoleSetup is an app over db with an admin's token and a console
+// session signed in with it.
+func benchConsoleSetup(b *testing.B, db *bun.DB) (*app, string, *http.Cookie) {
+	ctx := context.Background()
+	if err := migrateAll(ctx, db); err != nil {
+		b.Fatal(err)
+	}
+	a, err := newApp(db, appConfig{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tn, err := a.dir.EnsureTenant(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	u, err := a.dir.EnsureUser(ctx, tn.ID, "ann", true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	token, err := a.dir.IssueToken(ctx, u)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/console/signin", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec := httptest.NewRecorder()
+	a.handler.ServeHTTP(rec, req)
+	if rec.Code != http.StatusSeeOther || len(rec.Result().Cookies()) == 0 {
+		b.Fatalf("sign-in: %d", rec.Code)
+	}
+	return a, token, rec.Result().Cookies()[0]
+}
+
+// benchConsoleChannels measures the channel list (15 channels, 200 events
+// each queued for every channel) against the API's list of channels:
+// the page adds the last day's counts of every channel, in one query.
+func benchConsoleChannels(b *testing.B, db *bun.DB, withCounts bool) {
+	a, token, cookie := benchConsoleSetup(b, db)
+	// 15 channels: the most of three types (5 each).
+	for i := range 15 {
+		body := fmt.Sprintf(`{"channelType":"WEBHOOK","name":"hook %d","address":"https://hooks.example.com/%d"}`, i, i)
+		switch i / 5 {
+		case 1:
+			body = fmt.Sprintf(`{"channelType":"ENTERPRISE_CHAT","name":"hook %d","address":"https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k%d"}`, i, i)
+		case 2:
+			body = fmt.Sprintf(`{"channelType":"WORKPLACE_CHAT","name":"hook %d","address":"https://oapi.dingtalk.com/robot/send?access_token=t%d"}`, i, i)
+		}
+		if err := benchJSON(a, token, http.MethodPost, "/api/v1/event/channel", body, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 200 {
+		if err := benchJSON(a, token, http.MethodPost, "/api/v1/demo/event/publish", `{"type":"demo.hello","title":"hello"}`, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if withCounts {
+		// The API calls that give what the page shows: the list and each
+		// channel's counts of the last day.
+		paths := []string{"/api/v1/event/channel"}
+		for id := 1; id <= 15; id++ {
+			paths = append(paths, fmt.Sprintf("/api/v1/event/channel/%d/deliveries/hourly", id))
+		}
+		benchPageVsAPI(b, a, token, cookie, "/console/channels", "hook 14", paths...)
+		return
+	}
+	benchPageVsAPI(b, a, token, cookie, "/console/channels", "hook 14", "/api/v1/event/channel")
+}
+
+// benchConsoleProfile measures the profile page against GET
+// /api/v1/user/current, the one service call under it.
+func benchConsoleProfile(b *testing.B, db *bun.DB) {
+	a, token, cookie := benchConsoleSetup(b, db)
+	benchPageVsAPI(b, a, token, cookie, "/console/profile", "profile-form", "/api/v1/user/current")
+}
+
+// BenchmarkConsoleChannelsPageSQLite is the channel list against the API's
+// list of channels on SQLite.
+func BenchmarkConsoleChannelsPageSQLite(b *testing.B) {
+	benchConsoleChannels(b, dbtest.OpenSQLite(b), false)
+}
+
+// BenchmarkConsoleChannelsPagePostgres is the same on PostgreSQL.
+func BenchmarkConsoleChannelsPagePostgres(b *testing.B) {
+	benchConsoleChannels(b, dbtest.OpenPostgres(b), false)
+}
+
+// BenchmarkConsoleChannelsPageVsCountsSQLite is the channel list against
+// the API calls that give all it shows (the list and each channel's hourly
+// counts) on SQLite.
+func BenchmarkConsoleChannelsPageVsCountsSQLite(b *testing.B) {
+	benchConsoleChannels(b, dbtest.OpenSQLite(b), true)
+}
+
+// BenchmarkConsoleChannelsPageVsCountsPostgres is the same on PostgreSQL.
+func BenchmarkConsoleChannelsPageVsCountsPostgres(b *testing.B) {
+	benchConsoleChannels(b, dbtest.OpenPostgres(b), true)
+}
+
+// BenchmarkConsoleProfilePageSQLite is the profile page against its API
+// call on SQLite.
+func BenchmarkConsoleProfilePageSQLite(b *testing.B) { benchConsoleProfile(b, dbtest.OpenSQLite(b)) }
+
+// BenchmarkConsoleProfilePagePostgres is the same on PostgreSQL.
+func BenchmarkConsoleProfilePagePostgres(b *testing.B) {
+	benchConsoleProfile(b, dbtest.OpenPostgres(b))
+}

@@ -622,6 +622,15 @@ func TestConsoleTrash(t *testing.T) {
 		// Search: project 1, "alpha", deleted today.
 		today := time.Now().UTC().Format("2006-01-02")
 		tb.open("/console/trash", "#f-name")
+		// Every filter shows its longest option whole ("Deleted, newest
+		// first", not "Deleted, newe") and its label on one line.
+		for _, w := range []int64{360, 1440} {
+			tb.do(chromedp.EmulateViewport(w, 900))
+			if cut := evalIn[[]string](tb, filtersCut); len(cut) > 0 {
+				t.Errorf("at %d px: %v", w, cut)
+			}
+		}
+		tb.do(chromedp.EmulateViewport(1440, 900))
 		// The values are set without events, so that the live search (htmx,
 		// on input and change) sends nothing and the click alone searches.
 		// chromedp's SetValue dispatches input and change: each field would
@@ -776,3 +785,21 @@ func TestConsoleProbes(t *testing.T) {
 		}
 	}
 }
+
+// filtersCut lists the trash filters whose select is narrower than its
+// longest option's text (plus room for the arrow) or whose label wraps.
+const filtersCut = `(function () {
+  var out = [];
+  var ctx = document.createElement("canvas").getContext("2d");
+  document.querySelectorAll(".filters select").forEach(function (s) {
+    ctx.font = getComputedStyle(s).font;
+    var longest = 0;
+    Array.from(s.options).forEach(function (o) { longest = Math.max(longest, ctx.measureText(o.text).width); });
+    if (s.clientWidth < longest + 28) { out.push(s.id + " is " + s.clientWidth + " px for " + Math.ceil(longest) + " px of text"); }
+  });
+  document.querySelectorAll(".filters label").forEach(function (l) {
+    var lh = parseFloat(getComputedStyle(l).lineHeight) || 20;
+    if (l.getBoundingClientRect().height > lh * 1.5) { out.push("the label " + JSON.stringify(l.textContent) + " wraps"); }
+  });
+  return out;
+})()`

@@ -71,8 +71,8 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
-	"github.com/deskkit/deskkit/examples/server/internal/console"
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
+	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"

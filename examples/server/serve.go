@@ -20,9 +20,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/deskkit/deskkit/channel"
-	"github.com/deskkit/deskkit/examples/server/internal/console"
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/trash"
@@ -355,6 +355,7 @@ type app struct {
 	trash    *trash.Trash
 	verify   *verify.Verifier
 	channels *channel.ChannelRegistry
+	console  *console.Console
 	demo     *demoHost
 	api      *httpapi.Server // its routes, deskkit's and the host's, for tests
 	handler  http.Handler
@@ -418,7 +419,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	demo.mount(api)
 	mountRedeem(api, v)
 	mountPublish(api, db, reg)
-	con, err := newConsole(db, dir, tr, v, reg, cfg)
+	con, err := newConsole(db, dir, tr, v, reg, secret, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +428,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	if cfg.TracerProvider != nil {
 		h = traceContext(h)
 	}
-	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, demo: demo, api: api, handler: h}, nil
+	return &app{db: db, dir: dir, trash: tr, verify: v, channels: reg, console: con, demo: demo, api: api, handler: h}, nil
 }
 
 // routes answers the two probes itself and hands every other request to
@@ -439,7 +440,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 // deskkit's own router never redirects: such paths answer a 404 envelope.
 // The console (/console/, /docs) gets its paths as they came too, and
 // refuses unclean ones with a 404 page rather than a redirect.
-func routes(api http.Handler, ready *readiness, con http.Handler) http.Handler {
+func routes(api http.Handler, ready *readiness, con *console.Console) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var probe func(http.ResponseWriter, *http.Request)
 		switch r.URL.Path {
@@ -450,7 +451,7 @@ func routes(api http.Handler, ready *readiness, con http.Handler) http.Handler {
 		case "/readyz":
 			probe = ready.serve
 		default:
-			if console.Handles(r.URL.Path) {
+			if con.Handles(r.URL.Path) {
 				con.ServeHTTP(w, r)
 				return
 			}

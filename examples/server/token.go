@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deskkit/deskkit/examples/server/internal/console"
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
+	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/verify"
 )
 

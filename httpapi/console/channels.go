@@ -1,0 +1,569 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
+)
+
+// channelRoutes registers the channel pages: the list, the add and replace
+// forms, tests, enabling and disabling, deletion through a confirmation,
+// a channel's deliveries with its chart, a delivery's attempts, resend and
+// recover. Every read and change is the registry call the API makes
+// (httpapi/channel.go, httpapi/event.go) with the session's principal, so
+// the registry's authorization (admins, or the host's Authorizer) decides:
+// the pages hide actions from non-admins, but never refuse on their own.
+func (c *Console) channelRoutes() {
+	c.sections.Channels = true
+	c.page(ScopeChannels, "GET "+c.base+"channels", c.channelsPage)
+	c.page(ScopeChannels, "GET "+c.base+"channels/new", c.newChannelPage)
+	c.page(ScopeChannels, "POST "+c.base+"channels", c.addChannel)
+	c.page(ScopeChannels, "GET "+c.base+"channels/{id}", c.channelPage)
+	c.page(ScopeChannels, "GET "+c.base+"channels/{id}/edit", c.editChannelPage)
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}", c.replaceChannel)
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/test", c.testChannel)
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/enable", c.switchChannel(true))
+	c.page(ScopeChannels, "GET "+c.base+"channels/{id}/{action}", c.confirmChannel) // disable, delete
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/disable", c.switchChannel(false))
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/delete", c.deleteChannel)
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/recover", c.recoverChannel)
+	c.page(ScopeChannels, "GET "+c.base+"deliveries/{id}", c.deliveryPage)
+	c.page(ScopeChannels, "POST "+c.base+"deliveries/{id}/resend", c.resendDelivery)
+}
+
+// channelTypes are the types the forms offer, with their words.
+var channelTypes = []struct{ Value, Label, Hint string }{
+	{string(channel.Webhook), "Webhook", "an http or https URL that gets a signed POST (Standard Webhooks)"},
+	{string(channel.Email), "E-mail", "1 to 10 e-mail addresses, separated by commas"},
+	{string(channel.EnterpriseChat), "WeCom robot", "https://HOST/cgi-bin/webhook/send?key=KEY"},
+	{string(channel.WorkplaceChat), "DingTalk robot", "https://HOST/robot/send?access_token=TOKEN"},
+}
+
+func channelTypeLabel(t channel.Type) string {
+	for _, ct := range channelTypes {
+		if ct.Value == string(t) {
+			return ct.Label
+		}
+	}
+	return string(t)
+}
+
+// chartHours is how far back the chart of a channel's deliveries looks.
+const chartHours = 24
+
+// channelRow is a channel in the list, with its last day's deliveries.
+type channelRow struct {
+	channel.Channel
+	TypeLabel                  string
+	Succeeded, Failed, Pending int
+}
+
+type channelsView struct {
+	List  []channelRow
+	Admin bool // shows the actions; the registry decides whether they work
+}
+
+// channelsPage lists the tenant's channels with their state, subscriptions
+// and last day's deliveries: two registry calls, whatever the number of
+// channels (ListAll, and DeliveryTotalsAll for every channel at once). The
+// counts are for those who may read deliveries: for anybody else the page
+// is the registry's refusal (403), as the deliveries API is.
+func (c *Console) channelsPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	list, err := c.cfg.Channels.ListAll(r.Context(), s.Principal)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	totals, err := c.cfg.Channels.DeliveryTotalsAll(r.Context(), s.Principal, chartHours)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	v := channelsView{Admin: s.Principal.Admin, List: make([]channelRow, len(list))}
+	for i, ch := range list {
+		t := totals[ch.ID]
+		v.List[i] = channelRow{Channel: ch, TypeLabel: channelTypeLabel(ch.Type), Succeeded: t.Succeeded, Failed: t.Failed, Pending: t.Pending}
+	}
+	c.render(w, r, s, http.StatusOK, "channels", v)
+}
+
+// findChannel is the tenant's channel id as the list shows it to s: the
+// registry's Get, one channel rather than the list.
+func (c *Console) findChannel(r *http.Request, s *consoleSession, id int64) (channel.Channel, error) {
+	return c.cfg.Channels.Get(r.Context(), s.Principal, id)
+}
+
+// channelForm is the add and replace form as the person filled it in.
+type channelForm struct {
+	ID           int64
+	Type         string
+	Name         string
+	Address      string
+	Secret       string
+	RemoveSecret bool
+	Events       []string // the registered types ticked
+	More         string   // other types and prefixes, comma-separated
+}
+
+// eventChoice is a registered event type the form offers.
+type eventChoice struct {
+	Name, Description string
+	Checked           bool
+}
+
+type channelFormView struct {
+	Form      channelForm
+	Types     any
+	TypeLabel string // the form's type in words
+	TypeHint  string // what its address is
+	Events    []eventChoice
+	Edit      bool
+	Result    *testOutcome // a test of the form's values
+}
+
+// testOutcome is what a test's far end answered.
+type testOutcome struct {
+	OK        bool
+	MessageID string
+	Secret    string // the throwaway secret of a webhook test
+	Reason    string // why the far end did not take it
+}
+
+// formView fills the events the form offers from the registry's catalogue.
+func (c *Console) formView(f channelForm, edit bool) channelFormView {
+	v := channelFormView{Form: f, Types: channelTypes, Edit: edit, TypeLabel: channelTypeLabel(channel.Type(f.Type)), TypeHint: "The channel's address."}
+	for _, ct := range channelTypes {
+		if ct.Value == f.Type {
+			v.TypeHint = sentence(strings.ToUpper(ct.Hint[:1]) + ct.Hint[1:])
+		}
+	}
+	known := map[string]bool{}
+	for _, t := range c.cfg.Channels.EventTypes() {
+		known[t.Name] = true
+		v.Events = append(v.Events, eventChoice{Name: t.Name, Description: t.Description, Checked: slices.Contains(f.Events, t.Name)})
+	}
+	// What the catalogue does not name (prefixes) goes to the free field.
+	var more []string
+	for _, e := range f.Events {
+		if !known[e] {
+			more = append(more, e)
+		}
+	}
+	if len(more) > 0 && v.Form.More == "" {
+		v.Form.More = strings.Join(more, ", ")
+		v.Form.Events = slices.DeleteFunc(slices.Clone(f.Events), func(e string) bool { return !known[e] })
+	}
+	return v
+}
+
+// readChannelForm reads the posted form.
+func readChannelForm(r *http.Request) channelForm {
+	f := channelForm{
+		Type:         r.PostForm.Get("channelType"),
+		Name:         r.PostForm.Get("name"),
+		Address:      strings.TrimSpace(r.PostForm.Get("address")),
+		Secret:       r.PostForm.Get("secret"),
+		RemoveSecret: r.PostForm.Get("removeSecret") == "on",
+		Events:       r.PostForm["events"],
+		More:         r.PostForm.Get("more"),
+	}
+	return f
+}
+
+// input is the form as the registry takes it, as the API's body would
+// carry it.
+func (f channelForm) input() channel.Input {
+	in := channel.Input{ID: f.ID, Type: f.Type, Name: f.Name, Address: f.Address}
+	switch {
+	case f.RemoveSecret:
+		in.Secret = new(string)
+	case f.Secret != "":
+		in.Secret = &f.Secret
+	}
+	events := slices.Clone(f.Events)
+	for part := range strings.SplitSeq(f.More, ",") {
+		if p := strings.TrimSpace(part); p != "" {
+			events = append(events, p)
+		}
+	}
+	in.Events = events
+	return in
+}
+
+func (c *Console) newChannelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	f := channelForm{Type: string(channel.Webhook)}
+	for _, ct := range channelTypes {
+		if ct.Value == r.URL.Query().Get("type") {
+			f.Type = ct.Value
+		}
+	}
+	c.render(w, r, s, http.StatusOK, "channels_form", c.formView(f, false))
+}
+
+// addedView is the page after an add: the secret, shown this once.
+type addedView struct {
+	Channel channel.Channel
+	Secret  string
+}
+
+func (c *Console) addChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	f := readChannelForm(r)
+	if r.PostForm.Get("do") == "test" {
+		c.testForm(w, r, s, f, false)
+		return
+	}
+	added, err := c.cfg.Channels.Add(r.Context(), s.Principal, f.input())
+	if err != nil {
+		status, msg := c.messageFor(r, err)
+		c.renderMsg(w, r, s, status, "channels_form", c.formView(f, false), msg)
+		return
+	}
+	if added.Secret != "" {
+		// The answer of the POST itself: the secret is in no URL, no
+		// cookie and no later page (the page is not stored: no-store).
+		c.render(w, r, s, http.StatusCreated, "channels_added", addedView{Channel: added.Channel, Secret: added.Secret})
+		return
+	}
+	setFlash(w, r, fmt.Sprintf("Added channel “%s”.", added.Name))
+	redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, added.ID))
+}
+
+func (c *Console) editChannelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	id, ok := c.pathID(w, r, s, "id")
+	if !ok {
+		return
+	}
+	ch, err := c.findChannel(r, s, id)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	f := channelForm{ID: ch.ID, Type: string(ch.Type), Name: ch.Name, Address: ch.Address, Events: ch.Events}
+	c.render(w, r, s, http.StatusOK, "channels_form", c.formView(f, true))
+}
+
+func (c *Console) replaceChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	id, ok := c.pathID(w, r, s, "id")
+	if !ok {
+		return
+	}
+	f := readChannelForm(r)
+	f.ID = id
+	if r.PostForm.Get("do") == "test" {
+		c.testForm(w, r, s, f, true)
+		return
+	}
+	ch, err := c.cfg.Channels.Replace(r.Context(), s.Principal, f.input())
+	if err != nil {
+		status, msg := c.messageFor(r, err)
+		c.renderMsg(w, r, s, status, "channels_form", c.formView(f, true), msg)
+		return
+	}
+	setFlash(w, r, fmt.Sprintf("Saved channel “%s”.", ch.Name))
+	redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, ch.ID))
+}
+
+// test sends a test message as the API's test does, and says what the far
+// end answered. A far end that refuses is no error of the console's: the
+// answer is the page, with the reason (the API's 502 channel_test_failed).
+func (c *Console) test(r *http.Request, s *consoleSession, in channel.Input) (testOutcome, int, string) {
+	res, err := c.cfg.Channels.Test(r.Context(), s.Principal, in)
+	var de *channel.DeliveryError
+	switch {
+	case err == nil:
+		return testOutcome{OK: true, MessageID: res.MessageID, Secret: res.Secret}, http.StatusOK, ""
+	case errors.As(err, &de) && !de.Blocked:
+		return testOutcome{Reason: sentence(de.ClientMessage())}, http.StatusBadGateway, ""
+	}
+	status, msg := c.messageFor(r, err)
+	return testOutcome{}, status, msg
+}
+
+// testForm tests the values of the add or replace form without saving
+// them, and shows the form again with the answer.
+func (c *Console) testForm(w http.ResponseWriter, r *http.Request, s *consoleSession, f channelForm, edit bool) {
+	out, status, msg := c.test(r, s, f.input())
+	v := c.formView(f, edit)
+	if msg == "" {
+		v.Result = &out
+	}
+	c.renderMsg(w, r, s, status, "channels_form", v, msg)
+}
+
+// testChannel tests the stored channel, signed with its own secret, and
+// shows its page with the far end's answer.
+func (c *Console) testChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	id, ok := c.pathID(w, r, s, "id")
+	if !ok {
+		return
+	}
+	ch, err := c.findChannel(r, s, id)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	out, status, msg := c.test(r, s, channel.Input{ID: ch.ID, Type: string(ch.Type), Name: ch.Name, Address: ch.Address})
+	if msg != "" {
+		c.plainErrorIn(w, r, s, status, msg)
+		return
+	}
+	c.showChannel(w, r, s, ch, status, &out)
+}
+
+// channelConfirmView is the confirmation of a disable or a delete.
+type channelConfirmView struct {
+	Channel  channel.Channel
+	Action   string
+	Question string
+	Button   string
+	Back     string
+}
+
+func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	id, okID := pathInt(r, "id")
+	action := r.PathValue("action")
+	if okID && action == "test" {
+		// The address htmx showed after a test's POST, loaded again.
+		redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, id))
+		return
+	}
+	if !okID || (action != "disable" && action != "delete") {
+		c.noSuchPage(w, r, s)
+		return
+	}
+	ch, err := c.findChannel(r, s, id)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	v := channelConfirmView{Channel: ch, Action: action, Back: c.backToChannels(r.URL.Query().Get("back"), ch.ID)}
+	if action == "disable" {
+		v.Question = fmt.Sprintf("Disable channel “%s”? It gets no new deliveries until it is enabled again, its pending deliveries end FAILED, and the tenant's other channels hear of it (channel.disabled).", ch.Name)
+		v.Button = "Disable channel"
+	} else {
+		v.Question = fmt.Sprintf("Delete channel “%s” for good? Its pending deliveries end FAILED, and its log goes with the retention.", ch.Name)
+		if ch.Type == channel.Webhook {
+			v.Question += " A webhook added again gets a new secret."
+		}
+		v.Button = "Delete channel"
+	}
+	c.render(w, r, s, http.StatusOK, "channels_confirm", v)
+}
+
+// switchChannel is the handler that enables a channel (on) or disables
+// it, through the registry's Enable or Disable, and says which.
+func (c *Console) switchChannel(on bool) pageFunc {
+	return func(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+		id, ok := c.pathID(w, r, s, "id")
+		if !ok {
+			return
+		}
+		turn, done := c.cfg.Channels.Disable, "Disabled channel “%s”."
+		if on {
+			turn, done = c.cfg.Channels.Enable, "Enabled channel “%s”: it gets the events published from now on. Failed deliveries come back with Recover."
+		}
+		ch, err := turn(r.Context(), s.Principal, id)
+		if err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		setFlash(w, r, fmt.Sprintf(done, ch.Name))
+		redirect(w, r, c.backToChannels(r.PostForm.Get("back"), ch.ID))
+	}
+}
+
+func (c *Console) deleteChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	id, ok := c.pathID(w, r, s, "id")
+	if !ok {
+		return
+	}
+	// The name for the message, read first: after the delete it is gone.
+	ch, err := c.findChannel(r, s, id)
+	if err == nil {
+		err = c.cfg.Channels.Delete(r.Context(), s.Principal, id)
+	}
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	setFlash(w, r, fmt.Sprintf("Deleted channel “%s”.", ch.Name))
+	redirect(w, r, c.base+"channels")
+}
+
+// backToChannels is where an enable or disable returns: the list, or the
+// channel's page.
+func (c *Console) backToChannels(v string, id int64) string {
+	if v == "list" {
+		return c.base + "channels"
+	}
+	return fmt.Sprintf("%schannels/%d", c.base, id)
+}
+
+// deliveryStatuses are the filter's choices.
+var deliveryStatuses = []struct{ Value, Label string }{
+	{"", "Every status"}, {channel.DeliveryPending, "Pending"}, {channel.DeliverySucceeded, "Succeeded"}, {channel.DeliveryFailed, "Failed"},
+}
+
+const deliveriesPageSize = 20
+
+// channelView is a channel's page.
+type channelView struct {
+	Channel   channel.Channel
+	TypeLabel string
+	Test      *testOutcome
+	Chart     chart
+	Statuses  any
+	Status    string
+	Page      channel.DeliveryPage
+	PageNo    int
+	Pages     int
+	Prev      string
+	Next      string
+	Since     string // the recover form's default: a day ago, UTC
+	Admin     bool
+}
+
+func (c *Console) channelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	id, ok := c.pathID(w, r, s, "id")
+	if !ok {
+		return
+	}
+	ch, err := c.findChannel(r, s, id)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	c.showChannel(w, r, s, ch, http.StatusOK, nil)
+}
+
+// showChannel writes the channel's page: its facts, the chart of its last
+// day, and a page of its deliveries under the status filter.
+func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *consoleSession, ch channel.Channel, status int, test *testOutcome) {
+	q := r.URL.Query()
+	v := channelView{Channel: ch, TypeLabel: channelTypeLabel(ch.Type), Test: test, Statuses: deliveryStatuses,
+		Status: q.Get("status"), PageNo: 1, Admin: s.Principal.Admin,
+		Since: c.cfg.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02T15:04")}
+	if p := q.Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > channel.MaxPageNo {
+			c.plainErrorIn(w, r, s, http.StatusBadRequest, fmt.Sprintf("Page must be a whole number from 1 to %d.", channel.MaxPageNo))
+			return
+		}
+		v.PageNo = n
+	}
+	page, err := c.cfg.Channels.Deliveries(r.Context(), s.Principal, ch.ID, v.Status, v.PageNo, deliveriesPageSize)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	counts, err := c.cfg.Channels.DeliveryCounts(r.Context(), s.Principal, ch.ID, chartHours)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	v.Page, v.Chart = page, newChart(counts)
+	v.Pages = int((page.Total + deliveriesPageSize - 1) / deliveriesPageSize)
+	link := func(n int) string {
+		u := url.Values{}
+		if v.Status != "" {
+			u.Set("status", v.Status)
+		}
+		if n > 1 {
+			u.Set("page", strconv.Itoa(n))
+		}
+		if len(u) == 0 {
+			return fmt.Sprintf("%schannels/%d#deliveries", c.base, ch.ID)
+		}
+		return fmt.Sprintf("%schannels/%d?%s#deliveries", c.base, ch.ID, u.Encode())
+	}
+	if v.PageNo > 1 {
+		v.Prev = link(v.PageNo - 1)
+	}
+	if v.PageNo < v.Pages {
+		v.Next = link(v.PageNo + 1)
+	}
+	c.render(w, r, s, status, "channels_channel", v)
+}
+
+// recoverChannel queues the channel's failed deliveries since a moment
+// again, as POST /event/channel/{id}/recover does.
+func (c *Console) recoverChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	id, ok := c.pathID(w, r, s, "id")
+	if !ok {
+		return
+	}
+	raw := strings.TrimSpace(r.PostForm.Get("since"))
+	since, err := parseSince(raw)
+	if err != nil {
+		c.plainErrorIn(w, r, s, http.StatusBadRequest, "Since must be a date and time such as 2026-11-24T09:00 (UTC).")
+		return
+	}
+	n, err := c.cfg.Channels.Recover(r.Context(), s.Principal, id, since)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	deliveries := "deliveries"
+	if n == 1 {
+		deliveries = "delivery"
+	}
+	setFlash(w, r, fmt.Sprintf("Queued %d failed %s since %s again, each with the whole retry schedule.", n, deliveries, since.Format("2006-01-02 15:04 UTC")))
+	redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, id))
+}
+
+// parseSince reads the recover form's moment: a datetime-local value
+// (read as UTC), a date, or RFC 3339.
+func parseSince(s string) (time.Time, error) {
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02", time.RFC3339} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, deskkit.Invalid("since", "must be a date and time")
+}
+
+// deliveryView is a delivery's page: its attempts.
+type deliveryView struct {
+	ID       int64
+	Channel  int64 // the channel the person came from, for the way back; 0 if unknown
+	Attempts []channel.Attempt
+}
+
+func (c *Console) deliveryPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	id, ok := c.pathID(w, r, s, "id")
+	if !ok {
+		return
+	}
+	attempts, err := c.cfg.Channels.Attempts(r.Context(), s.Principal, id)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	v := deliveryView{ID: id, Attempts: attempts}
+	if ch, err := strconv.ParseInt(r.URL.Query().Get("channel"), 10, 64); err == nil && ch > 0 {
+		v.Channel = ch
+	}
+	c.render(w, r, s, http.StatusOK, "channels_delivery", v)
+}
+
+func (c *Console) resendDelivery(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	id, ok := c.pathID(w, r, s, "id")
+	if !ok {
+		return
+	}
+	d, err := c.cfg.Channels.Resend(r.Context(), s.Principal, id)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	setFlash(w, r, fmt.Sprintf("Delivery %d of %s is due now: one more attempt.", d.ID, d.EventType))
+	redirect(w, r, fmt.Sprintf("%schannels/%d#delivery-%d", c.base, d.ChannelID, d.ID))
+}

@@ -1,0 +1,262 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/httpapi"
+	"github.com/deskkit/deskkit/trash"
+	"github.com/deskkit/deskkit/verify"
+)
+
+// Defaults of Config.
+const (
+	// DefaultBasePath is where the console's pages are served.
+	DefaultBasePath = "/console/"
+	// DefaultDocsPath is where the API reference is served.
+	DefaultDocsPath = "/docs"
+	// DefaultOpenAPIURL is the OpenAPI document the API reference renders,
+	// where httpapi serves it.
+	DefaultOpenAPIURL  = "/api/v1/openapi.json"
+	DefaultProductName = "deskkit"
+	DefaultSessionTTL  = 12 * time.Hour
+	DefaultLinkTTL     = 10 * time.Minute
+	// DefaultPortalLinkTTL is how long a portal link can be followed: a
+	// host mints one when its user presses a button and sends the browser
+	// there at once.
+	DefaultPortalLinkTTL = 2 * time.Minute
+	DefaultSignInWindow  = 10 * time.Minute
+	// DefaultSignInsPerClient bounds sign-in attempts from one client
+	// address per DefaultSignInWindow: a person mistypes a few times, a
+	// guesser needs billions of tries against a 256-bit token.
+	DefaultSignInsPerClient = 20
+	// DefaultSignInsPerTenant bounds the sessions one tenant opens per
+	// window, so that a leaked token cannot fill the sessions table.
+	DefaultSignInsPerTenant = 200
+	// DefaultSignInsGlobal bounds attempts of all clients together per
+	// window: the ceiling of a guesser spread over many addresses.
+	DefaultSignInsGlobal = 2000
+)
+
+// MinSecretBytes is the least length of Config.Secret.
+const MinSecretBytes = 32
+
+// Authenticator turns a bearer token into the principal it names, as the
+// API's does, and checks a token again by its stored hash on every request
+// of a session that signed in with it.
+type Authenticator interface {
+	httpapi.Authenticator
+	// AuthenticateHash returns the principal of the token whose hash
+	// (Config.TokenHash) is hash, or an error wrapping
+	// deskkit.ErrUnauthenticated once the token is revoked or expired.
+	AuthenticateHash(ctx context.Context, hash string) (deskkit.Principal, error)
+}
+
+// Namer is an optional hook: the names the header shows for a session's
+// user and tenant, instead of their ids. It is asked when a session opens.
+type Namer interface {
+	// Names returns the display names of p's user and tenant. An empty
+	// name, or an error (logged), shows the id instead.
+	Names(ctx context.Context, p deskkit.Principal) (user, tenant string, err error)
+}
+
+// ProjectNamer is an optional hook: the names of projects, which pages
+// show instead of their ids.
+type ProjectNamer interface {
+	// ProjectNames returns the names of those of ids that are projects of
+	// tenant; an id left out, or an error (logged), shows as its id.
+	ProjectNames(ctx context.Context, tenant int64, ids []int64) (map[int64]string, error)
+}
+
+// Config is what the console serves from: the database of its sessions,
+// how people sign in, the service objects the API mounts, and how the
+// pages look and where they are.
+type Config struct {
+	DB *bun.DB // required; Migrate must have run
+
+	// Authenticator, with TokenHash, lets a person sign in by pasting a
+	// bearer token or through a link made by CreateLink; nil turns both
+	// off, and sessions open only through portal links.
+	Authenticator Authenticator
+	// TokenHash is the stored form of a token, the one Authenticator's
+	// AuthenticateHash takes. Required with Authenticator.
+	TokenHash func(token string) string
+	// Secret signs portal links (HMAC-SHA256); at least MinSecretBytes
+	// bytes. Without it PortalLink refuses to mint.
+	Secret []byte
+	// Allow, if set, is asked on every request of every session whether
+	// p may still use the console. nil lets it; an error wrapping
+	// deskkit.ErrUnavailable shows the page "try again" and keeps the
+	// session; any other error ends the session.
+	Allow func(ctx context.Context, p deskkit.Principal) error
+	// Names and Projects, optional, name users, tenants and projects.
+	Names    Namer
+	Projects ProjectNamer
+
+	Trash    *trash.Trash             // the trash page; nil hides it
+	Verifier *verify.Verifier         // the profile pages; nil hides them
+	Channels *channel.ChannelRegistry // the channel pages; nil hides them
+	Logger   *slog.Logger             // slog.Default if nil
+	Now      func() time.Time         // time.Now if nil
+
+	// BasePath is the path every page is under: it starts and ends with
+	// "/". DefaultBasePath if empty.
+	BasePath string
+	// DocsPath is the path of the API reference, DefaultDocsPath if
+	// empty; NoDocs serves none. OpenAPIURL is the document it renders,
+	// DefaultOpenAPIURL if empty.
+	DocsPath   string
+	NoDocs     bool
+	OpenAPIURL string
+	// ProductName is the name the header and titles show,
+	// DefaultProductName if empty.
+	ProductName string
+	// LogoURL, optional, is an image the header shows before the product
+	// name: a path of this site or an https URL, whose origin the
+	// Content-Security-Policy then allows for images.
+	LogoURL string
+	// AccentColor, optional, colours links and buttons: a CSS hex colour
+	// (#RGB or #RRGGBB). Keep it dark enough for white text.
+	AccentColor string
+	// FrameAncestors are the origins (scheme://host[:port]) whose pages
+	// may show the console in a frame (Content-Security-Policy
+	// frame-ancestors). Empty: none may, and X-Frame-Options is DENY.
+	FrameAncestors []string
+	// TokenCommand and LinkCommand, optional, are the command lines the
+	// sign-in page shows as the way to get a token or a one-time link.
+	TokenCommand string
+	LinkCommand  string
+
+	SessionTTL    time.Duration // DefaultSessionTTL if 0
+	LinkTTL       time.Duration // DefaultLinkTTL if 0
+	PortalLinkTTL time.Duration // DefaultPortalLinkTTL if 0
+	// Sign-in limits: attempts per window per client address, sessions
+	// per tenant, attempts of all clients. 0 means the default; negative
+	// turns a limit off.
+	SignInWindow     time.Duration
+	SignInsPerClient int
+	SignInsPerTenant int
+	SignInsGlobal    int
+}
+
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.BasePath == "" {
+		c.BasePath = DefaultBasePath
+	}
+	if c.DocsPath == "" {
+		c.DocsPath = DefaultDocsPath
+	}
+	if c.OpenAPIURL == "" {
+		c.OpenAPIURL = DefaultOpenAPIURL
+	}
+	if c.ProductName == "" {
+		c.ProductName = DefaultProductName
+	}
+	if c.SessionTTL == 0 {
+		c.SessionTTL = DefaultSessionTTL
+	}
+	if c.LinkTTL == 0 {
+		c.LinkTTL = DefaultLinkTTL
+	}
+	if c.PortalLinkTTL == 0 {
+		c.PortalLinkTTL = DefaultPortalLinkTTL
+	}
+	if c.SignInWindow == 0 {
+		c.SignInWindow = DefaultSignInWindow
+	}
+	if c.SignInsPerClient == 0 {
+		c.SignInsPerClient = DefaultSignInsPerClient
+	}
+	if c.SignInsPerTenant == 0 {
+		c.SignInsPerTenant = DefaultSignInsPerTenant
+	}
+	if c.SignInsGlobal == 0 {
+		c.SignInsGlobal = DefaultSignInsGlobal
+	}
+	return c
+}
+
+var (
+	hexColor = regexp.MustCompile(`^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
+	pathRE   = regexp.MustCompile(`^/([A-Za-z0-9._~-]+/)*$`)
+)
+
+func (c Config) validate() error {
+	switch {
+	case c.DB == nil:
+		return errors.New("console: Config.DB is required")
+	case c.Authenticator != nil && c.TokenHash == nil:
+		return errors.New("console: Config.TokenHash is required with Config.Authenticator")
+	case c.Secret != nil && len(c.Secret) < MinSecretBytes:
+		return fmt.Errorf("console: Config.Secret must be at least %d bytes", MinSecretBytes)
+	case c.SessionTTL < 0 || c.LinkTTL < 0 || c.PortalLinkTTL < 0 || c.SignInWindow < 0:
+		return errors.New("console: durations must not be negative")
+	case c.BasePath == "/" || !pathRE.MatchString(c.BasePath) || strings.Contains(c.BasePath, "/./") || strings.Contains(c.BasePath, "/../"):
+		return fmt.Errorf("console: Config.BasePath %q must be a clean path below / that starts and ends with / (such as /console/)", c.BasePath)
+	case !c.NoDocs && (!pathRE.MatchString(c.DocsPath+"/") || c.DocsPath == "/" || strings.HasPrefix(c.DocsPath+"/", c.BasePath)):
+		return fmt.Errorf("console: Config.DocsPath %q must be a clean path such as /docs, outside BasePath", c.DocsPath)
+	case c.AccentColor != "" && !hexColor.MatchString(c.AccentColor):
+		return fmt.Errorf("console: Config.AccentColor %q must be a CSS hex colour such as #0b5cad", c.AccentColor)
+	case strings.ContainsAny(c.ProductName, "\r\n"):
+		return errors.New("console: Config.ProductName must be one line")
+	}
+	if c.LogoURL != "" {
+		if _, err := logoOrigin(c.LogoURL); err != nil {
+			return err
+		}
+	}
+	if c.OpenAPIURL != "" && (!strings.HasPrefix(c.OpenAPIURL, "/") || strings.HasPrefix(c.OpenAPIURL, "//")) {
+		return fmt.Errorf("console: Config.OpenAPIURL %q must be a path of this site", c.OpenAPIURL)
+	}
+	for i, o := range c.FrameAncestors {
+		if err := validOrigin(o); err != nil {
+			return fmt.Errorf("console: Config.FrameAncestors[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// validOrigin checks that o is an origin as CSP frame-ancestors takes it:
+// http or https, a host, a port maybe, and nothing else.
+func validOrigin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.ContainsAny(o, " ;,*'\"") ||
+		u.Hostname() == "" {
+		return fmt.Errorf("%q must be an origin such as https://app.example.com or http://localhost:3000 (scheme://host[:port], no path)", o)
+	}
+	return nil
+}
+
+// logoOrigin is the origin the CSP must allow for the logo: "" for a path
+// of this site.
+func logoOrigin(s string) (string, error) {
+	bad := fmt.Errorf("console: Config.LogoURL %q must be a path of this site (/logo.svg) or an https URL", s)
+	if strings.ContainsAny(s, " ;,'\"\r\n") {
+		return "", bad
+	}
+	if strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "//") {
+		return "", nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+		return "", bad
+	}
+	return u.Scheme + "://" + u.Host, nil
+}

@@ -1,0 +1,324 @@
+package console
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/migrate"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrate creates the console's tables (sessions, one-time links, sign-in
+// limits) under the migrations table deskkit_console_migrations.
+func Migrate(ctx context.Context, db *bun.DB) error {
+	return migrate.Run(ctx, db, "deskkit_console_migrations", migrations)
+}
+
+// Console is the web console and the API reference: an http.Handler for
+// the paths under Config.BasePath and Config.DocsPath (Handles tells them).
+type Console struct {
+	cfg      Config
+	base     string // Config.BasePath
+	csp      string // the Content-Security-Policy of every answer
+	xfo      string // X-Frame-Options: DENY, or "" when origins may frame
+	mux      *http.ServeMux
+	pages    map[string]*pageTemplate
+	assets   *assets
+	cop      *http.CrossOriginProtection
+	sections sections // what the navigation offers: set by the route groups
+}
+
+// sections are the page groups registered, which the navigation and the
+// home page link to. Each group's routes function sets its own.
+type sections struct {
+	Trash    bool
+	Channels bool // shown to admins only
+	Profile  bool
+}
+
+// New builds the console from cfg.
+func New(cfg *Config) (*Console, error) {
+	if cfg == nil {
+		return nil, errors.New("console: Config is required")
+	}
+	c := &Console{cfg: cfg.withDefaults(), mux: http.NewServeMux(), cop: http.NewCrossOriginProtection()}
+	if err := c.cfg.validate(); err != nil {
+		return nil, err
+	}
+	c.base = c.cfg.BasePath
+	c.csp, c.xfo = securityPolicy(c.cfg)
+	var err error
+	if c.assets, err = loadAssets(c.base); err != nil {
+		return nil, err
+	}
+	if c.pages, err = c.parsePages(c.assets); err != nil {
+		return nil, err
+	}
+	c.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.plainError(w, r, http.StatusForbidden, "This request came from another site, and the console refuses it.")
+	}))
+	c.routes()
+	return c, nil
+}
+
+// Handles tells whether path is the console's or the API reference's, for
+// the host's router.
+func (c *Console) Handles(path string) bool {
+	return path == strings.TrimSuffix(c.base, "/") || strings.HasPrefix(path, c.base) || (!c.cfg.NoDocs && path == c.cfg.DocsPath)
+}
+
+// routes registers every page: one line per page group, each group in its
+// own file.
+func (c *Console) routes() {
+	c.mux.HandleFunc("GET "+strings.TrimSuffix(c.base, "/"), func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, c.base, http.StatusSeeOther)
+	})
+	c.mux.HandleFunc("GET "+c.base+"static/{version}/{name}", c.serveAsset)
+	c.authRoutes()
+	c.portalRoutes()
+	c.page("", "GET "+c.base+"{$}", c.homePage)
+	if !c.cfg.NoDocs {
+		c.docsRoutes()
+	}
+	if c.cfg.Trash != nil {
+		c.trashRoutes()
+	}
+	if c.cfg.Channels != nil {
+		c.channelRoutes()
+	}
+	if c.cfg.Verifier != nil {
+		c.profileRoutes()
+	}
+	c.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		c.plainError(w, r, http.StatusNotFound, "There is no such page in the console.")
+	})
+}
+
+// ServeHTTP answers a console or /docs request: the security headers on
+// every answer, unclean paths refused rather than redirected, unsafe
+// methods only from this site.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.setSecurityHeaders(w.Header())
+	if !cleanPath(r) {
+		// A ServeMux would redirect to the cleaned path, which may leave the
+		// console (/console/../api/v1/...): answer 404 instead, as the API does.
+		c.plainError(w, r, http.StatusNotFound, "There is no such page in the console.")
+		return
+	}
+	c.cop.Handler(c.mux).ServeHTTP(w, r)
+}
+
+// cleanPath reports whether r's path is written the one way the console
+// serves it: no empty, "." or ".." segment, no escapes.
+func cleanPath(r *http.Request) bool {
+	p := r.URL.EscapedPath()
+	if p != r.URL.Path || strings.Contains(p, "//") {
+		return false
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// securityPolicy is the Content-Security-Policy of cfg and the
+// X-Frame-Options that agrees with it. The policy allows scripts, styles,
+// images, fonts, fetches and workers from the console's own origin only: no
+// inline or eval'd script. Inline style attributes are allowed
+// ('unsafe-inline' in style-src): Redoc writes its styles at run time, and
+// the accent colour is one. blob: workers are Redoc's search. Images may
+// come from the logo's origin too; frames may hold the pages only within
+// Config.FrameAncestors. X-Frame-Options cannot name several origins, so
+// with any listed it is left out (browsers with CSP ignore it anyway) and
+// DENY otherwise.
+func securityPolicy(cfg Config) (csp, xfo string) {
+	img := "'self' data:"
+	if o, _ := logoOrigin(cfg.LogoURL); o != "" {
+		img += " " + o
+	}
+	frames := "'none'"
+	xfo = "DENY"
+	if len(cfg.FrameAncestors) > 0 {
+		frames = strings.Join(cfg.FrameAncestors, " ")
+		xfo = ""
+	}
+	csp = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+		"img-src " + img + "; font-src 'self'; connect-src 'self'; worker-src 'self' blob:; " +
+		"form-action 'self'; frame-ancestors " + frames + "; base-uri 'none'"
+	return csp, xfo
+}
+
+func (c *Console) setSecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", c.csp)
+	if c.xfo != "" {
+		h.Set("X-Frame-Options", c.xfo)
+	}
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+}
+
+// plainError answers status with msg in the layout, signed in or not.
+func (c *Console) plainError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	c.render(w, r, nil, status, "error", errorView{Message: msg})
+}
+
+// errorView is the error page's data.
+type errorView struct {
+	Message string
+}
+
+// fail answers err as a readable message in the layout: the status and
+// words of messageFor. Unexpected errors are logged; their text stays
+// here.
+func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *consoleSession, err error) {
+	status, msg := c.messageFor(r, err)
+	c.render(w, r, s, status, "error", errorView{Message: msg})
+}
+
+// messageFor turns a service's error into a status and a sentence for a
+// person, as httpapi's error table turns it into an envelope.
+func (c *Console) messageFor(r *http.Request, err error) (int, string) {
+	var cm deskkit.ClientMessager
+	own := ""
+	if errors.As(err, &cm) {
+		own = cm.ClientMessage()
+	}
+	with := func(base string) string {
+		if own != "" && !strings.EqualFold(strings.TrimSuffix(own, "."), strings.TrimSuffix(base, ".")) {
+			return base + " " + sentence(own)
+		}
+		return base
+	}
+	switch {
+	case errors.Is(err, deskkit.ErrInvalid):
+		if own == "" {
+			own = "The request is not valid."
+		}
+		return http.StatusBadRequest, sentence(own)
+	case errors.Is(err, deskkit.ErrUnauthenticated):
+		return http.StatusUnauthorized, "Your sign-in is no longer valid (the token was revoked or has expired). Sign in again."
+	case errors.Is(err, deskkit.ErrForbidden):
+		return http.StatusForbidden, with("You are not allowed to do this.")
+	case errors.Is(err, deskkit.ErrNotFound):
+		return http.StatusNotFound, "Not found: it does not exist, someone else restored or cleared it, or you may not see it."
+	case errors.Is(err, deskkit.ErrConflict):
+		return http.StatusConflict, with("This conflicts with the current state.")
+	case errors.Is(err, deskkit.ErrRateLimited):
+		msg := with("Too many requests.")
+		var ra deskkit.RetryAfterer
+		if errors.As(err, &ra) && ra.RetryAfterDuration() > 0 {
+			msg += " Try again in " + readable(ra.RetryAfterDuration()) + "."
+		}
+		return http.StatusTooManyRequests, msg
+	case errors.Is(err, deskkit.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, "The service cannot answer right now (the database is busy or down). Try again in a few seconds."
+	}
+	c.cfg.Logger.ErrorContext(r.Context(), "console: unexpected error", slog.String("path", r.URL.Path), slog.Any("error", err))
+	return http.StatusInternalServerError, "Something went wrong on the server; it has been logged."
+}
+
+// readable writes d to the second as a person reads it: "10m", "1h30m",
+// "45s", rather than "10m0s".
+func readable(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// sentence makes s start upper case and end with a full stop.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, "!") {
+		s += "."
+	}
+	return s
+}
+
+// homePage is the console's start page.
+func (c *Console) homePage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	c.render(w, r, s, http.StatusOK, "home", c.navFor(s))
+}
+
+// navFor is what the navigation offers s: the registered sections within
+// its scopes, Channels to admins only (the API refuses the rest anyway).
+func (c *Console) navFor(s *consoleSession) sections {
+	n := c.sections
+	n.Trash = n.Trash && s.may(ScopeTrash)
+	n.Channels = n.Channels && s.may(ScopeChannels) && s.Principal.Admin
+	n.Profile = n.Profile && s.may(ScopeProfile)
+	return n
+}
+
+// names asks Config.Names for the names of p's user and tenant, once,
+// when a session opens: "" for what it does not give (the ids are shown).
+// Names longer than the session's columns are cut.
+func (c *Console) names(ctx context.Context, p deskkit.Principal) (user, tenant string) {
+	if c.cfg.Names == nil {
+		return "", ""
+	}
+	user, tenant, err := c.cfg.Names.Names(ctx, p)
+	if err != nil {
+		c.cfg.Logger.WarnContext(ctx, "console: names of the session's user and tenant", slog.Any("error", err))
+		return "", ""
+	}
+	return cut(user, maxNameRunes), cut(tenant, maxNameRunes)
+}
+
+// maxNameRunes is the most of a name a session keeps.
+const maxNameRunes = 200
+
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}
+
+// nameSession fills the names the header shows for s: the session's, or
+// the ids.
+func (c *Console) nameSession(_ context.Context, s *consoleSession) {
+	if s.UserName == "" {
+		s.UserName = "User " + strconv.FormatInt(s.Principal.UserID, 10)
+	}
+	if s.TenantName == "" {
+		s.TenantName = "tenant " + strconv.FormatInt(s.Principal.TenantID, 10)
+	}
+}
+
+// projectNames asks Config.Projects for the names of ids in tenant; nil
+// without the hook or on an error (logged).
+func (c *Console) projectNames(ctx context.Context, tenant int64, ids []int64) map[int64]string {
+	if c.cfg.Projects == nil || len(ids) == 0 {
+		return nil
+	}
+	names, err := c.cfg.Projects.ProjectNames(ctx, tenant, ids)
+	if err != nil {
+		c.cfg.Logger.WarnContext(ctx, "console: project names", slog.Any("error", err))
+		return nil
+	}
+	return names
+}

@@ -1,0 +1,274 @@
+package console
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/deskkit/deskkit"
+)
+
+// Scope is a group of pages a portal link opens: a session opened by a
+// link for ScopeTrash sees the trash and nothing else of the console.
+type Scope string
+
+// The scopes. A scope names pages the console serves only when the
+// service behind them is configured (Config.Trash, Channels, Verifier).
+const (
+	ScopeTrash    Scope = "trash"
+	ScopeChannels Scope = "channels"
+	ScopeProfile  Scope = "profile"
+)
+
+// scopesAll is what a session signed in with a token may open.
+var scopesAll = []Scope{ScopeTrash, ScopeChannels, ScopeProfile}
+
+// ErrNoSecret is PortalLink's answer when Config.Secret is not set.
+var ErrNoSecret = errors.New("console: Config.Secret is not set, so portal links cannot be signed")
+
+// portalClaims is what a portal link carries, signed: which row of
+// deskkit_console_portal_links it is (its nonce) and, so that a forged or
+// stale link is refused before the database is asked, when it expires.
+type portalClaims struct {
+	Nonce     string `json:"n"`
+	ExpiresMS int64  `json:"e"`
+}
+
+// PortalLink mints a link that opens a console session for p limited to
+// scopes (at least one): the path and query to append to the console's
+// origin, such as "/console/portal?t=...". The host calls it, server-side,
+// for its signed-in user (a "Manage webhooks" button) and sends the browser
+// there at once: the link works once and for Config.PortalLinkTTL. The
+// session it opens acts for p as the API would for a token naming p, is
+// asked about on every request through Config.Allow, and ends after
+// Config.SessionTTL.
+//
+// Errors: ErrNoSecret without Config.Secret; an error wrapping
+// deskkit.ErrInvalid for a principal without tenant or user, no scope, or
+// a scope whose pages this console does not serve; a database error
+// otherwise.
+func (c *Console) PortalLink(ctx context.Context, p deskkit.Principal, scopes ...Scope) (string, error) {
+	if c.cfg.Secret == nil {
+		return "", ErrNoSecret
+	}
+	if p.TenantID < 1 || p.UserID < 1 {
+		return "", fmt.Errorf("console: a portal link needs a principal with a tenant and a user: %w", deskkit.ErrInvalid)
+	}
+	if len(scopes) == 0 {
+		return "", fmt.Errorf("console: a portal link needs at least one scope: %w", deskkit.ErrInvalid)
+	}
+	for _, s := range scopes {
+		if !c.serves(s) {
+			return "", fmt.Errorf("console: scope %q is not one this console serves (%s): %w", s, c.servedScopes(), deskkit.ErrInvalid)
+		}
+	}
+	raw := make([]byte, linkCodeBytes)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("console: random nonce: %w", err)
+	}
+	nonce := base64.RawURLEncoding.EncodeToString(raw)
+	now := c.cfg.Now()
+	expires := now.Add(c.cfg.PortalLinkTTL)
+	_, err := c.cfg.DB.NewRaw(`INSERT INTO deskkit_console_portal_links (nonce_hash, tenant_id, user_id, admin, scopes, created_ms, expires_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?)`, hashHex([]byte(nonce)), p.TenantID, p.UserID, boolInt(p.Admin), joinScopes(scopes),
+		now.UnixMilli(), expires.UnixMilli()).Exec(ctx)
+	if err != nil {
+		return "", fmt.Errorf("console: store portal link: %w", err)
+	}
+	return c.base + "portal?t=" + url.QueryEscape(c.signClaims(portalClaims{Nonce: nonce, ExpiresMS: expires.UnixMilli()})), nil
+}
+
+// signClaims writes claims as base64url(JSON) "." base64url(HMAC).
+func (c *Console) signClaims(cl portalClaims) string {
+	b, _ := json.Marshal(cl) // two plain fields: cannot fail
+	body := base64.RawURLEncoding.EncodeToString(b)
+	return body + "." + base64.RawURLEncoding.EncodeToString(c.mac(body))
+}
+
+func (c *Console) mac(body string) []byte {
+	m := hmac.New(sha256.New, c.cfg.Secret)
+	m.Write([]byte("deskkit console portal link\x00"))
+	m.Write([]byte(body))
+	return m.Sum(nil)
+}
+
+// verifyClaims checks t's signature and expiry, and returns its claims.
+func (c *Console) verifyClaims(t string) (portalClaims, bool) {
+	var cl portalClaims
+	if c.cfg.Secret == nil {
+		return cl, false
+	}
+	body, sig, ok := strings.Cut(t, ".")
+	if !ok {
+		return cl, false
+	}
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil || !hmac.Equal(got, c.mac(body)) {
+		return cl, false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(body)
+	if err != nil || json.Unmarshal(b, &cl) != nil || cl.Nonce == "" {
+		return cl, false
+	}
+	return cl, cl.ExpiresMS > c.cfg.Now().UnixMilli()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func joinScopes(ss []Scope) string {
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		if !slices.Contains(out, string(s)) {
+			out = append(out, string(s))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}
+
+// splitScopes reads a stored list; "" is every scope.
+func splitScopes(s string) []Scope {
+	if s == "" {
+		return scopesAll
+	}
+	var out []Scope
+	for p := range strings.SplitSeq(s, ",") {
+		out = append(out, Scope(p))
+	}
+	return out
+}
+
+// serves tells whether the console registered the pages of scope s.
+func (c *Console) serves(s Scope) bool {
+	switch s {
+	case ScopeTrash:
+		return c.sections.Trash
+	case ScopeChannels:
+		return c.sections.Channels
+	case ScopeProfile:
+		return c.sections.Profile
+	}
+	return false
+}
+
+func (c *Console) servedScopes() string {
+	var out []string
+	for _, s := range scopesAll {
+		if c.serves(s) {
+			out = append(out, string(s))
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+// portalRoutes registers the portal link's page and its redemption.
+func (c *Console) portalRoutes() {
+	c.mux.HandleFunc("GET "+c.base+"portal", c.portalPage)
+	c.mux.HandleFunc("POST "+c.base+"portal", c.redeemPortal)
+}
+
+// portalView is the portal link page's data.
+type portalView struct {
+	Token string
+}
+
+// portalPage only shows a page that POSTs the link's token, as the
+// one-time link does: a prefetch does not use the link up, and the
+// session cookie is set by a request of this site.
+func (c *Console) portalPage(w http.ResponseWriter, r *http.Request) {
+	t := r.URL.Query().Get("t")
+	if _, ok := c.verifyClaims(t); !ok {
+		c.plainError(w, r, http.StatusUnauthorized, msgPortalInvalid)
+		return
+	}
+	c.render(w, r, nil, http.StatusOK, "portal", portalView{Token: t})
+}
+
+const msgPortalInvalid = "This link is not valid: it was used already, has expired or is mistyped. Go back to the application that sent you here and open the page again."
+
+// redeemPortal uses up a portal link and opens its session. The row is
+// deleted in the statement that reads it, so two POSTs of one link, on one
+// replica or two, open one session between them.
+func (c *Console) redeemPortal(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		c.plainError(w, r, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	ctx := r.Context()
+	if err := c.takeAttempt(ctx, r); err != nil {
+		c.fail(w, r, nil, err)
+		return
+	}
+	cl, ok := c.verifyClaims(r.PostForm.Get("t"))
+	if !ok {
+		c.plainError(w, r, http.StatusUnauthorized, msgPortalInvalid)
+		return
+	}
+	var row struct {
+		TenantID int64  `bun:"tenant_id"`
+		UserID   int64  `bun:"user_id"`
+		Admin    int    `bun:"admin"`
+		Scopes   string `bun:"scopes"`
+	}
+	err := c.cfg.DB.NewRaw(`DELETE FROM deskkit_console_portal_links WHERE nonce_hash = ? AND expires_ms > ?
+RETURNING tenant_id, user_id, admin, scopes`, hashHex([]byte(cl.Nonce)), c.cfg.Now().UnixMilli()).Scan(ctx, &row)
+	if errors.Is(err, sql.ErrNoRows) {
+		c.plainError(w, r, http.StatusUnauthorized, msgPortalInvalid)
+		return
+	}
+	if err != nil {
+		c.fail(w, r, nil, fmt.Errorf("console: redeem portal link: %w", err))
+		return
+	}
+	p := deskkit.Principal{TenantID: row.TenantID, UserID: row.UserID, Admin: row.Admin != 0}
+	if err := c.open(ctx, w, r, p, "", row.Scopes); err != nil {
+		if errors.Is(err, errRefused) {
+			c.plainError(w, r, http.StatusForbidden, msgNotAllowed)
+			return
+		}
+		c.fail(w, r, nil, err)
+		return
+	}
+	redirect(w, r, c.firstPage(splitScopes(row.Scopes)))
+}
+
+// errRefused is Config.Allow's refusal at sign-in.
+var errRefused = errors.New("console: refused by Config.Allow")
+
+const msgNotAllowed = "You may not use these pages (any more)."
+
+// firstPage is where a new portal session starts: its one scope's page,
+// or the home page listing several.
+func (c *Console) firstPage(scopes []Scope) string {
+	if len(scopes) == 1 {
+		return c.base + string(scopes[0])
+	}
+	return c.base
+}
+
+// allow asks Config.Allow, if set, whether p may still use the console.
+func (c *Console) allow(ctx context.Context, p deskkit.Principal) error {
+	if c.cfg.Allow == nil {
+		return nil
+	}
+	return c.cfg.Allow(ctx, p)
+}

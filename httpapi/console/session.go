@@ -1,0 +1,273 @@
+package console
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/deskkit/deskkit"
+)
+
+// Session is a signed-in person's console session: the principal every
+// page acts for, found again on each request from the token the session
+// signed in with.
+type consoleSession struct {
+	// Principal is who the session acts for: the principal the sign-in
+	// token names now (its user's current admin flag), exactly what the
+	// API would answer for that token; or the one a portal link named.
+	Principal deskkit.Principal
+	// Scopes are the page groups the session may open: every one for a
+	// token's session, the link's for a portal session.
+	Scopes []Scope
+	// Portal is a session opened by a portal link.
+	Portal bool
+	// UserName and TenantName are what the header shows (Config.Names),
+	// the ids when no name is known.
+	UserName, TenantName string
+	// CSRF is the token every form that changes something carries in its
+	// field "csrf" (the layout's template "csrf" writes it).
+	CSRF      string
+	ExpiresAt time.Time
+	idHash    string
+}
+
+// pageFunc is a signed-in page: s is the session, its principal checked
+// against the directory on this request, and for unsafe methods the CSRF
+// token already checked.
+type pageFunc func(w http.ResponseWriter, r *http.Request, s *consoleSession)
+
+// maxFormBytes bounds a console form's body.
+const maxFormBytes = 64 << 10
+
+// errNoSession is a request without a live session.
+var errNoSession = errors.New("console: no session")
+
+// page registers a signed-in page of scope at pattern (an http.ServeMux
+// pattern with its method); scope "" is a page of every session. Without a
+// live session a GET goes to the sign-in page and comes back after it;
+// other methods are refused. A session without scope gets a 403 page.
+func (c *Console) page(scope Scope, pattern string, h pageFunc) {
+	c.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		s, err := c.session(r)
+		if err != nil {
+			c.signedOut(w, r, err)
+			return
+		}
+		if scope != "" && !s.may(scope) {
+			c.render(w, r, s, http.StatusForbidden, "error", errorView{Message: "This page is not part of what you were given access to."})
+			return
+		}
+		if !safeMethod(r.Method) {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+			if err := r.ParseForm(); err != nil {
+				c.render(w, r, s, http.StatusBadRequest, "error", errorView{Message: "The form could not be read."})
+				return
+			}
+			if !validCSRF(s, r.PostForm.Get("csrf")) {
+				c.render(w, r, s, http.StatusForbidden, "error", errorView{
+					Message: "The form's security token is missing or wrong, so nothing was changed. Reload the page and try again.",
+				})
+				return
+			}
+		}
+		h(w, r, s)
+	})
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead
+}
+
+// signedOut answers a request to a signed-in page without a session.
+func (c *Console) signedOut(w http.ResponseWriter, r *http.Request, err error) {
+	if !errors.Is(err, errNoSession) && !errors.Is(err, deskkit.ErrUnauthenticated) {
+		c.fail(w, r, nil, err)
+		return
+	}
+	if _, cerr := r.Cookie(sessionCookieName(r)); cerr == nil {
+		c.clearSessionCookie(w, r)
+	}
+	if errors.Is(err, errNotAllowed) {
+		setFlash(w, r, "Your session ended: you may no longer use these pages.")
+	} else if errors.Is(err, deskkit.ErrUnauthenticated) {
+		setFlash(w, r, "Your session ended: the token it signed in with was revoked or has expired.")
+	}
+	if safeMethod(r.Method) {
+		redirect(w, r, c.base+"signin?next="+url.QueryEscape(r.URL.RequestURI()))
+		return
+	}
+	c.render(w, r, nil, http.StatusUnauthorized, "error", errorView{Message: "You are signed out, so nothing was changed. Sign in and try again."})
+}
+
+// sessionCookieName is the session cookie's name: with the __Host- prefix
+// under TLS, which makes browsers insist on Secure, Path=/ and no Domain.
+func sessionCookieName(r *http.Request) string {
+	if r.TLS != nil {
+		return "__Host-deskkit-console"
+	}
+	return "deskkit-console"
+}
+
+// sessionRow is a row of deskkit_console_sessions.
+type sessionRow struct {
+	IDHash     string `bun:"id_hash"`
+	TokenHash  string `bun:"token_hash"`
+	TenantID   int64  `bun:"tenant_id"`
+	UserID     int64  `bun:"user_id"`
+	Admin      int    `bun:"admin"`
+	Scopes     string `bun:"scopes"`
+	UserName   string `bun:"user_name"`
+	TenantName string `bun:"tenant_name"`
+	CreatedMS  int64  `bun:"created_ms"`
+	ExpiresMS  int64  `bun:"expires_ms"`
+}
+
+// may tells whether s may open pages of scope.
+func (s *consoleSession) may(scope Scope) bool {
+	return slices.Contains(s.Scopes, scope)
+}
+
+// errNotAllowed is Config.Allow's refusal, which ends a session.
+var errNotAllowed = fmt.Errorf("console: the host no longer allows this principal: %w", deskkit.ErrUnauthenticated)
+
+// session finds r's live session and checks its token again: a revoked or
+// expired token ends the session (the row is deleted), and so does a
+// refusal of Config.Allow.
+func (c *Console) session(r *http.Request) (*consoleSession, error) {
+	ck, err := r.Cookie(sessionCookieName(r))
+	if err != nil {
+		return nil, errNoSession
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(ck.Value)
+	if err != nil || len(raw) != sessionIDBytes {
+		return nil, errNoSession
+	}
+	ctx := r.Context()
+	idHash := hashHex(raw)
+	var row sessionRow
+	err = c.cfg.DB.NewRaw(`SELECT id_hash, token_hash, tenant_id, user_id, admin, scopes, user_name, tenant_name, created_ms, expires_ms
+FROM deskkit_console_sessions WHERE id_hash = ? AND expires_ms > ?`, idHash, c.cfg.Now().UnixMilli()).Scan(ctx, &row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoSession
+	}
+	if err != nil {
+		return nil, fmt.Errorf("console: read session: %w", err)
+	}
+	p := deskkit.Principal{TenantID: row.TenantID, UserID: row.UserID, Admin: row.Admin != 0}
+	if row.TokenHash != "" {
+		if c.cfg.Authenticator == nil {
+			err = fmt.Errorf("console: token sign-in is off: %w", deskkit.ErrUnauthenticated)
+		} else {
+			p, err = c.cfg.Authenticator.AuthenticateHash(ctx, row.TokenHash)
+		}
+		if err == nil && (p.TenantID != row.TenantID || p.UserID != row.UserID) {
+			err = fmt.Errorf("console: the session's token names another user now: %w", deskkit.ErrUnauthenticated)
+		}
+	}
+	if err == nil {
+		if aerr := c.allow(ctx, p); aerr != nil {
+			if errors.Is(aerr, deskkit.ErrUnavailable) {
+				return nil, aerr
+			}
+			c.cfg.Logger.InfoContext(ctx, "console: session ended by Allow", "tenant", p.TenantID, "user", p.UserID, "reason", aerr.Error())
+			err = errNotAllowed
+		}
+	}
+	if errors.Is(err, deskkit.ErrUnauthenticated) {
+		if derr := c.deleteSession(ctx, idHash); derr != nil {
+			return nil, derr
+		}
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("console: authenticate session: %w", err)
+	}
+	return &consoleSession{Principal: p, Scopes: splitScopes(row.Scopes), Portal: row.TokenHash == "",
+		UserName: row.UserName, TenantName: row.TenantName,
+		CSRF: csrfToken(raw), ExpiresAt: time.UnixMilli(row.ExpiresMS).UTC(), idHash: idHash}, nil
+}
+
+// sessionIDBytes is the size of a session id: 256 random bits.
+const sessionIDBytes = 32
+
+// startSession opens a session for the principal p of the token whose
+// hash is tokenHash, or ("" and scopes) of a portal link, and sets its
+// cookie.
+func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash, scopes string) error {
+	raw := make([]byte, sessionIDBytes)
+	if _, err := rand.Read(raw); err != nil {
+		return fmt.Errorf("console: random session id: %w", err)
+	}
+	// A session the browser held already ends: one browser, one session,
+	// and an id planted before sign-in (session fixation) never gains rights.
+	if ck, err := r.Cookie(sessionCookieName(r)); err == nil {
+		if old, err := base64.RawURLEncoding.DecodeString(ck.Value); err == nil && len(old) == sessionIDBytes {
+			if err := c.deleteSession(ctx, hashHex(old)); err != nil {
+				return err
+			}
+		}
+	}
+	userName, tenantName := c.names(ctx, p)
+	now := c.cfg.Now()
+	expires := now.Add(c.cfg.SessionTTL)
+	_, err := c.cfg.DB.NewRaw(`INSERT INTO deskkit_console_sessions (id_hash, token_hash, tenant_id, user_id, admin, scopes, user_name, tenant_name, created_ms, expires_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, hashHex(raw), tokenHash, p.TenantID, p.UserID, boolInt(p.Admin), scopes, userName, tenantName,
+		now.UnixMilli(), expires.UnixMilli()).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("console: store session: %w", err)
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name:     sessionCookieName(r),
+		Value:    base64.RawURLEncoding.EncodeToString(raw),
+		Path:     "/",
+		MaxAge:   int(c.cfg.SessionTTL / time.Second),
+		HttpOnly: true,
+		Secure:   r.TLS != nil,
+		SameSite: http.SameSiteStrictMode,
+	})
+	return nil
+}
+
+func (c *Console) deleteSession(ctx context.Context, idHash string) error {
+	if _, err := c.cfg.DB.NewRaw(`DELETE FROM deskkit_console_sessions WHERE id_hash = ?`, idHash).Exec(ctx); err != nil {
+		return fmt.Errorf("console: end session: %w", err)
+	}
+	return nil
+}
+
+func (c *Console) clearSessionCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookieName(r), Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode,
+	})
+}
+
+// csrfToken is the session's CSRF token: an HMAC of a fixed label under the
+// session id, so it needs no storage and the database (which holds only
+// the id's hash) cannot tell it.
+func csrfToken(sessionID []byte) string {
+	m := hmac.New(sha256.New, sessionID)
+	m.Write([]byte("deskkit console csrf"))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// validCSRF compares a form's token with the session's in constant time.
+func validCSRF(s *consoleSession, got string) bool {
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.CSRF)) == 1
+}
+
+func hashHex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,297 @@
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/limiter"
+)
+
+// limitsTable holds the sign-in limits.
+const limitsTable = "deskkit_console_limits"
+
+// authRoutes registers sign-in, the one-time link and sign-out.
+// Without an Authenticator the sign-in page only says where to come from.
+func (c *Console) authRoutes() {
+	c.mux.HandleFunc("GET "+c.base+"signin", c.signInPage)
+	if c.cfg.Authenticator != nil {
+		c.mux.HandleFunc("POST "+c.base+"signin", c.signIn)
+		c.mux.HandleFunc("GET "+c.base+"link", c.linkPage)
+		c.mux.HandleFunc("POST "+c.base+"link", c.redeemLink)
+	}
+	c.page("", "POST "+c.base+"signout", c.signOut)
+}
+
+// signInView is the sign-in page's data.
+type signInView struct {
+	Next         string
+	Tokens       bool   // token sign-in is on
+	TokenCommand string // how to get a token (Config.TokenCommand)
+	LinkCommand  string // how to get a one-time link (Config.LinkCommand)
+}
+
+func (c *Console) signInView(next string) signInView {
+	return signInView{Next: next, Tokens: c.cfg.Authenticator != nil, TokenCommand: c.cfg.TokenCommand, LinkCommand: c.cfg.LinkCommand}
+}
+
+func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
+	if _, err := c.session(r); err == nil {
+		redirect(w, r, c.safeNext(r.URL.Query().Get("next")))
+		return
+	}
+	c.render(w, r, nil, http.StatusOK, "signin", c.signInView(c.safeNext(r.URL.Query().Get("next"))))
+}
+
+// signIn signs in with a pasted bearer token, authenticated by the API's
+// Authenticator.
+func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		c.plainError(w, r, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	next := c.safeNext(r.PostForm.Get("next"))
+	again := func(status int, msg string) {
+		c.renderMsg(w, r, nil, status, "signin", c.signInView(next), msg)
+	}
+	token := strings.TrimSpace(r.PostForm.Get("token"))
+	if token == "" {
+		again(http.StatusBadRequest, "Paste a bearer token to sign in.")
+		return
+	}
+	ctx := r.Context()
+	if err := c.takeAttempt(ctx, r); err != nil {
+		status, msg := c.messageFor(r, err)
+		again(status, msg)
+		return
+	}
+	p, err := c.cfg.Authenticator.Authenticate(ctx, token)
+	if errors.Is(err, deskkit.ErrUnauthenticated) {
+		again(http.StatusUnauthorized, "This token is not valid: it is mistyped, revoked or expired.")
+		return
+	}
+	if err != nil {
+		status, msg := c.messageFor(r, err)
+		again(status, msg)
+		return
+	}
+	if err := c.open(ctx, w, r, p, c.cfg.TokenHash(token), ""); errors.Is(err, errRefused) {
+		again(http.StatusForbidden, msgNotAllowed)
+		return
+	} else if err != nil {
+		status, msg := c.messageFor(r, err)
+		again(status, msg)
+		return
+	}
+	redirect(w, r, next)
+}
+
+// open starts a session for p (of the token whose hash is tokenHash, or of
+// a portal link's scopes) after Config.Allow and the tenant's limit of
+// sessions, and purges what has expired.
+func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash, scopes string) error {
+	if err := c.allow(ctx, p); err != nil {
+		if errors.Is(err, deskkit.ErrUnavailable) {
+			return err
+		}
+		return fmt.Errorf("console: %s: %w", err.Error(), errRefused)
+	}
+	now := c.cfg.Now().UnixMilli()
+	if n := c.cfg.SignInsPerTenant; n > 0 {
+		err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+			return limiter.Take(ctx, tx, limitsTable, now, []limiter.Limit{{
+				Key: "tenant:" + strconv.FormatInt(p.TenantID, 10), Max: n, Window: c.cfg.SignInWindow,
+				Msg: fmt.Sprintf("at most %d console sign-ins per tenant every %s", n, readable(c.cfg.SignInWindow)),
+			}})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := c.startSession(ctx, w, r, p, tokenHash, scopes); err != nil {
+		return err
+	}
+	c.purgeExpired(ctx, now)
+	return nil
+}
+
+// purgeExpired deletes sessions, links and limit windows that have ended:
+// at each sign-in, which is when rows are added. A failure is logged; the
+// rows are dead either way.
+func (c *Console) purgeExpired(ctx context.Context, now int64) {
+	for _, q := range []string{
+		`DELETE FROM deskkit_console_sessions WHERE expires_ms <= ?`,
+		`DELETE FROM deskkit_console_links WHERE expires_ms <= ?`,
+		`DELETE FROM deskkit_console_portal_links WHERE expires_ms <= ?`,
+	} {
+		if _, err := c.cfg.DB.NewRaw(q, now).Exec(ctx); err != nil {
+			c.cfg.Logger.WarnContext(ctx, "console: purge expired rows", slog.Any("error", err))
+			return
+		}
+	}
+	if _, err := limiter.Purge(ctx, c.cfg.DB, limitsTable, now); err != nil {
+		c.cfg.Logger.WarnContext(ctx, "console: purge expired rows", slog.Any("error", err))
+	}
+}
+
+// takeAttempt counts a sign-in attempt against the client's address and
+// all clients together, in the database so that the limits hold across
+// replicas. The address is the connection's: the reference server sits
+// behind no proxy it could trust for X-Forwarded-For.
+func (c *Console) takeAttempt(ctx context.Context, r *http.Request) error {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	w := c.cfg.SignInWindow
+	limits := []limiter.Limit{
+		{Key: "client:" + host, Max: c.cfg.SignInsPerClient, Window: w,
+			Msg: fmt.Sprintf("at most %d sign-in attempts from one address every %s", c.cfg.SignInsPerClient, readable(w))},
+		{Key: "global", Max: c.cfg.SignInsGlobal, Window: w,
+			Msg: "too many sign-in attempts to this server just now"},
+	}
+	return deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+		return limiter.Take(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits)
+	})
+}
+
+// safeNext is where to go after signing in: a path of the console, never
+// another site ("//evil.example", "https://...") nor an unclean path.
+func (c *Console) safeNext(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || next == "" || u.Scheme != "" || u.Host != "" || u.User != nil ||
+		!strings.HasPrefix(u.Path, c.base) || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) ||
+		strings.HasPrefix(u.Path, c.base+"signin") || strings.HasPrefix(u.Path, c.base+"link") {
+		return c.base
+	}
+	r := &http.Request{URL: u}
+	if !cleanPath(r) {
+		return c.base
+	}
+	return u.RequestURI()
+}
+
+// signOut ends the session in the database and clears its cookie.
+func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	if err := c.deleteSession(r.Context(), s.idHash); err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	c.clearSessionCookie(w, r)
+	setFlash(w, r, "You are signed out.")
+	redirect(w, r, c.base+"signin")
+}
+
+// One-time links.
+//
+// server token -console stores a link (CreateLink) and prints its URL. The
+// link's GET only shows a page, so that a mail scanner or a preview that
+// fetches it does not use it up; that page POSTs the code (console.js
+// submits the form at once; without script a person presses the button).
+// The POST comes from the console's own page, so the session cookie it
+// sets, SameSite=Strict, goes with the redirect after it: a chain of
+// redirects started by a link in another site would go without it.
+
+// linkCodeBytes is the size of a link's code: 256 random bits.
+const linkCodeBytes = 32
+
+// LinkPath is the path of the one-time link with code, to append to the
+// server's base URL,
+// under DefaultBasePath; Console.LinkPath is the same under its BasePath.
+func LinkPath(code string) string {
+	return DefaultBasePath + "link?code=" + url.QueryEscape(code)
+}
+
+// LinkPath is the path of the one-time link with code under c's BasePath.
+func (c *Console) LinkPath(code string) string {
+	return c.base + "link?code=" + url.QueryEscape(code)
+}
+
+// CreateLink stores a one-time sign-in link for the token whose hash is
+// tokenHash, valid for ttl (DefaultLinkTTL if 0) from now, and returns its
+// code, which only the link carries: the database keeps its SHA-256.
+func CreateLink(ctx context.Context, db bun.IDB, tokenHash string, now time.Time, ttl time.Duration) (string, error) {
+	if ttl <= 0 {
+		ttl = DefaultLinkTTL
+	}
+	raw := make([]byte, linkCodeBytes)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("console: random link code: %w", err)
+	}
+	code := base64.RawURLEncoding.EncodeToString(raw)
+	_, err := db.NewRaw(`INSERT INTO deskkit_console_links (code_hash, token_hash, created_ms, expires_ms) VALUES (?, ?, ?, ?)`,
+		hashHex([]byte(code)), tokenHash, now.UnixMilli(), now.Add(ttl).UnixMilli()).Exec(ctx)
+	if err != nil {
+		return "", fmt.Errorf("console: store link: %w", err)
+	}
+	return code, nil
+}
+
+// linkView is the link page's data.
+type linkView struct {
+	Code string
+}
+
+func (c *Console) linkPage(w http.ResponseWriter, r *http.Request) {
+	code := r.URL.Query().Get("code")
+	if code == "" {
+		c.plainError(w, r, http.StatusBadRequest, "This sign-in link has no code. Ask for a new one (server token -console).")
+		return
+	}
+	c.render(w, r, nil, http.StatusOK, "link", linkView{Code: code})
+}
+
+// redeemLink uses up a link and signs in with its token. Its code is
+// deleted in the statement that reads it, so two POSTs of one link open
+// one session between them.
+func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		c.plainError(w, r, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	ctx := r.Context()
+	if err := c.takeAttempt(ctx, r); err != nil {
+		c.fail(w, r, nil, err)
+		return
+	}
+	code := r.PostForm.Get("code")
+	var tokenHash string
+	err := c.cfg.DB.NewRaw(`DELETE FROM deskkit_console_links WHERE code_hash = ? AND expires_ms > ? RETURNING token_hash`,
+		hashHex([]byte(code)), c.cfg.Now().UnixMilli()).Scan(ctx, &tokenHash)
+	if errors.Is(err, sql.ErrNoRows) {
+		c.plainError(w, r, http.StatusUnauthorized, "This sign-in link is not valid: it was used already, has expired (links last 10 minutes) or is mistyped. Ask for a new one.")
+		return
+	}
+	if err != nil {
+		c.fail(w, r, nil, fmt.Errorf("console: redeem link: %w", err))
+		return
+	}
+	p, err := c.cfg.Authenticator.AuthenticateHash(ctx, tokenHash)
+	if err != nil {
+		c.fail(w, r, nil, err)
+		return
+	}
+	if err := c.open(ctx, w, r, p, tokenHash, ""); errors.Is(err, errRefused) {
+		c.plainError(w, r, http.StatusForbidden, msgNotAllowed)
+		return
+	} else if err != nil {
+		c.fail(w, r, nil, err)
+		return
+	}
+	redirect(w, r, c.base)
+}
