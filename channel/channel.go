@@ -1,6 +1,8 @@
 package channel
 
 import (
+	"golang.org/x/text/language"
+
 	"context"
 	"embed"
 	"errors"
@@ -191,8 +193,15 @@ func (e *QuotaError) Error() string {
 }
 
 // ClientMessage says which quota.
-func (e *QuotaError) ClientMessage() string {
-	return fmt.Sprintf("channelType %s: the tenant has %d channels of this type, the most allowed; delete one first", e.Type, e.Quota)
+func (e *QuotaError) ClientMessage() string { return e.text().String() }
+
+// LocalizedMessage is ClientMessage in tag's language.
+func (e *QuotaError) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
+	return e.text().LocalizedMessage(m, tag)
+}
+
+func (e *QuotaError) text() deskkit.Text {
+	return deskkit.Textf("channelType %s: the tenant has %d channels of this type, the most allowed; delete one first", string(e.Type), e.Quota)
 }
 
 // Is makes errors.Is(err, ErrQuotaExceeded) hold.

@@ -132,9 +132,9 @@ func (r *ChannelRegistry) unregistered(name string) error {
 	for _, t := range types[:min(len(types), maxListedTypes)] {
 		names = append(names, t.Name)
 	}
-	more := ""
+	var more any = ""
 	if n := len(types) - len(names); n > 0 {
-		more = fmt.Sprintf(" and %d more", n)
+		more = deskkit.Textf(" and %d more", n)
 	}
 	return deskkit.Invalid("type", "%q is not a registered event type; the registered types are %s%s (GET /api/v1/event/types describes them)",
 		name, strings.Join(names, ", "), more)
