@@ -1,8 +1,6 @@
 package channel
 
 import (
-	"golang.org/x/text/language"
-
 	"context"
 	"embed"
 	"errors"
@@ -18,6 +16,7 @@ import (
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/migrate"

@@ -1,8 +1,6 @@
 package verify
 
 import (
-	"golang.org/x/text/language"
-
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -21,6 +19,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/limiter"
