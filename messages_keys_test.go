@@ -30,6 +30,11 @@ func codeKeys(t *testing.T) map[string]string {
 		"internal server error": "httpapi's answer to an unexpected error",
 	}
 	fset := token.NewFileSet()
+	type file struct {
+		path string
+		f    *ast.File
+	}
+	var files []file
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -47,7 +52,37 @@ func codeKeys(t *testing.T) map[string]string {
 		if err != nil {
 			return err
 		}
-		root := f.Name.Name == "deskkit" && filepath.Dir(path) == "."
+		files = append(files, file{path, f})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The package-level string constants of each directory, which a
+	// format may add ("..." + AllowHint).
+	consts := map[string]string{}
+	for _, f := range files {
+		for _, d := range f.f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if i < len(vs.Values) {
+						if v, ok := literal(vs.Values[i], nil, ""); ok {
+							consts[filepath.Dir(f.path)+"."+name.Name] = v
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, file := range files {
+		path, f := file.path, file.f
+		dir := filepath.Dir(path)
+		root := f.Name.Name == "deskkit" && dir == "."
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.CallExpr:
@@ -66,11 +101,11 @@ func codeKeys(t *testing.T) map[string]string {
 				if !ok || len(n.Args) <= i {
 					return true
 				}
-				pos := fset.Position(n.Args[i].Pos()).String()
 				if id, ok := n.Args[i].(*ast.Ident); ok && root && id.Name == "format" {
 					return true // the constructors passing their caller's format on
 				}
-				key, ok := literal(n.Args[i])
+				pos := fset.Position(n.Args[i].Pos()).String()
+				key, ok := literal(n.Args[i], consts, dir)
 				if !ok {
 					t.Errorf("%s: the message of %s is no literal: the catalogues cannot have it", pos, name)
 					return true
@@ -79,23 +114,20 @@ func codeKeys(t *testing.T) map[string]string {
 			case *ast.KeyValueExpr:
 				// The error table's msg column.
 				if k, ok := n.Key.(*ast.Ident); ok && k.Name == "msg" && filepath.ToSlash(path) == "httpapi/errors.go" {
-					if key, ok := literal(n.Value); ok {
+					if key, ok := literal(n.Value, consts, dir); ok {
 						keys[key] = fset.Position(n.Value.Pos()).String()
 					}
 				}
 			}
 			return true
 		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return keys
 }
 
-// literal evaluates a string literal or a sum of them.
-func literal(e ast.Expr) (string, bool) {
+// literal evaluates a string literal or a sum of them and of the string
+// constants of dir.
+func literal(e ast.Expr, consts map[string]string, dir string) (string, bool) {
 	switch e := e.(type) {
 	case *ast.BasicLit:
 		if e.Kind != token.STRING {
@@ -107,11 +139,14 @@ func literal(e ast.Expr) (string, bool) {
 		if e.Op != token.ADD {
 			return "", false
 		}
-		a, ok1 := literal(e.X)
-		b, ok2 := literal(e.Y)
+		a, ok1 := literal(e.X, consts, dir)
+		b, ok2 := literal(e.Y, consts, dir)
 		return a + b, ok1 && ok2
 	case *ast.ParenExpr:
-		return literal(e.X)
+		return literal(e.X, consts, dir)
+	case *ast.Ident:
+		v, ok := consts[dir+"."+e.Name]
+		return v, ok
 	}
 	return "", false
 }

@@ -1,0 +1,114 @@
+package channel_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"testing"
+
+	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/internal/dbtest"
+)
+
+// A test's failure reads in English as before, and in Chinese with what the
+// far end said quoted as it came.
+func TestTestFailureLanguages(t *testing.T) {
+	msgs, err := deskkit.NewMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	zh := msgs.Match("zh-CN")
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newSendFixture(t, db, channel.Config{TestsPerMinute: -1})
+		ctx := context.Background()
+		port := f.recv.Listener.Addr().(interface{ AddrPort() netip.AddrPort }).AddrPort().Port()
+		strict, err := channel.New(db, sendSecret, nil, &channel.Config{Resolver: loopbackResolver{}, Now: f.clock.Now, TestsPerMinute: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loopback := url.URL{Scheme: "http", Host: "hooks.example.com:" + strconv.Itoa(int(port)), Path: "/hook"}
+		for _, tc := range []struct {
+			r              *channel.ChannelRegistry
+			in             channel.Input
+			status         int
+			body           string
+			en, zh         string
+			wantBlocked    bool
+			wantQuotaError bool
+		}{
+			{f.r, channel.Input{Type: "WEBHOOK", Name: "ops", Address: f.recv.URL + "/hook"}, http.StatusGone, "{}",
+				"the webhook answered 410 Gone", "Webhook 返回 410 Gone", false, false},
+			{f.r, channel.Input{Type: "WORKPLACE_CHAT", Name: "alerts", Address: f.recv.URL + "/robot/send?access_token=tok"}, http.StatusOK, `{"errcode":660026,"errmsg":"too fast"}`,
+				"DingTalk answered errcode 660026: too fast", "钉钉返回 errcode 660026: too fast", false, false},
+			{f.r, channel.Input{Type: "ENTERPRISE_CHAT", Name: "wecom", Address: f.recv.URL + "/cgi-bin/webhook/send?key=k"}, http.StatusOK, `<html>`,
+				"WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?", "企业微信 返回 200 OK，但不是机器人的 JSON errcode：该地址是企业微信机器人吗？", false, false},
+			{strict, channel.Input{Type: "WEBHOOK", Name: "ops", Address: loopback.String()}, 0, "",
+				"address is loopback (this server itself), which channels may not reach; in development, channel.Config.AllowPrivateNetworks (the reference server's -channel-allow-private-networks) lets channels reach loopback and private networks",
+				"地址是回环地址（即本服务器），渠道不能访问；开发环境中可通过 channel.Config.AllowPrivateNetworks（参考服务器的 -channel-allow-private-networks）允许渠道访问回环地址和私有网络", true, false},
+		} {
+			if tc.status != 0 {
+				f.recv.answer(tc.status, tc.body)
+			}
+			_, err := tc.r.Test(ctx, f.ann, tc.in)
+			var de *channel.DeliveryError
+			if !errors.As(err, &de) || de.Blocked != tc.wantBlocked {
+				t.Fatalf("%s: %v", tc.in.Type, err)
+			}
+			if got := de.ClientMessage(); got != tc.en {
+				t.Errorf("en %q, want %q", got, tc.en)
+			}
+			if got := de.LocalizedMessage(msgs, language.English); got != tc.en {
+				t.Errorf("LocalizedMessage en %q, want %q", got, tc.en)
+			}
+			if got := de.LocalizedMessage(msgs, zh); got != tc.zh {
+				t.Errorf("zh %q, want %q", got, tc.zh)
+			}
+		}
+		// A reason someone changed is told as it is.
+		de := &channel.DeliveryError{Reason: "custom"}
+		if got := de.LocalizedMessage(msgs, zh); got != "custom" {
+			t.Errorf("a host's DeliveryError: %q", got)
+		}
+	})
+}
+
+// Rules composed of rules and ordinals translate every part.
+func TestComposedRuleLanguages(t *testing.T) {
+	msgs, err := deskkit.NewMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	zh := msgs.Match("zh")
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newSendFixture(t, db, channel.Config{TestsPerMinute: -1})
+		for _, tc := range []struct {
+			in     channel.Input
+			en, zh string
+		}{
+			{channel.Input{Type: "EMAIL", Name: "team", Address: "a@example.com,,b@example.com"},
+				"address the 2nd e-mail address is empty: separate addresses by single commas", "address 第 2 个邮箱地址为空：地址之间请用单个逗号分隔"},
+			{channel.Input{Type: "WORKPLACE_CHAT", Name: "d", Address: "https://oapi.dingtalk.com/robot/other?access_token=t"},
+				"address must be a DingTalk robot URL: https://HOST/robot/send?access_token=TOKEN (the path must be /robot/send)",
+				"address 必须是钉钉机器人 URL：https://HOST/robot/send?access_token=TOKEN（路径必须是 /robot/send）"},
+		} {
+			_, err := f.r.Add(context.Background(), f.ann, tc.in)
+			var ie *deskkit.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("%v: %v", tc.in, err)
+			}
+			if got := ie.ClientMessage(); got != tc.en {
+				t.Errorf("en %q, want %q", got, tc.en)
+			}
+			if got := ie.LocalizedMessage(msgs, zh); got != tc.zh {
+				t.Errorf("zh %q, want %q", got, tc.zh)
+			}
+		}
+	})
+}
