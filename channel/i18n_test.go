@@ -2,12 +2,15 @@ package channel_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"testing"
+	"testing/fstest"
 
 	"github.com/uptrace/bun"
 	"golang.org/x/text/language"
@@ -108,6 +111,67 @@ func TestComposedRuleLanguages(t *testing.T) {
 			}
 			if got := ie.LocalizedMessage(msgs, zh); got != tc.zh {
 				t.Errorf("zh %q, want %q", got, tc.zh)
+			}
+		}
+	})
+}
+
+// An event whose type has a renderer reaches a DingTalk robot in the
+// language of the receiving tenant, rendered at delivery from its data;
+// English, and types without a renderer, go as published.
+func TestEventLanguages(t *testing.T) {
+	msgs, err := deskkit.NewMessages(fstest.MapFS{"zh-Hans.json": {Data: []byte(`{"Order %d shipped": "订单 %d 已发货", "%d parcels left the warehouse.": "%d 个包裹已出库。"}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped := deskkit.EventType{Name: "order.shipped", Description: "An order was shipped.", Example: map[string]any{"orderId": 1},
+		Render: func(m *deskkit.Messages, tag language.Tag, data json.RawMessage) (string, string, error) {
+			var d struct{ OrderID, Parcels int }
+			if err := json.Unmarshal(data, &d); err != nil {
+				return "", "", err
+			}
+			return m.Sprintf(tag, "Order %d shipped", d.OrderID), m.Sprintf(tag, "%d parcels left the warehouse.", d.Parcels), nil
+		}}
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newEvFixture(t, db, channel.Config{Messages: msgs, TenantLanguage: func(_ context.Context, tenantID int64) (string, error) {
+			if tenantID == 10 {
+				return "zh-CN,zh;q=0.9", nil
+			}
+			return "", nil
+		}})
+		if err := f.r.RegisterEventTypes(shipped); err != nil {
+			t.Fatal(err)
+		}
+		f.add(t, f.ann, "WORKPLACE_CHAT", "ding", f.recv.URL+"/robot/send?access_token=zh", nil)
+		f.add(t, f.eve, "WORKPLACE_CHAT", "ding", f.recv.URL+"/robot/send?access_token=en", nil)
+		for _, tenant := range []int64{10, 20} {
+			f.publish(t, tenant, deskkit.Event{Type: "order.shipped", Title: "Order 7 shipped", Text: "2 parcels left the warehouse.", Data: map[string]any{"orderId": 7, "parcels": 2}})
+			f.publish(t, tenant, deskkit.Event{Type: "task.trashed", Title: "Task 7 was trashed", Text: "by Ann"})
+		}
+		if n := f.run(t); n != 4 {
+			t.Fatalf("ran %d attempts, want 4", n)
+		}
+		got := map[string][]string{}
+		f.recv.mu.Lock()
+		for i, r := range f.recv.reqs {
+			var body struct {
+				Markdown struct{ Title, Text string } `json:"markdown"`
+			}
+			if err := json.Unmarshal(f.recv.bodies[i], &body); err != nil {
+				t.Fatal(err)
+			}
+			tok := r.URL.Query().Get("access_token")
+			got[tok] = append(got[tok], body.Markdown.Title+" | "+body.Markdown.Text)
+		}
+		f.recv.mu.Unlock()
+		for tok, want := range map[string][]string{
+			"zh": {"[ding] 订单 7 已发货 | #### [ding] 订单 7 已发货\n\n2 个包裹已出库。", "[ding] Task 7 was trashed | #### [ding] Task 7 was trashed\n\nby Ann"},
+			"en": {"[ding] Order 7 shipped | #### [ding] Order 7 shipped\n\n2 parcels left the warehouse.", "[ding] Task 7 was trashed | #### [ding] Task 7 was trashed\n\nby Ann"},
+		} {
+			slices.Sort(want)
+			slices.Sort(got[tok])
+			if !slices.Equal(got[tok], want) {
+				t.Errorf("%s robot got %q, want %q", tok, got[tok], want)
 			}
 		}
 	})
