@@ -176,3 +176,27 @@ func TestEventLanguages(t *testing.T) {
 		}
 	})
 }
+
+// channel.disabled renders from its data; the stored reason stays as it is.
+func TestDisabledEventRender(t *testing.T) {
+	msgs, err := deskkit.NewMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := channel.EventTypes()[0].Render
+	for _, tc := range []struct {
+		data        string
+		tag         language.Tag
+		title, text string
+	}{
+		{`{"channelId":7,"name":"Ops","reason":"the webhook answered 410 Gone: the receiver asked for no more deliveries","actor":null}`, language.SimplifiedChinese,
+			`渠道 "Ops" 已停用`, "已被 deskkit 自动停用：the webhook answered 410 Gone: the receiver asked for no more deliveries。管理员重新启用前，该渠道不会再收到事件。"},
+		{`{"channelId":7,"name":"Ops","reason":"disabled by user 3","actor":{"id":3,"name":"Ann"}}`, language.English,
+			`Channel "Ops" was disabled`, "Disabled by user 3: disabled by user 3. It gets no events until an admin enables it again."},
+	} {
+		title, text, err := render(msgs, tc.tag, []byte(tc.data))
+		if err != nil || title != tc.title || text != tc.text {
+			t.Errorf("%v: %q / %q (%v), want %q / %q", tc.tag, title, text, err, tc.title, tc.text)
+		}
+	}
+}

@@ -577,16 +577,13 @@ RETURNING name`, reason, now.UnixMilli(), tenantID, id).Scan(ctx, &names)
 	if _, err := outbox.FailPending(ctx, tx, tenantID, outboxKind, id, reasonDisabled, now); err != nil {
 		return false, err
 	}
-	by := "deskkit"
-	if actor != nil {
-		by = "user " + strconv.FormatInt(actor.ID, 10)
-	}
+	title, text := disabledTexts(names[0], actor, reason)
 	err = r.Publish(ctx, tx, tenantID, deskkit.Event{
 		ID:    deskkit.NewEventID(),
 		Type:  EventChannelDisabled,
 		Time:  now,
-		Title: fmt.Sprintf("Channel %q was disabled", clipRunes(names[0], 100)),
-		Text:  fmt.Sprintf("Disabled by %s: %s. It gets no events until an admin enables it again.", by, reason),
+		Title: title.String(),
+		Text:  text.String(),
 		Data:  ChannelDisabledData{ChannelID: id, Name: names[0], Reason: reason, Actor: actor},
 	})
 	return err == nil, err
