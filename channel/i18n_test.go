@@ -144,12 +144,29 @@ func TestEventLanguages(t *testing.T) {
 		}
 		f.add(t, f.ann, "WORKPLACE_CHAT", "ding", f.recv.URL+"/robot/send?access_token=zh", nil)
 		f.add(t, f.eve, "WORKPLACE_CHAT", "ding", f.recv.URL+"/robot/send?access_token=en", nil)
+		f.add(t, f.ann, "EMAIL", "team", "zh@example.com", nil)
 		for _, tenant := range []int64{10, 20} {
 			f.publish(t, tenant, deskkit.Event{Type: "order.shipped", Title: "Order 7 shipped", Text: "2 parcels left the warehouse.", Data: map[string]any{"orderId": 7, "parcels": 2}})
 			f.publish(t, tenant, deskkit.Event{Type: "task.trashed", Title: "Task 7 was trashed", Text: "by Ann"})
 		}
-		if n := f.run(t); n != 4 {
-			t.Fatalf("ran %d attempts, want 4", n)
+		if n := f.run(t); n != 6 {
+			t.Fatalf("ran %d attempts, want 6", n)
+		}
+		mails := f.sendFixture.mail.To("zh@example.com")
+		if len(mails) != 2 {
+			t.Fatalf("%d mails, want 2", len(mails))
+		}
+		for _, m := range mails {
+			parts, err := m.Parts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Subject() != "[deskkit] 订单 7 已发货" && m.Subject() != "[deskkit] Task 7 was trashed" {
+				t.Errorf("mail subject %q", m.Subject())
+			}
+			if m.Subject() == "[deskkit] 订单 7 已发货" && parts["text/plain"] != "2 个包裹已出库。\n\n-- \n此邮件由 deskkit 发送至邮件渠道 \"team\"。" {
+				t.Errorf("mail text %q", parts["text/plain"])
+			}
 		}
 		got := map[string][]string{}
 		f.recv.mu.Lock()

@@ -236,6 +236,7 @@ func (r *ChannelRegistry) render(ctx context.Context, m notify.Message, tag lang
 	title, text, err := render(r.cfg.Messages, tag, m.Data)
 	out := m
 	out.Title, out.Text = title, text
+	out.Lang, out.Messages = tag, r.cfg.Messages
 	if err == nil {
 		err = notify.CheckMessage(out)
 	}

@@ -38,7 +38,7 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) (Reply, err
 		Subject: "[" + app + "] " + m.Title,
 		Text: strings.TrimLeft(m.Text+"\n\n", "\n") +
 			// "-- " opens a signature: mail readers set it apart.
-			"-- \n" + fmt.Sprintf("Sent by %s to the e-mail channel %q.", app, t.Name),
+			"-- \n" + deskkit.Textf("Sent by %s to the e-mail channel %q.", app, t.Name).LocalizedMessage(m.Messages, m.Lang),
 	}
 	f := &Failure{}
 	var rep Reply
