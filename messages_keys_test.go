@@ -182,6 +182,8 @@ func TestCatalogueComplete(t *testing.T) {
 			t.Errorf("zh-Hans translates %q, which no code writes: remove it", k)
 		}
 	}
+	// DESKKIT_DUMP_KEYS=keys.json writes every key with its translation
+	// ("" when missing), for a translator.
 	if os.Getenv("DESKKIT_DUMP_KEYS") != "" {
 		out := map[string]string{}
 		for k := range keys {
