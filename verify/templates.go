@@ -31,7 +31,7 @@ type Template struct {
 type TemplateData struct {
 	AppName string
 	BizKey  BizKey
-	Purpose string // what the code is for, in words: "change your mobile number"
+	Purpose string // what the code is for, in the template's language: "change your mobile number", "修改手机号"
 	Code    string // "" in a notice
 	Minutes int    // how long the code is valid
 	// NewAddress is, in a notice, the new address, masked:
