@@ -252,6 +252,40 @@
 // invisible characters dropped, white space collapsed) gives the key the
 // stores keep under a unique index.
 //
+// # Languages
+//
+// Every message a person reads comes in English and Simplified Chinese,
+// and a host may add languages or reword messages. Messages holds them: a
+// host makes one with NewMessages and hands it to what renders messages.
+// Match picks a reader's language from the request's Accept-Language, then
+// the user's locale, then the tenant's, then the server default; zh,
+// zh-CN, zh-Hans and zh-Hans-CN all mean Simplified Chinese. The request's
+// language travels in its context (WithLanguage, LanguageOf), so that a
+// verification code asked for in Chinese is sent in Chinese, and the notice
+// of a changed address later in the same language.
+//
+// A message's key is its English text, the fmt format the code writes
+// ("must be at most %d characters"): English needs no catalogue and stays
+// exactly as clients have seen it. The client messages of deskkit's errors
+// (*InputError, *Error, *RateLimitError and the services' own) and Text
+// implement LocalizedMessager: LocalizedMessage writes them in a language,
+// ClientMessage in English. Machine words (field names, bizKeys, codes,
+// enum values, URLs) are the same in every language.
+//
+// Languages are matched with golang.org/x/text/language, which reads
+// Accept-Language's quality values and knows which tags mean the same
+// language. Messages are formatted with fmt from catalogues keyed by the
+// English text, rather than with golang.org/x/text/message, whose printer
+// writes numbers the locale's way (2000 as "2,000" in English) and so
+// would change English messages, or github.com/nicksnyder/go-i18n, whose
+// messages are keyed by ids and written in templates: deskkit's messages
+// are fmt formats already, their arguments are mostly machine words, and a
+// catalogue keyed by the English text needs no id per message and cannot
+// fall out of step with it (a test of deskkit fails when the code writes a
+// message the Chinese catalogue lacks, or the catalogue keeps one the code
+// no longer writes). A catalogue is a JSON object of English text to
+// translation, in an fs.FS; see NewMessages and the Example of Messages.
+//
 // # Testing
 //
 //	go run gotest.tools/gotestsum@v1.13.0 -- -race ./...

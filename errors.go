@@ -2,8 +2,9 @@ package deskkit
 
 import (
 	"errors"
-	"fmt"
 	"time"
+
+	"golang.org/x/text/language"
 )
 
 // Sentinel errors shared by every service: the classes of error. Service
@@ -51,19 +52,31 @@ type RetryAfterer interface {
 type Error struct {
 	class error
 	text  string
-	msg   string
+	msg   Text
 }
 
 // NewError returns a service error of class (one of the sentinels of this
-// package) with text for logs and msg for the client.
+// package) with text for logs and msg for the client. The msg is English
+// and its key in the catalogues of Messages; it is no format.
 func NewError(class error, text, msg string) *Error {
-	return &Error{class: class, text: text, msg: msg}
+	return &Error{class: class, text: text, msg: plainText(msg)}
+}
+
+// NewErrorf is NewError with the client's message written as a format and
+// its arguments, the format being the message's key in the catalogues.
+func NewErrorf(class error, text, format string, args ...any) *Error {
+	return &Error{class: class, text: text, msg: Textf(format, args...)}
 }
 
 func (e *Error) Error() string { return e.text }
 
 // ClientMessage is the message for the client.
-func (e *Error) ClientMessage() string { return e.msg }
+func (e *Error) ClientMessage() string { return e.msg.String() }
+
+// LocalizedMessage is the message for the client in tag's language.
+func (e *Error) LocalizedMessage(m *Messages, tag language.Tag) string {
+	return e.msg.LocalizedMessage(m, tag)
+}
 
 // Is makes errors.Is(e, class) true.
 func (e *Error) Is(target error) bool { return target == e.class }
@@ -73,11 +86,32 @@ func (e *Error) Is(target error) bool { return target == e.class }
 type InputError struct {
 	Field string // the field as the client spelt it, e.g. "filters[1].op"
 	Rule  string // what the field must be, e.g. "must be between 1 and 2000"
+	rule  Text   // Rule as a format and its arguments, for other languages
 }
 
 // Invalid returns an *InputError for field and a rule written as a format.
+// The format is the rule's key in the catalogues of Messages, so that the
+// rule can be written in another language (LocalizedMessage); arguments
+// that are LocalizedMessagers (a Text, another rule) are translated too.
 func Invalid(field, format string, args ...any) *InputError {
-	return &InputError{Field: field, Rule: fmt.Sprintf(format, args...)}
+	rule := Textf(format, args...)
+	return &InputError{Field: field, Rule: rule.String(), rule: rule}
+}
+
+// RuleText is the rule as a Text, to be nested in another rule: "the %s
+// e-mail address %s". An InputError made without Invalid has the Rule as
+// its key.
+func (e *InputError) RuleText() Text {
+	if e.rule.format == "" {
+		return plainText(e.Rule)
+	}
+	return e.rule
+}
+
+// LocalizedMessage is ClientMessage in tag's language: the field as it is
+// (the client spelt it) and the rule translated.
+func (e *InputError) LocalizedMessage(m *Messages, tag language.Tag) string {
+	return e.Field + " " + e.RuleText().LocalizedMessage(m, tag)
 }
 
 func (e *InputError) Error() string { return e.Field + " " + e.Rule }
@@ -93,6 +127,22 @@ func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 type RateLimitError struct {
 	Message    string        // for the client, e.g. "at most 5 codes an hour"
 	RetryAfter time.Duration // at least one second when sent over HTTP
+	msg        Text          // Message as a format and its arguments
+}
+
+// RateLimited returns a *RateLimitError with msg for the client, in English
+// as Message and in other languages as LocalizedMessage.
+func RateLimited(retryAfter time.Duration, msg Text) *RateLimitError {
+	return &RateLimitError{Message: msg.String(), RetryAfter: retryAfter, msg: msg}
+}
+
+// LocalizedMessage is Message in tag's language. A RateLimitError made
+// without RateLimited has Message as its key.
+func (e *RateLimitError) LocalizedMessage(m *Messages, tag language.Tag) string {
+	if e.msg.format == "" || e.msg.String() != e.Message {
+		return m.text(tag, e.Message)
+	}
+	return e.msg.LocalizedMessage(m, tag)
 }
 
 func (e *RateLimitError) Error() string { return e.Message }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/json"
 	"time"
 
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
 )
 
 // Event is something that happened in a tenant, for the tenant's event
@@ -51,7 +53,20 @@ type EventType struct {
 	Description string `json:"description" description:"When the event happens."`
 	// Example is an example of the event's data.
 	Example any `json:"example" description:"An example of the event's data (tenantId, added to every event's data, is left out)."`
+	// Render, if set, writes the title and text of an event of this type
+	// in a language from its data (the Data published, as JSON), for the
+	// channels whose language is not English: the event is rendered when
+	// it is delivered, in the language of the receiving tenant, not stored
+	// in each language when published. English is the Title and Text
+	// published. An error, or nil Render, sends the published Title and
+	// Text. deskkit's own types have one; a host's may.
+	Render EventRenderer `json:"-"`
 }
+
+// EventRenderer writes an event's title and text in tag's language from its
+// data; see EventType.Render. m translates the parts (a nil *Messages
+// writes English).
+type EventRenderer func(m *Messages, tag language.Tag, data json.RawMessage) (title, text string, err error)
 
 // Actor is who caused an event, in the data of the services' events
 // ("actor"); null there when nobody did (retention, a channel disabled for

@@ -115,7 +115,7 @@ func normalizeEmails(list string) (string, error) {
 		if err != nil {
 			var ie *deskkit.InputError
 			if errors.As(err, &ie) {
-				return "", deskkit.Invalid("address", "the %s e-mail address %s", ordinal(i+1), ie.Rule)
+				return "", deskkit.Invalid("address", "the %s e-mail address %s", ordinal(i+1), ie.RuleText())
 			}
 			return "", err
 		}
@@ -131,19 +131,19 @@ func normalizeEmails(list string) (string, error) {
 	return strings.Join(out, ","), nil
 }
 
-// ordinal writes n as "1st", "2nd", "3rd", "4th", ..., "11th", "21st".
-func ordinal(n int) string {
-	suffix := "th"
+// ordinal writes n as "1st", "2nd", "3rd", "4th", ..., "11th", "21st", a
+// Text so that other languages write it their way.
+func ordinal(n int) deskkit.Text {
 	switch {
 	case n%100 >= 11 && n%100 <= 13:
 	case n%10 == 1:
-		suffix = "st"
+		return deskkit.Textf("%dst", n)
 	case n%10 == 2:
-		suffix = "nd"
+		return deskkit.Textf("%dnd", n)
 	case n%10 == 3:
-		suffix = "rd"
+		return deskkit.Textf("%drd", n)
 	}
-	return strconv.Itoa(n) + suffix
+	return deskkit.Textf("%dth", n)
 }
 
 // notURLChars are the printable ASCII characters that RFC 3986 never lets
@@ -187,11 +187,11 @@ func normalizeURL(c *safehttp.Client, t Type, s string) (string, error) {
 	}
 	switch t {
 	case EnterpriseChat:
-		if err := checkRobot(u, weComPath, weComKey, "a WeCom group-robot URL: https://HOST/cgi-bin/webhook/send?key=KEY"); err != nil {
+		if err := checkRobot(u, weComPath, weComKey, deskkit.Textf("a WeCom group-robot URL: https://HOST/cgi-bin/webhook/send?key=KEY")); err != nil {
 			return "", err
 		}
 	case WorkplaceChat:
-		if err := checkRobot(u, dingTalkPath, dingTalkToken, "a DingTalk robot URL: https://HOST/robot/send?access_token=TOKEN"); err != nil {
+		if err := checkRobot(u, dingTalkPath, dingTalkToken, deskkit.Textf("a DingTalk robot URL: https://HOST/robot/send?access_token=TOKEN")); err != nil {
 			return "", err
 		}
 		q, _ := url.ParseQuery(u.RawQuery) // checkRobot parsed it
@@ -254,7 +254,7 @@ func isDNSName(s string) bool {
 
 // checkRobot checks that a robot's URL has the protocol's path and exactly
 // one non-empty key parameter; what names the expected form for the error.
-func checkRobot(u *url.URL, path, key, what string) error {
+func checkRobot(u *url.URL, path, key string, what deskkit.Text) error {
 	if u.EscapedPath() != path {
 		return deskkit.Invalid("address", "must be %s (the path must be %s)", what, path)
 	}

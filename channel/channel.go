@@ -16,6 +16,7 @@ import (
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/migrate"
@@ -191,8 +192,15 @@ func (e *QuotaError) Error() string {
 }
 
 // ClientMessage says which quota.
-func (e *QuotaError) ClientMessage() string {
-	return fmt.Sprintf("channelType %s: the tenant has %d channels of this type, the most allowed; delete one first", e.Type, e.Quota)
+func (e *QuotaError) ClientMessage() string { return e.text().String() }
+
+// LocalizedMessage is ClientMessage in tag's language.
+func (e *QuotaError) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
+	return e.text().LocalizedMessage(m, tag)
+}
+
+func (e *QuotaError) text() deskkit.Text {
+	return deskkit.Textf("channelType %s: the tenant has %d channels of this type, the most allowed; delete one first", string(e.Type), e.Quota)
 }
 
 // Is makes errors.Is(err, ErrQuotaExceeded) hold.
@@ -297,6 +305,19 @@ type Config struct {
 	// through a pooler that does not keep prepared statements, such as
 	// PgBouncer in transaction mode before 1.21.
 	PlainStatements bool
+
+	// TenantLanguage, if set, tells the language a tenant reads its
+	// channels' messages in: a BCP 47 tag or an Accept-Language value
+	// ("zh-CN"), "" for English. Run asks it once per tenant of each batch
+	// of deliveries, outside any transaction; an error is logged and
+	// means English. An event whose type has a Render (deskkit's own
+	// types do, see deskkit.EventType) is rendered from its data in that
+	// language when it is delivered; other events, and English, go out
+	// with the Title and Text they were published with.
+	TenantLanguage func(ctx context.Context, tenantID int64) (string, error)
+	// Messages translates the rendered events; deskkit's shipped
+	// catalogues if nil.
+	Messages *deskkit.Messages
 }
 
 // withDefaults returns a copy of c (nil: of the zero Config) with the
@@ -322,6 +343,10 @@ func (c *Config) withDefaults() *Config {
 	}
 	if out.Now == nil {
 		out.Now = time.Now
+	}
+	if out.Messages == nil {
+		// The shipped catalogues: NewMessages fails only on a host's.
+		out.Messages, _ = deskkit.NewMessages()
 	}
 	if out.Timeout <= 0 {
 		out.Timeout = DefaultTimeout

@@ -233,6 +233,15 @@
 // them (strings.EqualFold, Unicode simple folding). Deliver sets no key,
 // and checks none.
 //
+// Languages. An event is stored as published (its Title and Text, in
+// English for deskkit's own events) and its data. When Config.TenantLanguage
+// says that a tenant reads another language, an event whose type has a
+// Render (deskkit.EventType: the trash's, the verifier's and
+// channel.disabled have one) is rendered from its data in that language
+// when it is delivered, for the robots and e-mail (whose closing line
+// follows), with Config.Messages; the webhook's JSON, machine-read, never
+// changes. Other types, and a rendering that fails, go as published.
+//
 // Event types. The catalogue is the host's code: Publish accepts only
 // registered types, the registry's own (channel.disabled, EventTypes) and
 // those the composition root registers with RegisterEventTypes when it

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"time"
 
+	"golang.org/x/text/language"
+
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/notify"
 )
@@ -42,6 +44,9 @@ type DeliveryError struct {
 	Blocked bool
 	// Err is the underlying error, if any: for logs, never for the client.
 	Err error
+
+	text   deskkit.Text        // Reason before redaction, in any language
+	redact func(string) string // what publicError masks in Reason
 }
 
 // httpapi sends a DeliveryError's ClientMessage as the envelope's msg.
@@ -60,6 +65,15 @@ func (e *DeliveryError) Unwrap() error { return e.Err }
 
 // ClientMessage is Reason.
 func (e *DeliveryError) ClientMessage() string { return e.Reason }
+
+// LocalizedMessage is Reason in tag's language. What the far end said
+// (a robot's errmsg, an HTTP status's name) is quoted as it came.
+func (e *DeliveryError) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
+	if e.text.IsZero() || e.redact == nil || e.redact(e.text.String()) != e.Reason {
+		return e.Reason // made or changed by someone else
+	}
+	return e.redact(e.text.LocalizedMessage(m, tag))
+}
 
 // Is makes errors.Is(e, ErrAddressBlocked) hold when Blocked is set, and
 // errors.Is(e, ErrDeliveryFailed) otherwise; each with its class.
@@ -83,5 +97,6 @@ func publicError(err error, c storedChannel) error {
 		Reason: redact(f.Reason, c), Status: f.Status, Errcode: f.Errcode, Errmsg: redact(f.Errmsg, c),
 		Retryable: f.Retryable, RetryAfter: f.RetryAfter, Recipients: f.Recipients,
 		Blocked: f.Blocked(), Err: f.Err,
+		text: f.Text, redact: func(s string) string { return redact(s, c) },
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/metric"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/notify"
@@ -54,7 +55,29 @@ func EventTypes() []deskkit.EventType {
 			TenantID: 1, ChannelID: 7, Name: "Ops webhook",
 			Reason: "deliveries failed for 5 days (12 attempts); last: the webhook answered 503 Service Unavailable",
 		},
+		Render: renderDisabled,
 	}}
+}
+
+// disabledTexts are the title and text of channel.disabled: written in
+// English when published, in another language when delivered
+// (renderDisabled). The reason is told as it is stored, in English.
+func disabledTexts(name string, actor *deskkit.Actor, reason string) (title, text deskkit.Text) {
+	title = deskkit.Textf("Channel %q was disabled", clipRunes(name, 100))
+	if actor != nil {
+		return title, deskkit.Textf("Disabled by user %d: %s. It gets no events until an admin enables it again.", actor.ID, reason)
+	}
+	return title, deskkit.Textf("Disabled by deskkit: %s. It gets no events until an admin enables it again.", reason)
+}
+
+// renderDisabled is the EventRenderer of channel.disabled.
+func renderDisabled(m *deskkit.Messages, tag language.Tag, data json.RawMessage) (string, string, error) {
+	var d ChannelDisabledData
+	if err := json.Unmarshal(data, &d); err != nil {
+		return "", "", fmt.Errorf("channel: render %s: %w", EventChannelDisabled, err)
+	}
+	title, text := disabledTexts(d.Name, d.Actor, d.Reason)
+	return title.LocalizedMessage(m, tag), text.LocalizedMessage(m, tag), nil
 }
 
 // RegisterEventTypes adds types to the registry's catalogue, which
@@ -132,9 +155,9 @@ func (r *ChannelRegistry) unregistered(name string) error {
 	for _, t := range types[:min(len(types), maxListedTypes)] {
 		names = append(names, t.Name)
 	}
-	more := ""
+	var more any = ""
 	if n := len(types) - len(names); n > 0 {
-		more = fmt.Sprintf(" and %d more", n)
+		more = deskkit.Textf(" and %d more", n)
 	}
 	return deskkit.Invalid("type", "%q is not a registered event type; the registered types are %s%s (GET /api/v1/event/types describes them)",
 		name, strings.Join(names, ", "), more)

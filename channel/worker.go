@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/notify"
@@ -149,6 +150,7 @@ func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(conte
 	var keys []channelKey
 	seen := map[channelKey]bool{}
 	msgs := map[eventKey]checked{}
+	langs := r.tenantLanguages(ctx, batch)
 	for _, d := range batch {
 		if k := (channelKey{d.TenantID, d.TargetID}); !seen[k] {
 			seen[k] = true
@@ -158,6 +160,7 @@ func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(conte
 		if _, ok := msgs[k]; !ok {
 			e := d.Event
 			m := notify.Message{ID: e.ID, Type: e.Type, Time: e.Time.UTC(), Title: e.Title, Text: e.Text, Data: e.Data}
+			m = r.render(ctx, m, langs[d.TenantID])
 			// Checked once here, not once per channel.
 			msgs[k] = checked{m, notify.CheckMessage(m)}
 		}
@@ -192,6 +195,56 @@ func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(conte
 		}
 		return o
 	}, nil
+}
+
+// tenantLanguages asks Config.TenantLanguage the language of each tenant
+// of batch; nil without the hook. Nothing is held while it runs.
+func (r *ChannelRegistry) tenantLanguages(ctx context.Context, batch []outbox.Delivery) map[int64]language.Tag {
+	if r.cfg.TenantLanguage == nil {
+		return nil
+	}
+	langs := map[int64]language.Tag{}
+	for _, d := range batch {
+		if _, ok := langs[d.TenantID]; ok {
+			continue
+		}
+		lang, err := r.cfg.TenantLanguage(ctx, d.TenantID)
+		if err != nil {
+			r.cfg.Logger.WarnContext(ctx, "channel: the tenant's language; English instead", slog.Int64("tenant", d.TenantID), slog.Any("error", err))
+		}
+		langs[d.TenantID] = language.English
+		if err == nil && lang != "" {
+			langs[d.TenantID] = r.cfg.Messages.Match(lang)
+		}
+	}
+	return langs
+}
+
+// render writes m's title and text in tag's language with its type's
+// Render, if it has one and tag is not English; m as published otherwise,
+// or when the rendering fails or breaks an event's bounds.
+func (r *ChannelRegistry) render(ctx context.Context, m notify.Message, tag language.Tag) notify.Message {
+	if tag == language.English || tag == (language.Tag{}) {
+		return m
+	}
+	r.typesMu.RLock()
+	render := r.types[m.Type].Render
+	r.typesMu.RUnlock()
+	if render == nil {
+		return m
+	}
+	title, text, err := render(r.cfg.Messages, tag, m.Data)
+	out := m
+	out.Title, out.Text = title, text
+	out.Lang, out.Messages = tag, r.cfg.Messages
+	if err == nil {
+		err = notify.CheckMessage(out)
+	}
+	if err != nil {
+		r.cfg.Logger.WarnContext(ctx, "channel: render an event; sent as published", slog.String("type", m.Type), slog.String("language", tag.String()), slog.Any("error", err))
+		return m
+	}
+	return out
 }
 
 // checked is an event's message and what CheckMessage said of it.
@@ -525,16 +578,13 @@ RETURNING name`, reason, now.UnixMilli(), tenantID, id).Scan(ctx, &names)
 	if _, err := outbox.FailPending(ctx, tx, tenantID, outboxKind, id, reasonDisabled, now); err != nil {
 		return false, err
 	}
-	by := "deskkit"
-	if actor != nil {
-		by = "user " + strconv.FormatInt(actor.ID, 10)
-	}
+	title, text := disabledTexts(names[0], actor, reason)
 	err = r.Publish(ctx, tx, tenantID, deskkit.Event{
 		ID:    deskkit.NewEventID(),
 		Type:  EventChannelDisabled,
 		Time:  now,
-		Title: fmt.Sprintf("Channel %q was disabled", clipRunes(names[0], 100)),
-		Text:  fmt.Sprintf("Disabled by %s: %s. It gets no events until an admin enables it again.", by, reason),
+		Title: title.String(),
+		Text:  text.String(),
 		Data:  ChannelDisabledData{ChannelID: id, Name: names[0], Reason: reason, Actor: actor},
 	})
 	return err == nil, err

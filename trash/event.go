@@ -81,8 +81,17 @@ type ProjectEventData struct {
 // EventTypes returns the types of the events the trash publishes, each with
 // a description and an example of its data, for the registry of event types
 // (the composition root registers them). Each call returns a fresh slice
-// with fresh examples.
+// with fresh examples. Each renders its title and text from its data in
+// another language than English when delivered (EventType.Render).
 func EventTypes() []deskkit.EventType {
+	types := eventTypes()
+	for i := range types {
+		types[i].Render = render(types[i].Name)
+	}
+	return types
+}
+
+func eventTypes() []deskkit.EventType {
 	actor := func() *deskkit.Actor { return &deskkit.Actor{ID: 7, Name: "Ada"} }
 	task := func() EntryEventData {
 		return EntryEventData{Actor: actor(), ProjectID: 3, TrashID: 41, TargetType: TargetTask, TargetID: 1200, TargetName: "Fix login"}
@@ -176,39 +185,39 @@ func eventTarget(r row) EventTarget {
 
 // publishTrashed publishes task.trashed or sprint.trashed for r, just added.
 func (t *Trash) publishTrashed(ctx context.Context, db bun.IDB, a *deskkit.Actor, r row, now time.Time) error {
-	typ, noun := EventTaskTrashed, "task"
+	typ := EventTaskTrashed
 	if r.TargetType == TargetSprint {
-		typ, noun = EventSprintTrashed, "sprint"
+		typ = EventSprintTrashed
 	}
-	title := fmt.Sprintf("%s %s moved to the trash", capitalize(noun), titleName(r.TargetName))
-	text := fmt.Sprintf("%s moved %s %s of project %d to the trash.", who(a), noun, textName(r.TargetName), r.ProjectID)
-	return t.publish(ctx, db, r.TenantID, typ, now, title, text, entryData(a, r))
+	data := entryData(a, r)
+	title, text := entryTexts(typ, data, "", 0)
+	return t.publish(ctx, db, r.TenantID, typ, now, title.String(), text.String(), data)
 }
 
 // publishRestored publishes task.restored or sprint.restored for self, and
 // the sprint it brought back, if any.
 func (t *Trash) publishRestored(ctx context.Context, tx bun.Tx, a *deskkit.Actor, self row, sprints []row, now time.Time) error {
-	typ, noun := EventTaskRestored, "task"
+	typ := EventTaskRestored
 	if self.TargetType == TargetSprint {
-		typ, noun = EventSprintRestored, "sprint"
+		typ = EventSprintRestored
 	}
 	data := RestoredEventData{EntryEventData: entryData(a, self)}
-	title := fmt.Sprintf("%s %s restored from the trash", capitalize(noun), titleName(self.TargetName))
-	text := fmt.Sprintf("%s restored %s %s of project %d from the trash", who(a), noun, textName(self.TargetName), self.ProjectID)
+	also := ""
 	if len(sprints) > 0 {
-		also := eventTarget(sprints[0])
-		data.AlsoRestored = &also
-		text += fmt.Sprintf(", and with it its sprint %s", textName(also.TargetName))
+		target := eventTarget(sprints[0])
+		data.AlsoRestored = &target
+		also = target.TargetName
 	}
-	return t.publish(ctx, tx, self.TenantID, typ, now, title, text+".", data)
+	title, text := entryTexts(typ, data.EntryEventData, also, 0)
+	return t.publish(ctx, tx, self.TenantID, typ, now, title.String(), text.String(), data)
 }
 
 // publishCleared publishes task.cleared or sprint.cleared for self, with
 // all, every entry the clear took (self among them).
 func (t *Trash) publishCleared(ctx context.Context, tx bun.Tx, a *deskkit.Actor, self row, all []row, now time.Time) error {
-	typ, noun := EventTaskCleared, "task"
+	typ := EventTaskCleared
 	if self.TargetType == TargetSprint {
-		typ, noun = EventSprintCleared, "sprint"
+		typ = EventSprintCleared
 	}
 	data := ClearedEventData{EntryEventData: entryData(a, self), AlsoCleared: []EventTarget{}}
 	for _, r := range all {
@@ -216,32 +225,16 @@ func (t *Trash) publishCleared(ctx context.Context, tx bun.Tx, a *deskkit.Actor,
 			data.AlsoCleared = append(data.AlsoCleared, eventTarget(r))
 		}
 	}
-	title := fmt.Sprintf("%s %s deleted for good", capitalize(noun), titleName(self.TargetName))
-	text := fmt.Sprintf("%s cleared %s %s of project %d from the trash: it is deleted for good", who(a), noun, textName(self.TargetName), self.ProjectID)
-	if n := len(data.AlsoCleared); n > 0 {
-		text += fmt.Sprintf(", with the %s in it", plural(n, "trashed task", "trashed tasks"))
-	}
-	return t.publish(ctx, tx, self.TenantID, typ, now, title, text+".", data)
+	title, text := entryTexts(typ, data.EntryEventData, "", len(data.AlsoCleared))
+	return t.publish(ctx, tx, self.TenantID, typ, now, title.String(), text.String(), data)
 }
 
 // publishProject publishes trash.restored, trash.cleared or trash.purged:
 // count entries of the project, by a (nil for retention).
 func (t *Trash) publishProject(ctx context.Context, tx bun.IDB, typ string, a *deskkit.Actor, key projectKey, count int, now time.Time) error {
-	n := plural(count, "entry", "entries")
-	var title, text string
-	switch typ {
-	case EventTrashRestored:
-		title = fmt.Sprintf("%s restored from the trash of project %d", capitalize(n), key.projectID)
-		text = fmt.Sprintf("%s restored %s from the trash of project %d.", who(a), n, key.projectID)
-	case EventTrashCleared:
-		title = fmt.Sprintf("%s deleted for good from the trash of project %d", capitalize(n), key.projectID)
-		text = fmt.Sprintf("%s cleared %s from the trash of project %d: %s deleted for good.", who(a), n, key.projectID, pronoun(count))
-	default:
-		title = fmt.Sprintf("%s purged from the trash of project %d", capitalize(n), key.projectID)
-		text = fmt.Sprintf("Retention purged %s deleted more than %s ago from the trash of project %d: %s deleted for good.",
-			n, age(t.cfg.Retention), key.projectID, pronoun(count))
-	}
-	return t.publish(ctx, tx, key.tenantID, typ, now, title, text, ProjectEventData{Actor: a, ProjectID: key.projectID, Count: count})
+	data := ProjectEventData{Actor: a, ProjectID: key.projectID, Count: count}
+	title, text := projectTexts(typ, data, t.cfg.Retention)
+	return t.publish(ctx, tx, key.tenantID, typ, now, title.String(), text.String(), data)
 }
 
 // The event texts. Title and Text reach robots as markdown and e-mail as
@@ -295,48 +288,4 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n-1]) + "…"
-}
-
-// who names the actor in a text: their name, or "User 7" when it is
-// unknown or not a name deskkit would accept (control characters).
-func who(a *deskkit.Actor) string {
-	if a == nil {
-		return "Retention"
-	}
-	if a.Name == "" || deskkit.CheckName("name", a.Name, len(a.Name)) != nil {
-		return fmt.Sprintf("User %d", a.ID)
-	}
-	return escapeMarkdown(cut(a.Name, maxActorName))
-}
-
-func capitalize(s string) string {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return s
-	}
-	return string(s[0]-'a'+'A') + s[1:]
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// pronoun is "it is" for one entry, "they are" for more.
-func pronoun(n int) string {
-	if n == 1 {
-		return "it is"
-	}
-	return "they are"
-}
-
-// age says a retention period: "30 days", or Go's duration syntax when it
-// is not a whole number of days.
-func age(d time.Duration) string {
-	const day = 24 * time.Hour
-	if d >= day && d%day == 0 {
-		return plural(int(d/day), "day", "days")
-	}
-	return d.String()
 }

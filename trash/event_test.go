@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/dbtest"
@@ -118,9 +119,38 @@ func (p *testPublisher) committed(t *testing.T, db *bun.DB) []published {
 		if b, err := json.Marshal(e.Event.Data); err != nil || string(b) != r.Data {
 			t.Errorf("event %s: row data %s, handed %s (%v)", r.ID, r.Data, b, err)
 		}
+		checkRender(t, e.Event, r.Data)
 		out = append(out, e)
 	}
 	return out
+}
+
+// checkRender renders ev from its data as a channel does at delivery: in
+// English the text published (trash.purged's but for the retention, which
+// its data lacks), in Chinese a translation.
+func checkRender(t *testing.T, ev deskkit.Event, data string) {
+	t.Helper()
+	var render deskkit.EventRenderer
+	for _, et := range trash.EventTypes() {
+		if et.Name == ev.Type {
+			render = et.Render
+		}
+	}
+	if render == nil {
+		t.Fatalf("%s has no renderer", ev.Type)
+	}
+	title, text, err := render(nil, language.English, json.RawMessage(data))
+	if err != nil || title != ev.Title || (text != ev.Text && ev.Type != trash.EventTrashPurged) {
+		t.Errorf("%s rendered in English: %q / %q (%v); published %q / %q", ev.Type, title, text, err, ev.Title, ev.Text)
+	}
+	msgs, err := deskkit.NewMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	title, text, err = render(msgs, language.SimplifiedChinese, json.RawMessage(data))
+	if err != nil || title == ev.Title || text == ev.Text || !strings.ContainsAny(title+text, "回收站永久") {
+		t.Errorf("%s rendered in Chinese: %q / %q (%v)", ev.Type, title, text, err)
+	}
 }
 
 // setupEvents is setup with a testPublisher and its table, emptied.

@@ -496,11 +496,10 @@ func (k filterKey) value(field, name string, v any) (any, error) {
 }
 
 func wrongType(field string, kind ValueKind, name string, v any) error {
-	article := "a"
 	if kind == KindNumber {
-		article = "an"
+		return deskkit.Invalid(field, "must be an %s for %s, not %T", kind, name, v)
 	}
-	return deskkit.Invalid(field, "must be %s %s for %s, not %T", article, kind, name, v)
+	return deskkit.Invalid(field, "must be a %s for %s, not %T", kind, name, v)
 }
 
 // checkDate is t in UTC cut to the second, as deletion dates are kept, or an

@@ -1072,8 +1072,8 @@ func (t *Trash) checkSprintTasks(ctx context.Context, db bun.IDB, p deskkit.Prin
 		return fmt.Errorf("trash: check sprint tasks: %w", err)
 	}
 	if len(found) > 0 {
-		msg := fmt.Sprintf("sprint %d holds trashed tasks you may not clear", found[0])
-		return deskkit.NewError(ErrForbidden, "trash: "+msg, msg)
+		return deskkit.NewErrorf(ErrForbidden, fmt.Sprintf("trash: sprint %d holds trashed tasks you may not clear", found[0]),
+			"sprint %d holds trashed tasks you may not clear", found[0])
 	}
 	return nil
 }

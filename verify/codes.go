@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/limiter"
@@ -291,11 +292,12 @@ ON CONFLICT (tenant_id, user_id, kind, biz_key, address) DO UPDATE SET
 }
 
 func (v *Verifier) deliverCode(ctx context.Context, k Kind, b BizKey, pc pendingCode) error {
+	set, locale := v.templates.forContext(ctx)
 	data := TemplateData{
-		AppName: v.cfg.AppName, BizKey: b, Purpose: purpose(b), Code: pc.code,
+		AppName: v.cfg.AppName, BizKey: b, Purpose: purpose(b).LocalizedMessage(v.cfg.Messages, set.tag), Code: pc.code,
 		Minutes: int(v.cfg.CodeTTL.Round(time.Minute) / time.Minute),
 	}
-	t := v.templates.code(b)
+	t := set.code(b)
 	if k == KindSMS {
 		// A text message needs the text alone, not the e-mail's parts
 		// (the HTML one costs most).
@@ -303,7 +305,7 @@ func (v *Verifier) deliverCode(ctx context.Context, k Kind, b BizKey, pc pending
 		if err := t.sms.Execute(&text, data); err != nil {
 			return fmt.Errorf("verify: render template: %w", err)
 		}
-		return v.sms.SendSMS(ctx, SMS{To: pc.address, Text: text.String(), BizKey: b, Code: pc.code})
+		return v.sms.SendSMS(ctx, SMS{To: pc.address, Text: text.String(), BizKey: b, Code: pc.code, Locale: locale})
 	}
 	msg, err := t.render(data)
 	if err != nil {
@@ -545,12 +547,19 @@ func (e *codeUsed) Error() string { return "verify: code already used" }
 
 func (e *codeUsed) Unwrap() error { return ErrCodeMissing }
 
-func (e *codeUsed) ClientMessage() string {
+func (e *codeUsed) ClientMessage() string { return e.text().String() }
+
+// LocalizedMessage is ClientMessage in tag's language.
+func (e *codeUsed) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
+	return e.text().LocalizedMessage(m, tag)
+}
+
+func (e *codeUsed) text() deskkit.Text {
 	if e.bind {
-		return "the code sent for this bizKey and address was already used by a check: " +
-			"change the address with the linkSecret that check answered (alone, or with this verificationCode), or request a new code"
+		return deskkit.Textf("the code sent for this bizKey and address was already used by a check: " +
+			"change the address with the linkSecret that check answered (alone, or with this verificationCode), or request a new code")
 	}
-	return "the code sent for this bizKey and address was already used: request a new code"
+	return deskkit.Textf("the code sent for this bizKey and address was already used: request a new code")
 }
 
 // wrongCode is ErrCodeWrong with the attempts left in its message.
@@ -560,14 +569,21 @@ func (e *wrongCode) Error() string { return ErrCodeWrong.Error() }
 
 func (e *wrongCode) Unwrap() error { return ErrCodeWrong }
 
-func (e *wrongCode) ClientMessage() string {
+func (e *wrongCode) ClientMessage() string { return e.text().String() }
+
+// LocalizedMessage is ClientMessage in tag's language.
+func (e *wrongCode) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
+	return e.text().LocalizedMessage(m, tag)
+}
+
+func (e *wrongCode) text() deskkit.Text {
 	if e.left <= 0 {
-		return ErrCodeWrong.ClientMessage() + "; no attempts are left: request a new code"
+		return deskkit.Textf("%s; no attempts are left: request a new code", ErrCodeWrong)
 	}
 	if e.left == 1 {
-		return ErrCodeWrong.ClientMessage() + "; 1 attempt is left"
+		return deskkit.Textf("%s; 1 attempt is left", ErrCodeWrong)
 	}
-	return ErrCodeWrong.ClientMessage() + "; " + strconv.Itoa(e.left) + " attempts are left"
+	return deskkit.Textf("%s; %d attempts are left", ErrCodeWrong, e.left)
 }
 
 // linkPrefix starts every link secret, so that one pasted in the wrong

@@ -177,7 +177,7 @@ func (v *Verifier) change(ctx context.Context, p deskkit.Principal, c change) (D
 		if old == "" {
 			return nil
 		}
-		return v.enqueueNotice(ctx, tx, u, notice{Kind: c.kind, BizKey: c.bizKey, Address: old, NewAddress: mask(c.kind, c.address)})
+		return v.enqueueNotice(ctx, tx, u, notice{Kind: c.kind, BizKey: c.bizKey, Address: old, NewAddress: mask(c.kind, c.address), Locale: v.locale(ctx)})
 	})
 	if err != nil {
 		return Detail{}, err

@@ -285,6 +285,22 @@
 // body), which the host may override in Config.Templates and
 // Config.Notice.
 //
+// # Languages
+//
+// Codes and notices come in English and Simplified Chinese (zh-CN), and
+// in any language a host adds with Config.Locales (templates) and
+// Config.Messages (the purposes, "change your mobile number", as
+// catalogues of deskkit.Messages). A code is written in the language of
+// the context of the call that asks for it (deskkit.WithLanguage; the HTTP
+// API puts the request's language there), the closest the Verifier has,
+// and SMS.Locale says which ("zh-CN", "en") so that a template provider
+// sends its template of that locale; a context without a language gets
+// English and SMS.Locale "". A notice to an old address is written in the
+// language of the change that caused it: the locale is kept with the
+// notice's row and read when the worker sends it, later. The events'
+// titles and texts render in a tenant's language at delivery (see
+// EventTypes and channel.Config.TenantLanguage).
+//
 // # Errors
 //
 // The shared classes are deskkit's sentinels; the Verifier's own errors

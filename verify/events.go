@@ -2,9 +2,11 @@ package verify
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 )
@@ -35,11 +37,13 @@ func EventTypes() []deskkit.EventType {
 		Description: "A user changed or added their mobile number, proved by verification codes; both numbers are masked.",
 		Example: contactChanged{TenantID: 1, Actor: &deskkit.Actor{ID: 7, Name: "Ann Lee"}, UserID: 7,
 			OldAddress: &old, NewAddress: "+86*******7000"},
+		Render: renderContact(EventMobileChanged),
 	}, {
 		Name:        EventEmailChanged,
 		Description: "A user changed or added their e-mail address, proved by verification codes; both addresses are masked.",
 		Example: contactChanged{TenantID: 1, Actor: &deskkit.Actor{ID: 7, Name: "Ann Lee"}, UserID: 7,
 			OldAddress: &oldEmail, NewAddress: "a***@example.org"},
+		Render: renderContact(EventEmailChanged),
 	}}
 }
 
@@ -50,9 +54,9 @@ func (v *Verifier) publishChange(ctx context.Context, tx bun.Tx, u User, k Kind,
 	if v.cfg.Publisher == nil {
 		return nil
 	}
-	typ, what := EventMobileChanged, "mobile number"
+	typ := EventMobileChanged
 	if k == KindEmail {
-		typ, what = EventEmailChanged, "e-mail address"
+		typ = EventEmailChanged
 	}
 	data := contactChanged{
 		TenantID:   u.TenantID,
@@ -62,24 +66,57 @@ func (v *Verifier) publishChange(ctx context.Context, tx bun.Tx, u User, k Kind,
 	}
 	// The text names the user as people know them; the actor carries the
 	// directory's display name only.
-	name := u.FullName
-	if name == "" {
+	var name any = u.FullName
+	if u.FullName == "" {
 		name = u.Username
 	}
-	if name == "" {
-		name = fmt.Sprintf("User %d", u.ID)
+	if u.FullName == "" && u.Username == "" {
+		name = deskkit.Textf("User %d", u.ID)
 	}
-	title := fmt.Sprintf("%s added a %s", name, what)
-	text := fmt.Sprintf("%s added the %s %s.", name, what, data.NewAddress)
 	if old != "" {
 		m := mask(k, old)
 		data.OldAddress = &m
-		title = fmt.Sprintf("%s changed their %s", name, what)
-		text = fmt.Sprintf("%s changed their %s from %s to %s.", name, what, m, data.NewAddress)
 	}
-	ev := deskkit.Event{ID: deskkit.NewEventID(), Type: typ, Time: v.cfg.Now(), Title: title, Text: text, Data: data}
+	title, text := contactTexts(typ, name, data.OldAddress, data.NewAddress)
+	ev := deskkit.Event{ID: deskkit.NewEventID(), Type: typ, Time: v.cfg.Now(), Title: title.String(), Text: text.String(), Data: data}
 	if err := v.cfg.Publisher.Publish(ctx, tx, u.TenantID, ev); err != nil {
 		return fmt.Errorf("verify: publish %s: %w", typ, err)
 	}
 	return nil
+}
+
+// contactTexts are the title and text of a contact change: by name, from
+// old (nil for a bind) to address, both masked. They are written in English
+// when the event is published and in another language when it is
+// delivered (EventType.Render).
+func contactTexts(typ string, name any, old *string, address string) (title, text deskkit.Text) {
+	if typ == EventEmailChanged {
+		if old == nil {
+			// "a e-mail address" (sic): the title as published since the
+			// first release, kept byte for byte.
+			return deskkit.Textf("%s added a e-mail address", name), deskkit.Textf("%s added the e-mail address %s.", name, address)
+		}
+		return deskkit.Textf("%s changed their e-mail address", name), deskkit.Textf("%s changed their e-mail address from %s to %s.", name, *old, address)
+	}
+	if old == nil {
+		return deskkit.Textf("%s added a mobile number", name), deskkit.Textf("%s added the mobile number %s.", name, address)
+	}
+	return deskkit.Textf("%s changed their mobile number", name), deskkit.Textf("%s changed their mobile number from %s to %s.", name, *old, address)
+}
+
+// renderContact is the EventRenderer of typ. The data names the user by
+// the directory's display name (the actor's), "User 7" without one.
+func renderContact(typ string) deskkit.EventRenderer {
+	return func(m *deskkit.Messages, tag language.Tag, data json.RawMessage) (string, string, error) {
+		var d contactChanged
+		if err := json.Unmarshal(data, &d); err != nil {
+			return "", "", fmt.Errorf("verify: render %s: %w", typ, err)
+		}
+		var name any = deskkit.Textf("User %d", d.UserID)
+		if d.Actor != nil && d.Actor.Name != "" {
+			name = d.Actor.Name
+		}
+		title, text := contactTexts(typ, name, d.OldAddress, d.NewAddress)
+		return title.LocalizedMessage(m, tag), text.LocalizedMessage(m, tag), nil
+	}
 }

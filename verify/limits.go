@@ -70,25 +70,25 @@ func (v *Verifier) sendLimits(u User, k Kind, b BizKey, address string) []limite
 			Name: limitResendInterval,
 			Key:  "send-interval:" + userPart(u) + ":" + string(k) + ":" + string(b) + ":" + address,
 			Max:  1, Window: v.cfg.ResendInterval,
-			Msg: "a code for " + string(b) + " was sent to this address less than " + v.cfg.ResendInterval.String() + " ago",
+			Text: deskkit.Textf("a code for %s was sent to this address less than %s ago", string(b), v.cfg.ResendInterval.String()),
 		},
 		{
 			Name: limitPerHour,
 			Key:  "send-address:" + userPart(u) + ":" + string(k) + ":" + address,
 			Max:  v.cfg.SendsPerHour, Window: time.Hour,
-			Msg: "at most " + strconv.Itoa(v.cfg.SendsPerHour) + " codes an hour may go to one address",
+			Text: deskkit.Textf("at most %d codes an hour may go to one address", v.cfg.SendsPerHour),
 		},
 	}
 	return append(ls, limiter.Limit{
 		Name: limitPerAddressPerDay,
 		Key:  "send-any:" + string(k) + ":" + v.addressTag(k, address),
 		Max:  v.cfg.SendsPerAddressPerDay, Window: 24 * time.Hour,
-		Msg: "this address has had " + strconv.Itoa(v.cfg.SendsPerAddressPerDay) + " codes today, the most it may get from all accounts",
+		Text: deskkit.Textf("this address has had %d codes today, the most it may get from all accounts", v.cfg.SendsPerAddressPerDay),
 	}, limiter.Limit{
 		Name: limitPerDay,
 		Key:  userSendKey(u),
 		Max:  v.cfg.SendsPerDay, Window: 24 * time.Hour,
-		Msg: "at most " + strconv.Itoa(v.cfg.SendsPerDay) + " codes a day may be requested",
+		Text: deskkit.Textf("at most %d codes a day may be requested", v.cfg.SendsPerDay),
 	})
 }
 
@@ -121,6 +121,6 @@ func (v *Verifier) failureLimit(u User) limiter.Limit {
 		Name: limitFailuresPerDay,
 		Key:  "fail-user:" + userPart(u),
 		Max:  v.cfg.FailuresPerDay, Window: 24 * time.Hour,
-		Msg: "at most " + strconv.Itoa(v.cfg.FailuresPerDay) + " wrong codes a day",
+		Text: deskkit.Textf("at most %d wrong codes a day", v.cfg.FailuresPerDay),
 	}
 }

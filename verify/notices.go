@@ -47,6 +47,9 @@ type notice struct {
 	Address string `json:"address"`
 	// NewAddress is the new address, masked as the notice shows it.
 	NewAddress string `json:"newAddress"`
+	// Locale is the language of the notice ("zh-CN"): that of the
+	// request that made the change; absent, English, with SMS.Locale "".
+	Locale string `json:"locale,omitempty"`
 }
 
 // enqueueNotice writes the notice of a change to the user's old address
@@ -62,7 +65,7 @@ func (v *Verifier) enqueueNotice(ctx context.Context, tx bun.Tx, u User, n notic
 		ID:       deskkit.NewEventID(),
 		Type:     noticeKind,
 		Time:     now,
-		Title:    "Notice of a changed " + noticePurpose(n.Kind),
+		Title:    "Notice of a changed " + noticePurpose(n.Kind).String(),
 		Data:     json.RawMessage("{}"),
 	}
 	// A notice is rare (one per contact change): its statement is not
@@ -211,12 +214,14 @@ func (noticeHandler) Recorded(context.Context, bun.Tx, []outbox.Result) error {
 }
 
 func (v *Verifier) deliverNotice(ctx context.Context, n notice) error {
-	msg, err := v.templates.notice.render(TemplateData{AppName: v.cfg.AppName, BizKey: n.BizKey, Purpose: noticePurpose(n.Kind), NewAddress: n.NewAddress})
+	set := v.templates.forLocale(n.Locale)
+	msg, err := set.notice.render(TemplateData{AppName: v.cfg.AppName, BizKey: n.BizKey,
+		Purpose: noticePurpose(n.Kind).LocalizedMessage(v.cfg.Messages, set.tag), NewAddress: n.NewAddress})
 	if err != nil {
 		return err
 	}
 	if n.Kind == KindSMS {
-		return v.sms.SendSMS(ctx, SMS{To: n.Address, Text: msg.SMS, BizKey: n.BizKey, NewAddress: n.NewAddress})
+		return v.sms.SendSMS(ctx, SMS{To: n.Address, Text: msg.SMS, BizKey: n.BizKey, NewAddress: n.NewAddress, Locale: n.Locale})
 	}
 	return v.mail.SendMail(ctx, deskkit.Mail{To: n.Address, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, BizKey: string(n.BizKey)})
 }

@@ -2,10 +2,17 @@ package verify
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	htmltemplate "html/template"
+	"maps"
+	"slices"
 	"strings"
 	texttemplate "text/template"
+
+	"golang.org/x/text/language"
+
+	"github.com/deskkit/deskkit"
 )
 
 // Template is the text of the messages of one bizKey, written in Go's
@@ -24,7 +31,7 @@ type Template struct {
 type TemplateData struct {
 	AppName string
 	BizKey  BizKey
-	Purpose string // what the code is for, in words: "change your mobile number"
+	Purpose string // what the code is for, in the template's language: "change your mobile number", "修改手机号"
 	Code    string // "" in a notice
 	Minutes int    // how long the code is valid
 	// NewAddress is, in a notice, the new address, masked:
@@ -56,34 +63,74 @@ If this was not you, contact your administrator at once.`,
 	}
 )
 
-// purposes say what the codes of some bizKeys are for; the others say
-// "confirm <bizKey in words>".
-var purposes = map[BizKey]string{
-	"SIGNUP":          "sign up",
-	"SIGNIN":          "sign in",
-	"PASSWORD_FORGET": "reset your password",
-	PasswordUpdate:    "change your password",
-	SignCancel:        "cancel your account",
-	ModifyMobile:      "change your mobile number",
-	BindMobile:        "add a mobile number",
-	ModifyEmail:       "change your e-mail address",
-	BindEmail:         "add an e-mail address",
-	"CHANNEL_TEST":    "test a notification channel",
+// zhCN is the locale of the shipped Simplified Chinese templates.
+const zhCN = "zh-CN"
+
+// The shipped Simplified Chinese templates.
+var (
+	zhCode = Template{
+		SMS:     `{{.Code}}（{{.AppName}} 验证码），用于{{.Purpose}}，{{.Minutes}} 分钟内有效。请勿泄露给他人。`,
+		Subject: `{{.Code}} 是你的 {{.AppName}} 验证码`,
+		Text: `你正在{{.Purpose}}，{{.AppName}} 验证码为 {{.Code}}。
+
+验证码 {{.Minutes}} 分钟内有效。如非本人操作，请忽略本邮件；没有此邮箱的访问权限，任何人都无法使用该验证码。`,
+		HTML: `<p>你正在{{.Purpose}}，{{.AppName}} 验证码为</p>
+<p style="font-size:24px;font-weight:bold;letter-spacing:4px">{{.Code}}</p>
+<p>验证码 {{.Minutes}} 分钟内有效。如非本人操作，请忽略本邮件；没有此邮箱的访问权限，任何人都无法使用该验证码。</p>`,
+	}
+	zhNotice = Template{
+		SMS:     `{{.AppName}}：你账号的{{.Purpose}}已修改为 {{.NewAddress}}。如非本人操作，请立即联系管理员。`,
+		Subject: `你的 {{.AppName}} {{.Purpose}}已修改`,
+		Text: `你的 {{.AppName}} 账号的{{.Purpose}}已修改为 {{.NewAddress}}。
+
+如非本人操作，请立即联系管理员。`,
+		HTML: `<p>你的 {{.AppName}} 账号的{{.Purpose}}已修改为 <b>{{.NewAddress}}</b>。</p>
+<p>如非本人操作，请立即联系管理员。</p>`,
+	}
+)
+
+// LocaleTemplates are the templates of one language other than English
+// (Config.Locales). Empty fields fall back to the shipped templates of the
+// language if deskkit ships it (zh-CN), else to English's.
+type LocaleTemplates struct {
+	// Code is the template of the codes of every bizKey without one in
+	// ByBizKey.
+	Code Template
+	// ByBizKey overrides the template of some bizKeys.
+	ByBizKey map[BizKey]Template
+	// Notice is the template of the notice to an old address.
+	Notice Template
 }
 
-func purpose(b BizKey) string {
+// purposes say what the codes of some bizKeys are for; the others say
+// "confirm <bizKey in words>". They are messages of deskkit.Messages, so
+// that each language's templates get them in their language.
+var purposes = map[BizKey]deskkit.Text{
+	"SIGNUP":          deskkit.Textf("sign up"),
+	"SIGNIN":          deskkit.Textf("sign in"),
+	"PASSWORD_FORGET": deskkit.Textf("reset your password"),
+	PasswordUpdate:    deskkit.Textf("change your password"),
+	SignCancel:        deskkit.Textf("cancel your account"),
+	ModifyMobile:      deskkit.Textf("change your mobile number"),
+	BindMobile:        deskkit.Textf("add a mobile number"),
+	ModifyEmail:       deskkit.Textf("change your e-mail address"),
+	BindEmail:         deskkit.Textf("add an e-mail address"),
+	"CHANNEL_TEST":    deskkit.Textf("test a notification channel"),
+}
+
+func purpose(b BizKey) deskkit.Text {
 	if p, ok := purposes[b]; ok {
 		return p
 	}
-	return "confirm " + strings.ToLower(strings.ReplaceAll(string(b), "_", " "))
+	return deskkit.Textf("confirm %s", strings.ToLower(strings.ReplaceAll(string(b), "_", " ")))
 }
 
 // noticePurpose is what a notice says was changed.
-func noticePurpose(k Kind) string {
+func noticePurpose(k Kind) deskkit.Text {
 	if k == KindSMS {
-		return "mobile number"
+		return deskkit.Textf("mobile number")
 	}
-	return "e-mail address"
+	return deskkit.Textf("e-mail address")
 }
 
 // parsed is a Template, parsed.
@@ -95,43 +142,127 @@ type parsed struct {
 // message is a rendered Template.
 type message struct{ SMS, Subject, Text, HTML string }
 
-type templates struct {
+// templateSet is the templates of one language.
+type templateSet struct {
+	locale string       // "en", "zh-CN": SMS.Locale and a notice's
+	tag    language.Tag // the language, for deskkit.Messages
 	def    *parsed
 	byKey  map[BizKey]*parsed
 	notice *parsed
 }
 
-func (ts templates) code(b BizKey) *parsed {
+func (ts *templateSet) code(b BizKey) *parsed {
 	if p, ok := ts.byKey[b]; ok {
 		return p
 	}
 	return ts.def
 }
 
+// templates are the sets of every language, English first.
+type templates struct {
+	sets    []*templateSet
+	matcher language.Matcher
+}
+
+// forContext is the set of the language of ctx (deskkit.LanguageOf), and
+// the locale to tell an SMS sender: English and "" when ctx carries none.
+func (ts templates) forContext(ctx context.Context) (*templateSet, string) {
+	tag, ok := deskkit.LanguageOf(ctx)
+	if !ok {
+		return ts.sets[0], ""
+	}
+	s := ts.match(tag)
+	return s, s.locale
+}
+
+func (ts templates) match(tag language.Tag) *templateSet {
+	_, i, conf := ts.matcher.Match(tag)
+	if conf == language.No {
+		return ts.sets[0]
+	}
+	return ts.sets[i]
+}
+
+// forLocale is the set of a locale a notice stored; English for "" or a
+// locale no longer configured.
+func (ts templates) forLocale(locale string) *templateSet {
+	for _, s := range ts.sets {
+		if s.locale == locale {
+			return s
+		}
+	}
+	return ts.sets[0]
+}
+
 // newTemplates parses the defaults and the host's overrides; a template
 // that does not parse, or fails on sample data, is an error of New.
-func newTemplates(overrides map[BizKey]Template, notice *Template) (templates, error) {
-	ts := templates{byKey: map[BizKey]*parsed{}}
-	var err error
-	if ts.def, err = parse("default", defaultCode, defaultCode); err != nil {
-		return ts, err
-	}
-	for b, t := range overrides {
-		if !knownBizKey(b) {
-			return ts, fmt.Errorf("verify: template for unknown bizKey %q", b)
-		}
-		if ts.byKey[b], err = parse(string(b), t, defaultCode); err != nil {
-			return ts, err
-		}
-	}
+func newTemplates(overrides map[BizKey]Template, notice *Template, locales map[string]LocaleTemplates) (templates, error) {
 	var n Template
 	if notice != nil {
 		n = *notice
 	}
-	if ts.notice, err = parse("notice", n, defaultNotice); err != nil {
-		return ts, err
+	en, err := newSet("en", language.English, LocaleTemplates{Code: defaultCode, ByBizKey: overrides, Notice: n}, defaultCode, defaultNotice)
+	if err != nil {
+		return templates{}, err
 	}
+	ts := templates{sets: []*templateSet{en}}
+	if _, ok := locales[zhCN]; !ok {
+		locales = maps.Clone(locales)
+		if locales == nil {
+			locales = map[string]LocaleTemplates{}
+		}
+		locales[zhCN] = LocaleTemplates{}
+	}
+	for _, locale := range slices.Sorted(maps.Keys(locales)) {
+		tag, err := language.Parse(locale)
+		if err != nil {
+			return templates{}, fmt.Errorf("verify: Locales: %q is no language tag: %w", locale, err)
+		}
+		if tag == language.English {
+			return templates{}, fmt.Errorf("verify: Locales: %q: English's templates are Templates and Notice", locale)
+		}
+		code, note := defaultCode, defaultNotice
+		if locale == zhCN {
+			code, note = zhCode, zhNotice
+		}
+		s, err := newSet(locale, tag, locales[locale], code, note)
+		if err != nil {
+			return templates{}, err
+		}
+		ts.sets = append(ts.sets, s)
+	}
+	tags := make([]language.Tag, len(ts.sets))
+	for i, s := range ts.sets {
+		tags[i] = s.tag
+	}
+	ts.matcher = language.NewMatcher(tags)
 	return ts, nil
+}
+
+func newSet(locale string, tag language.Tag, lt LocaleTemplates, code, notice Template) (*templateSet, error) {
+	s := &templateSet{locale: locale, tag: tag, byKey: map[BizKey]*parsed{}}
+	name := func(n string) string {
+		if locale == "en" {
+			return n
+		}
+		return locale + "." + n
+	}
+	var err error
+	if s.def, err = parse(name("default"), lt.Code, code); err != nil {
+		return nil, err
+	}
+	for b, t := range lt.ByBizKey {
+		if !knownBizKey(b) {
+			return nil, fmt.Errorf("verify: template for unknown bizKey %q", b)
+		}
+		if s.byKey[b], err = parse(name(string(b)), t, code); err != nil {
+			return nil, err
+		}
+	}
+	if s.notice, err = parse(name("notice"), lt.Notice, notice); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func knownBizKey(b BizKey) bool {
@@ -190,4 +321,11 @@ func (p *parsed) render(d TemplateData) (message, error) {
 	}
 	m.Subject = strings.Join(strings.Fields(m.Subject), " ") // no header injection
 	return m, nil
+}
+
+// locale is the locale of the language of ctx, as a notice stores it; ""
+// when ctx carries none.
+func (v *Verifier) locale(ctx context.Context) string {
+	_, locale := v.templates.forContext(ctx)
+	return locale
 }

@@ -129,6 +129,20 @@ type Config struct {
 	Templates map[BizKey]Template
 	// Notice overrides the notice sent to the old address after a change.
 	Notice *Template
+	// Templates and Notice are English's. Locales holds the templates of
+	// other languages, keyed by a BCP 47 tag ("zh-CN", "ja"): deskkit
+	// ships zh-CN's, which an entry here overrides field by field; another
+	// tag adds a language. A code is written in the language of its
+	// request's context (deskkit.WithLanguage; the HTTP API sets it), the
+	// closest of these, and English when the context carries none or
+	// none matches; a notice in the language of the request that changed
+	// the address. SMS.Locale is the chosen locale ("en", "zh-CN"), ""
+	// without a language in the context.
+	Locales map[string]LocaleTemplates
+	// Messages writes the templates' Purpose ("change your mobile
+	// number") in their language; the shipped catalogues if nil. A host
+	// that adds a language gives its purposes in a catalogue of Messages.
+	Messages *deskkit.Messages
 	// AppName is the sender's name in messages; "deskkit" if "".
 	AppName string
 	// Publisher, if set, gets the events of contact changes
@@ -188,6 +202,10 @@ func (c *Config) withDefaults() *Config {
 	}
 	if out.Now == nil {
 		out.Now = time.Now
+	}
+	if out.Messages == nil {
+		// The shipped catalogues: NewMessages fails only on a host's.
+		out.Messages, _ = deskkit.NewMessages()
 	}
 	return &out
 }
@@ -269,7 +287,7 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	ts, err := newTemplates(c.Templates, c.Notice)
+	ts, err := newTemplates(c.Templates, c.Notice, c.Locales)
 	if err != nil {
 		return nil, err
 	}

@@ -155,11 +155,19 @@ func (b *Bundle) Sprintf(tag language.Tag, key string, args ...any) string {
 	return fmt.Sprintf(b.Text(tag, key), args...)
 }
 
-// Text is key's translation into tag's language, or key itself.
+// Text is key's translation into tag's language, or key itself. A tag
+// that is none of the bundle's languages is matched to the closest (zh-CN
+// to zh-Hans).
 func (b *Bundle) Text(tag language.Tag, key string) string {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	if m := b.msgs[tag]; m != nil {
+	m, ok := b.msgs[tag]
+	if !ok && tag != English {
+		if _, i, conf := b.matcher.Match(tag); conf != language.No {
+			m = b.msgs[b.tags[i]]
+		}
+	}
+	if m != nil {
 		if msg, ok := m[key]; ok {
 			return msg
 		}

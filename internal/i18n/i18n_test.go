@@ -48,6 +48,9 @@ func TestSprintf(t *testing.T) {
 		t.Errorf("en: %q, want %q", got, want)
 	}
 	// A translation may reorder the arguments.
+	if err := b.Load(fstest.MapFS{"zh-Hans.json": {Data: []byte(`{"%s must be at most %d bytes": "%[1]s 最多 %[2]d 字节"}`)}}); err != nil {
+		t.Fatal(err)
+	}
 	if got, want := b.Sprintf(i18n.SimplifiedChinese, "%s must be at most %d bytes", "name", 10), "name 最多 10 字节"; got != want {
 		t.Errorf("indexed: %q, want %q", got, want)
 	}

@@ -42,9 +42,20 @@ type Limit struct {
 	Max    int // 0 or less: no limit
 	Window time.Duration
 	Msg    string // for the client: "at most 10 codes an hour to this address"
+	// Text is Msg in a form that renders in other languages; when set,
+	// it is the message and Msg is not read.
+	Text deskkit.Text
 	// Cost is how many events this one counts as (a test message to ten
 	// addresses is ten); 1 if 0. A cost above Max is always refused.
 	Cost int
+}
+
+// refusal is the error of l refusing, retryable after d.
+func (l Limit) refusal(d time.Duration) *deskkit.RateLimitError {
+	if !l.Text.IsZero() {
+		return deskkit.RateLimited(d, l.Text)
+	}
+	return &deskkit.RateLimitError{Message: l.Msg, RetryAfter: d}
 }
 
 // Refusal is how Take and Hold refuse: the *deskkit.RateLimitError the
@@ -207,7 +218,7 @@ func upsertThen(ctx context.Context, tx bun.IDB, table string, now int64, limits
 			continue
 		}
 		if max(l.Cost, 1) > l.Max {
-			return &Refusal{Limit: l.Name, RateLimitError: &deskkit.RateLimitError{Message: l.Msg, RetryAfter: l.Window}}
+			return &Refusal{Limit: l.Name, RateLimitError: l.refusal(l.Window)}
 		}
 		var end int64
 		err := tx.NewSelect().Table(table).Column("window_end_ms").
@@ -215,7 +226,7 @@ func upsertThen(ctx context.Context, tx bun.IDB, table string, now int64, limits
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("read limit: %w", err)
 		}
-		return &Refusal{Limit: l.Name, RateLimitError: &deskkit.RateLimitError{Message: l.Msg, RetryAfter: time.Duration(max(end-now, 1000)) * time.Millisecond}}
+		return &Refusal{Limit: l.Name, RateLimitError: l.refusal(time.Duration(max(end-now, 1000)) * time.Millisecond)}
 	}
 	return nil
 }

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"net/mail"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 )
@@ -30,18 +31,18 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) (Reply, err
 		addrs = slices.DeleteFunc(addrs, func(a string) bool { return !slices.Contains(t.Only, a) })
 	}
 	if s.Mail == nil {
-		return Reply{}, &Failure{Reason: "no mail server is configured", Recipients: addrs}
+		return Reply{}, &Failure{Reason: "no mail server is configured", Text: deskkit.Textf("no mail server is configured"), Recipients: addrs}
 	}
 	app := s.appName()
 	msg := deskkit.Mail{
 		Subject: "[" + app + "] " + m.Title,
 		Text: strings.TrimLeft(m.Text+"\n\n", "\n") +
 			// "-- " opens a signature: mail readers set it apart.
-			"-- \n" + fmt.Sprintf("Sent by %s to the e-mail channel %q.", app, t.Name),
+			"-- \n" + deskkit.Textf("Sent by %s to the e-mail channel %q.", app, t.Name).LocalizedMessage(m.Messages, m.Lang),
 	}
 	f := &Failure{}
 	var rep Reply
-	var whys []string
+	var whys textList
 	var errs []error
 	for _, a := range addrs {
 		msg.To = a
@@ -55,7 +56,7 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) (Reply, err
 		}
 		why, retry := mailReason(err)
 		f.Recipients = append(f.Recipients, a)
-		whys = append(whys, a+": "+why)
+		whys = append(whys, deskkit.Textf("%s: %s", a, why))
 		errs = append(errs, fmt.Errorf("%s: %w", a, err))
 		f.Retryable = f.Retryable || retry
 	}
@@ -64,9 +65,9 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) (Reply, err
 	}
 	f.Err = errors.Join(errs...)
 	if len(addrs) == 1 {
-		f.Reason = "the mail to " + whys[0]
+		f.say(deskkit.Textf("the mail to %s", whys[0]))
 	} else {
-		f.Reason = fmt.Sprintf("the mail to %d of %d addresses failed: %s", len(whys), len(addrs), strings.Join(whys, "; "))
+		f.say(deskkit.Textf("the mail to %d of %d addresses failed: %s", len(whys), len(addrs), whys))
 	}
 	return rep, f
 }
@@ -98,19 +99,33 @@ type smtpError interface {
 
 // mailReason says why one mail failed, for the client, and whether a
 // retry may help.
-func mailReason(err error) (string, bool) {
+func mailReason(err error) (deskkit.Text, bool) {
 	var se smtpError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return "timed out", true
+		return deskkit.Textf("timed out"), true
 	case errors.Is(err, context.Canceled):
-		return "cancelled", true
+		return deskkit.Textf("cancelled"), true
 	case errors.As(err, &se) && se.ErrorCode() != 0:
 		// Only the code: the server's text describes the host's relay,
 		// not the tenant's business.
-		return "the mail server refused it with SMTP " + strconv.Itoa(se.ErrorCode()), se.IsTemp()
+		return deskkit.Textf("the mail server refused it with SMTP %d", se.ErrorCode()), se.IsTemp()
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "the mail server refused the connection", true
+		return deskkit.Textf("the mail server refused the connection"), true
 	}
-	return "the mail server could not take it", true
+	return deskkit.Textf("the mail server could not take it"), true
+}
+
+// textList is texts joined by "; ", in every language.
+type textList []deskkit.Text
+
+func (l textList) String() string { return l.LocalizedMessage(nil, language.English) }
+
+// LocalizedMessage joins the texts in tag's language.
+func (l textList) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
+	parts := make([]string, len(l))
+	for i, t := range l {
+		parts[i] = t.LocalizedMessage(m, tag)
+	}
+	return strings.Join(parts, "; ")
 }

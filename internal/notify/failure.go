@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/safehttp"
@@ -30,6 +31,9 @@ type Failure struct {
 	// "timed out after 10s", "connection refused". It quotes the far end
 	// only cut short and without control characters.
 	Reason string
+	// Text is Reason in a form that renders in other languages (when set:
+	// say sets both).
+	Text deskkit.Text
 	// Status is the HTTP status of the reply; 0 if there was none.
 	Status int
 	// Errcode and Errmsg are a robot's errcode and errmsg; 0 and "" if
@@ -68,6 +72,20 @@ func (f *Failure) Unwrap() error { return f.Err }
 
 // ClientMessage is Reason: what the far end answered, safe to show.
 func (f *Failure) ClientMessage() string { return f.Reason }
+
+// LocalizedMessage is Reason in tag's language.
+func (f *Failure) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
+	if f.Text.IsZero() || f.Text.String() != f.Reason {
+		return f.Reason
+	}
+	return f.Text.LocalizedMessage(m, tag)
+}
+
+// say sets the reason: Text, and Reason in English.
+func (f *Failure) say(t deskkit.Text) {
+	f.Text = t
+	f.Reason = t.String()
+}
 
 // Is makes errors.Is(f, ErrBlocked) hold when the SSRF guard refused the
 // address, and errors.Is(f, ErrFailed) otherwise; each with its class
@@ -115,20 +133,20 @@ func clean(s string, limit int) string {
 
 // statusFailure is the failure of a non-2xx reply from who ("the
 // webhook", "WeCom") to a request to u.
-func (s *Sender) statusFailure(who string, u *url.URL, r *safehttp.Reply) *Failure {
+func (s *Sender) statusFailure(who deskkit.Text, u *url.URL, r *safehttp.Reply) *Failure {
 	f := &Failure{Status: r.Status}
 	if r.Status >= 300 && r.Status < 400 {
 		// A redirect is never followed: it could lead the request past
 		// the guard's decision about the address the user gave, and the
 		// user should store the final URL instead.
-		where := ""
 		if loc := strings.TrimSpace(r.Header.Get("Location")); loc != "" {
-			where = " to " + clean(maskLocation(u, loc), maxLocationRunes)
+			f.say(deskkit.Textf("%s answered a redirect (%d to %s), which is not followed: use the final URL", who, r.Status, clean(maskLocation(u, loc), maxLocationRunes)))
+			return f
 		}
-		f.Reason = fmt.Sprintf("%s answered a redirect (%d%s), which is not followed: use the final URL", who, r.Status, where)
+		f.say(deskkit.Textf("%s answered a redirect (%d), which is not followed: use the final URL", who, r.Status))
 		return f
 	}
-	f.Reason = fmt.Sprintf("%s answered %s", who, statusText(r.Status))
+	f.say(deskkit.Textf("%s answered %s", who, statusText(r.Status)))
 	f.Retryable = r.Status == http.StatusRequestTimeout || r.Status == http.StatusTooManyRequests || r.Status >= 500
 	if r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable {
 		f.RetryAfter = retryAfter(r.Header.Get("Retry-After"), s.now())
@@ -217,42 +235,42 @@ func transportFailure(err error, elapsed time.Duration) *Failure {
 	var tlsRecord tls.RecordHeaderError
 	switch {
 	case errors.Is(err, safehttp.ErrBlocked):
-		f.Reason = ErrBlocked.ClientMessage()
+		f.say(deskkit.Textf("address points to a network that channels may not reach"))
 		var be *safehttp.BlockedError
 		if errors.As(err, &be) {
-			f.Reason = be.ClientMessage() // why: loopback, private, metadata
+			f.say(be.Text()) // why: loopback, private, metadata
 		}
 		f.Retryable = false
 	case errors.Is(err, context.DeadlineExceeded):
 		// The wait measured, not the configured bound: the caller's
 		// deadline may have come first.
-		f.Reason = "timed out after " + roundWait(elapsed).String()
+		f.say(deskkit.Textf("timed out after %s", roundWait(elapsed).String()))
 	case errors.Is(err, context.Canceled):
-		f.Reason = "the send was cancelled"
+		f.say(deskkit.Textf("the send was cancelled"))
 	case errors.Is(err, syscall.ECONNREFUSED):
-		f.Reason = "connection refused"
+		f.say(deskkit.Textf("connection refused"))
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		f.Reason = "the connection was closed before an answer"
+		f.say(deskkit.Textf("the connection was closed before an answer"))
 	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
-		f.Reason = "the host is unreachable"
+		f.say(deskkit.Textf("the host is unreachable"))
 	case errors.As(err, &dnsErr):
 		if dnsErr.IsNotFound {
-			f.Reason = "the host name " + clean(dnsErr.Name, maxLocationRunes) + " was not found"
+			f.say(deskkit.Textf("the host name %s was not found", clean(dnsErr.Name, maxLocationRunes)))
 			f.Retryable = false
 		} else {
-			f.Reason = "the host name could not be resolved"
+			f.say(deskkit.Textf("the host name could not be resolved"))
 		}
 	case errors.As(err, &unknownCA), errors.As(err, &badHost), errors.As(err, &badCert):
-		f.Reason = "the server's TLS certificate is not trusted or not valid for its name"
+		f.say(deskkit.Textf("the server's TLS certificate is not trusted or not valid for its name"))
 		f.Retryable = false
 	case errors.As(err, &tlsRecord),
 		// net/http replaces the RecordHeaderError with this text when
 		// the record is the start of an HTTP reply; a test pins it.
 		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		f.Reason = "the server does not speak TLS: use http:// or the right port"
+		f.say(deskkit.Textf("the server does not speak TLS: use http:// or the right port"))
 		f.Retryable = false
 	default:
-		f.Reason = "could not reach the server"
+		f.say(deskkit.Textf("could not reach the server"))
 	}
 	return f
 }

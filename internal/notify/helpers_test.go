@@ -137,8 +137,9 @@ func (m mapResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Add
 var _ safehttp.Resolver = mapResolver(nil)
 
 // ignoreErr compares Failures without their underlying error, which tests
-// check with errors.Is.
-var ignoreErr = cmpopts.IgnoreFields(notify.Failure{}, "Err")
+// check with errors.Is, and the reason's Text (its English, Reason, is
+// compared).
+var ignoreErr = cmpopts.IgnoreFields(notify.Failure{}, "Err", "Text")
 
 // asFailure returns err as a *notify.Failure, failing the test if it is
 // another error.

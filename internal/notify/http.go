@@ -8,19 +8,20 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/safehttp"
 )
 
 // post sends body to u and returns the reply, if any, and the failure
 // when its status is not 2xx or there was none; who names the far end in
 // the failure's reason.
-func (s *Sender) post(ctx context.Context, who string, u *url.URL, h http.Header, body []byte) (*safehttp.Reply, *Failure) {
+func (s *Sender) post(ctx context.Context, who deskkit.Text, u *url.URL, h http.Header, body []byte) (*safehttp.Reply, *Failure) {
 	// u is parsed already: the request takes it as it is, not its text
 	// to parse again (and u may be shared by the sends of a batch: nothing
 	// here changes it).
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "", bytes.NewReader(body))
 	if err != nil {
-		return nil, &Failure{Reason: "the request could not be built", Err: err}
+		return nil, &Failure{Reason: "the request could not be built", Text: deskkit.Textf("the request could not be built"), Err: err}
 	}
 	req.URL, req.Host = u, u.Host
 	req.Header = h

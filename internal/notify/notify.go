@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/safehttp"
@@ -118,6 +119,11 @@ type Message struct {
 	Text string
 	// Data is the webhook's "data", a JSON object; nil sends {}.
 	Data json.RawMessage
+	// Lang is the language of Title and Text, in which the words a sender
+	// adds (an e-mail's closing line) are written, by Messages; English
+	// when zero.
+	Lang     language.Tag
+	Messages *deskkit.Messages
 }
 
 // Sender turns messages into each kind's protocol and tells from the far

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -66,7 +65,7 @@ func (s *Sender) sendWeCom(ctx context.Context, t Target, m Message) (Reply, err
 	var b weComBody
 	b.MsgType = "markdown"
 	b.Markdown.Content = cut(join("**"+m.Title+"**", m.Text), MaxWeComBytes)
-	return s.postRobot(ctx, "WeCom", u, b, explainWeCom)
+	return s.postRobot(ctx, deskkit.Textf("WeCom"), u, b, explainWeCom)
 }
 
 // sendDingTalk POSTs m as a DingTalk custom robot's markdown message,
@@ -92,7 +91,7 @@ func (s *Sender) sendDingTalk(ctx context.Context, t Target, m Message) (Reply, 
 	b.MsgType = "markdown"
 	b.Markdown.Title = title
 	b.Markdown.Text = cut(join("#### "+title, m.Text), MaxDingTalkBytes)
-	return s.postRobot(ctx, "DingTalk", u, b, explainDingTalk)
+	return s.postRobot(ctx, deskkit.Textf("DingTalk"), u, b, explainDingTalk)
 }
 
 // dingTalkSign appends DingTalk's signature to the query rawQuery, which
@@ -123,7 +122,7 @@ type robotReply struct {
 type explainer func(f *Failure)
 
 // postRobot sends body to a robot at u and reads its answer.
-func (s *Sender) postRobot(ctx context.Context, who string, u *url.URL, body any, explain explainer) (Reply, error) {
+func (s *Sender) postRobot(ctx context.Context, who deskkit.Text, u *url.URL, body any, explain explainer) (Reply, error) {
 	b, err := marshal(body)
 	if err != nil {
 		return Reply{}, err
@@ -140,13 +139,12 @@ func (s *Sender) postRobot(ctx context.Context, who string, u *url.URL, body any
 // robotFailure reads a robot's 2xx reply: nil for errcode 0, the failure
 // otherwise, also for a reply that is not a robot's JSON (the address is
 // some other web page, which answers 200 to anything).
-func robotFailure(who string, r *safehttp.Reply, explain explainer) error {
+func robotFailure(who deskkit.Text, r *safehttp.Reply, explain explainer) error {
 	var rr robotReply
 	if r.Truncated || json.Unmarshal(r.Body, &rr) != nil || rr.Errcode == nil {
-		return &Failure{
-			Status: r.Status,
-			Reason: fmt.Sprintf("%s answered %s but not with a robot's JSON errcode: is the address a %s robot?", who, statusText(r.Status), who),
-		}
+		f := &Failure{Status: r.Status}
+		f.say(deskkit.Textf("%s answered %s but not with a robot's JSON errcode: is the address a %s robot?", who, statusText(r.Status), who))
+		return f
 	}
 	if *rr.Errcode == 0 {
 		return nil
@@ -167,29 +165,29 @@ func errcodeText(f *Failure) string {
 func explainWeCom(f *Failure) {
 	switch f.Errcode {
 	case errcodeWeComRate:
-		f.Reason = "WeCom refused the message: a robot may send at most 20 messages a minute (" + errcodeText(f) + ")"
+		f.say(deskkit.Textf("WeCom refused the message: a robot may send at most 20 messages a minute (%s)", errcodeText(f)))
 		f.Retryable, f.RetryAfter = true, robotRateWindow
 	case errcodeBusy:
-		f.Reason = "WeCom is busy (" + errcodeText(f) + ")"
+		f.say(deskkit.Textf("WeCom is busy (%s)", errcodeText(f)))
 		f.Retryable = true
 	default:
-		f.Reason = "WeCom answered " + errcodeText(f)
+		f.say(deskkit.Textf("WeCom answered %s", errcodeText(f)))
 	}
 }
 
 func explainDingTalk(f *Failure) {
 	switch f.Errcode {
 	case errcodeDingTalkRefused:
-		f.Reason = "DingTalk refused the message (" + errcodeText(f) + "): the robot's security settings " +
-			"want a keyword the message lacks, a signature with another secret, or a clock closer to DingTalk's"
+		f.say(deskkit.Textf("DingTalk refused the message (%s): the robot's security settings "+
+			"want a keyword the message lacks, a signature with another secret, or a clock closer to DingTalk's", errcodeText(f)))
 	case errcodeDingTalkRate:
-		f.Reason = "DingTalk refused the message: a robot may send at most 20 messages a minute (" + errcodeText(f) + ")"
+		f.say(deskkit.Textf("DingTalk refused the message: a robot may send at most 20 messages a minute (%s)", errcodeText(f)))
 		f.Retryable, f.RetryAfter = true, robotRateWindow
 	case errcodeBusy:
-		f.Reason = "DingTalk is busy (" + errcodeText(f) + ")"
+		f.say(deskkit.Textf("DingTalk is busy (%s)", errcodeText(f)))
 		f.Retryable = true
 	default:
-		f.Reason = "DingTalk answered " + errcodeText(f)
+		f.say(deskkit.Textf("DingTalk answered %s", errcodeText(f)))
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/deskkit/deskkit"
 )
 
 // webhookBody is the JSON a webhook receives, as Standard Webhooks lays
@@ -50,7 +52,7 @@ func (s *Sender) sendWebhook(ctx context.Context, t Target, m Message) (Reply, e
 	h.Set("webhook-id", m.ID)
 	h.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
 	h.Set("webhook-signature", sig)
-	r, f := s.post(ctx, "the webhook", t.url, h, body)
+	r, f := s.post(ctx, deskkit.Textf("the webhook"), t.url, h, body)
 	if f != nil {
 		return reply(r), f
 	}

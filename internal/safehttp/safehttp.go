@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"code.dny.dev/ssrf"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 )
@@ -104,27 +105,34 @@ const AllowHint = "; in development, channel.Config.AllowPrivateNetworks (the re
 // endpoint or link-local (never allowed), or another special-purpose range.
 // It names no address: one the guard found by resolving a name would tell
 // the client how the server's DNS sees internal names.
-func (e *BlockedError) ClientMessage() string {
+func (e *BlockedError) ClientMessage() string { return e.Text().String() }
+
+// LocalizedMessage is ClientMessage in tag's language.
+func (e *BlockedError) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
+	return e.Text().LocalizedMessage(m, tag)
+}
+
+// Text is ClientMessage as a deskkit.Text.
+func (e *BlockedError) Text() deskkit.Text {
 	ip := e.Addr.WithZone("").Unmap()
-	const never = ", which channels may never reach, not even in development"
 	if !ip.IsValid() {
-		return "address is refused: " + e.Reason
+		return deskkit.Textf("address is refused: %s", e.Reason)
 	}
 	if name, ok := metadataName(ip); ok {
-		return "address is a cloud metadata endpoint (" + name + ")" + never
+		return deskkit.Textf("address is a cloud metadata endpoint (%s), which channels may never reach, not even in development", name)
 	}
 	switch {
 	case linkLocal4.Contains(ip) || linkLocal6.Contains(ip):
-		return "address is link-local, where cloud metadata services live" + never
+		return deskkit.Textf("address is link-local, where cloud metadata services live, which channels may never reach, not even in development")
 	case ip.IsLoopback():
-		return "address is loopback (this server itself), which channels may not reach" + AllowHint
+		return deskkit.Textf("address is loopback (this server itself), which channels may not reach" + AllowHint)
 	}
 	for _, p := range privatePrefixes {
 		if p.Contains(ip) {
-			return "address is in a private network (" + e.Reason + "), which channels may not reach" + AllowHint
+			return deskkit.Textf("address is in a private network (%s), which channels may not reach"+AllowHint, e.Reason)
 		}
 	}
-	return "address is special-purpose (" + e.Reason + "), which channels may not reach"
+	return deskkit.Textf("address is special-purpose (%s), which channels may not reach", e.Reason)
 }
 
 // Client sends HTTP requests to user-given URLs without letting them reach

@@ -1,0 +1,182 @@
+package deskkit
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+
+	"golang.org/x/text/language"
+
+	"github.com/deskkit/deskkit/internal/i18n"
+)
+
+// Messages holds the languages deskkit writes its messages in: English,
+// Simplified Chinese, and whatever a host adds. It picks a reader's language
+// (Match) and renders a message in it (Sprintf, and the LocalizedMessage
+// methods of deskkit's errors and Text). A host makes one with NewMessages
+// and hands it to what renders messages (the HTTP API, the verification
+// service); it is safe for concurrent use.
+//
+// A nil *Messages renders every message in English.
+type Messages struct {
+	b *i18n.Bundle
+}
+
+// NewMessages returns the messages deskkit ships (English and Simplified
+// Chinese) with the host's catalogues on top. Each catalogue is an fs.FS
+// whose *.json files (at its root or in a "messages" folder) are named by a
+// BCP 47 language tag ("zh-Hans.json", "ja.json") and hold a JSON object of
+// English text to translation: a language already known gets the messages
+// added or replaced, a new one joins. The English text of a message is its
+// fmt format ("must be at most %d characters"); a translation must use the
+// same verbs, and may reorder them with indexes ("%[2]s 的 %[1]d"). An
+// "en.json" catalogue rewords English messages.
+//
+// It returns an error, and no Messages, when a catalogue cannot be read or
+// a translation's verbs differ from its key's.
+func NewMessages(catalogues ...fs.FS) (*Messages, error) {
+	b := i18n.New()
+	for _, c := range catalogues {
+		if err := b.Load(c); err != nil {
+			return nil, fmt.Errorf("deskkit: %w", err)
+		}
+	}
+	return &Messages{b: b}, nil
+}
+
+// Languages lists the languages of m, English first.
+func (m *Messages) Languages() []language.Tag {
+	if m == nil {
+		return []language.Tag{language.English}
+	}
+	return m.b.Tags()
+}
+
+// Match picks the language of a reader from what is known of them, most
+// telling first: typically the request's Accept-Language header, then the
+// user's preferred locale, then the tenant's default, then the server's.
+// Each choice is an Accept-Language value (quality values order it) or one
+// tag ("zh-CN", "en"); zh, zh-CN, zh-Hans and zh-Hans-CN all match
+// Simplified Chinese. Empty choices and those that match none of m's
+// languages are skipped; with none left, Match answers English.
+func (m *Messages) Match(choices ...string) language.Tag {
+	if m == nil {
+		return language.English
+	}
+	return m.b.Match(choices...)
+}
+
+// Sprintf formats the message key (its English text, a fmt format) with
+// args in tag's language: its translation if m has one, else the English
+// text. Arguments that are themselves messages (a Text, an *InputError, any
+// LocalizedMessager) are rendered in tag's language too.
+func (m *Messages) Sprintf(tag language.Tag, key string, args ...any) string {
+	args = localizeArgs(m, tag, args)
+	if m == nil {
+		return fmt.Sprintf(key, args...)
+	}
+	return m.b.Sprintf(tag, key, args...)
+}
+
+// Has tells whether m translates key into tag's language; English has every
+// key.
+func (m *Messages) Has(tag language.Tag, key string) bool {
+	if tag == language.English {
+		return true
+	}
+	return m != nil && m.b.Has(tag, key)
+}
+
+// text is key's translation, or key, with no formatting: for messages that
+// are no format.
+func (m *Messages) text(tag language.Tag, key string) string {
+	if m == nil {
+		return key
+	}
+	return m.b.Text(tag, key)
+}
+
+func localizeArgs(m *Messages, tag language.Tag, args []any) []any {
+	var out []any
+	for i, a := range args {
+		if l, ok := a.(LocalizedMessager); ok {
+			if out == nil {
+				out = append([]any(nil), args...)
+			}
+			out[i] = l.LocalizedMessage(m, tag)
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// LocalizedMessager is implemented by messages for people that can be
+// written in another language than English: deskkit's errors meant for the
+// client (*InputError, *Error, *RateLimitError and the services' own), and
+// Text. LocalizedMessage with language.English, or with a nil *Messages, is
+// the English message, as ClientMessage or String gives it, byte for byte.
+// Where a LocalizedMessager is the argument of a Text, the Text writes it
+// with LocalizedMessage, in English too: an error's client message, not its
+// Error.
+type LocalizedMessager interface {
+	LocalizedMessage(m *Messages, tag language.Tag) string
+}
+
+// Text is a message for a person: an English fmt format, which is also its
+// key in the catalogues, and its arguments. String writes it in English;
+// LocalizedMessage in another language. Arguments that are LocalizedMessagers
+// (a Text in a Text) are rendered in the same language.
+type Text struct {
+	format string
+	args   []any
+	plain  bool // format is no format but the message itself
+}
+
+// plainText is the Text of a message that is no format: its key as it is.
+func plainText(msg string) Text { return Text{format: msg, plain: true} }
+
+// Textf returns the Text of format and args. The format must be a literal
+// for deskkit's own messages, so that the test of the catalogues finds it.
+func Textf(format string, args ...any) Text {
+	return Text{format: format, args: args}
+}
+
+// String is the message in English.
+func (t Text) String() string {
+	if t.plain {
+		return t.format
+	}
+	return fmt.Sprintf(t.format, localizeArgs(nil, language.English, t.args)...)
+}
+
+// Key is the English format: the message's key in the catalogues.
+func (t Text) Key() string { return t.format }
+
+// IsZero tells whether t is the zero Text, no message at all.
+func (t Text) IsZero() bool { return t.format == "" }
+
+// LocalizedMessage is the message in tag's language.
+func (t Text) LocalizedMessage(m *Messages, tag language.Tag) string {
+	if t.plain {
+		return m.text(tag, t.format)
+	}
+	return m.Sprintf(tag, t.format, t.args...)
+}
+
+type languageKey struct{}
+
+// WithLanguage returns a copy of ctx that carries tag as the language of
+// the request: the language that the messages sent for it (a verification
+// code) are written in. The HTTP API sets it from Accept-Language and the
+// host's locales.
+func WithLanguage(ctx context.Context, tag language.Tag) context.Context {
+	return context.WithValue(ctx, languageKey{}, tag)
+}
+
+// LanguageOf is the language WithLanguage put in ctx, and false when none.
+func LanguageOf(ctx context.Context) (language.Tag, bool) {
+	tag, ok := ctx.Value(languageKey{}).(language.Tag)
+	return tag, ok
+}

@@ -1,0 +1,195 @@
+package deskkit_test
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// messageCalls are the constructors of messages for people, with the index
+// of their format (the message's key).
+var messageCalls = map[string]int{"Invalid": 1, "NewError": 2, "NewErrorf": 2, "Textf": 0}
+
+// codeKeys collects the keys of every message the module's code writes: the
+// literal formats passed to deskkit's message constructors in every
+// non-test .go file, the msg column of httpapi's error table, and the
+// envelope's "Success" and "internal server error". A format that is no literal is an error: every
+// message must reach the catalogues.
+func codeKeys(t *testing.T) map[string]string {
+	t.Helper()
+	keys := map[string]string{
+		"Success":               "the envelope of every success",
+		"internal server error": "httpapi's answer to an unexpected error",
+	}
+	fset := token.NewFileSet()
+	type file struct {
+		path string
+		f    *ast.File
+	}
+	var files []file
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		files = append(files, file{path, f})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The package-level string constants of each directory, which a
+	// format may add ("..." + AllowHint).
+	consts := map[string]string{}
+	for _, f := range files {
+		for _, d := range f.f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if i < len(vs.Values) {
+						if v, ok := literal(vs.Values[i], nil, ""); ok {
+							consts[filepath.Dir(f.path)+"."+name.Name] = v
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, file := range files {
+		path, f := file.path, file.f
+		dir := filepath.Dir(path)
+		root := f.Name.Name == "deskkit" && dir == "."
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				name := ""
+				switch fn := n.Fun.(type) {
+				case *ast.Ident:
+					if root {
+						name = fn.Name
+					}
+				case *ast.SelectorExpr:
+					if x, ok := fn.X.(*ast.Ident); ok && x.Name == "deskkit" {
+						name = fn.Sel.Name
+					}
+				}
+				i, ok := messageCalls[name]
+				if !ok || len(n.Args) <= i {
+					return true
+				}
+				if id, ok := n.Args[i].(*ast.Ident); ok && root && id.Name == "format" {
+					return true // the constructors passing their caller's format on
+				}
+				pos := fset.Position(n.Args[i].Pos()).String()
+				key, ok := literal(n.Args[i], consts, dir)
+				if !ok {
+					t.Errorf("%s: the message of %s is no literal: the catalogues cannot have it", pos, name)
+					return true
+				}
+				keys[key] = pos
+			case *ast.KeyValueExpr:
+				// The error table's msg column.
+				if k, ok := n.Key.(*ast.Ident); ok && k.Name == "msg" && filepath.ToSlash(path) == "httpapi/errors.go" {
+					if key, ok := literal(n.Value, consts, dir); ok {
+						keys[key] = fset.Position(n.Value.Pos()).String()
+					}
+				}
+			}
+			return true
+		})
+	}
+	return keys
+}
+
+// literal evaluates a string literal or a sum of them and of the string
+// constants of dir.
+func literal(e ast.Expr, consts map[string]string, dir string) (string, bool) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if e.Kind != token.STRING {
+			return "", false
+		}
+		s, err := strconv.Unquote(e.Value)
+		return s, err == nil
+	case *ast.BinaryExpr:
+		if e.Op != token.ADD {
+			return "", false
+		}
+		a, ok1 := literal(e.X, consts, dir)
+		b, ok2 := literal(e.Y, consts, dir)
+		return a + b, ok1 && ok2
+	case *ast.ParenExpr:
+		return literal(e.X, consts, dir)
+	case *ast.Ident:
+		v, ok := consts[dir+"."+e.Name]
+		return v, ok
+	}
+	return "", false
+}
+
+// TestCatalogueComplete fails when a message of the code lacks its Simplified
+// Chinese translation, or the catalogue translates a message that the code no
+// longer writes. English is the keys themselves.
+func TestCatalogueComplete(t *testing.T) {
+	keys := codeKeys(t)
+	if len(keys) < 150 {
+		t.Fatalf("found only %d message keys: the walk is broken", len(keys))
+	}
+	raw, err := os.ReadFile("internal/i18n/messages/zh-Hans.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zh map[string]string
+	if err := json.Unmarshal(raw, &zh); err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	for k, pos := range keys {
+		if _, ok := zh[k]; !ok {
+			missing = append(missing, pos+": "+strconv.Quote(k))
+		}
+	}
+	slices.Sort(missing)
+	for _, m := range missing {
+		t.Errorf("zh-Hans lacks %s", m)
+	}
+	for k := range zh {
+		if _, ok := keys[k]; !ok {
+			t.Errorf("zh-Hans translates %q, which no code writes: remove it", k)
+		}
+	}
+	// DESKKIT_DUMP_KEYS=keys.json writes every key with its translation
+	// ("" when missing), for a translator.
+	if os.Getenv("DESKKIT_DUMP_KEYS") != "" {
+		out := map[string]string{}
+		for k := range keys {
+			out[k] = zh[k]
+		}
+		b, _ := json.MarshalIndent(out, "", "  ")
+		_ = os.WriteFile(os.Getenv("DESKKIT_DUMP_KEYS"), b, 0o644)
+	}
+}

@@ -1,0 +1,52 @@
+package trash_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/trash"
+)
+
+// The trash's events render in Simplified Chinese from their data.
+func TestEventRenderChinese(t *testing.T) {
+	msgs, err := deskkit.NewMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	zh := msgs.Match("zh-CN")
+	renderers := map[string]deskkit.EventRenderer{}
+	for _, et := range trash.EventTypes() {
+		renderers[et.Name] = et.Render
+	}
+	for _, tc := range []struct {
+		typ         string
+		data        any
+		title, text string
+	}{
+		{trash.EventTaskTrashed, trash.EntryEventData{Actor: &deskkit.Actor{ID: 7, Name: "Ada"}, ProjectID: 3, TrashID: 41, TargetType: trash.TargetTask, TargetID: 1200, TargetName: "Fix *login*"},
+			`任务 "Fix \*login\*" 已移入回收站`, `Ada 将项目 3 的任务 "Fix \*login\*" 移入了回收站。`},
+		{trash.EventTaskRestored, trash.RestoredEventData{EntryEventData: trash.EntryEventData{Actor: &deskkit.Actor{ID: 7}, ProjectID: 3, TargetType: trash.TargetTask, TargetName: "Fix"},
+			AlsoRestored: &trash.EventTarget{TargetType: trash.TargetSprint, TargetName: "Sprint 14"}},
+			`任务 "Fix" 已从回收站恢复`, `用户 7 从回收站恢复了项目 3 的任务 "Fix"，并一同恢复了其所属迭代 "Sprint 14"。`},
+		{trash.EventSprintCleared, trash.ClearedEventData{EntryEventData: trash.EntryEventData{Actor: &deskkit.Actor{ID: 7, Name: "Ada"}, ProjectID: 3, TargetType: trash.TargetSprint, TargetName: "Sprint 14"},
+			AlsoCleared: []trash.EventTarget{{}, {}}},
+			`迭代 "Sprint 14" 已被永久删除`, `Ada 从回收站清除了项目 3 的迭代 "Sprint 14"，已连同其中 2 个已删除任务永久删除。`},
+		{trash.EventTrashCleared, trash.ProjectEventData{Actor: &deskkit.Actor{ID: 7, Name: "Ada"}, ProjectID: 3, Count: 25},
+			`已从项目 3 的回收站永久删除 25 个条目`, `Ada 从项目 3 的回收站清除了 25 个条目，已永久删除。`},
+		{trash.EventTrashPurged, trash.ProjectEventData{ProjectID: 3, Count: 1},
+			`项目 3 的回收站有 1 个条目已过期清除`, `保留期已过，项目 3 的回收站中 1 个条目已被永久删除。`},
+	} {
+		data, err := json.Marshal(tc.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		title, text, err := renderers[tc.typ](msgs, zh, data)
+		if err != nil || title != tc.title || text != tc.text {
+			t.Errorf("%s: %q / %q (%v), want %q / %q", tc.typ, title, text, err, tc.title, tc.text)
+		}
+	}
+	if _, _, err := renderers[trash.EventTaskTrashed](msgs, zh, json.RawMessage(`[1]`)); err == nil {
+		t.Error("rendered data that is no object")
+	}
+}
