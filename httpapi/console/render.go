@@ -232,7 +232,7 @@ func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *consoleSe
 	// Pages hold a tenant's data and the session's CSRF token: no cache,
 	// no back-forward copy kept on disk.
 	h.Set("Cache-Control", "no-store")
-	h.Set("Vary", "Cookie, HX-Request")
+	h.Set("Vary", "Cookie, HX-Request, Accept-Language")
 	w.WriteHeader(status)
 	_, _ = buf.WriteTo(w)
 }
