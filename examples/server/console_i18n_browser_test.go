@@ -118,6 +118,10 @@ func TestConsoleChinese(t *testing.T) {
 			t.Errorf("the chart's description: %q", got)
 		}
 		tb.inspect("channels-channel-zh-CN")
+		tb.submit("#attempts", chromedp.Click(chromedp.CSS(`#delivery-list tbody tr:first-child a[href^="/console/deliveries/"]`)))
+		tb.wantChinese("h1", "的尝试记录")
+		tb.wantChinese("#attempts thead", "状态码")
+		tb.inspect("channels-delivery-zh-CN")
 		tb.open("/console/channels", "#channels")
 		tb.wantChinese("h1", "通道")
 		tb.wantChinese(`#channels td[data-label="最近 24 小时"]`, "成功 1，失败 0，待投递 0")
@@ -129,6 +133,10 @@ func TestConsoleChinese(t *testing.T) {
 		tb.wantChinese("h1", "个人资料")
 		tb.wantChinese("label[for=p-username]", "用户名")
 		tb.inspect("profile-zh-CN")
+		tb.submit("ol.steps", chromedp.Click(chromedp.CSS("#change-email")))
+		tb.wantChinese("h1", "电子邮件地址")
+		tb.wantChinese("ol.steps", "验证码")
+		tb.inspect("profile-change-zh-CN")
 
 		// The switch: English on request, kept by its cookie.
 		tb.open("/console/trash?lang=en", "#results")
