@@ -66,7 +66,7 @@ func wantPage(t *testing.T, what string, a answer, status int, lang string, text
 	if a.StatusCode != status {
 		t.Errorf("%s: status %d, want %d\n%s", what, a.StatusCode, status, a.body)
 	}
-	if !strings.Contains(a.body, `<html lang="`+lang+`"`) {
+	if !strings.Contains(a.body, `<html lang="`+lang+`"`) || a.Header.Get("Content-Language") != lang {
 		t.Errorf("%s: not lang=%q:\n%.300s", what, lang, a.body)
 	}
 	for _, s := range texts {

@@ -204,9 +204,10 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, s *consoleSessi
 // renderMsg is render with an error message above the page's content, for
 // a form shown again with what was wrong with it.
 func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *consoleSession, status int, name string, data any, errMsg string) {
-	pages, ok := c.pages[c.lang(r)]
+	tag := c.lang(r)
+	pages, ok := c.pages[tag]
 	if !ok {
-		pages = c.pages[language.English]
+		tag, pages = language.English, c.pages[language.English]
 	}
 	p, ok := pages[name]
 	if !ok {
@@ -229,6 +230,7 @@ func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *consoleSe
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Language", htmlLang(tag))
 	// Pages hold a tenant's data and the session's CSRF token: no cache,
 	// no back-forward copy kept on disk.
 	h.Set("Cache-Control", "no-store")
