@@ -41,10 +41,10 @@ func (c *Console) channelRoutes() {
 
 // channelTypes are the types the forms offer, with their words.
 var channelTypes = []struct{ Value, Label, Hint string }{
-	{string(channel.Webhook), "Webhook", "an http or https URL that gets a signed POST (Standard Webhooks)"},
-	{string(channel.Email), "E-mail", "1 to 10 e-mail addresses, separated by commas"},
-	{string(channel.EnterpriseChat), "WeCom robot", "https://HOST/cgi-bin/webhook/send?key=KEY"},
-	{string(channel.WorkplaceChat), "DingTalk robot", "https://HOST/robot/send?access_token=TOKEN"},
+	{string(channel.Webhook), text("Webhook"), text("An http or https URL that gets a signed POST (Standard Webhooks).")},
+	{string(channel.Email), text("E-mail"), text("1 to 10 e-mail addresses, separated by commas.")},
+	{string(channel.EnterpriseChat), text("WeCom robot"), text("https://HOST/cgi-bin/webhook/send?key=KEY")},
+	{string(channel.WorkplaceChat), text("DingTalk robot"), text("https://HOST/robot/send?access_token=TOKEN")},
 }
 
 func channelTypeLabel(t channel.Type) string {
@@ -139,10 +139,10 @@ type testOutcome struct {
 
 // formView fills the events the form offers from the registry's catalogue.
 func (c *Console) formView(f channelForm, edit bool) channelFormView {
-	v := channelFormView{Form: f, Types: channelTypes, Edit: edit, TypeLabel: channelTypeLabel(channel.Type(f.Type)), TypeHint: "The channel's address."}
+	v := channelFormView{Form: f, Types: channelTypes, Edit: edit, TypeLabel: channelTypeLabel(channel.Type(f.Type)), TypeHint: text("The channel's address.")}
 	for _, ct := range channelTypes {
 		if ct.Value == f.Type {
-			v.TypeHint = sentence(strings.ToUpper(ct.Hint[:1]) + ct.Hint[1:])
+			v.TypeHint = ct.Hint
 		}
 	}
 	known := map[string]bool{}
@@ -232,7 +232,7 @@ func (c *Console) addChannel(w http.ResponseWriter, r *http.Request, s *consoleS
 		c.render(w, r, s, http.StatusCreated, "channels_added", addedView{Channel: added.Channel, Secret: added.Secret})
 		return
 	}
-	setFlash(w, r, fmt.Sprintf("Added channel “%s”.", added.Name))
+	setFlash(w, r, c.tr(r, "Added channel “%s”.", added.Name))
 	redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, added.ID))
 }
 
@@ -267,7 +267,7 @@ func (c *Console) replaceChannel(w http.ResponseWriter, r *http.Request, s *cons
 		c.renderMsg(w, r, s, status, "channels_form", c.formView(f, true), msg)
 		return
 	}
-	setFlash(w, r, fmt.Sprintf("Saved channel “%s”.", ch.Name))
+	setFlash(w, r, c.tr(r, "Saved channel “%s”.", ch.Name))
 	redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, ch.ID))
 }
 
@@ -281,7 +281,7 @@ func (c *Console) test(r *http.Request, s *consoleSession, in channel.Input) (te
 	case err == nil:
 		return testOutcome{OK: true, MessageID: res.MessageID, Secret: res.Secret}, http.StatusOK, ""
 	case errors.As(err, &de) && !de.Blocked:
-		return testOutcome{Reason: sentence(de.ClientMessage())}, http.StatusBadGateway, ""
+		return testOutcome{Reason: sentence(c.localized(r, de))}, http.StatusBadGateway, ""
 	}
 	status, msg := c.messageFor(r, err)
 	return testOutcome{}, status, msg
@@ -346,14 +346,14 @@ func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *cons
 	}
 	v := channelConfirmView{Channel: ch, Action: action, Back: c.backToChannels(r.URL.Query().Get("back"), ch.ID)}
 	if action == "disable" {
-		v.Question = fmt.Sprintf("Disable channel “%s”? It gets no new deliveries until it is enabled again, its pending deliveries end FAILED, and the tenant's other channels hear of it (channel.disabled).", ch.Name)
-		v.Button = "Disable channel"
+		v.Question = c.tr(r, "Disable channel “%s”? It gets no new deliveries until it is enabled again, its pending deliveries end FAILED, and the tenant's other channels hear of it (channel.disabled).", ch.Name)
+		v.Button = c.tr(r, "Disable channel")
 	} else {
-		v.Question = fmt.Sprintf("Delete channel “%s” for good? Its pending deliveries end FAILED, and its log goes with the retention.", ch.Name)
+		v.Question = c.tr(r, "Delete channel “%s” for good? Its pending deliveries end FAILED, and its log goes with the retention.", ch.Name)
 		if ch.Type == channel.Webhook {
-			v.Question += " A webhook added again gets a new secret."
+			v.Question += " " + c.tr(r, "A webhook added again gets a new secret.")
 		}
-		v.Button = "Delete channel"
+		v.Button = c.tr(r, "Delete channel")
 	}
 	c.render(w, r, s, http.StatusOK, "channels_confirm", v)
 }
@@ -366,16 +366,20 @@ func (c *Console) switchChannel(on bool) pageFunc {
 		if !ok {
 			return
 		}
-		turn, done := c.cfg.Channels.Disable, "Disabled channel “%s”."
+		turn := c.cfg.Channels.Disable
 		if on {
-			turn, done = c.cfg.Channels.Enable, "Enabled channel “%s”: it gets the events published from now on. Failed deliveries come back with Recover."
+			turn = c.cfg.Channels.Enable
 		}
 		ch, err := turn(r.Context(), s.Principal, id)
 		if err != nil {
 			c.fail(w, r, s, err)
 			return
 		}
-		setFlash(w, r, fmt.Sprintf(done, ch.Name))
+		if on {
+			setFlash(w, r, c.tr(r, "Enabled channel “%s”: it gets the events published from now on. Failed deliveries come back with Recover.", ch.Name))
+		} else {
+			setFlash(w, r, c.tr(r, "Disabled channel “%s”.", ch.Name))
+		}
 		redirect(w, r, c.backToChannels(r.PostForm.Get("back"), ch.ID))
 	}
 }
@@ -394,7 +398,7 @@ func (c *Console) deleteChannel(w http.ResponseWriter, r *http.Request, s *conso
 		c.fail(w, r, s, err)
 		return
 	}
-	setFlash(w, r, fmt.Sprintf("Deleted channel “%s”.", ch.Name))
+	setFlash(w, r, c.tr(r, "Deleted channel “%s”.", ch.Name))
 	redirect(w, r, c.base+"channels")
 }
 
@@ -409,7 +413,7 @@ func (c *Console) backToChannels(v string, id int64) string {
 
 // deliveryStatuses are the filter's choices.
 var deliveryStatuses = []struct{ Value, Label string }{
-	{"", "Every status"}, {channel.DeliveryPending, "Pending"}, {channel.DeliverySucceeded, "Succeeded"}, {channel.DeliveryFailed, "Failed"},
+	{"", text("Every status")}, {channel.DeliveryPending, text("Pending")}, {channel.DeliverySucceeded, text("Succeeded")}, {channel.DeliveryFailed, text("Failed")},
 }
 
 const deliveriesPageSize = 20
@@ -454,7 +458,7 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 	if p := q.Get("page"); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > channel.MaxPageNo {
-			c.plainErrorIn(w, r, s, http.StatusBadRequest, fmt.Sprintf("Page must be a whole number from 1 to %d.", channel.MaxPageNo))
+			c.plainErrorIn(w, r, s, http.StatusBadRequest, c.tr(r, "Page must be a whole number from 1 to %d.", channel.MaxPageNo))
 			return
 		}
 		v.PageNo = n
@@ -469,7 +473,7 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 		c.fail(w, r, s, err)
 		return
 	}
-	v.Page, v.Chart = page, newChart(counts)
+	v.Page, v.Chart = page, newChart(counts, func(f string, a ...any) string { return c.tr(r, f, a...) })
 	v.Pages = int((page.Total + deliveriesPageSize - 1) / deliveriesPageSize)
 	link := func(n int) string {
 		u := url.Values{}
@@ -503,7 +507,7 @@ func (c *Console) recoverChannel(w http.ResponseWriter, r *http.Request, s *cons
 	raw := strings.TrimSpace(r.PostForm.Get("since"))
 	since, err := parseSince(raw)
 	if err != nil {
-		c.plainErrorIn(w, r, s, http.StatusBadRequest, "Since must be a date and time such as 2026-11-24T09:00 (UTC).")
+		c.plainErrorIn(w, r, s, http.StatusBadRequest, c.tr(r, "Since must be a date and time such as 2026-11-24T09:00 (UTC)."))
 		return
 	}
 	n, err := c.cfg.Channels.Recover(r.Context(), s.Principal, id, since)
@@ -511,11 +515,11 @@ func (c *Console) recoverChannel(w http.ResponseWriter, r *http.Request, s *cons
 		c.fail(w, r, s, err)
 		return
 	}
-	deliveries := "deliveries"
 	if n == 1 {
-		deliveries = "delivery"
+		setFlash(w, r, c.tr(r, "Queued 1 failed delivery since %s again, with the whole retry schedule.", since.Format("2006-01-02 15:04 UTC")))
+	} else {
+		setFlash(w, r, c.tr(r, "Queued %d failed deliveries since %s again, each with the whole retry schedule.", n, since.Format("2006-01-02 15:04 UTC")))
 	}
-	setFlash(w, r, fmt.Sprintf("Queued %d failed %s since %s again, each with the whole retry schedule.", n, deliveries, since.Format("2006-01-02 15:04 UTC")))
 	redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, id))
 }
 
@@ -564,6 +568,6 @@ func (c *Console) resendDelivery(w http.ResponseWriter, r *http.Request, s *cons
 		c.fail(w, r, s, err)
 		return
 	}
-	setFlash(w, r, fmt.Sprintf("Delivery %d of %s is due now: one more attempt.", d.ID, d.EventType))
+	setFlash(w, r, c.tr(r, "Delivery %d of %s is due now: one more attempt.", d.ID, d.EventType))
 	redirect(w, r, fmt.Sprintf("%schannels/%d#delivery-%d", c.base, d.ChannelID, d.ID))
 }

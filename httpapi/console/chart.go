@@ -1,7 +1,6 @@
 package console
 
 import (
-	"fmt"
 	"math"
 	"time"
 
@@ -80,7 +79,7 @@ func niceCeil(n int) int {
 }
 
 // newChart lays out counts, oldest hour first.
-func newChart(counts []channel.HourlyDeliveries) chart {
+func newChart(counts []channel.HourlyDeliveries, tr func(string, ...any) string) chart {
 	if len(counts) > chartMaxBars {
 		counts = counts[len(counts)-chartMaxBars:]
 	}
@@ -104,7 +103,7 @@ func newChart(counts []channel.HourlyDeliveries) chart {
 	slot := float64(chartWidth-chartLeft) / float64(n)
 	for i, h := range counts {
 		b := chartBar{X: round1(float64(chartLeft) + float64(i)*slot + chartBarGap/2), W: round1(slot - chartBarGap),
-			Title: fmt.Sprintf("%s: %d succeeded, %d failed, %d pending", h.Hour.UTC().Format("15:04"), h.Succeeded, h.Failed, h.Pending)}
+			Title: tr("%s: %d succeeded, %d failed, %d pending", h.Hour.UTC().Format("15:04"), h.Succeeded, h.Failed, h.Pending)}
 		y := base
 		for _, seg := range []struct {
 			n     int
@@ -131,7 +130,7 @@ func newChart(counts []channel.HourlyDeliveries) chart {
 		from = counts[0].Hour.UTC().Format("2006-01-02 15:04")
 		to = counts[len(counts)-1].Hour.UTC().Add(time.Hour).Format("2006-01-02 15:04")
 	}
-	c.Summary = fmt.Sprintf("From %s to %s UTC: %d deliveries succeeded, %d failed, %d pending; the busiest hour had %d.",
+	c.Summary = tr("From %s to %s UTC: %d deliveries succeeded, %d failed, %d pending; the busiest hour had %d.",
 		from, to, c.Total.Succeeded, c.Total.Failed, c.Total.Pending, most)
 	return c
 }

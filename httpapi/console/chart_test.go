@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestNewChart(t *testing.T) {
 		{Hour: h0.Add(time.Hour), Succeeded: 6, Failed: 2},
 		{Hour: h0.Add(2 * time.Hour), Pending: 1},
 	}
-	c := newChart(counts)
+	c := newChart(counts, fmt.Sprintf)
 	if c.Max != 10 || len(c.Bars) != 3 || len(c.Ticks) != 5 {
 		t.Fatalf("max %d, %d bars, %d ticks", c.Max, len(c.Bars), len(c.Ticks))
 	}
@@ -80,7 +81,7 @@ func TestAPIWords(t *testing.T) {
 		"toAddress[0][0] must be an e-mail address":                           "The address must be an e-mail address.",
 		"a code for MODIFY_EMAIL was sent to this address less than 1m0s ago": "A code for this change was sent to this address less than 1m0s ago.",
 	} {
-		if got := apiWords(in); got != want {
+		if got := apiWords(in, fmt.Sprintf); got != want {
 			t.Errorf("apiWords(%q) = %q, want %q", in, got, want)
 		}
 	}

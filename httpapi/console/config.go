@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
@@ -103,6 +104,19 @@ type Config struct {
 	Names    Namer
 	Projects ProjectNamer
 
+	// Messages writes the pages in the reader's language: deskkit's
+	// (English and Simplified Chinese) with the console's texts when nil;
+	// a host's deskkit.NewMessages, with catalogues of its own, adds a
+	// language or rewords a text (see the package documentation).
+	Messages *deskkit.Messages
+	// DefaultLanguage is the language of a reader that nothing else tells
+	// (a BCP 47 tag: "en", "zh-CN"); "en" if empty.
+	DefaultLanguage string
+	// Locales, optional, gives the user's and tenant's locales, which come
+	// after Accept-Language; when nil, Authenticator or Names is asked if
+	// it implements LocaleResolver.
+	Locales LocaleResolver
+
 	Trash    *trash.Trash             // the trash page; nil hides it
 	Verifier *verify.Verifier         // the profile pages; nil hides them
 	Channels *channel.ChannelRegistry // the channel pages; nil hides them
@@ -165,6 +179,9 @@ func (c Config) withDefaults() Config {
 	if c.OpenAPIURL == "" {
 		c.OpenAPIURL = DefaultOpenAPIURL
 	}
+	if c.DefaultLanguage == "" {
+		c.DefaultLanguage = "en"
+	}
 	if c.ProductName == "" {
 		c.ProductName = DefaultProductName
 	}
@@ -213,6 +230,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("console: Config.DocsPath %q must be a clean path such as /docs, outside BasePath", c.DocsPath)
 	case c.AccentColor != "" && !hexColor.MatchString(c.AccentColor):
 		return fmt.Errorf("console: Config.AccentColor %q must be a CSS hex colour such as #0b5cad", c.AccentColor)
+	case !validTag(c.DefaultLanguage):
+		return fmt.Errorf("console: Config.DefaultLanguage %q must be a BCP 47 language tag such as en or zh-CN", c.DefaultLanguage)
 	case strings.ContainsAny(c.ProductName, "\r\n"):
 		return errors.New("console: Config.ProductName must be one line")
 	}
@@ -259,4 +278,9 @@ func logoOrigin(s string) (string, error) {
 		return "", bad
 	}
 	return u.Scheme + "://" + u.Host, nil
+}
+
+func validTag(s string) bool {
+	_, err := language.Parse(s)
+	return err == nil
 }

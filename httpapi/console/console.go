@@ -6,11 +6,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/migrate"
@@ -33,7 +35,8 @@ type Console struct {
 	csp      string // the Content-Security-Policy of every answer
 	xfo      string // X-Frame-Options: DENY, or "" when origins may frame
 	mux      *http.ServeMux
-	pages    map[string]*pageTemplate
+	pages    map[language.Tag]map[string]*pageTemplate // by language, by name
+	i18n     *i18n
 	assets   *assets
 	cop      *http.CrossOriginProtection
 	sections sections // what the navigation offers: set by the route groups
@@ -62,11 +65,17 @@ func New(cfg *Config) (*Console, error) {
 	if c.assets, err = loadAssets(c.base); err != nil {
 		return nil, err
 	}
-	if c.pages, err = c.parsePages(c.assets); err != nil {
+	if c.i18n, err = newI18n(c.cfg); err != nil {
 		return nil, err
 	}
+	c.pages = map[language.Tag]map[string]*pageTemplate{}
+	for _, tag := range c.i18n.messages().Languages() {
+		if c.pages[tag], err = c.parsePages(c.assets, tag); err != nil {
+			return nil, err
+		}
+	}
 	c.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.plainError(w, r, http.StatusForbidden, "This request came from another site, and the console refuses it.")
+		c.plainError(w, r, http.StatusForbidden, c.tr(r, "This request came from another site, and the console refuses it."))
 	}))
 	c.routes()
 	return c, nil
@@ -101,7 +110,7 @@ func (c *Console) routes() {
 		c.profileRoutes()
 	}
 	c.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		c.plainError(w, r, http.StatusNotFound, "There is no such page in the console.")
+		c.plainError(w, r, http.StatusNotFound, c.tr(r, "There is no such page in the console."))
 	})
 }
 
@@ -110,10 +119,12 @@ func (c *Console) routes() {
 // methods only from this site.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.setSecurityHeaders(w.Header())
+	c.switchLanguage(w, r)
+	r = c.withLanguage(r, nil)
 	if !cleanPath(r) {
 		// A ServeMux would redirect to the cleaned path, which may leave the
 		// console (/console/../api/v1/...): answer 404 instead, as the API does.
-		c.plainError(w, r, http.StatusNotFound, "There is no such page in the console.")
+		c.plainError(w, r, http.StatusNotFound, c.tr(r, "There is no such page in the console."))
 		return
 	}
 	c.cop.Handler(c.mux).ServeHTTP(w, r)
@@ -192,13 +203,15 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *consoleSession
 // messageFor turns a service's error into a status and a sentence for a
 // person, as httpapi's error table turns it into an envelope.
 func (c *Console) messageFor(r *http.Request, err error) (int, string) {
-	var cm deskkit.ClientMessager
-	own := ""
-	if errors.As(err, &cm) {
-		own = cm.ClientMessage()
+	// The service's own message, in the page's language: the English one
+	// decides whether it only repeats the status's words.
+	own, ownEn := c.localized(r, err), localizedIn(nil, language.English, err)
+	var le *limitError
+	if errors.As(err, &le) {
+		own = c.tr(r, le.words.key, le.words.args...)
 	}
-	with := func(base string) string {
-		if own != "" && !strings.EqualFold(strings.TrimSuffix(own, "."), strings.TrimSuffix(base, ".")) {
+	with := func(base, baseEn string) string {
+		if own != "" && !strings.EqualFold(strings.TrimSuffix(ownEn, "."), strings.TrimSuffix(baseEn, ".")) {
 			return base + " " + sentence(own)
 		}
 		return base
@@ -206,29 +219,29 @@ func (c *Console) messageFor(r *http.Request, err error) (int, string) {
 	switch {
 	case errors.Is(err, deskkit.ErrInvalid):
 		if own == "" {
-			own = "The request is not valid."
+			own = c.tr(r, "The request is not valid.")
 		}
 		return http.StatusBadRequest, sentence(own)
 	case errors.Is(err, deskkit.ErrUnauthenticated):
-		return http.StatusUnauthorized, "Your sign-in is no longer valid (the token was revoked or has expired). Sign in again."
+		return http.StatusUnauthorized, c.tr(r, "Your sign-in is no longer valid (the token was revoked or has expired). Sign in again.")
 	case errors.Is(err, deskkit.ErrForbidden):
-		return http.StatusForbidden, with("You are not allowed to do this.")
+		return http.StatusForbidden, with(c.tr(r, "You are not allowed to do this."), "You are not allowed to do this.")
 	case errors.Is(err, deskkit.ErrNotFound):
-		return http.StatusNotFound, "Not found: it does not exist, someone else restored or cleared it, or you may not see it."
+		return http.StatusNotFound, c.tr(r, "Not found: it does not exist, someone else restored or cleared it, or you may not see it.")
 	case errors.Is(err, deskkit.ErrConflict):
-		return http.StatusConflict, with("This conflicts with the current state.")
+		return http.StatusConflict, with(c.tr(r, "This conflicts with the current state."), "This conflicts with the current state.")
 	case errors.Is(err, deskkit.ErrRateLimited):
-		msg := with("Too many requests.")
+		msg := with(c.tr(r, "Too many requests."), "Too many requests.")
 		var ra deskkit.RetryAfterer
 		if errors.As(err, &ra) && ra.RetryAfterDuration() > 0 {
-			msg += " Try again in " + readable(ra.RetryAfterDuration()) + "."
+			msg += " " + c.tr(r, "Try again in %s.", readable(ra.RetryAfterDuration()))
 		}
 		return http.StatusTooManyRequests, msg
 	case errors.Is(err, deskkit.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable, "The service cannot answer right now (the database is busy or down). Try again in a few seconds."
+		return http.StatusServiceUnavailable, c.tr(r, "The service cannot answer right now (the database is busy or down). Try again in a few seconds.")
 	}
 	c.cfg.Logger.ErrorContext(r.Context(), "console: unexpected error", slog.String("path", r.URL.Path), slog.Any("error", err))
-	return http.StatusInternalServerError, "Something went wrong on the server; it has been logged."
+	return http.StatusInternalServerError, c.tr(r, "Something went wrong on the server; it has been logged.")
 }
 
 // readable writes d to the second as a person reads it: "10m", "1h30m",
@@ -244,14 +257,21 @@ func readable(d time.Duration) string {
 	return s
 }
 
-// sentence makes s start upper case and end with a full stop.
+// sentence makes s start upper case and end with a full stop: "。" after
+// Chinese, Japanese or Korean.
 func sentence(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return s
 	}
-	s = strings.ToUpper(s[:1]) + s[1:]
-	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, "!") {
+	first, n := utf8.DecodeRuneInString(s)
+	s = string(unicode.ToUpper(first)) + s[n:]
+	last, _ := utf8.DecodeLastRuneInString(s)
+	switch {
+	case strings.ContainsRune(".?!。？！", last):
+	case last >= 0x2E80:
+		s += "。"
+	default:
 		s += "."
 	}
 	return s
@@ -300,12 +320,12 @@ func cut(s string, n int) string {
 
 // nameSession fills the names the header shows for s: the session's, or
 // the ids.
-func (c *Console) nameSession(_ context.Context, s *consoleSession) {
+func (c *Console) nameSession(r *http.Request, s *consoleSession) {
 	if s.UserName == "" {
-		s.UserName = "User " + strconv.FormatInt(s.Principal.UserID, 10)
+		s.UserName = c.tr(r, "User %d", s.Principal.UserID)
 	}
 	if s.TenantName == "" {
-		s.TenantName = "tenant " + strconv.FormatInt(s.Principal.TenantID, 10)
+		s.TenantName = c.tr(r, "tenant %d", s.Principal.TenantID)
 	}
 }
 

@@ -145,6 +145,47 @@
 //   - API reference: the served OpenAPI document (Config.OpenAPIURL)
 //     rendered by Redoc; Config.NoDocs turns it off.
 //
+// # Languages
+//
+// Every page comes in English and Simplified Chinese, written in the
+// reader's language: the one chosen with the switch in every page's footer
+// (the query parameter LanguageParam, "?lang=zh-CN", kept in the cookie
+// LanguageCookie), then the request's Accept-Language, then the session's
+// user's preferred locale and its tenant's default locale, then
+// Config.DefaultLanguage ("en" if empty). zh, zh-CN, zh-Hans and zh-Hans-CN
+// all mean Simplified Chinese (deskkit.Messages.Match). The locales come
+// from an optional hook of the host, LocaleResolver: Config.Locales, or
+// else Config.Authenticator or Config.Names when it has the method
+// Locales(ctx, principal) (user, tenant string, err error), the same as the
+// host directory's locale hook for the API, so that one directory serves
+// both. Pages carry <html lang="en"> or lang="zh-CN". The services' errors
+// shown on a page are their deskkit.LocalizedMessager message in the
+// page's language; dates keep their format ("2026-11-24 09:00 UTC"), and
+// machine words (channel and event types, delivery statuses, bizKeys, field
+// names) stay as the API writes them. Texts that come from stored data
+// (a channel's disabled reason, names) are shown as stored.
+//
+// The console's texts are keyed by their English text, as deskkit's
+// messages are, and their Simplified Chinese is the console's own
+// catalogue, embedded; the package's tests fail when a text of a template,
+// of the Go code or of a script lacks its translation, or when the
+// catalogue holds one no page writes. A host adds a language or rewords a
+// console text with catalogues of its own, given to deskkit.NewMessages and
+// handed to the console as Config.Messages (the same Messages the API
+// takes): each catalogue's *.json files, named by a language tag, map
+// English texts to their translation.
+//
+//	//go:embed messages/*.json
+//	var catalogues embed.FS // messages/ja.json, messages/zh-Hans.json, messages/en.json
+//
+//	m, err := deskkit.NewMessages(catalogues)
+//	con, err := console.New(&console.Config{DB: db, Messages: m /* ... */})
+//
+// The host's texts come first; a text it does not translate is the
+// console's own translation, or English. For example zh-Hans.json holding
+// {"Trash": "废纸篓"} renames the trash in Chinese, and en.json holding
+// {"Trash": "Recycle bin"} in English.
+//
 // # Errors
 //
 // New returns an error naming the Config field and the rule it breaks.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing/fstest"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
@@ -134,4 +135,34 @@ func Example() {
 	// opened: /manage/trash 200
 	// channels: 404
 	// after sign-out: /manage/signin
+}
+
+// hostLocales is the host's directory answering the locales of a
+// principal's user and tenant (console.LocaleResolver).
+type hostLocales struct{}
+
+func (hostLocales) Locales(context.Context, deskkit.Principal) (user, tenant string, err error) {
+	return "", "zh-CN", nil // the user chose none; the tenant works in Chinese
+}
+
+// A host rewords the console's texts in Chinese and English with
+// catalogues of its own (typically an embed.FS of messages/*.json), hands
+// the Messages to the console as it does to the API, and tells the
+// console its users' and tenants' locales, which choose the pages'
+// language after the browser's Accept-Language.
+func Example_languages() {
+	m, err := deskkit.NewMessages(fstest.MapFS{
+		"messages/zh-Hans.json": {Data: []byte(`{"Trash": "废纸篓"}`)},
+		"messages/en.json":      {Data: []byte(`{"Trash": "Recycle bin"}`)},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg := console.Config{ /* DB, Trash, ... */ Messages: m, Locales: hostLocales{}, DefaultLanguage: "en"}
+	_ = cfg
+	fmt.Println(m.Sprintf(m.Match("zh-CN"), "Trash"))
+	fmt.Println(m.Sprintf(m.Match("en-GB"), "Trash"))
+	// Output:
+	// 废纸篓
+	// Recycle bin
 }

@@ -196,7 +196,7 @@ type portalView struct {
 func (c *Console) portalPage(w http.ResponseWriter, r *http.Request) {
 	t := r.URL.Query().Get("t")
 	if _, ok := c.verifyClaims(t); !ok {
-		c.plainError(w, r, http.StatusUnauthorized, msgPortalInvalid)
+		c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgPortalInvalid))
 		return
 	}
 	c.render(w, r, nil, http.StatusOK, "portal", portalView{Token: t})
@@ -210,7 +210,7 @@ const msgPortalInvalid = "This link is not valid: it was used already, has expir
 func (c *Console) redeemPortal(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		c.plainError(w, r, http.StatusBadRequest, "The form could not be read.")
+		c.plainError(w, r, http.StatusBadRequest, c.tr(r, "The form could not be read."))
 		return
 	}
 	ctx := r.Context()
@@ -220,7 +220,7 @@ func (c *Console) redeemPortal(w http.ResponseWriter, r *http.Request) {
 	}
 	cl, ok := c.verifyClaims(r.PostForm.Get("t"))
 	if !ok {
-		c.plainError(w, r, http.StatusUnauthorized, msgPortalInvalid)
+		c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgPortalInvalid))
 		return
 	}
 	var row struct {
@@ -232,7 +232,7 @@ func (c *Console) redeemPortal(w http.ResponseWriter, r *http.Request) {
 	err := c.cfg.DB.NewRaw(`DELETE FROM deskkit_console_portal_links WHERE nonce_hash = ? AND expires_ms > ?
 RETURNING tenant_id, user_id, admin, scopes`, hashHex([]byte(cl.Nonce)), c.cfg.Now().UnixMilli()).Scan(ctx, &row)
 	if errors.Is(err, sql.ErrNoRows) {
-		c.plainError(w, r, http.StatusUnauthorized, msgPortalInvalid)
+		c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgPortalInvalid))
 		return
 	}
 	if err != nil {
@@ -242,7 +242,7 @@ RETURNING tenant_id, user_id, admin, scopes`, hashHex([]byte(cl.Nonce)), c.cfg.N
 	p := deskkit.Principal{TenantID: row.TenantID, UserID: row.UserID, Admin: row.Admin != 0}
 	if err := c.open(ctx, w, r, p, "", row.Scopes); err != nil {
 		if errors.Is(err, errRefused) {
-			c.plainError(w, r, http.StatusForbidden, msgNotAllowed)
+			c.plainError(w, r, http.StatusForbidden, c.tr(r, msgNotAllowed))
 			return
 		}
 		c.fail(w, r, nil, err)

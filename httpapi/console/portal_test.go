@@ -265,7 +265,7 @@ func TestNamesAndTheming(t *testing.T) {
 		t.Errorf("project cells:\n%s", a.body)
 	}
 	a = f.do(http.MethodGet, "/console/trash?project=1", nil, ck)
-	if !strings.Contains(a.body, "Clear project Launch &lt;plan&gt;'s trash") {
+	if !strings.Contains(a.body, "Clear project Launch &lt;plan&gt;&#39;s trash") {
 		t.Errorf("project actions:\n%s", a.body)
 	}
 	// A failing Names shows the ids.

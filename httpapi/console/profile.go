@@ -2,7 +2,6 @@ package console
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -118,7 +117,7 @@ func (c *Console) updateProfile(w http.ResponseWriter, r *http.Request, s *conso
 	set(&p.Gender, form.Gender, was.Gender)
 	set(&p.Address, form.Address, was.Address)
 	if changed == 0 {
-		setFlash(w, r, "Nothing changed.")
+		setFlash(w, r, c.tr(r, "Nothing changed."))
 		redirect(w, r, c.base+"profile")
 		return
 	}
@@ -134,7 +133,7 @@ func (c *Console) updateProfile(w http.ResponseWriter, r *http.Request, s *conso
 		c.renderMsg(w, r, s, status, "profile", profileView{Detail: d, Form: form, Was: formOf(d), Genders: verify.Genders()}, msg)
 		return
 	}
-	setFlash(w, r, "Your profile is saved.")
+	setFlash(w, r, c.tr(r, "Your profile is saved."))
 	redirect(w, r, c.base+"profile")
 }
 
@@ -179,15 +178,15 @@ type changeStepItem struct {
 func changeKind(r *http.Request) (kind, noun string, ok bool) {
 	switch r.PathValue("kind") {
 	case "email":
-		return "email", "e-mail address", true
+		return "email", text("e-mail address"), true
 	case "mobile":
-		return "mobile", "mobile number", true
+		return "mobile", text("mobile number"), true
 	}
 	return "", "", false
 }
 
 // newChangeView is the view of step for the user d.
-func newChangeView(kind, noun string, d verify.Detail, step string) changeView {
+func newChangeView(kind, noun string, d verify.Detail, step string, tr func(string, ...any) string) changeView {
 	v := changeView{Kind: kind, Noun: noun, Step: step}
 	if kind == "email" {
 		v.Current = d.Email
@@ -196,14 +195,14 @@ func newChangeView(kind, noun string, d verify.Detail, step string) changeView {
 	}
 	v.Bind = v.Current == ""
 	labels := []struct{ step, label string }{
-		{stepStart, "Code to your current " + noun},
-		{stepCheckCurrent, "Check it"},
-		{stepNew, "Code to the new " + noun},
-		{stepConfirm, "Confirm"},
+		{stepStart, tr("Code to your current %s", tr(noun))},
+		{stepCheckCurrent, tr("Check it")},
+		{stepNew, tr("Code to the new %s", tr(noun))},
+		{stepConfirm, tr("Confirm")},
 	}
 	if v.Bind {
 		labels = labels[2:]
-		labels[0].label = "Code to your " + noun
+		labels[0].label = tr("Code to your %s", tr(noun))
 	}
 	for _, l := range labels {
 		v.Steps = append(v.Steps, changeStepItem{Label: l.label, Current: l.step == step})
@@ -240,7 +239,7 @@ func (c *Console) changeStart(w http.ResponseWriter, r *http.Request, s *console
 	if kind == "email" && d.Email == "" || kind == "mobile" && d.Mobile == "" {
 		step = stepNew
 	}
-	v := newChangeView(kind, noun, d, step)
+	v := newChangeView(kind, noun, d, step, func(f string, a ...any) string { return c.tr(r, f, a...) })
 	if kind == "mobile" {
 		v.Country = d.Country
 	}
@@ -256,6 +255,7 @@ func (c *Console) changeStep(w http.ResponseWriter, r *http.Request, s *consoleS
 		return
 	}
 	ctx := r.Context()
+	tr := func(format string, args ...any) string { return c.tr(r, format, args...) }
 	d, err := c.cfg.Verifier.Detail(ctx, s.Principal)
 	if err != nil {
 		c.fail(w, r, s, err)
@@ -268,7 +268,7 @@ func (c *Console) changeStep(w http.ResponseWriter, r *http.Request, s *consoleS
 	code := strings.TrimSpace(f.Get("code"))
 	// view is the page of step, carrying the flow's state.
 	view := func(step string) changeView {
-		v := newChangeView(kind, noun, d, step)
+		v := newChangeView(kind, noun, d, step, tr)
 		v.Link, v.Address, v.Country = link, address, country
 		return v
 	}
@@ -280,14 +280,14 @@ func (c *Console) changeStep(w http.ResponseWriter, r *http.Request, s *consoleS
 		switch {
 		case errors.Is(err, verify.ErrLinkSecret):
 			v.Restart = true
-			msg = "The proof of your current " + noun + " is no longer good (it lasts 10 minutes and is used once). Start again."
+			msg = tr("The proof of your current %s is no longer good (it lasts 10 minutes and is used once). Start again.", tr(noun))
 		case errors.Is(err, verify.ErrNotBound), errors.Is(err, verify.ErrAlreadyBound):
 			// The flow chose MODIFY_* or BIND_* from the profile it read;
 			// the address came or went since (another tab, the API).
 			v.Restart = true
-			msg = "Your " + noun + " changed since this page was shown. Start again."
+			msg = tr("Your %s changed since this page was shown. Start again.", tr(noun))
 		}
-		c.renderMsg(w, r, s, status, "profile_change", v, apiWords(msg))
+		c.renderMsg(w, r, s, status, "profile_change", v, apiWords(msg, tr))
 	}
 	// A new code asked for from the page that takes the code goes back to
 	// it when refused (a limit), so that the code already sent can still
@@ -354,9 +354,9 @@ func (c *Console) changeStep(w http.ResponseWriter, r *http.Request, s *consoleS
 		if kind == "mobile" {
 			now = nd.Mobile
 		}
-		msg := fmt.Sprintf("Your %s is now %s.", noun, now)
+		msg := tr("Your %s is now %s.", tr(noun), now)
 		if !v.Bind {
-			msg += " A notice goes to the old one."
+			msg += " " + tr("A notice goes to the old one.")
 		}
 		setFlash(w, r, msg)
 		redirect(w, r, c.base+"profile")
@@ -398,16 +398,16 @@ var apiFields = []struct {
 	re    *regexp.Regexp
 	words string
 }{
-	{regexp.MustCompile(`(?i)\btoAddress(\[\d+\])*`), "the address"},
-	{regexp.MustCompile(`(?i)\bverificationCode\b`), "the code"},
-	{regexp.MustCompile(`(?i)\blinkSecret\b`), "the proof of your current address"},
-	{regexp.MustCompile(`\b(MODIFY|BIND)_(EMAIL|MOBILE)\b`), "this change"},
+	{regexp.MustCompile(`(?i)\btoAddress(\[\d+\])*`), text("the address")},
+	{regexp.MustCompile(`(?i)\bverificationCode\b`), text("the code")},
+	{regexp.MustCompile(`(?i)\blinkSecret\b`), text("the proof of your current address")},
+	{regexp.MustCompile(`\b(MODIFY|BIND)_(EMAIL|MOBILE)\b`), text("this change")},
 }
 
 // apiWords rewrites a service's message for the console's pages.
-func apiWords(msg string) string {
+func apiWords(msg string, tr func(string, ...any) string) string {
 	for _, f := range apiFields {
-		msg = f.re.ReplaceAllString(msg, f.words)
+		msg = f.re.ReplaceAllLiteralString(msg, tr(f.words))
 	}
 	return sentence(msg)
 }

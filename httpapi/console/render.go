@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/text/language"
 )
 
 //go:embed static templates
@@ -81,7 +83,7 @@ func (a *assets) url(name string) (string, error) {
 func (c *Console) serveAsset(w http.ResponseWriter, r *http.Request) {
 	b, ok := c.assets.files[r.PathValue("name")]
 	if !ok || r.PathValue("version") != c.assets.version || strings.HasSuffix(r.PathValue("name"), ".md") {
-		c.plainError(w, r, http.StatusNotFound, "There is no such file.")
+		c.plainError(w, r, http.StatusNotFound, c.tr(r, "There is no such file."))
 		return
 	}
 	ct := mime.TypeByExtension(path.Ext(r.PathValue("name")))
@@ -104,8 +106,20 @@ type pageTemplate struct {
 // parsePages parses each templates/*.html but the layout into a template
 // set of its own with the layout, so that every page defines "content"
 // (and "title") without colliding with the others.
-func (c *Console) parsePages(a *assets) (map[string]*pageTemplate, error) {
+func (c *Console) parsePages(a *assets, tag language.Tag) (map[string]*pageTemplate, error) {
 	funcs := template.FuncMap{
+		// t and tf write a page text (its English text, a literal the
+		// completeness test finds) in the page's language.
+		"t":    func(key string) string { return c.i18n.sprintf(tag, key) },
+		"tf":   func(key string, args ...any) string { return c.i18n.sprintf(tag, key, args...) },
+		"lang": func() string { return htmlLang(tag) },
+		"langs": func() []langLink {
+			var ls []langLink
+			for _, t := range c.i18n.messages().Languages() {
+				ls = append(ls, langLink{Tag: htmlLang(t), Name: languageName(t), Current: t == tag})
+			}
+			return ls
+		},
 		"static":  a.url,
 		"base":    func() string { return c.base },
 		"docs":    func() string { return c.cfg.DocsPath },
@@ -154,6 +168,23 @@ func (c *Console) parsePages(a *assets) (map[string]*pageTemplate, error) {
 	return pages, nil
 }
 
+// languageName is a language's name in itself, for the language switch.
+func languageName(t language.Tag) string {
+	switch htmlLang(t) {
+	case "en":
+		return "English"
+	case "zh-CN":
+		return "简体中文"
+	}
+	return t.String()
+}
+
+// langLink is a language the pages offer to switch to.
+type langLink struct {
+	Tag, Name string
+	Current   bool
+}
+
 // view is what the layout renders: the page's own data in Data.
 type view struct {
 	Session *consoleSession // nil when signed out
@@ -173,7 +204,12 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, s *consoleSessi
 // renderMsg is render with an error message above the page's content, for
 // a form shown again with what was wrong with it.
 func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *consoleSession, status int, name string, data any, errMsg string) {
-	p, ok := c.pages[name]
+	tag := c.lang(r)
+	pages, ok := c.pages[tag]
+	if !ok {
+		tag, pages = language.English, c.pages[language.English]
+	}
+	p, ok := pages[name]
 	if !ok {
 		panic("console: no page " + name)
 	}
@@ -181,7 +217,7 @@ func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *consoleSe
 	if s != nil {
 		v.CSRF = s.CSRF
 		v.Nav = c.navFor(s)
-		c.nameSession(r.Context(), s)
+		c.nameSession(r, s)
 	}
 	if ev, ok := data.(errorView); ok && errMsg == "" {
 		v.Error = ev.Message
@@ -194,10 +230,11 @@ func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *consoleSe
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Language", htmlLang(tag))
 	// Pages hold a tenant's data and the session's CSRF token: no cache,
 	// no back-forward copy kept on disk.
 	h.Set("Cache-Control", "no-store")
-	h.Set("Vary", "Cookie, HX-Request")
+	h.Set("Vary", "Cookie, HX-Request, Accept-Language")
 	w.WriteHeader(status)
 	_, _ = buf.WriteTo(w)
 }

@@ -64,19 +64,22 @@ func (c *Console) page(scope Scope, pattern string, h pageFunc) {
 			c.signedOut(w, r, err)
 			return
 		}
+		if c.i18n.locales != nil {
+			r = c.withLanguage(r, &s.Principal)
+		}
 		if scope != "" && !s.may(scope) {
-			c.render(w, r, s, http.StatusForbidden, "error", errorView{Message: "This page is not part of what you were given access to."})
+			c.render(w, r, s, http.StatusForbidden, "error", errorView{Message: c.tr(r, "This page is not part of what you were given access to.")})
 			return
 		}
 		if !safeMethod(r.Method) {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 			if err := r.ParseForm(); err != nil {
-				c.render(w, r, s, http.StatusBadRequest, "error", errorView{Message: "The form could not be read."})
+				c.render(w, r, s, http.StatusBadRequest, "error", errorView{Message: c.tr(r, "The form could not be read.")})
 				return
 			}
 			if !validCSRF(s, r.PostForm.Get("csrf")) {
 				c.render(w, r, s, http.StatusForbidden, "error", errorView{
-					Message: "The form's security token is missing or wrong, so nothing was changed. Reload the page and try again.",
+					Message: c.tr(r, "The form's security token is missing or wrong, so nothing was changed. Reload the page and try again."),
 				})
 				return
 			}
@@ -99,15 +102,15 @@ func (c *Console) signedOut(w http.ResponseWriter, r *http.Request, err error) {
 		c.clearSessionCookie(w, r)
 	}
 	if errors.Is(err, errNotAllowed) {
-		setFlash(w, r, "Your session ended: you may no longer use these pages.")
+		setFlash(w, r, c.tr(r, "Your session ended: you may no longer use these pages."))
 	} else if errors.Is(err, deskkit.ErrUnauthenticated) {
-		setFlash(w, r, "Your session ended: the token it signed in with was revoked or has expired.")
+		setFlash(w, r, c.tr(r, "Your session ended: the token it signed in with was revoked or has expired."))
 	}
 	if safeMethod(r.Method) {
 		redirect(w, r, c.base+"signin?next="+url.QueryEscape(r.URL.RequestURI()))
 		return
 	}
-	c.render(w, r, nil, http.StatusUnauthorized, "error", errorView{Message: "You are signed out, so nothing was changed. Sign in and try again."})
+	c.render(w, r, nil, http.StatusUnauthorized, "error", errorView{Message: c.tr(r, "You are signed out, so nothing was changed. Sign in and try again.")})
 }
 
 // sessionCookieName is the session cookie's name: with the __Host- prefix

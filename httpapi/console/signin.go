@@ -61,7 +61,7 @@ func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		c.plainError(w, r, http.StatusBadRequest, "The form could not be read.")
+		c.plainError(w, r, http.StatusBadRequest, c.tr(r, "The form could not be read."))
 		return
 	}
 	next := c.safeNext(r.PostForm.Get("next"))
@@ -70,7 +70,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	token := strings.TrimSpace(r.PostForm.Get("token"))
 	if token == "" {
-		again(http.StatusBadRequest, "Paste a bearer token to sign in.")
+		again(http.StatusBadRequest, c.tr(r, "Paste a bearer token to sign in."))
 		return
 	}
 	ctx := r.Context()
@@ -81,7 +81,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := c.cfg.Authenticator.Authenticate(ctx, token)
 	if errors.Is(err, deskkit.ErrUnauthenticated) {
-		again(http.StatusUnauthorized, "This token is not valid: it is mistyped, revoked or expired.")
+		again(http.StatusUnauthorized, c.tr(r, "This token is not valid: it is mistyped, revoked or expired."))
 		return
 	}
 	if err != nil {
@@ -90,7 +90,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := c.open(ctx, w, r, p, c.cfg.TokenHash(token), ""); errors.Is(err, errRefused) {
-		again(http.StatusForbidden, msgNotAllowed)
+		again(http.StatusForbidden, c.tr(r, msgNotAllowed))
 		return
 	} else if err != nil {
 		status, msg := c.messageFor(r, err)
@@ -112,14 +112,16 @@ func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	}
 	now := c.cfg.Now().UnixMilli()
 	if n := c.cfg.SignInsPerTenant; n > 0 {
+		limits := []limiter.Limit{{
+			Key: "tenant:" + strconv.FormatInt(p.TenantID, 10), Max: n, Window: c.cfg.SignInWindow,
+			Msg: fmt.Sprintf("at most %d console sign-ins per tenant every %s", n, readable(c.cfg.SignInWindow)),
+		}}
+		words := []limitWords{{text("at most %d console sign-ins per tenant every %s"), []any{n, readable(c.cfg.SignInWindow)}}}
 		err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
-			return limiter.Take(ctx, tx, limitsTable, now, []limiter.Limit{{
-				Key: "tenant:" + strconv.FormatInt(p.TenantID, 10), Max: n, Window: c.cfg.SignInWindow,
-				Msg: fmt.Sprintf("at most %d console sign-ins per tenant every %s", n, readable(c.cfg.SignInWindow)),
-			}})
+			return limiter.Take(ctx, tx, limitsTable, now, limits)
 		})
 		if err != nil {
-			return err
+			return withLimitWords(err, limits, words)
 		}
 	}
 	if err := c.startSession(ctx, w, r, p, tokenHash, scopes); err != nil {
@@ -164,9 +166,44 @@ func (c *Console) takeAttempt(ctx context.Context, r *http.Request) error {
 		{Key: "global", Max: c.cfg.SignInsGlobal, Window: w,
 			Msg: "too many sign-in attempts to this server just now"},
 	}
-	return deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+	words := []limitWords{
+		{text("at most %d sign-in attempts from one address every %s"), []any{c.cfg.SignInsPerClient, readable(w)}},
+		{text("too many sign-in attempts to this server just now"), nil},
+	}
+	err = deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		return limiter.Take(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits)
 	})
+	return withLimitWords(err, limits, words)
+}
+
+// limitWords is a sign-in limit's message as a console text and its
+// arguments, for the pages in other languages than English.
+type limitWords struct {
+	key  string
+	args []any
+}
+
+// limitError is a refusal by one of the sign-in limits: the limiter's
+// error, with its message as a console text.
+type limitError struct {
+	error
+	words limitWords
+}
+
+func (e *limitError) Unwrap() error { return e.error }
+
+// withLimitWords gives a refusal by limits[i] the words[i] it has.
+func withLimitWords(err error, limits []limiter.Limit, words []limitWords) error {
+	var rl *deskkit.RateLimitError
+	if !errors.As(err, &rl) {
+		return err
+	}
+	for i, l := range limits {
+		if l.Msg == rl.Message && i < len(words) {
+			return &limitError{error: err, words: words[i]}
+		}
+	}
+	return err
 }
 
 // safeNext is where to go after signing in: a path of the console, never
@@ -192,7 +229,7 @@ func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *consoleSess
 		return
 	}
 	c.clearSessionCookie(w, r)
-	setFlash(w, r, "You are signed out.")
+	setFlash(w, r, c.tr(r, "You are signed out."))
 	redirect(w, r, c.base+"signin")
 }
 
@@ -249,7 +286,7 @@ type linkView struct {
 func (c *Console) linkPage(w http.ResponseWriter, r *http.Request) {
 	code := r.URL.Query().Get("code")
 	if code == "" {
-		c.plainError(w, r, http.StatusBadRequest, "This sign-in link has no code. Ask for a new one (server token -console).")
+		c.plainError(w, r, http.StatusBadRequest, c.tr(r, "This sign-in link has no code. Ask for a new one (server token -console)."))
 		return
 	}
 	c.render(w, r, nil, http.StatusOK, "link", linkView{Code: code})
@@ -261,7 +298,7 @@ func (c *Console) linkPage(w http.ResponseWriter, r *http.Request) {
 func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		c.plainError(w, r, http.StatusBadRequest, "The form could not be read.")
+		c.plainError(w, r, http.StatusBadRequest, c.tr(r, "The form could not be read."))
 		return
 	}
 	ctx := r.Context()
@@ -274,7 +311,7 @@ func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
 	err := c.cfg.DB.NewRaw(`DELETE FROM deskkit_console_links WHERE code_hash = ? AND expires_ms > ? RETURNING token_hash`,
 		hashHex([]byte(code)), c.cfg.Now().UnixMilli()).Scan(ctx, &tokenHash)
 	if errors.Is(err, sql.ErrNoRows) {
-		c.plainError(w, r, http.StatusUnauthorized, "This sign-in link is not valid: it was used already, has expired (links last 10 minutes) or is mistyped. Ask for a new one.")
+		c.plainError(w, r, http.StatusUnauthorized, c.tr(r, "This sign-in link is not valid: it was used already, has expired (links last 10 minutes) or is mistyped. Ask for a new one."))
 		return
 	}
 	if err != nil {
@@ -287,7 +324,7 @@ func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := c.open(ctx, w, r, p, tokenHash, ""); errors.Is(err, errRefused) {
-		c.plainError(w, r, http.StatusForbidden, msgNotAllowed)
+		c.plainError(w, r, http.StatusForbidden, c.tr(r, msgNotAllowed))
 		return
 	} else if err != nil {
 		c.fail(w, r, nil, err)

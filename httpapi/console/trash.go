@@ -1,7 +1,6 @@
 package console
 
 import (
-	"fmt"
 	"html"
 	"html/template"
 	"net/http"
@@ -41,10 +40,10 @@ type trashSort struct {
 }
 
 var trashSorts = []trashSort{
-	{"deleted-desc", "Deleted, newest first", trash.OrderByDeletedDate, trash.Desc},
-	{"deleted-asc", "Deleted, oldest first", trash.OrderByDeletedDate, trash.Asc},
-	{"name-asc", "Name, A to Z", trash.OrderByTargetName, trash.Asc},
-	{"name-desc", "Name, Z to A", trash.OrderByTargetName, trash.Desc},
+	{"deleted-desc", text("Deleted, newest first"), trash.OrderByDeletedDate, trash.Desc},
+	{"deleted-asc", text("Deleted, oldest first"), trash.OrderByDeletedDate, trash.Asc},
+	{"name-asc", text("Name, A to Z"), trash.OrderByTargetName, trash.Asc},
+	{"name-desc", text("Name, Z to A"), trash.OrderByTargetName, trash.Desc},
 }
 
 // trashForm is the search form's values as the person gave them.
@@ -83,8 +82,12 @@ type trashView struct {
 // Every value is escaped with html.EscapeString, which is right for text
 // and for the double-quoted attribute values it is written into; URLs are
 // built from numbers and url.QueryEscape.
-func trashRowsHTML(base string, es []trash.Entry, back string, projects map[int64]string) template.HTML {
+func trashRowsHTML(base string, es []trash.Entry, back string, projects map[int64]string, tr func(string, ...any) string) template.HTML {
 	q := "?back=" + url.QueryEscape(back)
+	// The words of every row, in the page's language, once.
+	lName, lProject, lBy, lDeleted := html.EscapeString(tr("Name")), html.EscapeString(tr("Project")), html.EscapeString(tr("Deleted by")), html.EscapeString(tr("Deleted"))
+	lPurged, lActions, kept := html.EscapeString(tr("Purged")), html.EscapeString(tr("Actions")), html.EscapeString(tr("kept until cleared"))
+	lRestore, lClear := html.EscapeString(tr("Restore…")), html.EscapeString(tr("Clear…"))
 	var b strings.Builder
 	b.Grow(len(es) * 900)
 	for _, e := range es {
@@ -92,23 +95,23 @@ func trashRowsHTML(base string, es []trash.Entry, back string, projects map[int6
 		name := html.EscapeString(e.TargetName)
 		by := e.DeletedByName
 		if by == "" {
-			by = "user " + strconv.FormatInt(e.DeletedBy, 10)
+			by = tr("user %d", e.DeletedBy)
 		}
-		purged := "kept until cleared"
+		purged := kept
 		if e.PurgeDate != nil {
 			purged = formatDate(*e.PurgeDate)
 		}
 		restore := html.EscapeString(base + "trash/" + id + "/restore" + q)
 		clear := html.EscapeString(base + "trash/" + id + "/clear" + q)
 		b.WriteString(`<tr id="entry-` + id + `">` +
-			`<td data-label="Name">` + name + `</td>` +
-			`<td data-label="Project">` + html.EscapeString(projectName(projects, e.ProjectID)) + `</td>` +
-			`<td data-label="Deleted by">` + html.EscapeString(by) + `</td>` +
-			`<td data-label="Deleted"><time datetime="` + e.DeletedDate.UTC().Format(time.RFC3339) + `">` + formatDate(e.DeletedDate) + `</time></td>` +
-			`<td data-label="Purged">` + purged + `</td>` +
-			`<td data-label="Actions"><div class="actions">` +
-			`<a class="button secondary" href="` + restore + `" aria-label="Restore ` + name + `">Restore…</a> ` +
-			`<a class="button quiet-danger" href="` + clear + `" aria-label="Clear ` + name + `">Clear…</a>` +
+			`<td data-label="` + lName + `">` + name + `</td>` +
+			`<td data-label="` + lProject + `">` + html.EscapeString(projectName(projects, e.ProjectID)) + `</td>` +
+			`<td data-label="` + lBy + `">` + html.EscapeString(by) + `</td>` +
+			`<td data-label="` + lDeleted + `"><time datetime="` + e.DeletedDate.UTC().Format(time.RFC3339) + `">` + formatDate(e.DeletedDate) + `</time></td>` +
+			`<td data-label="` + lPurged + `">` + purged + `</td>` +
+			`<td data-label="` + lActions + `"><div class="actions">` +
+			`<a class="button secondary" href="` + restore + `" aria-label="` + html.EscapeString(tr("Restore %s", e.TargetName)) + `">` + lRestore + `</a> ` +
+			`<a class="button quiet-danger" href="` + clear + `" aria-label="` + html.EscapeString(tr("Clear %s", e.TargetName)) + `">` + lClear + `</a>` +
 			"</div></td></tr>\n")
 	}
 	return template.HTML(b.String()) // every value above is escaped
@@ -119,19 +122,15 @@ type trashType struct {
 	Label string
 }
 
-var trashTypes = []trashType{{trash.TargetTask, "Tasks"}, {trash.TargetSprint, "Sprints"}}
+var trashTypes = []trashType{{trash.TargetTask, text("Tasks")}, {trash.TargetSprint, text("Sprints")}}
 
-// typeLabel is how a target type is written in a sentence.
-func typeLabel(t trash.TargetType) string {
-	if t == trash.TargetSprint {
-		return "sprint"
-	}
-	return "task"
-}
+// sprint tells whether t is a sprint (else a task), for the texts that
+// name the one or the other.
+func sprint(t trash.TargetType) bool { return t == trash.TargetSprint }
 
 // parseTrashForm reads the search form from q into a trash.Query, or
 // says in a sentence what is wrong with it.
-func parseTrashForm(q url.Values) (trashForm, trash.Query, int64, string) {
+func parseTrashForm(q url.Values, tr func(string, ...any) string) (trashForm, trash.Query, int64, string) {
 	f := trashForm{
 		Project: strings.TrimSpace(q.Get("project")),
 		Name:    strings.TrimSpace(q.Get("name")),
@@ -147,13 +146,13 @@ func parseTrashForm(q url.Values) (trashForm, trash.Query, int64, string) {
 	}
 	query.TargetType = trash.TargetType(f.Type)
 	if !query.TargetType.Valid() {
-		return f, query, 0, "Type must be Tasks or Sprints."
+		return f, query, 0, tr("Type must be Tasks or Sprints.")
 	}
 	var project int64
 	if f.Project != "" {
 		n, err := strconv.ParseInt(f.Project, 10, 64)
 		if err != nil || n < 1 {
-			return f, query, 0, "Project must be a whole number above 0, or empty for every project."
+			return f, query, 0, tr("Project must be a whole number above 0, or empty for every project.")
 		}
 		project = n
 	}
@@ -162,7 +161,7 @@ func parseTrashForm(q url.Values) (trashForm, trash.Query, int64, string) {
 	if f.Deleted != "" {
 		day, err := time.Parse("2006-01-02", f.Deleted)
 		if err != nil {
-			return f, query, 0, "Deleted on must be a date such as 2026-11-24."
+			return f, query, 0, tr("Deleted on must be a date such as 2026-11-24.")
 		}
 		query.Filters = []trash.Filter{
 			{Key: "deletedDate", Op: trash.OpGreaterThanEqual, Value: day},
@@ -179,19 +178,19 @@ func parseTrashForm(q url.Values) (trashForm, trash.Query, int64, string) {
 		}
 	}
 	if !found {
-		return f, query, 0, "Sort must be one of the orders offered."
+		return f, query, 0, tr("Sort must be one of the orders offered.")
 	}
 	if v := q.Get("size"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > trashPageSizes[len(trashPageSizes)-1] {
-			return f, query, 0, fmt.Sprintf("Per page must be a number from 1 to %d.", trashPageSizes[len(trashPageSizes)-1])
+			return f, query, 0, tr("Per page must be a number from 1 to %d.", trashPageSizes[len(trashPageSizes)-1])
 		}
 		f.Size = n
 	}
 	if v := q.Get("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return f, query, 0, "Page must be a whole number above 0."
+			return f, query, 0, tr("Page must be a whole number above 0.")
 		}
 		f.PageNo = n
 	}
@@ -217,7 +216,8 @@ func (f trashForm) values(pageNo int) string {
 }
 
 func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
-	form, query, project, problem := parseTrashForm(r.URL.Query())
+	tr := func(format string, args ...any) string { return c.tr(r, format, args...) }
+	form, query, project, problem := parseTrashForm(r.URL.Query(), tr)
 	v := trashView{Form: form, Sorts: trashSorts, Sizes: trashPageSizes, Types: trashTypes, Project: project, Back: c.base + "trash"}
 	if qs := form.values(form.PageNo); qs != "" {
 		v.Back += "?" + qs
@@ -230,7 +230,7 @@ func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSe
 	if err != nil {
 		status, msg := c.messageFor(r, err)
 		if status == http.StatusNotFound && project > 0 {
-			msg = fmt.Sprintf("Project %d has no trash you may see: it does not exist in your tenant, or you may not see it.", project)
+			msg = c.tr(r, "Project %d has no trash you may see: it does not exist in your tenant, or you may not see it.", project)
 		}
 		c.renderMsg(w, r, s, status, "trash", v, msg)
 		return
@@ -247,9 +247,9 @@ func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSe
 	}
 	names := c.projectNames(r.Context(), s.Principal.TenantID, ids)
 	if project > 0 {
-		v.ProjectLabel = projectLabel(names, project)
+		v.ProjectLabel = c.projectLabel(r, names, project)
 	}
-	v.Rows = trashRowsHTML(c.base, page.List, v.Back, names)
+	v.Rows = trashRowsHTML(c.base, page.List, v.Back, names, tr)
 	v.Pages = int((page.Total + int64(form.Size) - 1) / int64(form.Size))
 	if form.PageNo > 1 {
 		v.Prev = c.base + "trash?" + form.values(form.PageNo-1)
@@ -314,7 +314,7 @@ func (c *Console) pathID(w http.ResponseWriter, r *http.Request, s *consoleSessi
 
 // noSuchPage answers 404 within the layout.
 func (c *Console) noSuchPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
-	c.plainErrorIn(w, r, s, http.StatusNotFound, "There is no such page in the console.")
+	c.plainErrorIn(w, r, s, http.StatusNotFound, c.tr(r, "There is no such page in the console."))
 }
 
 // pathInt reads a positive integer path value, written in its one
@@ -340,19 +340,28 @@ func (c *Console) confirmEntry(w http.ResponseWriter, r *http.Request, s *consol
 	}
 	v := trashConfirmView{Action: action, Entry: &e, Project: e.ProjectID, Back: c.backTo(r.URL.Query().Get("back")),
 		ProjectName: projectName(c.projectNames(r.Context(), s.Principal.TenantID, []int64{e.ProjectID}), e.ProjectID)}
-	name := fmt.Sprintf("%s “%s”", typeLabel(e.TargetType), e.TargetName)
+	name := c.tr(r, "task “%s”", e.TargetName)
+	if sprint(e.TargetType) {
+		name = c.tr(r, "sprint “%s”", e.TargetName)
+	}
 	if action == "restore" {
-		v.Question = fmt.Sprintf("Restore %s to project %d?", name, e.ProjectID)
+		v.Question = c.tr(r, "Restore %s to project %d?", name, e.ProjectID)
 		if e.TargetType == trash.TargetTask && e.SprintID != nil {
-			v.Question += " If its sprint is in the trash too, the sprint comes back with it."
+			v.Question += " " + c.tr(r, "If its sprint is in the trash too, the sprint comes back with it.")
 		}
-		v.Button = "Restore " + typeLabel(e.TargetType)
+		v.Button = c.tr(r, "Restore task")
+		if sprint(e.TargetType) {
+			v.Button = c.tr(r, "Restore sprint")
+		}
 	} else {
-		v.Question = fmt.Sprintf("Clear %s for good? It cannot be restored afterwards.", name)
-		if e.TargetType == trash.TargetSprint {
-			v.Question += " The tasks that went with the sprint are cleared too."
+		v.Question = c.tr(r, "Clear %s for good? It cannot be restored afterwards.", name)
+		if sprint(e.TargetType) {
+			v.Question += " " + c.tr(r, "The tasks that went with the sprint are cleared too.")
 		}
-		v.Button = "Clear " + typeLabel(e.TargetType) + " for good"
+		v.Button = c.tr(r, "Clear task for good")
+		if sprint(e.TargetType) {
+			v.Button = c.tr(r, "Clear sprint for good")
+		}
 	}
 	c.render(w, r, s, http.StatusOK, "trash_confirm", v)
 }
@@ -377,11 +386,16 @@ func (c *Console) actOnEntry(w http.ResponseWriter, r *http.Request, s *consoleS
 		c.fail(w, r, s, err)
 		return
 	}
-	done := "Restored"
-	if action == "clear" {
-		done = "Cleared"
+	switch {
+	case action == "restore" && sprint(e.TargetType):
+		setFlash(w, r, c.tr(r, "Restored sprint “%s”.", e.TargetName))
+	case action == "restore":
+		setFlash(w, r, c.tr(r, "Restored task “%s”.", e.TargetName))
+	case sprint(e.TargetType):
+		setFlash(w, r, c.tr(r, "Cleared sprint “%s”.", e.TargetName))
+	default:
+		setFlash(w, r, c.tr(r, "Cleared task “%s”.", e.TargetName))
 	}
-	setFlash(w, r, fmt.Sprintf("%s %s “%s”.", done, typeLabel(e.TargetType), e.TargetName))
 	redirect(w, r, c.backTo(r.PostForm.Get("back")))
 }
 
@@ -395,26 +409,29 @@ func (c *Console) confirmProject(w http.ResponseWriter, r *http.Request, s *cons
 		c.fail(w, r, s, err)
 		return
 	}
-	c.render(w, r, s, http.StatusOK, "trash_confirm", projectConfirm(action, project, c.projectLabelOf(r, s, project), n, false, c.backTo(r.URL.Query().Get("back")), s.Principal))
+	c.render(w, r, s, http.StatusOK, "trash_confirm", c.projectConfirm(r, action, project, c.projectLabelOf(r, s, project), n, false, c.backTo(r.URL.Query().Get("back")), s.Principal))
 }
 
 // projectConfirm is the confirmation of a project-wide action, stating
 // the count.
-func projectConfirm(action string, project int64, label string, n int64, changed bool, back string, p deskkit.Principal) trashConfirmView {
+func (c *Console) projectConfirm(r *http.Request, action string, project int64, label string, n int64, changed bool, back string, p deskkit.Principal) trashConfirmView {
 	v := trashConfirmView{Action: action, Project: project, Count: n, Changed: changed, Back: back}
-	entries := "entries"
-	if n == 1 {
-		entries = "entry"
-	}
-	if action == "restore" {
-		v.Question = fmt.Sprintf("Restore all %d %s (tasks and sprints) of %s's trash?", n, entries, label)
-		v.Button = fmt.Sprintf("Restore %d %s", n, entries)
-	} else {
-		v.Question = fmt.Sprintf("Clear all %d %s (tasks and sprints) of %s's trash for good? They cannot be restored afterwards.", n, entries, label)
-		v.Button = fmt.Sprintf("Clear %d %s for good", n, entries)
+	switch {
+	case action == "restore" && n == 1:
+		v.Question = c.tr(r, "Restore all %d entry (tasks and sprints) of %s's trash?", n, label)
+		v.Button = c.tr(r, "Restore %d entry", n)
+	case action == "restore":
+		v.Question = c.tr(r, "Restore all %d entries (tasks and sprints) of %s's trash?", n, label)
+		v.Button = c.tr(r, "Restore %d entries", n)
+	case n == 1:
+		v.Question = c.tr(r, "Clear all %d entry (tasks and sprints) of %s's trash for good? They cannot be restored afterwards.", n, label)
+		v.Button = c.tr(r, "Clear %d entry for good", n)
+	default:
+		v.Question = c.tr(r, "Clear all %d entries (tasks and sprints) of %s's trash for good? They cannot be restored afterwards.", n, label)
+		v.Button = c.tr(r, "Clear %d entries for good", n)
 	}
 	if !p.Admin {
-		v.Question += " Unless you manage the project, only the entries you deleted or created are affected."
+		v.Question += " " + c.tr(r, "Unless you manage the project, only the entries you deleted or created are affected.")
 	}
 	return v
 }
@@ -430,7 +447,7 @@ func (c *Console) actOnProject(w http.ResponseWriter, r *http.Request, s *consol
 	// ask again with it rather than act on entries they did not count.
 	confirmed, err := strconv.ParseInt(r.PostForm.Get("count"), 10, 64)
 	if err != nil || confirmed < 0 {
-		c.plainErrorIn(w, r, s, http.StatusBadRequest, "The confirmation has no count; open the confirmation again.")
+		c.plainErrorIn(w, r, s, http.StatusBadRequest, c.tr(r, "The confirmation has no count; open the confirmation again."))
 		return
 	}
 	n, err := c.cfg.Trash.Count(ctx, s.Principal, project)
@@ -439,7 +456,7 @@ func (c *Console) actOnProject(w http.ResponseWriter, r *http.Request, s *consol
 		return
 	}
 	if n != confirmed {
-		c.render(w, r, s, http.StatusConflict, "trash_confirm", projectConfirm(action, project, c.projectLabelOf(r, s, project), n, true, back, s.Principal))
+		c.render(w, r, s, http.StatusConflict, "trash_confirm", c.projectConfirm(r, action, project, c.projectLabelOf(r, s, project), n, true, back, s.Principal))
 		return
 	}
 	var done int
@@ -452,15 +469,16 @@ func (c *Console) actOnProject(w http.ResponseWriter, r *http.Request, s *consol
 		c.fail(w, r, s, err)
 		return
 	}
-	verb := "Restored"
-	if action == "clear" {
-		verb = "Cleared"
+	switch {
+	case action == "restore" && done == 1:
+		setFlash(w, r, c.tr(r, "Restored %d entry of project %d.", done, project))
+	case action == "restore":
+		setFlash(w, r, c.tr(r, "Restored %d entries of project %d.", done, project))
+	case done == 1:
+		setFlash(w, r, c.tr(r, "Cleared %d entry of project %d.", done, project))
+	default:
+		setFlash(w, r, c.tr(r, "Cleared %d entries of project %d.", done, project))
 	}
-	entries := "entries"
-	if done == 1 {
-		entries = "entry"
-	}
-	setFlash(w, r, fmt.Sprintf("%s %d %s of project %d.", verb, done, entries, project))
 	redirect(w, r, back)
 }
 
@@ -481,11 +499,11 @@ func projectName(names map[int64]string, id int64) string {
 
 // projectLabel names project id in a sentence: "project Launch" or
 // "project 7".
-func projectLabel(names map[int64]string, id int64) string {
-	return "project " + projectName(names, id)
+func (c *Console) projectLabel(r *http.Request, names map[int64]string, id int64) string {
+	return c.tr(r, "project %s", projectName(names, id))
 }
 
 // projectLabelOf is projectLabel for one project of s's tenant.
 func (c *Console) projectLabelOf(r *http.Request, s *consoleSession, id int64) string {
-	return projectLabel(c.projectNames(r.Context(), s.Principal.TenantID, []int64{id}), id)
+	return c.projectLabel(r, c.projectNames(r.Context(), s.Principal.TenantID, []int64{id}), id)
 }

@@ -20,7 +20,8 @@
       s.form.requestSubmit ? s.form.requestSubmit() : s.form.submit();
     }
   });
-  // Copy buttons: <button data-copy="ELEMENT-ID">Copy</button>.
+  // Copy buttons: <button data-copy="ELEMENT-ID" data-copied="WORD">, which
+  // says WORD (in the page's language) once copied.
   document.addEventListener("click", function (e) {
     var b = e.target.closest ? e.target.closest("button[data-copy]") : null;
     if (!b) { return; }
@@ -28,7 +29,7 @@
     if (!el || !navigator.clipboard) { return; }
     e.preventDefault();
     navigator.clipboard.writeText(el.value !== undefined ? el.value : el.textContent).then(function () {
-      b.textContent = "Copied";
+      b.textContent = b.getAttribute("data-copied") || b.textContent;
     });
   });
 })();

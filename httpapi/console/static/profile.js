@@ -5,7 +5,12 @@
 // the server answers the limit's message with the wait.
 (function () {
   "use strict";
-  function words(n) { return n === 1 ? "1 second" : n + " seconds"; }
+  // The words come from the element, in the page's language:
+  // data-one ("1 second") and data-many ("%d seconds").
+  function words(el, n) {
+    var w = n === 1 ? el.getAttribute("data-one") : el.getAttribute("data-many");
+    return w ? w.replace("%d", String(n)) : String(n);
+  }
   function start(root) {
     var els = root.querySelectorAll ? root.querySelectorAll("[data-countdown]") : [];
     Array.prototype.forEach.call(els, function (el) {
@@ -25,7 +30,7 @@
           enable(true);
           return;
         }
-        if (out) { out.textContent = words(left); }
+        if (out) { out.textContent = words(el, left); }
       }, 1000);
     });
   }
