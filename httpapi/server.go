@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path"
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/ratelog"
@@ -84,6 +86,16 @@ type Config struct {
 	// TracerProvider starts a server span per request; the global
 	// provider (otel.GetTracerProvider) if nil.
 	TracerProvider trace.TracerProvider
+
+	// Messages writes the envelope's msg in the reader's language (see
+	// Languages in the package documentation); nil is deskkit.NewMessages()
+	// with the languages deskkit ships, English and Simplified Chinese.
+	// A host that adds a language or rewords a message passes its own.
+	Messages *deskkit.Messages
+	// DefaultLanguage is the server's default language, the last of the
+	// choices a request's language is matched against: a BCP 47 tag among
+	// Messages.Languages ("en", "zh-CN"). "en" if empty.
+	DefaultLanguage string
 }
 
 // withDefaults returns a copy of c (nil: of the zero Config) with the
@@ -112,6 +124,13 @@ func (c *Config) withDefaults() *Config {
 	if out.OutageLogInterval == 0 {
 		out.OutageLogInterval = DefaultOutageLogInterval
 	}
+	if out.Messages == nil {
+		// The shipped catalogues only: NewMessages cannot fail on them.
+		out.Messages, _ = deskkit.NewMessages()
+	}
+	if out.DefaultLanguage == "" {
+		out.DefaultLanguage = "en"
+	}
 	return &out
 }
 
@@ -123,7 +142,33 @@ func (c *Config) validate() error {
 	if c.MaxBodyBytes < 0 || c.RequestTimeout < 0 || c.RetryAfter < 0 || c.OutageLogInterval < 0 {
 		return errors.New("httpapi: MaxBodyBytes, RequestTimeout, RetryAfter and OutageLogInterval must not be negative")
 	}
+	if _, err := defaultLanguage(c.Messages, c.DefaultLanguage); err != nil {
+		return err
+	}
 	return nil
+}
+
+// defaultLanguage is the language of Messages that tag names, or an error
+// when it names none of them.
+func defaultLanguage(m *deskkit.Messages, tag string) (language.Tag, error) {
+	t, err := language.Parse(tag)
+	if err != nil {
+		return language.Und, fmt.Errorf("httpapi: DefaultLanguage %q is no BCP 47 language tag", tag)
+	}
+	got := m.Match(tag)
+	if base, _ := t.Base(); got == language.English && base.String() != "en" {
+		return language.Und, fmt.Errorf("httpapi: DefaultLanguage %q is none of the languages of Messages (%s)", tag, languageList(m))
+	}
+	return got, nil
+}
+
+// languageList is m's languages, comma separated.
+func languageList(m *deskkit.Messages) string {
+	var tags []string
+	for _, t := range m.Languages() {
+		tags = append(tags, t.String())
+	}
+	return strings.Join(tags, ", ")
 }
 
 // Endpoint is an authenticated operation: it gets the request (path
@@ -136,6 +181,7 @@ type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 // Prefix with an envelope.
 type Server struct {
 	cfg      Config
+	lang     language.Tag // Config.DefaultLanguage as one of Messages' tags
 	outages  *outageLog
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
@@ -152,6 +198,7 @@ func New(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: *c}
+	s.lang, _ = defaultLanguage(c.Messages, c.DefaultLanguage)
 	s.tracer = telemetry.Tracer(c.TracerProvider, scope)
 	s.duration = telemetry.Seconds(telemetry.Meter(c.MeterProvider, scope), "http.server.request.duration", "Duration of HTTP server requests.")
 	s.outages = &outageLog{logger: c.Logger, every: &ratelog.Every{Interval: c.OutageLogInterval, Now: c.Now}}
@@ -209,6 +256,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(RequestIDHeader, id)
 		ctx = deskkit.WithRequestID(ctx, id)
 	}
+	// The language of the answer until the principal's locales are known:
+	// what the client asks for, else the server's.
+	ctx = deskkit.WithLanguage(ctx, s.cfg.Messages.Match(r.Header.Get("Accept-Language"), s.cfg.DefaultLanguage))
 	ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(r.Header))
 	method := methodOf(r.Method)
 	ctx, span := s.tracer.Start(ctx, spanName(method), trace.WithSpanKind(trace.SpanKindServer),
@@ -276,6 +326,31 @@ func (s *Server) authenticate(r *http.Request) (deskkit.Principal, error) {
 		return deskkit.Principal{}, deskkit.ErrUnauthenticated
 	}
 	return p, nil
+}
+
+// language is the language of r's answer: the one ServeHTTP or localize
+// put in its context, else the server's default.
+func (s *Server) language(r *http.Request) language.Tag {
+	if t, ok := deskkit.LanguageOf(r.Context()); ok {
+		return t
+	}
+	return s.lang
+}
+
+// localize returns r with the language of an authenticated request in its
+// context: Accept-Language, then the user's and the tenant's locales if
+// the Authenticator is a deskkit.LocaleResolver, then the server's default.
+func (s *Server) localize(r *http.Request, p deskkit.Principal) (*http.Request, error) {
+	lr, ok := s.cfg.Authenticator.(deskkit.LocaleResolver)
+	if !ok {
+		return r, nil
+	}
+	user, tenant, err := lr.Locales(r.Context(), p)
+	if err != nil {
+		return r, err
+	}
+	tag := s.cfg.Messages.Match(r.Header.Get("Accept-Language"), user, tenant, s.cfg.DefaultLanguage)
+	return r.WithContext(deskkit.WithLanguage(r.Context(), tag)), nil
 }
 
 var getOpenAPIDocumentDoc = &doc{
