@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/addr"
@@ -1067,18 +1066,44 @@ func (d *Directory) ResolveUsers(ctx context.Context, db bun.IDB, tenantID int64
 // MaxLocaleLength is the longest locale the directory stores.
 const MaxLocaleLength = 35
 
-// CheckLocale returns locale in its canonical form ("zh-cn" gives "zh-CN"),
-// "" for "", or an *deskkit.InputError for field when it is no BCP 47
-// language tag.
+// CheckLocale returns locale in the canonical case of BCP 47 ("zh-cn"
+// gives "zh-CN", "zh-hans" "zh-Hans"), "" for "", or an *deskkit.InputError
+// for field when it is not a well-formed language tag: a language of 2, 3
+// or 5 to 8 letters, then subtags of 1 to 8 letters and digits, joined by
+// "-", MaxLocaleLength characters at most. Whether the server has
+// messages in the language is the reader's concern: one it lacks is
+// skipped when a language is picked.
 func CheckLocale(field, locale string) (string, error) {
 	if locale == "" {
 		return "", nil
 	}
-	t, err := language.Parse(locale)
-	if err != nil || len(locale) > MaxLocaleLength {
-		return "", deskkit.Invalid(field, "must be a BCP 47 language tag of at most %d characters, such as en or zh-CN", MaxLocaleLength)
+	bad := deskkit.Invalid(field, "must be a BCP 47 language tag of at most %d characters, such as en or zh-CN", MaxLocaleLength)
+	if len(locale) > MaxLocaleLength {
+		return "", bad
 	}
-	return t.String(), nil
+	parts := strings.Split(locale, "-")
+	for i, p := range parts {
+		letters, alnum := true, true
+		for j := 0; j < len(p); j++ {
+			c := p[j]
+			isLetter := ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+			letters = letters && isLetter
+			alnum = alnum && (isLetter || ('0' <= c && c <= '9'))
+		}
+		switch {
+		case i == 0 && (!letters || len(p) < 2 || len(p) == 4 || len(p) > 8):
+			return "", bad
+		case !alnum || len(p) < 1 || len(p) > 8:
+			return "", bad
+		case i > 0 && letters && len(p) == 4: // a script: Hans
+			parts[i] = strings.ToUpper(p[:1]) + strings.ToLower(p[1:])
+		case i > 0 && letters && len(p) == 2: // a region: CN
+			parts[i] = strings.ToUpper(p)
+		default:
+			parts[i] = strings.ToLower(p)
+		}
+	}
+	return strings.Join(parts, "-"), nil
 }
 
 // SetUserLocale sets the preferred locale of user id of the tenant ("" for
