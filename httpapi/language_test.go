@@ -281,3 +281,15 @@ func TestDefaultLanguageValidated(t *testing.T) {
 		}
 	}
 }
+
+// The 413's message, which names the limit, is translated too.
+func TestBodyTooLargeTranslated(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		srv := newLocaleAPI(t, db, Config{MaxBodyBytes: 64})
+		big := `{"ids":[` + strings.Repeat("1,", 64) + `1]}`
+		langCall{name: "413 in zh", method: "POST", target: "/api/v1/test/ids", token: "zhu", body: big,
+			status: 413, code: "E0", key: KeyRequestTooLarge, msg: "请求体不得超过 64 字节", lang: "zh-Hans"}.check(t, srv)
+		langCall{name: "413 in en", method: "POST", target: "/api/v1/test/ids", token: "alice", body: big,
+			status: 413, code: "E0", key: KeyRequestTooLarge, msg: "body must be at most 64 bytes", lang: "en"}.check(t, srv)
+	})
+}

@@ -258,7 +258,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The language of the answer until the principal's locales are known:
 	// what the client asks for, else the server's.
-	ctx = deskkit.WithLanguage(ctx, s.cfg.Messages.Match(r.Header.Get("Accept-Language"), s.cfg.DefaultLanguage))
+	lang := s.lang
+	if al := r.Header.Get("Accept-Language"); al != "" {
+		lang = s.cfg.Messages.Match(al, s.cfg.DefaultLanguage)
+	}
+	ctx = deskkit.WithLanguage(ctx, lang)
 	ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(r.Header))
 	method := methodOf(r.Method)
 	ctx, span := s.tracer.Start(ctx, spanName(method), trace.WithSpanKind(trace.SpanKindServer),
@@ -349,7 +353,11 @@ func (s *Server) localize(r *http.Request, p deskkit.Principal) (*http.Request, 
 	if err != nil {
 		return r, err
 	}
-	tag := s.cfg.Messages.Match(r.Header.Get("Accept-Language"), user, tenant, s.cfg.DefaultLanguage)
+	al := r.Header.Get("Accept-Language")
+	if user == "" && tenant == "" {
+		return r, nil // ServeHTTP matched Accept-Language and the default
+	}
+	tag := s.cfg.Messages.Match(al, user, tenant, s.cfg.DefaultLanguage)
 	return r.WithContext(deskkit.WithLanguage(r.Context(), tag)), nil
 }
 
