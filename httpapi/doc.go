@@ -165,8 +165,8 @@
 // The language is Config.Messages.Match of, in this order: the request's
 // Accept-Language (quality values order it; zh, zh-CN, zh-Hans and
 // zh-Hans-CN are all Simplified Chinese), the user's preferred locale and
-// the tenant's default locale, then Config.DefaultLanguage ("en" if
-// empty). A choice that names none of Messages' languages is skipped. The
+// the tenant's default locale, then Config.DefaultLanguage, then English.
+// A choice that names none of Messages' languages is skipped. The
 // user's and tenant's locales come from the Authenticator when it also
 // implements deskkit.LocaleResolver, asked once per authenticated request
 // after Authenticate; its error is answered as any error (one wrapping
@@ -176,7 +176,10 @@
 //
 // The language is on the context the service is called with
 // (deskkit.WithLanguage), so that what it sends for the request (a
-// verification code) is written in it too. Config.Messages is
+// verification code) is written in it too; when nothing names a language
+// and DefaultLanguage is empty, the context carries none, and the service
+// keeps its own default (verify writes English, and a template SMS
+// provider its own DefaultLocale). Config.Messages is
 // deskkit.NewMessages() by default, English and Simplified Chinese; a host
 // that rewords a message or adds a language passes its own, built from
 // catalogues in an fs.FS:

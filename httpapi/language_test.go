@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -213,22 +212,36 @@ func TestLocaleResolverOptional(t *testing.T) {
 }
 
 // The request's language is on the context the service gets
-// (deskkit.LanguageOf), for the messages it sends.
+// (deskkit.LanguageOf), for the messages it sends; when nothing names one
+// and the server has no default, the context carries none, and the
+// service keeps its own default.
 func TestLanguageReachesTheService(t *testing.T) {
+	lang := func(r *http.Request, _ deskkit.Principal) (any, error) {
+		tag, ok := deskkit.LanguageOf(r.Context())
+		if !ok {
+			return "none", nil
+		}
+		return tag.String(), nil
+	}
 	srv, err := New(&Config{Authenticator: localeUsers})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Handle("GET", "/test/lang", func(r *http.Request, _ deskkit.Principal) (any, error) {
-		tag, ok := deskkit.LanguageOf(r.Context())
-		if !ok {
-			return nil, errors.New("no language")
-		}
-		return tag.String(), nil
-	})
-	for _, c := range []struct{ token, accept, want string }{
-		{"alice", "", `"en"`}, {"alice", "zh-CN", `"zh-Hans"`}, {"zhu", "", `"zh-Hans"`}, {"ten", "", `"zh-Hans"`}, {"eng", "", `"en"`},
+	srv.Handle("GET", "/test/lang", lang)
+	withDefault, err := New(&Config{Authenticator: localeUsers, DefaultLanguage: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withDefault.Handle("GET", "/test/lang", lang)
+	for _, c := range []struct {
+		srv                 *Server
+		token, accept, want string
+	}{
+		{srv, "alice", "", `"none"`}, {srv, "alice", "fr", `"none"`}, {srv, "odd", "", `"none"`},
+		{srv, "alice", "en", `"en"`}, {srv, "alice", "zh-CN", `"zh-Hans"`}, {srv, "zhu", "", `"zh-Hans"`}, {srv, "ten", "", `"zh-Hans"`}, {srv, "eng", "", `"en"`},
+		{withDefault, "alice", "", `"en"`}, {withDefault, "odd", "fr", `"en"`}, {withDefault, "zhu", "", `"zh-Hans"`},
 	} {
+		srv := c.srv
 		req := httptest.NewRequest("GET", "/api/v1/test/lang", nil)
 		req.Header.Set("Authorization", "Bearer "+c.token)
 		if c.accept != "" {

@@ -94,7 +94,9 @@ type Config struct {
 	Messages *deskkit.Messages
 	// DefaultLanguage is the server's default language, the last of the
 	// choices a request's language is matched against: a BCP 47 tag among
-	// Messages.Languages ("en", "zh-CN"). "en" if empty.
+	// Messages.Languages ("en", "zh-CN"). Empty, answers are in English
+	// when nothing else names a language, and the service's context then
+	// carries none (see Languages in the package documentation).
 	DefaultLanguage string
 }
 
@@ -128,9 +130,6 @@ func (c *Config) withDefaults() *Config {
 		// The shipped catalogues only: NewMessages cannot fail on them.
 		out.Messages, _ = deskkit.NewMessages()
 	}
-	if out.DefaultLanguage == "" {
-		out.DefaultLanguage = "en"
-	}
 	return &out
 }
 
@@ -142,8 +141,10 @@ func (c *Config) validate() error {
 	if c.MaxBodyBytes < 0 || c.RequestTimeout < 0 || c.RetryAfter < 0 || c.OutageLogInterval < 0 {
 		return errors.New("httpapi: MaxBodyBytes, RequestTimeout, RetryAfter and OutageLogInterval must not be negative")
 	}
-	if _, err := defaultLanguage(c.Messages, c.DefaultLanguage); err != nil {
-		return err
+	if c.DefaultLanguage != "" {
+		if _, err := defaultLanguage(c.Messages, c.DefaultLanguage); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -181,7 +182,7 @@ type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 // Prefix with an envelope.
 type Server struct {
 	cfg      Config
-	lang     language.Tag // Config.DefaultLanguage as one of Messages' tags
+	lang     language.Tag // Config.DefaultLanguage as one of Messages' tags; English if none
 	outages  *outageLog
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
@@ -198,7 +199,10 @@ func New(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: *c}
-	s.lang, _ = defaultLanguage(c.Messages, c.DefaultLanguage)
+	s.lang = language.English
+	if c.DefaultLanguage != "" {
+		s.lang, _ = defaultLanguage(c.Messages, c.DefaultLanguage)
+	}
 	s.tracer = telemetry.Tracer(c.TracerProvider, scope)
 	s.duration = telemetry.Seconds(telemetry.Meter(c.MeterProvider, scope), "http.server.request.duration", "Duration of HTTP server requests.")
 	s.outages = &outageLog{logger: c.Logger, every: &ratelog.Every{Interval: c.OutageLogInterval, Now: c.Now}}
@@ -257,12 +261,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx = deskkit.WithRequestID(ctx, id)
 	}
 	// The language of the answer until the principal's locales are known:
-	// what the client asks for, else the server's.
-	lang := s.lang
+	// what the client asks for, else the server's default; none on the
+	// context when nothing names one (the answer is in English).
 	if al := r.Header.Get("Accept-Language"); al != "" {
-		lang = s.cfg.Messages.Match(al, s.cfg.DefaultLanguage)
+		if tag, ok := s.cfg.Messages.Matched(al); ok {
+			ctx = deskkit.WithLanguage(ctx, tag)
+		} else if s.cfg.DefaultLanguage != "" {
+			ctx = deskkit.WithLanguage(ctx, s.lang)
+		}
+	} else if s.cfg.DefaultLanguage != "" {
+		ctx = deskkit.WithLanguage(ctx, s.lang)
 	}
-	ctx = deskkit.WithLanguage(ctx, lang)
 	ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(r.Header))
 	method := methodOf(r.Method)
 	ctx, span := s.tracer.Start(ctx, spanName(method), trace.WithSpanKind(trace.SpanKindServer),
@@ -353,11 +362,13 @@ func (s *Server) localize(r *http.Request, p deskkit.Principal) (*http.Request, 
 	if err != nil {
 		return r, err
 	}
-	al := r.Header.Get("Accept-Language")
 	if user == "" && tenant == "" {
 		return r, nil // ServeHTTP matched Accept-Language and the default
 	}
-	tag := s.cfg.Messages.Match(al, user, tenant, s.cfg.DefaultLanguage)
+	tag, ok := s.cfg.Messages.Matched(r.Header.Get("Accept-Language"), user, tenant, s.cfg.DefaultLanguage)
+	if !ok {
+		return r, nil
+	}
 	return r.WithContext(deskkit.WithLanguage(r.Context(), tag)), nil
 }
 

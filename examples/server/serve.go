@@ -93,7 +93,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs.fromEnv("db-statement-timeout", envDBStatementTimeout)
 	fs.Var(durationFlag{&cfg.requestTimeout}, "request-timeout", "deadline of every API request, past which it answers 503; 0 means "+httpapi.DefaultRequestTimeout.String())
 	fs.fromEnv("request-timeout", envRequestTimeout)
-	fs.StringVar(&cfg.language, "default-language", "en", "language of API answers and event messages for whom neither the request's Accept-Language, the user's locale nor the tenant's names one: en or zh-CN")
+	fs.StringVar(&cfg.language, "default-language", "", "language of API answers, codes and event messages for whom neither the request's Accept-Language, the user's locale nor the tenant's names one: en or zh-CN; unset, answers and event messages are in en and codes in the sender's default (-sms-locale for aliyun and tencent)")
 	fs.fromEnv("default-language", envDefaultLanguage)
 	verifyEnv := addVerifyFlags(fs, &cfg.verify)
 	addChannelFlags(fs, &cfg.channel)
@@ -119,6 +119,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 // checkLanguage refuses a -default-language the server has no messages
 // in, before anything starts.
 func checkLanguage(tag string) error {
+	if tag == "" {
+		return nil
+	}
 	t, err := language.Parse(tag)
 	if err == nil {
 		base, _ := t.Base()
