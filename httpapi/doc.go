@@ -187,7 +187,9 @@
 //	msgs, err := deskkit.NewMessages(os.DirFS("catalogues")) // ja.json, zh-Hans.json...
 //	api, err := httpapi.New(&httpapi.Config{Authenticator: auth, Messages: msgs, DefaultLanguage: "ja"})
 //
-// English answers are the messages as the code writes them.
+// The same Messages go to verify.Config.Messages and
+// channel.Config.Messages, so that codes and event messages read as the
+// answers do. English answers are the messages as the code writes them.
 //
 // # The OpenAPI document
 //
