@@ -301,6 +301,9 @@ func poolCases(base string, mail *smtptest.Server, sms *gateway, recv *sink) []p
 		{route(patch, "/task/trash/{id}/back"), func(t *testing.T, u poolUser) poolRequest {
 			return poolRequest{path: fmt.Sprintf("/api/v1/task/trash/%d/back", trashed(t, u, 1))}
 		}},
+		{route(get, "/task/trash/{id}"), func(t *testing.T, u poolUser) poolRequest {
+			return poolRequest{path: fmt.Sprintf("/api/v1/task/trash/%d", trashed(t, u, 1))}
+		}},
 		{route(del, "/task/trash/{id}"), func(t *testing.T, u poolUser) poolRequest {
 			return poolRequest{path: fmt.Sprintf("/api/v1/task/trash/%d", trashed(t, u, 1))}
 		}},
@@ -359,6 +362,9 @@ func poolCases(base string, mail *smtptest.Server, sms *gateway, recv *sink) []p
 		{route(put, "/event/channel"), func(t *testing.T, u poolUser) poolRequest {
 			id := robot(t, u, "replaced")
 			return poolRequest{path: "/api/v1/event/channel", body: map[string]any{"id": id, "channelType": "ENTERPRISE_CHAT", "name": "replaced too", "address": robotURL(recv, u, "replaced")}}
+		}},
+		{route(get, "/event/channel/{id}"), func(_ *testing.T, u poolUser) poolRequest {
+			return poolRequest{path: fmt.Sprintf("/api/v1/event/channel/%d", u.hook)}
 		}},
 		{route(del, "/event/channel/{id}"), func(t *testing.T, u poolUser) poolRequest {
 			return poolRequest{path: fmt.Sprintf("/api/v1/event/channel/%d", robot(t, u, "deleted"))}
