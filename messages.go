@@ -66,6 +66,17 @@ func (m *Messages) Match(choices ...string) language.Tag {
 	return m.b.Match(choices...)
 }
 
+// Matched is Match, and whether one of the choices matched a language of m:
+// false when Match answers English because none did, so that a caller can
+// tell a reader who asked for English from one who asked for nothing m has.
+// A nil *Messages matches nothing.
+func (m *Messages) Matched(choices ...string) (language.Tag, bool) {
+	if m == nil {
+		return language.English, false
+	}
+	return m.b.Matched(choices...)
+}
+
 // Sprintf formats the message key (its English text, a fmt format) with
 // args in tag's language: its translation if m has one, else the English
 // text. Arguments that are themselves messages (a Text, an *InputError, any

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 )
@@ -58,10 +59,14 @@ func DecodeJSON(r *http.Request, dst any) error {
 // request_too_large with a message that names the limit.
 type bodyTooLarge struct{ err *http.MaxBytesError }
 
-func (e *bodyTooLarge) Error() string { return e.ClientMessage() }
-func (e *bodyTooLarge) Unwrap() error { return e.err }
-func (e *bodyTooLarge) ClientMessage() string {
-	return fmt.Sprintf("body must be at most %d bytes", e.err.Limit)
+func (e *bodyTooLarge) Error() string         { return e.ClientMessage() }
+func (e *bodyTooLarge) Unwrap() error         { return e.err }
+func (e *bodyTooLarge) ClientMessage() string { return e.text().String() }
+func (e *bodyTooLarge) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
+	return e.text().LocalizedMessage(m, tag)
+}
+func (e *bodyTooLarge) text() deskkit.Text {
+	return deskkit.Textf("body must be at most %d bytes", e.err.Limit)
 }
 
 // jsonError turns a decoding error into the client's message; body and
@@ -164,42 +169,46 @@ func elemOf(t reflect.Type) reflect.Type {
 
 // describe says what a JSON value of type t is, for "must be ...": "an
 // array of arrays of addresses". noun names plain strings (the field's own
-// name: toAddress holds addresses).
-func describe(t reflect.Type, noun string) string {
+// name: toAddress holds addresses); it stays as it is in every language.
+func describe(t reflect.Type, noun string) deskkit.Text {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-		return "an array of " + plural(t.Elem(), noun)
+		return deskkit.Textf("an array of %s", plural(t.Elem(), noun))
 	}
 	return jsonKind(&json.UnmarshalTypeError{Type: t})
 }
 
-// plural names values of type t, many of them.
-func plural(t reflect.Type, noun string) string {
+// plural names values of type t, many of them: a deskkit.Text, or a noun
+// made from a name of the code.
+func plural(t reflect.Type, noun string) any {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		return "arrays of " + plural(t.Elem(), noun)
+		return deskkit.Textf("arrays of %s", plural(t.Elem(), noun))
 	case reflect.String:
 		if t == digitsType {
-			return "digit strings"
+			return deskkit.Textf("digit strings")
 		}
 		if t.Name() != "string" && t.Name() != "" {
 			return pluralize(lastWord(t.Name()))
 		}
+		if noun == "" {
+			return deskkit.Textf("strings")
+		}
 		return pluralize(noun)
 	case reflect.Bool:
-		return "true or false values"
+		return deskkit.Textf("true or false values")
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "integers"
+		return deskkit.Textf("integers")
 	case reflect.Float32, reflect.Float64:
-		return "numbers"
+		return deskkit.Textf("numbers")
 	default:
-		return "objects"
+		return deskkit.Textf("objects")
 	}
 }
 
@@ -233,26 +242,26 @@ func pluralize(w string) string {
 	}
 }
 
-func jsonKind(e *json.UnmarshalTypeError) string {
+func jsonKind(e *json.UnmarshalTypeError) deskkit.Text {
 	if e.Type == digitsType {
-		return "digits, written as a number or a string"
+		return deskkit.Textf("digits, written as a number or a string")
 	}
 	switch e.Type.Kind().String() {
 	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
 		if strings.HasPrefix(e.Value, "number") {
-			return fmt.Sprintf("an integer that fits %s", e.Type.Kind())
+			return deskkit.Textf("an integer that fits %s", e.Type.Kind().String())
 		}
-		return "an integer"
+		return deskkit.Textf("an integer")
 	case "float32", "float64":
-		return "a number"
+		return deskkit.Textf("a number")
 	case "string":
-		return "a string"
+		return deskkit.Textf("a string")
 	case "bool":
-		return "true or false"
+		return deskkit.Textf("true or false")
 	case "slice", "array":
-		return "an array"
+		return deskkit.Textf("an array")
 	default:
-		return "a " + e.Type.Kind().String()
+		return deskkit.Textf("a %s", e.Type.Kind().String())
 	}
 }
 

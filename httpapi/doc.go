@@ -152,6 +152,45 @@
 // encoding/json does not: "MOBILE" is not the field mobile, and is answered
 // as a key the request does not have.
 //
+// # Languages
+//
+// Every answer's msg is written for a person, in the reader's language:
+// "Success", each row's message, the services' own messages (errors that
+// are deskkit.LocalizedMessagers), the router's 404 and 405, and every
+// field-level message of the parameter checks and DecodeJSON. The
+// machine-read parts never change with the language: code, ext.eKey, the
+// JSON keys, event types, and the field names inside messages. The answer
+// names its language in Content-Language ("en", "zh-Hans").
+//
+// The language is Config.Messages.Match of, in this order: the request's
+// Accept-Language (quality values order it; zh, zh-CN, zh-Hans and
+// zh-Hans-CN are all Simplified Chinese), the user's preferred locale and
+// the tenant's default locale, then Config.DefaultLanguage, then English.
+// A choice that names none of Messages' languages is skipped. The
+// user's and tenant's locales come from the Authenticator when it also
+// implements deskkit.LocaleResolver, asked once per authenticated request
+// after Authenticate; its error is answered as any error (one wrapping
+// deskkit.ErrUnavailable is a 503). Without it, and for a request whose
+// authentication fails (401, which has no principal), only Accept-Language
+// and the default remain.
+//
+// The language is on the context the service is called with
+// (deskkit.WithLanguage), so that what it sends for the request (a
+// verification code) is written in it too; when nothing names a language
+// and DefaultLanguage is empty, the context carries none, and the service
+// keeps its own default (verify writes English, and a template SMS
+// provider its own DefaultLocale). Config.Messages is
+// deskkit.NewMessages() by default, English and Simplified Chinese; a host
+// that rewords a message or adds a language passes its own, built from
+// catalogues in an fs.FS:
+//
+//	msgs, err := deskkit.NewMessages(os.DirFS("catalogues")) // ja.json, zh-Hans.json...
+//	api, err := httpapi.New(&httpapi.Config{Authenticator: auth, Messages: msgs, DefaultLanguage: "ja"})
+//
+// The same Messages go to verify.Config.Messages and
+// channel.Config.Messages, so that codes and event messages read as the
+// answers do. English answers are the messages as the code writes them.
+//
 // # The OpenAPI document
 //
 // The document is generated, never written by hand, by

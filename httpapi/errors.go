@@ -177,19 +177,30 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	s.cfg.Logger.ErrorContext(r.Context(), "unexpected error", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Any("error", err))
-	s.writeError(w, r, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, "internal server error")
+	s.writeError(w, r, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, key(internalError))
 }
 
-// clientMessage is err's message for the client if it has one, else def.
-func clientMessage(err error, def string) string {
+// internalError is the message of a 500: a key of the catalogues.
+const internalError = "internal server error"
+
+// clientMessage is err's message for the client if it has one (written in
+// the reader's language when it is a deskkit.LocalizedMessager), else def,
+// a key of the catalogues.
+func clientMessage(err error, def string) any {
 	var m deskkit.ClientMessager
 	if errors.As(err, &m) {
 		if msg := m.ClientMessage(); msg != "" {
+			if l, ok := m.(deskkit.LocalizedMessager); ok {
+				return l
+			}
 			return msg
 		}
 	}
-	return def
+	return key(def)
 }
+
+// key is a message of the catalogues without arguments.
+type key string
 
 // writeUnavailable answers 503 with Retry-After: err's own if it is a
 // deskkit.RetryAfterer, Config.RetryAfter otherwise. The message is generic
@@ -202,10 +213,9 @@ func (s *Server) writeUnavailable(w http.ResponseWriter, r *http.Request, err er
 	}
 	secs := seconds(wait)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	msg := fmt.Sprintf("the service is temporarily unavailable; retry after %d seconds", secs)
-	var m deskkit.ClientMessager
-	if errors.As(err, &m) && m.ClientMessage() != "" {
-		msg = m.ClientMessage()
+	msg := clientMessage(err, "")
+	if msg == key("") {
+		msg = deskkit.Textf("the service is temporarily unavailable; retry after %d seconds", secs)
 	}
 	s.writeError(w, r, http.StatusServiceUnavailable, envelope.CodeSystem, KeyServiceUnavailable, msg)
 }
@@ -249,9 +259,24 @@ func (o *outageLog) succeeded(r *http.Request) {
 }
 
 // writeError answers an error envelope, with the request id of r's
-// context (set by ServeHTTP) in ext.requestId.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, code, key, msg string) {
-	env := envelope.Error(code, key, msg, s.cfg.Now())
+// context (set by ServeHTTP) in ext.requestId, and msg in the language of
+// r (Content-Language): msg is a key of the catalogues, a
+// deskkit.LocalizedMessager, or a string sent as it is.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, code, eKey string, msg any) {
+	tag := s.language(r)
+	var text string
+	switch m := msg.(type) {
+	case key:
+		text = s.cfg.Messages.Sprintf(tag, string(m))
+	case deskkit.LocalizedMessager:
+		text = m.LocalizedMessage(s.cfg.Messages, tag)
+	case string:
+		text = m
+	default:
+		text = fmt.Sprint(m)
+	}
+	w.Header().Set("Content-Language", tag.String())
+	env := envelope.Error(code, eKey, text, s.cfg.Now())
 	if id := deskkit.RequestID(r.Context()); id != "" {
 		env.Ext[envelope.RequestIDExt] = id
 	}
@@ -259,7 +284,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, 
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, http.StatusNotFound, envelope.CodeProtocol, KeyRouteNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.EscapedPath()))
+	s.writeError(w, r, http.StatusNotFound, envelope.CodeProtocol, KeyRouteNotFound, deskkit.Textf("no route %s %s", r.Method, r.URL.EscapedPath()))
 }
 
 // panicked logs a handler's panic with its stack and answers 500, without
@@ -267,5 +292,5 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 func (s *Server) panicked(w http.ResponseWriter, r *http.Request, v any, stack []byte) {
 	s.cfg.Logger.ErrorContext(context.WithoutCancel(r.Context()), "panic", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()),
 		slog.Any("panic", v), slog.String("stack", string(stack)))
-	s.writeError(w, r, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, "internal server error")
+	s.writeError(w, r, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, key(internalError))
 }

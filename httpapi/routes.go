@@ -278,7 +278,7 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, rt *routing, s
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
 	s.writeError(w, r, http.StatusMethodNotAllowed, envelope.CodeProtocol, KeyMethodNotAllowed,
-		fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.EscapedPath(), strings.Join(allow, ", ")))
+		deskkit.Textf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.EscapedPath(), strings.Join(allow, ", ")))
 }
 
 // pathSegments splits r's escaped path (as the client wrote it) after
@@ -401,6 +401,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, va
 		s.WriteError(w, r, err)
 		return
 	}
+	if r, err = s.localize(r, p); err != nil {
+		s.WriteError(w, r, err)
+		return
+	}
 	if err := checkPath(vals, op.params); err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -416,7 +420,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, va
 		return
 	}
 	s.outages.succeeded(r)
-	envelope.Write(w, http.StatusOK, envelope.OK(data, s.cfg.Now()))
+	env := envelope.OK(data, s.cfg.Now())
+	tag := s.language(r)
+	env.Msg = s.cfg.Messages.Sprintf(tag, env.Msg)
+	w.Header().Set("Content-Language", tag.String())
+	envelope.Write(w, http.StatusOK, env)
 }
 
 // canonicalInt is the one spelling of an integer: decimal digits, no plus

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path"
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/ratelog"
@@ -84,6 +86,18 @@ type Config struct {
 	// TracerProvider starts a server span per request; the global
 	// provider (otel.GetTracerProvider) if nil.
 	TracerProvider trace.TracerProvider
+
+	// Messages writes the envelope's msg in the reader's language (see
+	// Languages in the package documentation); nil is deskkit.NewMessages()
+	// with the languages deskkit ships, English and Simplified Chinese.
+	// A host that adds a language or rewords a message passes its own.
+	Messages *deskkit.Messages
+	// DefaultLanguage is the server's default language, the last of the
+	// choices a request's language is matched against: a BCP 47 tag among
+	// Messages.Languages ("en", "zh-CN"). Empty, answers are in English
+	// when nothing else names a language, and the service's context then
+	// carries none (see Languages in the package documentation).
+	DefaultLanguage string
 }
 
 // withDefaults returns a copy of c (nil: of the zero Config) with the
@@ -112,6 +126,10 @@ func (c *Config) withDefaults() *Config {
 	if out.OutageLogInterval == 0 {
 		out.OutageLogInterval = DefaultOutageLogInterval
 	}
+	if out.Messages == nil {
+		// The shipped catalogues only: NewMessages cannot fail on them.
+		out.Messages, _ = deskkit.NewMessages()
+	}
 	return &out
 }
 
@@ -123,7 +141,35 @@ func (c *Config) validate() error {
 	if c.MaxBodyBytes < 0 || c.RequestTimeout < 0 || c.RetryAfter < 0 || c.OutageLogInterval < 0 {
 		return errors.New("httpapi: MaxBodyBytes, RequestTimeout, RetryAfter and OutageLogInterval must not be negative")
 	}
+	if c.DefaultLanguage != "" {
+		if _, err := defaultLanguage(c.Messages, c.DefaultLanguage); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// defaultLanguage is the language of Messages that tag names, or an error
+// when it names none of them.
+func defaultLanguage(m *deskkit.Messages, tag string) (language.Tag, error) {
+	t, err := language.Parse(tag)
+	if err != nil {
+		return language.Und, fmt.Errorf("httpapi: DefaultLanguage %q is no BCP 47 language tag", tag)
+	}
+	got := m.Match(tag)
+	if base, _ := t.Base(); got == language.English && base.String() != "en" {
+		return language.Und, fmt.Errorf("httpapi: DefaultLanguage %q is none of the languages of Messages (%s)", tag, languageList(m))
+	}
+	return got, nil
+}
+
+// languageList is m's languages, comma separated.
+func languageList(m *deskkit.Messages) string {
+	var tags []string
+	for _, t := range m.Languages() {
+		tags = append(tags, t.String())
+	}
+	return strings.Join(tags, ", ")
 }
 
 // Endpoint is an authenticated operation: it gets the request (path
@@ -136,6 +182,7 @@ type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 // Prefix with an envelope.
 type Server struct {
 	cfg      Config
+	lang     language.Tag // Config.DefaultLanguage as one of Messages' tags; English if none
 	outages  *outageLog
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
@@ -152,6 +199,10 @@ func New(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: *c}
+	s.lang = language.English
+	if c.DefaultLanguage != "" {
+		s.lang, _ = defaultLanguage(c.Messages, c.DefaultLanguage)
+	}
 	s.tracer = telemetry.Tracer(c.TracerProvider, scope)
 	s.duration = telemetry.Seconds(telemetry.Meter(c.MeterProvider, scope), "http.server.request.duration", "Duration of HTTP server requests.")
 	s.outages = &outageLog{logger: c.Logger, every: &ratelog.Every{Interval: c.OutageLogInterval, Now: c.Now}}
@@ -208,6 +259,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id := requestID(r.Header.Get(RequestIDHeader))
 		w.Header().Set(RequestIDHeader, id)
 		ctx = deskkit.WithRequestID(ctx, id)
+	}
+	// The language of the answer until the principal's locales are known:
+	// what the client asks for, else the server's default; none on the
+	// context when nothing names one (the answer is in English).
+	if al := r.Header.Get("Accept-Language"); al != "" {
+		if tag, ok := s.cfg.Messages.Matched(al); ok {
+			ctx = deskkit.WithLanguage(ctx, tag)
+		} else if s.cfg.DefaultLanguage != "" {
+			ctx = deskkit.WithLanguage(ctx, s.lang)
+		}
+	} else if s.cfg.DefaultLanguage != "" {
+		ctx = deskkit.WithLanguage(ctx, s.lang)
 	}
 	ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(r.Header))
 	method := methodOf(r.Method)
@@ -276,6 +339,37 @@ func (s *Server) authenticate(r *http.Request) (deskkit.Principal, error) {
 		return deskkit.Principal{}, deskkit.ErrUnauthenticated
 	}
 	return p, nil
+}
+
+// language is the language of r's answer: the one ServeHTTP or localize
+// put in its context, else the server's default.
+func (s *Server) language(r *http.Request) language.Tag {
+	if t, ok := deskkit.LanguageOf(r.Context()); ok {
+		return t
+	}
+	return s.lang
+}
+
+// localize returns r with the language of an authenticated request in its
+// context: Accept-Language, then the user's and the tenant's locales if
+// the Authenticator is a deskkit.LocaleResolver, then the server's default.
+func (s *Server) localize(r *http.Request, p deskkit.Principal) (*http.Request, error) {
+	lr, ok := s.cfg.Authenticator.(deskkit.LocaleResolver)
+	if !ok {
+		return r, nil
+	}
+	user, tenant, err := lr.Locales(r.Context(), p)
+	if err != nil {
+		return r, err
+	}
+	if user == "" && tenant == "" {
+		return r, nil // ServeHTTP matched Accept-Language and the default
+	}
+	tag, ok := s.cfg.Messages.Matched(r.Header.Get("Accept-Language"), user, tenant, s.cfg.DefaultLanguage)
+	if !ok {
+		return r, nil
+	}
+	return r.WithContext(deskkit.WithLanguage(r.Context(), tag)), nil
 }
 
 var getOpenAPIDocumentDoc = &doc{

@@ -33,6 +33,12 @@ type requestUser struct {
 	mu   sync.Mutex
 	u    directory.User
 	have bool
+	// The locales of the user the token named, read with it, which
+	// authUsers.Locales answers for the rest of the request: take does not
+	// drop them.
+	locales        [2]string // the user's, the tenant's
+	localesOf      deskkit.Principal
+	localesOfKnown bool
 }
 
 type requestUserKey struct{}
@@ -78,9 +84,27 @@ func (a authUsers) Authenticate(ctx context.Context, token string) (deskkit.Prin
 	if s := slotOf(ctx); s != nil {
 		s.mu.Lock()
 		s.u, s.have = u, true
+		s.locales, s.localesOf, s.localesOfKnown = [2]string{u.Locale, u.TenantLocale}, deskkit.Principal{UserID: u.ID, TenantID: u.TenantID}, true
 		s.mu.Unlock()
 	}
 	return deskkit.Principal{UserID: u.ID, TenantID: u.TenantID, Admin: u.Admin}, nil
+}
+
+var _ deskkit.LocaleResolver = authUsers{}
+
+// Locales answers the user's preferred locale and the tenant's default,
+// as read with the token when the request authenticated p, else from the
+// directory.
+func (a authUsers) Locales(ctx context.Context, p deskkit.Principal) (user, tenant string, err error) {
+	if s := slotOf(ctx); s != nil {
+		s.mu.Lock()
+		l, ok := s.locales, s.localesOfKnown && s.localesOf.UserID == p.UserID && s.localesOf.TenantID == p.TenantID
+		s.mu.Unlock()
+		if ok {
+			return l[0], l[1], nil
+		}
+	}
+	return a.d.Locales(ctx, p)
 }
 
 // trashUsers makes the directory the trash's UserResolver.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/verify"
 )
@@ -186,7 +188,10 @@ func (cfg channelConfig) describe() []any {
 // take it. Without an SMTP server EMAIL channels can be stored, and their
 // tests say that no mail server is configured: logging a message is no
 // delivery.
-func newChannels(db *bun.DB, secret []byte, cfg appConfig) (*channel.ChannelRegistry, error) {
+//
+// A tenant's channels get deskkit's event messages in the tenant's locale
+// (the directory's), else in the server's default language.
+func newChannels(db *bun.DB, secret []byte, dir *directory.Directory, cfg appConfig) (*channel.ChannelRegistry, error) {
 	var mail deskkit.Mailer
 	if cfg.Verify.smtp.Addr != "" {
 		m, err := verify.NewSMTPMailer(cfg.Verify.smtp)
@@ -211,6 +216,13 @@ func newChannels(db *bun.DB, secret []byte, cfg appConfig) (*channel.ChannelRegi
 		TenantConcurrency:     cfg.Channel.tenantConcurrency,
 		Logger:                cfg.Logger,
 		Now:                   cfg.Now,
+		TenantLanguage: func(ctx context.Context, tenantID int64) (string, error) {
+			locale, err := dir.TenantLocale(ctx, tenantID)
+			if locale == "" && err == nil {
+				locale = cfg.DefaultLanguage
+			}
+			return locale, err
+		},
 	})
 }
 

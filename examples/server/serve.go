@@ -18,7 +18,9 @@ import (
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/text/language"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/httpapi"
@@ -58,6 +60,7 @@ const (
 	envDBMaxConns         = "DESKKIT_DB_MAX_CONNS"
 	envDBStatementTimeout = "DESKKIT_DB_STATEMENT_TIMEOUT"
 	envRequestTimeout     = "DESKKIT_REQUEST_TIMEOUT"
+	envDefaultLanguage    = "DESKKIT_DEFAULT_LANGUAGE"
 )
 
 // serveConfig is the serve command's configuration.
@@ -68,6 +71,7 @@ type serveConfig struct {
 	demo           bool
 	db             database.Options // pool size and statement timeout; 0 means deskkit's defaults
 	requestTimeout time.Duration    // httpapi.DefaultRequestTimeout if 0
+	language       string           // the server's default language: "en" or "zh-CN"
 	verify         verifyConfig
 	channel        channelConfig
 	telemetry      telemetryConfig
@@ -89,6 +93,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs.fromEnv("db-statement-timeout", envDBStatementTimeout)
 	fs.Var(durationFlag{&cfg.requestTimeout}, "request-timeout", "deadline of every API request, past which it answers 503; 0 means "+httpapi.DefaultRequestTimeout.String())
 	fs.fromEnv("request-timeout", envRequestTimeout)
+	fs.StringVar(&cfg.language, "default-language", "", "language of API answers, codes and event messages for whom neither the request's Accept-Language, the user's locale nor the tenant's names one: en or zh-CN; unset, answers and event messages are in en and codes in the sender's default (-sms-locale for aliyun and tencent)")
+	fs.fromEnv("default-language", envDefaultLanguage)
 	verifyEnv := addVerifyFlags(fs, &cfg.verify)
 	addChannelFlags(fs, &cfg.channel)
 	telemetryEnv := addTelemetryFlags(fs, &cfg.telemetry)
@@ -103,8 +109,27 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err := telemetryEnv(cfg.addr); err != nil {
 		return err
 	}
+	if err := checkLanguage(cfg.language); err != nil {
+		return err
+	}
 	cfg.databaseURL = *dbURL
 	return serve(ctx, cfg, stdout, logger)
+}
+
+// checkLanguage refuses a -default-language the server has no messages
+// in, before anything starts.
+func checkLanguage(tag string) error {
+	if tag == "" {
+		return nil
+	}
+	t, err := language.Parse(tag)
+	if err == nil {
+		base, _ := t.Base()
+		if msgs, _ := deskkit.NewMessages(); msgs.Match(tag) != language.English || base.String() == "en" {
+			return nil
+		}
+	}
+	return fmt.Errorf("-default-language %q: must be en or zh-CN (%s)", tag, envDefaultLanguage)
 }
 
 // serve runs the server until ctx is cancelled, then shuts it down,
@@ -128,7 +153,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	}
 	defer db.Close()
 	a, err := newApp(db, appConfig{
-		Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout, Verify: cfg.verify, Channel: cfg.channel,
+		Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout, DefaultLanguage: cfg.language, Verify: cfg.verify, Channel: cfg.channel,
 		MeterProvider: tel.meters, TracerProvider: tel.tracers,
 	})
 	if err != nil {
@@ -338,8 +363,12 @@ type appConfig struct {
 	Now            func() time.Time // time.Now if nil
 	Retention      time.Duration
 	RequestTimeout time.Duration // httpapi.DefaultRequestTimeout if 0
-	Verify         verifyConfig  // the zero value: log senders, the secret kept in the database
-	Channel        channelConfig // the zero value: public networks only, the default throttle
+	// DefaultLanguage is the server's default language (en if ""): of API
+	// answers after Accept-Language and the user's and tenant's locales,
+	// and of the event messages of tenants without a locale.
+	DefaultLanguage string
+	Verify          verifyConfig  // the zero value: log senders, the secret kept in the database
+	Channel         channelConfig // the zero value: public networks only, the default throttle
 	// MeterProvider takes the server's own instruments (the database
 	// pool's); nil records none.
 	MeterProvider metric.MeterProvider
@@ -390,7 +419,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 			return nil, err
 		}
 	}
-	reg, err := newChannels(db, secret, cfg)
+	reg, err := newChannels(db, secret, dir, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -412,6 +441,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	}
 	api, err := httpapi.New(&httpapi.Config{
 		Authenticator: authUsers{dir}, Trash: tr, Verifier: v, Channels: reg, Logger: cfg.Logger, Now: cfg.Now, RequestTimeout: cfg.RequestTimeout,
+		DefaultLanguage: cfg.DefaultLanguage,
 	})
 	if err != nil {
 		return nil, err

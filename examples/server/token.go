@@ -34,6 +34,8 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	email := fs.String("email", "", "set the user's e-mail address (without verification: the operator vouches for it)")
 	mobile := fs.String("mobile", "", "set the user's mobile number, in any form valid for -country")
 	country := fs.String("country", "", "ISO 3166-1 region of -mobile, such as CN or US")
+	locale := fs.String("locale", "", "set the user's preferred language, a BCP 47 tag such as en or zh-CN, which API answers use when the request's Accept-Language names none the server has; \"\" leaves it as it is")
+	tenantLocale := fs.String("tenant-locale", "", "set the tenant's default language (BCP 47: en, zh-CN), for its users without one of their own and its channels' event messages; \"\" leaves it as it is")
 	revoke := fs.Bool("revoke", false, "revoke the token read from stdin (its first line) instead of issuing one")
 	consoleLink := fs.Bool("console", false, "print a one-time sign-in link to the web console (valid "+readableDuration(console.DefaultLinkTTL)+", single use) instead of the token; the token it signs in with expires with the session ("+readableDuration(console.DefaultLinkTTL+console.DefaultSessionTTL)+") unless -ttl says otherwise")
 	baseURLFlag := fs.String("base-url", "", "the server's URL, which -console's link starts with (default http:// and "+envAddr+", or "+defaultAddr+")")
@@ -42,7 +44,7 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	if *revoke {
-		for _, name := range []string{"tenant", "username", "admin", "ttl", "email", "mobile", "country", "console", "base-url"} {
+		for _, name := range []string{"tenant", "username", "admin", "ttl", "email", "mobile", "country", "locale", "tenant-locale", "console", "base-url"} {
 			if fs.given(name) {
 				return fmt.Errorf("-revoke takes the token on stdin and no -%s", name)
 			}
@@ -80,6 +82,12 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return fmt.Errorf("-email: %w", err)
 		}
 	}
+	if *locale, err = directory.CheckLocale("locale", *locale); err != nil {
+		return fmt.Errorf("-locale: %w", err)
+	}
+	if *tenantLocale, err = directory.CheckLocale("tenantLocale", *tenantLocale); err != nil {
+		return fmt.Errorf("-tenant-locale: %w", err)
+	}
 	// Without -admin the role stays as it is: leaving a flag out must not
 	// demote an admin.
 	role := directory.Role{}
@@ -103,9 +111,21 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return fmt.Errorf("-tenant: %w", err)
 	}
+	if *tenantLocale != "" {
+		if err := dir.SetTenantLocale(ctx, tenant.ID, *tenantLocale); err != nil {
+			return fmt.Errorf("-tenant-locale: %w", err)
+		}
+		tenant.Locale = *tenantLocale
+	}
 	user, err := dir.EnsureUserRole(ctx, tenant.ID, *username, role)
 	if err != nil {
 		return fmt.Errorf("-username: %w", err)
+	}
+	if *locale != "" {
+		if err := dir.SetUserLocale(ctx, tenant.ID, user.ID, *locale); err != nil {
+			return fmt.Errorf("-locale: %w", err)
+		}
+		user.Locale = *locale
 	}
 	if m.E164 != "" {
 		if err := dir.SetMobile(ctx, nil, tenant.ID, user.ID, m.E164, m.Country); err != nil {
@@ -128,6 +148,12 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		slog.String("username", user.Username), slog.Int64("userId", user.ID), slog.Bool("admin", user.Admin),
 		slog.String("ttl", readableDuration(ttl)),
 		slog.String("mobile", user.Mobile), slog.String("email", user.Email),
+	}
+	if user.Locale != "" {
+		attrs = append(attrs, slog.String("locale", user.Locale))
+	}
+	if tenant.Locale != "" {
+		attrs = append(attrs, slog.String("tenantLocale", tenant.Locale))
 	}
 	if ttl > 0 {
 		attrs = append(attrs, slog.String("expiresAt", expiresAt(now, ttl).Format(time.RFC3339)))

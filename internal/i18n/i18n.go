@@ -130,6 +130,13 @@ func (b *Bundle) Tags() []language.Tag {
 // "en"); "" and choices that match none of the bundle's languages are
 // skipped. With none left, Match answers English.
 func (b *Bundle) Match(choices ...string) language.Tag {
+	tag, _ := b.Matched(choices...)
+	return tag
+}
+
+// Matched is Match, and whether a choice matched: false when it answers
+// English because none did.
+func (b *Bundle) Matched(choices ...string) (language.Tag, bool) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	for _, c := range choices {
@@ -144,9 +151,9 @@ func (b *Bundle) Match(choices ...string) language.Tag {
 		if conf == language.No {
 			continue
 		}
-		return b.tags[i]
+		return b.tags[i], true
 	}
-	return English
+	return English, false
 }
 
 // Sprintf formats the message key (its English text) with args in tag's

@@ -76,6 +76,7 @@ const (
 type Tenant struct {
 	ID        int64     `json:"id"`
 	Name      string    `json:"name"`
+	Locale    string    `json:"locale,omitempty"` // the default language of its users: "zh-CN"; "" for none
 	CreatedAt time.Time `json:"createdAt"`
 }
 
@@ -97,7 +98,11 @@ type User struct {
 	Title       string    `json:"title"`
 	Gender      string    `json:"gender"`
 	Address     string    `json:"address"`
+	Locale      string    `json:"locale,omitempty"` // the preferred language: "zh-CN"; "" for none
 	CreatedAt   time.Time `json:"createdAt"`
+	// TenantLocale is the tenant's Locale, which AuthenticateUser reads with
+	// the user; the other reads leave it "" (Locales reads both).
+	TenantLocale string `json:"-"`
 }
 
 // Principal is the identity the user acts as.
@@ -236,6 +241,7 @@ type tenantRow struct {
 	ID         int64     `bun:"id,pk,autoincrement"`
 	Name       string    `bun:"name,notnull"`
 	NameFolded string    `bun:"name_folded,notnull"` // deskkit.FoldName(Name)
+	Locale     string    `bun:"locale,notnull"`
 	CreatedAt  time.Time `bun:"created_at,notnull"`
 }
 
@@ -258,11 +264,12 @@ type userRow struct {
 	Title       string    `bun:"title,notnull"`
 	Gender      string    `bun:"gender,notnull"`
 	Address     string    `bun:"address,notnull"`
+	Locale      string    `bun:"locale,notnull"`
 	CreatedAt   time.Time `bun:"created_at,notnull"`
 }
 
 func (r *tenantRow) tenant() Tenant {
-	return Tenant{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt.UTC()}
+	return Tenant{ID: r.ID, Name: r.Name, Locale: r.Locale, CreatedAt: r.CreatedAt.UTC()}
 }
 
 func (r *userRow) user() User {
@@ -282,6 +289,7 @@ func (r *userRow) user() User {
 		Title:       r.Title,
 		Gender:      r.Gender,
 		Address:     r.Address,
+		Locale:      r.Locale,
 		CreatedAt:   r.CreatedAt.UTC(),
 	}
 }
@@ -464,7 +472,7 @@ func holder(ctx context.Context, db bun.IDB, where string, args ...any) (int64, 
 
 // userColumns are the columns of User, in the order userWhere scans them.
 const userColumns = "u.id, u.tenant_id, u.username, u.display_name, u.first_name, u.last_name, u.avatar, u.admin, " +
-	"u.mobile, u.country, u.email, u.landline, u.title, u.gender, u.address, u.created_at"
+	"u.mobile, u.country, u.email, u.landline, u.title, u.gender, u.address, u.locale, u.created_at"
 
 func userWhere(ctx context.Context, db bun.IDB, where string, args ...any) (User, error) {
 	var (
@@ -474,7 +482,7 @@ func userWhere(ctx context.Context, db bun.IDB, where string, args ...any) (User
 	)
 	err := db.QueryRowContext(ctx, "SELECT "+userColumns+" FROM deskkit_users AS u WHERE "+where, args...).Scan(
 		&u.ID, &u.TenantID, &u.Username, &u.DisplayName, &u.FirstName, &u.LastName, &u.Avatar, &u.Admin,
-		&mobile, &country, &email, &u.Landline, &u.Title, &u.Gender, &u.Address, &created)
+		&mobile, &country, &email, &u.Landline, &u.Title, &u.Gender, &u.Address, &u.Locale, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("directory: no such user: %w", ErrNotFound)
 	}
@@ -915,8 +923,9 @@ const authenticateSQL = `SELECT u.id, u.tenant_id, u.admin, k.token_hash, k.expi
 
 // authenticateUserSQL is AuthenticateUser's: authenticateSQL reading
 // every column of the user.
-const authenticateUserSQL = `SELECT ` + userColumns + `, k.token_hash, k.expires_at FROM deskkit_tokens AS k ` +
-	`JOIN deskkit_users AS u ON u.id = k.user_id AND u.tenant_id = k.tenant_id WHERE k.token_hash = ? LIMIT 1`
+const authenticateUserSQL = `SELECT ` + userColumns + `, tn.locale, k.token_hash, k.expires_at FROM deskkit_tokens AS k ` +
+	`JOIN deskkit_users AS u ON u.id = k.user_id AND u.tenant_id = k.tenant_id ` +
+	`JOIN deskkit_tenants AS tn ON tn.id = u.tenant_id WHERE k.token_hash = ? LIMIT 1`
 
 // Authenticate returns the principal token names, with the user's current
 // admin flag. It implements httpapi.Authenticator: a token the directory
@@ -948,7 +957,7 @@ func (d *Directory) AuthenticateUser(ctx context.Context, token string) (User, e
 	)
 	err := d.db.QueryRowContext(ctx, authenticateUserSQL, want).Scan(
 		&u.ID, &u.TenantID, &u.Username, &u.DisplayName, &u.FirstName, &u.LastName, &u.Avatar, &u.Admin,
-		&mobile, &country, &email, &u.Landline, &u.Title, &u.Gender, &u.Address, &created, &hash, &expiresAt)
+		&mobile, &country, &email, &u.Landline, &u.Title, &u.Gender, &u.Address, &u.Locale, &created, &u.TenantLocale, &hash, &expiresAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("directory: unknown token: %w", ErrUnauthenticated)
 	}
@@ -1052,6 +1061,114 @@ func (d *Directory) ResolveUsers(ctx context.Context, db bun.IDB, tenantID int64
 		out[r.ID] = r.user().Info()
 	}
 	return out, nil
+}
+
+// MaxLocaleLength is the longest locale the directory stores.
+const MaxLocaleLength = 35
+
+// CheckLocale returns locale in the canonical case of BCP 47 ("zh-cn"
+// gives "zh-CN", "zh-hans" "zh-Hans"), "" for "", or an *deskkit.InputError
+// for field when it is not a well-formed language tag: a language of 2, 3
+// or 5 to 8 letters, then subtags of 1 to 8 letters and digits, joined by
+// "-", MaxLocaleLength characters at most. Whether the server has
+// messages in the language is the reader's concern: one it lacks is
+// skipped when a language is picked.
+func CheckLocale(field, locale string) (string, error) {
+	if locale == "" {
+		return "", nil
+	}
+	bad := deskkit.Invalid(field, "must be a BCP 47 language tag of at most %d characters, such as en or zh-CN", MaxLocaleLength)
+	if len(locale) > MaxLocaleLength {
+		return "", bad
+	}
+	parts := strings.Split(locale, "-")
+	for i, p := range parts {
+		letters, alnum := true, true
+		for j := 0; j < len(p); j++ {
+			c := p[j]
+			isLetter := ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+			letters = letters && isLetter
+			alnum = alnum && (isLetter || ('0' <= c && c <= '9'))
+		}
+		switch {
+		case i == 0 && (!letters || len(p) < 2 || len(p) == 4 || len(p) > 8):
+			return "", bad
+		case !alnum || len(p) < 1 || len(p) > 8:
+			return "", bad
+		case i > 0 && letters && len(p) == 4: // a script: Hans
+			parts[i] = strings.ToUpper(p[:1]) + strings.ToLower(p[1:])
+		case i > 0 && letters && len(p) == 2: // a region: CN
+			parts[i] = strings.ToUpper(p)
+		default:
+			parts[i] = strings.ToLower(p)
+		}
+	}
+	return strings.Join(parts, "-"), nil
+}
+
+// SetUserLocale sets the preferred locale of user id of the tenant ("" for
+// none; see CheckLocale). It returns ErrNotFound for an unknown user.
+func (d *Directory) SetUserLocale(ctx context.Context, tenantID, id int64, locale string) error {
+	locale, err := CheckLocale("locale", locale)
+	if err != nil {
+		return err
+	}
+	res, err := d.db.NewUpdate().Model((*userRow)(nil)).Set("locale = ?", locale).
+		Where("u.tenant_id = ? AND u.id = ?", tenantID, id).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("directory: set locale: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("directory: user %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// SetTenantLocale sets the default locale of the tenant ("" for none; see
+// CheckLocale). It returns ErrNotFound for an unknown tenant.
+func (d *Directory) SetTenantLocale(ctx context.Context, tenantID int64, locale string) error {
+	locale, err := CheckLocale("tenantLocale", locale)
+	if err != nil {
+		return err
+	}
+	res, err := d.db.NewUpdate().Model((*tenantRow)(nil)).Set("locale = ?", locale).
+		Where("tn.id = ?", tenantID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("directory: set tenant locale: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("directory: tenant %d: %w", tenantID, ErrNotFound)
+	}
+	return nil
+}
+
+// Locales returns the preferred locale of p's user and the default locale
+// of p's tenant, "" where none is set: the directory is a
+// deskkit.LocaleResolver. An unknown user answers "", "".
+func (d *Directory) Locales(ctx context.Context, p deskkit.Principal) (user, tenant string, err error) {
+	err = d.db.QueryRowContext(ctx, `SELECT u.locale, tn.locale FROM deskkit_users AS u `+
+		`JOIN deskkit_tenants AS tn ON tn.id = u.tenant_id WHERE u.tenant_id = ? AND u.id = ?`, p.TenantID, p.UserID).Scan(&user, &tenant)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("directory: read locales: %w", err)
+	}
+	return user, tenant, nil
+}
+
+// TenantLocale returns the default locale of the tenant, "" if none is set
+// or the tenant is unknown: channel.Config.TenantLanguage.
+func (d *Directory) TenantLocale(ctx context.Context, tenantID int64) (string, error) {
+	var locale string
+	err := d.db.QueryRowContext(ctx, `SELECT locale FROM deskkit_tenants WHERE id = ?`, tenantID).Scan(&locale)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("directory: read tenant locale: %w", err)
+	}
+	return locale, nil
 }
 
 // hashToken is the stored form of a token: hex SHA-256, so that it fits a
