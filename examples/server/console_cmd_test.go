@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"net/http"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -52,5 +54,118 @@ func TestTokenConsoleLink(t *testing.T) {
 		if err := runStdin(ctx, args, strings.NewReader("dk_x\n"), io.Discard, io.Discard, env(nil)); err == nil {
 			t.Errorf("%q: no error", args)
 		}
+	}
+}
+
+// TestTokenPortalLink runs the server and token -portal beside it, as an
+// operator would: the link printed opens a console session on the running
+// server limited to its scopes, once; a link signed with another secret,
+// bad scopes and flags that do not go together are refused. Both
+// databases, with the server secret kept in the database and given in
+// DESKKIT_SECRET.
+func TestTokenPortalLink(t *testing.T) {
+	eachURL(t, func(t *testing.T, rawURL string) {
+		secret := strings.Repeat("s3cret-", 6)
+		if strings.HasPrefix(rawURL, "sqlite:") {
+			// DESKKIT_SECRET on both: the database keeps none.
+			base, _ := startServer(t, map[string]string{envDatabaseURL: rawURL, envSecret: secret})
+			checkPortalLinks(t, rawURL, base, map[string]string{envSecret: secret})
+			var stderr strings.Builder
+			err := run(context.Background(), []string{"token", "-tenant", "acme", "-username", "ann", "-database-url", rawURL, "-portal", "trash"}, io.Discard, &stderr, env(nil))
+			if err == nil || !strings.Contains(err.Error(), "-portal: no server secret") || !strings.Contains(err.Error(), envSecret) {
+				t.Errorf("no secret anywhere: %v", err)
+			}
+			return
+		}
+		// The secret the server created and keeps in the database.
+		base, _ := startServer(t, map[string]string{envDatabaseURL: rawURL})
+		checkPortalLinks(t, rawURL, base, nil)
+	})
+}
+
+func checkPortalLinks(t *testing.T, rawURL, base string, vars map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	portal := func(vars map[string]string, args ...string) (string, string, error) {
+		var stdout, stderr strings.Builder
+		err := run(ctx, append([]string{"token", "-tenant", "acme", "-username", "ann", "-database-url", rawURL, "-base-url", base}, args...), &stdout, &stderr, env(vars))
+		return stdout.String(), stderr.String(), err
+	}
+	out, logs, err := portal(vars, "-portal", "trash")
+	if err != nil {
+		t.Fatalf("token -portal trash: %v\n%s", err, logs)
+	}
+	link := strings.TrimSpace(out)
+	if !regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `/console/portal\?t=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$`).MatchString(out) {
+		t.Fatalf("token -portal printed %q, want the link alone", out)
+	}
+	if !strings.Contains(logs, `"msg":"console link issued"`) || !strings.Contains(logs, `"scopes":"trash"`) || strings.Contains(logs, "t=") || strings.Contains(logs, "dk_") {
+		t.Errorf("token -portal logged:\n%s", logs)
+	}
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newPortalBrowser(t, base)
+	if status, body := b.open(u.RequestURI()); status != http.StatusSeeOther {
+		t.Fatalf("trash link on the running server: %d\n%s", status, body)
+	}
+	if status, _ := b.send(http.MethodGet, "/console/trash", nil); status != http.StatusOK {
+		t.Errorf("trash link, GET /console/trash: %d", status)
+	}
+	for _, path := range []string{"/console/channels", "/console/profile"} {
+		if status, _ := b.send(http.MethodGet, path, nil); status != http.StatusForbidden {
+			t.Errorf("trash link, GET %s: %d, want 403", path, status)
+		}
+	}
+	if status, _ := newPortalBrowser(t, base).open(u.RequestURI()); status == http.StatusSeeOther {
+		t.Error("the trash link opened a second session")
+	}
+
+	// Two scopes, for an admin (the channels are admins'): the channels
+	// too, the profile still not.
+	out, logs, err = portal(vars, "-portal", "channels, trash", "-admin")
+	if err != nil {
+		t.Fatalf("token -portal channels,trash: %v\n%s", err, logs)
+	}
+	u, _ = url.Parse(strings.TrimSpace(out))
+	b = newPortalBrowser(t, base)
+	if status, body := b.open(u.RequestURI()); status != http.StatusSeeOther {
+		t.Fatalf("channels,trash link: %d\n%s", status, body)
+	}
+	for path, want := range map[string]int{"/console/channels": http.StatusOK, "/console/trash": http.StatusOK, "/console/profile": http.StatusForbidden} {
+		if status, _ := b.send(http.MethodGet, path, nil); status != want {
+			t.Errorf("channels,trash link, GET %s: %d, want %d", path, status, want)
+		}
+	}
+
+	// Signed with another secret: the server refuses it.
+	out, _, err = portal(map[string]string{envSecret: strings.Repeat("other-", 7)}, "-portal", "trash")
+	if err != nil {
+		t.Fatalf("token -portal with another secret: %v", err)
+	}
+	u, _ = url.Parse(strings.TrimSpace(out))
+	if status, _ := newPortalBrowser(t, base).open(u.RequestURI()); status == http.StatusSeeOther {
+		t.Error("a link signed with another secret opened a session")
+	}
+
+	for _, tc := range []struct {
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{vars, []string{"-portal", "trash,billing"}, `-portal: unknown scope "billing"`},
+		{vars, []string{"-portal", ""}, "-portal needs at least one scope"},
+		{vars, []string{"-portal", "trash", "-console"}, "-portal and -console exclude each other"},
+		{vars, []string{"-portal", "trash", "-ttl", "1h"}, "-ttl goes with a token"},
+		{map[string]string{envSecret: "short"}, []string{"-portal", "trash"}, envSecret + " must be at least"},
+	} {
+		out, _, err := portal(tc.vars, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || out != "" {
+			t.Errorf("%q: %q, %v; want an error with %q", tc.args, out, err, tc.want)
+		}
+	}
+	if err := runStdin(ctx, []string{"token", "-revoke", "-portal", "trash", "-database-url", rawURL}, strings.NewReader("dk_x\n"), io.Discard, io.Discard, env(vars)); err == nil || !strings.Contains(err.Error(), "no -portal") {
+		t.Errorf("-revoke -portal: %v", err)
 	}
 }

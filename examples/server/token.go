@@ -3,15 +3,20 @@ package main
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/verify"
@@ -38,13 +43,14 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	tenantLocale := fs.String("tenant-locale", "", "set the tenant's default language (BCP 47: en, zh-CN), for its users without one of their own and its channels' event messages; \"\" leaves it as it is")
 	revoke := fs.Bool("revoke", false, "revoke the token read from stdin (its first line) instead of issuing one")
 	consoleLink := fs.Bool("console", false, "print a one-time sign-in link to the web console (valid "+readableDuration(console.DefaultLinkTTL)+", single use) instead of the token; the token it signs in with expires with the session ("+readableDuration(console.DefaultLinkTTL+console.DefaultSessionTTL)+") unless -ttl says otherwise")
-	baseURLFlag := fs.String("base-url", "", "the server's URL, which -console's link starts with (default http:// and "+envAddr+", or "+defaultAddr+")")
+	portal := fs.String("portal", "", "print a portal link instead of the token: it opens a console session for the user limited to SCOPES, comma-separated, of trash, channels and profile (valid "+readableDuration(console.DefaultPortalLinkTTL)+", single use; the session lasts "+readableDuration(console.DefaultSessionTTL)+" and issues no token); it is signed with the server secret, so run it with the server's "+envSecret+" when the server has one")
+	baseURLFlag := fs.String("base-url", "", "the server's URL, which the -console or -portal link starts with (default http:// and "+envAddr+", or "+defaultAddr+")")
 	dbURL := fs.databaseURL()
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *revoke {
-		for _, name := range []string{"tenant", "username", "admin", "ttl", "email", "mobile", "country", "locale", "tenant-locale", "console", "base-url"} {
+		for _, name := range []string{"tenant", "username", "admin", "ttl", "email", "mobile", "country", "locale", "tenant-locale", "console", "portal", "base-url"} {
 			if fs.given(name) {
 				return fmt.Errorf("-revoke takes the token on stdin and no -%s", name)
 			}
@@ -58,16 +64,35 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return errors.New("-username is required")
 	case (*mobile == "") != (*country == ""):
 		return errors.New("-mobile and -country go together")
-	case fs.given("base-url") && !*consoleLink:
-		return errors.New("-base-url goes with -console")
+	case fs.given("base-url") && !*consoleLink && !fs.given("portal"):
+		return errors.New("-base-url goes with -console or -portal")
+	case fs.given("portal") && *consoleLink:
+		return errors.New("-portal and -console exclude each other: -console signs in with a new token to the whole console, -portal opens a session limited to its scopes")
+	case fs.given("portal") && fs.given("ttl"):
+		return errors.New("-ttl goes with a token, and -portal issues none: its link is valid " + readableDuration(console.DefaultPortalLinkTTL) + " and its session lasts " + readableDuration(console.DefaultSessionTTL))
 	}
 	var base string
 	var err error
-	if *consoleLink {
+	var scopes []console.Scope
+	var secret []byte
+	if fs.given("portal") {
+		if scopes, err = portalScopes(*portal); err != nil {
+			return err
+		}
+		// The server's secret: DESKKIT_SECRET, checked as serve checks it,
+		// or else the one kept in the database, read below.
+		if s := getenv(envSecret); s != "" {
+			if len(s) < verify.MinSecretLength {
+				return fmt.Errorf("%s must be at least %d characters; make one with: openssl rand -hex 32", envSecret, verify.MinSecretLength)
+			}
+			secret = []byte(s)
+		}
+	}
+	if *consoleLink || scopes != nil {
 		if base, err = consoleBase(*baseURLFlag, getenv(envAddr)); err != nil {
 			return err
 		}
-		if !fs.given("ttl") {
+		if *consoleLink && !fs.given("ttl") {
 			ttl = console.DefaultLinkTTL + console.DefaultSessionTTL
 		}
 	}
@@ -107,6 +132,13 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	if scopes != nil && secret == nil {
+		// Read, never created: a secret made here would sign links that a
+		// server running with DESKKIT_SECRET refuses.
+		if secret, err = readStoredSecret(ctx, db); err != nil {
+			return err
+		}
+	}
 	tenant, err := dir.EnsureTenant(ctx, *tenantName)
 	if err != nil {
 		return fmt.Errorf("-tenant: %w", err)
@@ -138,6 +170,9 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return fmt.Errorf("-email: %w", err)
 		}
 		user.Email = *email
+	}
+	if scopes != nil {
+		return printPortalLink(ctx, db, user, tenant, scopes, secret, base, now, stdout, logger)
 	}
 	token, err := dir.IssueTokenTTL(ctx, user, ttl)
 	if err != nil {
@@ -171,6 +206,71 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	logger.InfoContext(ctx, "token issued", attrs...)
 	_, err = fmt.Fprintln(stdout, token)
+	return err
+}
+
+// portalScopes reads -portal's comma-separated scopes.
+func portalScopes(list string) ([]console.Scope, error) {
+	known := []console.Scope{console.ScopeTrash, console.ScopeChannels, console.ScopeProfile}
+	var out []console.Scope
+	for part := range strings.SplitSeq(list, ",") {
+		s := console.Scope(strings.ToLower(strings.TrimSpace(part)))
+		if s == "" {
+			continue
+		}
+		if !slices.Contains(known, s) {
+			return nil, fmt.Errorf("-portal: unknown scope %q; the scopes are trash, channels and profile, comma-separated", part)
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("-portal needs at least one scope: trash, channels or profile, comma-separated, such as -portal trash,channels")
+	}
+	return out, nil
+}
+
+// readStoredSecret is the server secret kept in the database by a server
+// started without DESKKIT_SECRET, or an error naming DESKKIT_SECRET when
+// there is none.
+func readStoredSecret(ctx context.Context, db *bun.DB) ([]byte, error) {
+	var s string
+	err := db.NewRaw("SELECT secret FROM deskkit_server_secret WHERE id = 1").Scan(ctx, &s)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("-portal: no server secret: %s is not set and the database keeps none (a server started without %s keeps one there); set %s to the server's", envSecret, envSecret, envSecret)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the server secret: %w", err)
+	}
+	if s = strings.TrimSpace(s); len(s) < verify.MinSecretLength {
+		return nil, errors.New("the server secret in the database is too short")
+	}
+	return []byte(s), nil
+}
+
+// printPortalLink prints a portal link for user, limited to scopes, signed
+// as the server signs them: through a console built as serve builds it,
+// over the same database and secret, so the running server opens it.
+func printPortalLink(ctx context.Context, db *bun.DB, user directory.User, tenant directory.Tenant, scopes []console.Scope, secret []byte, base string, now time.Time, stdout io.Writer, logger *slog.Logger) error {
+	a, err := newApp(db, appConfig{Logger: logger, Now: func() time.Time { return now }, Verify: verifyConfig{secret: secret}})
+	if err != nil {
+		return err
+	}
+	link, err := a.console.PortalLink(ctx, deskkit.Principal{TenantID: tenant.ID, UserID: user.ID, Admin: user.Admin}, scopes...)
+	if err != nil {
+		return fmt.Errorf("-portal: %w", err)
+	}
+	names := make([]string, len(scopes))
+	for i, s := range scopes {
+		names[i] = string(s)
+	}
+	// The link itself is not logged: it opens the session.
+	logger.InfoContext(ctx, "console link issued", slog.String("kind", "portal"), slog.String("scopes", strings.Join(names, ",")),
+		slog.String("tenant", tenant.Name), slog.Int64("tenantId", tenant.ID),
+		slog.String("username", user.Username), slog.Int64("userId", user.ID), slog.Bool("admin", user.Admin),
+		slog.String("linkExpiresAt", now.Add(console.DefaultPortalLinkTTL).UTC().Format(time.RFC3339)))
+	_, err = fmt.Fprintln(stdout, base+link)
 	return err
 }
 
