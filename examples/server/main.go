@@ -184,7 +184,7 @@ const usageHead = `deskkit reference server
 
 Usage:
   server [serve] [flags]   serve the API (the command when none is given)
-  server token [flags]     issue a bearer token (creating tenant and user), a -console sign-in link, or -revoke one
+  server token [flags]     issue a bearer token (creating tenant and user), a -console sign-in or -portal link, or -revoke one
   server seed [flags]      bulk-load trash entries for benchmarks
   server help [command]    this help, or a command's flags
   server -version          print the version

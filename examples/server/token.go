@@ -408,6 +408,8 @@ func printDemoAccess(stdout io.Writer, base, token, databaseURL string) {
 	fmt.Fprintf(stdout, "Read the API reference at %s/docs, and sign in to the web console at %s/console/ with the token,\n"+
 		"or with a one-time link (valid 10 minutes) from:\n"+
 		"  go run ./examples/server token -tenant %s -username %s -console%s\n", base, base, demoTenant, demoUsername, consoleArgs)
+	fmt.Fprintf(stdout, "or with a link limited to some pages (trash, channels, profile; valid 2 minutes) from:\n"+
+		"  go run ./examples/server token -tenant %s -username %s -portal trash%s\n", demoTenant, demoUsername, consoleArgs)
 	if redacted {
 		fmt.Fprintln(stdout, "(Write the database password where the commands above read xxxxx; it is not printed.)")
 	}

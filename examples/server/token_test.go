@@ -375,6 +375,7 @@ func TestPrintDemoAccessRepeatsServer(t *testing.T) {
 		dbURL: "postgres://ann@db.example:5432/app?sslmode=disable",
 		want: []string{
 			"  go run ./examples/server token -tenant demo -username demo -console -database-url 'postgres://ann@db.example:5432/app?sslmode=disable' -base-url 'http://127.0.0.1:9090'",
+			"  go run ./examples/server token -tenant demo -username demo -portal trash -database-url 'postgres://ann@db.example:5432/app?sslmode=disable' -base-url 'http://127.0.0.1:9090'",
 		},
 		absent: []string{"xxxxx"},
 	}, {
