@@ -59,22 +59,25 @@ func TestTokenConsoleLink(t *testing.T) {
 
 // TestTokenPortalLink runs the server and token -portal beside it, as an
 // operator would: the link printed opens a console session on the running
-// server limited to its scopes, once; a link signed with another secret,
+// server limited to its scopes, once; no secret to sign with, a link
+// signed with another secret,
 // bad scopes and flags that do not go together are refused. Both
 // databases, with the server secret kept in the database and given in
 // DESKKIT_SECRET.
 func TestTokenPortalLink(t *testing.T) {
 	eachURL(t, func(t *testing.T, rawURL string) {
 		secret := strings.Repeat("s3cret-", 6)
+		// No server has kept a secret in the database yet, and none is in
+		// the environment.
+		var stdout strings.Builder
+		err := run(context.Background(), []string{"token", "-tenant", "acme", "-username", "ann", "-database-url", rawURL, "-portal", "trash"}, &stdout, io.Discard, env(nil))
+		if err == nil || !strings.Contains(err.Error(), "-portal: no server secret") || !strings.Contains(err.Error(), envSecret) || stdout.Len() > 0 {
+			t.Errorf("no secret anywhere: %q, %v", stdout.String(), err)
+		}
 		if strings.HasPrefix(rawURL, "sqlite:") {
 			// DESKKIT_SECRET on both: the database keeps none.
 			base, _ := startServer(t, map[string]string{envDatabaseURL: rawURL, envSecret: secret})
 			checkPortalLinks(t, rawURL, base, map[string]string{envSecret: secret})
-			var stderr strings.Builder
-			err := run(context.Background(), []string{"token", "-tenant", "acme", "-username", "ann", "-database-url", rawURL, "-portal", "trash"}, io.Discard, &stderr, env(nil))
-			if err == nil || !strings.Contains(err.Error(), "-portal: no server secret") || !strings.Contains(err.Error(), envSecret) {
-				t.Errorf("no secret anywhere: %v", err)
-			}
 			return
 		}
 		// The secret the server created and keeps in the database.
