@@ -60,10 +60,9 @@ func TestTokenConsoleLink(t *testing.T) {
 // TestTokenPortalLink runs the server and token -portal beside it, as an
 // operator would: the link printed opens a console session on the running
 // server limited to its scopes, once; no secret to sign with, a link
-// signed with another secret,
-// bad scopes and flags that do not go together are refused. Both
-// databases, with the server secret kept in the database and given in
-// DESKKIT_SECRET.
+// signed with another secret, bad scopes and flags that do not go together
+// are refused. Both databases, with the server secret kept in the database
+// and given in DESKKIT_SECRET.
 func TestTokenPortalLink(t *testing.T) {
 	eachURL(t, func(t *testing.T, rawURL string) {
 		secret := strings.Repeat("s3cret-", 6)
