@@ -4,12 +4,14 @@ import (
 	"net/netip"
 
 	"code.dny.dev/ssrf"
+
+	"github.com/deskkit/deskkit"
 )
 
 // namedPrefix is a range and what it is, for the refusal's Reason.
 type namedPrefix struct {
 	Prefix netip.Prefix
-	Name   string
+	Name   deskkit.Text // a message, so that a refusal names it in the reader's language
 }
 
 // metadataPrefixes are the cloud metadata endpoints (and similar host
@@ -20,19 +22,19 @@ type namedPrefix struct {
 // 100.100.100.200 and fd00:ec2::/128s sit in ranges that the private
 // allowance opens.
 var metadataPrefixes = []namedPrefix{
-	{netip.MustParsePrefix("169.254.169.254/32"), "AWS, GCP, Azure, OCI, DigitalOcean, OpenStack instance metadata"},
-	{netip.MustParsePrefix("169.254.169.253/32"), "AWS VPC DNS"},
-	{netip.MustParsePrefix("169.254.169.123/32"), "AWS time sync"},
-	{netip.MustParsePrefix("169.254.170.2/32"), "AWS ECS task metadata"},
-	{netip.MustParsePrefix("169.254.170.23/32"), "AWS EKS pod identity"},
-	{netip.MustParsePrefix("169.254.0.23/32"), "Tencent Cloud metadata"},
-	{netip.MustParsePrefix("168.63.129.16/32"), "Azure WireServer"},
-	{netip.MustParsePrefix("100.100.100.200/32"), "Alibaba Cloud metadata"},
-	{netip.MustParsePrefix("192.0.0.192/32"), "Oracle Cloud metadata"},
-	{netip.MustParsePrefix("fd00:ec2::254/128"), "AWS instance metadata (IPv6)"},
-	{netip.MustParsePrefix("fd00:ec2::253/128"), "AWS VPC DNS (IPv6)"},
-	{netip.MustParsePrefix("fd00:ec2::123/128"), "AWS time sync (IPv6)"},
-	{netip.MustParsePrefix("fd00:ec2::23/128"), "AWS EKS pod identity (IPv6)"},
+	{netip.MustParsePrefix("169.254.169.254/32"), deskkit.Textf("AWS, GCP, Azure, OCI, DigitalOcean, OpenStack instance metadata")},
+	{netip.MustParsePrefix("169.254.169.253/32"), deskkit.Textf("AWS VPC DNS")},
+	{netip.MustParsePrefix("169.254.169.123/32"), deskkit.Textf("AWS time sync")},
+	{netip.MustParsePrefix("169.254.170.2/32"), deskkit.Textf("AWS ECS task metadata")},
+	{netip.MustParsePrefix("169.254.170.23/32"), deskkit.Textf("AWS EKS pod identity")},
+	{netip.MustParsePrefix("169.254.0.23/32"), deskkit.Textf("Tencent Cloud metadata")},
+	{netip.MustParsePrefix("168.63.129.16/32"), deskkit.Textf("Azure WireServer")},
+	{netip.MustParsePrefix("100.100.100.200/32"), deskkit.Textf("Alibaba Cloud metadata")},
+	{netip.MustParsePrefix("192.0.0.192/32"), deskkit.Textf("Oracle Cloud metadata")},
+	{netip.MustParsePrefix("fd00:ec2::254/128"), deskkit.Textf("AWS instance metadata (IPv6)")},
+	{netip.MustParsePrefix("fd00:ec2::253/128"), deskkit.Textf("AWS VPC DNS (IPv6)")},
+	{netip.MustParsePrefix("fd00:ec2::123/128"), deskkit.Textf("AWS time sync (IPv6)")},
+	{netip.MustParsePrefix("fd00:ec2::23/128"), deskkit.Textf("AWS EKS pod identity (IPv6)")},
 }
 
 // privatePrefixes are the ranges that Config.AllowPrivateNetworks opens:
@@ -53,86 +55,87 @@ var (
 	linkLocal6 = netip.MustParsePrefix("fe80::/10")
 )
 
-func metadataName(ip netip.Addr) (string, bool) {
+func metadataName(ip netip.Addr) (deskkit.Text, bool) {
 	for _, m := range metadataPrefixes {
 		if m.Prefix.Contains(ip) {
 			return m.Name, true
 		}
 	}
-	return "", false
+	return deskkit.Text{}, false
 }
 
 // names say in words what ssrf's prefixes are, for the refusal's Reason.
-var names = map[netip.Prefix]string{
-	netip.MustParsePrefix("0.0.0.0/8"):         "\"this network\"",
-	netip.MustParsePrefix("10.0.0.0/8"):        "private network",
-	netip.MustParsePrefix("100.64.0.0/10"):     "shared address space (CGNAT)",
-	netip.MustParsePrefix("127.0.0.0/8"):       "loopback",
-	netip.MustParsePrefix("169.254.0.0/16"):    "link-local",
-	netip.MustParsePrefix("172.16.0.0/12"):     "private network",
-	netip.MustParsePrefix("192.0.0.0/24"):      "IETF protocol assignments",
-	netip.MustParsePrefix("192.0.2.0/24"):      "documentation",
-	netip.MustParsePrefix("192.31.196.0/24"):   "AS112",
-	netip.MustParsePrefix("192.52.193.0/24"):   "AMT",
-	netip.MustParsePrefix("192.88.99.0/24"):    "6to4 relay anycast",
-	netip.MustParsePrefix("192.168.0.0/16"):    "private network",
-	netip.MustParsePrefix("192.175.48.0/24"):   "AS112",
-	netip.MustParsePrefix("198.18.0.0/15"):     "benchmarking",
-	netip.MustParsePrefix("198.51.100.0/24"):   "documentation",
-	netip.MustParsePrefix("203.0.113.0/24"):    "documentation",
-	netip.MustParsePrefix("240.0.0.0/4"):       "reserved",
-	netip.MustParsePrefix("224.0.0.0/4"):       "multicast",
-	netip.MustParsePrefix("2001::/23"):         "IETF protocol assignments (Teredo and others)",
-	netip.MustParsePrefix("2001:db8::/32"):     "documentation",
-	netip.MustParsePrefix("2002::/16"):         "6to4",
-	netip.MustParsePrefix("2620:4f:8000::/48"): "AS112",
-	netip.MustParsePrefix("3fff::/20"):         "documentation",
+var names = map[netip.Prefix]deskkit.Text{
+	netip.MustParsePrefix("0.0.0.0/8"):         deskkit.Textf("\"this network\""),
+	netip.MustParsePrefix("10.0.0.0/8"):        deskkit.Textf("private network"),
+	netip.MustParsePrefix("100.64.0.0/10"):     deskkit.Textf("shared address space (CGNAT)"),
+	netip.MustParsePrefix("127.0.0.0/8"):       deskkit.Textf("loopback"),
+	netip.MustParsePrefix("169.254.0.0/16"):    deskkit.Textf("link-local"),
+	netip.MustParsePrefix("172.16.0.0/12"):     deskkit.Textf("private network"),
+	netip.MustParsePrefix("192.0.0.0/24"):      deskkit.Textf("IETF protocol assignments"),
+	netip.MustParsePrefix("192.0.2.0/24"):      deskkit.Textf("documentation"),
+	netip.MustParsePrefix("192.31.196.0/24"):   deskkit.Textf("AS112"),
+	netip.MustParsePrefix("192.52.193.0/24"):   deskkit.Textf("AMT"),
+	netip.MustParsePrefix("192.88.99.0/24"):    deskkit.Textf("6to4 relay anycast"),
+	netip.MustParsePrefix("192.168.0.0/16"):    deskkit.Textf("private network"),
+	netip.MustParsePrefix("192.175.48.0/24"):   deskkit.Textf("AS112"),
+	netip.MustParsePrefix("198.18.0.0/15"):     deskkit.Textf("benchmarking"),
+	netip.MustParsePrefix("198.51.100.0/24"):   deskkit.Textf("documentation"),
+	netip.MustParsePrefix("203.0.113.0/24"):    deskkit.Textf("documentation"),
+	netip.MustParsePrefix("240.0.0.0/4"):       deskkit.Textf("reserved"),
+	netip.MustParsePrefix("224.0.0.0/4"):       deskkit.Textf("multicast"),
+	netip.MustParsePrefix("2001::/23"):         deskkit.Textf("IETF protocol assignments (Teredo and others)"),
+	netip.MustParsePrefix("2001:db8::/32"):     deskkit.Textf("documentation"),
+	netip.MustParsePrefix("2002::/16"):         deskkit.Textf("6to4"),
+	netip.MustParsePrefix("2620:4f:8000::/48"): deskkit.Textf("AS112"),
+	netip.MustParsePrefix("3fff::/20"):         deskkit.Textf("documentation"),
 }
 
 // outside6 names the usual IPv6 ranges outside global unicast; the first
 // match wins, so the narrower come first.
 var outside6 = []namedPrefix{
-	{netip.MustParsePrefix("::/128"), "unspecified"},
-	{netip.MustParsePrefix("::1/128"), "loopback"},
-	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64"},
-	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64"},
-	{netip.MustParsePrefix("::/96"), "IPv4-compatible"},
-	{netip.MustParsePrefix("100::/64"), "discard-only"},
-	{netip.MustParsePrefix("fc00::/7"), "unique local"},
-	{netip.MustParsePrefix("fe80::/10"), "link-local"},
-	{netip.MustParsePrefix("fec0::/10"), "site-local"},
-	{netip.MustParsePrefix("ff00::/8"), "multicast"},
+	{netip.MustParsePrefix("::/128"), deskkit.Textf("unspecified")},
+	{netip.MustParsePrefix("::1/128"), deskkit.Textf("loopback")},
+	{netip.MustParsePrefix("64:ff9b::/96"), deskkit.Textf("NAT64")},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), deskkit.Textf("local-use NAT64")},
+	{netip.MustParsePrefix("::/96"), deskkit.Textf("IPv4-compatible")},
+	{netip.MustParsePrefix("100::/64"), deskkit.Textf("discard-only")},
+	{netip.MustParsePrefix("fc00::/7"), deskkit.Textf("unique local")},
+	{netip.MustParsePrefix("fe80::/10"), deskkit.Textf("link-local")},
+	{netip.MustParsePrefix("fec0::/10"), deskkit.Textf("site-local")},
+	{netip.MustParsePrefix("ff00::/8"), deskkit.Textf("multicast")},
 }
 
-// reason says why ssrf refused ip (already unmapped).
-func reason(ip netip.Addr) string {
+// reason says why ssrf refused ip (already unmapped): the range's name in
+// words, then the range, as a message.
+func reason(ip netip.Addr) deskkit.Text {
 	if ip.Is4() {
 		for _, p := range ssrf.IPv4DeniedPrefixes {
 			if p.Contains(ip) {
 				return describe(p)
 			}
 		}
-		return "special-purpose address"
+		return deskkit.Textf("special-purpose address")
 	}
 	if !ssrf.IPv6GlobalUnicast.Contains(ip) {
 		for _, m := range outside6 {
 			if m.Prefix.Contains(ip) {
-				return m.Name + " " + m.Prefix.String()
+				return deskkit.Textf("%s %s", m.Name, m.Prefix.String())
 			}
 		}
-		return "outside IPv6 global unicast " + ssrf.IPv6GlobalUnicast.String()
+		return deskkit.Textf("outside IPv6 global unicast %s", ssrf.IPv6GlobalUnicast.String())
 	}
 	for _, p := range ssrf.IPv6DeniedPrefixes {
 		if p.Contains(ip) {
 			return describe(p)
 		}
 	}
-	return "special-purpose address"
+	return deskkit.Textf("special-purpose address")
 }
 
-func describe(p netip.Prefix) string {
+func describe(p netip.Prefix) deskkit.Text {
 	if n, ok := names[p]; ok {
-		return n + " " + p.String()
+		return deskkit.Textf("%s %s", n, p.String())
 	}
-	return "special-purpose range " + p.String()
+	return deskkit.Textf("special-purpose range %s", p.String())
 }

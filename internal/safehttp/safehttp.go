@@ -73,6 +73,24 @@ type BlockedError struct {
 	Host   string     // the host as written in the URL; "" when only an address was checked
 	Addr   netip.Addr // the refused address; invalid when Host is not an address at all
 	Reason string     // why, e.g. "private network 10.0.0.0/8"
+
+	// reason is Reason as a message, so that a refusal names the range in
+	// the reader's language; Reason is its English.
+	reason deskkit.Text
+}
+
+// blocked returns the refusal of addr (invalid for none) for reason.
+func blocked(addr netip.Addr, reason deskkit.Text) *BlockedError {
+	return &BlockedError{Addr: addr, Reason: reason.String(), reason: reason}
+}
+
+// reasonArg is the reason for a message: the message it was made from,
+// unless Reason was changed since.
+func (e *BlockedError) reasonArg() any {
+	if !e.reason.IsZero() && e.reason.String() == e.Reason {
+		return e.reason
+	}
+	return e.Reason
 }
 
 func (e *BlockedError) Error() string {
@@ -116,7 +134,7 @@ func (e *BlockedError) LocalizedMessage(m *deskkit.Messages, tag language.Tag) s
 func (e *BlockedError) Text() deskkit.Text {
 	ip := e.Addr.WithZone("").Unmap()
 	if !ip.IsValid() {
-		return deskkit.Textf("address is refused: %s", e.Reason)
+		return deskkit.Textf("address is refused: %s", e.reasonArg())
 	}
 	if name, ok := metadataName(ip); ok {
 		return deskkit.Textf("address is a cloud metadata endpoint (%s), which channels may never reach, not even in development", name)
@@ -129,10 +147,10 @@ func (e *BlockedError) Text() deskkit.Text {
 	}
 	for _, p := range privatePrefixes {
 		if p.Contains(ip) {
-			return deskkit.Textf("address is in a private network (%s), which channels may not reach"+AllowHint, e.Reason)
+			return deskkit.Textf("address is in a private network (%s), which channels may not reach"+AllowHint, e.reasonArg())
 		}
 	}
-	return deskkit.Textf("address is special-purpose (%s), which channels may not reach", e.Reason)
+	return deskkit.Textf("address is special-purpose (%s), which channels may not reach", e.reasonArg())
 }
 
 // Client sends HTTP requests to user-given URLs without letting them reach
@@ -471,15 +489,15 @@ func (c *Client) control(network, address string, _ syscall.RawConn) error {
 // is ignored, so every spelling of an address gets the same answer.
 func (c *Client) CheckAddr(ip netip.Addr) error {
 	if !ip.IsValid() {
-		return &BlockedError{Reason: "not an IP address"}
+		return blocked(netip.Addr{}, deskkit.Textf("not an IP address"))
 	}
 	orig := ip
 	ip = ip.WithZone("").Unmap()
 	if name, ok := metadataName(ip); ok {
-		return &BlockedError{Addr: orig, Reason: "cloud metadata endpoint: " + name}
+		return blocked(orig, deskkit.Textf("cloud metadata endpoint: %s", name))
 	}
 	if linkLocal4.Contains(ip) || linkLocal6.Contains(ip) {
-		return &BlockedError{Addr: orig, Reason: "link-local address"}
+		return blocked(orig, deskkit.Textf("link-local address"))
 	}
 	if c.allowPrivate {
 		for _, p := range privatePrefixes {
@@ -489,7 +507,7 @@ func (c *Client) CheckAddr(ip netip.Addr) error {
 		}
 	}
 	if err := c.guard.SafeAddr(ip); err != nil {
-		return &BlockedError{Addr: orig, Reason: reason(ip)}
+		return blocked(orig, reason(ip))
 	}
 	return nil
 }
@@ -509,7 +527,12 @@ func (c *Client) CheckHost(host string) error {
 	}
 	a, ok, err := parseLiteral(h)
 	if err != nil {
-		return &BlockedError{Host: host, Reason: err.Error()}
+		be := &BlockedError{Host: host, Reason: err.Error()}
+		var le literalError
+		if errors.As(err, &le) {
+			be.reason = le.text
+		}
+		return be
 	}
 	if ok {
 		if err := c.CheckAddr(a); err != nil {
@@ -526,13 +549,19 @@ func (c *Client) CheckHost(host string) error {
 			var be *BlockedError
 			if errors.As(err, &be) {
 				be.Host = host
-				be.Reason = "localhost is loopback"
+				be.reason = deskkit.Textf("localhost is loopback")
+				be.Reason = be.reason.String()
 			}
 			return err
 		}
 	}
 	return nil
 }
+
+// literalError is parseLiteral's refusal of a host, as a message.
+type literalError struct{ text deskkit.Text }
+
+func (e literalError) Error() string { return e.text.String() }
 
 // isLocalhostName reports whether host is "localhost" or a name under
 // ".localhost", which RFC 6761 reserves for loopback.
@@ -548,7 +577,7 @@ func parseLiteral(host string) (a netip.Addr, ok bool, err error) {
 	if strings.Contains(host, ":") {
 		a, err := netip.ParseAddr(host)
 		if err != nil {
-			return netip.Addr{}, false, errors.New("not a valid IPv6 address")
+			return netip.Addr{}, false, literalError{deskkit.Textf("not a valid IPv6 address")}
 		}
 		return a, true, nil
 	}
@@ -559,7 +588,7 @@ func parseLiteral(host string) (a netip.Addr, ok bool, err error) {
 	}
 	v, ok := parseIPv4(parts)
 	if !ok {
-		return netip.Addr{}, false, errors.New("numeric host that is not a valid IPv4 address")
+		return netip.Addr{}, false, literalError{deskkit.Textf("numeric host that is not a valid IPv4 address")}
 	}
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true, nil
 }
