@@ -139,7 +139,8 @@
 //     empty when nothing went with the entry;
 //   - ProjectEventData (trash.restored, trash.cleared, trash.purged):
 //     actor, projectId, count (entries that left the trash, those taken
-//     with others included: what the call returns).
+//     with others included: what the call returns), and for trash.purged
+//     retentionSeconds, the retention period its text states.
 //
 // actor is the principal as {"id", "name"}, the name from Config.Users (""
 // without one, or for a user it does not know), and null for trash.purged,

@@ -76,6 +76,11 @@ type ProjectEventData struct {
 	// (the sprints of restored tasks, the tasks of cleared sprints)
 	// included: what RestoreAll, ClearAll and PurgeExpired count.
 	Count int `json:"count"`
+	// RetentionSeconds is, for trash.purged, the retention period in
+	// seconds: the purged entries were deleted longer ago than that. It is
+	// absent from the other events and from trash.purged events published
+	// before deskkit knew it.
+	RetentionSeconds int64 `json:"retentionSeconds,omitempty"`
 }
 
 // EventTypes returns the types of the events the trash publishes, each with
@@ -135,7 +140,7 @@ func eventTypes() []deskkit.EventType {
 		{
 			Name:        EventTrashPurged,
 			Description: "Retention purged count entries older than the retention period from a project's trash (one event per project per run).",
-			Example:     ProjectEventData{ProjectID: 3, Count: 12},
+			Example:     ProjectEventData{ProjectID: 3, Count: 12, RetentionSeconds: 30 * 24 * 60 * 60},
 		},
 	}
 }
@@ -233,6 +238,9 @@ func (t *Trash) publishCleared(ctx context.Context, tx bun.Tx, a *deskkit.Actor,
 // count entries of the project, by a (nil for retention).
 func (t *Trash) publishProject(ctx context.Context, tx bun.IDB, typ string, a *deskkit.Actor, key projectKey, count int, now time.Time) error {
 	data := ProjectEventData{Actor: a, ProjectID: key.projectID, Count: count}
+	if typ == EventTrashPurged {
+		data.RetentionSeconds = int64(t.cfg.Retention / time.Second)
+	}
 	title, text := projectTexts(typ, data, t.cfg.Retention)
 	return t.publish(ctx, tx, key.tenantID, typ, now, title.String(), text.String(), data)
 }

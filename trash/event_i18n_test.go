@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"golang.org/x/text/language"
+
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/trash"
 )
@@ -44,6 +46,31 @@ func TestEventRenderChinese(t *testing.T) {
 		title, text, err := renderers[tc.typ](msgs, zh, data)
 		if err != nil || title != tc.title || text != tc.text {
 			t.Errorf("%s: %q / %q (%v), want %q / %q", tc.typ, title, text, err, tc.title, tc.text)
+		}
+	}
+	// trash.purged states the retention period its data carry, in both
+	// languages; English is the text published.
+	for _, tc := range []struct {
+		data        trash.ProjectEventData
+		tag         language.Tag
+		title, text string
+	}{
+		{trash.ProjectEventData{ProjectID: 3, Count: 12, RetentionSeconds: 30 * 24 * 60 * 60}, zh,
+			`项目 3 的回收站有 12 个条目已过期清除`, `项目 3 的回收站中 12 个删除超过 30 天的条目已按保留策略永久删除。`},
+		{trash.ProjectEventData{ProjectID: 3, Count: 12, RetentionSeconds: 30 * 24 * 60 * 60}, language.English,
+			`12 entries purged from the trash of project 3`, `Retention purged 12 entries deleted more than 30 days ago from the trash of project 3: they are deleted for good.`},
+		{trash.ProjectEventData{ProjectID: 3, Count: 1, RetentionSeconds: 24 * 60 * 60}, zh,
+			`项目 3 的回收站有 1 个条目已过期清除`, `项目 3 的回收站中 1 个删除超过 1 天的条目已按保留策略永久删除。`},
+		{trash.ProjectEventData{ProjectID: 3, Count: 1, RetentionSeconds: 36 * 60 * 60}, language.English,
+			`1 entry purged from the trash of project 3`, `Retention purged 1 entry deleted more than 36h0m0s ago from the trash of project 3: it is deleted for good.`},
+	} {
+		data, err := json.Marshal(tc.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		title, text, err := renderers[trash.EventTrashPurged](msgs, tc.tag, data)
+		if err != nil || title != tc.title || text != tc.text {
+			t.Errorf("trash.purged %v: %q / %q (%v), want %q / %q", tc.tag, title, text, err, tc.title, tc.text)
 		}
 	}
 	if _, _, err := renderers[trash.EventTaskTrashed](msgs, zh, json.RawMessage(`[1]`)); err == nil {

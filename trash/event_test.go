@@ -126,8 +126,7 @@ func (p *testPublisher) committed(t *testing.T, db *bun.DB) []published {
 }
 
 // checkRender renders ev from its data as a channel does at delivery: in
-// English the text published (trash.purged's but for the retention, which
-// its data lacks), in Chinese a translation.
+// English the text published, in Chinese a translation.
 func checkRender(t *testing.T, ev deskkit.Event, data string) {
 	t.Helper()
 	var render deskkit.EventRenderer
@@ -140,7 +139,7 @@ func checkRender(t *testing.T, ev deskkit.Event, data string) {
 		t.Fatalf("%s has no renderer", ev.Type)
 	}
 	title, text, err := render(nil, language.English, json.RawMessage(data))
-	if err != nil || title != ev.Title || (text != ev.Text && ev.Type != trash.EventTrashPurged) {
+	if err != nil || title != ev.Title || text != ev.Text {
 		t.Errorf("%s rendered in English: %q / %q (%v); published %q / %q", ev.Type, title, text, err, ev.Title, ev.Text)
 	}
 	msgs, err := deskkit.NewMessages()
@@ -439,7 +438,7 @@ func testPurgedEvents(t *testing.T, db *bun.DB) {
 	purged := func(tenant, project int64, count int, title, text string) published {
 		return published{tenant, deskkit.Event{
 			Type: "trash.purged", Time: f.clock.Now(), Title: title, Text: text,
-			Data: trash.ProjectEventData{ProjectID: project, Count: count},
+			Data: trash.ProjectEventData{ProjectID: project, Count: count, RetentionSeconds: 30 * 24 * 60 * 60},
 		}}
 	}
 	wantEvents(t, []published{

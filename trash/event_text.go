@@ -79,7 +79,8 @@ func entryTexts(typ string, d EntryEventData, alsoSprint string, alsoCleared int
 
 // projectTexts are the title and text of trash.restored, trash.cleared and
 // trash.purged. retention is the age of the purged entries; 0 when it is
-// not known (rendering from the data alone), which leaves it out.
+// not known (the data of an event published without it), which leaves it
+// out.
 func projectTexts(typ string, d ProjectEventData, retention time.Duration) (title, text deskkit.Text) {
 	who, n, p := actorText(d.Actor), d.Count, d.ProjectID
 	one := n == 1
@@ -132,7 +133,7 @@ func render(typ string) deskkit.EventRenderer {
 			if err := json.Unmarshal(data, &d); err != nil {
 				return "", "", fmt.Errorf("trash: render %s: %w", typ, err)
 			}
-			title, text = projectTexts(typ, d, 0)
+			title, text = projectTexts(typ, d, time.Duration(d.RetentionSeconds)*time.Second)
 		default:
 			var d struct {
 				EntryEventData
