@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -182,7 +181,7 @@ func (r *ChannelRegistry) disableChannel(ctx context.Context, p deskkit.Principa
 		if err := r.exists(ctx, tx, tenantID, id); err != nil {
 			return err
 		}
-		_, err := r.disable(ctx, tx, tenantID, id, "disabled by user "+strconv.FormatInt(p.UserID, 10),
+		_, err := r.disable(ctx, tx, tenantID, id, disableCause{cause: causeUser, userID: p.UserID},
 			&deskkit.Actor{ID: p.UserID})
 		return err
 	})

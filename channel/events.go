@@ -41,6 +41,88 @@ type ChannelDisabledData struct {
 	// Actor is the user who disabled the channel by hand; nil when the
 	// registry disabled it for its failures.
 	Actor *deskkit.Actor `json:"actor"`
+	// Cause says which of deskkit's causes Reason states, so that a
+	// delivery can state it in its reader's language: "user" (an admin
+	// disabled the channel: actor), "gone" (its webhook answered 410 Gone)
+	// or "failures" (its deliveries failed for too long: failingSeconds,
+	// attempts and lastError, the last attempt's error as recorded). Absent
+	// from events published before deskkit kept it.
+	Cause          string `json:"cause,omitempty"`
+	FailingSeconds int64  `json:"failingSeconds,omitempty"`
+	Attempts       int    `json:"attempts,omitempty"`
+	LastError      string `json:"lastError,omitempty"`
+}
+
+// The causes of ChannelDisabledData.Cause.
+const (
+	causeUser     = "user"
+	causeGone     = "gone"
+	causeFailures = "failures"
+)
+
+// disableCause is why a channel is disabled.
+type disableCause struct {
+	cause     string
+	userID    int64         // causeUser
+	failing   time.Duration // causeFailures: how long deliveries failed
+	attempts  int           // causeFailures
+	lastError string        // causeFailures: the last attempt's error, as recorded
+}
+
+// text is the reason c states, as a message; its English is the reason
+// stored.
+func (c disableCause) text() deskkit.Text {
+	switch c.cause {
+	case causeGone:
+		return deskkit.Textf("the webhook answered 410 Gone: the receiver asked for no more deliveries")
+	case causeFailures:
+		return deskkit.Textf("deliveries failed for %s (%d attempts); the last: %s", days(c.failing), c.attempts, c.lastError)
+	}
+	return deskkit.Textf("disabled by user %d", c.userID)
+}
+
+// data is d with c's fields.
+func (c disableCause) data(d ChannelDisabledData) ChannelDisabledData {
+	d.Cause = c.cause
+	if c.cause == causeFailures {
+		d.FailingSeconds = int64(c.failing / time.Second)
+		d.Attempts = c.attempts
+		d.LastError = c.lastError
+	}
+	return d
+}
+
+// reason is d's reason for a message: rendered from its cause when that
+// states the stored reason, else the stored reason as it is (an event
+// published before causes were kept, a duration the seconds cannot tell).
+func (d ChannelDisabledData) reason() any {
+	c := disableCause{cause: d.Cause, failing: time.Duration(d.FailingSeconds) * time.Second, attempts: d.Attempts, lastError: d.LastError}
+	switch d.Cause {
+	case causeGone, causeFailures:
+	case causeUser:
+		if d.Actor == nil {
+			return d.Reason
+		}
+		c.userID = d.Actor.ID
+	default:
+		return d.Reason
+	}
+	if t := c.text(); t.String() == d.Reason {
+		return t
+	}
+	return d.Reason
+}
+
+// days is a duration for reading: "5 days", "1 day", "3h0m0s".
+func days(d time.Duration) any {
+	n := int(d / (24 * time.Hour))
+	switch {
+	case n == 1:
+		return deskkit.Textf("1 day")
+	case n > 1:
+		return deskkit.Textf("%d days", n)
+	}
+	return d.Round(time.Second).String()
 }
 
 // EventTypes returns the event types the registry itself publishes, which
@@ -53,7 +135,8 @@ func EventTypes() []deskkit.EventType {
 			"until enabled again. Sent to the tenant's other enabled channels.",
 		Example: ChannelDisabledData{
 			TenantID: 1, ChannelID: 7, Name: "Ops webhook",
-			Reason: "deliveries failed for 5 days (12 attempts); last: the webhook answered 503 Service Unavailable",
+			Reason: "deliveries failed for 5 days (12 attempts); the last: the webhook answered 503 Service Unavailable",
+			Cause:  causeFailures, FailingSeconds: 5 * 24 * 60 * 60, Attempts: 12, LastError: "the webhook answered 503 Service Unavailable",
 		},
 		Render: renderDisabled,
 	}}
@@ -61,8 +144,9 @@ func EventTypes() []deskkit.EventType {
 
 // disabledTexts are the title and text of channel.disabled: written in
 // English when published, in another language when delivered
-// (renderDisabled). The reason is told as it is stored, in English.
-func disabledTexts(name string, actor *deskkit.Actor, reason string) (title, text deskkit.Text) {
+// (renderDisabled). The reason is deskkit's message when the data say which
+// cause, else told as it is stored, in English.
+func disabledTexts(name string, actor *deskkit.Actor, reason any) (title, text deskkit.Text) {
 	title = deskkit.Textf("Channel %q was disabled", clipRunes(name, 100))
 	if actor != nil {
 		return title, deskkit.Textf("Disabled by user %d: %s. It gets no events until an admin enables it again.", actor.ID, reason)
@@ -76,7 +160,7 @@ func renderDisabled(m *deskkit.Messages, tag language.Tag, data json.RawMessage)
 	if err := json.Unmarshal(data, &d); err != nil {
 		return "", "", fmt.Errorf("channel: render %s: %w", EventChannelDisabled, err)
 	}
-	title, text := disabledTexts(d.Name, d.Actor, d.Reason)
+	title, text := disabledTexts(d.Name, d.Actor, d.reason())
 	return title.LocalizedMessage(m, tag), text.LocalizedMessage(m, tag), nil
 }
 

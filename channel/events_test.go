@@ -8,6 +8,7 @@ package channel_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
@@ -528,7 +530,7 @@ func TestGoneDisables(t *testing.T) {
 		data, _ := body["data"].(map[string]any)
 		if body["type"] != channel.EventChannelDisabled || data["channelId"] != float64(dead.ID) ||
 			data["name"] != "dead" || data["actor"] != nil || data["tenantId"] != float64(10) ||
-			!strings.Contains(data["reason"].(string), "410") {
+			!strings.Contains(data["reason"].(string), "410") || data["cause"] != "gone" {
 			t.Errorf("channel.disabled body %v", body)
 		}
 		if gone.count() != 1 || evesRecv.count() != 0 {
@@ -604,13 +606,34 @@ func TestDeadChannelDisabled(t *testing.T) {
 			t.Errorf("the disabled channel got %d more requests", f.recv.count()-sent)
 		}
 		var disabled int
+		var data json.RawMessage
 		watcher.mu.Lock()
 		for _, b := range watcher.bodies {
 			if strings.Contains(string(b), `"channel.disabled"`) {
 				disabled++
+				var body struct{ Data json.RawMessage }
+				if err := json.Unmarshal(b, &body); err != nil {
+					t.Fatal(err)
+				}
+				data = body.Data
 			}
 		}
 		watcher.mu.Unlock()
+		// The data say the cause, so that a delivery in Chinese states it
+		// in Chinese, the receiver's error as recorded.
+		var d channel.ChannelDisabledData
+		if err := json.Unmarshal(data, &d); err != nil || d.Cause != "failures" || d.FailingSeconds != 140*60 || d.Attempts != 5 ||
+			d.Reason != "deliveries failed for 2h20m0s (5 attempts); the last: "+d.LastError || !strings.Contains(d.LastError, "503") {
+			t.Errorf("channel.disabled data %s (%v)", data, err)
+		}
+		msgs, err := deskkit.NewMessages()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, text, err := channel.EventTypes()[0].Render(msgs, language.SimplifiedChinese, data)
+		if want := "已被 deskkit 自动停用：投递已连续失败 2h20m0s（5 次尝试）；最后一次：" + d.LastError + "。管理员重新启用前，该渠道不会再收到事件。"; err != nil || text != want {
+			t.Errorf("rendered in Chinese %q (%v), want %q", text, err, want)
+		}
 		if disabled != 1 {
 			t.Errorf("the watcher got %d channel.disabled events, want 1", disabled)
 		}

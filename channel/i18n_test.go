@@ -210,6 +210,21 @@ func TestDisabledEventRender(t *testing.T) {
 			`渠道 "Ops" 已停用`, "已被 deskkit 自动停用：the webhook answered 410 Gone: the receiver asked for no more deliveries。管理员重新启用前，该渠道不会再收到事件。"},
 		{`{"channelId":7,"name":"Ops","reason":"disabled by user 3","actor":{"id":3,"name":"Ann"}}`, language.English,
 			`Channel "Ops" was disabled`, "Disabled by user 3: disabled by user 3. It gets no events until an admin enables it again."},
+		// With the cause in the data, deskkit's part of the reason is in
+		// the reader's language; the far end's error stays as recorded.
+		{`{"channelId":7,"name":"Ops","reason":"the webhook answered 410 Gone: the receiver asked for no more deliveries","actor":null,"cause":"gone"}`, language.SimplifiedChinese,
+			`渠道 "Ops" 已停用`, "已被 deskkit 自动停用：Webhook 返回 410 Gone：接收方要求不再投递。管理员重新启用前，该渠道不会再收到事件。"},
+		{`{"channelId":7,"name":"Ops","reason":"the webhook answered 410 Gone: the receiver asked for no more deliveries","actor":null,"cause":"gone"}`, language.English,
+			`Channel "Ops" was disabled`, "Disabled by deskkit: the webhook answered 410 Gone: the receiver asked for no more deliveries. It gets no events until an admin enables it again."},
+		{`{"channelId":7,"name":"Ops","reason":"deliveries failed for 5 days (12 attempts); the last: connection refused","actor":null,"cause":"failures","failingSeconds":432000,"attempts":12,"lastError":"connection refused"}`, language.SimplifiedChinese,
+			`渠道 "Ops" 已停用`, "已被 deskkit 自动停用：投递已连续失败 5 天（12 次尝试）；最后一次：connection refused。管理员重新启用前，该渠道不会再收到事件。"},
+		{`{"channelId":7,"name":"Ops","reason":"deliveries failed for 5 days (12 attempts); the last: connection refused","actor":null,"cause":"failures","failingSeconds":432000,"attempts":12,"lastError":"connection refused"}`, language.English,
+			`Channel "Ops" was disabled`, "Disabled by deskkit: deliveries failed for 5 days (12 attempts); the last: connection refused. It gets no events until an admin enables it again."},
+		{`{"channelId":7,"name":"Ops","reason":"disabled by user 3","actor":{"id":3,"name":"Ann"},"cause":"user"}`, language.SimplifiedChinese,
+			`渠道 "Ops" 已停用`, "已被用户 3 停用：由用户 3 停用。管理员重新启用前，该渠道不会再收到事件。"},
+		// Data whose cause does not state the stored reason: the reason as stored.
+		{`{"channelId":7,"name":"Ops","reason":"deliveries failed for 5 days (12 attempts); the last: x","actor":null,"cause":"failures","failingSeconds":1,"attempts":12,"lastError":"x"}`, language.SimplifiedChinese,
+			`渠道 "Ops" 已停用`, "已被 deskkit 自动停用：deliveries failed for 5 days (12 attempts); the last: x。管理员重新启用前，该渠道不会再收到事件。"},
 	} {
 		title, text, err := render(msgs, tc.tag, []byte(tc.data))
 		if err != nil || title != tc.title || text != tc.text {

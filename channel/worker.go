@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -535,38 +533,27 @@ RETURNING failing_since_ms, failed_attempts, channel_type, name`, now.UnixMilli(
 	}
 	s := st[0]
 	failing := now.Sub(time.UnixMilli(s.Since))
-	var reason string
+	var c disableCause
 	switch {
 	case s.Type == Webhook && o.StatusCode == http.StatusGone:
-		reason = "the webhook answered 410 Gone: the receiver asked for no more deliveries"
+		c = disableCause{cause: causeGone}
 	case failing >= r.cfg.DisableAfter && s.N >= r.cfg.DisableMinFailures:
-		reason = fmt.Sprintf("deliveries failed for %s (%d attempts); the last: %s", days(failing), s.N, o.Error)
+		c = disableCause{cause: causeFailures, failing: failing, attempts: s.N, lastError: o.Error}
 	default:
 		return nil
 	}
-	_, err = r.disable(ctx, tx, d.TenantID, d.TargetID, reason, nil)
+	_, err = r.disable(ctx, tx, d.TenantID, d.TargetID, c, nil)
 	return err
 }
 
-// days is a duration for reading: "5 days", "1 day", "3h0m0s".
-func days(d time.Duration) string {
-	n := int(d / (24 * time.Hour))
-	switch {
-	case n == 1:
-		return "1 day"
-	case n > 1:
-		return strconv.Itoa(n) + " days"
-	}
-	return d.Round(time.Second).String()
-}
-
-// disable disables the tenant's enabled channel id through tx, with
-// reason, by actor (nil: deskkit itself): its pending deliveries end
+// disable disables the tenant's enabled channel id through tx, for cause
+// c, by actor (nil: deskkit itself): its pending deliveries end
 // FAILED ("channel disabled"), and channel.disabled is published to the
 // tenant's other enabled channels. It reports false, and does nothing,
 // when the channel is not there or already disabled.
-func (r *ChannelRegistry) disable(ctx context.Context, tx bun.IDB, tenantID, id int64, reason string, actor *deskkit.Actor) (bool, error) {
+func (r *ChannelRegistry) disable(ctx context.Context, tx bun.IDB, tenantID, id int64, c disableCause, actor *deskkit.Actor) (bool, error) {
 	now := r.cfg.Now()
+	reason := c.text().String()
 	var names []string
 	err := tx.NewRaw(`UPDATE deskkit_channels
 SET enabled = FALSE, disabled_reason = ?, disabled_at_ms = ?, version = version + 1
@@ -585,7 +572,7 @@ RETURNING name`, reason, now.UnixMilli(), tenantID, id).Scan(ctx, &names)
 		Time:  now,
 		Title: title.String(),
 		Text:  text.String(),
-		Data:  ChannelDisabledData{ChannelID: id, Name: names[0], Reason: reason, Actor: actor},
+		Data:  c.data(ChannelDisabledData{ChannelID: id, Name: names[0], Reason: reason, Actor: actor}),
 	})
 	return err == nil, err
 }
