@@ -393,7 +393,10 @@
 // channel.disabled event (actor null) goes to the tenant's other enabled
 // channels. An admin may also Disable a channel by hand: the same, with
 // reason "disabled by user N" and the admin as the event's actor, so that
-// the other admins learn of it. Enable re-enables it and clears its clock;
+// the other admins learn of it. The event's data say the cause ("user",
+// "gone" or "failures", with failingSeconds, attempts and lastError), so
+// that the reason, stored in English, is rendered in each reader's
+// language at delivery. Enable re-enables it and clears its clock;
 // deliveries that failed while it was disabled come back with Recover.
 // Resend and Recover refuse a disabled channel (ErrChannelDisabled).
 //
