@@ -197,7 +197,8 @@ func TestDefaultLanguage(t *testing.T) {
 }
 
 // An Authenticator that is no LocaleResolver leaves Accept-Language and
-// the default; a LocaleResolver's outage is answered as one.
+// the default; a LocaleResolver's outage is answered as one when it is
+// asked, which is when Accept-Language names no language the server has.
 func TestLocaleResolverOptional(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		srv := newLocaleAPI(t, db, Config{Authenticator: localeUsers.tokens})
@@ -207,7 +208,9 @@ func TestLocaleResolverOptional(t *testing.T) {
 		failing := localeUsers
 		failing.fail = fmt.Errorf("directory: %w", deskkit.ErrUnavailable)
 		srv = newLocaleAPI(t, db, Config{Authenticator: failing})
-		langCall{name: "resolver down", method: "GET", target: "/api/v1/task/trash/count?projectId=1", token: "zhu", accept: "zh", status: 503, code: "E2", key: KeyServiceUnavailable, msg: "服务暂时不可用，请在 5 秒后重试", lang: "zh-Hans"}.check(t, srv)
+		// Asked only when the request names no language the server has.
+		langCall{name: "resolver down", method: "GET", target: "/api/v1/task/trash/count?projectId=1", token: "zhu", accept: "fr", status: 503, code: "E2", key: KeyServiceUnavailable, msg: "the service is temporarily unavailable; retry after 5 seconds", lang: "en"}.check(t, srv)
+		langCall{name: "resolver down, zh asked", method: "GET", target: "/api/v1/task/trash/count?projectId=1", token: "zhu", accept: "zh", status: 200, code: "S", msg: "成功", lang: "zh-Hans"}.check(t, srv)
 	})
 }
 

@@ -353,9 +353,15 @@ func (s *Server) language(r *http.Request) language.Tag {
 // localize returns r with the language of an authenticated request in its
 // context: Accept-Language, then the user's and the tenant's locales if
 // the Authenticator is a deskkit.LocaleResolver, then the server's default.
+// The resolver is asked only when Accept-Language matched no language (a
+// language ServeHTTP already put on the context), so that a host's lookup
+// costs nothing on the requests that name their language.
 func (s *Server) localize(r *http.Request, p deskkit.Principal) (*http.Request, error) {
 	lr, ok := s.cfg.Authenticator.(deskkit.LocaleResolver)
 	if !ok {
+		return r, nil
+	}
+	if _, matched := s.cfg.Messages.Matched(r.Header.Get("Accept-Language")); matched {
 		return r, nil
 	}
 	user, tenant, err := lr.Locales(r.Context(), p)
@@ -365,7 +371,7 @@ func (s *Server) localize(r *http.Request, p deskkit.Principal) (*http.Request, 
 	if user == "" && tenant == "" {
 		return r, nil // ServeHTTP matched Accept-Language and the default
 	}
-	tag, ok := s.cfg.Messages.Matched(r.Header.Get("Accept-Language"), user, tenant, s.cfg.DefaultLanguage)
+	tag, ok := s.cfg.Messages.Matched(user, tenant, s.cfg.DefaultLanguage)
 	if !ok {
 		return r, nil
 	}

@@ -105,6 +105,13 @@ func (c *Console) requestLanguage(r *http.Request, p *deskkit.Principal) languag
 		choices = append(choices, ck.Value)
 	}
 	choices = append(choices, r.Header.Get("Accept-Language"))
+	m := c.i18n.messages()
+	// The LocaleResolver may do I/O: it is asked only when the request
+	// itself names no language the console has.
+	if tag, ok := m.Matched(choices...); ok {
+		return tag
+	}
+	choices = choices[:0]
 	if p != nil && c.i18n.locales != nil {
 		user, tenant, err := c.i18n.locales.Locales(r.Context(), *p)
 		if err != nil {
@@ -114,7 +121,7 @@ func (c *Console) requestLanguage(r *http.Request, p *deskkit.Principal) languag
 		}
 	}
 	choices = append(choices, c.cfg.DefaultLanguage)
-	return c.i18n.messages().Match(choices...)
+	return m.Match(choices...)
 }
 
 // withLanguage returns r carrying its language (deskkit.WithLanguage),
