@@ -43,7 +43,8 @@
 // information: a release tag ("v0.3.0") when built from a module version,
 // "(devel)" with the commit (vcs.revision, vcs.time, "+dirty" for
 // uncommitted changes) when built from a checkout, and the Go version.
-// Building needs Go 1.26.8 or later (go.mod).
+// Building needs Go 1.26.8 or later (go.mod); use 1.26.10 or later, which
+// fixes standard-library vulnerabilities the server reaches (README.md).
 //
 // Logs are JSON lines on stderr. The server answers GET /healthz (the
 // process is up) and GET /readyz (the database answers) next to the API
