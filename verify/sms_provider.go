@@ -288,7 +288,11 @@ func (e *SMSError) classify(c smsClass, known bool, retryAfter time.Duration) {
 // Throttled), ErrSendThrottled too, with the wait for Retry-After.
 func sendError(err error) error {
 	if se, ok := errors.AsType[*SMSError](err); ok && se.Throttled {
-		return &throttledError{err: err, wait: max(se.RetryAfter, time.Second)}
+		wait := se.RetryAfter
+		if wait <= 0 { // a host's own SMSError may leave it out
+			wait = DefaultSMSRetryAfter
+		}
+		return &throttledError{err: err, wait: wait}
 	}
 	return fmt.Errorf("%w: %w", ErrSendFailed, err)
 }

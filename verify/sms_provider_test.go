@@ -585,6 +585,12 @@ func TestSendThrottled(t *testing.T) {
 			t.Errorf("throttled send: %v, want the provider's *SMSError inside", err)
 		}
 
+		// A host's own sender may leave the wait out: the default.
+		f.sink.FailWith(&verify.SMSError{Provider: "gateway", Status: 429, Retryable: true, Throttled: true})
+		if err := send(); !errors.As(err, &ra) || ra.RetryAfterDuration() != verify.DefaultSMSRetryAfter {
+			t.Errorf("throttled send without a wait: %v, want a RetryAfterer of %s", err, verify.DefaultSMSRetryAfter)
+		}
+
 		f.sink.FailWith(&verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberDailyLimit"})
 		err = send()
 		if !errors.Is(err, verify.ErrSendFailed) || errors.Is(err, verify.ErrSendThrottled) {
