@@ -109,6 +109,7 @@
 //	verify.ErrCodeMissing          400    E1   verification_code_missing
 //	verify.ErrCodeExhausted        429    E3   verification_code_exhausted
 //	verify.ErrTooManyFailures      429    E3   verification_failures_exceeded  Retry-After
+//	verify.ErrSendThrottled        503    E2   verification_send_throttled     Retry-After
 //	verify.ErrSendFailed           502    E2   verification_send_failed
 //	verify.ErrAddressTaken         409    E1   verification_address_taken
 //	verify.ErrAlreadyBound         409    E1   verification_already_bound

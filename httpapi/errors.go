@@ -39,6 +39,7 @@ const (
 	KeyCodeExhausted     = "verification_code_exhausted"
 	KeyTooManyFailures   = "verification_failures_exceeded"
 	KeySendFailed        = "verification_send_failed"
+	KeySendThrottled     = "verification_send_throttled"
 	KeyAddressTaken      = "verification_address_taken"
 	KeyAlreadyBound      = "verification_already_bound"
 	KeyNotBound          = "verification_not_bound"
@@ -87,6 +88,9 @@ var errorTable = []errorRow{
 	{match: is(verify.ErrCodeMissing), status: http.StatusBadRequest, code: envelope.CodeBusiness, key: KeyCodeMissing, when: "no usable code for this bizKey and address: never sent, replaced, its send failed (`msg`: \"no code is waiting for this bizKey and address: request one first\"), or already used: then `msg` says so, and for BIND_MOBILE and BIND_EMAIL points at the linkSecret that the check which used it answered, which the change takes, alone or with that code", example: "the code sent for this bizKey and address was already used by a check: change the address with the linkSecret that check answered (alone, or with this verificationCode), or request a new code"},
 	{match: is(verify.ErrCodeExhausted), status: http.StatusTooManyRequests, code: envelope.CodeQuota, key: KeyCodeExhausted, when: "the code had 5 wrong attempts and is dead: request a new one", example: "verificationCode had too many wrong attempts: request a new code"},
 	{match: is(verify.ErrTooManyFailures), status: http.StatusTooManyRequests, code: envelope.CodeQuota, key: KeyTooManyFailures, when: "the user entered too many wrong codes today", example: "too many wrong codes today: try again later", header: "Retry-After"},
+	// A provider's throttle is a wait, not a refusal: 503 with its
+	// Retry-After, above the 502 of the send failure it also is.
+	{match: is(verify.ErrSendThrottled), status: http.StatusServiceUnavailable, code: envelope.CodeSystem, key: KeySendThrottled, when: "the SMS provider refused the message for its rate limits (per number or per account); nothing went out and the send's limits were given back: retry after Retry-After seconds, the provider's wait, or 60 without one", example: "the SMS provider is throttling messages: try again later", header: "Retry-After"},
 	{match: is(verify.ErrSendFailed), status: http.StatusBadGateway, code: envelope.CodeSystem, key: KeySendFailed, when: "the SMS gateway or mail server did not accept the message", example: "the message could not be sent: try again later"},
 	{match: is(verify.ErrAddressTaken), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyAddressTaken, when: "another user of the tenant has the mobile number or e-mail address", example: "the address belongs to another user"},
 	{match: is(verify.ErrAlreadyBound), status: http.StatusConflict, code: envelope.CodeBusiness, key: KeyAlreadyBound, when: "BIND_MOBILE or BIND_EMAIL for a user who has such an address: use MODIFY_*", example: "you have an address of this kind already: use MODIFY_MOBILE or MODIFY_EMAIL"},

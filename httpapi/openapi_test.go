@@ -703,6 +703,8 @@ func modifyProof(p deskkit.Principal, bizKey verify.BizKey, wonOn, newAddress st
 
 func sinkFails(_ *testing.T, e *env) { e.vh.sink.FailWith(errGatewayDown) }
 
+func sinkThrottled(_ *testing.T, e *env) { e.vh.sink.FailWith(errThrottled) }
+
 // userData is the data of an answer that shows u.
 func userData(u verify.User, edit func(u *verify.User)) func(fixture) any {
 	return func(fixture) any {
@@ -808,6 +810,9 @@ var verifyResponseCases = []responseCase{
 	{name: "send sms gateway down", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
 		prepare: sinkFails, body: fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`),
 		token: "alice", reqValid: true, wantStatus: 502, wantKey: httpapi.KeySendFailed},
+	{name: "send sms throttled", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
+		prepare: sinkThrottled, body: fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`),
+		token: "alice", reqValid: true, wantStatus: 503, wantKey: httpapi.KeySendThrottled},
 	{name: "send sms without token", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
 		body: fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`), wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
 	{name: "send sms user gone", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),

@@ -27,6 +27,11 @@ import (
 
 var errGatewayDown = errors.New("gateway down")
 
+// errThrottled is a template provider's throttle of a message, with its
+// wait.
+var errThrottled = &verify.SMSError{Provider: "aliyun", Status: 200, Code: "isv.BUSINESS_LIMIT_CONTROL", Message: "触发分钟级流控Permits:1",
+	Retryable: true, Throttled: true, RetryAfter: 42 * time.Second}
+
 // The addresses of the verify fixture, all in tenant 1 ("Acme").
 const (
 	aliceMobile = "+8613800138000" // alice's; she has alice@example.com too
@@ -202,7 +207,7 @@ var envelopeCodes = map[string]string{
 	httpapi.KeyNotFound: "E1", httpapi.KeyConflict: "E1",
 	httpapi.KeyTooManyRequests: "E3", httpapi.KeyServiceUnavailable: "E2",
 	httpapi.KeyCodeWrong: "E1", httpapi.KeyCodeExpired: "E1", httpapi.KeyCodeMissing: "E1",
-	httpapi.KeyCodeExhausted: "E3", httpapi.KeyTooManyFailures: "E3", httpapi.KeySendFailed: "E2",
+	httpapi.KeyCodeExhausted: "E3", httpapi.KeyTooManyFailures: "E3", httpapi.KeySendFailed: "E2", httpapi.KeySendThrottled: "E2",
 	httpapi.KeyAddressTaken: "E1", httpapi.KeyAlreadyBound: "E1", httpapi.KeyNotBound: "E1",
 	httpapi.KeyLinkSecretRefused: "E1",
 	httpapi.KeyChannelNameTaken:  "E1", httpapi.KeyChannelQuotaExceeded: "E3",
@@ -444,6 +449,38 @@ func TestVerifySendSMS(t *testing.T) {
 	if got := e.vh.sink.LastCode(bobMobile); got != "" {
 		t.Errorf("a code reached bob: %q", got)
 	}
+
+	// The provider throttles: 503 with the provider's wait, in the
+	// reader's language, and again no code; the send took no limit.
+	e.vh.sink.FailWith(errThrottled)
+	a := e.call(t, http.MethodPost, smsSendPath, "bob", `{"bizKey": "SIGNIN", "mobile": 13900139000, "country": "CN"}`)
+	a.wantError(t, 503, httpapi.KeySendThrottled, "")
+	a.wantRetryAfter(t, 42*time.Second)
+	if a.msg != "the SMS provider is throttling messages: try again later" {
+		t.Errorf("msg %q", a.msg)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+smsSendPath, strings.NewReader(`{"bizKey": "SIGNIN", "mobile": 13900139000, "country": "CN"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer bob")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept-Language", "zh-CN")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zh struct{ Msg string }
+	err = json.NewDecoder(resp.Body).Decode(&zh)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 503 || zh.Msg != "短信发送过于频繁，服务商暂不接收，请稍后重试" {
+		t.Errorf("in Chinese: %d %q (%v)", resp.StatusCode, zh.Msg, err)
+	}
+	e.vh.sink.FailWith(nil)
+	if got := e.vh.sink.LastCode(bobMobile); got != "" {
+		t.Errorf("a code reached bob: %q", got)
+	}
+	e.call(t, http.MethodPost, smsSendPath, "bob", `{"bizKey": "SIGNIN", "mobile": 13900139000, "country": "CN"}`).wantOK(t, &verify.Sent{})
 }
 
 // One code per bizKey and address per 60 s: 429 with the wait.

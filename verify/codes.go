@@ -278,7 +278,7 @@ ON CONFLICT (tenant_id, user_id, kind, biz_key, address) DO UPDATE SET
 			// refused by the limits of a send that never happened.
 			v.settle(dctx, codes[:i], stateActive)
 			v.settle(dctx, codes[i:], stateFailed)
-			return Sent{}, fmt.Errorf("%w: %w", ErrSendFailed, err)
+			return Sent{}, sendError(err)
 		}
 	}
 	// The messages are out: their codes become usable even if the client

@@ -173,7 +173,8 @@
 //   - the sender refused it or could not be reached (nothing went out):
 //     the code is marked failed, the limits its send took are given back,
 //     so the retry the answer invites is not refused by them, and the
-//     answer is ErrSendFailed (502).
+//     answer is ErrSendFailed (502), or ErrSendThrottled (503) when the
+//     provider throttled it.
 //
 // The outcome is recorded by a guarded update: an activation is that one
 // statement, a failure a transaction that also gives the limits back. If
@@ -201,10 +202,13 @@
 // text the Verifier renders is not sent. AliyunSMSSender and
 // TencentSMSSender take an SMSTemplates table mapping each bizKey (or
 // AnyBizKey, for all those without their own) and locale to a template id,
-// plus the notice's template; a code goes as its template's one parameter,
-// a notice with the new number masked. A bizKey of SMSBizKeys without a
-// template for the default locale, or no notice template, is refused by
-// the sender's constructor, not at the first send. SMS.Locale picks the
+// plus the notice's template; a code goes as its template's one
+// parameter, a notice with the new number's last four digits
+// (SMSTemplates.NoticeNumber: Tencent takes at most 12 characters from an
+// account without enterprise verification, and "+86*******8000" has 14).
+// A bizKey of SMSBizKeys without a template for the default locale, or no
+// notice template, is refused by the sender's constructor, not at the
+// first send. SMS.Locale picks the
 // locale; "" or one the table lacks means the default.
 //
 // Both senders are small clients written here, signing as the providers
@@ -213,11 +217,14 @@
 // publishes: the module proxy serves neither Alibaba Cloud's dysmsapi SDK
 // module nor Tencent's per-product sms module (only Tencent's 2021
 // monolith), and a sender needs one call of each. A refusal is an
-// *SMSError carrying the provider's code; throttling (Aliyun
-// isv.BUSINESS_LIMIT_CONTROL and Throttling.*, Tencent
-// RequestLimitExceeded and LimitExceeded.*), the provider's internal
-// errors, 5xx answers and an unreachable endpoint are Retryable, a refused
-// key, signature name, template or number is not.
+// *SMSError carrying the provider's code, classified by a table of the
+// codes each provider documents (see each sender's SendSMS): a failure
+// inside the provider or on the way is Retryable; a throttle (Aliyun
+// isv.BUSINESS_LIMIT_CONTROL, Tencent RequestLimitExceeded, an HTTP 429)
+// is Throttled with a RetryAfter, and a code's send then fails with
+// ErrSendThrottled (httpapi: 503 with Retry-After); a limit of a day, a
+// refused key, signature name, template or number is neither. Numbers the
+// provider echoes are masked in the error, as codes are cut out.
 //
 // # Notices to old addresses
 //
@@ -256,8 +263,11 @@
 // A notice whose send fails is tried again on its own schedule: five
 // attempts, at once and then 1 minute, 5 minutes, 30 minutes and 2 hours
 // after each failure (+-10 %, so that notices that failed together are
-// not all sent again at the same instant), each logged as a warning; the
-// fifth failure drops the notice with an error in the log. Purge deletes
+// not all sent again at the same instant; a provider's RetryAfter, up to
+// 2 hours, waits longer), each logged as a warning; the fifth failure
+// drops the notice with an error in the log, and so does the first that
+// the sender says is final (an *SMSError not Retryable, an SMTP 5xx): the
+// outbox records it FAILED with the cause. Purge deletes
 // notices a day after they were sent or dropped, attempts included: they
 // hold the old address.
 //
@@ -306,9 +316,9 @@
 // The shared classes are deskkit's sentinels; the Verifier's own errors
 // (ErrCodeWrong, ErrCodeExpired, ErrCodeMissing, ErrCodeExhausted,
 // ErrTooManyFailures, ErrSendFailed, ErrAddressTaken, ErrAlreadyBound,
-// ErrNotBound, ErrLinkSecret) each match a class too, and httpapi gives
-// each an error key of its own. Bad fields are *deskkit.InputError
-// values naming the field. ErrSendFailed wraps the sender's error: from
+// ErrNotBound, ErrLinkSecret, ErrSendThrottled) each match a class too,
+// and httpapi gives each an error key of its own. Bad fields are
+// *deskkit.InputError values naming the field. ErrSendFailed wraps the sender's error: from
 // AliyunSMSSender and TencentSMSSender an *SMSError with the provider's
 // code and whether the message may be accepted later.
 //

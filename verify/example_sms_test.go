@@ -3,6 +3,7 @@ package verify_test
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/deskkit/deskkit/verify"
 )
@@ -30,7 +31,9 @@ func ExampleNewAliyunSMSSender() {
 
 // A bizKey without a template is refused when the sender is made, not
 // when its first code is sent. A refusal by the provider at a send is an
-// *verify.SMSError with the provider's code.
+// *verify.SMSError with the provider's code, which says whether the same
+// message may pass later, and after how long when the provider throttled
+// it.
 func ExampleNewTencentSMSSender() {
 	_, err := verify.NewTencentSMSSender(verify.TencentSMSConfig{
 		SecretID: "AKID-example", SecretKey: "example", SDKAppID: "1400006666", SignName: "深科技",
@@ -43,11 +46,12 @@ func ExampleNewTencentSMSSender() {
 	})
 	fmt.Println(err != nil)
 
-	var sendErr error = &verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberDailyLimit", Retryable: true}
+	var sendErr error = &verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberThirtySecondLimit",
+		Retryable: true, Throttled: true, RetryAfter: 30 * time.Second}
 	if se, ok := errors.AsType[*verify.SMSError](sendErr); ok && se.Retryable {
-		fmt.Println("try later:", se.Code)
+		fmt.Println("try again in", se.RetryAfter, "after", se.Code)
 	}
 	// Output:
 	// true
-	// try later: LimitExceeded.PhoneNumberDailyLimit
+	// try again in 30s after LimitExceeded.PhoneNumberThirtySecondLimit
 }

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -22,10 +23,17 @@ const noticeKind = "verify.notice"
 
 // noticeSchedule is the delay before each attempt to send a notice to an
 // old address: the first at once after the change commits, the others
-// after each failure, each spread by +-10 %. Five attempts over about two
-// and a half hours; a notice that fails all of them is dropped with an
+// after each failure the sender says may pass later (noticeRetry), each
+// spread by +-10 %. Five attempts over about two and a half hours; a
+// notice that fails all of them, or fails for good, is dropped with an
 // error in the log.
 var noticeSchedule = []time.Duration{0, time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour}
+
+// noticeMaxRetryAfter bounds the wait a throttled notice's provider asks
+// for (SMSError.RetryAfter): it lengthens a delay of the schedule to at
+// most this, so that the last attempt comes at most about 8 hours after
+// the change, not a day later as the outbox's own bound would allow.
+const noticeMaxRetryAfter = 2 * time.Hour
 
 const (
 	// noticeTimeout bounds one attempt: the sender's own timeout (10 s
@@ -200,12 +208,49 @@ func (h noticeHandler) attempt(ctx context.Context, d outbox.Delivery) outbox.Ou
 	}
 	attrs := []any{slog.Int64("delivery", d.ID), slog.String("to", mask(n.Kind, n.Address)),
 		slog.Int("attempt", d.Attempt), slog.Any("error", err)}
-	if d.Attempt >= len(noticeSchedule) {
+	retry, wait := noticeRetry(err)
+	switch {
+	case !retry:
+		log.ErrorContext(ctx, "verify: notice dropped: the sender refused it for good", attrs...)
+		return outbox.Outcome{Error: "the sender refused the notice for good, not retried: " + err.Error(), Final: true}
+	case d.Attempt >= len(noticeSchedule):
 		log.ErrorContext(ctx, "verify: notice dropped after failed attempts", attrs...)
-	} else {
-		log.WarnContext(ctx, "verify: notice not sent; it is sent again later", attrs...)
+		return outbox.Outcome{Error: fmt.Sprintf("the sender did not accept the notice at any of %d attempts; the last: %s", d.Attempt, err)}
 	}
-	return outbox.Outcome{Error: "the sender did not accept the notice: " + err.Error()}
+	log.WarnContext(ctx, "verify: notice not sent; it is sent again later", append(attrs, slog.Duration("retryAfter", wait))...)
+	return outbox.Outcome{Error: "the sender did not accept the notice: " + err.Error(), RetryAfter: wait}
+}
+
+// smtpReply is go-mail's *SendError as SMTPMailer returns it, without
+// importing go-mail here.
+type smtpReply interface {
+	error
+	ErrorCode() int // the server's reply code; 0 when it said nothing
+	IsTemp() bool
+}
+
+// noticeRetry says whether a notice whose sender answered err may be
+// accepted at a later attempt, and how long the far end asked to wait:
+//
+//   - an *SMSError (AliyunSMSSender, TencentSMSSender, or a host's sender
+//     that returns one) by its Retryable, its RetryAfter bounded by
+//     noticeMaxRetryAfter: a refused key, template or number, or a daily
+//     limit, ends the notice at once;
+//   - an SMTP reply (SMTPMailer) by its code: 4xx is temporary, 5xx
+//     final;
+//   - any other error, a transport's (a timeout, a refused connection) or
+//     one that says nothing of itself (HTTPSMSSender, TwilioSMSSender, a
+//     host's sender), is retried on the schedule, which is bounded:
+//     telling an outage from a refusal is not possible there, and a notice
+//     of a changed address is worth four more attempts.
+func noticeRetry(err error) (bool, time.Duration) {
+	if se, ok := errors.AsType[*SMSError](err); ok {
+		return se.Retryable, min(se.RetryAfter, noticeMaxRetryAfter)
+	}
+	if sr, ok := errors.AsType[smtpReply](err); ok && sr.ErrorCode() != 0 {
+		return sr.IsTemp(), 0
+	}
+	return true, 0
 }
 
 // Recorded keeps nothing besides the outbox.

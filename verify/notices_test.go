@@ -3,6 +3,7 @@ package verify_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -158,6 +159,102 @@ func TestNoticeRetries(t *testing.T) {
 			t.Errorf("a dropped notice was sent: %d, %v", n, err)
 		}
 	})
+}
+
+// smtpRefusal is an SMTP server's reply as go-mail's *SendError gives it
+// (SMTPMailer's errors): a code, temporary when it is 4xx.
+type smtpRefusal int
+
+func (e smtpRefusal) Error() string  { return fmt.Sprintf("SMTP %d", int(e)) }
+func (e smtpRefusal) ErrorCode() int { return int(e) }
+func (e smtpRefusal) IsTemp() bool   { return int(e)/100 == 4 }
+
+// TestNoticeFinalFailure: a notice whose sender refuses it for good (a
+// template provider's error that is not Retryable, an SMTP 5xx) is not
+// retried: its first failure ends it FAILED, with the cause recorded and
+// logged; one that is Retryable (or says nothing of itself) stays pending.
+func TestNoticeFinalFailure(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		var logs bytes.Buffer
+		f := setup(t, db, &verify.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		numbers := []string{annMobile, newMobile}
+		for i, tt := range []struct {
+			name   string
+			err    error
+			status string
+			inErr  string // in the recorded error
+		}{
+			{"a refused template", &verify.SMSError{Provider: "tencent", Status: 200, Code: "FailedOperation.TemplateIncorrectOrUnapproved", Message: "template not approved"},
+				"FAILED", "refused the notice for good, not retried: verify: tencent SMS answered 200 OK: FailedOperation.TemplateIncorrectOrUnapproved"},
+			{"a refused key", &verify.SMSError{Provider: "aliyun", Status: 400, Code: "SignatureDoesNotMatch"}, "FAILED", "SignatureDoesNotMatch"},
+			{"an SMTP 550", smtpRefusal(550), "FAILED", "SMTP 550"},
+			{"a retryable provider error", &verify.SMSError{Provider: "aliyun", Status: 200, Code: "isp.SYSTEM_ERROR", Retryable: true}, "PENDING", "isp.SYSTEM_ERROR"},
+			{"an SMTP 451", smtpRefusal(451), "PENDING", "SMTP 451"},
+			{"an error that says nothing", errGatewayDown, "PENDING", "gateway down"},
+		} {
+			req := f.mobileChange(t, numbers[i%2], numbers[(i+1)%2])
+			f.sink.FailWith(tt.err)
+			if _, err := f.v.ChangeMobile(ctx, f.ann, req); err != nil {
+				t.Fatalf("%s: the change failed: %v", tt.name, err)
+			}
+			f.sink.FailWith(nil)
+			got := notices(t, db)[i]
+			if got.Status != tt.status || got.Attempts != 1 || got.Error == nil || !strings.Contains(*got.Error, tt.inErr) {
+				t.Errorf("%s: %+v (error %v), want %s after 1 attempt, the error naming %q", tt.name, got, deref(got.Error), tt.status, tt.inErr)
+			}
+		}
+		if n := strings.Count(logs.String(), "notice dropped: the sender refused it for good"); n != 3 {
+			t.Errorf("%d notices logged as refused for good, want 3:\n%s", n, logs.String())
+		}
+		// The refused ones are never tried again; the others are, once due.
+		f.clock.Advance(3 * time.Hour)
+		if n, err := f.v.SendNotices(ctx); err != nil || n != 3 {
+			t.Fatalf("SendNotices: %d, %v; want the 3 pending ones sent", n, err)
+		}
+		for i, got := range notices(t, db) {
+			if want := map[bool]string{true: "FAILED", false: "SUCCEEDED"}[i < 3]; got.Status != want {
+				t.Errorf("notice %d after SendNotices: %+v, want %s", i, got, want)
+			}
+		}
+	})
+}
+
+// TestNoticeThrottled: a notice its provider throttled is retried no
+// sooner than the provider asked (SMSError.RetryAfter, up to 2 hours),
+// even when the schedule's next delay is shorter.
+func TestNoticeThrottled(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, nil)
+		req := f.mobileChange(t, annMobile, newMobile)
+		f.sink.FailWith(&verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberOneHourLimit",
+			Retryable: true, Throttled: true, RetryAfter: time.Hour})
+		if _, err := f.v.ChangeMobile(ctx, f.ann, req); err != nil {
+			t.Fatal(err)
+		}
+		f.sink.FailWith(nil)
+		// The schedule's next delay (1 minute) is over; the provider's
+		// hour is not.
+		f.clock.Advance(59 * time.Minute)
+		if n, err := f.v.SendNotices(ctx); err != nil || n != 0 {
+			t.Fatalf("before the provider's hour: SendNotices: %d, %v", n, err)
+		}
+		f.clock.Advance(time.Minute)
+		if n, err := f.v.SendNotices(ctx); err != nil || n != 1 {
+			t.Fatalf("after the provider's hour: SendNotices: %d, %v", n, err)
+		}
+		if got := notices(t, db); got[0].Status != "SUCCEEDED" || got[0].Attempts != 2 {
+			t.Errorf("the notice: %+v", got[0])
+		}
+	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
 }
 
 // TestNoticeContent: the notice goes to the old address, says the masked

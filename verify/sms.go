@@ -141,7 +141,7 @@ func (s *HTTPSMSSender) SendSMS(ctx context.Context, m SMS) error {
 		req.Header[name] = values
 	}
 	req.Header.Set("Content-Type", "application/json")
-	status, reply, err := smsPost(s.client, req)
+	status, reply, _, err := smsPost(s.client, req)
 	if err != nil {
 		return fmt.Errorf("verify: SMS gateway %s: %w", redactURL(s.url), err)
 	}
@@ -256,7 +256,7 @@ func (s *TwilioSMSSender) SendSMS(ctx context.Context, m SMS) error {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	req.SetBasicAuth(s.sid, s.token)
-	status, reply, err := smsPost(s.client, req)
+	status, reply, _, err := smsPost(s.client, req)
 	if err != nil {
 		return fmt.Errorf("verify: Twilio: %w", err)
 	}
@@ -273,29 +273,53 @@ func (s *TwilioSMSSender) SendSMS(ctx context.Context, m SMS) error {
 	return fmt.Errorf("verify: Twilio answered %s: %s", statusText(status), excerpt(reply, m))
 }
 
-// smsPost sends req and returns the status and at most smsReplyLimit bytes
-// of the reply. A transport error is unwrapped from its *url.Error, whose
-// text repeats the URL and with it any key in the query.
-func smsPost(client *http.Client, req *http.Request) (int, []byte, error) {
+// smsPost sends req and returns the status, at most smsReplyLimit bytes
+// of the reply, and its Retry-After header. A transport error is
+// unwrapped from its *url.Error, whose text repeats the URL and with it
+// any key in the query.
+func smsPost(client *http.Client, req *http.Request) (status int, reply []byte, retryAfter string, err error) {
 	resp, err := client.Do(req)
 	if err != nil {
 		if ue, ok := errors.AsType[*url.Error](err); ok {
 			err = ue.Err
 		}
-		return 0, nil, err
+		return 0, nil, "", err
 	}
 	defer resp.Body.Close()
 	// The status decides; a reply cut short by a read error only loses
 	// detail for an error's text. Closing without reading the rest may
 	// cost the connection, but bounds what a gateway can make us read.
-	reply, _ := io.ReadAll(io.LimitReader(resp.Body, smsReplyLimit))
-	return resp.StatusCode, reply, nil
+	reply, _ = io.ReadAll(io.LimitReader(resp.Body, smsReplyLimit))
+	return resp.StatusCode, reply, resp.Header.Get("Retry-After"), nil
+}
+
+// maxSMSRetryAfter bounds the wait a provider's Retry-After header asks
+// for: the longest window of a throttle that clears within the notices'
+// schedule (an hourly per-number limit).
+const maxSMSRetryAfter = time.Hour
+
+// parseRetryAfter reads a Retry-After header, seconds or an HTTP date
+// (RFC 9110 section 10.2.3), as a wait from now of at most
+// maxSMSRetryAfter; 0 when there is none or it cannot be read.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		d = time.Duration(min(n, int64(maxSMSRetryAfter/time.Second))) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return min(max(d, 0), maxSMSRetryAfter)
 }
 
 // excerpt quotes the start of a gateway's reply for an error, with m's
-// text and code cut out in case the gateway echoes them.
+// number masked and its text and code cut out in case the gateway echoes
+// them.
 func excerpt(reply []byte, m SMS) string {
-	s := string(reply)
+	s := maskNumber(string(reply), m.To)
 	if m.Text != "" {
 		s = strings.ReplaceAll(s, m.Text, "[text]")
 	}
@@ -306,6 +330,37 @@ func excerpt(reply []byte, m SMS) string {
 		s = s[:smsReplyExcerpt] + "..."
 	}
 	return strconv.Quote(s)
+}
+
+// maskNumber masks in s every run of at least 7 digits that ends the
+// E.164 number to, as a provider may echo it: "+8613800138000",
+// "8613800138000" or the national "13800138000" all become stars and the
+// last four digits, as codes become [code]. It runs before the code is
+// cut out, which could split the number into runs that no longer end it.
+func maskNumber(s, to string) string {
+	digits := strings.TrimPrefix(to, "+")
+	if len(digits) < 7 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && '0' <= s[j] && s[j] <= '9' {
+			j++
+		}
+		if j == i {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		run := s[i:j]
+		if len(run) >= 7 && strings.HasSuffix(digits, run) {
+			run = strings.Repeat("*", len(run)-4) + run[len(run)-4:]
+		}
+		b.WriteString(run)
+		i = j
+	}
+	return b.String()
 }
 
 func statusText(status int) string {

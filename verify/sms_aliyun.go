@@ -131,11 +131,16 @@ func (c *AliyunSMSConfig) validate() error {
 
 // SendSMS asks Alibaba Cloud to send m. It returns nil when the answer is
 // 200 with Code "OK", and otherwise an error: a number that is not E.164,
-// or an *SMSError with the provider's code (isv.BUSINESS_LIMIT_CONTROL and
-// Throttling.* are Retryable, as are 5xx answers and an unreachable
-// endpoint; a refused AccessKey, signature name, template or number is
-// not), wrapping ctx's error when ctx ended first. No error contains the
-// code.
+// or an *SMSError with the provider's code, classified as aliyunCodes
+// lists them from Alibaba Cloud's documentation: isp.SYSTEM_ERROR,
+// InternalError, ServiceUnavailable, 5xx answers and an unreachable
+// endpoint are Retryable; isv.BUSINESS_LIMIT_CONTROL (a per-number limit
+// a minute or an hour, by its message) and Throttling are Throttled and
+// Retryable; the day's and month's limits (isv.DAY_LIMIT_CONTROL,
+// isv.MONTH_LIMIT_CONTROL, isv.BUSINESS_LIMIT_CONTROL for a day) and a
+// refused AccessKey, signature name, template or number are neither. It
+// wraps ctx's error when ctx ended first. No error contains the code, or
+// the number unmasked.
 func (s *AliyunSMSSender) SendSMS(ctx context.Context, m SMS) error {
 	if !addr.IsE164(m.To) {
 		return fmt.Errorf("verify: SMS: %q is not an E.164 number", m.To)
@@ -178,7 +183,7 @@ func (s *AliyunSMSSender) SendSMS(ctx context.Context, m SMS) error {
 	}
 	req.Header.Set("Authorization", aliyunAuthorization(s.keyID, s.secret, http.MethodPost, "/", query, headers, nil))
 	req.Header.Set("Accept", "application/json")
-	status, reply, err := smsPost(s.client, req)
+	status, reply, retryAfter, err := smsPost(s.client, req)
 	if err != nil {
 		return &SMSError{Provider: "aliyun", Retryable: true, Err: err}
 	}
@@ -193,11 +198,100 @@ func (s *AliyunSMSSender) SendSMS(ctx context.Context, m SMS) error {
 	if status == http.StatusOK && a.Code == "OK" {
 		return nil
 	}
-	return &SMSError{
-		Provider: "aliyun", Status: status, Code: a.Code, Message: providerExcerpt(a.Message, m), RequestID: a.RequestID,
-		Retryable: status >= 500 || status == http.StatusTooManyRequests || a.Code == "isv.BUSINESS_LIMIT_CONTROL" ||
-			a.Code == "Throttling" || strings.HasPrefix(a.Code, "Throttling.") || a.Code == "ServiceUnavailable" || a.Code == "InternalError",
+	e := &SMSError{Provider: "aliyun", Status: status, Code: a.Code, Message: providerExcerpt(a.Message, m), RequestID: a.RequestID}
+	c, known := aliyunCodes[a.Code]
+	if a.Code == "isv.BUSINESS_LIMIT_CONTROL" {
+		c = aliyunBusinessLimit(a.Message)
 	}
+	e.classify(c, known, parseRetryAfter(retryAfter, s.now()))
+	return e
+}
+
+// aliyunCodes classifies the codes SendSms answers, as Alibaba Cloud's
+// "API错误码" of SMS documents them
+// (https://help.aliyun.com/zh/sms/developer-reference/api-error-codes),
+// and those of its API gateway ("错误代码表", the common client and server
+// errors: Throttling, InternalError, ServiceUnavailable, ...). A code not
+// listed is taken by the HTTP status: a 5xx retryable, a 429 throttled,
+// any other final.
+var aliyunCodes = map[string]smsClass{
+	// "系统错误": the documentation's answer is to call again.
+	"isp.SYSTEM_ERROR": smsRetry,
+	// "业务限流": the per-number frequency limits (by default, for codes
+	// under one signature, 1 a minute, 5 an hour, 10 a day); which one,
+	// the message says (aliyunBusinessLimit).
+	"isv.BUSINESS_LIMIT_CONTROL": smsThrottled,
+	// "触发日发送限额", "触发月发送限额": the account's total for the day
+	// or the month, set in the console. It clears at the next day or
+	// month, past the notices' schedule and any client's patience: final,
+	// as Tencent's LimitExceeded.AppDailyLimit is.
+	"isv.DAY_LIMIT_CONTROL":   smsFinal,
+	"isv.MONTH_LIMIT_CONTROL": smsFinal,
+	// Refusals of the account, the signature, the template or the number,
+	// each to be fixed by a person.
+	"isp.RAM_PERMISSION_DENY":           smsFinal,
+	"isv.OUT_OF_SERVICE":                smsFinal, // "业务停机": the balance is used up
+	"isv.AMOUNT_NOT_ENOUGH":             smsFinal,
+	"isv.PRODUCT_UN_SUBSCRIPT":          smsFinal,
+	"isv.PRODUCT_UNSUBSCRIBE":           smsFinal,
+	"isv.ACCOUNT_NOT_EXISTS":            smsFinal,
+	"isv.ACCOUNT_ABNORMAL":              smsFinal,
+	"isv.SMS_SIGNATURE_SCENE_ILLEGAL":   smsFinal,
+	"isv.SMS_SIGNATURE_ILLEGAL":         smsFinal,
+	"isv.SMS_SIGN_ILLEGAL":              smsFinal,
+	"isv.SIGN_STATE_ILLEGAL":            smsFinal,
+	"isv.EXTEND_CODE_ERROR":             smsFinal,
+	"isv.SMS_TEMPLATE_ILLEGAL":          smsFinal,
+	"isv.SMS_CONTENT_ILLEGAL":           smsFinal,
+	"isv.TEMPLATE_MISSING_PARAMETERS":   smsFinal,
+	"isv.INVALID_PARAMETERS":            smsFinal,
+	"isv.INVALID_JSON_PARAM":            smsFinal,
+	"isv.PARAM_LENGTH_LIMIT":            smsFinal,
+	"isv.PARAM_NOT_SUPPORT_URL":         smsFinal,
+	"isv.BLACK_KEY_CONTROL_LIMIT":       smsFinal,
+	"isv.MOBILE_NUMBER_ILLEGAL":         smsFinal,
+	"isv.MOBILE_COUNT_OVER_LIMIT":       smsFinal,
+	"isv.DOMESTIC_NUMBER_NOT_SUPPORTED": smsFinal,
+	"isv.DENY_IP_RANGE":                 smsFinal,
+	// The API gateway: its own throttling of calls ("Request was denied
+	// due to request throttling"; Throttling.User, Throttling.Api for a
+	// user's or an API's flow control) and failures inside.
+	"Throttling":         smsThrottled,
+	"Throttling.User":    smsThrottled,
+	"Throttling.Api":     smsThrottled,
+	"InternalError":      smsRetry,
+	"ServiceUnavailable": smsRetry,
+	// The request itself: a bad key or signature, a clock off by more
+	// than 15 minutes, a nonce used twice (each request has a new one).
+	"SignatureDoesNotMatch":       smsFinal,
+	"IncompleteSignature":         smsFinal,
+	"InvalidAccessKeyId.NotFound": smsFinal,
+	"InvalidAccessKeyId.Inactive": smsFinal,
+	"InvalidTimeStamp.Expired":    smsFinal,
+	"SignatureNonceUsed":          smsRetry,
+	"Forbidden.RAM":               smsFinal,
+	"Forbidden.RiskControl":       smsFinal,
+	"Forbidden.UserVerification":  smsFinal,
+	"MissingParameter":            smsFinal,
+	"InvalidParameter":            smsFinal,
+}
+
+// aliyunBusinessLimit is the class of an isv.BUSINESS_LIMIT_CONTROL by
+// its message, which names the limit hit: "触发分钟级流控Permits:1" (a
+// minute), "触发小时级流控Permits:5" (an hour), "触发天级流控Permits:10"
+// (a day, which does not clear within the notices' schedule: final). A
+// message that names none is a throttle of DefaultSMSRetryAfter.
+func aliyunBusinessLimit(msg string) smsClass {
+	lower := strings.ToLower(msg)
+	switch {
+	case strings.Contains(msg, "分钟级") || strings.Contains(lower, "minute"):
+		return smsClass{retryable: true, throttled: true, wait: time.Minute}
+	case strings.Contains(msg, "小时级") || strings.Contains(lower, "hour"):
+		return smsClass{retryable: true, throttled: true, wait: time.Hour}
+	case strings.Contains(msg, "天级") || strings.Contains(lower, "day"):
+		return smsFinal
+	}
+	return smsThrottled
 }
 
 // aliyunAuthorization is the Authorization header of signature V3: the

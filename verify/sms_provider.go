@@ -5,10 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/deskkit/deskkit/internal/addr"
@@ -23,14 +25,32 @@ const DefaultSMSLocale = "zh-CN"
 // template for every purpose.
 const AnyBizKey BizKey = "*"
 
+// NoticeNumber is how the parameter of a notice's template (to the old
+// number, after a change) shows the new number.
+type NoticeNumber string
+
+// The ways a notice's parameter shows the new number +8613700137000.
+const (
+	// NoticeLastFour is its last four digits, "7000": the default. It fits
+	// every provider's limit on a parameter, Tencent Cloud's 12 characters
+	// for an account without enterprise verification included (Tencent
+	// refuses a longer one with
+	// InvalidParameterValue.TemplateParameterLengthLimit).
+	NoticeLastFour NoticeNumber = "last4"
+	// NoticeMasked is the number masked as the notice's text and an
+	// e-mail notice show it, "+86*******7000": 14 characters for a
+	// mainland number, so for Tencent only with enterprise verification.
+	NoticeMasked NoticeNumber = "masked"
+)
+
 // SMSTemplates is the table of pre-approved templates a template provider
 // (AliyunSMSSender, TencentSMSSender) sends: such providers send no free
 // text, only a template, approved beforehand, by its id, with parameters.
 //
 // A code's template has one parameter, the code; a notice's (to the old
-// number, after a change) has one, the new number masked as
-// "+86*******8000". How each provider names them is in its sender's
-// documentation.
+// number, after a change) has one, the new number as NoticeNumber says:
+// its last four digits, "8000", by default. How each provider names them
+// is in its sender's documentation.
 type SMSTemplates struct {
 	// DefaultLocale is the locale of a message whose SMS.Locale is "" or
 	// has no template: DefaultSMSLocale if "".
@@ -45,6 +65,9 @@ type SMSTemplates struct {
 	// old number when a user's mobile number changes. DefaultLocale's is
 	// required.
 	Notice map[string]string
+	// NoticeNumber is how the notice's parameter shows the new number:
+	// NoticeLastFour if "", or NoticeMasked.
+	NoticeNumber NoticeNumber
 }
 
 // withDefaults returns a copy of t with DefaultLocale filled in and its
@@ -59,6 +82,9 @@ func (t SMSTemplates) withDefaults() SMSTemplates {
 		codes[b] = copyLocales(byLocale)
 	}
 	t.Codes, t.Notice = codes, copyLocales(t.Notice)
+	if t.NoticeNumber == "" {
+		t.NoticeNumber = NoticeLastFour
+	}
 	return t
 }
 
@@ -107,6 +133,9 @@ func (t SMSTemplates) validate(name string) error {
 			return fmt.Errorf("verify: %s.Templates.Notice[%s]: %w", name, locale, err)
 		}
 	}
+	if t.NoticeNumber != NoticeLastFour && t.NoticeNumber != NoticeMasked {
+		return fmt.Errorf("verify: %s.Templates.NoticeNumber is %q, neither %q nor %q", name, t.NoticeNumber, NoticeLastFour, NoticeMasked)
+	}
 	var missing []string
 	for _, b := range smsBizKeys {
 		if t.Codes[b][t.DefaultLocale] == "" && t.Codes[AnyBizKey][t.DefaultLocale] == "" {
@@ -143,7 +172,7 @@ func (t SMSTemplates) template(m SMS) (id, param string) {
 	for _, locale := range locales {
 		if m.Code == "" {
 			if id := t.Notice[locale]; id != "" {
-				return id, m.NewAddress
+				return id, t.noticeParam(m.NewAddress)
 			}
 			continue
 		}
@@ -157,11 +186,23 @@ func (t SMSTemplates) template(m SMS) (id, param string) {
 	return "", "" // validate makes every bizKey of SMSBizKeys find one
 }
 
+// noticeParam is the notice's parameter for the new number, masked as
+// SMS.NewAddress has it ("+86*******8000"): that, or its last four
+// digits, which the mask keeps.
+func (t SMSTemplates) noticeParam(masked string) string {
+	if t.NoticeNumber == NoticeMasked || len(masked) < 4 {
+		return masked
+	}
+	return masked[len(masked)-4:]
+}
+
 // SMSError is a template provider's refusal of a message (AliyunSMSSender,
 // TencentSMSSender), or a failure to reach it. Its text never holds the
-// code.
+// code, nor the number unmasked. A host's own SMSSender may return one
+// too: the Verifier reads Retryable to retry a notice or not, and
+// Throttled and RetryAfter to answer a code's send with ErrSendThrottled.
 type SMSError struct {
-	// Provider is "aliyun" or "tencent".
+	// Provider is "aliyun" or "tencent" (a host's sender: its own name).
 	Provider string
 	// Status is the HTTP status of the answer; 0 when none came.
 	Status int
@@ -174,15 +215,102 @@ type SMSError struct {
 	// RequestID is the provider's id of the request, to quote to its
 	// support; "" when none came.
 	RequestID string
-	// Retryable says whether the same message may be accepted later: the
-	// provider throttled it (per number or per account), failed inside (a
-	// 5xx, an internal error) or could not be reached. A refused
-	// credential, signature name, template or number is not retryable.
+	// Retryable says whether the same message may be accepted within
+	// minutes to hours (the notices' schedule, see the package
+	// documentation): the provider could not be reached, failed inside (a
+	// 5xx, a system error its documentation says to call again after), or
+	// throttled it for a window that ends that soon (Throttled). A refused
+	// credential, signature name, template or number is not retryable, nor
+	// is a daily or monthly limit: it does not clear within the schedule.
+	// Each sender's documentation lists its provider's codes and how it
+	// takes them.
 	Retryable bool
+	// Throttled says that the provider refused the message for its rate
+	// limits (an HTTP 429, Aliyun isv.BUSINESS_LIMIT_CONTROL, Tencent
+	// RequestLimitExceeded, ...): a send of a code then fails with
+	// ErrSendThrottled, which httpapi answers 503 with Retry-After.
+	Throttled bool
+	// RetryAfter is, when Throttled, how long to wait: the provider's
+	// hint (a Retry-After header, or the window its code names, as
+	// Tencent LimitExceeded.PhoneNumberThirtySecondLimit does), else
+	// DefaultSMSRetryAfter; 0 otherwise.
+	RetryAfter time.Duration
 	// Err is the transport's error when the provider could not be reached
 	// (a timeout, a refused connection, ctx done), or nil.
 	Err error
 }
+
+// DefaultSMSRetryAfter is the wait of a throttled message whose provider
+// gave no hint: a minute, the window of the providers' tightest
+// per-number limit (Aliyun's default of one code a minute) and the
+// Verifier's DefaultResendInterval.
+const DefaultSMSRetryAfter = time.Minute
+
+// smsClass is how a provider's error code is taken (see SMSError).
+type smsClass struct {
+	retryable, throttled bool
+	// wait is the window the code names, for RetryAfter; 0 if none.
+	wait time.Duration
+}
+
+// Classes of provider codes, for the senders' tables.
+var (
+	smsFinal     = smsClass{}
+	smsRetry     = smsClass{retryable: true}
+	smsThrottled = smsClass{retryable: true, throttled: true}
+)
+
+// classify fills e's Retryable, Throttled and RetryAfter from the class
+// of its code, if the table has the code, and from the HTTP status
+// otherwise: a 5xx is retryable, a 429 throttled. retryAfter is the
+// answer's Retry-After header, which beats the code's window.
+func (e *SMSError) classify(c smsClass, known bool, retryAfter time.Duration) {
+	if !known {
+		c = smsClass{retryable: e.Status >= 500 || e.Status == http.StatusTooManyRequests, throttled: e.Status == http.StatusTooManyRequests}
+	}
+	e.Retryable, e.Throttled = c.retryable, c.throttled
+	if !e.Throttled {
+		return
+	}
+	switch {
+	case retryAfter > 0:
+		e.RetryAfter = retryAfter
+	case c.wait > 0:
+		e.RetryAfter = c.wait
+	default:
+		e.RetryAfter = DefaultSMSRetryAfter
+	}
+}
+
+// sendError is the error of a send whose sender refused the message or
+// could not reach its gateway: ErrSendFailed wrapping the sender's error,
+// and, when a provider throttled the message (an *SMSError with
+// Throttled), ErrSendThrottled too, with the wait for Retry-After.
+func sendError(err error) error {
+	if se, ok := errors.AsType[*SMSError](err); ok && se.Throttled {
+		wait := se.RetryAfter
+		if wait <= 0 { // a host's own SMSError may leave it out
+			wait = DefaultSMSRetryAfter
+		}
+		return &throttledError{err: err, wait: wait}
+	}
+	return fmt.Errorf("%w: %w", ErrSendFailed, err)
+}
+
+// throttledError is a send a provider throttled. Its client message is
+// ErrSendThrottled's, and it matches ErrSendFailed as every failed send
+// does.
+type throttledError struct {
+	err  error
+	wait time.Duration
+}
+
+func (e *throttledError) Error() string { return ErrSendThrottled.Error() + ": " + e.err.Error() }
+
+func (e *throttledError) Unwrap() []error { return []error{ErrSendThrottled, ErrSendFailed, e.err} }
+
+// RetryAfterDuration is the provider's wait, for Retry-After.
+func (e *throttledError) RetryAfterDuration() time.Duration { return e.wait }
 
 func (e *SMSError) Error() string {
 	var b strings.Builder

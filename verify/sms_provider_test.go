@@ -3,12 +3,16 @@ package verify_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/verify"
 	"github.com/deskkit/deskkit/verify/verifytest"
 )
@@ -95,8 +99,10 @@ func TestTemplateSMSSenders(t *testing.T) {
 				// one comes before SIGNUP's own zh-CN one.
 				{verify.SMS{To: "+8613800138000", Text: "x 323456", BizKey: "SIGNUP", Code: "323456", Locale: "EN"}, "T_ANY_EN", pc.params("code", "323456")},
 				{verify.SMS{To: "+8613800138000", Text: "x 423456", BizKey: "SIGNIN", Code: "423456", Locale: "fr"}, "T_ANY_ZH", pc.params("code", "423456")},
-				{verify.SMS{To: "+8613800138000", Text: "changed", BizKey: verify.ModifyMobile, NewAddress: "+86*******8000"}, "T_NOTICE_ZH", pc.params("mobile", "+86*******8000")},
-				{verify.SMS{To: "+8613800138000", Text: "changed", BizKey: verify.ModifyMobile, NewAddress: "+86*******8000", Locale: "en"}, "T_NOTICE_EN", pc.params("mobile", "+86*******8000")},
+				// A notice's parameter is the new number's last four
+				// digits, by default.
+				{verify.SMS{To: "+8613800138000", Text: "changed", BizKey: verify.ModifyMobile, NewAddress: "+86*******7000"}, "T_NOTICE_ZH", pc.params("mobile", "7000")},
+				{verify.SMS{To: "+8613800138000", Text: "changed", BizKey: verify.ModifyMobile, NewAddress: "+86*******7000", Locale: "en"}, "T_NOTICE_EN", pc.params("mobile", "7000")},
 			}
 			var want []verifytest.ProviderSMS
 			for _, c := range msgs {
@@ -164,7 +170,7 @@ func TestTemplateSMSSenderFailures(t *testing.T) {
 		{"aliyun", "template refused", 0, "isv.SMS_TEMPLATE_ILLEGAL", false, want{200, "isv.SMS_TEMPLATE_ILLEGAL", false}, "SMS_TEMPLATE_ILLEGAL"},
 		{"aliyun", "wrong secret", 0, "", true, want{400, "SignatureDoesNotMatch", false}, "SignatureDoesNotMatch"},
 		{"tencent", "request throttling", 0, "RequestLimitExceeded", false, want{200, "RequestLimitExceeded", true}, "RequestLimitExceeded"},
-		{"tencent", "per-number daily limit", 200, "LimitExceeded.PhoneNumberDailyLimit", false, want{200, "LimitExceeded.PhoneNumberDailyLimit", true}, "PhoneNumberDailyLimit"},
+		{"tencent", "per-number daily limit", 200, "LimitExceeded.PhoneNumberDailyLimit", false, want{200, "LimitExceeded.PhoneNumberDailyLimit", false}, "PhoneNumberDailyLimit"},
 		{"tencent", "per-number bad number", 200, "InvalidParameterValue.IncorrectPhoneNumber", false, want{200, "InvalidParameterValue.IncorrectPhoneNumber", false}, "IncorrectPhoneNumber"},
 		{"tencent", "template refused", 0, "FailedOperation.TemplateIncorrectOrUnapproved", false, want{200, "FailedOperation.TemplateIncorrectOrUnapproved", false}, "TemplateIncorrectOrUnapproved"},
 		{"tencent", "internal error", 0, "InternalError.Timeout", false, want{200, "InternalError.Timeout", true}, "InternalError.Timeout"},
@@ -312,4 +318,291 @@ func TestNewTemplateSMSSendersValidate(t *testing.T) {
 	if _, err := verify.NewTencentSMSSender(verify.TencentSMSConfig{SecretID: "i", SecretKey: "s", SDKAppID: "1", SignName: "n", Templates: tpl, Region: "ap guangzhou"}); err == nil {
 		t.Error("a region with a space passed")
 	}
+}
+
+// smsClass is how a sender took a provider's refusal.
+type smsClass struct {
+	Retryable, Throttled bool
+	RetryAfter           time.Duration
+}
+
+var (
+	final     = smsClass{}
+	retry     = smsClass{Retryable: true}
+	throttled = func(wait time.Duration) smsClass { return smsClass{true, true, wait} }
+)
+
+// smsClassCase is a provider's refusal and how it must be taken.
+type smsClassCase struct {
+	refusal verifytest.Refusal
+	want    smsClass
+}
+
+// checkClassification sends a message through each refusal of the fake
+// provider pc and compares how the sender took it.
+func checkClassification(t *testing.T, provider string, cases []smsClassCase) {
+	t.Helper()
+	var pc smsProviderCase
+	for _, c := range smsProviderCases {
+		if c.name == provider {
+			pc = c
+		}
+	}
+	p, s := pc.start(t, provider+"-secret")
+	for _, c := range cases {
+		p.RefuseWith(func(verifytest.ProviderSMS) verifytest.Refusal { return c.refusal })
+		err := s.SendSMS(context.Background(), smsTestMessage)
+		se, ok := errors.AsType[*verify.SMSError](err)
+		if !ok {
+			t.Errorf("%+v: error %v, want an *SMSError", c.refusal, err)
+			continue
+		}
+		if got := (smsClass{se.Retryable, se.Throttled, se.RetryAfter}); got != c.want {
+			t.Errorf("%s (status %d): %+v, want %+v", c.refusal.Code, c.refusal.Status, got, c.want)
+		}
+		if se.Code != c.refusal.Code {
+			t.Errorf("code %q, want %q", se.Code, c.refusal.Code)
+		}
+		// A throttled send is ErrSendThrottled to the Verifier's caller.
+		if got := errors.Is(err, verify.ErrSendThrottled); got {
+			t.Errorf("%s: the sender's own error matches ErrSendThrottled", c.refusal.Code)
+		}
+	}
+}
+
+// TestAliyunErrorClassification: each code SendSms answers is taken as
+// Alibaba Cloud's documentation of its API errors says ("API错误码" of
+// SMS, and the API gateway's common errors).
+func TestAliyunErrorClassification(t *testing.T) {
+	r := func(status int, code, msg string) verifytest.Refusal {
+		return verifytest.Refusal{Status: status, Code: code, Message: msg}
+	}
+	checkClassification(t, "aliyun", []smsClassCase{
+		// "系统错误": call again.
+		{r(0, "isp.SYSTEM_ERROR", "系统错误"), retry},
+		// The per-number limits, by the window the message names.
+		{r(0, "isv.BUSINESS_LIMIT_CONTROL", "触发分钟级流控Permits:1"), throttled(time.Minute)},
+		{r(0, "isv.BUSINESS_LIMIT_CONTROL", "触发小时级流控Permits:5"), throttled(time.Hour)},
+		{r(0, "isv.BUSINESS_LIMIT_CONTROL", "触发天级流控Permits:10"), final},
+		{r(0, "isv.BUSINESS_LIMIT_CONTROL", "业务限流"), throttled(verify.DefaultSMSRetryAfter)},
+		// The provider's own Retry-After beats the window of the message.
+		{verifytest.Refusal{Code: "isv.BUSINESS_LIMIT_CONTROL", Message: "触发分钟级流控Permits:1", RetryAfter: "17"}, throttled(17 * time.Second)},
+		// The account's day and month: as Tencent's daily limits, final.
+		{r(0, "isv.DAY_LIMIT_CONTROL", "触发日发送限额"), final},
+		{r(0, "isv.MONTH_LIMIT_CONTROL", "触发月发送限额"), final},
+		{r(0, "isv.MOBILE_NUMBER_ILLEGAL", ""), final},
+		{r(0, "isv.SMS_TEMPLATE_ILLEGAL", ""), final},
+		{r(0, "isv.SMS_SIGNATURE_ILLEGAL", ""), final},
+		{r(0, "isv.TEMPLATE_MISSING_PARAMETERS", ""), final},
+		{r(0, "isv.PARAM_LENGTH_LIMIT", ""), final},
+		{r(0, "isv.OUT_OF_SERVICE", ""), final},
+		{r(0, "isv.AMOUNT_NOT_ENOUGH", ""), final},
+		{r(0, "isp.RAM_PERMISSION_DENY", ""), final},
+		{r(0, "isv.BLACK_KEY_CONTROL_LIMIT", ""), final},
+		// The API gateway.
+		{r(http.StatusBadRequest, "Throttling", ""), throttled(verify.DefaultSMSRetryAfter)},
+		{r(http.StatusBadRequest, "Throttling.User", ""), throttled(verify.DefaultSMSRetryAfter)},
+		{verifytest.Refusal{Status: http.StatusTooManyRequests, Code: "Throttling.Api", RetryAfter: "9"}, throttled(9 * time.Second)},
+		{r(http.StatusInternalServerError, "InternalError", ""), retry},
+		{r(http.StatusServiceUnavailable, "ServiceUnavailable", ""), retry},
+		{r(http.StatusForbidden, "Forbidden.RAM", ""), final},
+		{r(http.StatusNotFound, "InvalidAccessKeyId.NotFound", ""), final},
+		// A code the documentation does not list: by the status.
+		{r(http.StatusBadGateway, "isp.SOMETHING_NEW", ""), retry},
+		{r(http.StatusTooManyRequests, "isv.SOMETHING_NEW", ""), throttled(verify.DefaultSMSRetryAfter)},
+		{verifytest.Refusal{Status: http.StatusTooManyRequests, Code: "isv.SOMETHING_NEW", RetryAfter: "100000"}, throttled(time.Hour)},
+		{r(0, "isv.SOMETHING_NEW", ""), final},
+	})
+}
+
+// TestTencentErrorClassification: each code SendSms answers is taken as
+// Tencent Cloud's documentation of the SMS API 2021-01-11 (and of API
+// 3.0's common errors) says, as its SDK's errors.go lists them.
+func TestTencentErrorClassification(t *testing.T) {
+	req := func(code string) verifytest.Refusal { return verifytest.Refusal{Code: code} }              // Error.Code
+	num := func(code string) verifytest.Refusal { return verifytest.Refusal{Status: 200, Code: code} } // SendStatusSet[0].Code
+	checkClassification(t, "tencent", []smsClassCase{
+		{req("RequestLimitExceeded"), throttled(verify.DefaultSMSRetryAfter)},
+		{req("RequestLimitExceeded.UinLimitExceeded"), throttled(verify.DefaultSMSRetryAfter)},
+		{req("RequestLimitExceeded.IPLimitExceeded"), throttled(verify.DefaultSMSRetryAfter)},
+		{req("RequestLimitExceeded.GlobalRegionUinLimitExceeded"), throttled(verify.DefaultSMSRetryAfter)},
+		{verifytest.Refusal{Status: http.StatusTooManyRequests, Code: "RequestLimitExceeded", RetryAfter: "3"}, throttled(3 * time.Second)},
+		{num("LimitExceeded.PhoneNumberThirtySecondLimit"), throttled(30 * time.Second)},
+		{num("LimitExceeded.PhoneNumberOneHourLimit"), throttled(time.Hour)},
+		{num("LimitExceeded.DeliveryFrequencyLimit"), throttled(verify.DefaultSMSRetryAfter)},
+		// Daily limits do not clear within the notices' schedule: final,
+		// as Aliyun's isv.DAY_LIMIT_CONTROL.
+		{req("LimitExceeded.AppDailyLimit"), final},
+		{num("LimitExceeded.PhoneNumberDailyLimit"), final},
+		{num("LimitExceeded.PhoneNumberSameContentDailyLimit"), final},
+		{req("LimitExceeded.AppMainlandChinaDailyLimit"), final},
+		{req("LimitExceeded.AppGlobalDailyLimit"), final},
+		{req("LimitExceeded.DailyLimit"), final},
+		// No limit at all, despite its prefix.
+		{num("LimitExceeded.AppCountryOrRegionInBlacklist"), final},
+		{req("InternalError"), retry},
+		{req("InternalError.Timeout"), retry},
+		{req("InternalError.SendAndRecvFail"), retry},
+		{req("InternalError.ParseBackendResponseFail"), retry},
+		{req("InternalError.UnknownError"), retry},
+		{req("ServiceUnavailable"), retry},
+		// InternalError.* that the same request meets again.
+		{req("InternalError.RequestTimeException"), final},
+		{req("InternalError.JsonParseFail"), final},
+		{req("InternalError.RestApiInterfaceNotExist"), final},
+		{req("InternalError.SigFieldMissing"), final},
+		{req("InternalError.SigVerificationFail"), final},
+		{req("InternalError.OtherError"), final},
+		{req("AuthFailure.SignatureFailure"), final},
+		{req("AuthFailure.SecretIdNotFound"), final},
+		{req("UnauthorizedOperation.SmsSdkAppIdVerifyFail"), final},
+		{req("FailedOperation.TemplateIncorrectOrUnapproved"), final},
+		{req("FailedOperation.SignatureIncorrectOrUnapproved"), final},
+		{req("FailedOperation.InsufficientBalanceInSmsPackage"), final},
+		{num("FailedOperation.PhoneNumberInBlacklist"), final},
+		{num("InvalidParameterValue.IncorrectPhoneNumber"), final},
+		{req("InvalidParameterValue.TemplateParameterLengthLimit"), final},
+		// A code the documentation does not list: by the status.
+		{req("LimitExceeded.SomethingNew"), final},
+		{verifytest.Refusal{Status: http.StatusBadGateway}, retry},
+		{verifytest.Refusal{Status: http.StatusTooManyRequests}, throttled(verify.DefaultSMSRetryAfter)},
+	})
+}
+
+// TestTemplateSMSSenderMasksEchoedNumber: a provider that echoes the
+// number in its message (in any of the spellings it may use) gets it
+// masked in the error, as the code is cut out.
+func TestTemplateSMSSenderMasksEchoedNumber(t *testing.T) {
+	for _, pc := range smsProviderCases {
+		p, s := pc.start(t, pc.name+"-secret")
+		p.RefuseWith(func(verifytest.ProviderSMS) verifytest.Refusal {
+			return verifytest.Refusal{Status: 200, Code: "isv.MOBILE_NUMBER_ILLEGAL",
+				Message: "number +8613800138000 (8613800138000, 13800138000) refused; code 482913"}
+		})
+		err := s.SendSMS(context.Background(), smsTestMessage)
+		if err == nil {
+			t.Fatalf("%s: no error", pc.name)
+		}
+		for _, leak := range []string{"13800138000", "0013800", "482913"} {
+			if strings.Contains(err.Error(), leak) {
+				t.Errorf("%s: error %q holds %q", pc.name, err, leak)
+			}
+		}
+		if !strings.Contains(err.Error(), "+*********8000 (*********8000, *******8000) refused; code [code]") {
+			t.Errorf("%s: error %q, want the number masked and the code cut out", pc.name, err)
+		}
+	}
+}
+
+// TestNoticeNumber: a notice's parameter is the new number's last four
+// digits unless the templates ask for it masked; Tencent refuses the
+// masked one, 14 characters, from an account without enterprise
+// verification, and a bad NoticeNumber is refused by the constructor.
+func TestNoticeNumber(t *testing.T) {
+	notice := verify.SMS{To: "+8613800138000", Text: "changed", BizKey: verify.ModifyMobile, NewAddress: "+86*******7000"}
+	for _, tt := range []struct {
+		provider string
+		number   verify.NoticeNumber
+		want     string // the parameter; "" for a refusal
+	}{
+		{"aliyun", "", "7000"},
+		{"aliyun", verify.NoticeLastFour, "7000"},
+		{"aliyun", verify.NoticeMasked, "+86*******7000"},
+		{"tencent", "", "7000"},
+		{"tencent", verify.NoticeMasked, ""},
+	} {
+		tpl := smsTestTemplates()
+		tpl.NoticeNumber = tt.number
+		var p *verifytest.SMSProvider
+		var s verify.SMSSender
+		var err error
+		if tt.provider == "aliyun" {
+			p = verifytest.NewAliyunSMSProvider(t, "id", "secret")
+			s, err = verify.NewAliyunSMSSender(verify.AliyunSMSConfig{AccessKeyID: "id", AccessKeySecret: "secret", SignName: "s", Templates: tpl, Endpoint: p.URL})
+		} else {
+			p = verifytest.NewTencentSMSProvider(t, "id", "secret")
+			s, err = verify.NewTencentSMSSender(verify.TencentSMSConfig{SecretID: "id", SecretKey: "secret", SDKAppID: "1400006666", SignName: "s", Templates: tpl, Endpoint: p.URL})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.SendSMS(context.Background(), notice)
+		if tt.want == "" {
+			se, ok := errors.AsType[*verify.SMSError](err)
+			if !ok || se.Code != "InvalidParameterValue.TemplateParameterLengthLimit" || se.Retryable {
+				t.Errorf("%s %q: error %v, want a final TemplateParameterLengthLimit", tt.provider, tt.number, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s %q: %v", tt.provider, tt.number, err)
+		}
+		msgs := p.Messages()
+		if len(msgs) != 1 || (msgs[0].Params["mobile"] != tt.want && msgs[0].Params["1"] != tt.want) {
+			t.Errorf("%s %q: %+v, want the parameter %q", tt.provider, tt.number, msgs, tt.want)
+		}
+	}
+	tpl := smsTestTemplates()
+	tpl.NoticeNumber = "full"
+	_, aerr := verify.NewAliyunSMSSender(verify.AliyunSMSConfig{AccessKeyID: "i", AccessKeySecret: "s", SignName: "n", Templates: tpl})
+	_, terr := verify.NewTencentSMSSender(verify.TencentSMSConfig{SecretID: "i", SecretKey: "s", SDKAppID: "1", SignName: "n", Templates: tpl})
+	for _, err := range []error{aerr, terr} {
+		if err == nil || !strings.Contains(err.Error(), `NoticeNumber is "full"`) {
+			t.Errorf("NoticeNumber full: %v", err)
+		}
+	}
+}
+
+// TestSendThrottled: a code whose provider throttled it fails with
+// ErrSendThrottled, which is also ErrSendFailed (the limits are given
+// back) and carries the provider's wait; a refusal that is no throttle is
+// ErrSendFailed alone, without a wait.
+func TestSendThrottled(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := setup(t, db, &verify.Config{SendsPerDay: 1})
+		send := func() error {
+			_, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN"})
+			return err
+		}
+		f.sink.FailWith(&verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberThirtySecondLimit",
+			Retryable: true, Throttled: true, RetryAfter: 30 * time.Second})
+		err := send()
+		for _, target := range []error{verify.ErrSendThrottled, verify.ErrSendFailed, deskkit.ErrUnavailable} {
+			if !errors.Is(err, target) {
+				t.Errorf("throttled send: %v does not match %v", err, target)
+			}
+		}
+		var ra deskkit.RetryAfterer
+		if !errors.As(err, &ra) || ra.RetryAfterDuration() != 30*time.Second {
+			t.Errorf("throttled send: %v, want a RetryAfterer of 30s", err)
+		}
+		var cm deskkit.ClientMessager
+		if !errors.As(err, &cm) || cm.ClientMessage() != "the SMS provider is throttling messages: try again later" {
+			t.Errorf("throttled send: client message %v", err)
+		}
+		if se, ok := errors.AsType[*verify.SMSError](err); !ok || se.Code != "LimitExceeded.PhoneNumberThirtySecondLimit" {
+			t.Errorf("throttled send: %v, want the provider's *SMSError inside", err)
+		}
+
+		// A host's own sender may leave the wait out: the default.
+		f.sink.FailWith(&verify.SMSError{Provider: "gateway", Status: 429, Retryable: true, Throttled: true})
+		if err := send(); !errors.As(err, &ra) || ra.RetryAfterDuration() != verify.DefaultSMSRetryAfter {
+			t.Errorf("throttled send without a wait: %v, want a RetryAfterer of %s", err, verify.DefaultSMSRetryAfter)
+		}
+
+		f.sink.FailWith(&verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberDailyLimit"})
+		err = send()
+		if !errors.Is(err, verify.ErrSendFailed) || errors.Is(err, verify.ErrSendThrottled) {
+			t.Errorf("refused send: %v, want ErrSendFailed and not ErrSendThrottled", err)
+		}
+		if errors.As(err, &ra) {
+			t.Errorf("refused send: %v carries a wait", err)
+		}
+		// Neither send counted toward the user's one send a day.
+		f.sink.FailWith(nil)
+		if err := send(); err != nil {
+			t.Errorf("a send after two failed ones: %v", err)
+		}
+	})
 }

@@ -147,11 +147,22 @@ func (c *TencentSMSConfig) validate() error {
 // SendSMS asks Tencent Cloud to send m. It returns nil when the answer is
 // 200 with the number's SendStatus Code "Ok", and otherwise an error: a
 // number that is not E.164, or an *SMSError with the provider's code, the
-// request's (Error.Code) or the number's (SendStatusSet[0].Code):
-// RequestLimitExceeded and LimitExceeded.* are Retryable, as are
-// InternalError.*, 5xx answers and an unreachable endpoint; AuthFailure.*
-// and a refused signature, template or number are not. It wraps ctx's
-// error when ctx ended first. No error contains the code.
+// request's (Error.Code) or the number's (SendStatusSet[0].Code),
+// classified as tencentCodes lists them from Tencent Cloud's
+// documentation: RequestLimitExceeded (and its .UinLimitExceeded,
+// .IPLimitExceeded, .GlobalRegionUinLimitExceeded),
+// LimitExceeded.PhoneNumberThirtySecondLimit, .PhoneNumberOneHourLimit
+// and .DeliveryFrequencyLimit are Throttled and Retryable; InternalError,
+// InternalError.Timeout, .SendAndRecvFail, .ParseBackendResponseFail,
+// .UnknownError, ServiceUnavailable, 5xx answers and an unreachable
+// endpoint are Retryable; daily limits (LimitExceeded.AppDailyLimit,
+// .PhoneNumberDailyLimit, ...), a country refused by the application
+// (LimitExceeded.AppCountryOrRegionInBlacklist), a request the provider
+// cannot take (InternalError.RequestTimeException, .JsonParseFail,
+// .RestApiInterfaceNotExist, .SigFieldMissing), AuthFailure.* and a
+// refused signature, template or number are neither. It wraps ctx's
+// error when ctx ended first. No error contains the code, or the number
+// unmasked.
 func (s *TencentSMSSender) SendSMS(ctx context.Context, m SMS) error {
 	if !addr.IsE164(m.To) {
 		return fmt.Errorf("verify: SMS: %q is not an E.164 number", m.To)
@@ -179,7 +190,7 @@ func (s *TencentSMSSender) SendSMS(ctx context.Context, m SMS) error {
 	req.Header.Set("X-TC-Timestamp", strconv.FormatInt(timestamp, 10))
 	req.Header.Set("Authorization", tc3Authorization(s.secretID, s.secretKey, tencentService, timestamp, http.MethodPost, "/", "",
 		map[string]string{"content-type": tencentContentType, "host": s.endpoint.Host, "x-tc-action": tencentAction}, body))
-	status, reply, err := smsPost(s.client, req)
+	status, reply, retryAfter, err := smsPost(s.client, req)
 	if err != nil {
 		return &SMSError{Provider: "tencent", Retryable: true, Err: err}
 	}
@@ -210,10 +221,111 @@ func (s *TencentSMSSender) SendSMS(ctx context.Context, m SMS) error {
 		return nil
 	}
 	e.RequestID = a.Response.RequestID
-	e.Retryable = status >= 500 || status == http.StatusTooManyRequests ||
-		e.Code == "RequestLimitExceeded" || strings.HasPrefix(e.Code, "RequestLimitExceeded.") ||
-		strings.HasPrefix(e.Code, "LimitExceeded.") || e.Code == "InternalError" || strings.HasPrefix(e.Code, "InternalError.")
+	c, known := tencentCodes[e.Code]
+	e.classify(c, known, parseRetryAfter(retryAfter, s.now()))
 	return e
+}
+
+// tencentCodes classifies the codes SendSms answers: the SMS API's own, as
+// Tencent Cloud documents them (SMS API 2021-01-11, "错误码",
+// https://cloud.tencent.com/document/api/382/52075, and the constants of
+// its SDK, tencentcloud-sdk-go tencentcloud/sms/v20210111/errors.go), and
+// the common ones of API 3.0. A code not listed is taken by the HTTP
+// status: a 5xx retryable, a 429 throttled, any other final.
+var tencentCodes = map[string]smsClass{
+	// Common codes: the request rate of the account, the IP or the
+	// region ("请求的次数超过了频率限制"). The SDK's own retry is for
+	// RequestLimitExceeded (tencentcloud/common/ratelimitretry.go; its
+	// Python SDK adds .UinLimitExceeded and .GlobalRegionUinLimitExceeded).
+	"RequestLimitExceeded":                              smsThrottled,
+	"RequestLimitExceeded.UinLimitExceeded":             smsThrottled,
+	"RequestLimitExceeded.IPLimitExceeded":              smsThrottled,
+	"RequestLimitExceeded.GlobalRegionUinLimitExceeded": smsThrottled,
+	"InternalError":                                     smsRetry, // "内部错误"
+	"ServiceUnavailable":                                smsRetry, // "当前服务暂时不可用"
+	"ResourceUnavailable":                               smsRetry,
+	// Per-number limits that clear within the notices' schedule, each
+	// with the window its name says; "命中了频率限制策略" names none.
+	"LimitExceeded.PhoneNumberThirtySecondLimit": {retryable: true, throttled: true, wait: 30 * time.Second},
+	"LimitExceeded.PhoneNumberOneHourLimit":      {retryable: true, throttled: true, wait: time.Hour},
+	"LimitExceeded.DeliveryFrequencyLimit":       smsThrottled,
+	// Limits of a day: they do not clear within the notices' schedule,
+	// as Aliyun's isv.DAY_LIMIT_CONTROL does not.
+	"LimitExceeded.AppDailyLimit":                    smsFinal,
+	"LimitExceeded.DailyLimit":                       smsFinal,
+	"LimitExceeded.AppGlobalDailyLimit":              smsFinal,
+	"LimitExceeded.AppMainlandChinaDailyLimit":       smsFinal,
+	"LimitExceeded.AppCountryOrRegionDailyLimit":     smsFinal,
+	"LimitExceeded.PhoneNumberDailyLimit":            smsFinal,
+	"LimitExceeded.PhoneNumberSameContentDailyLimit": smsFinal,
+	// Not a limit: the application does not send to this country or
+	// region, until someone changes its list in the console.
+	"LimitExceeded.AppCountryOrRegionInBlacklist": smsFinal,
+	"LimitExceeded.PhoneNumberCountLimit":         smsFinal,
+	// The provider failed inside: a timeout towards the carrier
+	// ("请求下发短信超时"), a lost packet ("接口超时或后短信收发包超时"), a
+	// carrier's answer it could not read, an unknown error.
+	"InternalError.Timeout":                  smsRetry,
+	"InternalError.SendAndRecvFail":          smsRetry,
+	"InternalError.ParseBackendResponseFail": smsRetry,
+	"InternalError.UnknownError":             smsRetry,
+	// InternalError.* that the same request meets again: a clock more
+	// than 10 minutes off ("请求发起时间不正常"), a body or interface
+	// the provider does not take, a request without or with a bad Sig,
+	// and "其他错误", to be raised with its support.
+	"InternalError.RequestTimeException":     smsFinal,
+	"InternalError.JsonParseFail":            smsFinal,
+	"InternalError.RestApiInterfaceNotExist": smsFinal,
+	"InternalError.SigFieldMissing":          smsFinal,
+	"InternalError.SigVerificationFail":      smsFinal,
+	"InternalError.OtherError":               smsFinal,
+	// Refusals of the account, the key, the signature, the template, the
+	// content or the number, each to be fixed by a person.
+	"AuthFailure.SignatureFailure":                                    smsFinal,
+	"AuthFailure.SignatureExpire":                                     smsFinal,
+	"AuthFailure.SecretIdNotFound":                                    smsFinal,
+	"AuthFailure.InvalidSecretId":                                     smsFinal,
+	"AuthFailure.InvalidAuthorization":                                smsFinal,
+	"AuthFailure.UnauthorizedOperation":                               smsFinal,
+	"UnauthorizedOperation.RequestPermissionDeny":                     smsFinal,
+	"UnauthorizedOperation.RequestIpNotInWhitelist":                   smsFinal,
+	"UnauthorizedOperation.SdkAppIdIsDisabled":                        smsFinal,
+	"UnauthorizedOperation.SerivceSuspendDueToArrears":                smsFinal, // the SDK's spelling
+	"UnauthorizedOperation.ServiceSuspendDueToArrears":                smsFinal,
+	"UnauthorizedOperation.SmsSdkAppIdVerifyFail":                     smsFinal,
+	"UnauthorizedOperation.IndividualUserMarketingSmsPermissionDeny":  smsFinal,
+	"FailedOperation.ContainSensitiveWord":                            smsFinal,
+	"FailedOperation.FailResolvePacket":                               smsFinal,
+	"FailedOperation.JsonParseFail":                                   smsFinal,
+	"FailedOperation.InsufficientBalanceInSmsPackage":                 smsFinal,
+	"FailedOperation.MarketingSendTimeConstraint":                     smsFinal,
+	"FailedOperation.MissingSignatureList":                            smsFinal,
+	"FailedOperation.MissingTemplateList":                             smsFinal,
+	"FailedOperation.PhoneNumberInBlacklist":                          smsFinal,
+	"FailedOperation.PhoneNumberParseFail":                            smsFinal,
+	"FailedOperation.SignatureIncorrectOrUnapproved":                  smsFinal,
+	"FailedOperation.TemplateIncorrectOrUnapproved":                   smsFinal,
+	"FailedOperation.TemplateParamSetNotMatchApprovedTemplate":        smsFinal,
+	"FailedOperation.TemplateUnapprovedOrNotExist":                    smsFinal,
+	"FailedOperation.OtherError":                                      smsFinal,
+	"FailedOperation.ParametersOtherError":                            smsFinal,
+	"InvalidParameter":                                                smsFinal,
+	"InvalidParameter.AppidAndBizId":                                  smsFinal,
+	"InvalidParameter.DirtyWordFound":                                 smsFinal,
+	"InvalidParameter.InvalidParameters":                              smsFinal,
+	"InvalidParameterValue.ContentLengthLimit":                        smsFinal,
+	"InvalidParameterValue.IncorrectPhoneNumber":                      smsFinal,
+	"InvalidParameterValue.ProhibitedUseUrlInTemplateParameter":       smsFinal,
+	"InvalidParameterValue.SdkAppIdNotExist":                          smsFinal,
+	"InvalidParameterValue.TemplateParameterFormatError":              smsFinal,
+	"InvalidParameterValue.TemplateParameterLengthLimit":              smsFinal,
+	"MissingParameter":                                                smsFinal,
+	"MissingParameter.EmptyPhoneNumberSet":                            smsFinal,
+	"UnsupportedOperation.ContainDomesticAndInternationalPhoneNumber": smsFinal,
+	"UnsupportedOperation.ChineseMainlandTemplateToGlobalPhone":       smsFinal,
+	"UnsupportedOperation.GlobalTemplateToChineseMainlandPhone":       smsFinal,
+	"UnsupportedOperation.UnsuportedRegion":                           smsFinal, // the SDK's spelling
+	"UnsupportedOperation.UnsupportedRegion":                          smsFinal,
 }
 
 // tc3Authorization is the Authorization header of TC3-HMAC-SHA256: the

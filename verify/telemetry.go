@@ -40,6 +40,7 @@ func newTelemetry(c Config) (telemetry.Ops, instruments) {
 			{Err: ErrCodeMissing, Name: "verification_code_missing"},
 			{Err: ErrCodeExhausted, Name: "verification_code_exhausted"},
 			{Err: ErrTooManyFailures, Name: "verification_failures_exceeded"},
+			{Err: ErrSendThrottled, Name: "verification_send_throttled"},
 			{Err: ErrSendFailed, Name: "verification_send_failed"},
 			{Err: ErrAddressTaken, Name: "verification_address_taken"},
 			{Err: ErrAlreadyBound, Name: "verification_already_bound"},

@@ -59,6 +59,12 @@ var (
 	// back (once the database takes it): a retry is not refused by them.
 	ErrSendFailed = deskkit.NewError(deskkit.ErrUnavailable, "verify: send failed",
 		"the message could not be sent: try again later")
+	// ErrSendThrottled: the SMS provider refused the message for its rate
+	// limits (SMSError.Throttled). The error also matches ErrSendFailed,
+	// with what that implies, and is a deskkit.RetryAfterer with the
+	// provider's wait (SMSError.RetryAfter).
+	ErrSendThrottled = deskkit.NewError(deskkit.ErrUnavailable, "verify: send throttled",
+		"the SMS provider is throttling messages: try again later")
 	// ErrAddressTaken: another user of the tenant has the address. No code
 	// is sent; the attempt counts toward the limits.
 	ErrAddressTaken = deskkit.NewError(deskkit.ErrConflict, "verify: address taken",

@@ -44,6 +44,7 @@ const (
 	envSMSTemplates     = "DESKKIT_SMS_TEMPLATES"
 	envSMSLocale        = "DESKKIT_SMS_LOCALE"
 	envSMSEndpoint      = "DESKKIT_SMS_ENDPOINT"
+	envSMSNoticeNumber  = "DESKKIT_SMS_NOTICE_NUMBER"
 	envAliyunKeyID      = "DESKKIT_ALIYUN_ACCESS_KEY_ID"
 	envAliyunKeySecret  = "DESKKIT_ALIYUN_ACCESS_KEY_SECRET"
 	envTencentSecretID  = "DESKKIT_TENCENT_SECRET_ID"
@@ -109,6 +110,8 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 	fs.fromEnv("sms-locale", envSMSLocale)
 	endpoint := fs.String("sms-endpoint", "", "aliyun and tencent: the API root URL (https://dysmsapi.aliyuncs.com, https://sms.tencentcloudapi.com)")
 	fs.fromEnv("sms-endpoint", envSMSEndpoint)
+	noticeNumber := fs.String("sms-notice-number", string(verify.NoticeLastFour), "aliyun and tencent: how the notice to the old number shows the new one: last4 (7000), or masked (+86*******7000, 14 characters: more than Tencent takes in a parameter from an account without enterprise verification)")
+	fs.fromEnv("sms-notice-number", envSMSNoticeNumber)
 	fs.StringVar(&cfg.tencent.SDKAppID, "tencent-sms-app-id", "", "tencent: the SMS application's SdkAppId (the key comes from "+envTencentSecretID+" and "+envTencentSecretKey+")")
 	fs.fromEnv("tencent-sms-app-id", envTencentAppID)
 	fs.StringVar(&cfg.tencent.Region, "tencent-region", "", "tencent: the API region (ap-guangzhou)")
@@ -185,6 +188,12 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 			if err != nil {
 				return fmt.Errorf("-sms-templates (%s): %w", envSMSTemplates, err)
 			}
+			switch n := verify.NoticeNumber(strings.ToLower(strings.TrimSpace(*noticeNumber))); n {
+			case verify.NoticeLastFour, verify.NoticeMasked:
+				tpl.NoticeNumber = n
+			default:
+				return fmt.Errorf("-sms-notice-number (%s) must be %s or %s, not %q", envSMSNoticeNumber, verify.NoticeLastFour, verify.NoticeMasked, *noticeNumber)
+			}
 			cfg.aliyun.SignName, cfg.aliyun.Endpoint, cfg.aliyun.Templates = *signName, *endpoint, tpl
 			cfg.tencent.SignName, cfg.tencent.Endpoint, cfg.tencent.Templates = *signName, *endpoint, tpl
 		default:
@@ -194,10 +203,170 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 	}
 }
 
+// flagAndVar names a flag and its environment variable, as the server's
+// errors name a setting.
+func flagAndVar(flag, variable string) string { return "-" + flag + " (" + variable + ")" }
+
+// checkSMS says, by flag and environment variable, what the SMS provider
+// cfg names lacks: the library's constructors name the fields of its
+// configs (AliyunSMSConfig.SignName, Templates.Notice), which a user of
+// the server does not set.
+func (cfg *verifyConfig) checkSMS() error {
+	var missing []string
+	need := func(ok bool, setting string) {
+		if !ok {
+			missing = append(missing, setting)
+		}
+	}
+	switch cfg.smsProvider {
+	case "http":
+		need(cfg.smsHTTPURL != "", flagAndVar("sms-http-url", envSMSHTTPURL))
+	case "twilio":
+		need(cfg.twilio.AccountSID != "", flagAndVar("twilio-account-sid", envTwilioAccountSID))
+		need(cfg.twilio.AuthToken != "", envTwilioAuthToken)
+		need(cfg.twilio.From != "", flagAndVar("twilio-from", envTwilioFrom))
+	case "aliyun":
+		need(cfg.aliyun.AccessKeyID != "", envAliyunKeyID)
+		need(cfg.aliyun.AccessKeySecret != "", envAliyunKeySecret)
+		need(strings.TrimSpace(cfg.aliyun.SignName) != "", flagAndVar("sms-sign-name", envSMSSignName))
+	case "tencent":
+		need(cfg.tencent.SecretID != "", envTencentSecretID)
+		need(cfg.tencent.SecretKey != "", envTencentSecretKey)
+		need(strings.TrimSpace(cfg.tencent.SDKAppID) != "", flagAndVar("tencent-sms-app-id", envTencentAppID))
+		need(strings.TrimSpace(cfg.tencent.SignName) != "", flagAndVar("sms-sign-name", envSMSSignName))
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("-sms-provider %s needs %s", cfg.smsProvider, andList(missing))
+	}
+	if cfg.smsProvider == "aliyun" || cfg.smsProvider == "tencent" {
+		return checkSMSTemplates(cfg.aliyun.Templates)
+	}
+	return nil
+}
+
+// checkSMSTemplates says what -sms-templates lacks for -sms-locale: a
+// template of each bizKey (its own or *'s) and the notice's, as the
+// senders require. Locales match as the senders match them: case aside,
+// _ as -.
+func checkSMSTemplates(t verify.SMSTemplates) error {
+	has := func(byLocale map[string]string) bool {
+		for locale, id := range byLocale {
+			if sameLocale(locale, t.DefaultLocale) && id != "" {
+				return true
+			}
+		}
+		return false
+	}
+	var missing []string
+	for _, b := range verify.SMSBizKeys() {
+		if !has(t.Codes[b]) && !has(t.Codes[verify.AnyBizKey]) {
+			missing = append(missing, string(b))
+		}
+	}
+	where := fmt.Sprintf("%s has no template in %s %s", flagAndVar("sms-templates", envSMSTemplates), flagAndVar("sms-locale", envSMSLocale), t.DefaultLocale)
+	if len(missing) > 0 {
+		return fmt.Errorf("%s for bizKey %s: add *=ID for every bizKey without a template of its own, or KEY=ID for each", where, strings.Join(missing, ", "))
+	}
+	if !has(t.Notice) {
+		return fmt.Errorf("%s for the notice to the old number after a change: add notice=ID", where)
+	}
+	return nil
+}
+
+// sameLocale tells whether two locales are one, as verify matches them.
+func sameLocale(a, b string) bool {
+	norm := func(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "_", "-") }
+	return strings.EqualFold(norm(a), norm(b))
+}
+
+// andList joins items as "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// smsSetting is one setting of an SMS provider's config that a user sets,
+// by its flag, and how to copy it from the user's config to another.
+type smsSetting[C any] struct {
+	name string
+	copy func(dst *C, src C)
+}
+
+// blame names the setting of user that the provider's constructor build
+// refuses: build is tried with base (a config that passes) and each
+// setting of user alone; the first that fails is named. "" if none does
+// alone.
+func blame[C any](user, base C, build func(C) error, settings []smsSetting[C]) string {
+	for _, s := range settings {
+		c := base
+		s.copy(&c, user)
+		if build(c) != nil {
+			return s.name
+		}
+	}
+	return ""
+}
+
+// probeTemplates is a table that the senders take, in locale.
+func probeTemplates(t verify.SMSTemplates) verify.SMSTemplates {
+	return verify.SMSTemplates{DefaultLocale: t.DefaultLocale,
+		Codes: map[verify.BizKey]map[string]string{verify.AnyBizKey: {t.DefaultLocale: "probe"}}, Notice: map[string]string{t.DefaultLocale: "probe"}}
+}
+
+// smsError is err, of the constructor of cfg's SMS sender, with the
+// settings it is about named first: the one that it refuses alone (found
+// by blame) or else every setting of the provider.
+func (cfg verifyConfig) smsError(err error) error {
+	var which string
+	switch cfg.smsProvider {
+	case "twilio":
+		which = blame(cfg.twilio, verify.TwilioConfig{AccountSID: "AC0", AuthToken: "probe", From: "+15005550006"},
+			func(c verify.TwilioConfig) error { _, err := verify.NewTwilioSMSSender(c); return err },
+			[]smsSetting[verify.TwilioConfig]{
+				{flagAndVar("twilio-account-sid", envTwilioAccountSID), func(d *verify.TwilioConfig, s verify.TwilioConfig) { d.AccountSID = s.AccountSID }},
+				{flagAndVar("twilio-from", envTwilioFrom), func(d *verify.TwilioConfig, s verify.TwilioConfig) { d.From = s.From }},
+				{flagAndVar("twilio-base-url", envTwilioBaseURL), func(d *verify.TwilioConfig, s verify.TwilioConfig) { d.BaseURL = s.BaseURL }},
+			})
+		if which == "" {
+			which = strings.Join([]string{flagAndVar("twilio-account-sid", envTwilioAccountSID), envTwilioAuthToken, flagAndVar("twilio-from", envTwilioFrom)}, ", ")
+		}
+	case "aliyun":
+		which = blame(cfg.aliyun, verify.AliyunSMSConfig{AccessKeyID: "probe", AccessKeySecret: "probe", SignName: "probe", Templates: probeTemplates(cfg.aliyun.Templates)},
+			func(c verify.AliyunSMSConfig) error { _, err := verify.NewAliyunSMSSender(c); return err },
+			[]smsSetting[verify.AliyunSMSConfig]{
+				{flagAndVar("sms-endpoint", envSMSEndpoint), func(d *verify.AliyunSMSConfig, s verify.AliyunSMSConfig) { d.Endpoint = s.Endpoint }},
+				{flagAndVar("sms-templates", envSMSTemplates), func(d *verify.AliyunSMSConfig, s verify.AliyunSMSConfig) { d.Templates = s.Templates }},
+				{flagAndVar("sms-sign-name", envSMSSignName), func(d *verify.AliyunSMSConfig, s verify.AliyunSMSConfig) { d.SignName = s.SignName }},
+			})
+		if which == "" {
+			which = strings.Join([]string{envAliyunKeyID, envAliyunKeySecret, "-sms-sign-name", "-sms-templates", "-sms-endpoint"}, ", ")
+		}
+	case "tencent":
+		which = blame(cfg.tencent, verify.TencentSMSConfig{SecretID: "probe", SecretKey: "probe", SDKAppID: "1400000000", SignName: "probe", Templates: probeTemplates(cfg.tencent.Templates)},
+			func(c verify.TencentSMSConfig) error { _, err := verify.NewTencentSMSSender(c); return err },
+			[]smsSetting[verify.TencentSMSConfig]{
+				{flagAndVar("sms-endpoint", envSMSEndpoint), func(d *verify.TencentSMSConfig, s verify.TencentSMSConfig) { d.Endpoint = s.Endpoint }},
+				{flagAndVar("tencent-region", envTencentRegion), func(d *verify.TencentSMSConfig, s verify.TencentSMSConfig) { d.Region = s.Region }},
+				{flagAndVar("sms-templates", envSMSTemplates), func(d *verify.TencentSMSConfig, s verify.TencentSMSConfig) { d.Templates = s.Templates }},
+				{flagAndVar("tencent-sms-app-id", envTencentAppID), func(d *verify.TencentSMSConfig, s verify.TencentSMSConfig) { d.SDKAppID = s.SDKAppID }},
+				{flagAndVar("sms-sign-name", envSMSSignName), func(d *verify.TencentSMSConfig, s verify.TencentSMSConfig) { d.SignName = s.SignName }},
+			})
+		if which == "" {
+			which = strings.Join([]string{envTencentSecretID, envTencentSecretKey, "-tencent-sms-app-id", "-sms-sign-name", "-sms-templates", "-sms-endpoint", "-tencent-region"}, ", ")
+		}
+	}
+	return fmt.Errorf("%s: %w", which, err)
+}
+
 // senders builds the SMS sender and the mailer cfg names. Nothing
 // configured means the log senders: the server runs on a fresh machine, and
 // says in its log where codes went.
 func (cfg verifyConfig) senders(logger *slog.Logger) (verify.SMSSender, deskkit.Mailer, error) {
+	if err := cfg.checkSMS(); err != nil {
+		return nil, nil, err
+	}
 	logSender := verify.LogSender{Logger: logger, ShowCodes: cfg.devLogCodes}
 	var sms verify.SMSSender = logSender
 	var mail deskkit.Mailer = logSender
@@ -211,19 +380,19 @@ func (cfg verifyConfig) senders(logger *slog.Logger) (verify.SMSSender, deskkit.
 	case "twilio":
 		s, err := verify.NewTwilioSMSSender(cfg.twilio)
 		if err != nil {
-			return nil, nil, fmt.Errorf("twilio (%s, %s, %s): %w", envTwilioAccountSID, envTwilioAuthToken, envTwilioFrom, err)
+			return nil, nil, cfg.smsError(err)
 		}
 		sms = s
 	case "aliyun":
 		s, err := verify.NewAliyunSMSSender(cfg.aliyun)
 		if err != nil {
-			return nil, nil, fmt.Errorf("aliyun (%s, %s, -sms-sign-name, -sms-templates, -sms-endpoint): %w", envAliyunKeyID, envAliyunKeySecret, err)
+			return nil, nil, cfg.smsError(err)
 		}
 		sms = s
 	case "tencent":
 		s, err := verify.NewTencentSMSSender(cfg.tencent)
 		if err != nil {
-			return nil, nil, fmt.Errorf("tencent (%s, %s, -tencent-sms-app-id, -sms-sign-name, -sms-templates, -sms-endpoint, -tencent-region): %w", envTencentSecretID, envTencentSecretKey, err)
+			return nil, nil, cfg.smsError(err)
 		}
 		sms = s
 	}

@@ -25,24 +25,12 @@ func TestVerifyCommandLineErrors(t *testing.T) {
 		want string // in the error
 	}{
 		{"unknown SMS provider", []string{"-sms-provider", "pigeon", "-database-url", dbURL}, nil, "-sms-provider (DESKKIT_SMS_PROVIDER) must be log, http, twilio, aliyun or tencent"},
-		{"aliyun without keys", []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-sms-templates", "*=T,notice=N", "-database-url", dbURL}, nil, "aliyun (DESKKIT_ALIYUN_ACCESS_KEY_ID, DESKKIT_ALIYUN_ACCESS_KEY_SECRET"},
-		{"aliyun without a template for every bizKey", []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-sms-templates", "SIGNIN=T,notice=N", "-database-url", dbURL},
-			map[string]string{envAliyunKeyID: "id", envAliyunKeySecret: "secret"}, "no template for locale zh-CN of bizKey SIGNUP, PASSWORD_FORGET"},
-		{"aliyun templates in another locale only", []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-sms-templates", "en:*=T,en:notice=N", "-database-url", dbURL},
-			map[string]string{envAliyunKeyID: "id", envAliyunKeySecret: "secret"}, "no template for locale zh-CN"},
-		{"aliyun over http to a remote host", []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-sms-templates", "*=T,notice=N", "-sms-endpoint", "http://dysmsapi.aliyuncs.com", "-database-url", dbURL},
-			map[string]string{envAliyunKeyID: "id", envAliyunKeySecret: "secret"}, "Endpoint must be an https URL"},
-		{"tencent without an app id", []string{"-sms-provider", "tencent", "-sms-sign-name", "s", "-sms-templates", "*=1,notice=2", "-database-url", dbURL},
-			map[string]string{envTencentSecretID: "id", envTencentSecretKey: "key"}, "tencent (DESKKIT_TENCENT_SECRET_ID"},
-		{"tencent without a notice template", []string{"-sms-provider", "tencent", "-tencent-sms-app-id", "1400006666", "-sms-sign-name", "s", "-sms-templates", "*=1", "-database-url", dbURL},
-			map[string]string{envTencentSecretID: "id", envTencentSecretKey: "key"}, "Notice has no template"},
 		{"a template entry without =", []string{"-sms-provider", "tencent", "-sms-templates", "*:1", "-database-url", dbURL}, nil, "-sms-templates (DESKKIT_SMS_TEMPLATES): \"*:1\" is not [LOCALE:]KEY=ID"},
 		{"a template for an unknown bizKey", []string{"-database-url", dbURL}, map[string]string{envSMSProvider: "aliyun", envSMSTemplates: "SIGNOUT=1"}, "SIGNOUT is neither an SMS bizKey"},
 		{"short secret", []string{"-database-url", dbURL}, map[string]string{envSecret: "short"}, "DESKKIT_SECRET must be at least 32 characters"},
 		{"short previous secret", []string{"-database-url", dbURL}, map[string]string{envSecretPrevious: "short"}, "DESKKIT_SECRET_PREVIOUS must be at least 32"},
 		{"code TTL over 10m", []string{"-code-ttl", "11m", "-database-url", dbURL}, nil, "-code-ttl (DESKKIT_CODE_TTL) must be at most 10m0s"},
 		{"http provider without a URL", []string{"-sms-provider", "http", "-database-url", dbURL}, nil, "-sms-http-url (DESKKIT_SMS_HTTP_URL)"},
-		{"twilio without credentials", []string{"-database-url", dbURL}, map[string]string{envSMSProvider: "twilio"}, "twilio"},
 		{"bad SMTP TLS mode", []string{"-smtp-addr", "127.0.0.1:25", "-smtp-tls", "maybe", "-database-url", dbURL}, nil, "SMTP"},
 		{"SMTP password in clear to a remote host", []string{"-smtp-addr", "mail.example.com:25", "-smtp-tls", "none", "-smtp-username", "ann", "-database-url", dbURL}, map[string]string{envSMTPPassword: "pw"}, "SMTP"},
 		{"token -mobile without -country", []string{"token", "-tenant", "a", "-username", "b", "-mobile", "13800138000", "-database-url", dbURL}, nil, "-mobile and -country go together"},
@@ -53,6 +41,80 @@ func TestVerifyCommandLineErrors(t *testing.T) {
 		err := run(ctx, c.args, io.Discard, io.Discard, env(c.env))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want one mentioning %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestSMSConfigErrorsNameFlags: an SMS provider's setting that is
+// missing or refused is named as the server's user sets it, by its flag
+// and environment variable, never by the library's Go field
+// (AliyunSMSConfig.SignName, Templates.Notice, AnyBizKey "*").
+func TestSMSConfigErrorsNameFlags(t *testing.T) {
+	ctx := context.Background()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "x.db")
+	aliyunKeys := map[string]string{envAliyunKeyID: "id", envAliyunKeySecret: "secret"}
+	tencentKeys := map[string]string{envTencentSecretID: "id", envTencentSecretKey: "key"}
+	with := func(m map[string]string, kv ...string) map[string]string {
+		out := map[string]string{}
+		for k, v := range m {
+			out[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i]] = kv[i+1]
+		}
+		return out
+	}
+	aliyun := []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-sms-templates", "*=T,notice=N", "-database-url", dbURL}
+	tencent := []string{"-sms-provider", "tencent", "-tencent-sms-app-id", "1400006666", "-sms-sign-name", "s", "-sms-templates", "*=1,notice=2", "-database-url", dbURL}
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"aliyun without keys", aliyun, nil,
+			"-sms-provider aliyun needs DESKKIT_ALIYUN_ACCESS_KEY_ID and DESKKIT_ALIYUN_ACCESS_KEY_SECRET"},
+		{"aliyun without its secret", aliyun, map[string]string{envAliyunKeyID: "id"},
+			"-sms-provider aliyun needs DESKKIT_ALIYUN_ACCESS_KEY_SECRET"},
+		{"aliyun, the key id implied, without a sign name", []string{"-sms-templates", "*=T,notice=N", "-database-url", dbURL}, aliyunKeys,
+			"-sms-provider aliyun needs -sms-sign-name (DESKKIT_SMS_SIGN_NAME)"},
+		{"aliyun without a template for every bizKey", []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-sms-templates", "SIGNIN=T,notice=N", "-database-url", dbURL}, aliyunKeys,
+			"-sms-templates (DESKKIT_SMS_TEMPLATES) has no template in -sms-locale (DESKKIT_SMS_LOCALE) zh-CN for bizKey SIGNUP, PASSWORD_FORGET"},
+		{"aliyun without templates", []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-database-url", dbURL}, aliyunKeys,
+			"add *=ID for every bizKey without a template of its own, or KEY=ID for each"},
+		{"aliyun templates in another locale only", []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-sms-templates", "en:*=T,en:notice=N", "-database-url", dbURL}, aliyunKeys,
+			"has no template in -sms-locale (DESKKIT_SMS_LOCALE) zh-CN for bizKey SIGNUP"},
+		{"aliyun over http to a remote host", append(aliyun, "-sms-endpoint", "http://dysmsapi.aliyuncs.com"), aliyunKeys,
+			"-sms-endpoint (DESKKIT_SMS_ENDPOINT): "},
+		{"aliyun with a template id with a space", []string{"-sms-provider", "aliyun", "-sms-sign-name", "s", "-sms-templates", "*=SMS 1,notice=N", "-database-url", dbURL}, aliyunKeys,
+			"-sms-templates (DESKKIT_SMS_TEMPLATES): "},
+		{"tencent without an app id", []string{"-sms-provider", "tencent", "-sms-sign-name", "s", "-sms-templates", "*=1,notice=2", "-database-url", dbURL}, tencentKeys,
+			"-sms-provider tencent needs -tencent-sms-app-id (DESKKIT_TENCENT_SMS_APP_ID)"},
+		{"tencent without anything", []string{"-sms-provider", "tencent", "-database-url", dbURL}, nil,
+			"-sms-provider tencent needs DESKKIT_TENCENT_SECRET_ID, DESKKIT_TENCENT_SECRET_KEY, -tencent-sms-app-id (DESKKIT_TENCENT_SMS_APP_ID) and -sms-sign-name (DESKKIT_SMS_SIGN_NAME)"},
+		{"tencent without a notice template", []string{"-sms-provider", "tencent", "-tencent-sms-app-id", "1400006666", "-sms-sign-name", "s", "-sms-templates", "*=1", "-database-url", dbURL}, tencentKeys,
+			"-sms-templates (DESKKIT_SMS_TEMPLATES) has no template in -sms-locale (DESKKIT_SMS_LOCALE) zh-CN for the notice to the old number after a change: add notice=ID"},
+		{"tencent with a bad region", append(tencent, "-tencent-region", "ap guangzhou"), tencentKeys,
+			"-tencent-region (DESKKIT_TENCENT_REGION): "},
+		{"a bad notice number", tencent, with(tencentKeys, envSMSNoticeNumber, "full"),
+			"-sms-notice-number (DESKKIT_SMS_NOTICE_NUMBER) must be last4 or masked, not \"full\""},
+		{"twilio without credentials", []string{"-database-url", dbURL}, map[string]string{envSMSProvider: "twilio"},
+			"-sms-provider twilio needs -twilio-account-sid (DESKKIT_TWILIO_ACCOUNT_SID), DESKKIT_TWILIO_AUTH_TOKEN and -twilio-from (DESKKIT_TWILIO_FROM)"},
+		{"twilio from no number", []string{"-twilio-account-sid", "AC1", "-twilio-from", "0800", "-database-url", dbURL}, map[string]string{envTwilioAuthToken: "t"},
+			"-twilio-from (DESKKIT_TWILIO_FROM): "},
+	}
+	for _, c := range cases {
+		err := run(ctx, c.args, io.Discard, io.Discard, env(c.env))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one mentioning %q", c.name, err, c.want)
+			continue
+		}
+		// What comes before the library's own words names no Go field.
+		head, _, _ := strings.Cut(err.Error(), "verify: ")
+		for _, goName := range []string{"AliyunSMSConfig", "TencentSMSConfig", "TwilioConfig", "Templates.", "AnyBizKey", "AccessKeyID", "SDKAppID", "SignName", "Endpoint"} {
+			if strings.Contains(head, goName) {
+				t.Errorf("%s: %q names the Go field %s", c.name, err, goName)
+			}
 		}
 	}
 }
@@ -283,6 +345,19 @@ func TestTemplateProviderVariables(t *testing.T) {
 	}
 	if _, _, err := cfg.senders(nil); err != nil {
 		t.Errorf("senders: %v", err)
+	}
+	if tc.Templates.NoticeNumber != verify.NoticeLastFour {
+		t.Errorf("notice number %q, want last4 by default", tc.Templates.NoticeNumber)
+	}
+	vars[envSMSNoticeNumber] = "Masked"
+	cfg = verifyConfig{}
+	fs = newFlagSet("serve", io.Discard, io.Discard, env(vars))
+	complete = addVerifyFlags(fs, &cfg)
+	if err := fs.parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := complete(); err != nil || cfg.tencent.Templates.NoticeNumber != verify.NoticeMasked || cfg.aliyun.Templates.NoticeNumber != verify.NoticeMasked {
+		t.Errorf("%s=Masked: %v, %q", envSMSNoticeNumber, err, cfg.tencent.Templates.NoticeNumber)
 	}
 	for _, flagName := range []string{"aliyun-access-key-id", "aliyun-access-key-secret", "tencent-secret-id", "tencent-secret-key"} {
 		if fs.Lookup(flagName) != nil {

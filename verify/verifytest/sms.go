@@ -18,6 +18,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // ProviderSMS is a message a fake template provider accepted.
@@ -42,9 +43,12 @@ type ProviderSMS struct {
 // request's signature by computing it again, with the algorithm the
 // provider documents (written here apart from the senders' own), and
 // answers a bad one as the provider does (Aliyun: 400
-// SignatureDoesNotMatch; Tencent: AuthFailure.SignatureFailure). It
-// accepts every well-signed message, unless Refuse says otherwise, and
-// keeps it. It is safe for concurrent use.
+// SignatureDoesNotMatch; Tencent: AuthFailure.SignatureFailure). The
+// Tencent fake refuses, as Tencent does for an account without enterprise
+// verification, a template parameter of more than 12 characters
+// (InvalidParameterValue.TemplateParameterLengthLimit). It accepts every
+// other well-signed message, unless Refuse or RefuseWith says otherwise,
+// and keeps it. It is safe for concurrent use.
 type SMSProvider struct {
 	// URL is the server's root, for the sender's Endpoint.
 	URL string
@@ -56,7 +60,7 @@ type SMSProvider struct {
 	mu       sync.Mutex
 	msgs     []ProviderSMS
 	bad      []string // why each refused signature was refused
-	refuse   func(ProviderSMS) (int, string)
+	refuse   func(ProviderSMS) Refusal
 	arrived  chan struct{} // closed at the next message
 	requests int
 }
@@ -91,10 +95,43 @@ func startProvider(t testing.TB, provider, keyID, secret string) *SMSProvider {
 // the one number in SendStatusSet (LimitExceeded.PhoneNumberDailyLimit).
 // Any other status (503) is answered with it, and the code if any.
 func (p *SMSProvider) Refuse(f func(ProviderSMS) (status int, code string)) {
+	if f == nil {
+		p.RefuseWith(nil)
+		return
+	}
+	p.RefuseWith(func(m ProviderSMS) Refusal {
+		status, code := f(m)
+		return Refusal{Status: status, Code: code}
+	})
+}
+
+// Refusal is how a fake provider answers a message it refuses (see
+// RefuseWith); the zero Refusal accepts the message.
+type Refusal struct {
+	// Status and Code are as Refuse's.
+	Status int
+	Code   string
+	// Message is the provider's message with the code (Aliyun's Message,
+	// Tencent's Error.Message or SendStatus Message); Code if "". Real
+	// providers echo the number in some ("触发天级流控Permits:10",
+	// "invalid mobile number 8613800138000").
+	Message string
+	// RetryAfter is the answer's Retry-After header, "" for none.
+	RetryAfter string
+}
+
+// RefuseWith is Refuse with the whole answer: f returns how to refuse a
+// well-signed message, or the zero Refusal to accept it; nil accepts
+// every one.
+func (p *SMSProvider) RefuseWith(f func(ProviderSMS) Refusal) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.refuse = f
 }
+
+// tencentParamLimit is the most characters Tencent Cloud takes in one
+// template parameter from an account without enterprise verification.
+const tencentParamLimit = 12
 
 // Messages returns the messages accepted so far, in order.
 func (p *SMSProvider) Messages() []ProviderSMS {
@@ -148,20 +185,29 @@ func (p *SMSProvider) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.requests++
 	reqID := "fake-" + strconv.Itoa(p.requests)
-	var status int
-	var code string
-	if err != nil {
+	var ref Refusal
+	switch {
+	case err != nil:
 		p.bad = append(p.bad, err.Error())
-	} else if p.refuse != nil {
-		status, code = p.refuse(m)
+	case p.provider == "tencent" && tencentTooLong(m) != "":
+		ref = Refusal{Code: "InvalidParameterValue.TemplateParameterLengthLimit", Message: tencentTooLong(m)}
+	case p.refuse != nil:
+		ref = p.refuse(m)
 	}
-	if err == nil && code == "" && (status == 0 || status == http.StatusOK) {
+	if err == nil && ref.Code == "" && (ref.Status == 0 || ref.Status == http.StatusOK) {
 		p.msgs = append(p.msgs, m)
 		close(p.arrived)
 		p.arrived = make(chan struct{})
 	}
 	p.mu.Unlock()
+	status, code, msg := ref.Status, ref.Code, ref.Message
+	if msg == "" {
+		msg = code
+	}
 	w.Header().Set("Content-Type", "application/json")
+	if ref.RetryAfter != "" {
+		w.Header().Set("Retry-After", ref.RetryAfter)
+	}
 	switch {
 	case err != nil && p.provider == "aliyun":
 		w.WriteHeader(http.StatusBadRequest)
@@ -173,24 +219,39 @@ func (p *SMSProvider) serve(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusOK
 		}
 		if code == "" && status == http.StatusOK {
-			code = "OK"
+			code, msg = "OK", "OK"
 		}
 		w.WriteHeader(status)
-		writeJSON(w, map[string]string{"Code": code, "Message": code, "RequestId": reqID, "BizId": reqID})
+		writeJSON(w, map[string]string{"Code": code, "Message": msg, "RequestId": reqID, "BizId": reqID})
 	case status == 0 && code != "":
-		writeJSON(w, tencentAnswer(reqID, code, code, nil))
+		writeJSON(w, tencentAnswer(reqID, code, msg, nil))
 	case status == 0 || status == http.StatusOK:
 		sendCode := "Ok"
 		if code != "" {
 			sendCode = code
+		} else {
+			msg = "send success"
 		}
 		writeJSON(w, tencentAnswer(reqID, "", "", []map[string]any{{
-			"SerialNo": reqID, "PhoneNumber": m.To, "Fee": 1, "SessionContext": "", "Code": sendCode, "Message": sendCode, "IsoCode": "CN",
+			"SerialNo": reqID, "PhoneNumber": m.To, "Fee": 1, "SessionContext": "", "Code": sendCode, "Message": msg, "IsoCode": "CN",
 		}}))
 	default:
 		w.WriteHeader(status)
-		writeJSON(w, tencentAnswer(reqID, code, code, nil))
+		writeJSON(w, tencentAnswer(reqID, code, msg, nil))
 	}
+}
+
+// tencentTooLong says which of m's template parameters is longer than
+// Tencent takes from an account without enterprise verification, as
+// Tencent's message says it; "" if none is.
+func tencentTooLong(m ProviderSMS) string {
+	for i := 1; i <= len(m.Params); i++ {
+		if v := m.Params[strconv.Itoa(i)]; utf8.RuneCountInString(v) > tencentParamLimit {
+			return fmt.Sprintf("template parameter %d has %d characters, more than the %d an account without enterprise verification may send",
+				i, utf8.RuneCountInString(v), tencentParamLimit)
+		}
+	}
+	return ""
 }
 
 func writeJSON(w io.Writer, v any) {
