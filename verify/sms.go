@@ -69,8 +69,11 @@ type HTTPSMSConfig struct {
 
 // HTTPSMSSender is an SMSSender for a gateway of the host's own: it POSTs
 // each message as JSON, {"to": "+8613800138000", "text": "...", "bizKey":
-// "SIGNIN"}, and takes any 2xx answer as accepted. It is safe for concurrent
-// use.
+// "SIGNIN"}, and takes any 2xx answer as accepted. Any other answer is an
+// *SMSError with Provider "http", classified by its status: a 429 is
+// Throttled (RetryAfter from its Retry-After header, else
+// DefaultSMSRetryAfter), a 5xx Retryable, anything else final; a gateway
+// that cannot be reached is Retryable. It is safe for concurrent use.
 type HTTPSMSSender struct {
 	url    *url.URL
 	client *http.Client
@@ -118,9 +121,10 @@ func (c *HTTPSMSConfig) validate() error {
 
 // SendSMS posts m to the gateway. It returns nil on a 2xx answer, and an
 // error otherwise: a number that is not E.164, a gateway that cannot be
-// reached, a non-2xx answer (the error names the status and quotes the
-// start of the reply), or ctx ending first (the error wraps its error). No
-// error contains m.Text, which carries the code.
+// reached or ctx ending first (an *SMSError wrapping the transport's
+// error), a non-2xx answer (an *SMSError with the status and the start of
+// the reply, classified as HTTPSMSSender says). No error contains m.Text,
+// which carries the code, nor m.To.
 func (s *HTTPSMSSender) SendSMS(ctx context.Context, m SMS) error {
 	if !addr.IsE164(m.To) {
 		return fmt.Errorf("verify: SMS: %q is not an E.164 number", m.To)
@@ -141,14 +145,16 @@ func (s *HTTPSMSSender) SendSMS(ctx context.Context, m SMS) error {
 		req.Header[name] = values
 	}
 	req.Header.Set("Content-Type", "application/json")
-	status, reply, _, err := smsPost(s.client, req)
+	status, reply, retryAfter, err := smsPost(s.client, req)
 	if err != nil {
-		return fmt.Errorf("verify: SMS gateway %s: %w", redactURL(s.url), err)
+		return &SMSError{Provider: "http", Retryable: true, Err: fmt.Errorf("gateway %s: %w", redactURL(s.url), err)}
 	}
-	if status/100 != 2 {
-		return fmt.Errorf("verify: SMS gateway %s answered %s: %s", redactURL(s.url), statusText(status), excerpt(reply, m))
+	if status/100 == 2 {
+		return nil
 	}
-	return nil
+	e := &SMSError{Provider: "http", Status: status, Message: providerExcerpt(string(reply), m)}
+	e.classify(smsFinal, false, parseRetryAfter(retryAfter, time.Now()))
+	return e
 }
 
 // TwilioConfig is how a TwilioSMSSender reaches Twilio.
@@ -240,10 +246,11 @@ func (c *TwilioConfig) validate() error {
 
 // SendSMS asks Twilio to send m. It returns nil when Twilio answers 201
 // Created, and an error otherwise: a number that is not E.164, Twilio
-// unreachable, any other answer (the error names the status and Twilio's
-// error code and message, e.g. 21211 for an invalid To), or ctx ending
-// first (the error wraps its error). No error contains m.Text, which
-// carries the code.
+// unreachable or ctx ending first (an *SMSError wrapping the transport's
+// error), any other answer (an *SMSError with Provider "twilio", the
+// status, and Twilio's error code and message, e.g. 21211 for an invalid
+// To, classified by twilioCodes). No error contains m.Text, which carries
+// the code, nor m.To.
 func (s *TwilioSMSSender) SendSMS(ctx context.Context, m SMS) error {
 	if !addr.IsE164(m.To) {
 		return fmt.Errorf("verify: SMS: %q is not an E.164 number", m.To)
@@ -256,21 +263,40 @@ func (s *TwilioSMSSender) SendSMS(ctx context.Context, m SMS) error {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	req.SetBasicAuth(s.sid, s.token)
-	status, reply, _, err := smsPost(s.client, req)
+	status, reply, retryAfter, err := smsPost(s.client, req)
 	if err != nil {
-		return fmt.Errorf("verify: Twilio: %w", err)
+		return &SMSError{Provider: "twilio", Retryable: true, Err: err}
 	}
 	if status == http.StatusCreated {
 		return nil
 	}
-	var e struct {
+	var t struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}
-	if json.Unmarshal(reply, &e) == nil && (e.Code != 0 || e.Message != "") {
-		return fmt.Errorf("verify: Twilio answered %s: error %d: %s", statusText(status), e.Code, excerpt([]byte(e.Message), m))
+	e := &SMSError{Provider: "twilio", Status: status, Message: providerExcerpt(string(reply), m)}
+	if json.Unmarshal(reply, &t) == nil && (t.Code != 0 || t.Message != "") {
+		e.Message = providerExcerpt(t.Message, m)
+		if t.Code != 0 {
+			e.Code = strconv.Itoa(t.Code)
+		}
 	}
-	return fmt.Errorf("verify: Twilio answered %s: %s", statusText(status), excerpt(reply, m))
+	c, known := twilioCodes[e.Code]
+	e.classify(c, known, parseRetryAfter(retryAfter, time.Now()))
+	return e
+}
+
+// twilioCodes classifies the error codes of Twilio's REST API that call
+// for something other than what the HTTP status says
+// (https://www.twilio.com/docs/api/errors): 20429, Too Many Requests, is
+// throttled (Twilio answers it with a 429 too); 20500 and 20503, its
+// internal error and unavailability, may pass later. Every other code is
+// taken by the status: a 5xx retryable, a 429 throttled, anything else (an
+// invalid number 21211, a refused credential 20003, ...) final.
+var twilioCodes = map[string]smsClass{
+	"20429": smsThrottled,
+	"20500": smsRetry,
+	"20503": smsRetry,
 }
 
 // smsPost sends req and returns the status, at most smsReplyLimit bytes

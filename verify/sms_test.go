@@ -456,3 +456,73 @@ func TestNewSMSSendersRefuseNegativeConcurrency(t *testing.T) {
 		t.Error("Twilio sender with Concurrency -1: no error")
 	}
 }
+
+// TestGatewayAndTwilioClassify checks that the HTTP gateway's and Twilio's
+// refusals are *SMSError classified as the template providers' are: a 429
+// (or Twilio's 20429) throttled with the answer's Retry-After, a 5xx
+// retryable, anything else final.
+func TestGatewayAndTwilioClassify(t *testing.T) {
+	withRetryAfter := func(status int, after, body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			if after != "" {
+				w.Header().Set("Retry-After", after)
+			}
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, body)
+		}
+	}
+	type class struct {
+		Code                 string
+		Retryable, Throttled bool
+		RetryAfter           time.Duration
+	}
+	tests := []struct {
+		name   string
+		twilio bool
+		reply  http.HandlerFunc
+		want   class
+	}{
+		{"gateway 429 with Retry-After", false, withRetryAfter(http.StatusTooManyRequests, "42", "slow down"), class{"", true, true, 42 * time.Second}},
+		{"gateway 429 without", false, withRetryAfter(http.StatusTooManyRequests, "", "slow down"), class{"", true, true, verify.DefaultSMSRetryAfter}},
+		{"gateway 503", false, withRetryAfter(http.StatusServiceUnavailable, "", "down"), class{"", true, false, 0}},
+		{"gateway 400", false, withRetryAfter(http.StatusBadRequest, "", "bad number"), class{"", false, false, 0}},
+		{"twilio 20429", true, withRetryAfter(http.StatusTooManyRequests, "7", `{"code":20429,"message":"Too Many Requests"}`), class{"20429", true, true, 7 * time.Second}},
+		{"twilio 20003", true, withRetryAfter(http.StatusUnauthorized, "", `{"code":20003,"message":"Authenticate"}`), class{"20003", false, false, 0}},
+		{"twilio 21211", true, withRetryAfter(http.StatusBadRequest, "", `{"code":21211,"message":"Invalid 'To' Phone Number"}`), class{"21211", false, false, 0}},
+		{"twilio 20500", true, withRetryAfter(http.StatusInternalServerError, "", `{"code":20500,"message":"Internal Server Error"}`), class{"20500", true, false, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := startSMSTestGateway(t, tt.reply)
+			var s verify.SMSSender
+			var err error
+			if tt.twilio {
+				s, err = verify.NewTwilioSMSSender(verify.TwilioConfig{AccountSID: "AC0123456789abcdef0123456789abcdef", AuthToken: "tok3n", From: "+15005550006", BaseURL: g.URL})
+			} else {
+				s, err = verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			se, ok := errors.AsType[*verify.SMSError](s.SendSMS(context.Background(), smsTestMessage))
+			if !ok {
+				t.Fatal("SendSMS did not fail with an *SMSError")
+			}
+			if diff := cmp.Diff(tt.want, class{se.Code, se.Retryable, se.Throttled, se.RetryAfter}); diff != "" {
+				t.Errorf("classification (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("gateway unreachable", func(t *testing.T) {
+		g := startSMSTestGateway(t, answer(http.StatusOK, ""))
+		g.Close()
+		s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		se, ok := errors.AsType[*verify.SMSError](s.SendSMS(context.Background(), smsTestMessage))
+		if !ok || !se.Retryable || se.Err == nil {
+			t.Errorf("unreachable gateway: got %#v, want a retryable *SMSError wrapping the transport's error", se)
+		}
+	})
+}

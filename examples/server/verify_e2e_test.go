@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -408,6 +409,33 @@ func TestVerifyEndToEnd(t *testing.T) {
 			if regexp.MustCompile(`\b` + regexp.QuoteMeta(s) + `\b`).MatchString(logs.String()) {
 				t.Errorf("%q is in the server's log", s)
 			}
+		}
+	})
+}
+
+// TestHTTPGatewayThrottled drives the server's http SMS provider against a
+// gateway that throttles: a 429 is 503 verification_send_throttled with
+// the gateway's Retry-After, as the template providers' throttles are; a
+// 400 stays 502 verification_send_failed without one.
+func TestHTTPGatewayThrottled(t *testing.T) {
+	eachURL(t, func(t *testing.T, rawURL string) {
+		var status atomic.Int32
+		status.Store(http.StatusTooManyRequests)
+		g := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(int(status.Load()))
+		}))
+		t.Cleanup(g.Close)
+		base, _ := startServer(t, map[string]string{envDatabaseURL: rawURL, envSMSProvider: "http", envSMSHTTPURL: g.URL + "/send"})
+		ann, _ := issue(t, rawURL, "-tenant", "acme", "-username", "ann")
+		body := map[string]any{"bizKey": "BIND_MOBILE", "mobile": "+8613800138000", "country": "CN"}
+		if got := sendForAnswer(t, base, ann, body); got != (sendAnswer{status: http.StatusServiceUnavailable, key: "verification_send_throttled", retryAfter: "30"}) {
+			t.Errorf("a 429 from the gateway answered %+v, want 503 verification_send_throttled, Retry-After 30", got)
+		}
+		status.Store(http.StatusBadRequest)
+		body["mobile"] = "+8613700137000"
+		if got := sendForAnswer(t, base, ann, body); got != (sendAnswer{status: http.StatusBadGateway, key: "verification_send_failed"}) {
+			t.Errorf("a 400 from the gateway answered %+v, want 502 verification_send_failed without Retry-After", got)
 		}
 	})
 }
