@@ -202,7 +202,8 @@ func (t SMSTemplates) noticeParam(masked string) string {
 // too: the Verifier reads Retryable to retry a notice or not, and
 // Throttled and RetryAfter to answer a code's send with ErrSendThrottled.
 type SMSError struct {
-	// Provider is "aliyun" or "tencent" (a host's sender: its own name).
+	// Provider is "aliyun", "tencent", "twilio" or "http" (HTTPSMSSender);
+	// a host's own sender: its own name.
 	Provider string
 	// Status is the HTTP status of the answer; 0 when none came.
 	Status int
