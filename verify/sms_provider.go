@@ -196,8 +196,9 @@ func (t SMSTemplates) noticeParam(masked string) string {
 	return masked[len(masked)-4:]
 }
 
-// SMSError is a template provider's refusal of a message (AliyunSMSSender,
-// TencentSMSSender), or a failure to reach it. Its text never holds the
+// SMSError is a provider's refusal of a message (AliyunSMSSender,
+// TencentSMSSender, TwilioSMSSender, HTTPSMSSender's gateway), or a
+// failure to reach it. Its text never holds the
 // code, nor the number unmasked. A host's own SMSSender may return one
 // too: the Verifier reads Retryable to retry a notice or not, and
 // Throttled and RetryAfter to answer a code's send with ErrSendThrottled.
