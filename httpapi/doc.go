@@ -268,8 +268,10 @@
 // http.response.status_code. Each request is a server span named "METHOD
 // /route/template" ("GET" alone when no route matched), a child of the
 // span the global propagator (otel.GetTextMapPropagator) extracts from its
-// headers, if the host set one; its status is Error for 5xx answers only.
-// The services' spans are its children. BenchmarkMetricsCost measures what
+// headers, if the host set one; its status is Error for 5xx answers only,
+// and its client.address the client's: the connection's, or behind
+// Config.TrustedProxies the one they name (Proxies; Server.Client answers
+// the same for a host's own logs). The services' spans are its children. BenchmarkMetricsCost measures what
 // the metrics cost a request (examples/bench/README.md gives the figures).
 //
 // # Testing

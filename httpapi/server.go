@@ -98,6 +98,14 @@ type Config struct {
 	// when nothing else names a language, and the service's context then
 	// carries none (see Languages in the package documentation).
 	DefaultLanguage string
+	// TrustedProxies are the reverse proxies in front of the server whose
+	// Forwarded and X-Forwarded-For headers give the client's address:
+	// IP addresses and CIDR prefixes ("10.0.0.0/8", "192.0.2.7",
+	// "::1"). Empty, every request's client is its connection's peer
+	// (RemoteAddr) and those headers are never read. The client is what
+	// Server.Client answers and the client.address of the request's span;
+	// see Proxies for the rules.
+	TrustedProxies []string
 }
 
 // withDefaults returns a copy of c (nil: of the zero Config) with the
@@ -146,6 +154,9 @@ func (c *Config) validate() error {
 			return err
 		}
 	}
+	if _, err := ParseProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("httpapi: Config.%w", err)
+	}
 	return nil
 }
 
@@ -183,6 +194,7 @@ type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 type Server struct {
 	cfg      Config
 	lang     language.Tag // Config.DefaultLanguage as one of Messages' tags; English if none
+	proxies  Proxies      // Config.TrustedProxies
 	outages  *outageLog
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
@@ -199,6 +211,7 @@ func New(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: *c}
+	s.proxies, _ = ParseProxies(c.TrustedProxies) // validated
 	s.lang = language.English
 	if c.DefaultLanguage != "" {
 		s.lang, _ = defaultLanguage(c.Messages, c.DefaultLanguage)
@@ -283,12 +296,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if v != nil && v != http.ErrAbortHandler {
 			s.panicked(rw, r, v, debug.Stack())
 		}
-		s.finish(ctx, span, rw, method, start)
+		s.finish(ctx, span, rw, r, method, start)
 		if v == http.ErrAbortHandler {
 			panic(v)
 		}
 	}()
 	s.serveRoute(rw, r, s.routing.Load())
+}
+
+// Client is r's client as Config.TrustedProxies tells it: the address
+// and scheme a host's own access log or limits should use for a request,
+// the same the API's spans record (see Proxies).
+func (s *Server) Client(r *http.Request) Client {
+	return s.proxies.Client(r)
 }
 
 // Wrap returns the handler to serve in place of host (the host's own

@@ -30,6 +30,7 @@ const (
 	attrMethod = "http.request.method"
 	attrRoute  = "http.route"
 	attrStatus = "http.response.status_code"
+	attrClient = "client.address"
 )
 
 // ValidRequestID reports whether id, as a client sent it in X-Request-Id,
@@ -135,7 +136,7 @@ func routed(w http.ResponseWriter, route string) {
 }
 
 // finish records a request's duration and ends its span.
-func (s *Server) finish(ctx context.Context, span trace.Span, w *responseWriter, method string, start time.Time) {
+func (s *Server) finish(ctx context.Context, span trace.Span, w *responseWriter, r *http.Request, method string, start time.Time) {
 	status := w.status
 	if status == 0 {
 		status = http.StatusOK // what net/http sends for a handler that wrote nothing
@@ -158,6 +159,12 @@ func (s *Server) finish(ctx context.Context, span trace.Span, w *responseWriter,
 			span.SetName(spanName(method) + " " + w.route)
 		}
 		span.SetAttributes(attrs...)
+		// The client's address (the span's, not the metric's: one series
+		// per client would have no bound): the connection's peer, or what
+		// a trusted proxy says (Config.TrustedProxies).
+		if a := s.proxies.Client(r).Addr; a.IsValid() {
+			span.SetAttributes(attribute.String(attrClient, a.String()))
+		}
 		if status >= 500 {
 			// Server errors only: a 4xx is the client's, not a failure of
 			// the server (OpenTelemetry's HTTP conventions).

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -27,9 +28,10 @@ import (
 // Its page /app has "Trash" and "Webhooks" buttons; each asks the server
 // for a portal link of deskkit's console, minted for the signed-in user
 // and one scope, and the browser follows it to the console's page under
-// /manage/. The console asks the host on every request whether the user
-// may still use it (consoleAllow): signing out of the host ends the
-// console's session too.
+// /manage/. The console asks the host on every request who the user is
+// now (hostPrincipals: gone from the users table ends the session, and the
+// admin flag is the one the host gives now) and whether the user may still
+// use it (Allow): signing out of the host ends the console's session too.
 
 // consoleBase is where the host mounts deskkit's console.
 const consoleBase = "/manage/"
@@ -92,6 +94,7 @@ func newConsole(db *bun.DB, secret []byte, sessions *hostSessions, tr *trash.Tra
 	}
 	return console.New(&console.Config{
 		DB: db, Secret: key,
+		Principals: hostPrincipals{db: db, keys: o.Keys},
 		Allow: func(_ context.Context, p deskkit.Principal) error {
 			if !sessions.signedIn(p) {
 				return errors.New("embed: the user signed out of the host")
@@ -105,6 +108,32 @@ func newConsole(db *bun.DB, secret []byte, sessions *hostSessions, tr *trash.Tra
 		ProductName: "Embed", AccentColor: "#6a1b9a",
 		FrameAncestors: o.ConsoleFrameAncestors,
 	})
+}
+
+// hostPrincipals tells the console who a user is now: a user of the host's
+// users table, an admin when the host's API keys make them one (this
+// host's only store of roles; a host with a role column reads it in the
+// same statement). One read by the primary key, on every console request.
+type hostPrincipals struct {
+	db   *bun.DB
+	keys apiKeys
+}
+
+var _ console.PrincipalResolver = hostPrincipals{}
+
+func (h hostPrincipals) Principal(ctx context.Context, tenantID, userID int64) (deskkit.Principal, error) {
+	ok, err := h.db.NewSelect().Model((*userRow)(nil)).Where("u.id = ? AND u.tenant_id = ?", userID, tenantID).Exists(ctx)
+	if err != nil {
+		return deskkit.Principal{}, fmt.Errorf("users: read user: %w", err)
+	}
+	if !ok {
+		return deskkit.Principal{}, fmt.Errorf("users: no user %d of tenant %d: %w", userID, tenantID, deskkit.ErrNotFound)
+	}
+	p := deskkit.Principal{TenantID: tenantID, UserID: userID}
+	for _, k := range h.keys {
+		p.Admin = p.Admin || k.TenantID == tenantID && k.UserID == userID && k.Admin
+	}
+	return p, nil
 }
 
 // hostNames names the console's user and tenant from the host's tables.

@@ -18,11 +18,15 @@ import (
 )
 
 // newConsole builds the web console over the services the API mounts: the
-// same objects, so the console's answers and refusals are the API's. A
-// session signed in with a token acts for the token's principal, which the
-// directory checks again on every request; portal links are signed with
-// the server secret. The sign-in page shows the token command as this
-// server is invoked.
+// same objects, so the console's answers and refusals are the API's. Every
+// session, signed in with a token or opened by a portal link, acts for its
+// user as the directory knows them on each request (Principals: a user
+// demoted with token -admin=false acts as a non-admin at the next click);
+// a token session's token is checked again too. Portal links are signed
+// with a key derived from the server secret. Behind -trusted-proxies the
+// console's limits and cookies follow the client the proxies name, as the
+// API's logs do. The sign-in page shows the token command as this server
+// is invoked.
 func newConsole(db *bun.DB, dir *directory.Directory, tr *trash.Trash, v *verify.Verifier, reg *channel.ChannelRegistry, secret []byte, cfg appConfig) (*console.Console, error) {
 	cmd := serverInvocation(os.Args[0])
 	key, err := portalSecret(secret)
@@ -30,8 +34,8 @@ func newConsole(db *bun.DB, dir *directory.Directory, tr *trash.Trash, v *verify
 		return nil, err
 	}
 	return console.New(&console.Config{
-		DB: db, Authenticator: dir, TokenHash: directory.TokenHash, Secret: key,
-		Names: consoleNames{dir},
+		DB: db, Principals: dir, Authenticator: dir, TokenHash: directory.TokenHash, Secret: key,
+		Names: consoleNames{dir}, TrustedProxies: cfg.TrustedProxies,
 		Trash: tr, Verifier: v, Channels: reg,
 		Logger: cfg.Logger, Now: cfg.Now,
 		TokenCommand: cmd + " token -tenant TENANT -username USERNAME",
@@ -55,6 +59,9 @@ func serverInvocation(arg0 string) string {
 func portalSecret(secret []byte) ([]byte, error) {
 	return hkdf.Key(sha256.New, secret, nil, "deskkit console portal links", 32)
 }
+
+// The directory tells the console who a session's user is now.
+var _ console.PrincipalResolver = (*directory.Directory)(nil)
 
 // consoleNames gives the console's header the directory's names.
 type consoleNames struct{ d *directory.Directory }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
 
@@ -24,8 +25,10 @@ import (
 // time and the page's as a multiple of the API's (goal: at most 1.5).
 //
 // The page does what the API does (authenticate, search) plus finding the
-// session (one indexed read) and rendering HTML instead of JSON.
-func benchConsoleTrash(b *testing.B, db *bun.DB) {
+// session (one indexed read), asking the directory who its user is now
+// (one more, by primary key) and rendering HTML instead of JSON. portal
+// opens the session with a portal link instead of a token.
+func benchConsoleTrash(b *testing.B, db *bun.DB, portal bool) {
 	ctx := context.Background()
 	if err := migrateAll(ctx, db); err != nil {
 		b.Fatal(err)
@@ -57,6 +60,15 @@ func benchConsoleTrash(b *testing.B, db *bun.DB) {
 		}
 	}
 	req := httptest.NewRequest(http.MethodPost, "/console/signin", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	if portal {
+		// A portal session, as a host's button opens it.
+		link, err := a.console.PortalLink(ctx, u.Principal(), console.ScopeTrash)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lu, _ := url.Parse(link)
+		req = httptest.NewRequest(http.MethodPost, lu.Path, strings.NewReader(url.Values{"t": {lu.Query().Get("t")}}.Encode()))
+	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	rec := httptest.NewRecorder()
 	a.handler.ServeHTTP(rec, req)
@@ -150,10 +162,24 @@ func benchJSON(a *app, token, method, target, body string, out any) error {
 
 // BenchmarkConsoleTrashPageSQLite is the trash page against its API call
 // on SQLite.
-func BenchmarkConsoleTrashPageSQLite(b *testing.B) { benchConsoleTrash(b, dbtest.OpenSQLite(b)) }
+func BenchmarkConsoleTrashPageSQLite(b *testing.B) { benchConsoleTrash(b, dbtest.OpenSQLite(b), false) }
 
 // BenchmarkConsoleTrashPagePostgres is the same on PostgreSQL.
-func BenchmarkConsoleTrashPagePostgres(b *testing.B) { benchConsoleTrash(b, dbtest.OpenPostgres(b)) }
+func BenchmarkConsoleTrashPagePostgres(b *testing.B) {
+	benchConsoleTrash(b, dbtest.OpenPostgres(b), false)
+}
+
+// BenchmarkConsolePortalTrashPageSQLite is the trash page of a portal
+// session against its API call on SQLite: the session's user is asked of
+// the directory on every request, as a token session's token is.
+func BenchmarkConsolePortalTrashPageSQLite(b *testing.B) {
+	benchConsoleTrash(b, dbtest.OpenSQLite(b), true)
+}
+
+// BenchmarkConsolePortalTrashPagePostgres is the same on PostgreSQL.
+func BenchmarkConsolePortalTrashPagePostgres(b *testing.B) {
+	benchConsoleTrash(b, dbtest.OpenPostgres(b), true)
+}
 
 // benchConsoleSetup is an app over db with an admin's token and a console
 // session signed in with it.

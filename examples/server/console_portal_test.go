@@ -17,6 +17,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
@@ -249,6 +250,96 @@ func TestConsolePortalIsolation(t *testing.T) {
 		res.Body.Close()
 		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "; frame-ancestors 'none'; ") || res.Header.Get("X-Frame-Options") != "DENY" {
 			t.Errorf("framing headers: %q, %q", csp, res.Header.Get("X-Frame-Options"))
+		}
+	})
+}
+
+// TestConsolePortalDemotedAdmin: a portal session acts for its user as the
+// directory has them now. (a) An admin's link, redeemed, then the user
+// demoted as token -admin=false does it: the channel pages no longer show
+// the robot's full address and Disable answers 403. (b) A link minted for
+// the admin, the user demoted, then redeemed: the admin pages are refused.
+// Both databases.
+func TestConsolePortalDemotedAdmin(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := setup(t, db)
+		srv := httptest.NewServer(f.app.handler)
+		t.Cleanup(srv.Close)
+		ctx := context.Background()
+		const key = "robotkey4711"
+		ch, err := f.app.channels.Add(ctx, f.adminP, channel.Input{Type: "ENTERPRISE_CHAT", Name: "Team robot",
+			Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=" + key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What token -tenant demo -username demo -admin=BOOL calls.
+		setAdmin := func(admin bool) {
+			t.Helper()
+			if _, err := f.app.dir.EnsureUserRole(ctx, f.adminP.TenantID, demoUsername, directory.Role{Admin: admin, Set: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		channelPage := fmt.Sprintf("/console/channels/%d", ch.ID)
+		showsKey := func(b *portalBrowser) (bool, int) {
+			t.Helper()
+			_, list := b.send(http.MethodGet, "/console/channels", nil)
+			status, page := b.send(http.MethodGet, channelPage, nil)
+			return strings.Contains(list, key) || strings.Contains(page, key), status
+		}
+		disable := func(b *portalBrowser) int {
+			t.Helper()
+			b.send(http.MethodGet, "/console/", nil) // the CSRF token
+			status, _ := b.send(http.MethodPost, channelPage+"/disable", url.Values{"csrf": {b.csrf}})
+			return status
+		}
+		open := func(link string) *portalBrowser {
+			t.Helper()
+			b := newPortalBrowser(t, srv.URL)
+			if status, body := b.open(link); status != http.StatusSeeOther {
+				t.Fatalf("open the link: %d\n%s", status, body)
+			}
+			return b
+		}
+		mint := func() string {
+			t.Helper()
+			link, err := f.app.console.PortalLink(ctx, f.adminP, console.ScopeChannels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return link
+		}
+
+		// (a) Redeemed as an admin, then demoted.
+		b := open(mint())
+		if shown, status := showsKey(b); !shown || status != http.StatusOK {
+			t.Fatalf("the admin's channel page: %d, robot key shown %v", status, shown)
+		}
+		setAdmin(false)
+		if shown, _ := showsKey(b); shown {
+			t.Error("after the demotion the channel pages still show the robot's key")
+		}
+		if status := disable(b); status != http.StatusForbidden {
+			t.Errorf("after the demotion, Disable: %d, want 403", status)
+		}
+		if got, err := f.app.channels.Get(ctx, f.adminP, ch.ID); err != nil || !got.Enabled {
+			t.Errorf("the channel after the demoted Disable: %v %+v", err, got)
+		}
+
+		// (b) Minted for the admin, demoted, then redeemed.
+		setAdmin(true)
+		link := mint()
+		setAdmin(false)
+		b2 := open(link)
+		if shown, status := showsKey(b2); shown || status != http.StatusForbidden {
+			t.Errorf("a link minted before the demotion: channel page %d, robot key shown %v; want 403, hidden", status, shown)
+		}
+		if status := disable(b2); status != http.StatusForbidden {
+			t.Errorf("a link minted before the demotion, Disable: %d, want 403", status)
+		}
+		for _, path := range []string{"/console/channels/new", fmt.Sprintf("/console/channels/%d/edit", ch.ID)} {
+			if status, body := b2.send(http.MethodGet, path, nil); status == http.StatusOK && strings.Contains(body, key) {
+				t.Errorf("a link minted before the demotion: %s shows the robot's key", path)
+			}
 		}
 	})
 }

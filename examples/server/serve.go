@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,7 @@ const (
 	envDBStatementTimeout = "DESKKIT_DB_STATEMENT_TIMEOUT"
 	envRequestTimeout     = "DESKKIT_REQUEST_TIMEOUT"
 	envDefaultLanguage    = "DESKKIT_DEFAULT_LANGUAGE"
+	envTrustedProxies     = "DESKKIT_TRUSTED_PROXIES"
 )
 
 // serveConfig is the serve command's configuration.
@@ -72,6 +74,7 @@ type serveConfig struct {
 	db             database.Options // pool size and statement timeout; 0 means deskkit's defaults
 	requestTimeout time.Duration    // httpapi.DefaultRequestTimeout if 0
 	language       string           // the server's default language: "en" or "zh-CN"
+	trustedProxies []string         // -trusted-proxies: addresses and CIDR prefixes
 	verify         verifyConfig
 	channel        channelConfig
 	telemetry      telemetryConfig
@@ -95,6 +98,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs.fromEnv("request-timeout", envRequestTimeout)
 	fs.StringVar(&cfg.language, "default-language", "", "language of API answers, codes and event messages for whom neither the request's Accept-Language, the user's locale nor the tenant's names one: en or zh-CN; unset, answers and event messages are in en and codes in the sender's default (-sms-locale for aliyun and tencent)")
 	fs.fromEnv("default-language", envDefaultLanguage)
+	fs.Var(proxiesFlag{&cfg.trustedProxies}, "trusted-proxies", "comma-separated IP addresses and CIDR prefixes of the reverse proxies in front of the server (10.0.0.0/8,192.0.2.7): from them the client's address comes from Forwarded or X-Forwarded-For and https from Forwarded proto= or X-Forwarded-Proto, for the console's limits and Secure cookies and the logs and traces; empty, the connection's address and TLS")
+	fs.fromEnv("trusted-proxies", envTrustedProxies)
 	verifyEnv := addVerifyFlags(fs, &cfg.verify)
 	addChannelFlags(fs, &cfg.channel)
 	telemetryEnv := addTelemetryFlags(fs, &cfg.telemetry)
@@ -154,7 +159,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	defer db.Close()
 	a, err := newApp(db, appConfig{
 		Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout, DefaultLanguage: cfg.language, Verify: cfg.verify, Channel: cfg.channel,
-		MeterProvider: tel.meters, TracerProvider: tel.tracers,
+		TrustedProxies: cfg.trustedProxies, MeterProvider: tel.meters, TracerProvider: tel.tracers,
 	})
 	if err != nil {
 		return err
@@ -357,6 +362,32 @@ func (f countFlag) Set(s string) error {
 	return nil
 }
 
+// proxiesFlag is -trusted-proxies: a comma-separated list of IP addresses
+// and CIDR prefixes, each checked as httpapi.ParseProxies checks it.
+type proxiesFlag struct{ list *[]string }
+
+func (f proxiesFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ",")
+}
+
+func (f proxiesFlag) Set(s string) error {
+	var list []string
+	for e := range strings.SplitSeq(s, ",") {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		if _, err := httpapi.ParseProxies([]string{e}); err != nil {
+			return fmt.Errorf("%q must be an IP address (192.0.2.7, ::1) or a CIDR prefix (10.0.0.0/8, 2001:db8::/32)", e)
+		}
+		list = append(list, e)
+	}
+	*f.list = list
+	return nil
+}
+
 // appConfig is what an app needs beyond the database; tests set the clock.
 type appConfig struct {
 	Logger         *slog.Logger
@@ -369,6 +400,9 @@ type appConfig struct {
 	DefaultLanguage string
 	Verify          verifyConfig  // the zero value: log senders, the secret kept in the database
 	Channel         channelConfig // the zero value: public networks only, the default throttle
+	// TrustedProxies are -trusted-proxies, for the API's Config and the
+	// console's: whose forwarding headers name the client.
+	TrustedProxies []string
 	// MeterProvider takes the server's own instruments (the database
 	// pool's); nil records none.
 	MeterProvider metric.MeterProvider
@@ -441,7 +475,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	}
 	api, err := httpapi.New(&httpapi.Config{
 		Authenticator: authUsers{dir}, Trash: tr, Verifier: v, Channels: reg, Logger: cfg.Logger, Now: cfg.Now, RequestTimeout: cfg.RequestTimeout,
-		DefaultLanguage: cfg.DefaultLanguage,
+		DefaultLanguage: cfg.DefaultLanguage, TrustedProxies: cfg.TrustedProxies,
 	})
 	if err != nil {
 		return nil, err
@@ -454,7 +488,7 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 		return nil, err
 	}
 	ready := &readiness{db: db, logger: cfg.Logger}
-	h := httpapi.RequestIDs(accessLog(cfg.Logger, rememberUsers(routes(api, ready, con))))
+	h := httpapi.RequestIDs(accessLog(cfg.Logger, api, rememberUsers(routes(api, ready, con))))
 	if cfg.TracerProvider != nil {
 		h = traceContext(h)
 	}
@@ -564,7 +598,7 @@ func purgeOnce(ctx context.Context, tr *trash.Trash, logger *slog.Logger) {
 // every request answers 503, and httpapi logs the outage itself, with the
 // error, once per interval and once more when it ends, with the count of
 // 503s it left out. One suppressor, not a second one here.
-func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
+func accessLog(logger *slog.Logger, api *httpapi.Server, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 			next.ServeHTTP(w, r)
@@ -581,8 +615,19 @@ func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 			slog.String("path", r.URL.EscapedPath()),
 			slog.Int("status", sw.status),
 			slog.String("took", time.Since(start).String()),
+			slog.String("client", clientOf(api, r)),
 		)
 	})
+}
+
+// clientOf is the client address the access log writes: the one
+// -trusted-proxies lets the API believe (Server.Client), or the
+// connection's RemoteAddr as it is when that is no IP address.
+func clientOf(api *httpapi.Server, r *http.Request) string {
+	if a := api.Client(r).Addr; a.IsValid() {
+		return a.String()
+	}
+	return r.RemoteAddr
 }
 
 type statusWriter struct {

@@ -47,6 +47,10 @@ const (
 	// DefaultSignInsGlobal bounds attempts of all clients together per
 	// window: the ceiling of a guesser spread over many addresses.
 	DefaultSignInsGlobal = 2000
+	// DefaultSignInsPerUser bounds the portal links one user (tenant and
+	// user) redeems per window: a person opens the console a few times,
+	// and a leaked link of theirs opens no more.
+	DefaultSignInsPerUser = 20
 )
 
 // MinSecretBytes is the least length of Config.Secret.
@@ -61,6 +65,32 @@ type Authenticator interface {
 	// (Config.TokenHash) is hash, or an error wrapping
 	// deskkit.ErrUnauthenticated once the token is revoked or expired.
 	AuthenticateHash(ctx context.Context, hash string) (deskkit.Principal, error)
+}
+
+// PrincipalResolver is the host's answer to "who is this user now?",
+// required: the console asks it on every request of every session, and
+// before a session opens, so that a session acts for its user as the host
+// knows them at that moment. A user demoted since the link was minted or
+// the session opened acts as a non-admin at the next request; a user
+// deleted or disabled ends the session. The reference server's directory
+// answers it with one indexed read.
+//
+// It is the authority on the user; Authenticator (token sign-in) is the
+// authority on the token, and Config.Allow, if set, on the host's own
+// policy for the principal Principal returns (the user signed out of the
+// host, say). A session never acts with more than each of them gives:
+// its admin flag is the one the link or token had, and the one Principal
+// answers now.
+type PrincipalResolver interface {
+	// Principal returns the principal of user userID of tenant tenantID
+	// as it is now, its admin flag included; its TenantID and UserID must
+	// be those asked for. An error wrapping deskkit.ErrUnauthenticated,
+	// deskkit.ErrForbidden or deskkit.ErrNotFound says the user is gone or
+	// may not sign in: the session ends, and a link opens none (it stays
+	// unused). An error wrapping deskkit.ErrUnavailable shows the page
+	// "try again" and keeps the session; any other error is logged and
+	// answered 500, and keeps it.
+	Principal(ctx context.Context, tenantID, userID int64) (deskkit.Principal, error)
 }
 
 // Namer is an optional hook: the names the header shows for a session's
@@ -83,8 +113,11 @@ type ProjectNamer interface {
 // how people sign in, the service objects the API mounts, and how the
 // pages look and where they are.
 type Config struct {
-	DB *bun.DB // required; Migrate must have run
+	DB *bun.DB // required; Migrate must have run (New checks its tables)
 
+	// Principals tells who a session's user is now, on every request:
+	// required (see PrincipalResolver).
+	Principals PrincipalResolver
 	// Authenticator, with TokenHash, lets a person sign in by pasting a
 	// bearer token or through a link made by CreateLink; nil turns both
 	// off, and sessions open only through portal links.
@@ -95,8 +128,9 @@ type Config struct {
 	// Secret signs portal links (HMAC-SHA256); at least MinSecretBytes
 	// bytes. Without it PortalLink refuses to mint.
 	Secret []byte
-	// Allow, if set, is asked on every request of every session whether
-	// p may still use the console. nil lets it; an error wrapping
+	// Allow, if set, is asked on every request of every session, and
+	// before one opens, whether p (as Principals answered it) may still
+	// use the console. nil lets it; an error wrapping
 	// deskkit.ErrUnavailable shows the page "try again" and keeps the
 	// session; any other error ends the session.
 	Allow func(ctx context.Context, p deskkit.Principal) error
@@ -105,9 +139,22 @@ type Config struct {
 	Projects ProjectNamer
 
 	// Messages writes the pages in the reader's language: deskkit's
-	// (English and Simplified Chinese) with the console's texts when nil;
-	// a host's deskkit.NewMessages, with catalogues of its own, adds a
-	// language or rewords a text (see the package documentation).
+	// (English and Simplified Chinese) with the console's texts when nil.
+	// A host adds a language or rewords a console text with catalogues of
+	// its own, given to deskkit.NewMessages and handed here (the same
+	// Messages the API takes): each catalogue's *.json files, named by a
+	// language tag, map English texts to their translation.
+	//
+	//	//go:embed messages/*.json
+	//	var catalogues embed.FS // messages/ja.json, messages/zh-Hans.json, messages/en.json
+	//
+	//	m, err := deskkit.NewMessages(catalogues)
+	//	con, err := console.New(&console.Config{DB: db, Messages: m /* ... */})
+	//
+	// The host's texts come first; a text it does not translate is the
+	// console's own translation, or English. For example zh-Hans.json
+	// holding {"Trash": "废纸篓"} renames the trash in Chinese, and en.json
+	// holding {"Trash": "Recycle bin"} in English.
 	Messages *deskkit.Messages
 	// DefaultLanguage is the language of a reader that nothing else tells
 	// (a BCP 47 tag: "en", "zh-CN"); "en" if empty.
@@ -146,6 +193,16 @@ type Config struct {
 	// may show the console in a frame (Content-Security-Policy
 	// frame-ancestors). Empty: none may, and X-Frame-Options is DENY.
 	FrameAncestors []string
+	// TrustedProxies are the reverse proxies in front of the console
+	// whose forwarding headers tell the client: IP addresses and CIDR
+	// prefixes ("10.0.0.0/8", "192.0.2.7"), as httpapi.Config's. Through
+	// them a request's address (the sign-in limits' key) is the client's
+	// in Forwarded or X-Forwarded-For, and its cookies are Secure, and the
+	// session's named __Host-, when the proxy says the client came over
+	// https (Forwarded proto=https, X-Forwarded-Proto: https). Empty, the
+	// address is the connection's and only TLS to this server makes
+	// cookies Secure. See httpapi.Proxies for the rules.
+	TrustedProxies []string
 	// TokenCommand and LinkCommand, optional, are the command lines the
 	// sign-in page shows as the way to get a token or a one-time link.
 	TokenCommand string
@@ -154,11 +211,15 @@ type Config struct {
 	SessionTTL    time.Duration // DefaultSessionTTL if 0
 	LinkTTL       time.Duration // DefaultLinkTTL if 0
 	PortalLinkTTL time.Duration // DefaultPortalLinkTTL if 0
-	// Sign-in limits: attempts per window per client address, sessions
-	// per tenant, attempts of all clients. 0 means the default; negative
-	// turns a limit off.
+	// Sign-in limits, per SignInWindow: token sign-ins and one-time
+	// links per client address and of all clients together; portal links
+	// redeemed per user; sessions opened per tenant. An invalid portal
+	// link costs its sender's address one of SignInsPerClient, counted
+	// apart from token sign-ins. 0 means the default; negative turns a
+	// limit off.
 	SignInWindow     time.Duration
 	SignInsPerClient int
+	SignInsPerUser   int
 	SignInsPerTenant int
 	SignInsGlobal    int
 }
@@ -200,6 +261,9 @@ func (c Config) withDefaults() Config {
 	if c.SignInsPerClient == 0 {
 		c.SignInsPerClient = DefaultSignInsPerClient
 	}
+	if c.SignInsPerUser == 0 {
+		c.SignInsPerUser = DefaultSignInsPerUser
+	}
 	if c.SignInsPerTenant == 0 {
 		c.SignInsPerTenant = DefaultSignInsPerTenant
 	}
@@ -218,6 +282,8 @@ func (c Config) validate() error {
 	switch {
 	case c.DB == nil:
 		return errors.New("console: Config.DB is required")
+	case c.Principals == nil:
+		return errors.New("console: Config.Principals is required: the host's PrincipalResolver, which tells who a session's user is now (a demoted admin acts as a non-admin at the next request)")
 	case c.Authenticator != nil && c.TokenHash == nil:
 		return errors.New("console: Config.TokenHash is required with Config.Authenticator")
 	case c.Secret != nil && len(c.Secret) < MinSecretBytes:
@@ -247,6 +313,9 @@ func (c Config) validate() error {
 		if err := validOrigin(o); err != nil {
 			return fmt.Errorf("console: Config.FrameAncestors[%d]: %w", i, err)
 		}
+	}
+	if _, err := httpapi.ParseProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("console: Config.%w", err)
 	}
 	return nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -15,16 +17,53 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/migrate"
 )
 
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrate creates the console's tables (sessions, one-time links, sign-in
-// limits) under the migrations table deskkit_console_migrations.
+// Migrate creates the console's tables (sessions, one-time links, portal
+// links, sign-in limits) under the migrations table
+// deskkit_console_migrations. New refuses a database it has not run on.
 func Migrate(ctx context.Context, db *bun.DB) error {
 	return migrate.Run(ctx, db, "deskkit_console_migrations", migrations)
+}
+
+// tables are the console's tables, the newest first: the one a database
+// migrated by an older deskkit lacks is named first.
+var tables = []string{"deskkit_console_portal_links", "deskkit_console_limits", "deskkit_console_links", "deskkit_console_sessions"}
+
+// checkTimeout bounds New's look at the database.
+const checkTimeout = 5 * time.Second
+
+// checkTables makes sure Migrate ran on db, with one query of the
+// database's catalogue within checkTimeout, so that a host that forgot it
+// learns so from New rather than from a 500 at the first link.
+func checkTables(db *bun.DB) error {
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	d, err := migrate.DialectOf(db)
+	if err != nil {
+		return fmt.Errorf("console.New: %w", err)
+	}
+	q := `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (?)`
+	if d.Postgres {
+		// Visible through the search_path, as the console's statements
+		// find them.
+		q = `SELECT c.relname FROM pg_catalog.pg_class AS c WHERE c.relkind IN ('r', 'p') AND c.relname IN (?) AND pg_catalog.pg_table_is_visible(c.oid)`
+	}
+	var found []string
+	if err := db.NewRaw(q, bun.List(tables)).Scan(ctx, &found); err != nil {
+		return fmt.Errorf("console.New: look for the console's tables: %w", err)
+	}
+	for _, t := range tables {
+		if !slices.Contains(found, t) {
+			return fmt.Errorf("console.New: table %s does not exist: run console.Migrate(ctx, db) first", t)
+		}
+	}
+	return nil
 }
 
 // Console is the web console and the API reference: an http.Handler for
@@ -39,7 +78,8 @@ type Console struct {
 	i18n     *i18n
 	assets   *assets
 	cop      *http.CrossOriginProtection
-	sections sections // what the navigation offers: set by the route groups
+	proxies  httpapi.Proxies // Config.TrustedProxies
+	sections sections        // what the navigation offers: set by the route groups
 }
 
 // sections are the page groups registered, which the navigation and the
@@ -61,7 +101,11 @@ func New(cfg *Config) (*Console, error) {
 	}
 	c.base = c.cfg.BasePath
 	c.csp, c.xfo = securityPolicy(c.cfg)
+	c.proxies, _ = httpapi.ParseProxies(c.cfg.TrustedProxies) // validated
 	var err error
+	if err = checkTables(c.cfg.DB); err != nil {
+		return nil, err
+	}
 	if c.assets, err = loadAssets(c.base); err != nil {
 		return nil, err
 	}
@@ -119,6 +163,7 @@ func (c *Console) routes() {
 // methods only from this site.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.setSecurityHeaders(w.Header())
+	r = c.withClient(r)
 	c.switchLanguage(w, r)
 	r = c.withLanguage(r, nil)
 	if !cleanPath(r) {

@@ -53,7 +53,7 @@ func setup(t *testing.T, db *bun.DB, tweak func(*Config), tls bool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{DB: db, Authenticator: dir, TokenHash: fakeTokenHash, Trash: tr, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}
+	cfg := Config{DB: db, Principals: dir, Authenticator: dir, TokenHash: fakeTokenHash, Trash: tr, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}
 	if tweak != nil {
 		tweak(&cfg)
 	}

@@ -42,57 +42,68 @@
 // Following the link shows a page that posts it (at once by script, or by
 // the person's click), so that a mail scanner's or a preview's fetch does
 // not use it up and the session cookie is set by a request of the
-// console's own site; the post deletes the row in the statement that reads
-// it, so a link opens one session, on any replica, and only within
-// Config.PortalLinkTTL (2 minutes by default). A forged, altered, used or
-// expired link is a 401 page.
+// console's own site; the post deletes the row by a statement that fails
+// if another request deleted it first, so a link opens one session, on any
+// replica, and only within Config.PortalLinkTTL (2 minutes by default). A
+// forged, altered (its base64 spelled otherwise included), used or expired
+// link is a 401 page.
 //
-// The session acts for the link's principal within its scopes: pages and
-// forms of other scopes answer 403 and are absent from the navigation,
-// and the API reference is not offered. Config.Allow, the host's answer to
-// "may this principal still use the console?", is asked before a session
-// opens and on every request of every session: an error ends the session
-// (its row is deleted and the person is sent to a page saying so), so a
-// host that signs its user out or withdraws access ends the console's
-// session at the next click. An error wrapping deskkit.ErrUnavailable is
-// shown as "try again" and keeps the session.
+// The session acts for the link's user within its scopes: pages and forms
+// of other scopes answer 403 and are absent from the navigation, and the
+// API reference is not offered. Redemption checks the signature and expiry
+// first, asking no database: a forged, altered or used link costs only its
+// sender's address (a limit of its own), never the budget of valid links,
+// which are limited per user (tenant and user). Then the host is asked
+// (Principals, Allow) and the limits, and only then is the link used up,
+// in the limits' transaction: a refusal leaves it valid.
+//
+// # Who a session acts for
+//
+// Config.Principals (PrincipalResolver, required) tells who a user is now;
+// it is asked when a session opens and on every request of every session,
+// which acts with its answer: a user demoted since the link was minted or
+// the session opened acts as a non-admin at once, and a user the host no
+// longer has ends the session. The admin flag is the link's or token's and
+// the host's together: a link minted for a non-admin never opens an
+// admin's session. Config.Allow, optional, is then asked whether that
+// principal may still use the console (the host's own session signed out).
+// A refusal of either ends the session (its row deleted, the person sent
+// to a page saying so); deskkit.ErrUnavailable shows "try again".
 //
 // # Token sign-in
 //
 // With Config.Authenticator (the API's, with AuthenticateHash) a person
 // can also sign in by pasting a bearer token, or through a one-time link
 // made by CreateLink (the reference server's `token -console`). Such a
-// session opens every page, keeps the hash of the token it signed in with,
-// and looks the token up again on every request: it acts with the token's
-// principal as it is now (an admin flag taken away is gone at once), and a
-// revoked or expired token ends it. The sign-in page shows
-// Config.TokenCommand and Config.LinkCommand, the commands that issue a
-// token or a link. Without an Authenticator the sign-in page only says to
-// come back through the host.
+// session opens every page and looks its token up again on every request:
+// a revoked or expired token ends it. The sign-in page shows
+// Config.TokenCommand and LinkCommand; without an Authenticator it only
+// says to come back through the host.
 //
 // # Sessions
 //
 // A session is a row of the console's table: the SHA-256 of a random
 // 256-bit id (the cookie holds the id; the database only its hash), the
 // principal, its scopes, and 12 hours of life from sign-in
-// (Config.SessionTTL). The cookie is HttpOnly and SameSite=Strict, Secure
-// when the request came over TLS and then named with the __Host- prefix.
-// Signing out deletes the row. The console never holds authority of its
-// own: a session acts only as the token or the host allows.
+// (Config.SessionTTL). The cookie is HttpOnly and SameSite=Strict; it is
+// Secure, and named with the __Host- prefix, when the client came over
+// https: TLS to this server, or a proxy of Config.TrustedProxies saying so
+// (Forwarded proto=https, X-Forwarded-Proto). Signing out deletes the row.
+// The console never holds authority of its own.
 //
-// # Forms and cross-site requests
+// # Forms, cross-site requests and limits
 //
 // Every form that changes something carries the session's CSRF token, an
-// HMAC-SHA256 of a fixed label under the session id (nothing stored),
-// compared in constant time before the handler runs. Independently,
-// http.CrossOriginProtection refuses unsafe requests that a browser marks
-// as cross-site (Sec-Fetch-Site, or an Origin that is not the Host),
-// sign-in and portal links included.
+// HMAC-SHA256 of a fixed label under the session id, compared in constant
+// time. Independently, http.CrossOriginProtection refuses unsafe requests
+// a browser marks as cross-site, sign-in and portal links included.
 //
-// Sign-in attempts (tokens, one-time links, portal links) are limited in
-// the database, so that the limits hold across replicas: per client address
-// (the connection's; no X-Forwarded-For is trusted), for all clients
-// together, and sessions opened per tenant per window (Config.SignIn*).
+// Sign-in limits are kept in the database, holding across replicas
+// (Config.SignIn*): token sign-ins per client address and overall, portal
+// links per user, invalid portal links per address, sessions per tenant.
+// The client address is the connection's or, from a peer listed in
+// Config.TrustedProxies, the one its Forwarded or X-Forwarded-For gives
+// (httpapi.Proxies); any other peer's headers are never read.
 //
 // # Theming and framing
 //
@@ -125,23 +136,16 @@
 //
 // # Pages
 //
-//   - Trash: pick a project, search by name, type and deletion date, sort
-//     and page; restore or clear an entry, or a project's whole trash,
-//     after a confirmation page that states the count.
-//   - Channels (admins): every channel with its type, state, subscriptions
-//     and the last day's deliveries (two service calls whatever the number
-//     of channels); add (the type first, then only its fields) and replace
-//     with the events filter from the registry's catalogue; test with the
-//     far end's answer; the webhook secret once, with a copy button;
-//     enable, disable and delete (through a confirmation). Per channel its
-//     deliveries with a status filter, a chart of deliveries per hour over
-//     24 hours (SVG drawn on the server, with a table as its text
-//     alternative) and "recover failures since"; per delivery its attempts
-//     and a resend.
-//   - Profile: edit the profile (a save is one service call); change the
-//     e-mail address or mobile number as a guided flow in the API's order,
-//     with the limits' messages, the wait counted down, and the attempts
-//     left.
+//   - Trash: search a project's trash by name, type and deletion date,
+//     sorted and paged; restore or clear an entry, or a whole project's
+//     trash after a confirmation stating the count.
+//   - Channels (admins): every channel with its state and last day's
+//     deliveries; add, replace, test, enable, disable and delete; per
+//     channel its deliveries, a chart of 24 hours (SVG, with a table as its
+//     text alternative) and "recover failures since"; per delivery its
+//     attempts and a resend.
+//   - Profile: edit it; change the e-mail address or mobile number as a
+//     guided flow in the API's order, with the limits' messages.
 //   - API reference: the served OpenAPI document (Config.OpenAPIURL)
 //     rendered by Redoc; Config.NoDocs turns it off.
 //
@@ -154,11 +158,9 @@
 // user's preferred locale and its tenant's default locale, then
 // Config.DefaultLanguage ("en" if empty). zh, zh-CN, zh-Hans and zh-Hans-CN
 // all mean Simplified Chinese (deskkit.Messages.Match). The locales come
-// from an optional hook of the host, LocaleResolver: Config.Locales, or
-// else Config.Authenticator or Config.Names when it has the method
-// Locales(ctx, principal) (user, tenant string, err error), the same as the
-// host directory's locale hook for the API, so that one directory serves
-// both. Pages carry <html lang="en"> or lang="zh-CN". The services' errors
+// from the host's LocaleResolver (Config.Locales, or Config.Authenticator
+// or Config.Names implementing it, as one directory serves the API's).
+// Pages carry <html lang="en"> or lang="zh-CN". The services' errors
 // shown on a page are their deskkit.LocalizedMessager message in the
 // page's language; dates keep their format ("2026-11-24 09:00 UTC"), and
 // machine words (channel and event types, delivery statuses, bizKeys, field
@@ -170,26 +172,14 @@
 // catalogue, embedded; the package's tests fail when a text of a template,
 // of the Go code or of a script lacks its translation, or when the
 // catalogue holds one no page writes. A host adds a language or rewords a
-// console text with catalogues of its own, given to deskkit.NewMessages and
-// handed to the console as Config.Messages (the same Messages the API
-// takes): each catalogue's *.json files, named by a language tag, map
-// English texts to their translation.
-//
-//	//go:embed messages/*.json
-//	var catalogues embed.FS // messages/ja.json, messages/zh-Hans.json, messages/en.json
-//
-//	m, err := deskkit.NewMessages(catalogues)
-//	con, err := console.New(&console.Config{DB: db, Messages: m /* ... */})
-//
-// The host's texts come first; a text it does not translate is the
-// console's own translation, or English. For example zh-Hans.json holding
-// {"Trash": "废纸篓"} renames the trash in Chinese, and en.json holding
-// {"Trash": "Recycle bin"} in English.
+// text with catalogues of its own (Config.Messages says how).
 //
 // # Errors
 //
-// New returns an error naming the Config field and the rule it breaks.
-// PortalLink returns ErrNoSecret without Config.Secret, an error wrapping
+// New returns an error naming the Config field and the rule it breaks, and
+// one naming the missing table and Migrate when the database lacks the
+// console's tables (one query of the catalogue, within 5 s). PortalLink
+// returns ErrNoSecret without Config.Secret, an error wrapping
 // deskkit.ErrInvalid for a principal without tenant or user, no scope or a
 // scope whose pages are not served, and a database error otherwise.
 //
@@ -198,14 +188,12 @@
 // Migrate creates the console's tables (sessions, one-time links, portal
 // links, sign-in limits: deskkit_console_*) on SQLite and PostgreSQL under
 // its own migrations table (deskkit_console_migrations). Times are Unix
-// milliseconds, which compare alike on both databases. Expired sessions
-// and links are deleted at each sign-in.
+// milliseconds. Expired sessions and links are deleted at each sign-in.
 //
 // # Testing
 //
 // The package's tests drive the handler over httptest on SQLite and
-// PostgreSQL; the reference server's and the embedding example's tests
-// drive it in headless Chromium through chromedp, portal links included
-// (tenant isolation with forged ids, scopes, single use, expiry, framing,
-// Allow ending a session).
+// PostgreSQL (demotions, forged links, spoofed proxy headers); the
+// reference server's and the embedding example's drive it in headless
+// Chromium through chromedp, portal links included.
 package console

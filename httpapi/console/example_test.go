@@ -30,11 +30,23 @@ type restorer struct{}
 func (restorer) Restore(context.Context, bun.Tx, trash.Entry) error { return nil }
 func (restorer) Purge(context.Context, bun.Tx, trash.Entry) error   { return nil }
 
+// users is the host's directory as the console asks it on every request
+// (console.PrincipalResolver): who a user is now, admin flag included.
+type users map[int64]deskkit.Principal
+
+func (u users) Principal(_ context.Context, tenantID, userID int64) (deskkit.Principal, error) {
+	p, ok := u[userID]
+	if !ok || p.TenantID != tenantID {
+		return deskkit.Principal{}, deskkit.ErrNotFound // gone: the session ends
+	}
+	return p, nil
+}
+
 // A host mounts the console next to its own routes and opens it for its
 // signed-in user with a portal link: here a "Trash" button of the host's
 // page (/app/trash) mints a link for the user and the trash alone, and
 // sends the browser there. The console asks the host on every request
-// whether the user may still use it.
+// who the user is now and whether they may still use it.
 func Example() {
 	dir, err := os.MkdirTemp("", "console-example")
 	if err != nil {
@@ -64,9 +76,10 @@ func Example() {
 	ada := deskkit.Principal{TenantID: 1, UserID: 7}
 	signedOut := false
 	con, err := console.New(&console.Config{
-		DB:     db,
-		Secret: []byte("a secret of 32 bytes or more....."), // from the host's secret store
-		Trash:  tr,
+		DB:         db,
+		Principals: users{7: ada},
+		Secret:     []byte("a secret of 32 bytes or more....."), // from the host's secret store
+		Trash:      tr,
 		Allow: func(_ context.Context, p deskkit.Principal) error {
 			if signedOut {
 				return errors.New("signed out of the host")

@@ -17,6 +17,7 @@ type fakeDirectory struct {
 	mu     sync.Mutex
 	users  map[string]*fakeUser // by username
 	tokens map[string]string    // token hash -> username
+	gone   map[int64]bool       // removed users' ids
 	nextID int64
 }
 
@@ -25,10 +26,13 @@ type fakeUser struct {
 	name string
 }
 
-var _ Authenticator = (*fakeDirectory)(nil)
+var (
+	_ Authenticator     = (*fakeDirectory)(nil)
+	_ PrincipalResolver = (*fakeDirectory)(nil)
+)
 
 func newFakeDirectory() *fakeDirectory {
-	return &fakeDirectory{users: map[string]*fakeUser{}, tokens: map[string]string{}}
+	return &fakeDirectory{users: map[string]*fakeUser{}, tokens: map[string]string{}, gone: map[int64]bool{}}
 }
 
 func fakeTokenHash(token string) string {
@@ -63,6 +67,34 @@ func (d *fakeDirectory) setAdmin(username string, admin bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.users[username].p.Admin = admin
+}
+
+// remove deletes username: the host's user is gone.
+func (d *fakeDirectory) remove(username string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.gone[d.users[username].p.UserID] = true
+	delete(d.users, username)
+}
+
+// Principal is the user's principal as it is now; users the directory
+// never had (portal links of a host without tokens) are non-admins of
+// their tenant, and a removed user is unknown.
+func (d *fakeDirectory) Principal(_ context.Context, tenantID, userID int64) (deskkit.Principal, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, u := range d.users {
+		if u.p.UserID == userID {
+			if u.p.TenantID != tenantID {
+				break
+			}
+			return u.p, nil
+		}
+	}
+	if d.gone[userID] {
+		return deskkit.Principal{}, fmt.Errorf("fake: no user %d: %w", userID, deskkit.ErrNotFound)
+	}
+	return deskkit.Principal{TenantID: tenantID, UserID: userID, Admin: true}, nil
 }
 
 func (d *fakeDirectory) Authenticate(ctx context.Context, token string) (deskkit.Principal, error) {

@@ -142,7 +142,7 @@ func (c *Console) switchLanguage(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: LanguageCookie, Value: url.QueryEscape(v), Path: c.base, MaxAge: 365 * 24 * 3600,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode,
+		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteLaxMode,
 	})
 }
 

@@ -168,7 +168,7 @@ func TestLanguageOrder(t *testing.T) {
 	gck := g.signIn(g.token)
 	wantPage(t, "default zh-CN", g.get("/console/trash", "", gck), http.StatusOK, "zh-CN", "<h1>回收站</h1>")
 	wantPage(t, "default zh-CN, asked en", g.get("/console/trash", "en", gck), http.StatusOK, "en", "<h1>Trash</h1>")
-	if _, err := New(&Config{DB: db, DefaultLanguage: "not a tag!"}); err == nil || !strings.Contains(err.Error(), "DefaultLanguage") {
+	if _, err := New(&Config{DB: db, Principals: newFakeDirectory(), DefaultLanguage: "not a tag!"}); err == nil || !strings.Contains(err.Error(), "DefaultLanguage") {
 		t.Errorf("a bad DefaultLanguage: %v", err)
 	}
 }

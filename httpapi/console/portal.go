@@ -13,9 +13,13 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/uptrace/bun"
+
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/limiter"
 )
 
 // Scope is a group of pages a portal link opens: a session opened by a
@@ -49,9 +53,10 @@ type portalClaims struct {
 // origin, such as "/console/portal?t=...". The host calls it, server-side,
 // for its signed-in user (a "Manage webhooks" button) and sends the browser
 // there at once: the link works once and for Config.PortalLinkTTL. The
-// session it opens acts for p as the API would for a token naming p, is
-// asked about on every request through Config.Allow, and ends after
-// Config.SessionTTL.
+// session it opens acts for p's user as Config.Principals answers on each
+// request (as the API would for a token naming them; with the admin flag
+// only if p has it too), is asked about through Config.Allow, and ends
+// after Config.SessionTTL.
 //
 // Errors: ErrNoSecret without Config.Secret; an error wrapping
 // deskkit.ErrInvalid for a principal without tenant or user, no scope, or
@@ -112,12 +117,15 @@ func (c *Console) verifyClaims(t string) (portalClaims, bool) {
 	if !ok {
 		return cl, false
 	}
-	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, c.mac(body)) {
+	// Strict base64: a link is accepted as it was minted, byte for byte,
+	// not in another spelling of the same bytes (other low bits in the
+	// last character, line breaks).
+	got, ok := decodeStrict(sig)
+	if !ok || !hmac.Equal(got, c.mac(body)) {
 		return cl, false
 	}
-	b, err := base64.RawURLEncoding.DecodeString(body)
-	if err != nil || json.Unmarshal(b, &cl) != nil || cl.Nonce == "" {
+	b, ok := decodeStrict(body)
+	if !ok || json.Unmarshal(b, &cl) != nil || cl.Nonce == "" {
 		return cl, false
 	}
 	return cl, cl.ExpiresMS > c.cfg.Now().UnixMilli()
@@ -204,9 +212,26 @@ func (c *Console) portalPage(w http.ResponseWriter, r *http.Request) {
 
 const msgPortalInvalid = "This link is not valid: it was used already, has expired or is mistyped. Go back to the application that sent you here and open the page again."
 
-// redeemPortal uses up a portal link and opens its session. The row is
-// deleted in the statement that reads it, so two POSTs of one link, on one
-// replica or two, open one session between them.
+// portalRow is a row of deskkit_console_portal_links.
+type portalRow struct {
+	TenantID int64  `bun:"tenant_id"`
+	UserID   int64  `bun:"user_id"`
+	Admin    int    `bun:"admin"`
+	Scopes   string `bun:"scopes"`
+}
+
+// errLinkUsed is a link another request used up meanwhile.
+var errLinkUsed = errors.New("console: the link was used meanwhile")
+
+// redeemPortal uses up a portal link and opens its session, checking in
+// this order: the signature and expiry, which ask no database (an invalid
+// link costs its sender's address one attempt of a limit of its own and
+// nothing else); the link's row, read and kept; the user's limit of
+// redemptions; the host (Config.Principals, then Allow); then, in one
+// transaction, the tenant's limit of sessions and the link used up: its
+// row is deleted by a statement that fails if another request deleted it
+// first, so two POSTs of one link, on one replica or two, open one session
+// between them. A refusal before that leaves the link as it was.
 func (c *Console) redeemPortal(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
@@ -214,45 +239,103 @@ func (c *Console) redeemPortal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	if err := c.takeAttempt(ctx, r); err != nil {
+	cl, ok := c.verifyClaims(r.PostForm.Get("t"))
+	if !ok {
+		c.invalidLink(w, r)
+		return
+	}
+	nonceHash := hashHex([]byte(cl.Nonce))
+	var row portalRow
+	err := c.cfg.DB.NewRaw(`SELECT tenant_id, user_id, admin, scopes FROM deskkit_console_portal_links WHERE nonce_hash = ? AND expires_ms > ?`,
+		nonceHash, c.cfg.Now().UnixMilli()).Scan(ctx, &row)
+	if errors.Is(err, sql.ErrNoRows) {
+		c.invalidLink(w, r) // used already: its sender pays as a forger does
+		return
+	}
+	if err != nil {
+		c.fail(w, r, nil, fmt.Errorf("console: read portal link: %w", err))
+		return
+	}
+	if err := c.takeUserAttempt(ctx, row.TenantID, row.UserID); err != nil {
 		c.fail(w, r, nil, err)
 		return
 	}
-	cl, ok := c.verifyClaims(r.PostForm.Get("t"))
-	if !ok {
-		c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgPortalInvalid))
+	p, err := c.current(ctx, deskkit.Principal{TenantID: row.TenantID, UserID: row.UserID, Admin: row.Admin != 0})
+	if errors.Is(err, errRefused) {
+		c.plainError(w, r, http.StatusForbidden, c.tr(r, msgNotAllowed))
 		return
 	}
-	var row struct {
-		TenantID int64  `bun:"tenant_id"`
-		UserID   int64  `bun:"user_id"`
-		Admin    int    `bun:"admin"`
-		Scopes   string `bun:"scopes"`
+	if err != nil {
+		c.fail(w, r, nil, err)
+		return
 	}
-	err := c.cfg.DB.NewRaw(`DELETE FROM deskkit_console_portal_links WHERE nonce_hash = ? AND expires_ms > ?
-RETURNING tenant_id, user_id, admin, scopes`, hashHex([]byte(cl.Nonce)), c.cfg.Now().UnixMilli()).Scan(ctx, &row)
-	if errors.Is(err, sql.ErrNoRows) {
+	err = c.open(ctx, w, r, p, "", row.Scopes, func(ctx context.Context, tx bun.Tx) error {
+		return useRow(ctx, tx, `DELETE FROM deskkit_console_portal_links WHERE nonce_hash = ? AND expires_ms > ?`, nonceHash, c.cfg.Now().UnixMilli())
+	})
+	if errors.Is(err, errLinkUsed) {
 		c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgPortalInvalid))
 		return
 	}
 	if err != nil {
-		c.fail(w, r, nil, fmt.Errorf("console: redeem portal link: %w", err))
-		return
-	}
-	p := deskkit.Principal{TenantID: row.TenantID, UserID: row.UserID, Admin: row.Admin != 0}
-	if err := c.open(ctx, w, r, p, "", row.Scopes); err != nil {
-		if errors.Is(err, errRefused) {
-			c.plainError(w, r, http.StatusForbidden, c.tr(r, msgNotAllowed))
-			return
-		}
 		c.fail(w, r, nil, err)
 		return
 	}
 	redirect(w, r, c.firstPage(splitScopes(row.Scopes)))
 }
 
-// errRefused is Config.Allow's refusal at sign-in.
-var errRefused = errors.New("console: refused by Config.Allow")
+// useRow runs a DELETE of one link's row, and answers errLinkUsed when it
+// deleted none: another request, here or on another replica, used the
+// link first.
+func useRow(ctx context.Context, tx bun.Tx, query string, args ...any) error {
+	res, err := tx.NewRaw(query, args...).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("console: use link: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("console: use link: %w", err)
+	} else if n == 0 {
+		return errLinkUsed
+	}
+	return nil
+}
+
+// invalidLink answers a portal link that opens nothing (forged, altered,
+// expired, used): 401, after counting one attempt against the sender's
+// address in a limit of its own (SignInsPerClient per SignInWindow), and
+// 429 once that is spent. Valid links, limited per user, never pay for
+// these.
+func (c *Console) invalidLink(w http.ResponseWriter, r *http.Request) {
+	n, win := c.cfg.SignInsPerClient, c.cfg.SignInWindow
+	limits := []limiter.Limit{{Key: "invalid-link:" + clientAddress(r), Max: n, Window: win,
+		Msg: fmt.Sprintf("at most %d invalid links from one address every %s", n, readable(win))}}
+	words := []limitWords{{text("at most %d invalid links from one address every %s"), []any{n, readable(win)}}}
+	err := deskkit.RunInTx(r.Context(), c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+		return limiter.Take(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits)
+	})
+	if err != nil {
+		c.fail(w, r, nil, withLimitWords(err, limits, words))
+		return
+	}
+	c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgPortalInvalid))
+}
+
+// takeUserAttempt counts a redemption of a valid portal link against its
+// user's limit (SignInsPerUser per SignInWindow), whatever the client's
+// address: 25 people behind one address each open their own links.
+func (c *Console) takeUserAttempt(ctx context.Context, tenantID, userID int64) error {
+	n, win := c.cfg.SignInsPerUser, c.cfg.SignInWindow
+	limits := []limiter.Limit{{Key: "user:" + strconv.FormatInt(tenantID, 10) + ":" + strconv.FormatInt(userID, 10), Max: n, Window: win,
+		Msg: fmt.Sprintf("at most %d console sign-ins per user every %s", n, readable(win))}}
+	words := []limitWords{{text("at most %d console sign-ins per user every %s"), []any{n, readable(win)}}}
+	err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+		return limiter.Take(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits)
+	})
+	return withLimitWords(err, limits, words)
+}
+
+// errRefused is the host's refusal (Config.Principals, Config.Allow) at
+// sign-in.
+var errRefused = errors.New("console: refused by the host")
 
 const msgNotAllowed = "You may not use these pages (any more)."
 
@@ -265,10 +348,32 @@ func (c *Console) firstPage(scopes []Scope) string {
 	return c.base
 }
 
-// allow asks Config.Allow, if set, whether p may still use the console.
-func (c *Console) allow(ctx context.Context, p deskkit.Principal) error {
-	if c.cfg.Allow == nil {
-		return nil
+// current asks the host who p's user is now: Config.Principals, then
+// Config.Allow with its answer. The principal it returns is Principals'
+// with the admin flag only when p (the link's, the token's) has it too. A
+// refusal wraps errRefused; an outage (deskkit.ErrUnavailable) and the
+// other errors of Principals come back as they are.
+func (c *Console) current(ctx context.Context, p deskkit.Principal) (deskkit.Principal, error) {
+	cur, err := c.cfg.Principals.Principal(ctx, p.TenantID, p.UserID)
+	switch {
+	case errors.Is(err, deskkit.ErrUnavailable):
+		return deskkit.Principal{}, err
+	case errors.Is(err, deskkit.ErrUnauthenticated), errors.Is(err, deskkit.ErrForbidden), errors.Is(err, deskkit.ErrNotFound):
+		return deskkit.Principal{}, fmt.Errorf("console: %s: %w", err.Error(), errRefused)
+	case err != nil:
+		return deskkit.Principal{}, fmt.Errorf("console: Config.Principals: %w", err)
+	case cur.TenantID != p.TenantID || cur.UserID != p.UserID:
+		return deskkit.Principal{}, fmt.Errorf("console: Config.Principals answered user %d of tenant %d for user %d of tenant %d: %w",
+			cur.UserID, cur.TenantID, p.UserID, p.TenantID, errRefused)
 	}
-	return c.cfg.Allow(ctx, p)
+	cur.Admin = cur.Admin && p.Admin
+	if c.cfg.Allow != nil {
+		if err := c.cfg.Allow(ctx, cur); err != nil {
+			if errors.Is(err, deskkit.ErrUnavailable) {
+				return deskkit.Principal{}, err
+			}
+			return deskkit.Principal{}, fmt.Errorf("console: %s: %w", err.Error(), errRefused)
+		}
+	}
+	return cur, nil
 }

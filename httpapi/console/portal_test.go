@@ -158,7 +158,7 @@ func TestPortalLinkExpiresAndForgeries(t *testing.T) {
 		body, sig, _ := strings.Cut(ft, ".")
 		flipped := []byte(sig)
 		flipped[0] ^= 1
-		other, _ := New(&Config{DB: db, Secret: []byte(strings.Repeat("x", 32)), Now: f.clock.Now, Trash: f.trash})
+		other, _ := New(&Config{DB: db, Principals: f.dir, Secret: []byte(strings.Repeat("x", 32)), Now: f.clock.Now, Trash: f.trash})
 		otherLink, err := other.PortalLink(ctx, p, ScopeTrash)
 		if err != nil {
 			t.Fatal(err)
@@ -278,6 +278,9 @@ func TestNamesAndTheming(t *testing.T) {
 
 func TestConfigValidation(t *testing.T) {
 	db := dbtest.OpenSQLite(t)
+	if err := Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
 	for name, tweak := range map[string]func(*Config){
 		"base without slash":      func(c *Config) { c.BasePath = "/portal" },
 		"base root":               func(c *Config) { c.BasePath = "/" },
@@ -293,12 +296,28 @@ func TestConfigValidation(t *testing.T) {
 		"logo http":               func(c *Config) { c.LogoURL = "http://cdn.example/logo.png" },
 		"short secret":            func(c *Config) { c.Secret = []byte("short") },
 		"token hash missing":      func(c *Config) { c.Authenticator = newFakeDirectory() },
+		"principals missing":      func(c *Config) { c.Principals = nil },
+		"trusted proxy name":      func(c *Config) { c.TrustedProxies = []string{"10.0.0.0/8", "proxy.internal"} },
+		"trusted proxy bad mask":  func(c *Config) { c.TrustedProxies = []string{"10.0.0.0/33"} },
+		"trusted proxy zone":      func(c *Config) { c.TrustedProxies = []string{"fe80::1%eth0"} },
 	} {
-		cfg := Config{DB: db}
+		cfg := Config{DB: db, Principals: newFakeDirectory()}
 		tweak(&cfg)
 		if _, err := New(&cfg); err == nil {
 			t.Errorf("%s: New accepted %+v", name, cfg)
 		}
+	}
+	// The errors name the field.
+	for field, cfg := range map[string]Config{
+		"Config.Principals":        {DB: db},
+		"Config.TrustedProxies[1]": {DB: db, Principals: newFakeDirectory(), TrustedProxies: []string{"10.0.0.0/8", "proxy.internal"}},
+	} {
+		if _, err := New(&cfg); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("New's error %v does not name %s", err, field)
+		}
+	}
+	if _, err := New(&Config{DB: db, Principals: newFakeDirectory(), TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7", "::1", "2001:db8::/32", " 172.16.0.0/12 "}}); err != nil {
+		t.Errorf("good TrustedProxies refused: %v", err)
 	}
 	if _, err := New(nil); err == nil {
 		t.Error("New(nil) accepted")
@@ -352,7 +371,7 @@ func TestEmptyReply(t *testing.T) {
 func TestPortalLinkOnceAcrossReplicas(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		f := setup(t, db, func(c *Config) { c.Secret = testSecret }, false)
-		other, err := New(&Config{DB: db, Secret: testSecret, Trash: f.trash, Now: f.clock.Now})
+		other, err := New(&Config{DB: db, Principals: f.dir, Secret: testSecret, Trash: f.trash, Now: f.clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -386,6 +405,53 @@ func TestPortalLinkOnceAcrossReplicas(t *testing.T) {
 		}
 		if n := f.sessions(); n != 5 {
 			t.Errorf("%d sessions from 5 links, want 5", n)
+		}
+	})
+}
+
+// TestPortalSignatureStrict: a portal link is accepted only as it was
+// minted. Other spellings of the same bytes, which a lenient base64
+// decoder takes (other low bits in the last character, a trailing
+// newline, CR LF inside, padding), open nothing; the link itself then
+// still works. Both databases.
+func TestPortalSignatureStrict(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := setup(t, db, func(c *Config) { c.Secret = testSecret }, false)
+		link, err := f.c.PortalLink(context.Background(), deskkit.Principal{TenantID: 1, UserID: 1}, ScopeTrash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := portalToken(t, link)
+		body, sig, _ := strings.Cut(tok, ".")
+		// 32 bytes are 43 characters, whose last carries 2 bits of data
+		// and 4 that must be 0: flip one of those.
+		last := strings.IndexByte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", sig[len(sig)-1])
+		lowBits := sig[:len(sig)-1] + string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[last^1])
+		for name, spelling := range map[string]string{
+			"other low bits":     body + "." + lowBits,
+			"trailing newline":   tok + "\n",
+			"CR LF in signature": body + "." + sig[:20] + "\r\n" + sig[20:],
+			"CR LF in body":      body[:10] + "\r\n" + body[10:] + "." + sig,
+			"newline in body":    body[:10] + "\n" + body[10:] + "." + sig,
+			"padded signature":   tok + "=",
+			"trailing CR LF":     tok + "\r\n",
+			"standard alphabet":  strings.NewReplacer("-", "+", "_", "/").Replace(tok),
+		} {
+			if spelling == tok {
+				continue // the standard alphabet spelled it the same
+			}
+			if a := f.do(http.MethodGet, "/console/portal?t="+url.QueryEscape(spelling), nil); a.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s: the link's page answers %d, want 401", name, a.StatusCode)
+			}
+			if a := f.do(http.MethodPost, "/console/portal", url.Values{"t": {spelling}}); a.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s: redeemed with %d, want 401", name, a.StatusCode)
+			}
+		}
+		if n := f.sessions(); n != 0 {
+			t.Errorf("%d sessions opened by other spellings", n)
+		}
+		if a := f.follow(link); a.StatusCode != http.StatusSeeOther {
+			t.Errorf("the link as minted: %d, want 303", a.StatusCode)
 		}
 	})
 }

@@ -241,8 +241,9 @@ func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *consoleSe
 
 // Flash messages survive one redirect in a cookie of their own: what an
 // action did ("Restored task 7"), shown by the page the redirect lands on.
+// Its name has the __Host- prefix when the client came over https.
 func flashCookieName(r *http.Request) string {
-	if r.TLS != nil {
+	if secure(r) {
 		return "__Host-deskkit-flash"
 	}
 	return "deskkit-flash"
@@ -252,7 +253,7 @@ func flashCookieName(r *http.Request) string {
 func setFlash(w http.ResponseWriter, r *http.Request, msg string) {
 	http.SetCookie(w, &http.Cookie{
 		Name: flashCookieName(r), Value: encodeFlash(msg), Path: "/", MaxAge: 60,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode,
+		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode,
 	})
 }
 
@@ -263,7 +264,7 @@ func takeFlash(w http.ResponseWriter, r *http.Request) string {
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: flashCookieName(r), Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode,
+		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode,
 	})
 	msg, ok := decodeFlash(ck.Value)
 	if !ok {

@@ -23,9 +23,10 @@ import (
 // page acts for, found again on each request from the token the session
 // signed in with.
 type consoleSession struct {
-	// Principal is who the session acts for: the principal the sign-in
-	// token names now (its user's current admin flag), exactly what the
-	// API would answer for that token; or the one a portal link named.
+	// Principal is who the session acts for on this request: its user as
+	// Config.Principals answers now, with the admin flag only when the
+	// token (as the Authenticator answers it now) or the portal link has
+	// it too.
 	Principal deskkit.Principal
 	// Scopes are the page groups the session may open: every one for a
 	// token's session, the link's for a portal session.
@@ -114,9 +115,10 @@ func (c *Console) signedOut(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // sessionCookieName is the session cookie's name: with the __Host- prefix
-// under TLS, which makes browsers insist on Secure, Path=/ and no Domain.
+// when the client came over https (secure), which makes browsers insist on
+// Secure, Path=/ and no Domain.
 func sessionCookieName(r *http.Request) string {
-	if r.TLS != nil {
+	if secure(r) {
 		return "__Host-deskkit-console"
 	}
 	return "deskkit-console"
@@ -141,19 +143,22 @@ func (s *consoleSession) may(scope Scope) bool {
 	return slices.Contains(s.Scopes, scope)
 }
 
-// errNotAllowed is Config.Allow's refusal, which ends a session.
+// errNotAllowed is the host's refusal (Config.Principals or Allow), which
+// ends a session.
 var errNotAllowed = fmt.Errorf("console: the host no longer allows this principal: %w", deskkit.ErrUnauthenticated)
 
-// session finds r's live session and checks its token again: a revoked or
-// expired token ends the session (the row is deleted), and so does a
-// refusal of Config.Allow.
+// session finds r's live session and checks its principal again: a
+// revoked or expired token ends the session (the row is deleted), and so
+// does a refusal of Config.Principals or Config.Allow. The session acts
+// with the admin flag only when its token or link had it and Principals
+// answers it now.
 func (c *Console) session(r *http.Request) (*consoleSession, error) {
 	ck, err := r.Cookie(sessionCookieName(r))
 	if err != nil {
 		return nil, errNoSession
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(ck.Value)
-	if err != nil || len(raw) != sessionIDBytes {
+	raw, ok := decodeStrict(ck.Value)
+	if !ok || len(raw) != sessionIDBytes {
 		return nil, errNoSession
 	}
 	ctx := r.Context()
@@ -179,12 +184,11 @@ FROM deskkit_console_sessions WHERE id_hash = ? AND expires_ms > ?`, idHash, c.c
 		}
 	}
 	if err == nil {
-		if aerr := c.allow(ctx, p); aerr != nil {
-			if errors.Is(aerr, deskkit.ErrUnavailable) {
-				return nil, aerr
-			}
-			c.cfg.Logger.InfoContext(ctx, "console: session ended by Allow", "tenant", p.TenantID, "user", p.UserID, "reason", aerr.Error())
+		if p, err = c.current(ctx, p); errors.Is(err, errRefused) {
+			c.cfg.Logger.InfoContext(ctx, "console: session ended by the host", "tenant", row.TenantID, "user", row.UserID, "reason", err.Error())
 			err = errNotAllowed
+		} else if err != nil {
+			return nil, err
 		}
 	}
 	if errors.Is(err, deskkit.ErrUnauthenticated) {
@@ -215,7 +219,7 @@ func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *ht
 	// A session the browser held already ends: one browser, one session,
 	// and an id planted before sign-in (session fixation) never gains rights.
 	if ck, err := r.Cookie(sessionCookieName(r)); err == nil {
-		if old, err := base64.RawURLEncoding.DecodeString(ck.Value); err == nil && len(old) == sessionIDBytes {
+		if old, ok := decodeStrict(ck.Value); ok && len(old) == sessionIDBytes {
 			if err := c.deleteSession(ctx, hashHex(old)); err != nil {
 				return err
 			}
@@ -236,7 +240,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, hashHex(raw), tokenHash, p.TenantID, p.U
 		Path:     "/",
 		MaxAge:   int(c.cfg.SessionTTL / time.Second),
 		HttpOnly: true,
-		Secure:   r.TLS != nil,
+		Secure:   secure(r),
 		SameSite: http.SameSiteStrictMode,
 	})
 	return nil
@@ -252,7 +256,7 @@ func (c *Console) deleteSession(ctx context.Context, idHash string) error {
 func (c *Console) clearSessionCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookieName(r), Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode,
+		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode,
 	})
 }
 
@@ -268,6 +272,17 @@ func csrfToken(sessionID []byte) string {
 // validCSRF compares a form's token with the session's in constant time.
 func validCSRF(s *consoleSession, got string) bool {
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.CSRF)) == 1
+}
+
+// decodeStrict decodes s from unpadded base64url written the one way
+// the console writes it: no padding, no line breaks (which the standard
+// decoder skips), no other low bits in the last character.
+func decodeStrict(s string) ([]byte, bool) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err != nil || len(s) != base64.RawURLEncoding.EncodedLen(len(b)) {
+		return nil, false
+	}
+	return b, true
 }
 
 func hashHex(b []byte) string {

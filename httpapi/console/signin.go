@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -89,7 +88,11 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		again(status, msg)
 		return
 	}
-	if err := c.open(ctx, w, r, p, c.cfg.TokenHash(token), ""); errors.Is(err, errRefused) {
+	p, err = c.current(ctx, p)
+	if err == nil {
+		err = c.open(ctx, w, r, p, c.cfg.TokenHash(token), "", nil)
+	}
+	if errors.Is(err, errRefused) {
 		again(http.StatusForbidden, c.tr(r, msgNotAllowed))
 		return
 	} else if err != nil {
@@ -100,25 +103,36 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	redirect(w, r, next)
 }
 
-// open starts a session for p (of the token whose hash is tokenHash, or of
-// a portal link's scopes) after Config.Allow and the tenant's limit of
-// sessions, and purges what has expired.
-func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash, scopes string) error {
-	if err := c.allow(ctx, p); err != nil {
-		if errors.Is(err, deskkit.ErrUnavailable) {
-			return err
-		}
-		return fmt.Errorf("console: %s: %w", err.Error(), errRefused)
-	}
+// open starts a session for p, the host's current principal (current),
+// of the token whose hash is tokenHash, or of a portal link's scopes,
+// within the tenant's limit of sessions, and purges what has expired. use,
+// if not nil, runs in the limit's transaction: the link the session comes
+// from, used up (errLinkUsed if another request used it first), so that a
+// refusal by the limit leaves the link unused.
+func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash, scopes string, use func(context.Context, bun.Tx) error) error {
 	now := c.cfg.Now().UnixMilli()
+	var (
+		limits []limiter.Limit
+		words  []limitWords
+	)
 	if n := c.cfg.SignInsPerTenant; n > 0 {
-		limits := []limiter.Limit{{
+		limits = append(limits, limiter.Limit{
 			Key: "tenant:" + strconv.FormatInt(p.TenantID, 10), Max: n, Window: c.cfg.SignInWindow,
 			Msg: fmt.Sprintf("at most %d console sign-ins per tenant every %s", n, readable(c.cfg.SignInWindow)),
-		}}
-		words := []limitWords{{text("at most %d console sign-ins per tenant every %s"), []any{n, readable(c.cfg.SignInWindow)}}}
+		})
+		words = append(words, limitWords{text("at most %d console sign-ins per tenant every %s"), []any{n, readable(c.cfg.SignInWindow)}})
+	}
+	if len(limits) > 0 || use != nil {
 		err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
-			return limiter.Take(ctx, tx, limitsTable, now, limits)
+			if len(limits) > 0 {
+				if err := limiter.Take(ctx, tx, limitsTable, now, limits); err != nil {
+					return err
+				}
+			}
+			if use != nil {
+				return use(ctx, tx)
+			}
+			return nil
 		})
 		if err != nil {
 			return withLimitWords(err, limits, words)
@@ -150,15 +164,13 @@ func (c *Console) purgeExpired(ctx context.Context, now int64) {
 	}
 }
 
-// takeAttempt counts a sign-in attempt against the client's address and
-// all clients together, in the database so that the limits hold across
-// replicas. The address is the connection's: the reference server sits
-// behind no proxy it could trust for X-Forwarded-For.
+// takeAttempt counts a token sign-in or one-time link attempt against
+// the client's address and all clients together, in the database so that
+// the limits hold across replicas. The address is the client's
+// (clientAddress): the connection's, or behind Config.TrustedProxies the
+// one they give.
 func (c *Console) takeAttempt(ctx context.Context, r *http.Request) error {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
+	host := clientAddress(r)
 	w := c.cfg.SignInWindow
 	limits := []limiter.Limit{
 		{Key: "client:" + host, Max: c.cfg.SignInsPerClient, Window: w,
@@ -170,7 +182,7 @@ func (c *Console) takeAttempt(ctx context.Context, r *http.Request) error {
 		{text("at most %d sign-in attempts from one address every %s"), []any{c.cfg.SignInsPerClient, readable(w)}},
 		{text("too many sign-in attempts to this server just now"), nil},
 	}
-	err = deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		return limiter.Take(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits)
 	})
 	return withLimitWords(err, limits, words)
@@ -292,9 +304,11 @@ func (c *Console) linkPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, nil, http.StatusOK, "link", linkView{Code: code})
 }
 
-// redeemLink uses up a link and signs in with its token. Its code is
-// deleted in the statement that reads it, so two POSTs of one link open
-// one session between them.
+// redeemLink uses up a link and signs in with its token: after the
+// client's attempt is counted, the token and the host are asked before the
+// link is used, in the transaction of the tenant's limit, by a statement
+// that fails if another request used it first; so two POSTs of one link
+// open one session between them, and a refusal leaves the link unused.
 func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
@@ -306,16 +320,16 @@ func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, err)
 		return
 	}
-	code := r.PostForm.Get("code")
+	codeHash := hashHex([]byte(r.PostForm.Get("code")))
 	var tokenHash string
-	err := c.cfg.DB.NewRaw(`DELETE FROM deskkit_console_links WHERE code_hash = ? AND expires_ms > ? RETURNING token_hash`,
-		hashHex([]byte(code)), c.cfg.Now().UnixMilli()).Scan(ctx, &tokenHash)
+	err := c.cfg.DB.NewRaw(`SELECT token_hash FROM deskkit_console_links WHERE code_hash = ? AND expires_ms > ?`,
+		codeHash, c.cfg.Now().UnixMilli()).Scan(ctx, &tokenHash)
 	if errors.Is(err, sql.ErrNoRows) {
-		c.plainError(w, r, http.StatusUnauthorized, c.tr(r, "This sign-in link is not valid: it was used already, has expired (links last 10 minutes) or is mistyped. Ask for a new one."))
+		c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgLinkInvalid))
 		return
 	}
 	if err != nil {
-		c.fail(w, r, nil, fmt.Errorf("console: redeem link: %w", err))
+		c.fail(w, r, nil, fmt.Errorf("console: read link: %w", err))
 		return
 	}
 	p, err := c.cfg.Authenticator.AuthenticateHash(ctx, tokenHash)
@@ -323,12 +337,23 @@ func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, err)
 		return
 	}
-	if err := c.open(ctx, w, r, p, tokenHash, ""); errors.Is(err, errRefused) {
+	if p, err = c.current(ctx, p); err == nil {
+		err = c.open(ctx, w, r, p, tokenHash, "", func(ctx context.Context, tx bun.Tx) error {
+			return useRow(ctx, tx, `DELETE FROM deskkit_console_links WHERE code_hash = ? AND expires_ms > ?`, codeHash, c.cfg.Now().UnixMilli())
+		})
+	}
+	switch {
+	case errors.Is(err, errRefused):
 		c.plainError(w, r, http.StatusForbidden, c.tr(r, msgNotAllowed))
 		return
-	} else if err != nil {
+	case errors.Is(err, errLinkUsed):
+		c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgLinkInvalid))
+		return
+	case err != nil:
 		c.fail(w, r, nil, err)
 		return
 	}
 	redirect(w, r, c.base)
 }
+
+const msgLinkInvalid = "This sign-in link is not valid: it was used already, has expired (links last 10 minutes) or is mistyped. Ask for a new one."

@@ -1011,6 +1011,28 @@ func (d *Directory) AuthenticateHash(ctx context.Context, want string) (deskkit.
 	return deskkit.Principal{UserID: userID, TenantID: tenantID, Admin: admin}, nil
 }
 
+// principalSQL is Principal's: the user's row by its primary key, within
+// the tenant.
+const principalSQL = `SELECT admin FROM deskkit_users WHERE id = ? AND tenant_id = ?`
+
+// Principal returns the principal of user id of the tenant as it is now,
+// its current admin flag included, or ErrNotFound for a user the tenant
+// does not have. It is the console's PrincipalResolver: asked on every
+// request of every console session, so it is one indexed read by the
+// primary key, written out and scanned into a plain variable as
+// AuthenticateHash is.
+func (d *Directory) Principal(ctx context.Context, tenantID, id int64) (deskkit.Principal, error) {
+	var admin bool
+	err := d.db.QueryRowContext(ctx, principalSQL, id, tenantID).Scan(&admin)
+	if errors.Is(err, sql.ErrNoRows) {
+		return deskkit.Principal{}, fmt.Errorf("directory: user %d of tenant %d: %w", id, tenantID, ErrNotFound)
+	}
+	if err != nil {
+		return deskkit.Principal{}, fmt.Errorf("directory: read user: %w", err)
+	}
+	return deskkit.Principal{UserID: id, TenantID: tenantID, Admin: admin}, nil
+}
+
 // RevokeToken makes token unusable, expired or not, and returns the user it
 // was issued to. It returns ErrNotFound for a token the directory does not
 // know (malformed, never issued or already revoked).

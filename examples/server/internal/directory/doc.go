@@ -12,7 +12,9 @@
 // bun and deskkit's internal helpers, so that the server's trash,
 // verification and channels can all use it without it importing any of
 // them. It implements httpapi.Authenticator directly (the method set is all
-// deskkit types). Each service's own hook is met by a small adapter in the
+// deskkit types), and the console's Authenticator and PrincipalResolver
+// (AuthenticateHash, and Principal: a user's current admin flag, asked on
+// every console request, by one read of the primary key). Each service's own hook is met by a small adapter in the
 // server's main package (adapters.go): trash.UserResolver by trashUsers,
 // over ResolveUsers, which returns the shared deskkit.UserInfo;
 // verify.Directory by verifyUsers, over User, Tenant, UserByMobile,
