@@ -37,19 +37,23 @@ const (
 	// there at once.
 	DefaultPortalLinkTTL = 2 * time.Minute
 	DefaultSignInWindow  = 10 * time.Minute
-	// DefaultSignInsPerClient bounds sign-in attempts from one client
-	// address per DefaultSignInWindow: a person mistypes a few times, a
-	// guesser needs billions of tries against a 256-bit token.
+	// DefaultSignInsPerClient bounds invalid sign-in attempts from one
+	// client address per DefaultSignInWindow: a person mistypes a few
+	// times, a guesser needs billions of tries against a 256-bit token.
 	DefaultSignInsPerClient = 20
 	// DefaultSignInsPerTenant bounds the sessions one tenant opens per
 	// window, so that a leaked token cannot fill the sessions table.
 	DefaultSignInsPerTenant = 200
-	// DefaultSignInsGlobal bounds attempts of all clients together per
-	// window: the ceiling of a guesser spread over many addresses.
+	// DefaultSignInsGlobal bounds the invalid attempts of all clients
+	// together per window that are answered 401; past it they answer 429.
+	// Valid tokens and links are never refused by it: the 256 bits of a
+	// token, not a shared budget, are what stop a guesser spread over
+	// many addresses.
 	DefaultSignInsGlobal = 2000
-	// DefaultSignInsPerUser bounds the portal links one user (tenant and
-	// user) redeems per window: a person opens the console a few times,
-	// and a leaked link of theirs opens no more.
+	// DefaultSignInsPerUser bounds the sign-ins of one user (tenant and
+	// user) per window, by token or by one-time or portal link: a person
+	// opens the console a few times, and a leaked link of theirs opens no
+	// more.
 	DefaultSignInsPerUser = 20
 )
 
@@ -211,12 +215,14 @@ type Config struct {
 	SessionTTL    time.Duration // DefaultSessionTTL if 0
 	LinkTTL       time.Duration // DefaultLinkTTL if 0
 	PortalLinkTTL time.Duration // DefaultPortalLinkTTL if 0
-	// Sign-in limits, per SignInWindow: token sign-ins and one-time
-	// links per client address and of all clients together; portal links
-	// redeemed per user; sessions opened per tenant. An invalid portal
-	// link costs its sender's address one of SignInsPerClient, counted
-	// apart from token sign-ins. 0 means the default; negative turns a
-	// limit off.
+	// Sign-in limits, per SignInWindow: invalid tokens and one-time
+	// links per client address (SignInsPerClient; an address that spent
+	// them is refused before its next attempt is looked up) and of all
+	// clients together (SignInsGlobal: invalid attempts past it answer 429,
+	// valid ones still sign in); valid tokens and links, one-time or
+	// portal, per user; sessions opened per tenant. An invalid portal link
+	// costs its sender's address one of SignInsPerClient, counted apart
+	// from tokens. 0 means the default; negative turns a limit off.
 	SignInWindow     time.Duration
 	SignInsPerClient int
 	SignInsPerUser   int

@@ -98,9 +98,10 @@
 // time. Independently, http.CrossOriginProtection refuses unsafe requests
 // a browser marks as cross-site, sign-in and portal links included.
 //
-// Sign-in limits are kept in the database, holding across replicas
-// (Config.SignIn*): token sign-ins per client address and overall, portal
-// links per user, invalid portal links per address, sessions per tenant.
+// Sign-in limits, in the database so they hold across replicas
+// (Config.SignIn*): valid sign-ins per user, invalid tokens and links per
+// client address (checked before the next is looked up), sessions per
+// tenant. No number of invalid attempts refuses another's valid one.
 // The client address is the connection's or, from a peer listed in
 // Config.TrustedProxies, the one its Forwarded or X-Forwarded-For gives
 // (httpapi.Proxies); any other peer's headers are never read.

@@ -186,3 +186,62 @@ func TestRefusalKeepsTheLink(t *testing.T) {
 		}
 	})
 }
+
+// postFrom posts form to path as a browser at client address addr would,
+// and returns the status.
+func (f *fixture) postFrom(addr, path string, form url.Values) int {
+	f.t.Helper()
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(form.Encode()))
+	req.RemoteAddr = net.JoinHostPort(addr, "4711")
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	rec := httptest.NewRecorder()
+	f.c.ServeHTTP(rec, req)
+	return rec.Code
+}
+
+// TestInvalidTokensCostTheSender: garbage tokens and one-time link codes
+// cost their sender's address, never another client's valid token or
+// link. 2,000 garbage sign-ins from 100 addresses (20 each: the overall
+// limit is spent), then valid tokens and a one-time link from five
+// addresses all sign in; an address that spent its 20 invalid attempts is
+// refused before its next one is looked up, a valid token included.
+func TestInvalidTokensCostTheSender(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := setup(t, db, nil, false)
+		statuses := map[int]int{}
+		for i := range 2000 {
+			path, form := "/console/signin", url.Values{"token": {fmt.Sprintf("dk_garbage%d", i)}}
+			if i%2 == 1 {
+				path, form = "/console/link", url.Values{"code": {fmt.Sprintf("garbage%d", i)}}
+			}
+			statuses[f.postFrom(fmt.Sprintf("198.51.100.%d", i%100), path, form)]++
+		}
+		if statuses[http.StatusUnauthorized] != 2000 {
+			t.Errorf("2,000 garbage tokens and codes from 100 addresses: %v, want 2000 answered 401", statuses)
+		}
+		admitted := 0
+		addrs := []string{"192.0.2.1", "203.0.113.9", "2001:db8::1", "198.51.100.250"}
+		for _, addr := range addrs {
+			if f.postFrom(addr, "/console/signin", url.Values{"token": {f.token}}) == http.StatusSeeOther {
+				admitted++
+			}
+		}
+		code, err := CreateLink(context.Background(), db, fakeTokenHash(f.token), f.clock.Now(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.postFrom("192.0.2.77", "/console/link", url.Values{"code": {code}}) == http.StatusSeeOther {
+			admitted++
+		}
+		t.Logf("valid tokens and links admitted after 2,000 garbage posts: %d of %d", admitted, len(addrs)+1)
+		if admitted != len(addrs)+1 {
+			t.Errorf("valid tokens and links admitted after 2,000 garbage posts: %d of %d", admitted, len(addrs)+1)
+		}
+		// 198.51.100.7 spent its 20 invalid attempts: refused before the
+		// lookup, so a guess from it is never compared.
+		if status := f.postFrom("198.51.100.7", "/console/signin", url.Values{"token": {f.token}}); status != http.StatusTooManyRequests {
+			t.Errorf("a valid token from an address that spent its invalid attempts: %d, want 429", status)
+		}
+	})
+}

@@ -73,15 +73,21 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	if err := c.takeAttempt(ctx, r); err != nil {
+	if err := c.holdInvalid(ctx, r); err != nil {
 		status, msg := c.messageFor(r, err)
 		again(status, msg)
 		return
 	}
 	p, err := c.cfg.Authenticator.Authenticate(ctx, token)
 	if errors.Is(err, deskkit.ErrUnauthenticated) {
+		err = c.takeInvalid(ctx, r)
+	}
+	if errors.Is(err, deskkit.ErrUnauthenticated) {
 		again(http.StatusUnauthorized, c.tr(r, "This token is not valid: it is mistyped, revoked or expired."))
 		return
+	}
+	if err == nil {
+		err = c.takeUserAttempt(ctx, p.TenantID, p.UserID)
 	}
 	if err != nil {
 		status, msg := c.messageFor(r, err)
@@ -164,16 +170,47 @@ func (c *Console) purgeExpired(ctx context.Context, now int64) {
 	}
 }
 
-// takeAttempt counts a token sign-in or one-time link attempt against
-// the client's address and all clients together, in the database so that
-// the limits hold across replicas. The address is the client's
-// (clientAddress): the connection's, or behind Config.TrustedProxies the
-// one they give.
-func (c *Console) takeAttempt(ctx context.Context, r *http.Request) error {
-	host := clientAddress(r)
+// holdInvalid refuses a token sign-in or one-time link from a client
+// address that has spent its invalid attempts (SignInsPerClient per
+// SignInWindow) before the token or link is looked up, so that one address
+// guesses at most that many times a window. It counts nothing: only an
+// invalid attempt does (takeInvalid), and a valid token or link is limited
+// per user (takeUserAttempt), so that nobody's garbage, from however many
+// addresses, refuses another client's valid token. The limits are in the
+// database, so that they hold across replicas; the address is the
+// client's (clientAddress): the connection's, or behind
+// Config.TrustedProxies the one they give.
+func (c *Console) holdInvalid(ctx context.Context, r *http.Request) error {
+	limits, words := c.invalidLimits(r)
+	err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+		return limiter.Hold(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits[0])
+	})
+	return withLimitWords(err, limits, words)
+}
+
+// takeInvalid counts an invalid token or one-time link against its
+// client's address and against all clients' invalid attempts together
+// (SignInsGlobal), and answers deskkit.ErrUnauthenticated, or the refusal
+// of a limit that is spent. The overall limit refuses invalid attempts
+// only: once it is spent they answer 429 instead of 401 for the rest of
+// the window, while valid tokens and links still open sessions.
+func (c *Console) takeInvalid(ctx context.Context, r *http.Request) error {
+	limits, words := c.invalidLimits(r)
+	err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+		return limiter.Take(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits)
+	})
+	if err != nil {
+		return withLimitWords(err, limits, words)
+	}
+	return deskkit.ErrUnauthenticated
+}
+
+// invalidLimits are the limits of invalid token sign-ins and one-time
+// links: the client address's first, then all clients'.
+func (c *Console) invalidLimits(r *http.Request) ([]limiter.Limit, []limitWords) {
 	w := c.cfg.SignInWindow
 	limits := []limiter.Limit{
-		{Key: "client:" + host, Max: c.cfg.SignInsPerClient, Window: w,
+		{Key: "client:" + clientAddress(r), Max: c.cfg.SignInsPerClient, Window: w,
 			Msg: fmt.Sprintf("at most %d sign-in attempts from one address every %s", c.cfg.SignInsPerClient, readable(w))},
 		{Key: "global", Max: c.cfg.SignInsGlobal, Window: w,
 			Msg: "too many sign-in attempts to this server just now"},
@@ -182,10 +219,7 @@ func (c *Console) takeAttempt(ctx context.Context, r *http.Request) error {
 		{text("at most %d sign-in attempts from one address every %s"), []any{c.cfg.SignInsPerClient, readable(w)}},
 		{text("too many sign-in attempts to this server just now"), nil},
 	}
-	err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
-		return limiter.Take(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits)
-	})
-	return withLimitWords(err, limits, words)
+	return limits, words
 }
 
 // limitWords is a sign-in limit's message as a console text and its
@@ -304,9 +338,10 @@ func (c *Console) linkPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, nil, http.StatusOK, "link", linkView{Code: code})
 }
 
-// redeemLink uses up a link and signs in with its token: after the
-// client's attempt is counted, the token and the host are asked before the
-// link is used, in the transaction of the tenant's limit, by a statement
+// redeemLink uses up a link and signs in with its token: once the
+// client's address may still try (holdInvalid), the link is looked up (an
+// unknown one counts against the address, takeInvalid), its user's limit
+// taken, the token and the host are asked before the link is used, in the transaction of the tenant's limit, by a statement
 // that fails if another request used it first; so two POSTs of one link
 // open one session between them, and a refusal leaves the link unused.
 func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
@@ -316,7 +351,7 @@ func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	if err := c.takeAttempt(ctx, r); err != nil {
+	if err := c.holdInvalid(ctx, r); err != nil {
 		c.fail(w, r, nil, err)
 		return
 	}
@@ -325,6 +360,10 @@ func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
 	err := c.cfg.DB.NewRaw(`SELECT token_hash FROM deskkit_console_links WHERE code_hash = ? AND expires_ms > ?`,
 		codeHash, c.cfg.Now().UnixMilli()).Scan(ctx, &tokenHash)
 	if errors.Is(err, sql.ErrNoRows) {
+		if err := c.takeInvalid(ctx, r); !errors.Is(err, deskkit.ErrUnauthenticated) {
+			c.fail(w, r, nil, err)
+			return
+		}
 		c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgLinkInvalid))
 		return
 	}
@@ -333,6 +372,9 @@ func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := c.cfg.Authenticator.AuthenticateHash(ctx, tokenHash)
+	if err == nil {
+		err = c.takeUserAttempt(ctx, p.TenantID, p.UserID)
+	}
 	if err != nil {
 		c.fail(w, r, nil, err)
 		return
