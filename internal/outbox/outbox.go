@@ -37,9 +37,10 @@
 // that workers of every replica share the queue without waiting for each
 // other; on SQLite (one process) SQLite's single writer serialises the
 // claims. A claim moves the row's due time to the end of a lease
-// (Config.Lease, longer than one attempt can take) and stamps it with a
-// token: a worker that dies mid-attempt loses the row when the lease ends
-// and another makes the attempt again. Delivery is
+// (Config.Lease, longer than a wait for a slot, an attempt and the
+// outcome's record can take: two attempts' time and a few seconds) and
+// stamps it with a token: a worker that dies mid-attempt loses the row
+// when the lease ends and another makes the attempt again. Delivery is
 // therefore at least once; receivers deduplicate on the event's id, the
 // same on every attempt. An outcome is recorded only while the token
 // still matches, so the late outcome of a worker whose lease ran out is
