@@ -116,7 +116,7 @@ func newClaimBench(b *testing.B, n int) claimBench {
 	}
 	seedPending(b, db, n, n)
 	clock := clocktest.New(t0.Add(time.Hour))
-	w, err := NewWorker(db, Config{Kind: "test", Handler: newScript(), Lease: time.Minute, BatchSize: 16, Now: clock.Now})
+	w, err := NewWorker(db, Config{Kind: "test", Handler: newScript(), Lease: time.Minute, Concurrency: 16, TenantSlots: 16, Now: clock.Now})
 	if err != nil {
 		b.Fatal(err)
 	}
