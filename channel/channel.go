@@ -280,8 +280,8 @@ type Config struct {
 	// in flight at once, counted across every process running Run on the
 	// database, so that a channel whose endpoint hangs holds that many
 	// attempts and not all of them; DefaultMaxInFlightPerChannel (4) if 0.
-	// See Fairness in the package documentation for what two processes
-	// claiming at the same instant may add.
+	// It holds also while several processes claim at the same instant (see
+	// Fairness in the package documentation).
 	MaxInFlightPerChannel int
 	// TenantConcurrency is how many of Run's Concurrency attempts one
 	// tenant's deliveries may hold at once, so that another tenant's event

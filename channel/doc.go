@@ -292,13 +292,13 @@
 // A lease counts toward its channel's cap for twice Config.Timeout plus
 // 5 s after its claim (a claimed delivery waits for a slot at most one
 // attempt's time, see Scaling): a killed process holds its channels' caps
-// no longer than its attempts could have run. Two processes claiming from one
-// channel at the same instant each count the other's deliveries only once
-// its claim has committed, so a channel can briefly have up to the cap
-// per process claiming at that instant. On SQLite (one process) the claim
-// ranks every due delivery; on PostgreSQL it steps through the channels
-// that have pending deliveries with one index probe each, so its cost
-// follows that number of channels, not the queue's length.
+// no longer than its attempts could have run. The cap holds also while
+// several processes claim at the same instant: on PostgreSQL one claim at
+// a time takes from a channel, the others skip it until it has committed.
+// On SQLite (one process) the claim ranks every due delivery; on
+// PostgreSQL it steps through the channels that have pending deliveries
+// with one index probe each, so its cost follows that number of channels,
+// not the queue's length.
 //
 // Scaling. Every process running Run on the database shares its queue:
 // claims skip each other's rows (no delivery is attempted twice while no

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,8 @@ type options struct {
 	reps        int
 	quick       bool
 	jsonPath    string
+	// scenarios are the scenarios each repetition runs (scenarioNames).
+	scenarios map[string]bool
 
 	backlog  layout
 	replicas []int
@@ -82,6 +85,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.reps, "reps", 3, "repetitions of the whole interleaved set")
 	fs.BoolVar(&o.quick, "quick", false, "small sizes, one repetition: a check that everything runs")
 	fs.StringVar(&o.jsonPath, "json", "", "also write the raw numbers to this JSON file")
+	scenarios := fs.String("scenarios", strings.Join(scenarioNames, ","), "the scenarios each repetition runs, in their order: "+strings.Join(scenarioNames, ", "))
 	fs.IntVar(&o.backlog.tenants, "tenants", 20, "backlog: tenants")
 	fs.IntVar(&o.backlog.channels, "channels", 5, fmt.Sprintf("backlog: webhook channels per tenant (at most the quota, %d)", channel.Webhook.Quota()))
 	fs.IntVar(&o.backlog.events, "events", 200, "backlog: events per tenant, each delivered to every channel of the tenant")
@@ -134,6 +138,9 @@ func parseOptions(args []string) (options, error) {
 	if o.rates, err = intList("rates", *rates); err != nil {
 		return o, err
 	}
+	if o.scenarios, err = scenarioSet(*scenarios); err != nil {
+		return o, err
+	}
 	for _, c := range []struct {
 		name   string
 		n, max int
@@ -169,6 +176,25 @@ func intList(name, s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// scenarioNames are the scenarios of a repetition, in the order it runs
+// them: the deskkit and River (same POST) drains at each replica count,
+// River's trivial job, the plain client, the latencies, the fairness
+// scenarios.
+var scenarioNames = []string{"deskkit", "river", "trivial", "plain", "latency", "fairness"}
+
+// scenarioSet reads -scenarios: a comma-separated list of scenarioNames.
+func scenarioSet(s string) (map[string]bool, error) {
+	set := map[string]bool{}
+	for f := range strings.SplitSeq(s, ",") {
+		name := strings.TrimSpace(f)
+		if !slices.Contains(scenarioNames, name) {
+			return nil, fmt.Errorf("-scenarios: %q is not one of %s", name, strings.Join(scenarioNames, ", "))
+		}
+		set[name] = true
+	}
+	return set, nil
 }
 
 // bench is one run: its options, the receiver, the server secret of its
@@ -231,9 +257,9 @@ func benchMain(args []string) error {
 	return nil
 }
 
-// repetition runs every scenario once, interleaved: each replica count
-// for deskkit then River, River's trivial job, the plain client, the
-// latencies and the fairness scenarios.
+// repetition runs every scenario of -scenarios once, interleaved: each
+// replica count for deskkit then River, River's trivial job, the plain
+// client, the latencies and the fairness scenarios.
 func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 	r := newRepResult()
 	step := func(name string, f func() (string, error)) error {
@@ -247,42 +273,52 @@ func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 		fmt.Fprintf(os.Stderr, " %s (%.1fs)\n", summary, time.Since(t).Seconds())
 		return nil
 	}
+	run := b.opts.scenarios
 	for _, n := range b.opts.replicas {
-		err := step(fmt.Sprintf("deskkit drain, %d replica(s)", n), func() (string, error) {
-			d, err := b.deskkitDrain(ctx, n)
+		if run["deskkit"] {
+			err := step(fmt.Sprintf("deskkit drain, %d replica(s)", n), func() (string, error) {
+				d, err := b.deskkitDrain(ctx, n)
+				if err != nil {
+					return "", err
+				}
+				r.Deskkit[n] = d
+				return fmt.Sprintf("%.0f deliveries/s", d.Cost.perSecond()), nil
+			})
 			if err != nil {
-				return "", err
+				return r, err
 			}
-			r.Deskkit[n] = d
-			return fmt.Sprintf("%.0f deliveries/s", d.Cost.perSecond()), nil
-		})
-		if err != nil {
-			return r, err
 		}
-		err = step(fmt.Sprintf("River drain, same POST, %d replica(s)", n), func() (string, error) {
-			d, err := b.riverDrain(ctx, n, kindRiverPost)
+		if run["river"] {
+			err := step(fmt.Sprintf("River drain, same POST, %d replica(s)", n), func() (string, error) {
+				d, err := b.riverDrain(ctx, n, kindRiverPost)
+				if err != nil {
+					return "", err
+				}
+				r.River[n] = d
+				return fmt.Sprintf("%.0f jobs/s", d.Cost.perSecond()), nil
+			})
+			if err != nil {
+				return r, err
+			}
+		}
+	}
+	if run["trivial"] {
+		err := step("River drain, trivial job, 1 replica", func() (string, error) {
+			d, err := b.riverDrain(ctx, 1, kindRiverTrivial)
 			if err != nil {
 				return "", err
 			}
-			r.River[n] = d
+			r.RiverTrivial = d
 			return fmt.Sprintf("%.0f jobs/s", d.Cost.perSecond()), nil
 		})
 		if err != nil {
 			return r, err
 		}
 	}
-	err := step("River drain, trivial job, 1 replica", func() (string, error) {
-		d, err := b.riverDrain(ctx, 1, kindRiverTrivial)
-		if err != nil {
-			return "", err
-		}
-		r.RiverTrivial = d
-		return fmt.Sprintf("%.0f jobs/s", d.Cost.perSecond()), nil
-	})
-	if err != nil {
-		return r, err
-	}
 	for _, c := range b.opts.plain {
+		if !run["plain"] {
+			break
+		}
 		err := step(fmt.Sprintf("plain client, concurrency %d", c), func() (string, error) {
 			p, err := b.plain(ctx, c)
 			if err != nil {
@@ -296,6 +332,9 @@ func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 		}
 	}
 	for _, rate := range b.opts.rates {
+		if !run["latency"] {
+			break
+		}
 		err := step(fmt.Sprintf("latency at %d events/s", rate), func() (string, error) {
 			l, err := b.latency(ctx, rate)
 			if err != nil {
@@ -308,7 +347,10 @@ func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 			return r, err
 		}
 	}
-	err = step("fairness, A's backlog", func() (string, error) {
+	if !run["fairness"] {
+		return r, nil
+	}
+	err := step("fairness, A's backlog", func() (string, error) {
 		f, err := b.fairBacklog(ctx)
 		if err != nil {
 			return "", err

@@ -39,27 +39,65 @@ SELECT 1, 'msg_' || i, 'test', i % 5, 'SUCCEEDED', 1, 0, ?0, ?0 FROM generate_se
 }
 
 // TestClaimUsesTheDueIndex: the claim steps through the partial index of
-// PENDING rows target by target, and counts leased rows through the index
-// of leased ones, not the table, so its cost follows the targets and the
-// batch, not the log.
+// PENDING rows target by target, and counts leased rows (in
+// deskkit_outbox_in_flight, whose query is planned here as stored) through
+// the index of leased ones, not the table, so its cost follows the targets
+// and the batch, not the log.
 func TestClaimUsesTheDueIndex(t *testing.T) {
 	db := dbtest.OpenPostgres(t)
 	migrated(t, db)
 	seedPending(t, db, 20000, 20000)
+	ctx := context.Background()
 	var plan []string
 	err := db.NewRaw("EXPLAIN "+claimPostgres, "test", t0.UnixMilli(), 4, 16, 8, "{}", t0.UnixMilli()+1000, "token", t0.UnixMilli(), 0, 0, targetSpan(16)+1).
-		Scan(context.Background(), &plan)
+		Scan(ctx, &plan)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Join(plan, "\n")
-	for _, want := range []string{"deskkit_outbox_target_due_idx", "deskkit_outbox_leased_idx"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the claim does not use %s:\n%s", want, text)
-		}
+	if !strings.Contains(text, "deskkit_outbox_target_due_idx") {
+		t.Errorf("the claim does not use deskkit_outbox_target_due_idx:\n%s", text)
 	}
 	if strings.Contains(text, "Seq Scan on deskkit_outbox_deliveries") {
 		t.Errorf("the claim scans the table:\n%s", text)
+	}
+
+	// The function's query as stored, prepared with its parameters on one
+	// connection and planned as the function's sixth call would be: a
+	// generic plan.
+	var src string
+	if err := db.NewRaw("SELECT prosrc FROM pg_proc WHERE oid = CAST('deskkit_outbox_in_flight(text, bigint, bigint, bigint)' AS regprocedure)").Scan(ctx, &src); err != nil {
+		t.Fatal(err)
+	}
+	i, j := strings.Index(src, "(SELECT"), strings.LastIndex(src, ")")
+	if i < 0 || j < i {
+		t.Fatalf("deskkit_outbox_in_flight's source has no query: %s", src)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{
+		"SET plan_cache_mode = force_generic_plan",
+		"PREPARE in_flight (text, bigint, bigint, bigint) AS " + src[i+1:j],
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	plan = nil
+	if err := conn.NewRaw("EXPLAIN EXECUTE in_flight('test', 1, 3, ?)", t0.UnixMilli()).Scan(ctx, &plan); err != nil {
+		t.Fatal(err)
+	}
+	text = strings.Join(plan, "\n")
+	if !strings.Contains(text, "deskkit_outbox_leased_idx") || strings.Contains(text, "Seq Scan") {
+		t.Errorf("deskkit_outbox_in_flight does not count through deskkit_outbox_leased_idx:\n%s", text)
+	}
+	for _, q := range []string{"DEALLOCATE in_flight", "RESET plan_cache_mode"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -78,7 +116,7 @@ func newClaimBench(b *testing.B, n int) claimBench {
 	}
 	seedPending(b, db, n, n)
 	clock := clocktest.New(t0.Add(time.Hour))
-	w, err := NewWorker(db, Config{Kind: "test", Handler: newScript(), Lease: time.Minute, BatchSize: 16, Now: clock.Now})
+	w, err := NewWorker(db, Config{Kind: "test", Handler: newScript(), Lease: time.Minute, Concurrency: 16, TenantSlots: 16, Now: clock.Now})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -50,11 +50,28 @@ import (
 // targets, not behind a backlog. A target's rows are read in the index's
 // order, due time alone: a tie-break on the id would sort every due row
 // of the target. Run prepares the statement once (prepareClaim): planning
-// it costs as much as running it. Two replicas claiming from one target
-// at the same instant each count the other's rows only once they are
-// committed, so a target can briefly have up to TargetInFlight in flight
-// per replica claiming at that instant; the next claims take nothing from
-// it until it is back under the cap.
+// it costs as much as running it.
+//
+// The cap holds across replicas on PostgreSQL: a claim takes a
+// transaction-scoped advisory lock on each target it reaches
+// (pg_try_advisory_xact_lock on a hash of the schema, the kind, the
+// tenant and the target), and counts the target's leases only once it
+// holds it, through deskkit_outbox_in_flight, a VOLATILE function whose
+// query reads with a snapshot of its own, taken after the lock. The
+// claim's statement reads with the snapshot of its start, which misses
+// the leases of a claim that committed between that start and the lock:
+// with the count in the statement, three replicas claiming at once still
+// put 6 and 9 deliveries in flight under a cap of 3. The lock is held to
+// the claim's commit, so a second claim of the target counts the first
+// one's leases. A claim that finds a target's lock taken (another claim
+// is taking from it at that instant) skips the target, as SKIP LOCKED
+// skips rows: replicas never wait for each other, and the target is
+// taken at a later claim, the skipping one reporting it capped. Claims of
+// different targets take different locks and run side by side; a claim
+// holds at most targetSpan of them (its batch's size, at least 4), in
+// PostgreSQL's shared lock table. A one-target drain pays one lock and
+// one function call per claim, and no row is written by every claim (a
+// counter per target would be).
 //
 // On PostgreSQL a claim commits without waiting for its WAL to reach the
 // disk (synchronous_commit off for its own transaction, as the CTE lazy
@@ -87,11 +104,13 @@ const claimPostgres = `WITH RECURSIVE targets AS (
     ORDER BY d.tenant_id, d.target_id LIMIT 1) n
   WHERE t.i < ?11
 ),
-room AS (
-  SELECT t.tenant_id, t.target_id, LEAST(?2 - (SELECT count(*) FROM deskkit_outbox_deliveries l
-      WHERE l.lease_token IS NOT NULL AND l.kind = ?0 AND l.tenant_id = t.tenant_id AND l.target_id = t.target_id
-        AND l.status = 'PENDING' AND l.due_at_ms > ?8),
-    GREATEST(1, (2 * ?3 + v.n - 1) / v.n)) AS room
+room AS MATERIALIZED (
+  SELECT t.tenant_id, t.target_id,
+    CASE WHEN pg_try_advisory_xact_lock(hashtextextended(
+        current_schema() || '.deskkit_outbox.' || CAST(?0 AS text) || '.' || t.tenant_id || '.' || t.target_id, 0))
+      THEN LEAST(?2 - deskkit_outbox_in_flight(CAST(?0 AS text), t.tenant_id, t.target_id, ?8),
+        GREATEST(1, (2 * ?3 + v.n - 1) / v.n))
+      ELSE 0 END AS room
   FROM targets t, (SELECT count(*) AS n FROM targets WHERE i < ?11) v
   WHERE t.i < ?11
 ),

@@ -25,22 +25,26 @@
 // find deliveries, the next is made once a whole batch has room again, or
 // shortly after a slot went idle. A claimed delivery waits at most one
 // attempt's time (every slot's attempt ends, and takes the next), and
-// Run gives the waiting ones back when it stops. A claim
-// is fair (claim.go says how): it takes every tenant's first due delivery
-// before any tenant's second, and within a tenant every target's first
-// before any second; a target has at most Config.TargetInFlight deliveries
-// in flight, counted from the leased rows of every worker on the database;
-// and a tenant holds at most Config.TenantSlots of a worker's slots. On
-// PostgreSQL rows are taken FOR UPDATE SKIP LOCKED, so that workers of
-// every replica share the queue without waiting for each other; on SQLite
-// (one process) SQLite's single writer serialises the claims. A claim
-// moves the row's due time to the end of a lease (Config.Lease, longer
-// than one attempt can take) and stamps it with a token: a worker that
-// dies mid-attempt loses the row when the lease ends and another makes
-// the attempt again. Delivery is therefore at least once; receivers
-// deduplicate on the event's id, the same on every attempt. An outcome is
-// recorded only while the token still matches, so the late outcome of a
-// worker whose lease ran out is dropped, not counted twice.
+// Run gives the waiting ones back when it stops. A claim is fair
+// (claim.go says how): it takes every tenant's first due delivery before
+// any tenant's second, and within a tenant every target's first before
+// any second; a target has at most Config.TargetInFlight deliveries in
+// flight, counted from the leased rows of every worker on the database,
+// also while workers of several replicas claim at the same instant; and a
+// tenant holds at most Config.TenantSlots of a worker's slots. On
+// PostgreSQL rows are taken FOR UPDATE SKIP LOCKED, and a claim skips a
+// target that another worker's claim is taking from at that instant, so
+// that workers of every replica share the queue without waiting for each
+// other; on SQLite (one process) SQLite's single writer serialises the
+// claims. A claim moves the row's due time to the end of a lease
+// (Config.Lease, longer than a wait for a slot, an attempt and the
+// outcome's record can take: two attempts' time and a few seconds) and
+// stamps it with a token: a worker that dies mid-attempt loses the row
+// when the lease ends and another makes the attempt again. Delivery is
+// therefore at least once; receivers deduplicate on the event's id, the
+// same on every attempt. An outcome is recorded only while the token
+// still matches, so the late outcome of a worker whose lease ran out is
+// dropped, not counted twice.
 //
 // # Recording
 //

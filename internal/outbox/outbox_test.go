@@ -521,6 +521,64 @@ func TestRunShutdown(t *testing.T) {
 	})
 }
 
+// TestRunsTakeTurns: a second Run on one worker waits until the first
+// returns, then delivers what the first gave back at its shutdown: the
+// two do not share the queue of claimed deliveries, where the first's
+// shutdown would stop the second's attempts.
+func TestRunsTakeTurns(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		for i := range 4 {
+			enqueue(t, db, event(fmt.Sprintf("msg_%d", i)), clock.Now(), int64(1+i))
+		}
+		s := newScript()
+		s.block = make(chan struct{})
+		s.started = make(chan struct{}, 4)
+		w := fairWorker(t, db, s, clock, Config{Concurrency: 2, BatchSize: 2, TenantSlots: 2, Poll: time.Hour})
+		run := func(ctx context.Context) <-chan struct{} {
+			done := make(chan struct{})
+			go func() {
+				w.Run(ctx)
+				close(done)
+			}()
+			return done
+		}
+		ctxA, cancelA := context.WithCancel(context.Background())
+		doneA := run(ctxA)
+		<-s.started
+		<-s.started
+		ctxB, cancelB := context.WithCancel(context.Background())
+		defer cancelB()
+		doneB := run(ctxB)
+		// The first stops: it gives back the two claimed ahead and
+		// records its two attempts.
+		cancelA()
+		close(s.block)
+		<-doneA
+		succeeded := func() int {
+			t.Helper()
+			n, err := db.NewSelect().Table("deskkit_outbox_deliveries").Where("status = ?", Succeeded).Count(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		guard := time.Now()
+		for succeeded() < 4 {
+			if time.Since(guard) > 10*time.Second {
+				t.Fatalf("%d of 4 deliveries succeeded after the first Run returned; the second Run does not deliver the rest", succeeded())
+			}
+			runtime.Gosched()
+		}
+		cancelB()
+		<-doneB
+		if got := s.total(); got != 4 {
+			t.Errorf("%d attempts; want 4, one each", got)
+		}
+	})
+}
+
 // TestRunDrainsABacklog: Run keeps claiming while due deliveries are
 // left, also when attempts end one at a time and each claim asks for the
 // one slot that came free; it does not wait for the poll (an hour here).

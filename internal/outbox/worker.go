@@ -158,8 +158,13 @@ type Config struct {
 	// DefaultFlushSize if 0.
 	FlushEvery time.Duration
 	FlushSize  int
-	// Lease is how long a claimed delivery stays the worker's: longer than
-	// an attempt can take. Required.
+	// Lease is how long a claimed delivery stays the worker's, from its
+	// claim: longer than two attempts can take plus the time to record
+	// the outcome, since a delivery Run claims ahead waits for a slot up
+	// to one attempt's time before its own attempt, and its outcome then
+	// waits for its flush (FlushEvery, and the flush's tries on a lost
+	// connection: about 2 to 4 s). A lease that ends first has the attempt
+	// made again and its outcome dropped. Required.
 	Lease time.Duration
 	// Schedule is the delay before each attempt; DefaultSchedule if nil.
 	Schedule []time.Duration
@@ -263,13 +268,19 @@ func CheckSchedule(s []time.Duration) error {
 }
 
 // Worker claims due deliveries of one kind and makes their attempts. It is
-// safe for concurrent use; one Worker per kind and process is enough, since
-// it runs Config.Concurrency attempts at once.
+// safe for concurrent use: RunOnce makes its batch's attempts itself,
+// beside Run's and other RunOnce calls', sharing with them only the
+// Concurrency slots; Run calls take turns (a second waits until the first
+// returns), since Run's claimed deliveries wait in one queue for its
+// runners. One Worker per kind and process is enough, since it runs
+// Config.Concurrency attempts at once.
 type Worker struct {
 	db   *bun.DB
 	cfg  Config
 	pg   bool
 	wake chan struct{}
+	// turn is held by the Run that runs: Run calls take turns.
+	turn chan struct{}
 	// freed gets a value (if it has none) whenever an attempt frees its
 	// slot.
 	freed chan struct{}
@@ -290,13 +301,14 @@ type Worker struct {
 	// cursor is where the next claim's steps through the targets start
 	// (PostgreSQL): the zero target once a claim reached the end.
 	cursor target
-	// queue holds claimed deliveries waiting for a slot, in claim order;
-	// runners is how many goroutines run attempts (at most Concurrency),
-	// each taking the queue's next delivery when its attempt ends.
-	// claimed is how many deliveries the worker holds (queued or in an
-	// attempt whose outcome the flusher has not taken), held how many of
-	// them each tenant's are. stopping is set once Run's context is done:
-	// runners start nothing more.
+	// queue holds Run's claimed deliveries waiting for a slot, in claim
+	// order; runners is how many goroutines run Run's attempts (at most
+	// Concurrency), each taking the queue's next delivery when its attempt
+	// ends. claimed is how many deliveries the worker holds (queued, or in
+	// an attempt of Run or RunOnce whose outcome has not been taken, or
+	// room a claim under way took), held how many of them each tenant's
+	// are. stopping is set once Run's context is done: runners start
+	// nothing more.
 	queue    []queued
 	runners  int
 	claimed  int
@@ -322,6 +334,7 @@ func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
 		cfg:   c,
 		pg:    isPostgres(db),
 		wake:  make(chan struct{}, 1),
+		turn:  make(chan struct{}, 1),
 		freed: make(chan struct{}, 1),
 		tel:   newAttemptTelemetry(c),
 		sleep: sleep,
@@ -355,7 +368,8 @@ func (w *Worker) Wake() {
 	}
 }
 
-// Run claims and delivers until ctx is done, then claims nothing new,
+// Run claims and delivers until ctx is done (once another Run on w has
+// returned, if one runs: Run calls take turns), then claims nothing new,
 // gives back the claimed deliveries whose attempts have not started (due
 // at once, for any worker), waits for the attempts in flight (each bounded
 // by the handler) and records their outcomes, and returns. It looks for
@@ -374,6 +388,12 @@ func (w *Worker) Wake() {
 // Recording in the package doc). Database errors are logged and retried
 // at the next poll.
 func (w *Worker) Run(ctx context.Context) {
+	select {
+	case w.turn <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-w.turn }()
 	w.prepareClaim(ctx)
 	if w.pg {
 		from := w.phase(ctx)
@@ -486,15 +506,13 @@ func (w *Worker) roomLocked(ahead int) int {
 	return w.cfg.Concurrency + ahead - w.claimed
 }
 
-// take queues batch's deliveries, each with attempt, and starts runners
-// for the idle slots; each runner's attempts hand their outcomes to
-// record.
+// take queues batch's deliveries (claimBatch's), each with attempt, and
+// starts runners for the idle slots; each runner's attempts hand their
+// outcomes to record.
 func (w *Worker) take(actx context.Context, batch []Delivery, attempt func(context.Context, Delivery) Outcome, inflight *sync.WaitGroup, record func(done)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.claimed += len(batch)
 	for _, d := range batch {
-		w.held[d.TenantID]++
 		w.queue = append(w.queue, queued{d, attempt})
 	}
 	for range min(w.cfg.Concurrency-w.runners, len(w.queue)) {
@@ -547,6 +565,11 @@ func (w *Worker) give(d Delivery) {
 		delete(w.held, d.TenantID)
 	}
 	w.mu.Unlock()
+	w.signalFreed()
+}
+
+// signalFreed tells a waiting Run that room came free.
+func (w *Worker) signalFreed() {
 	select {
 	case w.freed <- struct{}{}:
 	default:
@@ -577,11 +600,62 @@ func (w *Worker) giveBackQueue(ctx context.Context) {
 	}
 }
 
-// heldNow returns a copy of the deliveries each tenant holds in the
-// worker, and how many more it may claim with ahead of them waiting.
-func (w *Worker) heldNow(ahead int) (map[int64]int, int) {
+// RunOnce claims one batch of due deliveries, makes their attempts,
+// records their outcomes in one flush and returns how many it claimed.
+// Its batch is its own: it shares with Run and other RunOnce calls on the
+// worker only the Concurrency slots (it claims no more than are free).
+// Tests drive the worker with it and an injected clock; the verifier
+// sends a notice with it where Run does not run.
+func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	batch, attempt, _, err := w.claimBatch(ctx, 0)
+	if attempt == nil {
+		return len(batch), err
+	}
+	var (
+		attempts sync.WaitGroup
+		mu       sync.Mutex
+		results  []done
+	)
+	// As Run's, attempts and their record outlive ctx's cancel.
+	actx := context.WithoutCancel(ctx)
+	for _, d := range batch {
+		attempts.Go(func() {
+			w.attempt(actx, queued{d, attempt}, func(d done) {
+				mu.Lock()
+				defer mu.Unlock()
+				results = append(results, d)
+			})
+		})
+	}
+	attempts.Wait()
+	if len(results) > 0 {
+		w.flush(actx, results)
+	}
+	return len(batch), nil
+}
+
+// claimAndStart claims a batch (claimBatch) and queues it for Run's
+// runners, each attempt handing its outcome to record. It returns how
+// many it claimed and how many it asked for.
+func (w *Worker) claimAndStart(ctx context.Context, ahead int, inflight *sync.WaitGroup, record func(done)) (claimed, asked int, err error) {
+	batch, attempt, asked, err := w.claimBatch(ctx, ahead)
+	if attempt == nil {
+		return len(batch), asked, err
+	}
+	w.take(context.WithoutCancel(ctx), batch, attempt, inflight, record)
+	return len(batch), asked, nil
+}
+
+// claimBatch claims up to as many due deliveries as the worker has room
+// for, with ahead of them waiting for a slot (at most a batch), and opens
+// the batch: with attempt not nil, the deliveries returned are the
+// worker's (counted as claimed and held by their tenants) until each is
+// given (give). The room is taken before the claim, so that claims made
+// at once (Run's and RunOnce's) share the slots rather than each counting
+// them all. It returns how many it asked for; a batch that Open refused
+// comes back with the error and no attempt, left to its leases.
+func (w *Worker) claimBatch(ctx context.Context, ahead int) (batch []Delivery, attempt func(context.Context, Delivery) Outcome, asked int, err error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	held := make(map[int64]int, len(w.held))
 	for t, n := range w.held {
 		if n > w.cfg.TenantSlots-w.cfg.BatchSize {
@@ -590,64 +664,44 @@ func (w *Worker) heldNow(ahead int) (map[int64]int, int) {
 			held[t] = n
 		}
 	}
-	return held, w.roomLocked(ahead)
-}
-
-// RunOnce claims one batch of due deliveries, makes their attempts,
-// records their outcomes in one flush and returns how many it claimed.
-// Tests drive the worker with it and an injected clock.
-func (w *Worker) RunOnce(ctx context.Context) (int, error) {
-	var (
-		inflight sync.WaitGroup
-		mu       sync.Mutex
-		results  []done
-	)
-	w.mu.Lock()
-	w.stopping = false
+	asked = min(w.roomLocked(ahead), w.cfg.BatchSize)
+	// A shutdown claims nothing new.
+	if err = ctx.Err(); err != nil || asked <= 0 {
+		w.mu.Unlock()
+		return nil, nil, max(asked, 0), err
+	}
+	w.claimed += asked
 	w.mu.Unlock()
-	n, _, err := w.claimAndStart(ctx, 0, &inflight, func(d done) {
-		mu.Lock()
-		defer mu.Unlock()
-		results = append(results, d)
-	})
-	inflight.Wait()
-	if len(results) > 0 {
-		w.flush(context.WithoutCancel(ctx), results)
-	}
-	return n, err
-}
-
-// claimAndStart claims up to as many due deliveries as the worker has
-// room for, with ahead of them waiting for a slot (at most a batch), and
-// starts their attempts, each handing its outcome to record. It returns
-// how many it claimed and how many it asked for.
-func (w *Worker) claimAndStart(ctx context.Context, ahead int, inflight *sync.WaitGroup, record func(done)) (claimed, asked int, err error) {
-	held, room := w.heldNow(ahead)
-	asked = min(room, w.cfg.BatchSize)
-	// A shutdown claims nothing new. A claim's statement is not cut by the
-	// shutdown's cancel (cut after the rows were leased, it would leave
-	// them unattempted until their lease ends); a claim that returns after
-	// the cancel gives its rows back at once instead of attempting them.
-	if err := ctx.Err(); err != nil || asked <= 0 {
-		return 0, max(asked, 0), err
-	}
-	batch, err := w.claim(context.WithoutCancel(ctx), asked, held)
+	// A claim's statement is not cut by the shutdown's cancel (cut after
+	// the rows were leased, it would leave them unattempted until their
+	// lease ends); a claim that returns after the cancel gives its rows
+	// back at once instead of attempting them.
+	batch, err = w.claim(context.WithoutCancel(ctx), asked, held)
 	if err == nil && len(batch) > 0 && ctx.Err() != nil {
-		err = w.release(context.WithoutCancel(ctx), batch)
-		return 0, asked, errors.Join(ctx.Err(), err)
+		err = errors.Join(ctx.Err(), w.release(context.WithoutCancel(ctx), batch))
+		batch = nil
 	}
-	if err != nil || len(batch) == 0 {
-		return 0, asked, err
+	if err == nil && len(batch) > 0 {
+		// Attempts and their records outlive a shutdown's cancel: they
+		// are bounded by the handler's timeout, not cut half-way.
+		if attempt, err = w.cfg.Handler.Open(context.WithoutCancel(ctx), batch); err != nil {
+			attempt, err = nil, fmt.Errorf("open batch: %w", err)
+		}
 	}
-	// Attempts and their records outlive a shutdown's cancel: they are
-	// bounded by the handler's timeout, not cut half-way.
-	actx := context.WithoutCancel(ctx)
-	attempt, err := w.cfg.Handler.Open(actx, batch)
-	if err != nil {
-		return len(batch), asked, fmt.Errorf("open batch: %w", err)
+	kept := 0
+	if attempt != nil {
+		kept = len(batch)
 	}
-	w.take(actx, batch, attempt, inflight, record)
-	return len(batch), asked, nil
+	w.mu.Lock()
+	w.claimed -= asked - kept
+	for _, d := range batch[:kept] {
+		w.held[d.TenantID]++
+	}
+	w.mu.Unlock()
+	if kept < asked {
+		w.signalFreed()
+	}
+	return batch, attempt, asked, err
 }
 
 // jitter spreads d by +-Jitter.
