@@ -143,7 +143,9 @@
 // responses. Malformed query strings, unknown or repeated parameters,
 // malformed JSON, unknown JSON fields, keys given twice in one object (at
 // any depth: the last would otherwise win), wrong types, numbers out of
-// range are all 400 with a message naming the field. The message says what
+// range, strings that are not UTF-8 or escape half a surrogate pair
+// ("\ud800"; encoding/json would store either as U+FFFD) are all 400 with
+// a message naming the field. The message says what
 // the field must be from its Go type ("toAddress must be an array of arrays
 // of addresses"), and a number written with a leading zero (024172, not
 // JSON) is named as such, with the advice to write it as a string. A body over
