@@ -201,29 +201,6 @@ func parseInt64(field, s string) (int64, error) {
 	return n, nil
 }
 
-// timeLayout is the second date format the API accepts, besides RFC 3339.
-// It is read as UTC.
-const timeLayout = "2006-01-02 15:04:05"
-
-// parseTime reads a date as the API takes it (deletedDate, filter values,
-// since): RFC 3339 or timeLayout (UTC), in the years 1 to 9999 in UTC, cut
-// to the second, as deletion dates are kept.
-func parseTime(field, s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		t, err = time.ParseInLocation(timeLayout, s, time.UTC)
-	}
-	if err != nil {
-		return time.Time{}, deskkit.Invalid(field, "must be a date as RFC 3339 or yyyy-MM-dd HH:mm:ss")
-	}
-	// The range is checked in UTC, as the date is stored: 0001-01-01T00:00:00+01:00
-	// is year 0 in UTC, which PostgreSQL rejects.
-	if t = t.UTC(); t.Year() < 1 || t.Year() > 9999 {
-		return time.Time{}, deskkit.Invalid(field, "must be a date between the years 1 and 9999 in UTC")
-	}
-	return t.Truncate(time.Second), nil
-}
-
 var filterName = regexp.MustCompile(`^filters\[(\d+)\]\.(key|op|value)$`)
 
 func parseFilterName(name string) (int, string, error) {
