@@ -85,7 +85,9 @@
 // /api/v1/task/trash/10 a proxy or firewall rule on the path never saw.
 // Integer parameters (ids, projectId) have one spelling: decimal digits,
 // no sign, no leading zero; +5, 05 and, in a path, %35 are 400 rather than
-// 5. Query values are read after URL decoding, so projectId=%35 is 5.
+// 5. Query values are read after URL decoding, so projectId=%35 is 5. The
+// integers of filter values and a channel id written as a string in a body
+// are spelt the same way; ParseID reads ids so for a host's own routes.
 //
 // Every route rejects query parameters it does not declare, and
 // parameters given twice, with 400: a typo never reaches a destructive

@@ -35,7 +35,7 @@ func parseSearchQuery(v url.Values) (trash.Query, error) {
 		var err error
 		switch name {
 		case "projectId":
-			q.ProjectID, err = pathID(name, val)
+			q.ProjectID, err = ParseID(name, val)
 		case "targetName":
 			q.TargetName = val
 		case "targetType":
@@ -147,7 +147,7 @@ func (f rawFilter) parse(field string) (any, error) {
 		}
 		switch kind {
 		case trash.KindNumber:
-			return parseList(field, parts, parseInt64, 0)
+			return parseList(field, parts, parseInteger, 0)
 		case trash.KindDate:
 			return parseList(field, parts, parseTime, time.Unix(0, 0).UTC())
 		case trash.KindTargetType:
@@ -161,7 +161,7 @@ func (f rawFilter) parse(field string) (any, error) {
 	case trash.OpEqual, trash.OpNotEqual, trash.OpGreaterThan, trash.OpLessThan, trash.OpGreaterThanEqual, trash.OpLessThanEqual:
 		switch kind {
 		case trash.KindNumber:
-			n, err := parseInt64(field, f.value)
+			n, err := parseInteger(field, f.value)
 			return n, err
 		case trash.KindDate:
 			t, err := parseTime(field, f.value)
@@ -191,14 +191,6 @@ func parseList[T any](field string, parts []string, parse func(field, s string) 
 		out[i] = v
 	}
 	return out, nil
-}
-
-func parseInt64(field, s string) (int64, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, deskkit.Invalid(field, "must be an integer")
-	}
-	return n, nil
 }
 
 var filterName = regexp.MustCompile(`^filters\[(\d+)\]\.(key|op|value)$`)
