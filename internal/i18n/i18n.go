@@ -20,6 +20,7 @@ package i18n
 import (
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -177,6 +178,17 @@ func Parse(tag string) (language.Tag, error) {
 		return language.Und, fmt.Errorf("i18n: %q: subtags are joined by hyphens", tag)
 	}
 	return language.Parse(tag)
+}
+
+// UnknownSubtag is the subtag that Parse's err says no registry has
+// ("klingon" is none such: no language subtag has 5 to 8 letters, so it is
+// ill-formed for Parse), "" if err says none.
+func UnknownSubtag(err error) string {
+	var v language.ValueError
+	if errors.As(err, &v) {
+		return v.Subtag()
+	}
+	return ""
 }
 
 // Exact is Bundle.Exact for the languages tags.

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/addr"
@@ -1111,9 +1110,8 @@ func CheckLocale(field, locale string) (string, error) {
 			parts[i] = strings.ToLower(p)
 		}
 	}
-	var unknown language.ValueError
-	if _, err := i18n.Parse(locale); errors.As(err, &unknown) {
-		return "", deskkit.Invalid(field, "must be a valid BCP 47 language tag, such as en or zh-CN: %s is no registered subtag", unknown.Subtag())
+	if _, err := i18n.Parse(locale); i18n.UnknownSubtag(err) != "" {
+		return "", deskkit.Invalid(field, "must be a valid BCP 47 language tag, such as en or zh-CN: %s is no registered subtag", i18n.UnknownSubtag(err))
 	} else if err != nil {
 		// Well-formed as far as the loop looked, but not a tag: a
 		// language subtag of 5 to 8 letters (none is registered), subtags
