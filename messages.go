@@ -77,6 +77,21 @@ func (m *Messages) Matched(choices ...string) (language.Tag, bool) {
 	return m.b.Matched(choices...)
 }
 
+// Language is the language of m that tag names exactly, and whether it
+// names one: tag has the language and script of one of m's catalogues,
+// once its likely subtags are filled in (zh, zh-CN and zh-Hans-CN name
+// zh-Hans; en-US and en-GB name en, whose text names no region). Match
+// settles for the closest language; a setting that names a language must
+// not: zh-TW (Traditional Chinese) names no language of the shipped
+// catalogues, nor does tlh, nor anything that is no valid BCP 47 tag. A nil
+// *Messages has English only.
+func (m *Messages) Language(tag string) (language.Tag, bool) {
+	if m == nil {
+		return i18n.Exact([]language.Tag{language.English}, tag)
+	}
+	return m.b.Exact(tag)
+}
+
 // Sprintf formats the message key (its English text, a fmt format) with
 // args in tag's language: its translation if m has one, else the English
 // text. Arguments that are themselves messages (a Text, an *InputError, any

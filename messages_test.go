@@ -112,3 +112,34 @@ func TestNewMessagesRefusesBadCatalogue(t *testing.T) {
 		t.Error("Has")
 	}
 }
+
+// Issue 28, fault 8: a setting that names a language (the server's
+// default) must name one of the catalogues exactly: same language, same
+// script. Match settles for the closest, so zh-TW passed as zh-Hans.
+func TestMessagesLanguage(t *testing.T) {
+	msgs, err := deskkit.NewMessages(fstest.MapFS{"ja.json": {Data: []byte(`{"Success": "成功しました"}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tag, want := range map[string]string{
+		"en": "en", "EN": "en", "en-US": "en", "en-GB": "en", "en-Latn": "en",
+		"zh": "zh-Hans", "zh-CN": "zh-Hans", "zh-cn": "zh-Hans", "zh-Hans": "zh-Hans", "zh-Hans-CN": "zh-Hans", "zh-SG": "zh-Hans", "zh-Hans-TW": "zh-Hans",
+		"ja": "ja", "ja-JP": "ja",
+		// Not exactly a catalogue's language, or no tag at all.
+		"zh-TW": "", "zh-HK": "", "zh-Hant": "", "zh-Hant-CN": "", "yue": "", "tlh": "", "i-klingon": "", "klingon": "",
+		"fr": "", "und": "", "und-Hans": "", "Hans": "", "en-Cyrl": "", "": "", "zh_CN": "", "not a tag": "",
+	} {
+		got, ok := msgs.Language(tag)
+		if ok != (want != "") || (ok && got.String() != want) {
+			t.Errorf("Language(%q) = %v, %v; want %q", tag, got, ok, want)
+		}
+	}
+	// A nil *Messages has English alone.
+	var none *deskkit.Messages
+	if got, ok := none.Language("en-US"); !ok || got.String() != "en" {
+		t.Errorf("nil Language(en-US) = %v, %v", got, ok)
+	}
+	if _, ok := none.Language("zh-CN"); ok {
+		t.Error("nil Messages have zh-CN")
+	}
+}

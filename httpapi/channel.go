@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/swaggest/jsonschema-go"
 
@@ -59,15 +58,13 @@ func (c channelID) int64() (int64, error) {
 			s = ""
 		}
 	}
-	bad := s == "" || len(s) > 19
-	for _, r := range s {
-		bad = bad || r < '0' || r > '9'
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if bad || err != nil || n < 1 {
+	// A string has the one spelling of ids (ParseID): "042" and "+42"
+	// are refused as a path's 042 and +42 are.
+	n, err := ParseID("id", s)
+	if err != nil && !misspelt(s) {
 		return 0, deskkit.Invalid("id", "must be a positive integer, written as a number or a string of digits")
 	}
-	return n, nil
+	return n, err
 }
 
 // JSONSchema is a number or a string of digits.
@@ -77,7 +74,7 @@ func (channelID) JSONSchema() (jsonschema.Schema, error) {
 		WithExamples(42).
 		WithOneOf(
 			(&jsonschema.Schema{}).WithType(jsonschema.Integer.Type()).WithFormat("int64").WithMinimum(1).WithDescription("The id as a JSON number.").ToSchemaOrBool(),
-			(&jsonschema.Schema{}).WithType(jsonschema.String.Type()).WithPattern("^[0-9]{1,19}$").WithMinLength(1).WithMaxLength(19).WithDescription("The id as a string of digits.").ToSchemaOrBool(),
+			(&jsonschema.Schema{}).WithType(jsonschema.String.Type()).WithPattern("^[1-9][0-9]{0,18}$").WithMinLength(1).WithMaxLength(19).WithDescription("The id as a string of digits, without a sign or leading zeros.").ToSchemaOrBool(),
 		)
 	return s, nil
 }

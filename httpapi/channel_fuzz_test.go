@@ -112,6 +112,14 @@ func FuzzChannelBodies(f *testing.F) {
 		{`{"id": {}, "channelType": null, "name": null, "address": null, "secret": null}`, "a?b"},
 		{`{"channelType": "WEBHOOK", "name": "` + strings.Repeat("n", 101) + `", "address": "https://hooks.example/"}`, strings.Repeat("9", 30)},
 		{`{"channelType": "WEBHOOK", "name": "\u0000\u202e", "address": "https://hooks.example/` + strings.Repeat("a", 2000) + `"}`, "EMAIL "},
+		// Bytes that are not UTF-8, and escapes of half a surrogate pair:
+		// encoding/json would read each as U+FFFD (issue 28, fault 5).
+		{"{\"channelType\": \"WEBHOOK\", \"name\": \"bad \xff\xfe\", \"address\": \"https://hooks.example/deskkit\"}", "WEBHOOK\xff"},
+		{"{\"channelType\": \"EMAIL\", \"name\": \"On call\", \"address\": \"ann\xc3@example.com\"}", "EMAIL"},
+		{"{\"channelType\": \"DINGTALK\", \"name\": \"Ding\", \"address\": \"https://oapi.dingtalk.com/robot/send?access_token=tok\", \"secret\": \"SEC\xed\xa0\x80\"}", "DINGTALK"},
+		{`{"channelType": "WEBHOOK", "name": "Ops \ud800", "address": "https://hooks.example/deskkit"}`, "\xc0\xaf"},
+		{`{"channelType": "WEBHOOK", "name": "\ud83d\ude00 \\udc00 \ufffd", "address": "https://hooks.example/deskkit"}`, "WEBHOOK"},
+		{"{\"channelType\": \"WEBHOOK\", \"name\": \"\xef\xbf\xbd\", \"address\": \"https://hooks.example/\\udfff\"}", "EMAIL"},
 		// Malformed JSON.
 		{``, ``},
 		{`null`, `null`},
@@ -171,7 +179,11 @@ func FuzzChannelBodies(f *testing.F) {
 			req.Header.Set("Authorization", "Bearer "+token)
 			rec := httptest.NewRecorder()
 			srv.ServeHTTP(rec, req)
-			if err := checkChannelFuzzAnswer(rec); err != nil {
+			err := checkChannelFuzzAnswer(rec)
+			if err == nil && rec.Code == http.StatusOK && r.method != http.MethodGet && r.method != http.MethodDelete {
+				err = checkDecodedAsWritten(body)
+			}
+			if err != nil {
 				t.Fatalf("%s (%s %s), body %q, segment %q: %v", r.op, r.method, r.target(segment), body, segment, err)
 			}
 		}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"golang.org/x/text/language"
 
@@ -27,6 +30,14 @@ import (
 // answers 413 request_too_large, naming the limit. Keys match field names exactly: encoding/json would
 // take "MOBILE" for the field mobile, DecodeJSON answers that it is not a
 // field of this request.
+//
+// A string holding bytes that are not UTF-8 is refused, naming its field
+// ("name must be valid UTF-8"), as the same bytes in a query are: encoding/json
+// would silently store each as U+FFFD. So is an escape of half a surrogate
+// pair without its other half ("\ud800"), which encodes no character and
+// which encoding/json would also turn into U+FFFD; a pair
+// ("\ud83d\ude00") is the character it encodes, and "\ufffd" written as
+// such is taken as written.
 func DecodeJSON(r *http.Request, dst any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -51,6 +62,12 @@ func DecodeJSON(r *http.Request, dst any) error {
 			return jsonError(err, body, reflect.TypeOf(dst))
 		}
 		return deskkit.Invalid("body", "must hold exactly one JSON object")
+	}
+	// checkKeys names the string that is not UTF-8; this catches what it
+	// cannot reach (a string nested deeper than maxKeyDepth), never
+	// anything else: outside strings such bytes are no JSON.
+	if !utf8.Valid(body) {
+		return deskkit.Invalid("body", "must be valid UTF-8")
 	}
 	return nil
 }
@@ -273,56 +290,132 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // checkKeys walks body's tokens beside dst's type, before encoding/json
 // decodes it, for what encoding/json lets through: a key given twice in
-// one object (the last would win) and a key that names a field of a struct
-// only without regard to case. Objects decoded into maps, interfaces and
-// json.Unmarshalers are checked for duplicates only. Malformed JSON is
-// left to the decoder, which says where it is.
+// one object (the last would win), a key that names a field of a struct
+// only without regard to case, and a string (key or value) that is not
+// UTF-8 or holds half a surrogate pair (see DecodeJSON), which encoding/json
+// would turn into U+FFFD. Objects decoded into maps, interfaces and
+// json.Unmarshalers are checked for duplicates and UTF-8 only. Malformed
+// JSON is left to the decoder, which says where it is.
 func checkKeys(body []byte, dst reflect.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
+	w := walker{dec: json.NewDecoder(bytes.NewReader(body)), body: body}
+	w.dec.UseNumber()
 	var in *deskkit.InputError
-	if err := walkValue(dec, dst, "", 0); errors.As(err, &in) {
+	if err := w.value(dst, "", 0); errors.As(err, &in) {
 		return in
 	}
 	return nil
 }
 
-func walkValue(dec *json.Decoder, t reflect.Type, path string, depth int) error {
+// walker reads the tokens of body.
+type walker struct {
+	dec  *json.Decoder
+	body []byte
+}
+
+// token reads the next token; a string token is checked as written in the
+// body, before encoding/json replaced what is not UTF-8. field names it: a
+// key is named by the object it is in, "body" at the top.
+func (w walker) token(field string) (json.Token, error) {
+	start := w.dec.InputOffset()
+	tok, err := w.dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := tok.(string); ok {
+		// Between start and the end of the token: the string as written,
+		// after the delimiters (',' ':') and spaces before it.
+		if err := checkUTF8(cmp.Or(field, "body"), w.body[start:w.dec.InputOffset()]); err != nil {
+			return nil, err
+		}
+	}
+	return tok, nil
+}
+
+// checkUTF8 refuses raw, a JSON string as written, when it holds bytes that
+// are not UTF-8 or an escape of half a surrogate pair without the other half.
+func checkUTF8(field string, raw []byte) error {
+	if !utf8.Valid(raw) {
+		return deskkit.Invalid(field, "must be valid UTF-8")
+	}
+	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i+1 < len(raw); {
+		if raw[i+1] != 'u' {
+			i = nextEscape(raw, i+2)
+			continue
+		}
+		r := hex4(raw[i+2:])
+		switch {
+		case utf16.IsSurrogate(r) && r < 0xdc00 && len(raw) >= i+12 && raw[i+6] == '\\' && raw[i+7] == 'u' &&
+			0xdc00 <= hex4(raw[i+8:]) && hex4(raw[i+8:]) < 0xe000:
+			i = nextEscape(raw, i+12) // a pair
+		case utf16.IsSurrogate(r):
+			return deskkit.Invalid(field, "must be valid UTF-8; %s alone is half of a surrogate pair, no character", string(raw[i:i+6]))
+		default:
+			i = nextEscape(raw, i+6)
+		}
+	}
+	return nil
+}
+
+// nextEscape is the index of the first backslash of raw at or after i, or -1.
+func nextEscape(raw []byte, i int) int {
+	if i >= len(raw) {
+		return -1
+	}
+	if j := bytes.IndexByte(raw[i:], '\\'); j >= 0 {
+		return i + j
+	}
+	return -1
+}
+
+// hex4 is the value of the four hex digits b starts with (the decoder has
+// checked them, since the token was read); -1 if it does not.
+func hex4(b []byte) rune {
+	if len(b) < 4 {
+		return -1
+	}
+	n, err := strconv.ParseUint(string(b[:4]), 16, 32)
+	if err != nil {
+		return -1
+	}
+	return rune(n)
+}
+
+func (w walker) value(t reflect.Type, path string, depth int) error {
 	if depth > maxKeyDepth {
 		return errors.New("too deep")
 	}
-	tok, err := dec.Token()
+	tok, err := w.token(path)
 	if err != nil {
 		return err
 	}
 	t = plain(t)
 	switch tok {
 	case json.Delim('{'):
-		return walkObject(dec, t, path, depth)
+		return w.object(t, path, depth)
 	case json.Delim('['):
 		var elem reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			elem = t.Elem()
 		}
-		for dec.More() {
-			if err := walkValue(dec, elem, path, depth+1); err != nil {
+		for w.dec.More() {
+			if err := w.value(elem, path, depth+1); err != nil {
 				return err
 			}
 		}
-		_, err := dec.Token()
+		_, err := w.dec.Token()
 		return err
 	}
 	return nil
 }
 
-func walkObject(dec *json.Decoder, t reflect.Type, path string, depth int) error {
+func (w walker) object(t reflect.Type, path string, depth int) error {
 	var fields map[string]reflect.Type
 	if t != nil && t.Kind() == reflect.Struct {
 		fields = fieldsOf(t)
 	}
 	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
+	for w.dec.More() {
+		tok, err := w.token(path)
 		if err != nil {
 			return err
 		}
@@ -346,11 +439,11 @@ func walkObject(dec *json.Decoder, t reflect.Type, path string, depth int) error
 		case t != nil && t.Kind() == reflect.Map:
 			vt = t.Elem()
 		}
-		if err := walkValue(dec, vt, name, depth+1); err != nil {
+		if err := w.value(vt, name, depth+1); err != nil {
 			return err
 		}
 	}
-	_, err := dec.Token()
+	_, err := w.dec.Token()
 	return err
 }
 

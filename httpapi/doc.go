@@ -85,7 +85,9 @@
 // /api/v1/task/trash/10 a proxy or firewall rule on the path never saw.
 // Integer parameters (ids, projectId) have one spelling: decimal digits,
 // no sign, no leading zero; +5, 05 and, in a path, %35 are 400 rather than
-// 5. Query values are read after URL decoding, so projectId=%35 is 5.
+// 5. Query values are read after URL decoding, so projectId=%35 is 5. The
+// integers of filter values and a channel id written as a string in a body
+// are spelt the same way; ParseID reads ids so for a host's own routes.
 //
 // Every route rejects query parameters it does not declare, and
 // parameters given twice, with 400: a typo never reaches a destructive
@@ -144,7 +146,9 @@
 // responses. Malformed query strings, unknown or repeated parameters,
 // malformed JSON, unknown JSON fields, keys given twice in one object (at
 // any depth: the last would otherwise win), wrong types, numbers out of
-// range are all 400 with a message naming the field. The message says what
+// range, strings that are not UTF-8 or escape half a surrogate pair
+// ("\ud800"; encoding/json would store either as U+FFFD) are all 400 with
+// a message naming the field. The message says what
 // the field must be from its Go type ("toAddress must be an array of arrays
 // of addresses"), and a number written with a leading zero (024172, not
 // JSON) is named as such, with the advice to write it as a string. A body over

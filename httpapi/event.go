@@ -49,7 +49,7 @@ type hourlyRequest struct {
 
 type recoverRequest struct {
 	ID    int64  `path:"id" minimum:"1" example:"42" description:"Id of the channel."`
-	Since string `query:"since" required:"true" example:"2026-11-22T01:00:00Z" description:"Deliveries created at or after this moment. RFC 3339 (2026-11-22T01:00:00Z) or yyyy-MM-dd HH:mm:ss, read as UTC."`
+	Since string `query:"since" required:"true" pattern:"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])| ([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9])$" example:"2026-11-22T01:00:00Z" description:"Deliveries created at or after this moment. RFC 3339 (2026-11-22T01:00:00Z; T and Z also in lower case; offsets up to ±23:59) or yyyy-MM-dd HH:mm:ss, read as UTC."`
 }
 
 // recovered is the answer to a recover: how many deliveries were queued

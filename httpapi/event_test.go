@@ -240,7 +240,12 @@ func init() {
 			{name: "recover without since", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover"), prepare: storedWebhook,
 				token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
 			{name: "recover bad since", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover?since=yesterday"), prepare: storedWebhook,
-				token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+				token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
+			// Issue 28, fault 8: since is read by the one date parser.
+			{name: "recover since in lower case", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover?since=2026-01-01t08:00:00%2B08:00"), prepare: published,
+				token: "bob", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return map[string]any{"count": 0} }},
+			{name: "recover since with no offset", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover?since=2026-01-01T08:00:00%2B24:00"), prepare: storedWebhook,
+				token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
 			{name: "recover disabled", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover" + since), prepare: disabledWithDelivery,
 				token: "bob", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyChannelDisabled},
 			{name: "recover throttled", op: "recoverEventDeliveries", method: http.MethodPost, target: channelOp("/recover" + since), prepare: resendsUsed,

@@ -290,10 +290,12 @@ func TestDefaultLanguageValidated(t *testing.T) {
 			t.Errorf("DefaultLanguage %q: %v", tag, err)
 		}
 	}
-	for _, tag := range []string{"fr", "ja", "not a tag"} {
+	// Issue 28, fault 8: zh-TW (and what else Match takes for the closest
+	// language) started a server whose default is another language.
+	for _, tag := range []string{"fr", "ja", "not a tag", "zh-TW", "zh-HK", "zh-Hant", "tlh", "klingon", "zh_CN", "und"} {
 		_, err := New(&Config{Authenticator: users, DefaultLanguage: tag})
-		if err == nil || !strings.Contains(err.Error(), "DefaultLanguage") {
-			t.Errorf("DefaultLanguage %q: %v, want an error naming DefaultLanguage", tag, err)
+		if err == nil || !strings.Contains(err.Error(), "DefaultLanguage") || !strings.Contains(err.Error(), "en, zh-Hans") {
+			t.Errorf("DefaultLanguage %q: %v, want an error naming DefaultLanguage and the languages", tag, err)
 		}
 	}
 }

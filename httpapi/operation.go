@@ -211,7 +211,7 @@ func (fd fieldDecoder) decode(r *http.Request, v url.Values, dst reflect.Value) 
 	}
 	switch fd.kind {
 	case reflect.Int64:
-		n, err := pathID(fd.name, s)
+		n, err := ParseID(fd.name, s)
 		if err != nil {
 			return err
 		}
@@ -231,15 +231,6 @@ func (fd fieldDecoder) decode(r *http.Request, v url.Values, dst reflect.Value) 
 		dst.SetString(s)
 	}
 	return nil
-}
-
-// pathID reads a positive int64.
-func pathID(name, s string) (int64, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 1 {
-		return 0, deskkit.Invalid(name, "must be a positive integer")
-	}
-	return n, nil
 }
 
 // wildcards lists the {name} segments of a template.

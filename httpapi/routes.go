@@ -427,15 +427,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, va
 	envelope.Write(w, http.StatusOK, env)
 }
 
-// canonicalInt is the one spelling of an integer: decimal digits, no plus
-// sign, no leading zero.
-var canonicalInt = regexp.MustCompile(`^(0|-?[1-9][0-9]*)$`)
-
 // checkSpelling answers 400 for an integer parameter written other than
-// canonically (+5, 05, %35 in a path): every id has one spelling, so no
-// rule on the path or the query (a proxy's, a firewall's, a log search)
-// can be sidestepped by writing it another way. What is not an integer at
-// all is left to the endpoint's own rule.
+// canonically (+5, 05, %35 in a path; see ParseID): every id has one
+// spelling, so no rule on the path or the query (a proxy's, a firewall's, a
+// log search) can be sidestepped by writing it another way. What is not an
+// integer at all is left to the endpoint's own rule.
 func checkSpelling(p param, raw, value string) error {
 	if !p.integer || canonicalInt.MatchString(raw) {
 		return nil
@@ -443,7 +439,7 @@ func checkSpelling(p param, raw, value string) error {
 	if _, err := strconv.ParseInt(value, 10, 64); err != nil {
 		return nil
 	}
-	return deskkit.Invalid(p.name, "must be written as plain decimal digits, without a sign, leading zeros or escapes")
+	return errMisspelt(p.name)
 }
 
 // checkPath checks the spelling of the path parameters, from their escaped

@@ -35,7 +35,7 @@ func parseSearchQuery(v url.Values) (trash.Query, error) {
 		var err error
 		switch name {
 		case "projectId":
-			q.ProjectID, err = pathID(name, val)
+			q.ProjectID, err = ParseID(name, val)
 		case "targetName":
 			q.TargetName = val
 		case "targetType":
@@ -147,7 +147,7 @@ func (f rawFilter) parse(field string) (any, error) {
 		}
 		switch kind {
 		case trash.KindNumber:
-			return parseList(field, parts, parseInt64, 0)
+			return parseList(field, parts, parseInteger, 0)
 		case trash.KindDate:
 			return parseList(field, parts, parseTime, time.Unix(0, 0).UTC())
 		case trash.KindTargetType:
@@ -161,7 +161,7 @@ func (f rawFilter) parse(field string) (any, error) {
 	case trash.OpEqual, trash.OpNotEqual, trash.OpGreaterThan, trash.OpLessThan, trash.OpGreaterThanEqual, trash.OpLessThanEqual:
 		switch kind {
 		case trash.KindNumber:
-			n, err := parseInt64(field, f.value)
+			n, err := parseInteger(field, f.value)
 			return n, err
 		case trash.KindDate:
 			t, err := parseTime(field, f.value)
@@ -191,37 +191,6 @@ func parseList[T any](field string, parts []string, parse func(field, s string) 
 		out[i] = v
 	}
 	return out, nil
-}
-
-func parseInt64(field, s string) (int64, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, deskkit.Invalid(field, "must be an integer")
-	}
-	return n, nil
-}
-
-// timeLayout is the second date format the API accepts, besides RFC 3339.
-// It is read as UTC.
-const timeLayout = "2006-01-02 15:04:05"
-
-// parseTime reads a date as the API takes it (deletedDate, filter values,
-// since): RFC 3339 or timeLayout (UTC), in the years 1 to 9999 in UTC, cut
-// to the second, as deletion dates are kept.
-func parseTime(field, s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		t, err = time.ParseInLocation(timeLayout, s, time.UTC)
-	}
-	if err != nil {
-		return time.Time{}, deskkit.Invalid(field, "must be a date as RFC 3339 or yyyy-MM-dd HH:mm:ss")
-	}
-	// The range is checked in UTC, as the date is stored: 0001-01-01T00:00:00+01:00
-	// is year 0 in UTC, which PostgreSQL rejects.
-	if t = t.UTC(); t.Year() < 1 || t.Year() > 9999 {
-		return time.Time{}, deskkit.Invalid(field, "must be a date between the years 1 and 9999 in UTC")
-	}
-	return t.Truncate(time.Second), nil
 }
 
 var filterName = regexp.MustCompile(`^filters\[(\d+)\]\.(key|op|value)$`)

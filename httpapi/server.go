@@ -21,6 +21,7 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/i18n"
 	"github.com/deskkit/deskkit/internal/ratelog"
 	"github.com/deskkit/deskkit/internal/telemetry"
 )
@@ -93,8 +94,10 @@ type Config struct {
 	// A host that adds a language or rewords a message passes its own.
 	Messages *deskkit.Messages
 	// DefaultLanguage is the server's default language, the last of the
-	// choices a request's language is matched against: a BCP 47 tag among
-	// Messages.Languages ("en", "zh-CN"). Empty, answers are in English
+	// choices a request's language is matched against: a BCP 47 tag that
+	// names one of Messages.Languages exactly (deskkit.Messages.Language:
+	// "en", "zh-CN"; New refuses "zh-TW", which Match would take for
+	// zh-Hans). Empty, answers are in English
 	// when nothing else names a language, and the service's context then
 	// carries none (see Languages in the package documentation).
 	DefaultLanguage string
@@ -160,16 +163,16 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// defaultLanguage is the language of Messages that tag names, or an error
-// when it names none of them.
+// defaultLanguage is the language of Messages that tag names exactly
+// (deskkit.Messages.Language: zh-CN names zh-Hans, zh-TW does not), or an
+// error naming the setting and the languages there are.
 func defaultLanguage(m *deskkit.Messages, tag string) (language.Tag, error) {
-	t, err := language.Parse(tag)
-	if err != nil {
-		return language.Und, fmt.Errorf("httpapi: DefaultLanguage %q is no BCP 47 language tag", tag)
+	if _, err := i18n.Parse(tag); err != nil {
+		return language.Und, fmt.Errorf("httpapi: Config.DefaultLanguage %q is no BCP 47 language tag; Messages has %s", tag, languageList(m))
 	}
-	got := m.Match(tag)
-	if base, _ := t.Base(); got == language.English && base.String() != "en" {
-		return language.Und, fmt.Errorf("httpapi: DefaultLanguage %q is none of the languages of Messages (%s)", tag, languageList(m))
+	got, ok := m.Language(tag)
+	if !ok {
+		return language.Und, fmt.Errorf("httpapi: Config.DefaultLanguage %q is none of the languages of Messages: %s (a tag of the same language and script, such as en-US or zh-CN, names one; the closest is not enough)", tag, languageList(m))
 	}
 	return got, nil
 }

@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/httpapi"
@@ -86,6 +89,15 @@ func FuzzVerifyBodies(f *testing.F) {
 		{`{"bizKey": "SIGNIN", "toAddress": [["a@example.com", "b@example.com", "c@example.com", "d@example.com", "e@example.com", "f@example.com"]]}`, ""},
 		{`{"email": "ä@exämple.com", "bizKey": "BIND_EMAIL", "verificationCode": "1"}`, "email=%C3%A4%40ex%C3%A4mple.com"},
 		{`{"username": "\ud800", "firstName": "a\u0007", "gender": "", "avatar": "javascript:alert(1)"}`, ""},
+		// Bytes that are not UTF-8, and escapes of half a surrogate pair:
+		// encoding/json would read each as U+FFFD (issue 28, fault 5).
+		{"{\"username\": \"bad \xff\xfe\", \"firstName\": \"Ann\"}", "bizKey=SIGNIN&email=bad%FF%FE%40example.com&verificationCode=1"},
+		{"{\"firstName\": \"Ann\", \"title\": \"\xc3\", \"address\": \"\xed\xa0\x80\"}", "bizKey=SIGNIN&mobile=%C3&country=CN&verificationCode=1"},
+		{"{\"bizKey\": \"SIGNIN\", \"toAddress\": [[\"a@example.com\", \"\xc0\xaf@example.com\"]]}", "bizKey=SIGNIN&country=%ED%A0%80"},
+		{"{\"bizKey\": \"SIGNIN\", \"mobile\": \"138\x80\", \"country\": \"CN\"}", ""},
+		{`{"lastName": "\udc00", "landline": "\ud83d\u0041"}`, ""},
+		{`{"fullName": "\ud83d\ude00 \\ud800", "avatar": "https://example.com/\ufffd.png"}`, ""},
+		{"{\"fullName\": \"\xef\xbf\xbd\", \"b\xffad\": 1}", ""},
 		// Malformed JSON and query strings.
 		{``, ``},
 		{`null`, `%zz`},
@@ -134,7 +146,11 @@ func FuzzVerifyBodies(f *testing.F) {
 				req.Header.Set("Authorization", "Bearer "+token)
 				rec := httptest.NewRecorder()
 				srv.ServeHTTP(rec, req)
-				if err := checkFuzzAnswer(r, rec); err != nil {
+				err := checkFuzzAnswer(r, rec)
+				if err == nil && !r.query && rec.Code == http.StatusOK {
+					err = checkDecodedAsWritten(body)
+				}
+				if err != nil {
 					t.Fatalf("%s (%s %s) as %s, body %q, query %q: %v", r.op, r.method, r.path, token, body, query, err)
 				}
 			}
@@ -207,4 +223,47 @@ func checkFuzzError(rec *httptest.ResponseRecorder, env fuzzEnvelope, key string
 		return errors.New("a 400 without a message")
 	}
 	return nil
+}
+
+// checkDecodedAsWritten is the rule for a body a route took (issue 28,
+// fault 5): it is UTF-8, and each U+FFFD in its strings was written so (as
+// the character or as \ufffd), never put there by encoding/json for a byte
+// that is not UTF-8 or for half a surrogate pair.
+func checkDecodedAsWritten(body []byte) error {
+	if !utf8.Valid(body) {
+		return errors.New("a body that is not UTF-8 was taken")
+	}
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return nil // not one JSON value: no string of it was taken
+	}
+	written := bytes.Count(body, []byte("\ufffd")) + len(writtenFFFD.FindAll(body, -1))
+	if decoded := countFFFD(v); decoded > written {
+		return fmt.Errorf("a body was taken with %d U+FFFD where it wrote %d: encoding/json replaced what was no UTF-8", decoded, written)
+	}
+	return nil
+}
+
+// writtenFFFD is U+FFFD written as an escape, in any case.
+var writtenFFFD = regexp.MustCompile(`\\u[fF]{3}[dD]`)
+
+// countFFFD counts U+FFFD in the keys and strings of a decoded JSON value.
+func countFFFD(v any) int {
+	switch v := v.(type) {
+	case string:
+		return strings.Count(v, "\ufffd")
+	case []any:
+		n := 0
+		for _, e := range v {
+			n += countFFFD(e)
+		}
+		return n
+	case map[string]any:
+		n := 0
+		for k, e := range v {
+			n += strings.Count(k, "\ufffd") + countFFFD(e)
+		}
+		return n
+	}
+	return 0
 }

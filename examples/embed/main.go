@@ -592,10 +592,12 @@ func (h *host) setPassword(w http.ResponseWriter, r *http.Request) {
 		LinkSecret string `json:"linkSecret"`
 		Password   string `json:"password"`
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		http.Error(w, `the body must be {"linkSecret": "...", "password": "..."}`, http.StatusBadRequest)
+	// httpapi.DecodeJSON, not a bare json.Decoder: it refuses a password
+	// that is not UTF-8 (encoding/json would hash its bad bytes as U+FFFD),
+	// unknown fields and keys given twice, naming the field.
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	if err := httpapi.DecodeJSON(r, &req); err != nil {
+		http.Error(w, err.Error()+`; the body must be {"linkSecret": "...", "password": "..."}`, http.StatusBadRequest)
 		return
 	}
 	if n := len(req.Password); n < minPasswordLength || n > maxPasswordLength {

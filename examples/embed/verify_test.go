@@ -530,6 +530,8 @@ func TestSetPassword(t *testing.T) {
 		{"an unknown field", "key-ada", map[string]string{"linkSecret": secret, "password": password, "old": "x"}, http.StatusBadRequest, ""},
 		{"a short password", "key-ada", map[string]string{"linkSecret": secret, "password": "short"}, http.StatusBadRequest, ""},
 		{"a password over 72 bytes", "key-ada", map[string]string{"linkSecret": secret, "password": strings.Repeat("x", 73)}, http.StatusBadRequest, ""},
+		// Issue 28, fault 5: bytes that are not UTF-8 were hashed as U+FFFD.
+		{"a password not UTF-8", "key-ada", json.RawMessage(`{"linkSecret": "` + secret + "\", \"password\": \"correct horse \xff\xfe\"}"), http.StatusBadRequest, ""},
 		{"a SIGNIN secret", "key-ada", map[string]string{"linkSecret": signin, "password": password}, http.StatusForbidden, ""},
 		{"no secret", "key-ada", map[string]string{"password": password}, http.StatusForbidden, ""},
 		// The refusals above did not spend the secret.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -411,6 +412,9 @@ func TestDemoBadInput(t *testing.T) {
 			{"word id", http.MethodGet, "/api/v1/demo/task/abc", nil, "id"},
 			{"zero id", http.MethodDelete, "/api/v1/demo/sprint/0", nil, "id"},
 			{"huge id", http.MethodGet, "/api/v1/demo/sprint/99999999999999999999", nil, "id"},
+			// Issue 28, fault 8: ids have one spelling on every route.
+			{"plus id", http.MethodGet, "/api/v1/demo/sprint/+" + strconv.FormatInt(active, 10), nil, "id"},
+			{"zero-led id", http.MethodDelete, "/api/v1/demo/sprint/0" + strconv.FormatInt(active, 10), nil, "id"},
 		}
 		for _, c := range cases {
 			res := f.do(f.admin, c.method, c.path, c.body)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/uptrace/bun"
 
@@ -465,11 +464,8 @@ func checkCreate(projectID int64, name string) error {
 	return deskkit.CheckName("name", name, trash.MaxNameLength)
 }
 
-// pathID reads the :id path parameter.
+// pathID reads the {id} path parameter, spelt as every id of the API is
+// (httpapi.ParseID): 042 and +42 are refused, not read as 42.
 func pathID(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id < 1 {
-		return 0, deskkit.Invalid("id", "must be a positive integer")
-	}
-	return id, nil
+	return httpapi.ParseID("id", r.PathValue("id"))
 }

@@ -208,14 +208,26 @@ func TestDefaultLanguageFlag(t *testing.T) {
 			}
 		}
 	})
-	for _, bad := range []string{"fr", "not a language"} {
+	// Issue 28, fault 8: zh-TW started a server that answered in
+	// Simplified Chinese, the closest language it has.
+	// The context is cancelled before run: a server that starts anyway
+	// stops at once rather than serving for ever.
+	for _, bad := range []string{"fr", "not a language", "zh-TW", "zh-Hant", "zh_CN", "klingon"} {
 		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
 		err := run(ctx, []string{"-addr", "127.0.0.1:0", "-demo=false", "-default-language", bad}, io.Discard, io.Discard,
 			env(map[string]string{envDatabaseURL: "sqlite:" + t.TempDir() + "/d.db"}))
-		cancel()
-		if err == nil || !strings.Contains(err.Error(), "-default-language") {
-			t.Errorf("-default-language %q: %v, want an error naming it", bad, err)
+		if err == nil || !strings.Contains(err.Error(), "-default-language") || !strings.Contains(err.Error(), envDefaultLanguage) || !strings.Contains(err.Error(), "en, zh-Hans") {
+			t.Errorf("-default-language %q: %v, want an error naming it, its variable and the languages", bad, err)
 		}
+	}
+	// The variable is checked as the flag is.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := run(ctx, []string{"-addr", "127.0.0.1:0", "-demo=false"}, io.Discard, io.Discard,
+		env(map[string]string{envDatabaseURL: "sqlite:" + t.TempDir() + "/d.db", envDefaultLanguage: "zh-TW"}))
+	if err == nil || !strings.Contains(err.Error(), envDefaultLanguage) {
+		t.Errorf("%s=zh-TW: %v, want an error naming it", envDefaultLanguage, err)
 	}
 }
 

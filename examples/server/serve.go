@@ -19,7 +19,6 @@ import (
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
-	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
@@ -122,19 +121,25 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 }
 
 // checkLanguage refuses a -default-language the server has no messages
-// in, before anything starts.
+// in exactly (deskkit.Messages.Language), before anything starts: zh-TW,
+// which the closest match would serve in Simplified Chinese, is refused.
 func checkLanguage(tag string) error {
 	if tag == "" {
 		return nil
 	}
-	t, err := language.Parse(tag)
-	if err == nil {
-		base, _ := t.Base()
-		if msgs, _ := deskkit.NewMessages(); msgs.Match(tag) != language.English || base.String() == "en" {
-			return nil
-		}
+	msgs, err := deskkit.NewMessages()
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("-default-language %q: must be en or zh-CN (%s)", tag, envDefaultLanguage)
+	if _, ok := msgs.Language(tag); ok {
+		return nil
+	}
+	var have []string
+	for _, t := range msgs.Languages() {
+		have = append(have, t.String())
+	}
+	return fmt.Errorf("-default-language %q (%s): must name a language the server has messages in: %s (en-US, zh and zh-CN name them too; the closest language is not enough)",
+		tag, envDefaultLanguage, strings.Join(have, ", "))
 }
 
 // serve runs the server until ctx is cancelled, then shuts it down,

@@ -39,8 +39,8 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	email := fs.String("email", "", "set the user's e-mail address (without verification: the operator vouches for it)")
 	mobile := fs.String("mobile", "", "set the user's mobile number, in any form valid for -country")
 	country := fs.String("country", "", "ISO 3166-1 region of -mobile, such as CN or US")
-	locale := fs.String("locale", "", "set the user's preferred language, a BCP 47 tag such as en or zh-CN, which API answers use when the request's Accept-Language names none the server has; \"\" leaves it as it is")
-	tenantLocale := fs.String("tenant-locale", "", "set the tenant's default language (BCP 47: en, zh-CN), for its users without one of their own and its channels' event messages; \"\" leaves it as it is")
+	locale := fs.String("locale", "", "set the user's preferred language, a valid BCP 47 tag such as en or zh-CN, which API answers use when the request's Accept-Language names none the server has (one it has no messages in is stored, with a warning); \"\" leaves it as it is")
+	tenantLocale := fs.String("tenant-locale", "", "set the tenant's default language (a valid BCP 47 tag: en, zh-CN; one the server has no messages in is stored, with a warning), for its users without one of their own and its channels' event messages; \"\" leaves it as it is")
 	revoke := fs.Bool("revoke", false, "revoke the token read from stdin (its first line) instead of issuing one")
 	consoleLink := fs.Bool("console", false, "print a one-time sign-in link to the web console (valid "+readableDuration(console.DefaultLinkTTL)+", single use) instead of the token; the token it signs in with expires with the session ("+readableDuration(console.DefaultLinkTTL+console.DefaultSessionTTL)+") unless -ttl says otherwise")
 	portal := fs.String("portal", "", "print a portal link instead of the token: it opens a console session for the user limited to SCOPES, comma-separated, of trash, channels and profile (valid "+readableDuration(console.DefaultPortalLinkTTL)+", single use; the session lasts "+readableDuration(console.DefaultSessionTTL)+" and issues no token); it is signed with the server secret, so run it with the server's "+envSecret+" when the server has one")
@@ -113,6 +113,8 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *tenantLocale, err = directory.CheckLocale("tenantLocale", *tenantLocale); err != nil {
 		return fmt.Errorf("-tenant-locale: %w", err)
 	}
+	warnLocale(ctx, logger, "-locale", *locale)
+	warnLocale(ctx, logger, "-tenant-locale", *tenantLocale)
 	// Without -admin the role stays as it is: leaving a flag out must not
 	// demote an admin.
 	role := directory.Role{}
@@ -438,4 +440,24 @@ func databaseArgs(databaseURL string) (args string, redacted bool) {
 // single quote inside it closing the quotes, escaped, and opening them again.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// warnLocale warns that a valid locale names no language the server has
+// messages in exactly (deskkit.Messages.Language): it is stored, for a
+// later catalogue to serve, and meanwhile readers get the closest language
+// the server has, or English.
+func warnLocale(ctx context.Context, logger *slog.Logger, flag, locale string) {
+	msgs, err := deskkit.NewMessages()
+	if locale == "" || err != nil {
+		return
+	}
+	if _, ok := msgs.Language(locale); ok {
+		return
+	}
+	var have []string
+	for _, t := range msgs.Languages() {
+		have = append(have, t.String())
+	}
+	logger.WarnContext(ctx, flag+" names a language the server has no messages in; stored, and its readers get the closest the server has, else English",
+		slog.String("locale", locale), slog.String("languages", strings.Join(have, ", ")), slog.String("readersGet", msgs.Match(locale).String()))
 }

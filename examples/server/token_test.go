@@ -468,3 +468,68 @@ func serveOutput(t *testing.T, rawURL string) string {
 	}
 	return out.String()
 }
+
+// Issue 28, faults 8 and 10: token -locale klingon was taken without a
+// word. A locale that is no valid BCP 47 tag is refused, naming the flag
+// and the rule; a valid one the server has no messages in is stored, with
+// a warning that says what its readers get.
+func TestTokenLocale(t *testing.T) {
+	eachURL(t, func(t *testing.T, rawURL string) {
+		for _, c := range []struct {
+			flag, locale, want string
+		}{
+			{"-locale", "klingon", "-locale: locale must be a valid BCP 47 language tag, such as en or zh-CN: registered subtags, in the order language, script, region, variants"},
+			{"-tenant-locale", "klingon", "-tenant-locale: tenantLocale must be a valid BCP 47 language tag, such as en or zh-CN: registered subtags, in the order language, script, region, variants"},
+			{"-locale", "zh-Hanz", "-locale: locale must be a valid BCP 47 language tag, such as en or zh-CN: Hanz is no registered subtag"},
+			{"-tenant-locale", "zh_CN", "-tenant-locale: tenantLocale must be a BCP 47 language tag of at most 35 characters, such as en or zh-CN"},
+		} {
+			var stdout, stderr bytes.Buffer
+			args := []string{"token", "-database-url", rawURL, "-tenant", "acme", "-username", "ann", c.flag, c.locale}
+			err := run(context.Background(), args, &stdout, &stderr, env(nil))
+			if err == nil || err.Error() != c.want {
+				t.Errorf("%s %s: %v, want %q", c.flag, c.locale, err, c.want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("%s %s printed %q", c.flag, c.locale, stdout.String())
+			}
+		}
+		// Refused means not stored: ann has no locale yet.
+		token, logs := issue(t, rawURL, "-tenant", "acme", "-username", "ann")
+		if strings.Contains(logs, "locale") {
+			t.Errorf("a refused locale was stored: %s", logs)
+		}
+		for _, c := range []struct {
+			args       []string
+			warn       string // the flag warned of; "" for none
+			readersGet string
+		}{
+			{[]string{"-locale", "tlh"}, "-locale", "en"},
+			{[]string{"-tenant-locale", "zh-tw"}, "-tenant-locale", "zh-Hans"},
+			{[]string{"-locale", "zh-cn", "-tenant-locale", "en-GB"}, "", ""},
+		} {
+			_, logs := issue(t, rawURL, append([]string{"-tenant", "acme", "-username", "ann"}, c.args...)...)
+			warned := strings.Contains(logs, `"level":"WARN"`)
+			switch {
+			case c.warn == "" && warned:
+				t.Errorf("%q warned: %s", c.args, logs)
+			case c.warn != "" && (!strings.Contains(logs, `"msg":"`+c.warn+` names a language the server has no messages in`) ||
+				!strings.Contains(logs, `"languages":"en, zh-Hans"`) || !strings.Contains(logs, `"readersGet":"`+c.readersGet+`"`)):
+				t.Errorf("%q: no warning of %s with readersGet %s: %s", c.args, c.warn, c.readersGet, logs)
+			}
+		}
+		p := mustPrincipal(t, rawURL, token)
+		db, err := database.Open(rawURL, database.Options{MaxOpenConns: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		dir, err := directory.New(db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		user, tenant, err := dir.Locales(context.Background(), p)
+		if err != nil || user != "zh-CN" || tenant != "en-GB" {
+			t.Errorf("stored locales %q %q (%v), want zh-CN en-GB", user, tenant, err)
+		}
+	})
+}

@@ -20,6 +20,7 @@ package i18n
 import (
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -154,6 +155,69 @@ func (b *Bundle) Matched(choices ...string) (language.Tag, bool) {
 		return b.tags[i], true
 	}
 	return English, false
+}
+
+// Exact is the bundle's language that tag names exactly, and whether it
+// names one: a language whose catalogue has tag's language and script, once
+// the likely subtags are filled in (zh-CN and zh-Hans-CN are zh-Hans; en-US
+// and en-GB are en, whose text names no region). The closest language
+// Match would settle for is not enough: zh-TW (Traditional Chinese) is no
+// zh-Hans, and tlh (Klingon) no en. A tag that is no valid BCP 47 tag, or
+// names no language (und), names none.
+func (b *Bundle) Exact(tag string) (language.Tag, bool) {
+	return Exact(b.Tags(), tag)
+}
+
+// Parse reads a valid BCP 47 language tag (RFC 5646): well-formed, and
+// each subtag in the IANA registry as golang.org/x/text knows it, so that
+// "klingon" (a well-formed language subtag that names no language) is
+// refused and "tlh" taken. Case is free; an underscore (zh_CN), which
+// language.Parse would take for a hyphen, is refused: no BCP 47 tag has one.
+func Parse(tag string) (language.Tag, error) {
+	if strings.Contains(tag, "_") {
+		return language.Und, fmt.Errorf("i18n: %q: subtags are joined by hyphens", tag)
+	}
+	return language.Parse(tag)
+}
+
+// UnknownSubtag is the subtag that Parse's err says no registry has
+// ("klingon" is none such: no language subtag has 5 to 8 letters, so it is
+// ill-formed for Parse), "" if err says none.
+func UnknownSubtag(err error) string {
+	var v language.ValueError
+	if errors.As(err, &v) {
+		return v.Subtag()
+	}
+	return ""
+}
+
+// Exact is Bundle.Exact for the languages tags.
+func Exact(tags []language.Tag, tag string) (language.Tag, bool) {
+	t, err := Parse(tag)
+	if err != nil {
+		return language.Und, false
+	}
+	if _, conf := t.Base(); conf != language.Exact {
+		return language.Und, false // und, or a script or region alone
+	}
+	if slices.Contains(tags, t) {
+		return t, true
+	}
+	_, i, conf := language.NewMatcher(tags).Match(t)
+	if conf == language.No || !sameWriting(t, tags[i]) {
+		return language.Und, false
+	}
+	return tags[i], true
+}
+
+// sameWriting reports whether a and b are the same language in the same
+// script, as their likely subtags say.
+func sameWriting(a, b language.Tag) bool {
+	ab, _ := a.Base()
+	bb, _ := b.Base()
+	as, _ := a.Script()
+	bs, _ := b.Script()
+	return ab == bb && as == bs
 }
 
 // Sprintf formats the message key (its English text) with args in tag's

@@ -20,6 +20,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/addr"
 	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/i18n"
 	"github.com/deskkit/deskkit/internal/migrate"
 )
 
@@ -1090,11 +1091,13 @@ const MaxLocaleLength = 35
 
 // CheckLocale returns locale in the canonical case of BCP 47 ("zh-cn"
 // gives "zh-CN", "zh-hans" "zh-Hans"), "" for "", or an *deskkit.InputError
-// for field when it is not a well-formed language tag: a language of 2, 3
-// or 5 to 8 letters, then subtags of 1 to 8 letters and digits, joined by
-// "-", MaxLocaleLength characters at most. Whether the server has
-// messages in the language is the reader's concern: one it lacks is
-// skipped when a language is picked.
+// for field when it is not a valid language tag: well-formed (a language
+// of 2, 3 or 5 to 8 letters, then subtags of 1 to 8 letters and digits,
+// joined by "-", MaxLocaleLength characters at most) and each subtag in
+// the IANA registry, so that "klingon" is refused where "tlh" is taken.
+// Whether the server has messages in the language is the reader's
+// concern: one it lacks is skipped when a language is picked (the token
+// command warns of it).
 func CheckLocale(field, locale string) (string, error) {
 	if locale == "" {
 		return "", nil
@@ -1104,6 +1107,7 @@ func CheckLocale(field, locale string) (string, error) {
 		return "", bad
 	}
 	parts := strings.Split(locale, "-")
+	extension := false // after a singleton (u, x): lower case only
 	for i, p := range parts {
 		letters, alnum := true, true
 		for j := 0; j < len(p); j++ {
@@ -1117,6 +1121,9 @@ func CheckLocale(field, locale string) (string, error) {
 			return "", bad
 		case !alnum || len(p) < 1 || len(p) > 8:
 			return "", bad
+		case extension || len(p) == 1:
+			extension = true
+			parts[i] = strings.ToLower(p)
 		case i > 0 && letters && len(p) == 4: // a script: Hans
 			parts[i] = strings.ToUpper(p[:1]) + strings.ToLower(p[1:])
 		case i > 0 && letters && len(p) == 2: // a region: CN
@@ -1124,6 +1131,14 @@ func CheckLocale(field, locale string) (string, error) {
 		default:
 			parts[i] = strings.ToLower(p)
 		}
+	}
+	if _, err := i18n.Parse(locale); i18n.UnknownSubtag(err) != "" {
+		return "", deskkit.Invalid(field, "must be a valid BCP 47 language tag, such as en or zh-CN: %s is no registered subtag", i18n.UnknownSubtag(err))
+	} else if err != nil {
+		// Well-formed as far as the loop looked, but not a tag: a
+		// language subtag of 5 to 8 letters (none is registered), subtags
+		// out of order.
+		return "", deskkit.Invalid(field, "must be a valid BCP 47 language tag, such as en or zh-CN: registered subtags, in the order language, script, region, variants")
 	}
 	return strings.Join(parts, "-"), nil
 }

@@ -16,10 +16,24 @@ import (
 func TestCheckLocale(t *testing.T) {
 	for in, want := range map[string]string{
 		"": "", "en": "en", "zh-CN": "zh-CN", "zh-cn": "zh-CN", "ZH-HANS-cn": "zh-Hans-CN", "es-419": "es-419", "de-ch-1996": "de-CH-1996",
+		"tlh": "tlh", "zh-TW": "zh-TW", "EN-u-CA-gregory": "en-u-ca-gregory", "en-US-x-twain": "en-US-x-twain",
 	} {
 		got, err := directory.CheckLocale("locale", in)
 		if err != nil || got != want {
 			t.Errorf("CheckLocale(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	// Issue 28, fault 10: well-formed but no language, taken before.
+	for in, rule := range map[string]string{
+		"klingon":     "must be a valid BCP 47 language tag, such as en or zh-CN: registered subtags, in the order language, script, region, variants",
+		"en-CN-Hans":  "must be a valid BCP 47 language tag, such as en or zh-CN: hans is no registered subtag", // a script after the region
+		"zh-Hanz":     "must be a valid BCP 47 language tag, such as en or zh-CN: Hanz is no registered subtag",
+		"en-abcdefgh": "must be a valid BCP 47 language tag, such as en or zh-CN: abcdefgh is no registered subtag",
+	} {
+		_, err := directory.CheckLocale("locale", in)
+		var ie *deskkit.InputError
+		if !errors.As(err, &ie) || ie.Field != "locale" || ie.Rule != rule {
+			t.Errorf("CheckLocale(%q): %v, want locale %s", in, err, rule)
 		}
 	}
 	for _, in := range []string{"zh_CN", "not a tag", "z", "zhzh", "-en", "en-", "en--US", "en-toolongsubtag", "中文", strings.Repeat("a", 8) + strings.Repeat("-abcdefgh", 4)} {
