@@ -24,13 +24,13 @@ var dateSyntax = regexp.MustCompile(`^([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[Tt]([0-9]{
 // datePattern is dateSyntax as the OpenAPI document gives it, with the
 // ranges a pattern can say: months 01 to 12, days 01 to 31, hours 00 to
 // 23, minutes and seconds 00 to 59, offsets up to ±23:59. What it cannot
-// say (30 February, a year out of range in UTC) parseTime refuses too. The
+// say (30 February, a year out of range in UTC) ParseTime refuses too. The
 // query parameters that take a date carry it as their pattern tag (a tag
 // cannot name a constant); TestDatePatternAgrees checks that the document's
-// patterns are this one and that it agrees with parseTime.
+// patterns are this one and that it agrees with ParseTime.
 const datePattern = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])| ([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9])$`
 
-// parseTime reads a date as the API takes it (dateSyntax): the one parser
+// ParseTime reads a date as the API takes it (dateSyntax): the one parser
 // of every date parameter and filter value. It is cut to the second, as
 // deletion dates are kept, in UTC, and must fall in the years 1 to 9999 in
 // UTC. Refused, each by an *deskkit.InputError naming field and the rule:
@@ -38,8 +38,10 @@ const datePattern = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01
 // colon, a date alone), a date or time that does not exist (month 13, 30
 // February, hour 24, a leap second: Go's time cannot hold 23:59:60), and an
 // offset out of range (+24:00, +08:60, which time.Parse would take).
-// "-00:00", RFC 3339's "offset unknown", is UTC.
-func parseTime(field, s string) (time.Time, error) {
+// "-00:00", RFC 3339's "offset unknown", is UTC. A host's own routes
+// (Server.Handle) and the console read their dates with it, so that a date
+// has one spelling on every route of the server.
+func ParseTime(field, s string) (time.Time, error) {
 	m := dateSyntax.FindStringSubmatch(s)
 	if m == nil {
 		return time.Time{}, deskkit.Invalid(field, "must be a date as RFC 3339 or yyyy-MM-dd HH:mm:ss")

@@ -40,7 +40,7 @@ func TestYearZeroDateIs400(t *testing.T) {
 	})
 }
 
-// dateCases are spellings of dates, each with the time parseTime reads or
+// dateCases are spellings of dates, each with the time ParseTime reads or
 // the rule it refuses with. patternTakes marks a refused spelling whose
 // syntax the document's pattern cannot tell from a good one (a day the
 // month lacks, a year out of range in UTC).
@@ -120,7 +120,7 @@ const (
 // allow were refused. One parser reads every date, as the table says.
 func TestParseTimeSpellings(t *testing.T) {
 	for _, c := range dateCases {
-		got, err := parseTime("deletedDate", c.in)
+		got, err := ParseTime("deletedDate", c.in)
 		switch {
 		case c.rule != "" && (err == nil || err.Error() != "deletedDate "+c.rule):
 			t.Errorf("%q: %v, %v; want refused: deletedDate %s", c.in, got, err, c.rule)
@@ -131,7 +131,7 @@ func TestParseTimeSpellings(t *testing.T) {
 }
 
 // The document's date parameters carry one pattern, datePattern, and it
-// takes what parseTime takes and refuses what parseTime refuses, but for
+// takes what ParseTime takes and refuses what ParseTime refuses, but for
 // what a pattern cannot tell (patternTakes).
 func TestDatePatternAgrees(t *testing.T) {
 	raw, err := os.ReadFile("openapi.json")

@@ -93,7 +93,7 @@ func (h eventHandlers) hourly(ctx context.Context, p deskkit.Principal, req hour
 }
 
 func (h eventHandlers) recover(ctx context.Context, p deskkit.Principal, req recoverRequest) (recovered, error) {
-	since, err := parseTime("since", req.Since)
+	since, err := ParseTime("since", req.Since)
 	if err != nil {
 		return recovered{}, err
 	}

@@ -42,7 +42,7 @@ func parseSearchQuery(v url.Values) (trash.Query, error) {
 			q.TargetType = trash.TargetType(val)
 		case "deletedDate":
 			var t time.Time
-			t, err = parseTime(name, val)
+			t, err = ParseTime(name, val)
 			q.DeletedDate = &t
 		case "pageNo":
 			q.PageNo, err = parseInt(name, val, 1, trash.MaxPageNo)
@@ -114,7 +114,7 @@ type rawFilter struct {
 }
 
 // parse reads the filter's value for its key's kind (trash.KeyKind) and op:
-// an integer, a date (parseTime), a name or a target type, or for IN and
+// an integer, a date (ParseTime), a name or a target type, or for IN and
 // NOT_IN a list of those, comma-separated and optionally in brackets.
 // IS_NULL and IS_NOT_NULL take no value: "" is nil. A value whose key or op
 // trash rejects is passed on as text, for trash to name the key or op.
@@ -149,7 +149,7 @@ func (f rawFilter) parse(field string) (any, error) {
 		case trash.KindNumber:
 			return parseList(field, parts, parseInteger, 0)
 		case trash.KindDate:
-			return parseList(field, parts, parseTime, time.Unix(0, 0).UTC())
+			return parseList(field, parts, ParseTime, time.Unix(0, 0).UTC())
 		case trash.KindTargetType:
 			types := make([]trash.TargetType, len(parts))
 			for i, s := range parts {
@@ -164,7 +164,7 @@ func (f rawFilter) parse(field string) (any, error) {
 			n, err := parseInteger(field, f.value)
 			return n, err
 		case trash.KindDate:
-			t, err := parseTime(field, f.value)
+			t, err := ParseTime(field, f.value)
 			if err != nil {
 				return time.Unix(0, 0).UTC(), err
 			}

@@ -112,9 +112,9 @@ func TestParseSearchMessages(t *testing.T) {
 func TestParseTime(t *testing.T) {
 	want := time.Date(2026, 11, 1, 9, 30, 0, 0, time.UTC)
 	for _, s := range []string{"2026-11-01 09:30:00", "2026-11-01T09:30:00Z", "2026-11-01T10:30:00+01:00", "2026-11-01T09:30:00.999999999Z"} {
-		got, err := parseTime("deletedDate", s)
+		got, err := ParseTime("deletedDate", s)
 		if err != nil || !got.Equal(want) || got.Location() != time.UTC {
-			t.Errorf("parseTime(%q) = %v, %v; want %v", s, got, err, want)
+			t.Errorf("ParseTime(%q) = %v, %v; want %v", s, got, err, want)
 		}
 	}
 	for s, rule := range map[string]string{
@@ -123,13 +123,13 @@ func TestParseTime(t *testing.T) {
 		"0001-01-01T00:00:00+01:00": "must be a date between the years 1 and 9999 in UTC",
 		"9999-12-31T23:30:00-01:00": "must be a date between the years 1 and 9999 in UTC",
 	} {
-		if _, err := parseTime("since", s); err == nil || err.Error() != "since "+rule {
-			t.Errorf("parseTime(%q) = %v, want %q", s, err, rule)
+		if _, err := ParseTime("since", s); err == nil || err.Error() != "since "+rule {
+			t.Errorf("ParseTime(%q) = %v, want %q", s, err, rule)
 		}
 	}
 	for _, s := range []string{"0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"} {
-		if _, err := parseTime("since", s); err != nil {
-			t.Errorf("parseTime(%q): %v", s, err)
+		if _, err := ParseTime("since", s); err != nil {
+			t.Errorf("ParseTime(%q): %v", s, err)
 		}
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/httpapi"
 )
 
 // channelRoutes registers the channel pages: the list, the add and replace
@@ -524,14 +524,15 @@ func (c *Console) recoverChannel(w http.ResponseWriter, r *http.Request, s *cons
 }
 
 // parseSince reads the recover form's moment: a datetime-local value
-// (read as UTC), a date, or RFC 3339.
+// (read as UTC), a date, or a date as the API takes it (httpapi.ParseTime:
+// RFC 3339, with its refusals of impossible offsets).
 func parseSince(s string) (time.Time, error) {
-	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02", time.RFC3339} {
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02"} {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
 			return t, nil
 		}
 	}
-	return time.Time{}, deskkit.Invalid("since", "must be a date and time")
+	return httpapi.ParseTime("since", s)
 }
 
 // deliveryView is a delivery's page: its attempts.

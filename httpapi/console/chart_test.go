@@ -61,14 +61,17 @@ func TestNewChart(t *testing.T) {
 	}
 }
 
+// TestParseSince: the recover form takes a datetime-local value, a date,
+// or a date as the API takes it (httpapi.ParseTime), with its refusals of
+// impossible offsets (+24:00, +08:60, which time.Parse takes).
 func TestParseSince(t *testing.T) {
 	want := time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
-	for _, s := range []string{"2026-11-24T09:30", "2026-11-24T09:30:00", "2026-11-24T09:30:00Z", "2026-11-24T10:30:00+01:00"} {
+	for _, s := range []string{"2026-11-24T09:30", "2026-11-24T09:30:00", "2026-11-24T09:30:00Z", "2026-11-24T10:30:00+01:00", "2026-11-24t09:30:00z"} {
 		if got, err := parseSince(s); err != nil || !got.Equal(want) {
 			t.Errorf("parseSince(%q) = %v, %v", s, got, err)
 		}
 	}
-	for _, s := range []string{"", "yesterday", "2026-13-01"} {
+	for _, s := range []string{"", "yesterday", "2026-13-01", "2026-11-24T09:30:00+24:00", "2026-11-24T09:30:00+08:60"} {
 		if _, err := parseSince(s); err == nil {
 			t.Errorf("parseSince(%q) took it", s)
 		}
