@@ -4,9 +4,11 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"golang.org/x/text/language"
 
@@ -56,6 +58,16 @@ func newI18n(cfg Config) (*i18n, error) {
 		return nil, err
 	}
 	l := &i18n{host: cfg.Messages, own: own, locales: cfg.Locales}
+	// As httpapi.Config.DefaultLanguage: a default must name a language
+	// the pages have exactly (zh-CN, not zh-TW, which Match would take as
+	// Simplified Chinese).
+	if _, ok := l.messages().Language(cfg.DefaultLanguage); !ok {
+		var have []string
+		for _, t := range l.messages().Languages() {
+			have = append(have, t.String())
+		}
+		return nil, fmt.Errorf("console: Config.DefaultLanguage %q names no language of the console's messages (%s)", cfg.DefaultLanguage, strings.Join(have, ", "))
+	}
 	if l.locales == nil {
 		if lr, ok := cfg.Authenticator.(LocaleResolver); ok && cfg.Authenticator != nil {
 			l.locales = lr

@@ -171,6 +171,10 @@ func TestLanguageOrder(t *testing.T) {
 	if _, err := New(&Config{DB: db, Principals: newFakeDirectory(), DefaultLanguage: "not a tag!"}); err == nil || !strings.Contains(err.Error(), "DefaultLanguage") {
 		t.Errorf("a bad DefaultLanguage: %v", err)
 	}
+	// A valid tag of no catalogue's language: zh-TW is not zh-Hans.
+	if _, err := New(&Config{DB: db, Principals: newFakeDirectory(), DefaultLanguage: "zh-TW"}); err == nil || !strings.Contains(err.Error(), `DefaultLanguage "zh-TW" names no language of the console's messages (en, zh-Hans)`) {
+		t.Errorf("DefaultLanguage zh-TW: %v", err)
+	}
 }
 
 // TestHostMessages checks that a host's catalogues reword a console text,
