@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode"
 
+	"golang.org/x/text/language"
+
 	"github.com/deskkit/deskkit/internal/addr"
 )
 
@@ -118,6 +120,30 @@ func canonicalLocale(s string) string {
 // validate checks a table that withDefaults filled in; name is the
 // config's, for the error.
 func (t SMSTemplates) validate(name string) error {
+	// A locale names a language the Verifier can be asked for: a valid
+	// BCP 47 tag, each subtag registered (zh-CN, en; not klingon), or no
+	// request would ever pick its templates.
+	checkLocale := func(where, locale string) error {
+		if _, err := language.Parse(locale); err != nil {
+			return fmt.Errorf("verify: %s.Templates.%s: %q is not a BCP 47 language tag such as zh-CN or en", name, where, locale)
+		}
+		return nil
+	}
+	if err := checkLocale("DefaultLocale", t.DefaultLocale); err != nil {
+		return err
+	}
+	for b, byLocale := range t.Codes {
+		for locale := range byLocale {
+			if err := checkLocale(fmt.Sprintf("Codes[%s]", b), locale); err != nil {
+				return err
+			}
+		}
+	}
+	for locale := range t.Notice {
+		if err := checkLocale("Notice", locale); err != nil {
+			return err
+		}
+	}
 	for b, byLocale := range t.Codes {
 		if b != AnyBizKey && checkBizKey(KindSMS, b) != nil {
 			return fmt.Errorf("verify: %s.Templates.Codes: %q is not an SMS bizKey", name, b)

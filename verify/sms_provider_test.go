@@ -276,6 +276,26 @@ func TestNewTemplateSMSSendersValidate(t *testing.T) {
 			return tpl
 		}(), "template id is empty"},
 		{"nothing", verify.SMSTemplates{}, "no template for locale zh-CN of bizKey SIGNUP, SIGNIN,"},
+		{"a default locale that is no language", func() verify.SMSTemplates {
+			tpl := smsTestTemplates()
+			tpl.DefaultLocale = "klingon"
+			return tpl
+		}(), `DefaultLocale: "klingon" is not a BCP 47 language tag`},
+		{"a template locale that is no language", func() verify.SMSTemplates {
+			tpl := smsTestTemplates()
+			tpl.Codes["SIGNIN"] = map[string]string{"zh-CN": "T", "zh-Hanz": "T2"}
+			return tpl
+		}(), `Codes[SIGNIN]: "zh-Hanz" is not a BCP 47 language tag`},
+		{"a notice locale that is no language", func() verify.SMSTemplates {
+			tpl := smsTestTemplates()
+			tpl.Notice["english"] = "N2"
+			return tpl
+		}(), `Notice: "english" is not a BCP 47 language tag`},
+		{"a valid locale without a catalogue", func() verify.SMSTemplates {
+			tpl := smsTestTemplates()
+			tpl.Notice["zh-TW"] = "N2"
+			return tpl
+		}(), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/addr"
 	"github.com/deskkit/deskkit/verify"
@@ -249,6 +251,20 @@ func (cfg *verifyConfig) checkSMS() error {
 // senders require. Locales match as the senders match them: case aside,
 // _ as -.
 func checkSMSTemplates(t verify.SMSTemplates) error {
+	// Every locale must be a language a request can name (zh-CN, en; not
+	// klingon), as -locale's are.
+	if _, err := directory.CheckLocale("locale", t.DefaultLocale); err != nil {
+		return fmt.Errorf("%s: %w", flagAndVar("sms-locale", envSMSLocale), err)
+	}
+	locales := slices.Collect(maps.Keys(t.Notice))
+	for _, byLocale := range t.Codes {
+		locales = slices.AppendSeq(locales, maps.Keys(byLocale))
+	}
+	for _, l := range locales {
+		if _, err := directory.CheckLocale("locale", l); err != nil {
+			return fmt.Errorf("%s: the entry of locale %q: %w", flagAndVar("sms-templates", envSMSTemplates), l, err)
+		}
+	}
 	has := func(byLocale map[string]string) bool {
 		for locale, id := range byLocale {
 			if sameLocale(locale, t.DefaultLocale) && id != "" {
