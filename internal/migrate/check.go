@@ -45,7 +45,7 @@ func CheckTables(db *bun.DB, call, migrateCall string, tables ...string) error {
 WHERE c.relname IN (?) AND c.relkind IN ('r', 'p') AND pg_catalog.pg_table_is_visible(c.oid)`
 	}
 	var found []string
-	if err := db.NewRaw(q, bun.In(tables)).Scan(ctx, &found); err != nil {
+	if err := db.NewRaw(q, bun.List(tables)).Scan(ctx, &found); err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("%s: checking for its tables: the database did not answer within %s: %w", call, CheckTimeout, err)
 		}
