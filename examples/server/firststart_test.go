@@ -186,7 +186,30 @@ func TestProductionNeverLogsCodes(t *testing.T) {
 		"variable": {nil, map[string]string{envSecret: secret[envSecret], envDevLogCodes: "true"}},
 	} {
 		t.Run("refused by "+name, func(t *testing.T) {
-			err := run(context.Background(), append([]string{"-addr", "127.0.0.1:0", "-database-url", "sqlite:" + filepath.Join(t.TempDir(), "x.db")}, c.args...), io.Discard, io.Discard, env(c.vars))
+			// A server that is not refused serves until cancelled: it is
+			// stopped once it says it listens.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			outR, outW := io.Pipe()
+			done := make(chan error, 1)
+			go func() {
+				done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-database-url", "sqlite:" + filepath.Join(t.TempDir(), "x.db")}, c.args...), outW, io.Discard, env(c.vars))
+				outW.Close()
+			}()
+			started := false
+			sc := bufio.NewScanner(outR)
+			for sc.Scan() {
+				if strings.HasPrefix(sc.Text(), "deskkit is listening on ") {
+					started = true
+					break
+				}
+			}
+			go io.Copy(io.Discard, outR) //nolint:errcheck // drain
+			cancel()
+			err := <-done
+			if started {
+				t.Errorf("the server started with codes shown and %s set", envSecret)
+			}
 			want := "-dev-log-codes (DESKKIT_DEV_LOG_CODES) shows verification codes in the log: refused with DESKKIT_SECRET set, which marks a production configuration"
 			if err == nil || err.Error() != want {
 				t.Errorf("run = %v, want %q", err, want)
