@@ -144,6 +144,9 @@
 //	srv := &http.Server{Handler: api.Wrap(mux)} // /api/v1 to deskkit as it came, the rest to the host's mux
 //	go reg.Run(ctx) // and v.Run: delivers what was published, in every replica
 //
+// Each service's New checks that its Migrate has run (one catalog query,
+// bounded by 5 s) and refuses to start with an error naming the call it
+// misses; a host mounting the console runs console.Migrate in the loop too.
 // A type nobody registered is refused by Publish, so a trash built without
 // trash.EventTypes() registered fails its first Add. Without Run, events
 // and notices wait in the outbox; any process running it on the database

@@ -460,6 +460,14 @@ const MinSecretLength = 32
 // the key that encrypts channel secrets and addresses is derived; mail
 // sends the EMAIL channels' messages (nil: EMAIL channels can be stored but
 // a test or delivery fails with ErrDeliveryFailed).
+//
+// New checks, after its arguments, that Migrate has run: one catalog query
+// for the registry's and the outbox's tables, bounded by 5 seconds of its
+// own (New takes no context). A missing table is an error naming the call
+// that creates it ("channel.New: table deskkit_channels does not exist:
+// run channel.Migrate(ctx, db) first"); a database that does not answer in
+// time, or fails, is an error of its own that wraps the database's
+// (context.DeadlineExceeded for the bound) and says nothing of migrating.
 func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelRegistry, error) {
 	switch {
 	case db == nil:
@@ -477,6 +485,9 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	}
 	seal, err := newSealer(secret, c.PreviousSecret)
 	if err != nil {
+		return nil, err
+	}
+	if err := migrate.CheckTables(db, "channel.New", "channel.Migrate", tables...); err != nil {
 		return nil, err
 	}
 	client := safehttp.New(safehttp.Config{
@@ -546,6 +557,9 @@ func lease(timeout time.Duration) time.Duration { return 2*timeout + time.Minute
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
+
+// tables are the tables Migrate creates, which New checks for.
+var tables = slices.Concat([]string{"deskkit_channels", "deskkit_channel_counts", "deskkit_channel_limits"}, outbox.Tables)
 
 // Migrate creates or updates the registry's tables (deskkit_channels,
 // deskkit_channel_counts, deskkit_channel_limits and the

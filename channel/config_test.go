@@ -1,6 +1,7 @@
 package channel_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -16,6 +17,9 @@ import (
 // these messages as they are.
 func TestNewRefusesBadConfig(t *testing.T) {
 	db := dbtest.OpenSQLite(t)
+	if err := channel.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name   string
 		secret []byte

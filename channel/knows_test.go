@@ -1,6 +1,7 @@
 package channel_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/deskkit/deskkit"
@@ -14,6 +15,9 @@ import (
 // registered.
 func TestKnowsEventType(t *testing.T) {
 	db := dbtest.OpenSQLite(t)
+	if err := channel.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
 	r, err := channel.New(db, sendSecret, nil, nil)
 	if err != nil {
 		t.Fatal(err)

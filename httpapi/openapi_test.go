@@ -748,7 +748,10 @@ var verifyResponseCases = []responseCase{
 	{name: "update profile", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
 		body:  fill(`{"title": "Engineer", "avatar": "https://example.com/alice.png", "lastName": "", "gender": null}`),
 		token: "alice", reqValid: true, wantStatus: 200,
-		wantData: userData(aliceUser, func(u *verify.User) { u.Title, u.Avatar, u.LastName = "Engineer", "https://example.com/alice.png", "" })},
+		// fullName follows its parts: lastName cleared, the given name alone.
+		wantData: userData(aliceUser, func(u *verify.User) {
+			u.Title, u.Avatar, u.LastName, u.FullName = "Engineer", "https://example.com/alice.png", "", "Alice"
+		})},
 	{name: "update profile bad gender", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
 		body: fill(`{"gender": "OTHER"}`), token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
 	{name: "update profile unknown field", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),

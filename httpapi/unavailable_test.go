@@ -12,13 +12,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/trash"
 )
@@ -108,16 +109,38 @@ func TestPoolExhaustionAnswers503(t *testing.T) {
 // answers 503.
 func TestUnreachableDatabaseAnswers503(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
-		// No PostgreSQL server needed: nothing answers at addr.
+		// A trash built while PostgreSQL answered (trash.New checks its
+		// tables), whose connections then go to an address where nothing
+		// listens: connection refused.
+		dsn := dbtest.RequirePostgres(t)
+		schemaDB := dbtest.OpenPostgres(t)
+		if err := trash.Migrate(context.Background(), schemaDB); err != nil {
+			t.Fatal(err)
+		}
+		var schema string
+		if err := schemaDB.QueryRowContext(context.Background(), "SELECT current_schema()").Scan(&schema); err != nil {
+			t.Fatal(err)
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		addr := ln.Addr().String()
-		ln.Close() // nothing listens there now: connection refused
-		db := database.OpenPostgres(fmt.Sprintf("postgres://postgres@%s/test?sslmode=disable", addr), database.Options{MaxOpenConns: 1})
+		dead := ln.Addr().String()
+		ln.Close() // nothing listens there now
+		var refuse atomic.Bool
+		db := dbtest.OpenSchema(dsn, schema, func(c *pgdriver.Config) {
+			c.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if refuse.Load() {
+					addr = dead
+				}
+				var d net.Dialer
+				return d.DialContext(ctx, network, addr)
+			}
+		})
 		defer db.Close()
-		srv := unmigratedServer(t, db)
+		srv := serverOver(t, db)
+		refuse.Store(true)
+		db.SetMaxIdleConns(0) // the connection New used goes: the next one is dialled
 		srv.do(t, "GET", "/api/v1/task/trash/count?projectId=1", "alice", nil).expect503(t)
 	})
 	t.Run("closed", func(t *testing.T) {
@@ -129,8 +152,8 @@ func TestUnreachableDatabaseAnswers503(t *testing.T) {
 	})
 }
 
-// unmigratedServer serves a trash over db without touching db.
-func unmigratedServer(t *testing.T, db *bun.DB) *apiFixture {
+// serverOver serves a trash over db, which trash.Migrate has migrated.
+func serverOver(t *testing.T, db *bun.DB) *apiFixture {
 	t.Helper()
 	tr, err := trash.New(db, &recordingRestorer{}, nil)
 	if err != nil {

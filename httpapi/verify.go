@@ -297,7 +297,7 @@ var getCurrentUserDoc = &doc{
 var updateCurrentUserDoc = &doc{
 	tag:         "user",
 	summary:     "Update the current user's profile",
-	description: "Changes the fields of the current user's profile that the body names, and returns the updated detail. A field that is absent or null stays as it is; an empty string clears it, except username and gender, which must hold a value. Rules: username 1 to 100 characters (trimmed), unique in the tenant (409 resource_conflict otherwise); firstName, lastName, fullName and title at most 100 characters; landline at most 40; avatar an http or https URL of at most 400 (or empty); address at most 200; gender MALE, FEMALE or UNKNOWN; no control characters anywhere. A bad field is 400, msg naming it. The mobile number and e-mail address change only with proof: changeMobile, changeEmail.",
+	description: "Changes the fields of the current user's profile that the body names, and returns the updated detail. A field that is absent or null stays as it is; an empty string clears it, except username and gender, which must hold a value. Rules: username 1 to 100 characters (trimmed), unique in the tenant (409 resource_conflict otherwise); firstName, lastName, fullName and title at most 100 characters; landline at most 40; avatar an http or https URL of at most 400 (or empty); address at most 200; gender MALE, FEMALE or UNKNOWN; no control characters anywhere. A bad field is 400, msg naming it. A body that sets firstName or lastName without fullName sets fullName to the parts joined (the part it leaves as stored): given name, a space, family name (Alice Liddell), or family then given name without a space when either is in a CJK script (王小明); joined longer than 100 characters, it is 400 naming fullName. The mobile number and e-mail address change only with proof: changeMobile, changeEmail.",
 	ok:          "OK. data is the updated user.",
 	errors: []errDoc{
 		userGone,
@@ -306,6 +306,7 @@ var updateCurrentUserDoc = &doc{
 	example: example{body: raw(`{"firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "title": "Engineer"}`), data: raw(`{"id": 2, "tenantId": 1, "tenantName": "Acme", "username": "alice", "firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "mobile": "+8613800138000", "country": "CN", "itc": 86, "email": "alice@example.com", "landline": "", "avatar": "https://example.com/alice.png", "title": "Engineer", "gender": "FEMALE", "address": ""}`)},
 	more: map[string]example{
 		"avatar": {summary: "Set the avatar, clear the address", body: raw(`{"avatar": "https://example.com/alice.png", "address": "", "gender": "FEMALE"}`)},
+		"names":  {summary: "Set the name's parts; fullName follows (王小明)", body: raw(`{"firstName": "小明", "lastName": "王"}`)},
 	},
 }
 

@@ -343,6 +343,7 @@ func TestVerifyUpdateProfile(t *testing.T) {
 		wantOK(t, &d)
 	want := aliceUser
 	want.Username, want.FirstName, want.Avatar, want.Gender, want.Landline = "alice2", "Al", "https://example.com/a.png", "UNKNOWN", "+86 10 1234 5678"
+	want.FullName = "Al Liddell" // it follows its parts: the new firstName, the lastName kept
 	if diff := cmp.Diff(detailOf(want), d); diff != "" {
 		t.Errorf("answer (-want +got):\n%s", diff)
 	}

@@ -78,6 +78,9 @@ func TestNewRefusesBadConfig(t *testing.T) {
 // one that cannot say, are both accepted, as is none.
 func TestNewAcceptsPublishers(t *testing.T) {
 	db := dbtest.OpenSQLite(t)
+	if err := trash.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
 	more := knowing()
 	more.known["host.own"] = true
 	for name, pub := range map[string]deskkit.Publisher{

@@ -117,6 +117,14 @@ type Trash struct {
 
 // New returns a trash over db, whose schema Migrate has created, with the
 // host's restorer.
+//
+// New checks, after its arguments, that Migrate has run: one catalog query
+// for the trash's tables, bounded by 5 seconds of its own (New takes no
+// context). A missing table is an error naming the call that creates it
+// ("trash.New: table deskkit_trash does not exist: run trash.Migrate(ctx,
+// db) first"); a database that does not answer in time, or fails, is an
+// error of its own that wraps the database's (context.DeadlineExceeded for
+// the bound) and says nothing of migrating.
 func New(db *bun.DB, restorer Restorer, cfg *Config) (*Trash, error) {
 	if db == nil {
 		return nil, errors.New("trash: db is required")
@@ -132,14 +140,20 @@ func New(db *bun.DB, restorer Restorer, cfg *Config) (*Trash, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	if err := migrate.CheckTables(db, "trash.New", "trash.Migrate", tables...); err != nil {
+		return nil, err
+	}
 	return &Trash{db: db, restorer: restorer, cfg: *c, postgres: d.Postgres, ops: newOps(*c)}, nil
 }
+
+// tables are the tables Migrate creates, which New checks for.
+var tables = []string{"deskkit_trash", "deskkit_trash_counts"}
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// Migrate creates or updates the trash's tables (deskkit_trash, and the
-// deskkit_trash_migrations bookkeeping). It is safe to run from several
+// Migrate creates or updates the trash's tables (deskkit_trash,
+// deskkit_trash_counts, and the deskkit_trash_migrations bookkeeping). It is safe to run from several
 // processes at once. On PostgreSQL it needs the pg_trgm extension, which it
 // creates if missing (a trusted extension: the database owner may).
 func Migrate(ctx context.Context, db *bun.DB) error {

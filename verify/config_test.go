@@ -37,6 +37,9 @@ func (plainPublisher) Publish(context.Context, bun.IDB, int64, deskkit.Event) er
 // and none at all are accepted.
 func TestNewChecksThePublisher(t *testing.T) {
 	db := dbtest.OpenSQLite(t)
+	if err := verify.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
 	dir, s := verifytest.NewDirectory(), &verifytest.Sink{}
 	for _, c := range []struct {
 		name  string

@@ -75,6 +75,9 @@ func TestTemplates(t *testing.T) {
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	db := dbtest.OpenSQLite(t)
+	if err := verify.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
 	dir, s := verifytest.NewDirectory(), &verifytest.Sink{}
 	for _, c := range []struct {
 		name   string

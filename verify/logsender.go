@@ -15,7 +15,8 @@ import (
 type LogSender struct {
 	// Logger receives the lines; slog.Default() if nil.
 	Logger *slog.Logger
-	// ShowCodes adds the message text, code included, to each line. It is a
+	// ShowCodes adds the message text and the code, as the attribute
+	// "code", to each line of a message that carries one. It is a
 	// development switch: with it, anyone who reads the log can pass any
 	// check. Without it the text is left out and the code is cut out of a
 	// subject that carries it.
@@ -35,6 +36,9 @@ func (l LogSender) SendSMS(ctx context.Context, m SMS) error {
 	attrs := []slog.Attr{slog.String("to", m.To), slog.String("bizKey", string(m.BizKey))}
 	if l.ShowCodes {
 		attrs = append(attrs, slog.String("text", m.Text))
+		if m.Code != "" {
+			attrs = append(attrs, slog.String("code", m.Code))
+		}
 	}
 	l.logger().LogAttrs(ctx, slog.LevelInfo, "verify: SMS not sent, logged", attrs...)
 	return nil
@@ -52,6 +56,9 @@ func (l LogSender) SendMail(ctx context.Context, m deskkit.Mail) error {
 	attrs := []slog.Attr{slog.String("to", m.To), slog.String("bizKey", m.BizKey), slog.String("subject", subject)}
 	if l.ShowCodes {
 		attrs = append(attrs, slog.String("text", m.Text))
+		if m.Code != "" {
+			attrs = append(attrs, slog.String("code", m.Code))
+		}
 	}
 	l.logger().LogAttrs(ctx, slog.LevelInfo, "verify: mail not sent, logged", attrs...)
 	return nil

@@ -52,8 +52,8 @@ func TestLogSender(t *testing.T) {
 			name:      "ShowCodes",
 			showCodes: true,
 			want: []map[string]any{
-				{"level": "INFO", "msg": "verify: SMS not sent, logged", "to": "+8613800138000", "bizKey": "BIND_MOBILE", "text": "Your code is 482913."},
-				{"level": "INFO", "msg": "verify: mail not sent, logged", "to": "ann@example.com", "bizKey": "BIND_EMAIL", "subject": "Code 482913", "text": "Your code is 482913."},
+				{"level": "INFO", "msg": "verify: SMS not sent, logged", "to": "+8613800138000", "bizKey": "BIND_MOBILE", "text": "Your code is 482913.", "code": "482913"},
+				{"level": "INFO", "msg": "verify: mail not sent, logged", "to": "ann@example.com", "bizKey": "BIND_EMAIL", "subject": "Code 482913", "text": "Your code is 482913.", "code": "482913"},
 			},
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -107,6 +108,12 @@ func (v *Verifier) tenant(ctx context.Context, p deskkit.Principal) (TenantDetai
 // at most 40; avatar an http or https URL of at most 400 (or "" for none);
 // address at most 200; gender MALE, FEMALE or UNKNOWN. A username another
 // user of the tenant has is an error matching ErrConflict.
+//
+// An update that sets firstName or lastName but not fullName sets fullName
+// too, from the new parts and the stored one it leaves (deskkit.FullName:
+// "Ada Lovelace", but "王小明" for names in a CJK script); joined longer
+// than 100 characters, it is refused naming fullName, which the client
+// then sends. An update that sets fullName keeps it as given.
 func (v *Verifier) UpdateProfile(ctx context.Context, p deskkit.Principal, pr Profile) (Detail, error) {
 	ctx, call := v.ops.Start(ctx, "verify.UpdateProfile", "")
 	r, err := v.updateProfile(ctx, p, pr)
@@ -120,6 +127,26 @@ func (v *Verifier) updateProfile(ctx context.Context, p deskkit.Principal, pr Pr
 	}
 	if err := checkProfile(&pr); err != nil {
 		return Detail{}, err
+	}
+	if pr.FullName == nil && (pr.FirstName != nil || pr.LastName != nil) {
+		// The full name follows its parts; the part the update leaves is
+		// read before the transaction, which holds a connection.
+		u, err := v.user(ctx, p)
+		if err != nil {
+			return Detail{}, err
+		}
+		first, last := u.FirstName, u.LastName
+		if pr.FirstName != nil {
+			first = *pr.FirstName
+		}
+		if pr.LastName != nil {
+			last = *pr.LastName
+		}
+		full := deskkit.FullName(first, last)
+		if utf8.RuneCountInString(full) > MaxNameLength {
+			return Detail{}, deskkit.Invalid("fullName", "must be at most %d characters, firstName and lastName joined; send fullName", MaxNameLength)
+		}
+		pr.FullName = &full
 	}
 	err := deskkit.RunInTx(ctx, v.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		return v.dir.UpdateProfile(ctx, tx, p.TenantID, p.UserID, pr)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -274,6 +275,14 @@ type Verifier struct {
 // the host's user directory, the senders of SMS and e-mail, and secret, the
 // server secret (at least MinSecretLength random bytes) from which the key
 // that hashes codes is derived.
+//
+// New checks, after its arguments, that Migrate has run: one catalog query
+// for the Verifier's and the outbox's tables, bounded by 5 seconds of its
+// own (New takes no context). A missing table is an error naming the call
+// that creates it ("verify.New: table deskkit_verify_codes does not exist:
+// run verify.Migrate(ctx, db) first"); a database that does not answer in
+// time, or fails, is an error of its own that wraps the database's
+// (context.DeadlineExceeded for the bound) and says nothing of migrating.
 func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret []byte, cfg *Config) (*Verifier, error) {
 	switch {
 	case db == nil:
@@ -295,6 +304,9 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 	}
 	ts, err := newTemplates(c.Templates, c.Notice, c.Locales)
 	if err != nil {
+		return nil, err
+	}
+	if err := migrate.CheckTables(db, "verify.New", "verify.Migrate", tables...); err != nil {
 		return nil, err
 	}
 	v := &Verifier{db: db, postgres: d.Postgres, dir: dir, sms: sms, mail: mail, cfg: *c, templates: ts, settles: newSettleQueue()}
@@ -321,6 +333,9 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
+
+// tables are the tables Migrate creates, which New checks for.
+var tables = slices.Concat([]string{"deskkit_verify_codes", "deskkit_verify_links", "deskkit_verify_limits"}, outbox.Tables)
 
 // Migrate creates or updates the Verifier's tables (deskkit_verify_codes,
 // _links, _limits and the deskkit_verify_migrations bookkeeping) and the

@@ -391,8 +391,9 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (*host, error) {
 	}
 	h := &host{db: db, keys: o.Keys, logger: o.Logger, passwordCost: o.PasswordCost}
 	// [README part 1]
-	// deskkit's tables beside the host's; each service migrates its own.
-	for _, migrate := range []func(context.Context, *bun.DB) error{trash.Migrate, verify.Migrate, channel.Migrate} {
+	// deskkit's tables beside the host's; each service migrates its own,
+	// and its New refuses to start, naming the call, before it has.
+	for _, migrate := range []func(context.Context, *bun.DB) error{trash.Migrate, verify.Migrate, channel.Migrate, console.Migrate} {
 		if err := migrate(ctx, db); err != nil {
 			return nil, err
 		}
@@ -438,9 +439,6 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (*host, error) {
 	h.trash, h.verifier, h.channels = tr, v, chans
 	// deskkit's console for the host's signed-in users, opened through
 	// portal links from the host's pages (portal.go), under /manage/.
-	if err := console.Migrate(ctx, db); err != nil {
-		return nil, err
-	}
 	h.sessions = &hostSessions{byID: map[string]deskkit.Principal{}}
 	if h.console, err = newConsole(db, o.Secret, h.sessions, tr, v, chans, o); err != nil {
 		return nil, err

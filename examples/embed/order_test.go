@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/trash"
@@ -20,6 +23,11 @@ func TestServicesCheckTheRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	for _, migrate := range []func(context.Context, *bun.DB) error{trash.Migrate, verify.Migrate, channel.Migrate} {
+		if err := migrate(context.Background(), db); err != nil {
+			t.Fatal(err)
+		}
+	}
 	secret := []byte("0123456789abcdef0123456789abcdef-order")
 	reg, err := channel.New(db, secret, nil, nil)
 	if err != nil {

@@ -63,3 +63,35 @@ func TestREADMESnippetIsMainGo(t *testing.T) {
 		t.Errorf("README.md's Go block is not main.go's README parts (-main.go +README.md):\n%s", diff)
 	}
 }
+
+// TestREADMEMigratesWhatMainRuns: the README's migration loop runs every
+// deskkit migration this program runs, so that a host that copies the
+// snippet and adds the console has its tables too (a console.Migrate left
+// out answered the first portal link with a 500 and an SQL error).
+func TestREADMEMigratesWhatMainRuns(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := regexp.MustCompile(`(?m)^for _, migrate := range \[\]func\(context\.Context, \*bun\.DB\) error\{(.*)\} \{$`).FindSubmatch(readme)
+	if loop == nil {
+		t.Fatal("README.md has no migration loop")
+	}
+	inLoop := map[string]bool{}
+	for _, name := range strings.Split(string(loop[1]), ", ") {
+		inLoop[name] = true
+	}
+	runs := regexp.MustCompile(`\b(trash|verify|channel|console)\.Migrate\b`).FindAllString(string(src), -1)
+	if len(runs) == 0 {
+		t.Fatal("main.go runs no deskkit migration")
+	}
+	for _, name := range runs {
+		if !inLoop[name] {
+			t.Errorf("main.go runs %s, the README's migration loop %q does not", name, loop[1])
+		}
+	}
+}

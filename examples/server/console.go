@@ -47,10 +47,10 @@ func newConsole(db *bun.DB, dir *directory.Directory, tr *trash.Trash, v *verify
 // program as it was started, or "go run ./examples/server" for a binary
 // that go run built in a temporary directory.
 func serverInvocation(arg0 string) string {
-	if arg0 == "" || strings.Contains(arg0, "go-build") || strings.HasSuffix(arg0, ".test") {
+	if arg0 == "" || goRunBinary(arg0) || strings.HasSuffix(arg0, ".test") {
 		return "go run ./examples/server"
 	}
-	return arg0
+	return shellWord(arg0)
 }
 
 // portalSecret derives the key that signs portal links from the server

@@ -9,9 +9,14 @@
 // directory and creates the tenant "demo" with the admin user "demo". On the
 // first start it prints curl commands carrying a bearer token for that user;
 // only the token's hash is kept, so later starts mint none and print how to
-// get one instead. The token commands it prints repeat the server's
+// get one instead. The token commands it prints run the program as it was
+// started (a built binary by its path; go run's, built in a temporary
+// directory, as go run ./examples/server), and repeat the server's
 // -database-url, and -console's its address, when they are not the
-// defaults. The first build compiles SQLite and takes minutes on two cores.
+// defaults. In development mode (no DESKKIT_SECRET, SMTP server or SMS
+// provider; devmode.go) the log shows the verification codes those lines
+// ask for, as "code"; a production configuration never does. The first
+// build compiles SQLite and takes minutes on two cores.
 //
 // README.md, beside this file, is the server's manual: every flag and
 // environment variable, the subcommands, the demo host, the API's
@@ -62,6 +67,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -355,4 +362,32 @@ func migrateAll(ctx context.Context, db *bun.DB) error {
 		return fmt.Errorf("migrate console: %w", err)
 	}
 	return nil
+}
+
+// goRunBinary reports whether arg0, the program's path, is a binary that go
+// run built: go run links the program in a work directory under $GOTMPDIR
+// (or the system's temporary directory), as go-build<digits>/b<digits>/exe/
+// <name>, and removes it when the program exits, so a command printed with
+// that path would name a file gone by the time someone runs it. A binary
+// someone built (go build -o deskkit ./examples/server) is run as it was
+// started.
+func goRunBinary(arg0 string) bool {
+	exe := filepath.Dir(arg0)
+	b := filepath.Dir(exe)
+	return filepath.Base(exe) == "exe" && goBuildDir.MatchString(filepath.Base(b)) &&
+		goWorkDir.MatchString(filepath.Base(filepath.Dir(b)))
+}
+
+var (
+	goBuildDir = regexp.MustCompile(`^b[0-9]+$`)
+	goWorkDir  = regexp.MustCompile(`^go-build[0-9]+$`)
+)
+
+// shellWord is s as one word of a POSIX shell: as it is when it holds no
+// character the shell treats specially, else quoted (shellQuote).
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-=:@%,") == "" {
+		return s
+	}
+	return shellQuote(s)
 }

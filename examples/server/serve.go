@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,6 +111,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err := verifyEnv(); err != nil {
 		return err
 	}
+	if err := cfg.verify.settleLogCodes(fs.given("dev-log-codes")); err != nil {
+		return err
+	}
 	if err := telemetryEnv(cfg.addr); err != nil {
 		return err
 	}
@@ -204,6 +208,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	}
 	logger.InfoContext(ctx, "verification codes", cfg.verify.describe()...)
 	logger.InfoContext(ctx, "event channels", cfg.channel.describe()...)
+	if cfg.verify.devLogCodes {
+		logger.WarnContext(ctx, "verification codes are logged in clear, as \"code\": development only", slog.Bool("developmentMode", cfg.verify.development()))
+	}
 	if cfg.verify.secret == nil {
 		logger.WarnContext(ctx, envSecret+" is not set: the server secret is kept in the database, in clear beside the code hashes and encrypted channel secrets it protects, so a copy of the database reveals them; set "+envSecret+" in production")
 	}
@@ -216,7 +223,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 		}
 	}
 	if cfg.demo {
-		printDemoAccess(stdout, base, token, cfg.databaseURL)
+		printDemoAccess(stdout, demoAccess{base: base, token: token, databaseURL: cfg.databaseURL,
+			program: serverInvocation(os.Args[0]), codes: cfg.verify.mailCodes()})
 	}
 	if hint := cfg.verify.hint(); hint != "" {
 		fmt.Fprintln(stdout, hint)

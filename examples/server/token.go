@@ -374,22 +374,35 @@ func (a *app) demoToken(ctx context.Context) (string, error) {
 	return a.dir.IssueTokenIfNone(ctx, user, 0)
 }
 
+// demoAccess is what printDemoAccess tells.
+type demoAccess struct {
+	base        string    // the server's address, http://127.0.0.1:8080
+	token       string    // the demo user's new token, or "" on a later start
+	databaseURL string    // the server's -database-url
+	program     string    // how this server's commands are run (serverInvocation)
+	codes       mailCodes // where a code sent by e-mail can be read
+}
+
 // printDemoAccess tells the person who started the server how to call it:
-// curl lines carrying token when there is one to show, and otherwise how to
-// get a token and the same lines with $TOKEN. The token commands it prints
-// name the server's database (databaseURL) and, for -console's link, its
-// address (base) when they are not the defaults: a token command without
-// them would open deskkit.db in the working directory, creating it beside
-// a server on PostgreSQL, and a link to 127.0.0.1:8080 would reach no one.
-func printDemoAccess(stdout io.Writer, base, token, databaseURL string) {
-	dbArgs, redacted := databaseArgs(databaseURL)
+// curl lines carrying the token when there is one to show, and otherwise how
+// to get a token and the same lines with $TOKEN; where the code that one of
+// them asks for can be read, and how to use it. The token commands it prints
+// run this program as it was started (go run ./examples/server, or the
+// binary) and name the server's database (databaseURL) and, for -console's
+// link, its address (base) when they are not the defaults: a token command
+// without them would open deskkit.db in the working directory, creating it
+// beside a server on PostgreSQL, and a link to 127.0.0.1:8080 would reach no
+// one.
+func printDemoAccess(stdout io.Writer, d demoAccess) {
+	base := d.base
+	dbArgs, redacted := databaseArgs(d.databaseURL)
 	auth := `-H "Authorization: Bearer $TOKEN"`
-	if token != "" {
-		auth = "-H 'Authorization: Bearer " + token + "'"
+	if d.token != "" {
+		auth = "-H 'Authorization: Bearer " + d.token + "'"
 	} else {
 		fmt.Fprintf(stdout, "The demo user has a token already; only its hash is kept, so it cannot be shown again.\n"+
 			"Get a new one with:\n"+
-			"  TOKEN=$(go run ./examples/server token -tenant %s -username %s%s)\n", demoTenant, demoUsername, dbArgs)
+			"  TOKEN=$(%s token -tenant %s -username %s%s)\n", d.program, demoTenant, demoUsername, dbArgs)
 	}
 	fmt.Fprintf(stdout, "Search the demo tenant's trash with:\n  curl %s '%s/api/v1/task/trash/search?targetType=TASK'\n", auth, base)
 	fmt.Fprintf(stdout, "Create a demo task, then delete it into the trash (use the id the first call answers):\n"+
@@ -399,6 +412,18 @@ func printDemoAccess(stdout io.Writer, base, token, databaseURL string) {
 		"  curl %s '%s/api/v1/user/current'\n"+
 		"  curl %s -H 'Content-Type: application/json' -d '{\"bizKey\":\"BIND_EMAIL\",\"toAddress\":[[\"demo@example.com\"]]}' '%s/api/v1/user/current/email/send'\n",
 		auth, base, auth, base)
+	switch d.codes {
+	case codesLogged:
+		fmt.Fprintf(stdout, "The code is in this server's log, in clear (development mode: no %s, SMTP server or SMS provider; -dev-log-codes=false hides it):\n"+
+			"the line \"verify: mail not sent, logged\" has it as \"code\". Add the address with it:\n", envSecret)
+	case codesMailed:
+		fmt.Fprintf(stdout, "The code goes to demo@example.com through the SMTP server (-smtp-addr). Add the address with it:\n")
+	default:
+		fmt.Fprintf(stdout, "This configuration logs no code (\"verify: mail not sent, logged\" shows the mail without it): set -smtp-addr (%s) to send codes.\n"+
+			"Add the address with the code:\n", envSMTPAddr)
+	}
+	fmt.Fprintf(stdout, "  curl %s -H 'Content-Type: application/json' -X PATCH -d '{\"bizKey\":\"BIND_EMAIL\",\"email\":\"demo@example.com\",\"verificationCode\":\"CODE\"}' '%s/api/v1/user/current/email'\n",
+		auth, base)
 	fmt.Fprintf(stdout, "List the tenant's webhook channels, and add one (its signing secret is in the answer, once):\n"+
 		"  curl %s '%s/api/v1/event/channel/type/WEBHOOK'\n"+
 		"  curl %s -H 'Content-Type: application/json' -d '{\"channelType\":\"WEBHOOK\",\"name\":\"ops\",\"address\":\"https://hooks.example.com/deskkit\"}' '%s/api/v1/event/channel'\n",
@@ -409,13 +434,13 @@ func printDemoAccess(stdout io.Writer, base, token, databaseURL string) {
 	}
 	fmt.Fprintf(stdout, "Read the API reference at %s/docs, and sign in to the web console at %s/console/ with the token,\n"+
 		"or with a one-time link (valid 10 minutes) from:\n"+
-		"  go run ./examples/server token -tenant %s -username %s -console%s\n", base, base, demoTenant, demoUsername, consoleArgs)
+		"  %s token -tenant %s -username %s -console%s\n", base, base, d.program, demoTenant, demoUsername, consoleArgs)
 	fmt.Fprintf(stdout, "or with a link limited to some pages (trash, channels, profile; valid 2 minutes) from:\n"+
-		"  go run ./examples/server token -tenant %s -username %s -portal trash%s\n", demoTenant, demoUsername, consoleArgs)
+		"  %s token -tenant %s -username %s -portal trash%s\n", d.program, demoTenant, demoUsername, consoleArgs)
 	if redacted {
 		fmt.Fprintln(stdout, "(Write the database password where the commands above read xxxxx; it is not printed.)")
 	}
-	if token != "" {
+	if d.token != "" {
 		fmt.Fprintln(stdout, "This token is shown once; later starts print how to get another.")
 	}
 }

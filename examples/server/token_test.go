@@ -328,8 +328,8 @@ func TestPrintDemoAccess(t *testing.T) {
 	const base = "http://127.0.0.1:8080"
 	token := "dk_" + strings.Repeat("x", 43)
 	var with, without bytes.Buffer
-	printDemoAccess(&with, base, token, defaultDatabaseURL)
-	printDemoAccess(&without, base, "", defaultDatabaseURL)
+	printDemoAccess(&with, demoAccess{base: base, token: token, databaseURL: defaultDatabaseURL, program: goRun})
+	printDemoAccess(&without, demoAccess{base: base, databaseURL: defaultDatabaseURL, program: goRun})
 
 	if !strings.Contains(with.String(), "curl -H 'Authorization: Bearer "+token+"' '"+base+"/api/v1/task/trash/search?targetType=TASK'") {
 		t.Errorf("with a token:\n%s", with.String())
@@ -402,7 +402,7 @@ func TestPrintDemoAccessRepeatsServer(t *testing.T) {
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			var b bytes.Buffer
-			printDemoAccess(&b, c.base, c.token, c.dbURL)
+			printDemoAccess(&b, demoAccess{base: c.base, token: c.token, databaseURL: c.dbURL, program: goRun})
 			lines := strings.Split(b.String(), "\n")
 			for _, w := range c.want {
 				if !slices.Contains(lines, w) {

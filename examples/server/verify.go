@@ -118,7 +118,7 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 	fs.fromEnv("tencent-sms-app-id", envTencentAppID)
 	fs.StringVar(&cfg.tencent.Region, "tencent-region", "", "tencent: the API region (ap-guangzhou)")
 	fs.fromEnv("tencent-region", envTencentRegion)
-	fs.BoolVar(&cfg.devLogCodes, "dev-log-codes", false, "development only: the log senders log codes in clear")
+	fs.BoolVar(&cfg.devLogCodes, "dev-log-codes", false, "the log senders log codes in clear; unset: in development mode only (no "+envSecret+", -smtp-addr or SMS provider); refused with "+envSecret)
 	fs.fromEnv("dev-log-codes", envDevLogCodes)
 	fs.Var(durationFlag{&cfg.limits.CodeTTL}, "code-ttl", "how long a code is valid, at most 10m; 0 means "+verify.DefaultCodeTTL.String())
 	fs.fromEnv("code-ttl", envCodeTTL)
@@ -442,8 +442,11 @@ func (cfg verifyConfig) hint() string {
 	if cfg.devLogCodes || (cfg.smtp.Addr != "" && cfg.smsProvider != "log") {
 		return ""
 	}
-	return "Verification codes are only logged, without the code: set " + envSMTPAddr + " and " + envSMSHTTPURL +
-		" to send them, or run with -dev-log-codes to log them (development only)."
+	hint := "Verification codes are only logged, without the code: set " + envSMTPAddr + " and " + envSMSHTTPURL + " to send them"
+	if cfg.secret == nil {
+		hint += ", or run with -dev-log-codes to log them (development only)"
+	}
+	return hint + "."
 }
 
 // parseSMSTemplates reads -sms-templates: comma-separated
