@@ -487,7 +487,7 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	if err != nil {
 		return nil, err
 	}
-	if err := migrate.CheckTables(db, "channel.New", "channel.Migrate", tables...); err != nil {
+	if err := migrate.Check(db, "channel.New", "channel.Migrate", tables, outbox.Migrations, migrations(c.Logger)); err != nil {
 		return nil, err
 	}
 	client := safehttp.New(safehttp.Config{
@@ -571,7 +571,14 @@ func Migrate(ctx context.Context, db *bun.DB) error {
 	if err := outbox.Migrate(ctx, db); err != nil {
 		return err
 	}
-	return migrate.Run(ctx, db, "deskkit_channel_migrations", migrationFiles, foldedNamesStep(slog.Default()))
+	m := migrations(slog.Default())
+	return migrate.Run(ctx, db, m.Table, m.FS, m.Steps...)
+}
+
+// migrations is what Migrate applies after the outbox's, and New checks;
+// log is where its step of folded names reports.
+func migrations(log *slog.Logger) migrate.Set {
+	return migrate.Set{Table: "deskkit_channel_migrations", FS: migrationFiles, Steps: []migrate.Step{foldedNamesStep(log)}}
 }
 
 // now is the clock in Unix milliseconds, the unit of the tables.

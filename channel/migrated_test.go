@@ -24,7 +24,7 @@ func TestNewNamesAMissingMigration(t *testing.T) {
 			return err
 		}
 		want := "channel.New: tables deskkit_channels, deskkit_channel_counts, deskkit_channel_limits, " +
-			"deskkit_outbox_events, deskkit_outbox_deliveries, deskkit_outbox_attempts do not exist: run channel.Migrate(ctx, db) first"
+			"deskkit_outbox_events, deskkit_outbox_deliveries, deskkit_outbox_attempts, deskkit_outbox_migrations, deskkit_channel_migrations do not exist: run channel.Migrate(ctx, db) first"
 		if err := build(); err == nil || err.Error() != want {
 			t.Fatalf("New before Migrate = %v, want %q", err, want)
 		}
@@ -42,6 +42,21 @@ func TestNewNamesAMissingMigration(t *testing.T) {
 		}
 		if err := build(); err != nil {
 			t.Fatalf("New after Migrate: %v", err)
+		}
+		// A database migrated by an older deskkit: the newest migration
+		// is not applied, although every table is there.
+		if _, err := db.ExecContext(context.Background(), "DELETE FROM deskkit_outbox_migrations WHERE name = ?", "20261201000001"); err != nil {
+			t.Fatal(err)
+		}
+		want = "channel.New: 1 migration is not applied (20261201000001_in_flight_count): run channel.Migrate(ctx, db) first"
+		if err := build(); err == nil || err.Error() != want {
+			t.Errorf("New without the newest migration = %v, want %q", err, want)
+		}
+		if err := channel.Migrate(context.Background(), db); err != nil {
+			t.Fatal(err)
+		}
+		if err := build(); err != nil {
+			t.Fatalf("New after Migrate again: %v", err)
 		}
 		db.Close()
 		if err := build(); err == nil || strings.Contains(err.Error(), "Migrate") || !strings.HasPrefix(err.Error(), "channel.New: checking for its tables: ") {

@@ -24,7 +24,7 @@ func TestNewNamesAMissingMigration(t *testing.T) {
 			_, err := trash.New(db, &trashtest.Restorer{}, nil)
 			return err
 		}
-		want := "trash.New: tables deskkit_trash, deskkit_trash_counts do not exist: run trash.Migrate(ctx, db) first"
+		want := "trash.New: tables deskkit_trash, deskkit_trash_counts, deskkit_trash_migrations do not exist: run trash.Migrate(ctx, db) first"
 		if err := build(); err == nil || err.Error() != want {
 			t.Fatalf("New before Migrate = %v, want %q", err, want)
 		}
@@ -42,6 +42,21 @@ func TestNewNamesAMissingMigration(t *testing.T) {
 		}
 		if err := build(); err != nil {
 			t.Fatalf("New after Migrate: %v", err)
+		}
+		// A database migrated by an older deskkit: the newest migration
+		// is not applied, although every table is there.
+		if _, err := db.ExecContext(context.Background(), "DELETE FROM deskkit_trash_migrations WHERE name = ?", "20261122000003"); err != nil {
+			t.Fatal(err)
+		}
+		want = "trash.New: 1 migration is not applied (20261122000003_trgm_no_pending_list): run trash.Migrate(ctx, db) first"
+		if err := build(); err == nil || err.Error() != want {
+			t.Errorf("New without the newest migration = %v, want %q", err, want)
+		}
+		if err := trash.Migrate(context.Background(), db); err != nil {
+			t.Fatal(err)
+		}
+		if err := build(); err != nil {
+			t.Fatalf("New after Migrate again: %v", err)
 		}
 		db.Close()
 		if err := build(); err == nil || strings.Contains(err.Error(), "Migrate") || !strings.HasPrefix(err.Error(), "trash.New: checking for its tables: ") {

@@ -140,7 +140,7 @@ func New(db *bun.DB, restorer Restorer, cfg *Config) (*Trash, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	if err := migrate.CheckTables(db, "trash.New", "trash.Migrate", tables...); err != nil {
+	if err := migrate.Check(db, "trash.New", "trash.Migrate", tables, migrations); err != nil {
 		return nil, err
 	}
 	return &Trash{db: db, restorer: restorer, cfg: *c, postgres: d.Postgres, ops: newOps(*c)}, nil
@@ -157,8 +157,11 @@ var migrationFiles embed.FS
 // processes at once. On PostgreSQL it needs the pg_trgm extension, which it
 // creates if missing (a trusted extension: the database owner may).
 func Migrate(ctx context.Context, db *bun.DB) error {
-	return migrate.Run(ctx, db, "deskkit_trash_migrations", migrationFiles)
+	return migrate.Run(ctx, db, migrations.Table, migrations.FS)
 }
+
+// migrations is what Migrate applies, and New checks.
+var migrations = migrate.Set{Table: "deskkit_trash_migrations", FS: migrationFiles}
 
 // NewEntry is what the host knows of a target it is deleting.
 type NewEntry struct {

@@ -306,7 +306,7 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 	if err != nil {
 		return nil, err
 	}
-	if err := migrate.CheckTables(db, "verify.New", "verify.Migrate", tables...); err != nil {
+	if err := migrate.Check(db, "verify.New", "verify.Migrate", tables, outbox.Migrations, migrations); err != nil {
 		return nil, err
 	}
 	v := &Verifier{db: db, postgres: d.Postgres, dir: dir, sms: sms, mail: mail, cfg: *c, templates: ts, settles: newSettleQueue()}
@@ -345,8 +345,11 @@ func Migrate(ctx context.Context, db *bun.DB) error {
 	if err := outbox.Migrate(ctx, db); err != nil {
 		return err
 	}
-	return migrate.Run(ctx, db, "deskkit_verify_migrations", migrationFiles)
+	return migrate.Run(ctx, db, migrations.Table, migrations.FS)
 }
+
+// migrations is what Migrate applies after the outbox's, and New checks.
+var migrations = migrate.Set{Table: "deskkit_verify_migrations", FS: migrationFiles}
 
 // now is the clock in Unix milliseconds, the unit of the tables.
 func (v *Verifier) now() int64 { return v.cfg.Now().UnixMilli() }

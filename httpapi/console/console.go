@@ -4,10 +4,8 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -28,43 +26,17 @@ var migrations embed.FS
 // links, sign-in limits) under the migrations table
 // deskkit_console_migrations. New refuses a database it has not run on.
 func Migrate(ctx context.Context, db *bun.DB) error {
-	return migrate.Run(ctx, db, "deskkit_console_migrations", migrations)
+	return migrate.Run(ctx, db, migrationSet.Table, migrationSet.FS)
 }
 
 // tables are the console's tables, the newest first: the one a database
 // migrated by an older deskkit lacks is named first.
 var tables = []string{"deskkit_console_portal_links", "deskkit_console_limits", "deskkit_console_links", "deskkit_console_sessions"}
 
-// checkTimeout bounds New's look at the database.
-const checkTimeout = 5 * time.Second
-
-// checkTables makes sure Migrate ran on db, with one query of the
-// database's catalogue within checkTimeout, so that a host that forgot it
-// learns so from New rather than from a 500 at the first link.
-func checkTables(db *bun.DB) error {
-	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
-	defer cancel()
-	d, err := migrate.DialectOf(db)
-	if err != nil {
-		return fmt.Errorf("console.New: %w", err)
-	}
-	q := `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (?)`
-	if d.Postgres {
-		// Visible through the search_path, as the console's statements
-		// find them.
-		q = `SELECT c.relname FROM pg_catalog.pg_class AS c WHERE c.relkind IN ('r', 'p') AND c.relname IN (?) AND pg_catalog.pg_table_is_visible(c.oid)`
-	}
-	var found []string
-	if err := db.NewRaw(q, bun.List(tables)).Scan(ctx, &found); err != nil {
-		return fmt.Errorf("console.New: look for the console's tables: %w", err)
-	}
-	for _, t := range tables {
-		if !slices.Contains(found, t) {
-			return fmt.Errorf("console.New: table %s does not exist: run console.Migrate(ctx, db) first", t)
-		}
-	}
-	return nil
-}
+// migrationSet is what Migrate applies, and New checks (migrate.Check):
+// a host that forgot Migrate, or upgraded without running it again, learns
+// so from New rather than from a 500 at the first link.
+var migrationSet = migrate.Set{Table: "deskkit_console_migrations", FS: migrations}
 
 // Console is the web console and the API reference: an http.Handler for
 // the paths under Config.BasePath and Config.DocsPath (Handles tells them).
@@ -103,7 +75,7 @@ func New(cfg *Config) (*Console, error) {
 	c.csp, c.xfo = securityPolicy(c.cfg)
 	c.proxies, _ = httpapi.ParseProxies(c.cfg.TrustedProxies) // validated
 	var err error
-	if err = checkTables(c.cfg.DB); err != nil {
+	if err = migrate.Check(c.cfg.DB, "console.New", "console.Migrate", tables, migrationSet); err != nil {
 		return nil, err
 	}
 	if c.assets, err = loadAssets(c.base); err != nil {

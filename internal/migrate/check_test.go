@@ -39,7 +39,7 @@ func TestCheckTables(t *testing.T) {
 			{[]string{"deskkit_check_view", "deskkit_migrate_test", "deskkit_check_index"},
 				"x.New: tables deskkit_check_view, deskkit_check_index do not exist: run x.Migrate(ctx, db) first"},
 		} {
-			err := migrate.CheckTables(db, "x.New", "x.Migrate", c.tables...)
+			err := migrate.Check(db, "x.New", "x.Migrate", c.tables)
 			if got := errText(err); got != c.want {
 				t.Errorf("CheckTables(%v) = %q, want %q", c.tables, got, c.want)
 			}
@@ -56,7 +56,7 @@ func TestCheckTablesSearchPath(t *testing.T) {
 	if err := migrate.Run(ctx, other, "deskkit_migrate_test_migrations", files); err != nil {
 		t.Fatal(err)
 	}
-	err := migrate.CheckTables(db, "x.New", "x.Migrate", "deskkit_migrate_test")
+	err := migrate.Check(db, "x.New", "x.Migrate", []string{"deskkit_migrate_test"})
 	want := "x.New: table deskkit_migrate_test does not exist: run x.Migrate(ctx, db) first"
 	if errText(err) != want {
 		t.Fatalf("CheckTables with the table in another schema = %v, want %q", err, want)
@@ -68,7 +68,7 @@ func TestCheckTablesSearchPath(t *testing.T) {
 func TestCheckTablesDatabaseDown(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		db.Close()
-		err := migrate.CheckTables(db, "x.New", "x.Migrate", "deskkit_migrate_test")
+		err := migrate.Check(db, "x.New", "x.Migrate", []string{"deskkit_migrate_test"})
 		if err == nil || strings.Contains(err.Error(), "Migrate") || !strings.Contains(err.Error(), "x.New: checking for its tables: ") ||
 			!strings.Contains(err.Error(), "database is closed") {
 			t.Fatalf("CheckTables on a closed pool = %v, want the database's error and no word of migrating", err)
@@ -85,7 +85,7 @@ func TestCheckTablesBound(t *testing.T) {
 		h := &expire{}
 		db.AddQueryHook(h)
 		before := time.Now()
-		err := migrate.CheckTables(db, "x.New", "x.Migrate", "deskkit_migrate_test")
+		err := migrate.Check(db, "x.New", "x.Migrate", []string{"deskkit_migrate_test"})
 		after := time.Now()
 		deadline, ok := h.deadline()
 		if !ok || deadline.Before(before.Add(migrate.CheckTimeout)) || deadline.After(after.Add(migrate.CheckTimeout)) {

@@ -117,8 +117,12 @@ var migrationFiles embed.FS
 // outbox runs it from its own Migrate; it is safe to run from several
 // processes at once and more than once.
 func Migrate(ctx context.Context, db *bun.DB) error {
-	return migrate.Run(ctx, db, "deskkit_outbox_migrations", migrationFiles)
+	return migrate.Run(ctx, db, Migrations.Table, Migrations.FS)
 }
+
+// Migrations is what Migrate applies, for the constructors of the services
+// over the outbox to check (migrate.Check).
+var Migrations = migrate.Set{Table: "deskkit_outbox_migrations", FS: migrationFiles}
 
 // Event is an event as the outbox keeps it.
 type Event struct {
