@@ -291,7 +291,7 @@
 //
 // # Testing
 //
-//	go run gotest.tools/gotestsum@v1.13.0 -- -race ./...
+//	go run gotest.tools/gotestsum@v1.13.0 -- -race -timeout 30m ./...
 //
 // runs every storage test against SQLite and, when
 // DESKKIT_TEST_DATABASE_URL names a PostgreSQL server (or a Docker engine
