@@ -2,6 +2,7 @@ package dbtest
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -42,4 +43,68 @@ func WithoutEachTable(t testing.TB, db *bun.DB, fn func(table string)) []string 
 		}
 	}
 	return tables
+}
+
+// Migrated is what TestMigrationChecked needs of a service: its name
+// ("trash"), its constructor over db, its Migrate, the tables New names
+// before Migrate ran (in New's order), and its newest migration's
+// table, version and label ("deskkit_trash_migrations",
+// "20261122000003", "20261122000003_trgm_no_pending_list").
+type Migrated struct {
+	Service        string
+	New            func(db *bun.DB) error
+	Migrate        func(ctx context.Context, db *bun.DB) error
+	Tables         []string
+	NewestTable    string
+	NewestVersion  string
+	NewestLabel    string
+	AtLeastChecked int // tables WithoutEachTable must find
+}
+
+// TestMigrationChecked checks, on db, that m's New fails naming m's
+// Migrate: before Migrate ran (every table named), with each table Migrate
+// created missing alone, and with its newest migration not applied (a
+// deskkit upgraded without Migrate run again); that New passes once
+// Migrate ran again; and that over a closed pool its error is the
+// database's, not advice to migrate.
+func TestMigrationChecked(t *testing.T, db *bun.DB, m Migrated) {
+	t.Helper()
+	ctx := context.Background()
+	run := fmt.Sprintf("run %s.Migrate(ctx, db) first", m.Service)
+	want := fmt.Sprintf("%s.New: tables %s do not exist: %s", m.Service, strings.Join(m.Tables, ", "), run)
+	if err := m.New(db); err == nil || err.Error() != want {
+		t.Fatalf("New before Migrate = %v, want %q", err, want)
+	}
+	if err := m.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	checked := WithoutEachTable(t, db, func(table string) {
+		want := fmt.Sprintf("%s.New: table %s does not exist: %s", m.Service, table, run)
+		if err := m.New(db); err == nil || err.Error() != want {
+			t.Errorf("New without %s = %v, want %q", table, err, want)
+		}
+	})
+	if len(checked) < m.AtLeastChecked {
+		t.Errorf("Migrate created the tables %v, want at least the %d New checks for", checked, m.AtLeastChecked)
+	}
+	if err := m.New(db); err != nil {
+		t.Fatalf("New after Migrate: %v", err)
+	}
+	if _, err := db.ExecContext(ctx, "DELETE FROM ? WHERE name = ?", bun.Ident(m.NewestTable), m.NewestVersion); err != nil {
+		t.Fatal(err)
+	}
+	want = fmt.Sprintf("%s.New: 1 migration is not applied (%s): %s", m.Service, m.NewestLabel, run)
+	if err := m.New(db); err == nil || err.Error() != want {
+		t.Errorf("New without the newest migration = %v, want %q", err, want)
+	}
+	if err := m.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.New(db); err != nil {
+		t.Fatalf("New after Migrate again: %v", err)
+	}
+	db.Close()
+	if err := m.New(db); err == nil || strings.Contains(err.Error(), "Migrate") || !strings.HasPrefix(err.Error(), m.Service+".New: checking for its tables: ") {
+		t.Fatalf("New over a closed pool = %v, want the database's error, not advice to migrate", err)
+	}
 }
