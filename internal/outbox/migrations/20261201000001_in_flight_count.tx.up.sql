@@ -9,7 +9,7 @@
 -- after the claim's own statement began, which that statement's snapshot
 -- does not; the cap then holds across replicas. PL/pgSQL keeps the query's
 -- plan for the session (through deskkit_outbox_leased_idx).
-CREATE FUNCTION deskkit_outbox_in_flight(text, bigint, bigint, bigint)
+CREATE OR REPLACE FUNCTION deskkit_outbox_in_flight(text, bigint, bigint, bigint)
 RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
     RETURN (SELECT count(*) FROM deskkit_outbox_deliveries
