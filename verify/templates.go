@@ -70,21 +70,21 @@ const zhCN = "zh-CN"
 var (
 	zhCode = Template{
 		SMS:     `{{.Code}}（{{.AppName}} 验证码），用于{{.Purpose}}，{{.Minutes}} 分钟内有效。请勿泄露给他人。`,
-		Subject: `{{.Code}} 是你的 {{.AppName}} 验证码`,
-		Text: `你正在{{.Purpose}}，{{.AppName}} 验证码为 {{.Code}}。
+		Subject: `{{.Code}} 是您的 {{.AppName}} 验证码`,
+		Text: `您正在{{.Purpose}}，{{.AppName}} 验证码为 {{.Code}}。
 
 验证码 {{.Minutes}} 分钟内有效。如非本人操作，请忽略本邮件；没有此邮箱的访问权限，任何人都无法使用该验证码。`,
-		HTML: `<p>你正在{{.Purpose}}，{{.AppName}} 验证码为</p>
+		HTML: `<p>您正在{{.Purpose}}，{{.AppName}} 验证码为</p>
 <p style="font-size:24px;font-weight:bold;letter-spacing:4px">{{.Code}}</p>
 <p>验证码 {{.Minutes}} 分钟内有效。如非本人操作，请忽略本邮件；没有此邮箱的访问权限，任何人都无法使用该验证码。</p>`,
 	}
 	zhNotice = Template{
-		SMS:     `{{.AppName}}：你账号的{{.Purpose}}已修改为 {{.NewAddress}}。如非本人操作，请立即联系管理员。`,
-		Subject: `你的 {{.AppName}} {{.Purpose}}已修改`,
-		Text: `你的 {{.AppName}} 账号的{{.Purpose}}已修改为 {{.NewAddress}}。
+		SMS:     `{{.AppName}}：您账号的{{.Purpose}}已修改为 {{.NewAddress}}。如非本人操作，请立即联系管理员。`,
+		Subject: `您的 {{.AppName}} {{.Purpose}}已修改`,
+		Text: `您的 {{.AppName}} 账号的{{.Purpose}}已修改为 {{.NewAddress}}。
 
 如非本人操作，请立即联系管理员。`,
-		HTML: `<p>你的 {{.AppName}} 账号的{{.Purpose}}已修改为 <b>{{.NewAddress}}</b>。</p>
+		HTML: `<p>您的 {{.AppName}} 账号的{{.Purpose}}已修改为 <b>{{.NewAddress}}</b>。</p>
 <p>如非本人操作，请立即联系管理员。</p>`,
 	}
 )
