@@ -48,12 +48,12 @@ func TestLocalizedErrors(t *testing.T) {
 		en, zh string
 	}{
 		{deskkit.Invalid("pageSize", "must be an integer between 1 and %d", 2000), "pageSize must be an integer between 1 and 2000", "pageSize 必须是 1 到 2000 之间的整数"},
-		{nested, "address the 2nd e-mail address must be valid UTF-8", "address 第 2 个邮箱地址必须是有效的 UTF-8"},
+		{nested, "address the 2nd e-mail address must be valid UTF-8", "address 第 2 个邮箱必须是有效的 UTF-8"},
 		{deskkit.NewError(deskkit.ErrInvalid, "x: wrong", "verificationCode is wrong"), "verificationCode is wrong", "verificationCode 错误"},
 		{deskkit.NewError(deskkit.ErrInvalid, "x", "100% not a format"), "100% not a format", "100% not a format"},
-		{deskkit.NewErrorf(deskkit.ErrForbidden, "x", "sprint %d holds trashed tasks you may not clear", 7), "sprint 7 holds trashed tasks you may not clear", "迭代 7 中有你无权清除的已删除任务"},
+		{deskkit.NewErrorf(deskkit.ErrForbidden, "x", "sprint %d holds trashed tasks you may not clear", 7), "sprint 7 holds trashed tasks you may not clear", "迭代 7 中有您无权彻底删除的已删除任务"},
 		{rl, "at most 20 wrong codes a day", "每天最多输错 20 次验证码"},
-		{&deskkit.RateLimitError{Message: "too many requests"}, "too many requests", "请求过于频繁"},
+		{&deskkit.RateLimitError{Message: "too many requests"}, "too many requests", "操作过于频繁"},
 		{&deskkit.InputError{Field: "f", Rule: "is required"}, "f is required", "f 为必填项"},
 	} {
 		cm := tc.err.(deskkit.ClientMessager).ClientMessage()

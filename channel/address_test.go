@@ -166,11 +166,11 @@ func TestNormalizeAddressBlocked(t *testing.T) {
 	}
 	zh := msgs.Match("zh-CN")
 	for in, want := range map[string]string{
-		"http://127.0.0.1/hook":     "地址是回环地址（即本服务器），渠道不能访问；开发环境中可通过 channel.Config.AllowPrivateNetworks（参考服务器的 -channel-allow-private-networks）允许渠道访问回环地址和私有网络",
-		"http://10.0.0.1/":          "地址位于私有网络（私有网络 10.0.0.0/8），渠道不能访问；开发环境中可通过 channel.Config.AllowPrivateNetworks（参考服务器的 -channel-allow-private-networks）允许渠道访问回环地址和私有网络",
-		"http://[fc00::1]/":         "地址位于私有网络（唯一本地地址 fc00::/7），渠道不能访问；开发环境中可通过 channel.Config.AllowPrivateNetworks（参考服务器的 -channel-allow-private-networks）允许渠道访问回环地址和私有网络",
-		"http://169.254.169.254/x/": "地址是云元数据端点（AWS、GCP、Azure、OCI、DigitalOcean、OpenStack 实例元数据），渠道任何时候都不能访问，开发环境也不行",
-		"http://198.18.0.1/":        "地址属于特殊用途地址（基准测试地址 198.18.0.0/15），渠道不能访问",
+		"http://127.0.0.1/hook":     "地址是回环地址（即本服务器），通道不能访问；开发环境中可通过 channel.Config.AllowPrivateNetworks（参考服务器的 -channel-allow-private-networks）允许通道访问回环地址和私有网络",
+		"http://10.0.0.1/":          "地址位于私有网络（私有网络 10.0.0.0/8），通道不能访问；开发环境中可通过 channel.Config.AllowPrivateNetworks（参考服务器的 -channel-allow-private-networks）允许通道访问回环地址和私有网络",
+		"http://[fc00::1]/":         "地址位于私有网络（唯一本地地址 fc00::/7），通道不能访问；开发环境中可通过 channel.Config.AllowPrivateNetworks（参考服务器的 -channel-allow-private-networks）允许通道访问回环地址和私有网络",
+		"http://169.254.169.254/x/": "地址是云元数据端点（AWS、GCP、Azure、OCI、DigitalOcean、OpenStack 实例元数据），通道任何时候都不能访问，开发环境也不行",
+		"http://198.18.0.1/":        "地址属于特殊用途地址（基准测试地址 198.18.0.0/15），通道不能访问",
 		"http://1.2.3.4.5/":         "地址被拒绝：主机名以数字结尾，但不是有效的 IPv4 地址",
 	} {
 		_, err := normalizeAddress(addrGuard, Webhook, in)

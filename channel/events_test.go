@@ -631,7 +631,7 @@ func TestDeadChannelDisabled(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, text, err := channel.EventTypes()[0].Render(msgs, language.SimplifiedChinese, data)
-		if want := "已被 deskkit 自动停用：投递已连续失败 2h20m0s（5 次尝试）；最后一次：" + d.LastError + "。管理员重新启用前，该渠道不会再收到事件。"; err != nil || text != want {
+		if want := "已被 deskkit 自动禁用：推送已连续失败 2h20m0s（尝试 5 次）；最后一次：" + d.LastError + "。管理员重新启用前，该通道不会再收到事件。"; err != nil || text != want {
 			t.Errorf("rendered in Chinese %q (%v), want %q", text, err, want)
 		}
 		if disabled != 1 {

@@ -54,7 +54,7 @@ func TestTestFailureLanguages(t *testing.T) {
 				"WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?", "企业微信 返回 200 OK，但不是机器人的 JSON errcode：该地址是企业微信机器人吗？", false, false},
 			{strict, channel.Input{Type: "WEBHOOK", Name: "ops", Address: loopback.String()}, 0, "",
 				"address is loopback (this server itself), which channels may not reach; in development, channel.Config.AllowPrivateNetworks (the reference server's -channel-allow-private-networks) lets channels reach loopback and private networks",
-				"地址是回环地址（即本服务器），渠道不能访问；开发环境中可通过 channel.Config.AllowPrivateNetworks（参考服务器的 -channel-allow-private-networks）允许渠道访问回环地址和私有网络", true, false},
+				"地址是回环地址（即本服务器），通道不能访问；开发环境中可通过 channel.Config.AllowPrivateNetworks（参考服务器的 -channel-allow-private-networks）允许通道访问回环地址和私有网络", true, false},
 		} {
 			if tc.status != 0 {
 				f.recv.answer(tc.status, tc.body)
@@ -96,7 +96,7 @@ func TestComposedRuleLanguages(t *testing.T) {
 			en, zh string
 		}{
 			{channel.Input{Type: "EMAIL", Name: "team", Address: "a@example.com,,b@example.com"},
-				"address the 2nd e-mail address is empty: separate addresses by single commas", "address 第 2 个邮箱地址为空：地址之间请用单个逗号分隔"},
+				"address the 2nd e-mail address is empty: separate addresses by single commas", "address 第 2 个邮箱为空：邮箱之间请用单个英文逗号分隔"},
 			{channel.Input{Type: "WORKPLACE_CHAT", Name: "d", Address: "https://oapi.dingtalk.com/robot/other?access_token=t"},
 				"address must be a DingTalk robot URL: https://HOST/robot/send?access_token=TOKEN (the path must be /robot/send)",
 				"address 必须是钉钉机器人 URL：https://HOST/robot/send?access_token=TOKEN（路径必须是 /robot/send）"},
@@ -164,7 +164,7 @@ func TestEventLanguages(t *testing.T) {
 			if m.Subject() != "[deskkit] 订单 7 已发货" && m.Subject() != "[deskkit] Task 7 was trashed" {
 				t.Errorf("mail subject %q", m.Subject())
 			}
-			if m.Subject() == "[deskkit] 订单 7 已发货" && parts["text/plain"] != "2 个包裹已出库。\n\n-- \n此邮件由 deskkit 发送至邮件渠道 \"team\"。" {
+			if m.Subject() == "[deskkit] 订单 7 已发货" && parts["text/plain"] != "2 个包裹已出库。\n\n-- \n此邮件由 deskkit 发送至邮件通道 \"team\"。" {
 				t.Errorf("mail text %q", parts["text/plain"])
 			}
 		}
@@ -207,24 +207,24 @@ func TestDisabledEventRender(t *testing.T) {
 		title, text string
 	}{
 		{`{"channelId":7,"name":"Ops","reason":"the webhook answered 410 Gone: the receiver asked for no more deliveries","actor":null}`, language.SimplifiedChinese,
-			`渠道 "Ops" 已停用`, "已被 deskkit 自动停用：the webhook answered 410 Gone: the receiver asked for no more deliveries。管理员重新启用前，该渠道不会再收到事件。"},
+			`通道 "Ops" 已禁用`, "已被 deskkit 自动禁用：the webhook answered 410 Gone: the receiver asked for no more deliveries。管理员重新启用前，该通道不会再收到事件。"},
 		{`{"channelId":7,"name":"Ops","reason":"disabled by user 3","actor":{"id":3,"name":"Ann"}}`, language.English,
 			`Channel "Ops" was disabled`, "Disabled by user 3: disabled by user 3. It gets no events until an admin enables it again."},
 		// With the cause in the data, deskkit's part of the reason is in
 		// the reader's language; the far end's error stays as recorded.
 		{`{"channelId":7,"name":"Ops","reason":"the webhook answered 410 Gone: the receiver asked for no more deliveries","actor":null,"cause":"gone"}`, language.SimplifiedChinese,
-			`渠道 "Ops" 已停用`, "已被 deskkit 自动停用：Webhook 返回 410 Gone：接收方要求不再投递。管理员重新启用前，该渠道不会再收到事件。"},
+			`通道 "Ops" 已禁用`, "已被 deskkit 自动禁用：Webhook 返回 410 Gone：接收方要求不再推送。管理员重新启用前，该通道不会再收到事件。"},
 		{`{"channelId":7,"name":"Ops","reason":"the webhook answered 410 Gone: the receiver asked for no more deliveries","actor":null,"cause":"gone"}`, language.English,
 			`Channel "Ops" was disabled`, "Disabled by deskkit: the webhook answered 410 Gone: the receiver asked for no more deliveries. It gets no events until an admin enables it again."},
 		{`{"channelId":7,"name":"Ops","reason":"deliveries failed for 5 days (12 attempts); the last: connection refused","actor":null,"cause":"failures","failingSeconds":432000,"attempts":12,"lastError":"connection refused"}`, language.SimplifiedChinese,
-			`渠道 "Ops" 已停用`, "已被 deskkit 自动停用：投递已连续失败 5 天（12 次尝试）；最后一次：connection refused。管理员重新启用前，该渠道不会再收到事件。"},
+			`通道 "Ops" 已禁用`, "已被 deskkit 自动禁用：推送已连续失败 5 天（尝试 12 次）；最后一次：connection refused。管理员重新启用前，该通道不会再收到事件。"},
 		{`{"channelId":7,"name":"Ops","reason":"deliveries failed for 5 days (12 attempts); the last: connection refused","actor":null,"cause":"failures","failingSeconds":432000,"attempts":12,"lastError":"connection refused"}`, language.English,
 			`Channel "Ops" was disabled`, "Disabled by deskkit: deliveries failed for 5 days (12 attempts); the last: connection refused. It gets no events until an admin enables it again."},
 		{`{"channelId":7,"name":"Ops","reason":"disabled by user 3","actor":{"id":3,"name":"Ann"},"cause":"user"}`, language.SimplifiedChinese,
-			`渠道 "Ops" 已停用`, "已被用户 3 停用：由用户 3 停用。管理员重新启用前，该渠道不会再收到事件。"},
+			`通道 "Ops" 已禁用`, "已被用户 3 禁用：由用户 3 禁用。管理员重新启用前，该通道不会再收到事件。"},
 		// Data whose cause does not state the stored reason: the reason as stored.
 		{`{"channelId":7,"name":"Ops","reason":"deliveries failed for 5 days (12 attempts); the last: x","actor":null,"cause":"failures","failingSeconds":1,"attempts":12,"lastError":"x"}`, language.SimplifiedChinese,
-			`渠道 "Ops" 已停用`, "已被 deskkit 自动停用：deliveries failed for 5 days (12 attempts); the last: x。管理员重新启用前，该渠道不会再收到事件。"},
+			`通道 "Ops" 已禁用`, "已被 deskkit 自动禁用：deliveries failed for 5 days (12 attempts); the last: x。管理员重新启用前，该通道不会再收到事件。"},
 	} {
 		title, text, err := render(msgs, tc.tag, []byte(tc.data))
 		if err != nil || title != tc.title || text != tc.text {

@@ -157,11 +157,11 @@ func TestAnswersInTheReadersLanguage(t *testing.T) {
 			{name: "400 for the user's locale", method: "GET", target: "/api/v1/task/trash/count?projectId=1&bogus=1", token: "zhu",
 				status: 400, code: "E0", key: KeyValidation, msg: "bogus 不是此操作的参数", lang: "zh-Hans"},
 			{name: "400 of DecodeJSON in zh", method: "POST", target: "/api/v1/test/ids", token: "ten", body: `{"ids":"x"}`,
-				status: 400, code: "E0", key: KeyValidation, msg: "ids 必须是 由 整数 组成的数组", lang: "zh-Hans"},
+				status: 400, code: "E0", key: KeyValidation, msg: "ids 必须是由 整数 组成的数组", lang: "zh-Hans"},
 			{name: "400 of DecodeJSON in en", method: "POST", target: "/api/v1/test/ids", token: "alice", body: `{"ids":"x"}`,
 				status: 400, code: "E0", key: KeyValidation, msg: "ids must be an array of integers", lang: "en"},
 			{name: "400 of DecodeJSON, a range, in zh", method: "POST", target: "/api/v1/test/ids", token: "zhu", body: `{"n":1e12}`,
-				status: 400, code: "E0", key: KeyValidation, msg: "n 必须是 int32 范围内的整数", lang: "zh-Hans"},
+				status: 400, code: "E0", key: KeyValidation, msg: "n 必须是取值在 int32 范围内的整数", lang: "zh-Hans"},
 			{name: "404 resource in zh", method: "GET", target: "/api/v1/task/trash/999999", token: "alice", accept: "zh",
 				status: 404, code: "E1", key: KeyNotFound, msg: "资源不存在", lang: "zh-Hans"},
 			{name: "404 route in zh", method: "GET", target: "/api/v1/nowhere", accept: "zh",
@@ -171,7 +171,7 @@ func TestAnswersInTheReadersLanguage(t *testing.T) {
 			{name: "405 in zh", method: "DELETE", target: "/api/v1/task/trash/search", accept: "zh-Hans",
 				status: 405, code: "E0", key: KeyMethodNotAllowed, msg: "/api/v1/task/trash/search 不允许方法 DELETE；允许：GET", lang: "zh-Hans"},
 			{name: "401 in zh", method: "GET", target: search, accept: "zh-CN",
-				status: 401, code: "E0", key: KeyUnauthorized, msg: "需要有效的 Bearer 令牌", lang: "zh-Hans"},
+				status: 401, code: "E0", key: KeyUnauthorized, msg: "需要有效的访问令牌", lang: "zh-Hans"},
 			{name: "401 has no principal: no user locale", method: "GET", target: search, token: "nobody",
 				status: 401, code: "E0", key: KeyUnauthorized, msg: "a valid bearer token is required", lang: "en"},
 		} {
@@ -188,7 +188,7 @@ func TestDefaultLanguage(t *testing.T) {
 		for _, c := range []langCall{
 			{name: "success", method: "GET", target: "/api/v1/task/trash/count?projectId=1", token: "alice", status: 200, code: "S", msg: "成功", lang: "zh-Hans"},
 			{name: "the user's locale first", method: "GET", target: "/api/v1/task/trash/count?projectId=1", token: "eng", status: 200, code: "S", msg: "Success", lang: "en"},
-			{name: "401", method: "GET", target: "/api/v1/task/trash/count?projectId=1", token: "zhu-wrong", status: 401, code: "E0", key: KeyUnauthorized, msg: "需要有效的 Bearer 令牌", lang: "zh-Hans"},
+			{name: "401", method: "GET", target: "/api/v1/task/trash/count?projectId=1", token: "zhu-wrong", status: 401, code: "E0", key: KeyUnauthorized, msg: "需要有效的访问令牌", lang: "zh-Hans"},
 			{name: "401 asked in en", method: "GET", target: "/api/v1/task/trash/count?projectId=1", accept: "en", status: 401, code: "E0", key: KeyUnauthorized, msg: "a valid bearer token is required", lang: "en"},
 		} {
 			c.check(t, srv)

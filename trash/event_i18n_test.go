@@ -33,11 +33,11 @@ func TestEventRenderChinese(t *testing.T) {
 			`任务 "Fix" 已从回收站恢复`, `用户 7 从回收站恢复了项目 3 的任务 "Fix"，并一同恢复了其所属迭代 "Sprint 14"。`},
 		{trash.EventSprintCleared, trash.ClearedEventData{EntryEventData: trash.EntryEventData{Actor: &deskkit.Actor{ID: 7, Name: "Ada"}, ProjectID: 3, TargetType: trash.TargetSprint, TargetName: "Sprint 14"},
 			AlsoCleared: []trash.EventTarget{{}, {}}},
-			`迭代 "Sprint 14" 已被永久删除`, `Ada 从回收站清除了项目 3 的迭代 "Sprint 14"，已连同其中 2 个已删除任务永久删除。`},
+			`迭代 "Sprint 14" 已彻底删除`, `Ada 从回收站彻底删除了项目 3 的迭代 "Sprint 14"，连同其中 2 个已删除的任务。`},
 		{trash.EventTrashCleared, trash.ProjectEventData{Actor: &deskkit.Actor{ID: 7, Name: "Ada"}, ProjectID: 3, Count: 25},
-			`已从项目 3 的回收站永久删除 25 个条目`, `Ada 从项目 3 的回收站清除了 25 个条目，已永久删除。`},
+			`已从项目 3 的回收站彻底删除 25 条记录`, `Ada 从项目 3 的回收站彻底删除了 25 条记录。`},
 		{trash.EventTrashPurged, trash.ProjectEventData{ProjectID: 3, Count: 1},
-			`项目 3 的回收站有 1 个条目已过期清除`, `保留期已过，项目 3 的回收站中 1 个条目已被永久删除。`},
+			`项目 3 的回收站中有 1 条记录已自动删除`, `项目 3 的回收站中 1 条超过保留期限的记录已自动删除。`},
 	} {
 		data, err := json.Marshal(tc.data)
 		if err != nil {
@@ -56,11 +56,11 @@ func TestEventRenderChinese(t *testing.T) {
 		title, text string
 	}{
 		{trash.ProjectEventData{ProjectID: 3, Count: 12, RetentionSeconds: 30 * 24 * 60 * 60}, zh,
-			`项目 3 的回收站有 12 个条目已过期清除`, `项目 3 的回收站中 12 个删除超过 30 天的条目已按保留策略永久删除。`},
+			`项目 3 的回收站中有 12 条记录已自动删除`, `项目 3 的回收站中删除超过 30 天的 12 条记录已自动删除。`},
 		{trash.ProjectEventData{ProjectID: 3, Count: 12, RetentionSeconds: 30 * 24 * 60 * 60}, language.English,
 			`12 entries purged from the trash of project 3`, `Retention purged 12 entries deleted more than 30 days ago from the trash of project 3: they are deleted for good.`},
 		{trash.ProjectEventData{ProjectID: 3, Count: 1, RetentionSeconds: 24 * 60 * 60}, zh,
-			`项目 3 的回收站有 1 个条目已过期清除`, `项目 3 的回收站中 1 个删除超过 1 天的条目已按保留策略永久删除。`},
+			`项目 3 的回收站中有 1 条记录已自动删除`, `项目 3 的回收站中删除超过 1 天的 1 条记录已自动删除。`},
 		{trash.ProjectEventData{ProjectID: 3, Count: 1, RetentionSeconds: 36 * 60 * 60}, language.English,
 			`1 entry purged from the trash of project 3`, `Retention purged 1 entry deleted more than 36h0m0s ago from the trash of project 3: it is deleted for good.`},
 	} {

@@ -64,7 +64,7 @@ func TestNoticeLanguage(t *testing.T) {
 			subject, text, sms string
 			locale             string
 		}{
-			{language.SimplifiedChinese, "您的 deskkit 邮箱地址已修改", "您的 deskkit 账号的邮箱地址已修改为 a***@example.com。\n\n如非本人操作，请立即联系管理员。",
+			{language.SimplifiedChinese, "您的 deskkit 邮箱已修改", "您的 deskkit 账号的邮箱已修改为 a***@example.com。\n\n如非本人操作，请立即联系管理员。",
 				"deskkit：您账号的手机号已修改为 +86*******7000。如非本人操作，请立即联系管理员。", "zh-CN"},
 			{language.English, "Your deskkit e-mail address was changed", "The e-mail address of your deskkit account was changed to a***@example.com.\n\nIf this was not you, contact your administrator at once.",
 				"deskkit: the mobile number of your account was changed to +86*******7000. If this was not you, contact your administrator.", "en"},

@@ -156,7 +156,7 @@ func TestLanguagesEndToEnd(t *testing.T) {
 			{"404 in zh", li, "zh", "GET", "/api/v1/nowhere", nil, langAnswer{404, "zh-Hans", "E0", "route_not_found", "没有路由 GET /api/v1/nowhere"}},
 			{"405 in zh", ann, "zh", "DELETE", "/api/v1/task/trash/search", nil,
 				langAnswer{405, "zh-Hans", "E0", "method_not_allowed", "/api/v1/task/trash/search 不允许方法 DELETE；允许：GET"}},
-			{"401 in zh", "not-a-token", "zh-CN", "GET", current, nil, langAnswer{401, "zh-Hans", "E0", "unauthorized", "需要有效的 Bearer 令牌"}},
+			{"401 in zh", "not-a-token", "zh-CN", "GET", current, nil, langAnswer{401, "zh-Hans", "E0", "unauthorized", "需要有效的访问令牌"}},
 			{"401 has no user locale", "not-a-token", "", "GET", current, nil, langAnswer{401, "en", "E0", "unauthorized", "a valid bearer token is required"}},
 		} {
 			if got := callIn(t, base, c.token, c.accept, c.method, c.path, c.body); got != c.want {
@@ -201,7 +201,7 @@ func TestDefaultLanguageFlag(t *testing.T) {
 		}{
 			{"the default", ann, "", langAnswer{200, "zh-Hans", "S", "", "成功"}},
 			{"en asked", ann, "en", langAnswer{200, "en", "S", "", "Success"}},
-			{"401", "", "", langAnswer{401, "zh-Hans", "E0", "unauthorized", "需要有效的 Bearer 令牌"}},
+			{"401", "", "", langAnswer{401, "zh-Hans", "E0", "unauthorized", "需要有效的访问令牌"}},
 		} {
 			if got := callIn(t, base, c.token, c.accept, "GET", "/api/v1/user/current", nil); got != c.want {
 				t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
