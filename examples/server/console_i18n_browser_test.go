@@ -61,23 +61,23 @@ func TestConsoleChinese(t *testing.T) {
 
 		tb.open("/console/signin", "#token")
 		tb.wantChinese("h1", "登录")
-		tb.wantChinese("label[for=token]", "Bearer 令牌")
+		tb.wantChinese("label[for=token]", "访问令牌")
 		tb.inspect("signin-zh-CN")
 		tb.signIn(admin)
 
 		// The trash: search, rows, and a restore through its confirmation.
 		tb.open("/console/trash", "#results")
 		tb.wantChinese("h1", "回收站")
-		tb.wantChinese("#results .count", "2 个条目符合。")
+		tb.wantChinese("#results .count", "共 2 条记录。")
 		tb.wantChinese(`#results thead`, "删除人")
-		tb.wantChinese(`label[for=f-deleted]`, "删除日期（UTC）")
+		tb.wantChinese(`label[for=f-deleted]`, "删除时间（UTC）")
 		// Dates keep their format; the words around them change.
 		if d := tb.text(`#results td[data-label="删除时间"]`); !strings.HasSuffix(d, " UTC") {
 			t.Errorf("a deletion date reads %q", d)
 		}
 		tb.inspect("trash-zh-CN")
 		tb.submit("#confirm", chromedp.Click(chromedp.CSS(`#results tbody a[href*="/restore"]`)))
-		tb.wantChinese("#question", "恢复到项目 1？")
+		tb.wantChinese("#question", "恢复到项目 1 吗？")
 		tb.wantChinese("#confirm", "恢复任务")
 		tb.inspect("trash-confirm-zh-CN")
 		tb.submit("[role=status]", chromedp.Click(chromedp.CSS("#confirm")))
@@ -112,19 +112,19 @@ func TestConsoleChinese(t *testing.T) {
 		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.hello", "title": "hello"}, nil)
 		// The status is a machine word and stays: SUCCEEDED.
 		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "SUCCEEDED"), "the delivery to succeed")
-		tb.wantChinese("#chart-h", "每小时投递数")
-		tb.wantChinese("#delivery-count", "1 次投递。")
-		if got := evalIn[string](tb, `document.querySelector("#chart-desc").textContent`); !strings.Contains(got, "成功 1 次") {
+		tb.wantChinese("#chart-h", "每小时推送数")
+		tb.wantChinese("#delivery-count", "共 1 条推送记录。")
+		if got := evalIn[string](tb, `document.querySelector("#chart-desc").textContent`); !strings.Contains(got, "推送成功 1 条") {
 			t.Errorf("the chart's description: %q", got)
 		}
 		tb.inspect("channels-channel-zh-CN")
 		tb.submit("#attempts", chromedp.Click(chromedp.CSS(`#delivery-list tbody tr:first-child a[href^="/console/deliveries/"]`)))
-		tb.wantChinese("h1", "的尝试记录")
+		tb.wantChinese("h1", "的各次尝试")
 		tb.wantChinese("#attempts thead", "状态码")
 		tb.inspect("channels-delivery-zh-CN")
 		tb.open("/console/channels", "#channels")
 		tb.wantChinese("h1", "通道")
-		tb.wantChinese(`#channels td[data-label="最近 24 小时"]`, "成功 1，失败 0，待投递 0")
+		tb.wantChinese(`#channels td[data-label="最近 24 小时"]`, "推送成功 1，推送失败 0，待推送 0")
 		tb.wantChinese(`#channels td[data-label="状态"]`, "已启用")
 		tb.inspect("channels-zh-CN")
 
@@ -134,7 +134,7 @@ func TestConsoleChinese(t *testing.T) {
 		tb.wantChinese("label[for=p-username]", "用户名")
 		tb.inspect("profile-zh-CN")
 		tb.submit("ol.steps", chromedp.Click(chromedp.CSS("#change-email")))
-		tb.wantChinese("h1", "电子邮件地址")
+		tb.wantChinese("h1", "绑定邮箱")
 		tb.wantChinese("ol.steps", "验证码")
 		tb.inspect("profile-change-zh-CN")
 
