@@ -17,6 +17,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/internal/i18n/glossary"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
 )
@@ -289,5 +290,27 @@ func TestCatalogueComplete(t *testing.T) {
 		}
 		b, _ := json.MarshalIndent(m, "", "  ")
 		_ = os.WriteFile(out, b, 0o644)
+	}
+}
+
+// TestCatalogueKeepsGlossary fails when a translation of the console's
+// catalogue uses a term the glossary rules out (条目 for 记录, 永久清除 for
+// 彻底删除, 对端已接收 for 测试通过, ...), shows a machine word such as
+// PENDING without its reading, or writes half-width punctuation in Chinese
+// text.
+func TestCatalogueKeepsGlossary(t *testing.T) {
+	raw, err := os.ReadFile("messages/zh-Hans.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zh map[string]string
+	if err := json.Unmarshal(raw, &zh); err != nil {
+		t.Fatal(err)
+	}
+	if len(zh) < 300 {
+		t.Fatalf("the catalogue holds %d entries: not the shipped one", len(zh))
+	}
+	for _, f := range glossary.CheckCatalogue(zh) {
+		t.Error(f)
 	}
 }

@@ -1,6 +1,8 @@
 package i18n_test
 
 import (
+	"encoding/json"
+	"os"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -8,6 +10,7 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit/internal/i18n"
+	"github.com/deskkit/deskkit/internal/i18n/glossary"
 )
 
 func TestMatch(t *testing.T) {
@@ -107,6 +110,27 @@ func TestShippedCatalogues(t *testing.T) {
 	}
 	if !b.Has(i18n.SimplifiedChinese, "Success") {
 		t.Error("the shipped zh-Hans catalogue lacks Success")
+	}
+}
+
+// TestCatalogueKeepsGlossary fails when a translation of the shipped
+// Simplified Chinese catalogue uses a term the glossary rules out (渠道 for
+// 通道, 投递 for 推送, 你 for 您, ...), shows a machine word such as PENDING
+// without its reading, or writes half-width punctuation in Chinese text.
+func TestCatalogueKeepsGlossary(t *testing.T) {
+	raw, err := os.ReadFile("messages/zh-Hans.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zh map[string]string
+	if err := json.Unmarshal(raw, &zh); err != nil {
+		t.Fatal(err)
+	}
+	if len(zh) < 300 {
+		t.Fatalf("the catalogue holds %d entries: not the shipped one", len(zh))
+	}
+	for _, f := range glossary.CheckCatalogue(zh) {
+		t.Error(f)
 	}
 }
 
