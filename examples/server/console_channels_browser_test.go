@@ -98,8 +98,10 @@ func (tb *tab) grantClipboard() {
 
 // deliveryStatus is the predicate "delivery row n (1 = newest) shows
 // status".
+// The status is read from the badge's data-status, the stored value; the
+// badge's text is its word in the page's language.
 func deliveryStatus(n int, status string) string {
-	return fmt.Sprintf(`(function () { var r = document.querySelectorAll("#delivery-list tbody tr")[%d]; return !!r && r.querySelector(".status").textContent.trim() === %q; })()`, n-1, status)
+	return fmt.Sprintf(`(function () { var r = document.querySelectorAll("#delivery-list tbody tr")[%d]; var b = r && r.querySelector(".status [data-status]"); return !!b && b.dataset.status === %q; })()`, n-1, status)
 }
 
 // TestConsoleChannels adds a webhook channel pointing at a loopback

@@ -110,8 +110,9 @@ func TestConsoleChinese(t *testing.T) {
 		tb.submit("#deliveries", chromedp.Click(chromedp.CSS("#continue")))
 		chPath := tb.location()
 		ok(t, base, admin, http.MethodPost, "/api/v1/demo/event/publish", map[string]any{"type": "demo.hello", "title": "hello"}, nil)
-		// The status is a machine word and stays: SUCCEEDED.
+		// The status is shown in words: SUCCEEDED is 推送成功.
 		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "SUCCEEDED"), "the delivery to succeed")
+		tb.wantChinese("#delivery-list tbody tr .status", "推送成功")
 		tb.wantChinese("#chart-h", "每小时推送数")
 		tb.wantChinese("#delivery-count", "共 1 条推送记录。")
 		if got := evalIn[string](tb, `document.querySelector("#chart-desc").textContent`); !strings.Contains(got, "推送成功 1 条") {

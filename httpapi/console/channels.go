@@ -416,6 +416,17 @@ var deliveryStatuses = []struct{ Value, Label string }{
 	{"", text("Every status")}, {channel.DeliveryPending, text("Pending")}, {channel.DeliverySucceeded, text("Succeeded")}, {channel.DeliveryFailed, text("Failed")},
 }
 
+// deliveryStatusLabel is the text of a delivery's status (its filter
+// choice's); the status itself when it is none of them.
+func deliveryStatusLabel(status string) string {
+	for _, s := range deliveryStatuses {
+		if s.Value != "" && s.Value == status {
+			return s.Label
+		}
+	}
+	return status
+}
+
 const deliveriesPageSize = 20
 
 // channelView is a channel's page.

@@ -229,7 +229,7 @@ func (c *Console) messageFor(r *http.Request, err error) (int, string) {
 	}
 	with := func(base, baseEn string) string {
 		if own != "" && !strings.EqualFold(strings.TrimSuffix(ownEn, "."), strings.TrimSuffix(baseEn, ".")) {
-			return base + " " + sentence(own)
+			return joinSentences(base, sentence(own))
 		}
 		return base
 	}
@@ -251,7 +251,7 @@ func (c *Console) messageFor(r *http.Request, err error) (int, string) {
 		msg := with(c.tr(r, "Too many requests."), "Too many requests.")
 		var ra deskkit.RetryAfterer
 		if errors.As(err, &ra) && ra.RetryAfterDuration() > 0 {
-			msg += " " + c.tr(r, "Try again in %s.", readable(ra.RetryAfterDuration()))
+			msg = joinSentences(msg, c.tr(r, "Try again in %s.", readable(ra.RetryAfterDuration())))
 		}
 		return http.StatusTooManyRequests, msg
 	case errors.Is(err, deskkit.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
@@ -272,6 +272,15 @@ func readable(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// joinSentences writes b after a, with a space unless a ends with a
+// full-width mark (Chinese text takes none after 。 or ？).
+func joinSentences(a, b string) string {
+	if last, _ := utf8.DecodeLastRuneInString(a); last >= 0x2E80 {
+		return a + b
+	}
+	return a + " " + b
 }
 
 // sentence makes s start upper case and end with a full stop: "。" after

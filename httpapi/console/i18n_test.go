@@ -8,13 +8,16 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/uptrace/bun"
 	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/trash"
+	"github.com/deskkit/deskkit/verify"
 )
 
 // localeDirectory is the fake directory with the host's locale hook: the
@@ -211,5 +214,38 @@ func TestServiceErrorsLocalized(t *testing.T) {
 	}
 	if status, msg := f.c.messageFor(r, deskkit.ErrForbidden); status != http.StatusForbidden || msg != "您无权执行此操作。" {
 		t.Errorf("forbidden: %d %q", status, msg)
+	}
+}
+
+// TestStoredValuesInWords: a delivery's status and a user's gender are
+// shown in the page's language, never as their stored values (PENDING,
+// MALE), and a limit's wait follows a Chinese sentence without a space, as
+// the glossary has it.
+func TestStoredValuesInWords(t *testing.T) {
+	f := setup(t, dbtest.OpenSQLite(t), nil, false)
+	zh := f.c.i18n.messages().Match("zh-CN")
+	want := map[string]string{
+		channel.DeliveryPending: "待推送", channel.DeliverySucceeded: "推送成功", channel.DeliveryFailed: "推送失败",
+		"MALE": "男", "FEMALE": "女", "UNKNOWN": "保密",
+	}
+	for _, g := range verify.Genders() {
+		if got := f.c.i18n.sprintf(zh, genderLabel(g)); got != want[g] {
+			t.Errorf("gender %s in Chinese: %q, want %q", g, got, want[g])
+		}
+	}
+	for _, s := range []string{channel.DeliveryPending, channel.DeliverySucceeded, channel.DeliveryFailed} {
+		if got := f.c.i18n.sprintf(zh, deliveryStatusLabel(s)); got != want[s] {
+			t.Errorf("status %s in Chinese: %q, want %q", s, got, want[s])
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "/console/", nil)
+	r = r.WithContext(deskkit.WithLanguage(r.Context(), zh))
+	status, msg := f.c.messageFor(r, deskkit.RateLimited(time.Minute, deskkit.Textf("at most %d codes an hour", 5)))
+	if status != http.StatusTooManyRequests || strings.Contains(msg, "。 ") || !strings.Contains(msg, "后重试。") {
+		t.Errorf("rate limited in Chinese: %d %q, want no space after 。 and the wait", status, msg)
+	}
+	r = httptest.NewRequest(http.MethodGet, "/console/", nil)
+	if _, msg := f.c.messageFor(r, deskkit.RateLimited(time.Minute, deskkit.Textf("at most %d codes an hour", 5))); !strings.Contains(msg, ". Try again in 1m.") {
+		t.Errorf("rate limited in English: %q, want a space before Try again", msg)
 	}
 }

@@ -49,6 +49,18 @@ func formOf(d verify.Detail) profileForm {
 		Landline: d.Landline, Avatar: d.Avatar, Title: d.Title, Gender: d.Gender, Address: d.Address}
 }
 
+// genderLabels are the texts of verify.Genders' values.
+var genderLabels = map[string]string{"MALE": text("Male"), "FEMALE": text("Female"), "UNKNOWN": text("Unknown")}
+
+// genderLabel is the text of a gender value; the value itself when it has
+// none.
+func genderLabel(g string) string {
+	if l, ok := genderLabels[g]; ok {
+		return l
+	}
+	return g
+}
+
 type profileView struct {
 	Detail  verify.Detail
 	Form    profileForm

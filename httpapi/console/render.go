@@ -135,6 +135,9 @@ func (c *Console) parsePages(a *assets, tag language.Tag) (map[string]*pageTempl
 			return template.CSS("--accent: " + c.cfg.AccentColor)
 		},
 		"date": formatDate,
+		// deliveryStatus and gender give a stored value's text, for t.
+		"deliveryStatus": deliveryStatusLabel,
+		"gender":         genderLabel,
 		"datePtr": func(t *time.Time) string {
 			if t == nil {
 				return ""
