@@ -76,7 +76,7 @@ func (c disableCause) text() deskkit.Text {
 	case causeGone:
 		return deskkit.Textf("the webhook answered 410 Gone: the receiver asked for no more deliveries")
 	case causeFailures:
-		return deskkit.Textf("deliveries failed for %s (%d attempts); the last: %s", days(c.failing), c.attempts, c.lastError)
+		return deskkit.Textf("deliveries failed for %s (%d attempts); the last: %s", deskkit.DurationText(c.failing), c.attempts, c.lastError)
 	}
 	return deskkit.Textf("disabled by user %d", c.userID)
 }
@@ -111,18 +111,6 @@ func (d ChannelDisabledData) reason() any {
 		return t
 	}
 	return d.Reason
-}
-
-// days is a duration for reading: "5 days", "1 day", "3h0m0s".
-func days(d time.Duration) any {
-	n := int(d / (24 * time.Hour))
-	switch {
-	case n == 1:
-		return deskkit.Textf("1 day")
-	case n > 1:
-		return deskkit.Textf("%d days", n)
-	}
-	return d.Round(time.Second).String()
 }
 
 // EventTypes returns the event types the registry itself publishes, which

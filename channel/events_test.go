@@ -623,7 +623,7 @@ func TestDeadChannelDisabled(t *testing.T) {
 		// in Chinese, the receiver's error as recorded.
 		var d channel.ChannelDisabledData
 		if err := json.Unmarshal(data, &d); err != nil || d.Cause != "failures" || d.FailingSeconds != 140*60 || d.Attempts != 5 ||
-			d.Reason != "deliveries failed for 2h20m0s (5 attempts); the last: "+d.LastError || !strings.Contains(d.LastError, "503") {
+			d.Reason != "deliveries failed for 2 hours 20 minutes (5 attempts); the last: "+d.LastError || !strings.Contains(d.LastError, "503") {
 			t.Errorf("channel.disabled data %s (%v)", data, err)
 		}
 		msgs, err := deskkit.NewMessages()
@@ -631,7 +631,7 @@ func TestDeadChannelDisabled(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, text, err := channel.EventTypes()[0].Render(msgs, language.SimplifiedChinese, data)
-		if want := "已被 deskkit 自动禁用：推送已连续失败 2h20m0s（尝试 5 次）；最后一次：" + d.LastError + "。管理员重新启用前，该通道不会再收到事件。"; err != nil || text != want {
+		if want := "已被 deskkit 自动禁用：推送已连续失败 2 小时 20 分钟（尝试 5 次）；最后一次：" + d.LastError + "。管理员重新启用前，该通道不会再收到事件。"; err != nil || text != want {
 			t.Errorf("rendered in Chinese %q (%v), want %q", text, err, want)
 		}
 		if disabled != 1 {

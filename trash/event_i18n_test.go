@@ -62,7 +62,7 @@ func TestEventRenderChinese(t *testing.T) {
 		{trash.ProjectEventData{ProjectID: 3, Count: 1, RetentionSeconds: 24 * 60 * 60}, zh,
 			`项目 3 的回收站中有 1 条记录已自动删除`, `项目 3 的回收站中删除超过 1 天的 1 条记录已自动删除。`},
 		{trash.ProjectEventData{ProjectID: 3, Count: 1, RetentionSeconds: 36 * 60 * 60}, language.English,
-			`1 entry purged from the trash of project 3`, `Retention purged 1 entry deleted more than 36h0m0s ago from the trash of project 3: it is deleted for good.`},
+			`1 entry purged from the trash of project 3`, `Retention purged 1 entry deleted more than 1 day 12 hours ago from the trash of project 3: it is deleted for good.`},
 	} {
 		data, err := json.Marshal(tc.data)
 		if err != nil {

@@ -101,26 +101,13 @@ func projectTexts(typ string, d ProjectEventData, retention time.Duration) (titl
 		if retention <= 0 {
 			return title, deskkit.Textf("Retention purged 1 entry from the trash of project %d: it is deleted for good.", p)
 		}
-		return title, deskkit.Textf("Retention purged 1 entry deleted more than %s ago from the trash of project %d: it is deleted for good.", age(retention), p)
+		return title, deskkit.Textf("Retention purged 1 entry deleted more than %s ago from the trash of project %d: it is deleted for good.", deskkit.DurationText(retention), p)
 	}
 	title = deskkit.Textf("%d entries purged from the trash of project %d", n, p)
 	if retention <= 0 {
 		return title, deskkit.Textf("Retention purged %d entries from the trash of project %d: they are deleted for good.", n, p)
 	}
-	return title, deskkit.Textf("Retention purged %d entries deleted more than %s ago from the trash of project %d: they are deleted for good.", n, age(retention), p)
-}
-
-// age says a retention period: "30 days", or Go's duration syntax when it
-// is not a whole number of days.
-func age(d time.Duration) any {
-	const day = 24 * time.Hour
-	switch {
-	case d == day:
-		return deskkit.Textf("1 day")
-	case d > day && d%day == 0:
-		return deskkit.Textf("%d days", int(d/day))
-	}
-	return d.String()
+	return title, deskkit.Textf("Retention purged %d entries deleted more than %s ago from the trash of project %d: they are deleted for good.", n, deskkit.DurationText(retention), p)
 }
 
 // render is the EventRenderer of the trash's event type typ.

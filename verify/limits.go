@@ -70,7 +70,7 @@ func (v *Verifier) sendLimits(u User, k Kind, b BizKey, address string) []limite
 			Name: limitResendInterval,
 			Key:  "send-interval:" + userPart(u) + ":" + string(k) + ":" + string(b) + ":" + address,
 			Max:  1, Window: v.cfg.ResendInterval,
-			Text: deskkit.Textf("a code for %s was sent to this address less than %s ago", string(b), v.cfg.ResendInterval.String()),
+			Text: deskkit.Textf("a code for %s was sent to this address less than %s ago", string(b), deskkit.DurationText(v.cfg.ResendInterval)),
 		},
 		{
 			Name: limitPerHour,

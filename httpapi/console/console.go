@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -251,7 +250,7 @@ func (c *Console) messageFor(r *http.Request, err error) (int, string) {
 		msg := with(c.tr(r, "Too many requests."), "Too many requests.")
 		var ra deskkit.RetryAfterer
 		if errors.As(err, &ra) && ra.RetryAfterDuration() > 0 {
-			msg = joinSentences(msg, c.tr(r, "Try again in %s.", readable(ra.RetryAfterDuration())))
+			msg = joinSentences(msg, c.tr(r, "Try again in %s.", deskkit.DurationText(ra.RetryAfterDuration())))
 		}
 		return http.StatusTooManyRequests, msg
 	case errors.Is(err, deskkit.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
@@ -259,19 +258,6 @@ func (c *Console) messageFor(r *http.Request, err error) (int, string) {
 	}
 	c.cfg.Logger.ErrorContext(r.Context(), "console: unexpected error", slog.String("path", r.URL.Path), slog.Any("error", err))
 	return http.StatusInternalServerError, c.tr(r, "Something went wrong on the server; it has been logged.")
-}
-
-// readable writes d to the second as a person reads it: "10m", "1h30m",
-// "45s", rather than "10m0s".
-func readable(d time.Duration) string {
-	s := d.Round(time.Second).String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // joinSentences writes b after a, with a space unless a ends with a

@@ -333,7 +333,7 @@ func TestSignInLimits(t *testing.T) {
 		// The address spent its invalid attempts: the next, a valid token
 		// too, is refused before it is looked up.
 		a := f.do(http.MethodPost, "/console/signin", url.Values{"token": {f.token}})
-		if a.StatusCode != http.StatusTooManyRequests || !strings.Contains(a.body, "most 3 sign-in attempts from one address every 10m.") || !strings.Contains(a.body, "Try again in 10m.") {
+		if a.StatusCode != http.StatusTooManyRequests || !strings.Contains(a.body, "most 3 sign-in attempts from one address every 10 minutes.") || !strings.Contains(a.body, "Try again in 10 minutes.") {
 			t.Errorf("after three wrong tokens: %d\n%s", a.StatusCode, a.body)
 		}
 		// A new window; the tenant may open two sessions per window.
@@ -423,8 +423,8 @@ func TestMessageFor(t *testing.T) {
 		{deskkit.Invalid("projectId", "must be a positive integer"), 400, "ProjectId must be a positive integer."},
 		{fmt.Errorf("x: %w", deskkit.ErrForbidden), 403, "You are not allowed to do this."},
 		{fmt.Errorf("x: %w", deskkit.ErrNotFound), 404, "Not found"},
-		{&deskkit.RateLimitError{Message: "at most 3", RetryAfter: 90 * time.Second}, 429, "Too many requests. At most 3. Try again in 1m30s."},
-		{&deskkit.RateLimitError{Message: "at most 3", RetryAfter: time.Hour}, 429, "Try again in 1h."},
+		{&deskkit.RateLimitError{Message: "at most 3", RetryAfter: 90 * time.Second}, 429, "Too many requests. At most 3. Try again in 1 minute 30 seconds."},
+		{&deskkit.RateLimitError{Message: "at most 3", RetryAfter: time.Hour}, 429, "Try again in 1 hour."},
 		{fmt.Errorf("x: %w", deskkit.ErrUnavailable), 503, "cannot answer right now"},
 		{errors.New("boom: secret detail"), 500, "Something went wrong"},
 	} {

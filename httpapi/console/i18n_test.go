@@ -245,7 +245,7 @@ func TestStoredValuesInWords(t *testing.T) {
 		t.Errorf("rate limited in Chinese: %d %q, want no space after 。 and the wait", status, msg)
 	}
 	r = httptest.NewRequest(http.MethodGet, "/console/", nil)
-	if _, msg := f.c.messageFor(r, deskkit.RateLimited(time.Minute, deskkit.Textf("at most %d codes an hour", 5))); !strings.Contains(msg, ". Try again in 1m.") {
+	if _, msg := f.c.messageFor(r, deskkit.RateLimited(time.Minute, deskkit.Textf("at most %d codes an hour", 5))); !strings.Contains(msg, ". Try again in 1 minute.") {
 		t.Errorf("rate limited in English: %q, want a space before Try again", msg)
 	}
 }

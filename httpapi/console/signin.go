@@ -124,9 +124,9 @@ func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	if n := c.cfg.SignInsPerTenant; n > 0 {
 		limits = append(limits, limiter.Limit{
 			Key: "tenant:" + strconv.FormatInt(p.TenantID, 10), Max: n, Window: c.cfg.SignInWindow,
-			Msg: fmt.Sprintf("at most %d console sign-ins per tenant every %s", n, readable(c.cfg.SignInWindow)),
+			Msg: fmt.Sprintf("at most %d console sign-ins per tenant every %s", n, deskkit.DurationText(c.cfg.SignInWindow)),
 		})
-		words = append(words, limitWords{text("at most %d console sign-ins per tenant every %s"), []any{n, readable(c.cfg.SignInWindow)}})
+		words = append(words, limitWords{text("at most %d console sign-ins per tenant every %s"), []any{n, deskkit.DurationText(c.cfg.SignInWindow)}})
 	}
 	if len(limits) > 0 || use != nil {
 		err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -211,12 +211,12 @@ func (c *Console) invalidLimits(r *http.Request) ([]limiter.Limit, []limitWords)
 	w := c.cfg.SignInWindow
 	limits := []limiter.Limit{
 		{Key: "client:" + clientAddress(r), Max: c.cfg.SignInsPerClient, Window: w,
-			Msg: fmt.Sprintf("at most %d sign-in attempts from one address every %s", c.cfg.SignInsPerClient, readable(w))},
+			Msg: fmt.Sprintf("at most %d sign-in attempts from one address every %s", c.cfg.SignInsPerClient, deskkit.DurationText(w))},
 		{Key: "global", Max: c.cfg.SignInsGlobal, Window: w,
 			Msg: "too many sign-in attempts to this server just now"},
 	}
 	words := []limitWords{
-		{text("at most %d sign-in attempts from one address every %s"), []any{c.cfg.SignInsPerClient, readable(w)}},
+		{text("at most %d sign-in attempts from one address every %s"), []any{c.cfg.SignInsPerClient, deskkit.DurationText(w)}},
 		{text("too many sign-in attempts to this server just now"), nil},
 	}
 	return limits, words
