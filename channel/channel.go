@@ -308,13 +308,23 @@ type Config struct {
 
 	// TenantLanguage, if set, tells the language a tenant reads its
 	// channels' messages in: a BCP 47 tag or an Accept-Language value
-	// ("zh-CN"), "" for English. Run asks it once per tenant of each batch
-	// of deliveries, outside any transaction; an error is logged and
-	// means English. An event whose type has a Render (deskkit's own
-	// types do, see deskkit.EventType) is rendered from its data in that
-	// language when it is delivered; other events, and English, go out
-	// with the Title and Text they were published with.
+	// ("zh-CN"), "" for English. Run asks it outside any transaction, off
+	// the claim loop where it can, and keeps each tenant's answer for
+	// TenantLanguageTTL (see Languages in the package documentation); an
+	// error is logged and means English, or the language last read. An
+	// event whose type has a Render (deskkit's own types do, see
+	// deskkit.EventType) is rendered from its data in that language when
+	// it is delivered; other events, and English, go out with the Title
+	// and Text they were published with. It may be called from several
+	// goroutines at once, for different tenants, each call bounded by 10
+	// seconds.
 	TenantLanguage func(ctx context.Context, tenantID int64) (string, error)
+	// TenantLanguageTTL is how long Run keeps a tenant's language before
+	// it asks TenantLanguage again, and so how long a change of a
+	// tenant's language may take to show in its events;
+	// DefaultTenantLanguageTTL (1 minute) if 0. Negative keeps nothing:
+	// Run asks once per tenant of every batch, on the claim loop.
+	TenantLanguageTTL time.Duration
 	// Messages translates the rendered events; deskkit's shipped
 	// catalogues if nil.
 	Messages *deskkit.Messages
@@ -367,6 +377,9 @@ func (c *Config) withDefaults() *Config {
 	}
 	if out.Concurrency == 0 {
 		out.Concurrency = DefaultConcurrency
+	}
+	if out.TenantLanguageTTL == 0 {
+		out.TenantLanguageTTL = DefaultTenantLanguageTTL
 	}
 	return &out
 }
@@ -447,6 +460,9 @@ type ChannelRegistry struct {
 	remaining sync.Map
 	// chans holds the channels the worker opened, across batches.
 	chans channelCache
+	// langs holds the tenants' languages; nil without
+	// Config.TenantLanguage.
+	langs *languageCache
 
 	ops       telemetry.Ops
 	published metric.Int64Counter
@@ -507,6 +523,9 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 		pg:     dialect.Postgres,
 		types:  map[string]deskkit.EventType{},
 		kick:   make(chan struct{}, 1),
+	}
+	if c.TenantLanguage != nil {
+		r.langs = newLanguageCache(c)
 	}
 	if err := r.RegisterEventTypes(EventTypes()...); err != nil {
 		return nil, err

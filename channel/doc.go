@@ -242,6 +242,22 @@
 // follows), with Config.Messages; the webhook's JSON, machine-read, never
 // changes. Other types, and a rendering that fails, go as published.
 //
+// Run keeps each tenant's language, as Config.TenantLanguage told it, for
+// Config.TenantLanguageTTL (a minute by default), so that a busy outbox
+// asks the hook once per tenant and TTL instead of once per tenant and
+// batch: a change of a tenant's language shows in the events delivered
+// from one TTL after it (earlier, often). The first batch of a tenant, and
+// the first after it was idle for a TTL, waits for the hook; from half the
+// TTL a batch asks again in the background and goes on with the language
+// it has, so a tenant with events every half TTL never waits. Batches that
+// need one tenant at once make one call; at most 4 calls run at once,
+// each within 10 seconds. A call that fails is logged when the tenant's
+// calls start failing, means the language last read (English if none),
+// is made again 5 seconds later in the background, and makes no batch
+// wait. Tenants without events for two TTLs are forgotten. A negative
+// TTL turns the cache off: the hook is asked once per tenant of every
+// batch, on the claim loop.
+//
 // Event types. The catalogue is the host's code: Publish accepts only
 // registered types, the registry's own (channel.disabled, EventTypes) and
 // those the composition root registers with RegisterEventTypes when it

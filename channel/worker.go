@@ -195,27 +195,19 @@ func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(conte
 	}, nil
 }
 
-// tenantLanguages asks Config.TenantLanguage the language of each tenant
-// of batch; nil without the hook. Nothing is held while it runs.
+// tenantLanguages returns the language of each tenant of batch, from
+// the registry's languageCache: Config.TenantLanguage is asked only for
+// tenants whose language it has not read within Config.TenantLanguageTTL;
+// nil without the hook. Nothing is held while it runs.
 func (r *ChannelRegistry) tenantLanguages(ctx context.Context, batch []outbox.Delivery) map[int64]language.Tag {
-	if r.cfg.TenantLanguage == nil {
+	if r.langs == nil {
 		return nil
 	}
-	langs := map[int64]language.Tag{}
-	for _, d := range batch {
-		if _, ok := langs[d.TenantID]; ok {
-			continue
-		}
-		lang, err := r.cfg.TenantLanguage(ctx, d.TenantID)
-		if err != nil {
-			r.cfg.Logger.WarnContext(ctx, "channel: the tenant's language; English instead", slog.Int64("tenant", d.TenantID), slog.Any("error", err))
-		}
-		langs[d.TenantID] = language.English
-		if err == nil && lang != "" {
-			langs[d.TenantID] = r.cfg.Messages.Match(lang)
-		}
+	tenants := make([]int64, len(batch))
+	for i, d := range batch {
+		tenants[i] = d.TenantID
 	}
-	return langs
+	return r.langs.languages(ctx, tenants)
 }
 
 // render writes m's title and text in tag's language with its type's

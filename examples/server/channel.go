@@ -34,6 +34,7 @@ const (
 	envEventBatchSize        = "DESKKIT_EVENT_BATCH_SIZE"
 	envEventChannelInFlight  = "DESKKIT_EVENT_CHANNEL_IN_FLIGHT"
 	envEventTenantConc       = "DESKKIT_EVENT_TENANT_CONCURRENCY"
+	envEventLanguageTTL      = "DESKKIT_EVENT_LANGUAGE_TTL"
 )
 
 // channelConfig is how the server's channels reach the outside, and how
@@ -58,6 +59,8 @@ type channelConfig struct {
 	batchSize         int
 	channelInFlight   int
 	tenantConcurrency int
+	// languageTTL is how long a tenant's locale is kept for its events.
+	languageTTL time.Duration
 }
 
 // addChannelFlags declares the channel flags on fs.
@@ -97,6 +100,9 @@ func addChannelFlags(fs *flagSet, cfg *channelConfig) {
 	fs.Var(countFlag{&cfg.tenantConcurrency}, "event-tenant-concurrency",
 		"of this server's -event-concurrency attempts, how many one tenant's deliveries may hold; 0 means half")
 	fs.fromEnv("event-tenant-concurrency", envEventTenantConc)
+	fs.Var(durationFlag{&cfg.languageTTL}, "event-language-ttl",
+		"how long the delivery worker keeps a tenant's locale for its event messages, and so how long a change of it may take to show in them; 0 means "+channel.DefaultTenantLanguageTTL.String())
+	fs.fromEnv("event-language-ttl", envEventLanguageTTL)
 }
 
 // boundedCount is countFlag with an upper bound.
@@ -179,6 +185,7 @@ func (cfg channelConfig) describe() []any {
 		slog.Int("concurrency", concurrency), slog.Int("batchSize", cmp.Or(cfg.batchSize, concurrency)),
 		slog.Int("channelInFlight", cmp.Or(cfg.channelInFlight, channel.DefaultMaxInFlightPerChannel)),
 		slog.Int("tenantConcurrency", cmp.Or(cfg.tenantConcurrency, (concurrency+1)/2)),
+		slog.String("languageTTL", cmp.Or(cfg.languageTTL, channel.DefaultTenantLanguageTTL).String()),
 	}
 }
 
@@ -190,7 +197,10 @@ func (cfg channelConfig) describe() []any {
 // delivery.
 //
 // A tenant's channels get deskkit's event messages in the tenant's locale
-// (the directory's), else in the server's default language.
+// (the directory's), else in the server's default language. The registry
+// keeps each tenant's for -event-language-ttl, so that the directory's
+// SELECT runs once per tenant and TTL, off the claim loop, not once per
+// tenant of every claimed batch on it.
 func newChannels(db *bun.DB, secret []byte, dir *directory.Directory, cfg appConfig) (*channel.ChannelRegistry, error) {
 	var mail deskkit.Mailer
 	if cfg.Verify.smtp.Addr != "" {
@@ -214,6 +224,7 @@ func newChannels(db *bun.DB, secret []byte, dir *directory.Directory, cfg appCon
 		BatchSize:             cfg.Channel.batchSize,
 		MaxInFlightPerChannel: cfg.Channel.channelInFlight,
 		TenantConcurrency:     cfg.Channel.tenantConcurrency,
+		TenantLanguageTTL:     cfg.Channel.languageTTL,
 		Logger:                cfg.Logger,
 		Now:                   cfg.Now,
 		TenantLanguage: func(ctx context.Context, tenantID int64) (string, error) {
