@@ -444,14 +444,22 @@ func churnTable(w io.Writer, o options, reps []*repResult) {
 		}
 	}
 	table(w, []string{"tables' storage parameters", "drain", "deliveries/s", "replica CPU ms", "PostgreSQL CPU ms", "updates per delivery", "HOT %", "autovacuums", "dead rows after", "table MB", "pending index MB"}, rows)
-	var thirds []string
+	var thirds, cpu []string
 	for _, v := range churnVariants {
 		if !ran(v) {
 			continue
 		}
 		thirds = append(thirds, fmt.Sprintf("%s %s", v.tables, fmtSpan(over(reps, func(r *repResult) (float64, bool) { return churnThird(r.Churn[v.name]) }), 2)))
+		cpu = append(cpu, fmt.Sprintf("%s %s", v.tables, fmtSpan(over(reps, func(r *repResult) (float64, bool) {
+			c := r.Churn[v.name]
+			if c == nil || len(c.Drains) < 3 {
+				return 0, false
+			}
+			return c.Drains[2].Cost.pgCPUms() / c.Drains[0].Cost.pgCPUms(), true
+		}), 2)))
 	}
-	fmt.Fprintf(w, "Third drain / first, deliveries/s: %s.\n\n", strings.Join(thirds, "; "))
+	fmt.Fprintf(w, "Third drain / first, deliveries/s: %s. PostgreSQL's CPU per delivery, third drain / first (what bloat would raise, less moved by other work on the machine than throughput): %s.\n\n",
+		strings.Join(thirds, "; "), strings.Join(cpu, "; "))
 }
 
 // churnThird is c's third drain over its first, if the repetition ran it.
