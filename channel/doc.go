@@ -420,6 +420,29 @@
 // than Config.LogRetention (30 days) every hour, in batches of 1,000 rows
 // per statement; pending deliveries are kept whatever their age.
 //
+// The outbox's tables under churn. On PostgreSQL each delivery is a row
+// written once and updated twice (its claim, its outcome), and neither
+// update can be HOT: each changes a column of the index of pending
+// deliveries the claims read (deskkit_outbox_target_due_idx) or of its
+// predicate, so a delivered row leaves two dead versions in
+// deskkit_outbox_deliveries and two dead entries in that index until a
+// vacuum removes them, and every claim steps over the dead entries of the
+// channels it reaches. Migrate therefore sets the outbox tables' own
+// autovacuum settings: the deliveries table is vacuumed after 10,000 dead
+// versions (5,000 deliveries) however long its log of finished rows, with
+// its indexes always cleaned, and analyzed every 20,000 changes; the
+// events and attempts, written once and purged by age, every 5 % of
+// growth or deletion. They take effect only with autovacuum on, PostgreSQL's
+// default; a server that runs without it must VACUUM
+// deskkit_outbox_deliveries itself, every minute or so under load. What an
+// operator checks: n_dead_tup, last_autovacuum and autovacuum_count of
+// deskkit_outbox_deliveries in pg_stat_user_tables (dead versions fall
+// back at least once a minute while deliveries flow), the pending index's
+// size (pg_relation_size) against the number of pending deliveries, and
+// transactions open for minutes (pg_stat_activity), which keep every
+// dead version of the database from being removed. examples/server's
+// README gives the queries. SQLite needs none of this.
+//
 // Shutdown. When Run's context ends it claims nothing new, waits for the
 // attempts in flight (each bounded by Config.Timeout) and records them.
 // What a killed process had claimed is attempted again elsewhere when its

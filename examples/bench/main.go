@@ -70,6 +70,8 @@ type options struct {
 	hangChannels int
 	hangEvents   int
 	hangDuration time.Duration
+
+	churnDrains int
 }
 
 // parseOptions reads the flags; -quick shrinks the sizes not set
@@ -103,6 +105,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.hangChannels, "hang-channels", 5, "fairness: tenant A's hanging channels")
 	fs.IntVar(&o.hangEvents, "hang-events", 30, "fairness: tenant A's events to its hanging channels")
 	fs.DurationVar(&o.hangDuration, "hang-duration", 15*time.Second, "fairness: how long tenant B publishes beside the hanging channels")
+	fs.IntVar(&o.churnDrains, "churn-drains", 3, "churn: drains of the backlog in a row on one database")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -150,7 +153,7 @@ func parseOptions(args []string) (options, error) {
 		{"workers", o.workers, channel.MaxConcurrency}, {"pool", o.pool, 100},
 		{"latency-tenants", o.latencyTenants, 1000}, {"fair-channels", o.fairChannels, channel.Webhook.Quota()},
 		{"fair-events", o.fairEvents, 1_000_000}, {"hang-channels", o.hangChannels, channel.Webhook.Quota()},
-		{"hang-events", o.hangEvents, 100_000},
+		{"hang-events", o.hangEvents, 100_000}, {"churn-drains", o.churnDrains, 100},
 	} {
 		if c.n < 1 || c.n > c.max {
 			return o, fmt.Errorf("-%s must be between 1 and %d", c.name, c.max)
@@ -181,8 +184,10 @@ func intList(name, s string) ([]int, error) {
 // scenarioNames are the scenarios of a repetition, in the order it runs
 // them: the deskkit and River (same POST) drains at each replica count,
 // River's trivial job, the plain client, the latencies, the fairness
-// scenarios.
-var scenarioNames = []string{"deskkit", "river", "trivial", "plain", "latency", "fairness"}
+// scenarios, and the drains in a row on a private cluster (churnVariants:
+// the outbox's tables as migrated, with PostgreSQL's storage defaults, and
+// as migrated without autovacuum).
+var scenarioNames = []string{"deskkit", "river", "trivial", "plain", "latency", "fairness", "churn", "churn-defaults", "churn-novacuum"}
 
 // scenarioSet reads -scenarios: a comma-separated list of scenarioNames.
 func scenarioSet(s string) (map[string]bool, error) {
@@ -347,9 +352,36 @@ func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 			return r, err
 		}
 	}
-	if !run["fairness"] {
-		return r, nil
+	if run["fairness"] {
+		if err := b.fairnessSteps(ctx, r, step); err != nil {
+			return r, err
+		}
 	}
+	for _, v := range churnVariants {
+		if !run[v.name] {
+			continue
+		}
+		err := step(fmt.Sprintf("%d drains in a row on a private cluster, tables %s", b.opts.churnDrains, v.tables), func() (string, error) {
+			c, err := b.churn(ctx, v)
+			if err != nil {
+				return "", err
+			}
+			r.Churn[v.name] = c
+			var each []string
+			for _, d := range c.Drains {
+				each = append(each, fmt.Sprintf("%.0f", d.Cost.perSecond()))
+			}
+			return fmt.Sprintf("%s deliveries/s, third/first %.2f", strings.Join(each, ", "), c.third()), nil
+		})
+		if err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// fairnessSteps runs the two fairness scenarios, as steps of a repetition.
+func (b *bench) fairnessSteps(ctx context.Context, r *repResult, step func(string, func() (string, error)) error) error {
 	err := step("fairness, A's backlog", func() (string, error) {
 		f, err := b.fairBacklog(ctx)
 		if err != nil {
@@ -359,7 +391,7 @@ func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 		return fmt.Sprintf("B's p99 %s", fmtMs(f.B.P99)), nil
 	})
 	if err != nil {
-		return r, err
+		return err
 	}
 	err = step("fairness, A's hanging channels", func() (string, error) {
 		f, err := b.fairHang(ctx)
@@ -369,7 +401,7 @@ func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 		r.FairHang = f
 		return fmt.Sprintf("B's p99 %s", fmtMs(f.B.P99)), nil
 	})
-	return r, err
+	return err
 }
 
 // env is the environment of replica processes: the server secret.

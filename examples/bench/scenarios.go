@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
+	"strings"
 	"sync"
 	"time"
 )
@@ -65,7 +67,7 @@ const arrivalWait = time.Minute
 // workers, and takes the differences when the drain is over.
 type meter struct {
 	set   replicaSet
-	db    string // the scenario's database, whose backends count
+	pg    func() map[int]time.Duration // CPU of the PostgreSQL processes that count, by pid
 	admin *sql.DB
 	st0   replicaStats
 	cpu0  time.Duration
@@ -75,8 +77,15 @@ type meter struct {
 }
 
 // startMeter takes the first snapshot and starts the replicas' workers.
+// PostgreSQL's CPU is its processes' that serve db (postgresCPU).
 func startMeter(ctx context.Context, admin *sql.DB, db string, set replicaSet) (*meter, error) {
-	m := &meter{set: set, db: db, admin: admin}
+	return startMeterOf(ctx, admin, func() map[int]time.Duration { return postgresCPU(db) }, set)
+}
+
+// startMeterOf is startMeter with PostgreSQL's CPU read by pg, and
+// pg_stat_wal through admin.
+func startMeterOf(ctx context.Context, admin *sql.DB, pg func() map[int]time.Duration, set replicaSet) (*meter, error) {
+	m := &meter{set: set, pg: pg, admin: admin}
 	var err error
 	if m.st0, err = set.stats(ctx); err != nil {
 		return nil, err
@@ -87,7 +96,7 @@ func startMeter(ctx context.Context, admin *sql.DB, db string, set replicaSet) (
 	if m.wal0, err = walSyncs(ctx, admin); err != nil {
 		return nil, err
 	}
-	m.pg0 = postgresCPU(m.db)
+	m.pg0 = m.pg()
 	m.t0 = time.Now()
 	return m, set.start()
 }
@@ -95,7 +104,7 @@ func startMeter(ctx context.Context, admin *sql.DB, db string, set replicaSet) (
 // finish returns what the drain of items used since startMeter.
 func (m *meter) finish(ctx context.Context, items int) (cost, error) {
 	c := cost{Items: items, Elapsed: time.Since(m.t0)}
-	pg1 := postgresCPU(m.db)
+	pg1 := m.pg()
 	cpu1, err := m.set.cpu()
 	if err != nil {
 		return c, err
@@ -531,4 +540,231 @@ func (b *bench) fairHang(ctx context.Context) (*fairResult, error) {
 		return nil, fmt.Errorf("fairness with hanging channels: %w", err)
 	}
 	return r, nil
+}
+
+// churnResult is one run of the churn scenario: the backlog drained
+// -churn-drains times in a row on one database of a private cluster.
+type churnResult struct {
+	Variant string       `json:"variant"` // a churnVariants name
+	Drains  []churnDrain `json:"drains"`
+}
+
+// churnVariant is one churn scenario: the outbox's tables as its
+// migrations leave them (tuned) or with their storage parameters reset to
+// PostgreSQL's defaults, on a cluster with autovacuum on or off.
+type churnVariant struct {
+	name       string // the scenario's name in -scenarios
+	tables     string // what the tables' storage parameters are, for the tables
+	tuned      bool
+	autovacuum bool
+}
+
+// churnVariants are the churn scenarios, in the order a repetition runs
+// them. The last is this machine's shared server's setting (issue 29), for
+// reference: the migrations' settings need autovacuum.
+var churnVariants = []churnVariant{
+	{"churn", "as migrated", true, true},
+	{"churn-defaults", "PostgreSQL's defaults", false, true},
+	{"churn-novacuum", "as migrated, autovacuum off", true, false},
+}
+
+// churnDrain is one drain of the churn scenario, with the deliveries
+// table's state after it (pg_stat_user_tables, sizes).
+type churnDrain struct {
+	Cost cost `json:"cost"`
+	// Over the drain: the deliveries table's row updates, and how many of
+	// them were HOT (no index entry written).
+	Updates    int64 `json:"updates"`
+	HOTUpdates int64 `json:"hot_updates"`
+	// Autovacuums of the deliveries table since the previous drain ended
+	// (the fill included).
+	Autovacuums int64 `json:"autovacuums"`
+	// After the drain: dead and live rows (PostgreSQL's estimates), the
+	// table's size (heap, free space and visibility maps) and the pending
+	// index's (deskkit_outbox_target_due_idx).
+	DeadRows     int64 `json:"dead_rows"`
+	LiveRows     int64 `json:"live_rows"`
+	TableBytes   int64 `json:"table_bytes"`
+	PendingBytes int64 `json:"pending_index_bytes"`
+}
+
+// hotShare is the share of the drain's updates that were HOT.
+func (d churnDrain) hotShare() float64 {
+	if d.Updates == 0 {
+		return math.NaN()
+	}
+	return float64(d.HOTUpdates) / float64(d.Updates)
+}
+
+// third is the third drain's throughput over the first's (NaN with fewer
+// drains).
+func (c *churnResult) third() float64 {
+	if len(c.Drains) < 3 {
+		return math.NaN()
+	}
+	return c.Drains[2].Cost.perSecond() / c.Drains[0].Cost.perSecond()
+}
+
+// deliveriesStats is what pg_stat_user_tables and the catalog say of the
+// deliveries table.
+type deliveriesStats struct {
+	updates, hot, autovacuums, dead, live, table, pending int64
+}
+
+// readDeliveriesStats reads them on db, the scenario's database.
+func readDeliveriesStats(ctx context.Context, db *sql.DB) (deliveriesStats, error) {
+	var s deliveriesStats
+	err := db.QueryRowContext(ctx, `SELECT n_tup_upd, n_tup_hot_upd, autovacuum_count, n_dead_tup, n_live_tup,
+  pg_table_size(relid), pg_relation_size('deskkit_outbox_target_due_idx')
+FROM pg_stat_user_tables WHERE relname = 'deskkit_outbox_deliveries'`).
+		Scan(&s.updates, &s.hot, &s.autovacuums, &s.dead, &s.live, &s.table, &s.pending)
+	if err != nil {
+		return s, fmt.Errorf("read the deliveries table's statistics: %w", err)
+	}
+	return s, nil
+}
+
+// resetStorage resets every storage parameter of the outbox's tables to
+// PostgreSQL's default: the tables as they were before the outbox's
+// migrations set them.
+func resetStorage(ctx context.Context, db *sql.DB) error {
+	for _, table := range []string{"deskkit_outbox_deliveries", "deskkit_outbox_events", "deskkit_outbox_attempts"} {
+		var opts sql.NullString
+		err := db.QueryRowContext(ctx, "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = to_regclass($1)", table).Scan(&opts)
+		if err != nil {
+			return fmt.Errorf("read %s's storage parameters: %w", table, err)
+		}
+		var names []string
+		for o := range strings.SplitSeq(opts.String, ",") {
+			if name, _, ok := strings.Cut(o, "="); ok {
+				names = append(names, name)
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		// The names are PostgreSQL's own (from the catalog): no quoting.
+		if _, err := db.ExecContext(ctx, "ALTER TABLE "+table+" RESET ("+strings.Join(names, ", ")+")"); err != nil {
+			return fmt.Errorf("reset %s's storage parameters: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// waitSessionsGone waits, at most 10 s, until the database has no client
+// session that started after since (the stopped replicas'): a session
+// writes its last table statistics when it exits.
+func waitSessionsGone(ctx context.Context, db *sql.DB, since time.Time) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err := waitFor(ctx, func() (bool, error) {
+		var n int
+		err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND backend_type = 'client backend' AND backend_start > $1 AND pid <> pg_backend_pid()`, since).Scan(&n)
+		return n == 0, err
+	})
+	if err == context.DeadlineExceeded {
+		return nil // read what is there
+	}
+	return err
+}
+
+// churn drains the backlog -churn-drains times in a row, each filled anew
+// after the previous drain, on one database of a private cluster, one
+// replica, as variant v says.
+func (b *bench) churn(ctx context.Context, v churnVariant) (*churnResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
+	defer cancel()
+	var settings []string
+	if !v.autovacuum {
+		settings = append(settings, "autovacuum=off")
+	}
+	cl, err := startCluster(ctx, "deskkit-bench-"+b.runID, settings...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.stop()
+	if _, err := cl.admin.ExecContext(ctx, "CREATE DATABASE churn"); err != nil {
+		return nil, fmt.Errorf("create database churn: %w", err)
+	}
+	dsn := cl.url("churn")
+	host, err := newDeskkitHost(ctx, dsn, b.secret, publisherConns)
+	if err != nil {
+		return nil, err
+	}
+	defer host.close()
+	if !v.tuned {
+		if err := resetStorage(ctx, host.db.DB); err != nil {
+			return nil, err
+		}
+	}
+	l := b.opts.backlog
+	chans, err := host.addLayout(ctx, b.rcv.base, l)
+	if err != nil {
+		return nil, err
+	}
+	r := &churnResult{Variant: v.name}
+	before, err := readDeliveriesStats(ctx, host.db.DB)
+	if err != nil {
+		return nil, err
+	}
+	for i := range b.opts.churnDrains {
+		if err := host.fill(ctx, l); err != nil {
+			return nil, err
+		}
+		d, after, err := b.churnDrain(ctx, cl, host, dsn, chans, before)
+		if err != nil {
+			return nil, fmt.Errorf("drain %d: %w", i+1, err)
+		}
+		r.Drains = append(r.Drains, d)
+		before = after
+	}
+	return r, nil
+}
+
+// churnDrain times one drain of the churn scenario, from the filled
+// backlog, and reads the deliveries table's state after it; before is
+// that state after the previous drain.
+func (b *bench) churnDrain(ctx context.Context, cl *cluster, host *deskkitHost, dsn string, chans []chanRef, before deliveriesStats) (churnDrain, deliveriesStats, error) {
+	var d churnDrain
+	b.rcv.reset()
+	started := time.Now()
+	set, err := startReplicas(ctx, 1, b.replicaOpts(kindDeskkit, dsn), b.env())
+	if err != nil {
+		return d, before, err
+	}
+	defer set.stop(b.stopGrace())
+	// The fill's inserts and an autovacuum since the previous drain are in
+	// the statistics by now, or not: only updates and autovacuums are
+	// counted from them, and autovacuums from the previous drain's end.
+	s0, err := readDeliveriesStats(ctx, host.db.DB)
+	if err != nil {
+		return d, before, err
+	}
+	m, err := startMeterOf(ctx, cl.admin, cl.cpu, set)
+	if err != nil {
+		return d, before, err
+	}
+	n := b.opts.backlog.deliveries()
+	if err := b.rcv.waitUnique(ctx, int64(n)); err != nil {
+		return d, before, fmt.Errorf("wait for %d deliveries (%d arrived): %w", n, b.rcv.unique.Load(), err)
+	}
+	if err := host.waitNoPending(ctx, chans); err != nil {
+		return d, before, fmt.Errorf("wait for the outcomes: %w", err)
+	}
+	if d.Cost, err = m.finish(ctx, n); err != nil {
+		return d, before, err
+	}
+	set.stop(b.stopGrace())
+	if err := waitSessionsGone(ctx, host.db.DB, started); err != nil {
+		return d, before, err
+	}
+	s1, err := readDeliveriesStats(ctx, host.db.DB)
+	if err != nil {
+		return d, before, err
+	}
+	d.Updates, d.HOTUpdates = s1.updates-s0.updates, s1.hot-s0.hot
+	d.Autovacuums = s1.autovacuums - before.autovacuums
+	d.DeadRows, d.LiveRows, d.TableBytes, d.PendingBytes = s1.dead, s1.live, s1.table, s1.pending
+	return d, s1, nil
 }
