@@ -101,6 +101,7 @@ func (f *flusher) run() {
 // refused an outcome, a constraint) records each outcome alone, so that
 // one outcome's fault costs the others nothing.
 func (w *Worker) flush(ctx context.Context, batch []done) {
+	defer w.forgetEnded(batch)
 	err := w.record(ctx, batch)
 	if err != nil && len(batch) > 1 && !database.ConnLost(err) {
 		for _, d := range batch {

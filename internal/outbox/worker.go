@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -138,8 +139,11 @@ type Config struct {
 	// runs from the claim).
 	BatchSize int
 	// TargetInFlight is how many deliveries of one target may be in
-	// flight at once (claimed and not yet recorded), counted across every
-	// worker of the kind on the database; DefaultTargetInFlight if 0.
+	// flight at once (claimed, and not yet recorded), counted across every
+	// worker of the kind on the database; DefaultTargetInFlight if 0. On
+	// PostgreSQL a worker's claims leave out its own attempts that ended,
+	// their outcomes waiting for a flush: those free the target's room for
+	// that worker as they end, and for the other workers once recorded.
 	TargetInFlight int
 	// InFlightFor is how long after its claim a lease counts toward its
 	// target's TargetInFlight: the longest a claimed delivery waits for a
@@ -282,9 +286,10 @@ type Worker struct {
 	// turn is held by the Run that runs: Run calls take turns.
 	turn chan struct{}
 	// freed gets a value (if it has none) whenever an attempt frees its
-	// slot.
-	freed chan struct{}
-	tel   attemptTelemetry
+	// slot; attemptEnded whenever an attempt ends.
+	freed        chan struct{}
+	attemptEnded chan struct{}
+	tel          attemptTelemetry
 	// sleep waits between the tries of a flush; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 
@@ -314,6 +319,11 @@ type Worker struct {
 	claimed  int
 	held     map[int64]int
 	stopping bool
+	// ended holds the deliveries whose attempts ended and whose outcomes
+	// are not recorded yet (waiting for their flush, or in it): their
+	// leases still hold, but on PostgreSQL the worker's claims do not
+	// count them toward their targets' caps (see claim.go).
+	ended map[int64]struct{}
 }
 
 // queued is a claimed delivery waiting for a slot, with the attempt of
@@ -330,15 +340,17 @@ func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	w := &Worker{
-		db:    db,
-		cfg:   c,
-		pg:    isPostgres(db),
-		wake:  make(chan struct{}, 1),
-		turn:  make(chan struct{}, 1),
-		freed: make(chan struct{}, 1),
-		tel:   newAttemptTelemetry(c),
-		sleep: sleep,
-		held:  map[int64]int{},
+		db:           db,
+		cfg:          c,
+		pg:           isPostgres(db),
+		wake:         make(chan struct{}, 1),
+		turn:         make(chan struct{}, 1),
+		freed:        make(chan struct{}, 1),
+		attemptEnded: make(chan struct{}, 1),
+		tel:          newAttemptTelemetry(c),
+		sleep:        sleep,
+		held:         map[int64]int{},
+		ended:        map[int64]struct{}{},
 	}
 	w.capped.Store(true)
 	return w, nil
@@ -382,9 +394,12 @@ func (w *Worker) Wake() {
 // slot beside the Concurrency attempts, so that an attempt that ends
 // starts the next at once, and a claim is made once that many have
 // room (or refillWait after a slot went idle), so that claims are whole
-// batches. A delivery waits in the worker no longer than an attempt
-// takes: every slot's attempt ends within the handler's bound, and each
-// takes the next waiting delivery. Outcomes are recorded in flushes (see
+// batches. On PostgreSQL, a claim that left due deliveries to the caps
+// (a target's in-flight, a tenant's slots) is followed by the next as
+// soon as one of the worker's attempts ends: its room is free at once,
+// not at the flush that records it. A delivery waits in the worker no
+// longer than an attempt takes: every slot's attempt ends within the
+// handler's bound, and each takes the next waiting delivery. Outcomes are recorded in flushes (see
 // Recording in the package doc). Database errors are logged and retried
 // at the next poll.
 func (w *Worker) Run(ctx context.Context) {
@@ -416,18 +431,25 @@ func (w *Worker) Run(ctx context.Context) {
 	defer poll.Stop()
 	refill := time.NewTimer(refillWait)
 	refill.Stop()
-	backlog := false
+	backlog, capped := false, false
 	for {
 		if backlog {
 			if !w.waitRoom(ctx, refill) {
 				return
 			}
 		} else {
+			// A nil channel never delivers: only a capped worker wakes
+			// when an attempt ends.
+			var ended <-chan struct{}
+			if capped {
+				ended = w.attemptEnded
+			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-poll.C:
 			case <-w.wake:
+			case <-ended:
 			}
 		}
 		n, asked, err := w.claimAndStart(ctx, w.ahead(), &inflight, f.add)
@@ -441,6 +463,18 @@ func (w *Worker) Run(ctx context.Context) {
 		// to be woken (by a publish, or a flush that ended leases) or for
 		// the poll; one that asked for none (no room) waits for room.
 		backlog = err == nil && (n > 0 || asked == 0 || w.midRound())
+		// On PostgreSQL, a claim that took fewer than it asked for,
+		// having looked at every target, and left due deliveries to the
+		// caps, claims again when one of the worker's attempts ends: its
+		// claims count only the attempts that run (claim.go), so an
+		// attempt that ends frees its target's room at once, without
+		// waiting for its flush; a claim made sooner would find the caps
+		// as they were. The poll still runs, for the leases other workers
+		// end.
+		capped = w.pg && err == nil && asked > 0 && n < asked && w.capped.Load() && !w.midRound()
+		if capped {
+			backlog = false
+		}
 		// A worker that found deliveries lately looks again soon even
 		// without a wake, then less and less often, up to Config.Poll: a
 		// NOTIFY can reach the listener many milliseconds after its
@@ -548,6 +582,16 @@ func (w *Worker) attempt(actx context.Context, q queued, record func(done)) {
 	took := time.Since(clock)
 	o.Response = cut(o.Response, MaxResponseBytes)
 	o.Error = cut(o.Error, maxErrorBytes)
+	// From now on the attempt no longer runs: the worker's claims do not
+	// count its lease toward the target's cap (flush forgets it once
+	// recorded).
+	w.mu.Lock()
+	w.ended[d.ID] = struct{}{}
+	w.mu.Unlock()
+	select {
+	case w.attemptEnded <- struct{}{}:
+	default:
+	}
 	// The delivery's room is freed once the flusher took the outcome: a
 	// flusher that falls behind holds the claims back, rather than
 	// outcomes piling up.
@@ -566,6 +610,36 @@ func (w *Worker) give(d Delivery) {
 	}
 	w.mu.Unlock()
 	w.signalFreed()
+}
+
+// endedArray writes the deliveries in w.ended as a PostgreSQL array of
+// ids, for the claim: "{}" on SQLite, whose claim does not read it.
+func (w *Worker) endedArray() string {
+	if !w.pg {
+		return "{}"
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := make([]byte, 0, 2+12*len(w.ended))
+	b = append(b, '{')
+	for id := range w.ended {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, '}'))
+}
+
+// forgetEnded takes batch's deliveries out of w.ended once their flush
+// is over, recorded or not: a lease whose outcome was dropped counts
+// toward its target's cap again until it ends, as another worker's does.
+func (w *Worker) forgetEnded(batch []done) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, d := range batch {
+		delete(w.ended, d.Delivery.ID)
+	}
 }
 
 // signalFreed tells a waiting Run that room came free.
