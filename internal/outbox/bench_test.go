@@ -282,10 +282,11 @@ func (g *drainGauge) Recorded(ctx context.Context, tx bun.Tx, done []Result) err
 // registry): at the defaults (4 in flight per target, a tenant half of
 // the 8 slots) and at the worker's full parallelism (8 and 8). It reports
 // deliveries per second, the share of the slots' time spent in attempts
-// (busy: 1 when no slot waits for a claim or a flush), the deliveries per
-// claim and per flush, and what PostgreSQL's statistics say of the
-// deliveries table (row updates, and how many of them were HOT, per
-// delivery).
+// (busy: 1 when no slot waits for a claim or a flush), the share of the
+// time the worker spent waiting for its claims (claiming), the deliveries
+// per claim (empty ones included), per claim that found some (batch) and
+// per flush, and what PostgreSQL's statistics say of the deliveries table
+// (row updates per delivery, and the share of them that were HOT).
 func BenchmarkDrainOneTarget(b *testing.B) {
 	const n = 10000
 	for _, c := range []struct {
@@ -337,8 +338,10 @@ func BenchmarkDrainOneTarget(b *testing.B) {
 					after = tableStats(b, db)
 				}
 				b.ReportMetric(float64(n)/took.Seconds(), "deliveries/s")
+				b.ReportMetric(float64(w.claimClock.nanos.Load())/float64(took.Nanoseconds()), "claiming")
+				b.ReportMetric(float64(n)/float64(w.claimClock.claims.Load()), "deliveries/claim")
 				b.ReportMetric(float64(g.busy.Load())/float64(8*took.Nanoseconds()), "busy")
-				b.ReportMetric(float64(n)/float64(g.opens.Load()), "deliveries/claim")
+				b.ReportMetric(float64(n)/float64(g.opens.Load()), "deliveries/batch")
 				b.ReportMetric(float64(n)/float64(g.flushes.Load()), "deliveries/flush")
 				b.ReportMetric(float64(after.upd-before.upd)/n, "updates/delivery")
 				b.ReportMetric(float64(after.hot-before.hot)/float64(max(after.upd-before.upd, 1)), "hot/update")

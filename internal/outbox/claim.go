@@ -115,16 +115,17 @@ const claimPostgres = `WITH RECURSIVE targets AS (
     ORDER BY d.tenant_id, d.target_id LIMIT 1) n
   WHERE t.i < ?11
 ),
-room AS MATERIALIZED (
+free AS MATERIALIZED (
   SELECT t.tenant_id, t.target_id,
     CASE WHEN pg_try_advisory_xact_lock(hashtextextended(
         current_schema() || '.deskkit_outbox.' || CAST(?0 AS text) || '.' || t.tenant_id || '.' || t.target_id, 0))
-      THEN LEAST(?2 - deskkit_outbox_in_flight(CAST(?0 AS text), t.tenant_id, t.target_id, ?8, CAST(?12 AS bigint[])),
-        GREATEST(1, (2 * ?3 + v.n - 1) / v.n))
-      ELSE 0 END AS room
+      THEN ?2 - deskkit_outbox_in_flight(CAST(?0 AS text), t.tenant_id, t.target_id, ?8, CAST(?12 AS bigint[]))
+      ELSE 0 END AS free,
+    GREATEST(1, (2 * ?3 + v.n - 1) / v.n) AS share
   FROM targets t, (SELECT count(*) AS n FROM targets WHERE i < ?11) v
   WHERE t.i < ?11
 ),
+room AS (SELECT tenant_id, target_id, free, LEAST(free, share) AS room FROM free),
 due AS (
   SELECT c.id, c.tenant_id, c.due_at_ms,
     row_number() OVER (PARTITION BY c.tenant_id, c.target_id ORDER BY c.due_at_ms, c.id) AS turn
@@ -157,7 +158,9 @@ SELECT c.*, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms,
   last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.found,
   EXISTS (SELECT 1 FROM room WHERE room <= 0) OR EXISTS (SELECT 1 FROM ranked r
     JOIN json_each_text(CAST(?5 AS json)) h ON h.key = CAST(r.tenant_id AS text)
-    WHERE r.turn > ?4 - CAST(h.value AS integer)) AS capped
+    WHERE r.turn > ?4 - CAST(h.value AS integer)) AS capped,
+  NOT EXISTS (SELECT 1 FROM room r WHERE r.free > (SELECT count(*) FROM claimed c
+    WHERE c.tenant_id = r.tenant_id AND c.target_id = r.target_id)) AS full
 FROM (SELECT t.tenant_id, t.target_id, (SELECT max(i) FROM targets) AS found FROM targets t WHERE t.i < ?11 ORDER BY t.i DESC LIMIT 1) last
 LEFT JOIN (claimed c
   LEFT JOIN deskkit_outbox_events e ON e.tenant_id = c.tenant_id AND e.event_id = c.event_id) ON true`
@@ -205,6 +208,9 @@ type claimedRow struct {
 	// Whether a target the claim reached was at its cap, or a tenant's
 	// due deliveries beyond its slots.
 	Capped bool `bun:"capped"`
+	// Whether every target the claim reached is at its cap once its rows
+	// are taken (or was taken from by another claim at that instant).
+	Full bool `bun:"full"`
 
 	HasEvent   bool   `bun:"has_event"`
 	EventType  string `bun:"event_type"`
@@ -263,6 +269,7 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 		w.cursor = next
 		w.mu.Unlock()
 		w.capped.Store(len(rows) > 0 && rows[0].Capped)
+		w.full.Store(len(rows) > 0 && rows[0].Full)
 		if len(rows) == 1 && rows[0].ID == 0 {
 			rows = nil
 		}

@@ -88,9 +88,10 @@ func (f *flusher) run() {
 		}
 		f.w.flush(ctx, batch)
 		batch = nil
-		// The flush ended leases: a target at its cap, or a tenant at its
-		// slots, may have room now.
-		if f.w.capped.Load() {
+		// The flush ended leases: a target at its cap may have room now.
+		// Not on PostgreSQL, where the worker's claims leave out its
+		// ended attempts already, and it claims again as each ends.
+		if !f.w.pg && f.w.capped.Load() {
 			f.w.Wake()
 		}
 	}

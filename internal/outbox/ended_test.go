@@ -59,6 +59,9 @@ func TestEndedAttemptsFreeTheCap(t *testing.T) {
 	if len(first) != 2 {
 		t.Fatalf("the first claim took %d deliveries; the cap is 2", len(first))
 	}
+	if !one.full.Load() {
+		t.Error("a claim that filled its one target's cap does not say every target it reached is full")
+	}
 	if got := claim(two); len(got) != 0 {
 		t.Fatalf("the other worker claimed %d while the target had 2 in flight", len(got))
 	}
@@ -95,6 +98,15 @@ func TestEndedAttemptsFreeTheCap(t *testing.T) {
 	}
 	if got := claim(two); len(got) != 1 {
 		t.Errorf("after a recorded outcome the other worker claimed %d; want 1", len(got))
+	}
+
+	// A target with room left after the claim is not full.
+	enqueue(t, db, event("msg_other"), clock.Now(), 8)
+	if got := claim(two); len(got) != 1 || got[0].TargetID != 8 {
+		t.Fatalf("the claim took %v; want target 8's one delivery", byTarget(got))
+	}
+	if two.full.Load() {
+		t.Error("a claim that left target 8 with room says every target it reached is full")
 	}
 }
 

@@ -293,6 +293,7 @@ type Worker struct {
 	// sleep waits between the tries of a flush; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 
+	claimClock claimClock
 	// claimStmt is the claim's prepared statement on PostgreSQL, nil until
 	// Run prepared it.
 	claimStmt atomic.Pointer[sql.Stmt]
@@ -301,6 +302,9 @@ type Worker struct {
 	// leases, then wakes the worker. Always on SQLite, where the claim
 	// does not tell.
 	capped atomic.Bool
+	// full is whether every target the last claim reached was at its cap
+	// once it took its rows (PostgreSQL).
+	full atomic.Bool
 
 	mu sync.Mutex
 	// cursor is where the next claim's steps through the targets start
@@ -324,6 +328,9 @@ type Worker struct {
 	// leases still hold, but on PostgreSQL the worker's claims do not
 	// count them toward their targets' caps (see claim.go).
 	ended map[int64]struct{}
+	// running is how many attempts run (Run's and RunOnce's), each
+	// counted from when it left the queue (or RunOnce's claim).
+	running int
 }
 
 // queued is a claimed delivery waiting for a slot, with the attempt of
@@ -450,6 +457,9 @@ func (w *Worker) Run(ctx context.Context) {
 			case <-poll.C:
 			case <-w.wake:
 			case <-ended:
+				if !w.gather(ctx, refill) {
+					return
+				}
 			}
 		}
 		n, asked, err := w.claimAndStart(ctx, w.ahead(), &inflight, f.add)
@@ -463,15 +473,16 @@ func (w *Worker) Run(ctx context.Context) {
 		// to be woken (by a publish, or a flush that ended leases) or for
 		// the poll; one that asked for none (no room) waits for room.
 		backlog = err == nil && (n > 0 || asked == 0 || w.midRound())
-		// On PostgreSQL, a claim that took fewer than it asked for,
-		// having looked at every target, and left due deliveries to the
-		// caps, claims again when one of the worker's attempts ends: its
-		// claims count only the attempts that run (claim.go), so an
-		// attempt that ends frees its target's room at once, without
-		// waiting for its flush; a claim made sooner would find the caps
-		// as they were. The poll still runs, for the leases other workers
-		// end.
-		capped = w.pg && err == nil && asked > 0 && n < asked && w.capped.Load() && !w.midRound()
+		// On PostgreSQL, a claim that looked at every target and either
+		// took fewer than it asked for, leaving due deliveries to the
+		// caps, or left every target it reached at its cap, claims again
+		// when the worker's attempts end (gather): its claims count only
+		// the attempts that run (claim.go), so an attempt that ends
+		// frees its target's room at once, without waiting for its
+		// flush; a claim made sooner would find the caps as they were.
+		// The poll still runs, for the leases other workers end.
+		capped = w.pg && err == nil && asked > 0 && !w.midRound() &&
+			((n < asked && w.capped.Load()) || w.full.Load())
 		if capped {
 			backlog = false
 		}
@@ -481,7 +492,9 @@ func (w *Worker) Run(ctx context.Context) {
 		// commit on a busy database (more than 100 ms was measured at
 		// 1,000 events a second on two loaded cores), and while events
 		// flow that lag, not the worker, would set their latency.
-		if n > 0 {
+		// A capped worker whose attempts run is woken as each ends, and
+		// a quick look would find the caps as they were.
+		if n > 0 && !(capped && w.attempting()) {
 			quiet = quickPoll
 		}
 		if !backlog {
@@ -523,6 +536,36 @@ func (w *Worker) waitRoom(ctx context.Context, refill *time.Timer) bool {
 			waited = true
 		}
 	}
+}
+
+// gather waits, once an attempt ended while the worker was capped, for
+// the others to end too, or refillWait: a claim costs a round trip to
+// the database whatever its size, and a lone busy target's claims are as
+// large as the attempts that ended before them. It reports false when
+// ctx is done first.
+func (w *Worker) gather(ctx context.Context, refill *time.Timer) bool {
+	refill.Reset(refillWait)
+	defer refill.Stop()
+	for {
+		if !w.attempting() {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-w.attemptEnded:
+		case <-refill.C:
+			return true
+		}
+	}
+}
+
+// attempting reports whether an attempt of the worker runs or waits in
+// the queue.
+func (w *Worker) attempting() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.running > 0 || len(w.queue) > 0
 }
 
 // room is how many more deliveries the worker can claim, with ahead of
@@ -568,6 +611,7 @@ func (w *Worker) runner(actx context.Context, record func(done)) {
 		q := w.queue[0]
 		w.queue[0] = queued{}
 		w.queue = w.queue[1:]
+		w.running++
 		w.mu.Unlock()
 		w.attempt(actx, q, record)
 	}
@@ -586,6 +630,7 @@ func (w *Worker) attempt(actx context.Context, q queued, record func(done)) {
 	// count its lease toward the target's cap (flush forgets it once
 	// recorded).
 	w.mu.Lock()
+	w.running--
 	w.ended[d.ID] = struct{}{}
 	w.mu.Unlock()
 	select {
@@ -692,6 +737,9 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	)
 	// As Run's, attempts and their record outlive ctx's cancel.
 	actx := context.WithoutCancel(ctx)
+	w.mu.Lock()
+	w.running += len(batch)
+	w.mu.Unlock()
 	for _, d := range batch {
 		attempts.Go(func() {
 			w.attempt(actx, queued{d, attempt}, func(d done) {
@@ -750,7 +798,9 @@ func (w *Worker) claimBatch(ctx context.Context, ahead int) (batch []Delivery, a
 	// the rows were leased, it would leave them unattempted until their
 	// lease ends); a claim that returns after the cancel gives its rows
 	// back at once instead of attempting them.
+	started := time.Now()
 	batch, err = w.claim(context.WithoutCancel(ctx), asked, held)
+	w.claimClock.since(started)
 	if err == nil && len(batch) > 0 && ctx.Err() != nil {
 		err = errors.Join(ctx.Err(), w.release(context.WithoutCancel(ctx), batch))
 		batch = nil
@@ -820,4 +870,14 @@ func newToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// claimClock counts a worker's claims and their time (from the call to
+// the rows read), for benchmarks to say how much of a drain is spent
+// waiting for claims.
+type claimClock struct{ claims, nanos atomic.Int64 }
+
+func (c *claimClock) since(t time.Time) {
+	c.claims.Add(1)
+	c.nanos.Add(int64(time.Since(t)))
 }
