@@ -628,20 +628,23 @@ func (w *Worker) attempt(actx context.Context, q queued, record func(done)) {
 	o.Error = cut(o.Error, maxErrorBytes)
 	// From now on the attempt no longer runs: the worker's claims do not
 	// count its lease toward the target's cap (flush forgets it once
-	// recorded).
+	// recorded, so it is known before the flusher has it).
 	w.mu.Lock()
-	w.running--
 	w.ended[d.ID] = struct{}{}
 	w.mu.Unlock()
-	select {
-	case w.attemptEnded <- struct{}{}:
-	default:
-	}
 	// The delivery's room is freed once the flusher took the outcome: a
 	// flusher that falls behind holds the claims back, rather than
 	// outcomes piling up.
 	record(done{Result{d, o}, started, w.cfg.Now().Sub(started)})
 	w.give(d)
+	// Its slot and its tenant's are free: a capped Run may claim.
+	w.mu.Lock()
+	w.running--
+	w.mu.Unlock()
+	select {
+	case w.attemptEnded <- struct{}{}:
+	default:
+	}
 	w.tel.end(ctx, span, d, o, w.status(d, o), took)
 }
 
