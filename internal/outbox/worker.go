@@ -298,8 +298,9 @@ type Worker struct {
 	// Run prepared it.
 	claimStmt atomic.Pointer[sql.Stmt]
 	// capped is whether the last claim may have left due deliveries for
-	// a cap (a target's in-flight, a tenant's slots): a flush, which ends
-	// leases, then wakes the worker. Always on SQLite, where the claim
+	// a cap (a target's in-flight, a tenant's slots): on SQLite a flush,
+	// which ends leases, then wakes the worker, and on PostgreSQL Run
+	// claims again as its attempts end. Always on SQLite, where the claim
 	// does not tell.
 	capped atomic.Bool
 	// full is whether every target the last claim reached was at its cap
@@ -402,13 +403,15 @@ func (w *Worker) Wake() {
 // starts the next at once, and a claim is made once that many have
 // room (or refillWait after a slot went idle), so that claims are whole
 // batches. On PostgreSQL, a claim that left due deliveries to the caps
-// (a target's in-flight, a tenant's slots) is followed by the next as
-// soon as one of the worker's attempts ends: its room is free at once,
-// not at the flush that records it. A delivery waits in the worker no
-// longer than an attempt takes: every slot's attempt ends within the
-// handler's bound, and each takes the next waiting delivery. Outcomes are recorded in flushes (see
-// Recording in the package doc). Database errors are logged and retried
-// at the next poll.
+// (a target's in-flight, a tenant's slots), or every target it reached
+// at its cap, is followed by the next once the worker's attempts end
+// (all of them, or refillWait after the first): an ended attempt's room
+// is free at once, not at the flush that records it, and a lone busy
+// target's claims are as large as its cap. A delivery waits in the
+// worker no longer than an attempt takes: every slot's attempt ends
+// within the handler's bound, and each takes the next waiting delivery.
+// Outcomes are recorded in flushes (see Recording in the package doc).
+// Database errors are logged and retried at the next poll.
 func (w *Worker) Run(ctx context.Context) {
 	select {
 	case w.turn <- struct{}{}:
@@ -470,8 +473,9 @@ func (w *Worker) Run(ctx context.Context) {
 		// room: fewer than it asked for may be the caps (a target's
 		// in-flight, a tenant's slots), which free as attempts end. Only
 		// a claim that found none, having looked at every target, waits
-		// to be woken (by a publish, or a flush that ended leases) or for
-		// the poll; one that asked for none (no room) waits for room.
+		// to be woken (by a publish, or on SQLite a flush that ended
+		// leases) or for the poll; one that asked for none (no room)
+		// waits for room.
 		backlog = err == nil && (n > 0 || asked == 0 || w.midRound())
 		// On PostgreSQL, a claim that looked at every target and either
 		// took fewer than it asked for, leaving due deliveries to the
