@@ -301,7 +301,10 @@
 // second, so that no tenant waits behind another's backlog and no channel
 // behind another of its tenant's; a channel has at most
 // Config.MaxInFlightPerChannel deliveries in flight (4), counted across
-// every process from the leased rows, so that a hanging endpoint holds
+// every process from the leased rows (on PostgreSQL a process leaves out
+// its own attempts that ended, their outcomes not yet recorded, so that a
+// channel's room is free as soon as an attempt ends; the other processes
+// count them until recorded), so that a hanging endpoint holds
 // that many attempts, not all of them; and one tenant's deliveries hold at
 // most Config.TenantConcurrency of a process's attempts (half), so that
 // another tenant's event finds one free while a tenant's endpoints hang.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,7 +51,7 @@ func TestClaimUsesTheDueIndex(t *testing.T) {
 	seedPending(t, db, 20000, 20000)
 	ctx := context.Background()
 	var plan []string
-	err := db.NewRaw("EXPLAIN "+claimPostgres, "test", t0.UnixMilli(), 4, 16, 8, "{}", t0.UnixMilli()+1000, "token", t0.UnixMilli(), 0, 0, targetSpan(16)+1).
+	err := db.NewRaw("EXPLAIN "+claimPostgres, "test", t0.UnixMilli(), 4, 16, 8, "{}", t0.UnixMilli()+1000, "token", t0.UnixMilli(), 0, 0, targetSpan(16)+1, "{}").
 		Scan(ctx, &plan)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +68,7 @@ func TestClaimUsesTheDueIndex(t *testing.T) {
 	// connection and planned as the function's sixth call would be: a
 	// generic plan.
 	var src string
-	if err := db.NewRaw("SELECT prosrc FROM pg_proc WHERE oid = CAST('deskkit_outbox_in_flight(text, bigint, bigint, bigint)' AS regprocedure)").Scan(ctx, &src); err != nil {
+	if err := db.NewRaw("SELECT prosrc FROM pg_proc WHERE oid = CAST('deskkit_outbox_in_flight(text, bigint, bigint, bigint, bigint[])' AS regprocedure)").Scan(ctx, &src); err != nil {
 		t.Fatal(err)
 	}
 	i, j := strings.Index(src, "(SELECT"), strings.LastIndex(src, ")")
@@ -80,14 +82,14 @@ func TestClaimUsesTheDueIndex(t *testing.T) {
 	defer conn.Close()
 	for _, q := range []string{
 		"SET plan_cache_mode = force_generic_plan",
-		"PREPARE in_flight (text, bigint, bigint, bigint) AS " + src[i+1:j],
+		"PREPARE in_flight (text, bigint, bigint, bigint, bigint[]) AS " + src[i+1:j],
 	} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	plan = nil
-	if err := conn.NewRaw("EXPLAIN EXECUTE in_flight('test', 1, 3, ?)", t0.UnixMilli()).Scan(ctx, &plan); err != nil {
+	if err := conn.NewRaw("EXPLAIN EXECUTE in_flight('test', 1, 3, ?, '{1,2}')", t0.UnixMilli()).Scan(ctx, &plan); err != nil {
 		t.Fatal(err)
 	}
 	text = strings.Join(plan, "\n")
@@ -241,4 +243,150 @@ func BenchmarkDrain(b *testing.B) {
 		b.ReportMetric(took.Seconds(), "s/drain")
 		b.StartTimer()
 	}
+}
+
+// drainGauge is a Handler that POSTs each event to a loopback receiver
+// (poster), and counts the batches opened (claims that found deliveries),
+// the flushes and the attempts' time, and signals done once n outcomes
+// are recorded.
+type drainGauge struct {
+	poster
+	n                    int64
+	opens, flushes, seen atomic.Int64
+	busy                 atomic.Int64 // nanoseconds of attempts
+	done                 chan struct{}
+}
+
+func (g *drainGauge) Open(ctx context.Context, batch []Delivery) (func(context.Context, Delivery) Outcome, error) {
+	g.opens.Add(1)
+	attempt, _ := g.poster.Open(ctx, batch)
+	return func(ctx context.Context, d Delivery) Outcome {
+		start := time.Now()
+		o := attempt(ctx, d)
+		g.busy.Add(int64(time.Since(start)))
+		return o
+	}, nil
+}
+
+func (g *drainGauge) Recorded(ctx context.Context, tx bun.Tx, done []Result) error {
+	g.flushes.Add(1)
+	if n := g.seen.Add(int64(len(done))); n >= g.n && n-int64(len(done)) < g.n {
+		close(g.done)
+	}
+	return nil
+}
+
+// BenchmarkDrainOneTarget measures a backlog of 10,000 deliveries to ONE
+// target drained by Run, each attempt a POST to a loopback receiver
+// answering 204 (issue 29's one-endpoint drain, without the channel
+// registry): at the defaults (4 in flight per target, a tenant half of
+// the 8 slots) and at the worker's full parallelism (8 and 8). It reports
+// deliveries per second, the share of the slots' time spent in attempts
+// (busy: 1 when no slot waits for a claim or a flush), the share of the
+// time the worker spent waiting for its claims (claiming), the deliveries
+// per claim (empty ones included), per claim that found some (batch) and
+// per flush, and what PostgreSQL's statistics say of the deliveries table
+// (row updates per delivery, and the share of them that were HOT).
+func BenchmarkDrainOneTarget(b *testing.B) {
+	const n = 10000
+	for _, c := range []struct {
+		name            string
+		inFlight, slots int
+	}{{"defaults", 0, 0}, {"inflight=8", 8, 8}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				db := dbtest.OpenPostgres(b)
+				if err := Migrate(context.Background(), db); err != nil {
+					b.Fatal(err)
+				}
+				seedOneTarget(b, db, n)
+				srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+					rw.WriteHeader(http.StatusNoContent)
+				}))
+				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+				g := &drainGauge{poster: poster{srv.URL, client}, n: n, done: make(chan struct{})}
+				w, err := NewWorker(db, Config{Kind: "test", Handler: g, Lease: time.Minute, Concurrency: 8,
+					TargetInFlight: c.inFlight, TenantSlots: c.slots, Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				before := tableStats(b, db)
+				ctx, cancel := context.WithCancel(context.Background())
+				var wg sync.WaitGroup
+				wg.Go(func() { Listen(ctx, db, slog.New(slog.DiscardHandler), w) })
+				b.StartTimer()
+				start := time.Now()
+				wg.Go(func() { w.Run(ctx) })
+				select {
+				case <-g.done:
+				case <-time.After(10 * time.Minute):
+					b.Fatalf("drained %d of %d in 10 minutes", g.seen.Load(), n)
+				}
+				took := time.Since(start)
+				b.StopTimer()
+				cancel()
+				wg.Wait()
+				srv.Close()
+				client.CloseIdleConnections()
+				// Backends publish their statistics within a second or so:
+				// wait for every claim's and record's update (two a
+				// delivery) to show.
+				after := tableStats(b, db)
+				for wait := time.Now(); after.upd-before.upd < 2*n && time.Since(wait) < 5*time.Second; {
+					time.Sleep(50 * time.Millisecond)
+					after = tableStats(b, db)
+				}
+				b.ReportMetric(float64(n)/took.Seconds(), "deliveries/s")
+				b.ReportMetric(float64(w.claimClock.nanos.Load())/float64(took.Nanoseconds()), "claiming")
+				b.ReportMetric(float64(n)/float64(w.claimClock.claims.Load()), "deliveries/claim")
+				b.ReportMetric(float64(g.busy.Load())/float64(8*took.Nanoseconds()), "busy")
+				b.ReportMetric(float64(n)/float64(g.opens.Load()), "deliveries/batch")
+				b.ReportMetric(float64(n)/float64(g.flushes.Load()), "deliveries/flush")
+				b.ReportMetric(float64(after.upd-before.upd)/n, "updates/delivery")
+				b.ReportMetric(float64(after.hot-before.hot)/float64(max(after.upd-before.upd, 1)), "hot/update")
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// seedOneTarget writes n PENDING deliveries of kind "test" to tenant 1's
+// target 7, due at t0, and their events.
+func seedOneTarget(tb testing.TB, db *bun.DB, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	for _, q := range []string{
+		`INSERT INTO deskkit_outbox_events (tenant_id, event_id, event_type, occurred_at_ms, title, body, data, created_at_ms)
+SELECT 1, 'msg_' || i, 'task.trashed', ?0, 'A task', '', '{}', ?0 FROM generate_series(1, ?1) AS i`,
+		`INSERT INTO deskkit_outbox_deliveries (tenant_id, event_id, kind, target_id, status, attempts, step, due_at_ms, created_at_ms)
+SELECT 1, 'msg_' || i, 'test', 7, 'PENDING', 0, 0, ?0, ?0 FROM generate_series(1, ?1) AS i`,
+		`ANALYZE deskkit_outbox_deliveries`,
+		`ANALYZE deskkit_outbox_events`,
+	} {
+		if _, err := db.ExecContext(ctx, q, t0.UnixMilli(), n); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// rowStats is PostgreSQL's count of a table's row updates, and of the HOT
+// ones among them.
+type rowStats struct{ upd, hot int64 }
+
+// tableStats reads the deliveries table's statistics, after asking
+// PostgreSQL to publish its own backend's.
+func tableStats(tb testing.TB, db *bun.DB) rowStats {
+	tb.Helper()
+	ctx := context.Background()
+	var s rowStats
+	if _, err := db.ExecContext(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
+		tb.Fatal(err)
+	}
+	err := db.NewSelect().TableExpr("pg_stat_user_tables").ColumnExpr("n_tup_upd, n_tup_hot_upd").
+		Where("relname = 'deskkit_outbox_deliveries' AND schemaname = current_schema()").Scan(ctx, &s.upd, &s.hot)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

@@ -88,9 +88,10 @@ func (f *flusher) run() {
 		}
 		f.w.flush(ctx, batch)
 		batch = nil
-		// The flush ended leases: a target at its cap, or a tenant at its
-		// slots, may have room now.
-		if f.w.capped.Load() {
+		// The flush ended leases: a target at its cap may have room now.
+		// Not on PostgreSQL, where the worker's claims leave out its
+		// ended attempts already, and it claims again as each ends.
+		if !f.w.pg && f.w.capped.Load() {
 			f.w.Wake()
 		}
 	}
@@ -101,6 +102,7 @@ func (f *flusher) run() {
 // refused an outcome, a constraint) records each outcome alone, so that
 // one outcome's fault costs the others nothing.
 func (w *Worker) flush(ctx context.Context, batch []done) {
+	defer w.forgetEnded(batch)
 	err := w.record(ctx, batch)
 	if err != nil && len(batch) > 1 && !database.ConnLost(err) {
 		for _, d := range batch {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -138,8 +139,11 @@ type Config struct {
 	// runs from the claim).
 	BatchSize int
 	// TargetInFlight is how many deliveries of one target may be in
-	// flight at once (claimed and not yet recorded), counted across every
-	// worker of the kind on the database; DefaultTargetInFlight if 0.
+	// flight at once (claimed, and not yet recorded), counted across every
+	// worker of the kind on the database; DefaultTargetInFlight if 0. On
+	// PostgreSQL a worker's claims leave out its own attempts that ended,
+	// their outcomes waiting for a flush: those free the target's room for
+	// that worker as they end, and for the other workers once recorded.
 	TargetInFlight int
 	// InFlightFor is how long after its claim a lease counts toward its
 	// target's TargetInFlight: the longest a claimed delivery waits for a
@@ -282,20 +286,26 @@ type Worker struct {
 	// turn is held by the Run that runs: Run calls take turns.
 	turn chan struct{}
 	// freed gets a value (if it has none) whenever an attempt frees its
-	// slot.
-	freed chan struct{}
-	tel   attemptTelemetry
+	// slot; attemptEnded whenever an attempt ends.
+	freed        chan struct{}
+	attemptEnded chan struct{}
+	tel          attemptTelemetry
 	// sleep waits between the tries of a flush; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 
+	claimClock claimClock
 	// claimStmt is the claim's prepared statement on PostgreSQL, nil until
 	// Run prepared it.
 	claimStmt atomic.Pointer[sql.Stmt]
 	// capped is whether the last claim may have left due deliveries for
-	// a cap (a target's in-flight, a tenant's slots): a flush, which ends
-	// leases, then wakes the worker. Always on SQLite, where the claim
+	// a cap (a target's in-flight, a tenant's slots): on SQLite a flush,
+	// which ends leases, then wakes the worker, and on PostgreSQL Run
+	// claims again as its attempts end. Always on SQLite, where the claim
 	// does not tell.
 	capped atomic.Bool
+	// full is whether every target the last claim reached was at its cap
+	// once it took its rows (PostgreSQL).
+	full atomic.Bool
 
 	mu sync.Mutex
 	// cursor is where the next claim's steps through the targets start
@@ -314,6 +324,14 @@ type Worker struct {
 	claimed  int
 	held     map[int64]int
 	stopping bool
+	// ended holds the deliveries whose attempts ended and whose outcomes
+	// are not recorded yet (waiting for their flush, or in it): their
+	// leases still hold, but on PostgreSQL the worker's claims do not
+	// count them toward their targets' caps (see claim.go).
+	ended map[int64]struct{}
+	// running is how many attempts run (Run's and RunOnce's), each
+	// counted from when it left the queue (or RunOnce's claim).
+	running int
 }
 
 // queued is a claimed delivery waiting for a slot, with the attempt of
@@ -330,15 +348,17 @@ func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	w := &Worker{
-		db:    db,
-		cfg:   c,
-		pg:    isPostgres(db),
-		wake:  make(chan struct{}, 1),
-		turn:  make(chan struct{}, 1),
-		freed: make(chan struct{}, 1),
-		tel:   newAttemptTelemetry(c),
-		sleep: sleep,
-		held:  map[int64]int{},
+		db:           db,
+		cfg:          c,
+		pg:           isPostgres(db),
+		wake:         make(chan struct{}, 1),
+		turn:         make(chan struct{}, 1),
+		freed:        make(chan struct{}, 1),
+		attemptEnded: make(chan struct{}, 1),
+		tel:          newAttemptTelemetry(c),
+		sleep:        sleep,
+		held:         map[int64]int{},
+		ended:        map[int64]struct{}{},
 	}
 	w.capped.Store(true)
 	return w, nil
@@ -382,11 +402,16 @@ func (w *Worker) Wake() {
 // slot beside the Concurrency attempts, so that an attempt that ends
 // starts the next at once, and a claim is made once that many have
 // room (or refillWait after a slot went idle), so that claims are whole
-// batches. A delivery waits in the worker no longer than an attempt
-// takes: every slot's attempt ends within the handler's bound, and each
-// takes the next waiting delivery. Outcomes are recorded in flushes (see
-// Recording in the package doc). Database errors are logged and retried
-// at the next poll.
+// batches. On PostgreSQL, a claim that left due deliveries to the caps
+// (a target's in-flight, a tenant's slots), or every target it reached
+// at its cap, is followed by the next once the worker's attempts end
+// (all of them, or refillWait after the first): an ended attempt's room
+// is free at once, not at the flush that records it, and a lone busy
+// target's claims are as large as its cap. A delivery waits in the
+// worker no longer than an attempt takes: every slot's attempt ends
+// within the handler's bound, and each takes the next waiting delivery.
+// Outcomes are recorded in flushes (see Recording in the package doc).
+// Database errors are logged and retried at the next poll.
 func (w *Worker) Run(ctx context.Context) {
 	select {
 	case w.turn <- struct{}{}:
@@ -416,18 +441,28 @@ func (w *Worker) Run(ctx context.Context) {
 	defer poll.Stop()
 	refill := time.NewTimer(refillWait)
 	refill.Stop()
-	backlog := false
+	backlog, capped := false, false
 	for {
 		if backlog {
 			if !w.waitRoom(ctx, refill) {
 				return
 			}
 		} else {
+			// A nil channel never delivers: only a capped worker wakes
+			// when an attempt ends.
+			var ended <-chan struct{}
+			if capped {
+				ended = w.attemptEnded
+			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-poll.C:
 			case <-w.wake:
+			case <-ended:
+				if !w.gather(ctx, refill) {
+					return
+				}
 			}
 		}
 		n, asked, err := w.claimAndStart(ctx, w.ahead(), &inflight, f.add)
@@ -438,16 +473,32 @@ func (w *Worker) Run(ctx context.Context) {
 		// room: fewer than it asked for may be the caps (a target's
 		// in-flight, a tenant's slots), which free as attempts end. Only
 		// a claim that found none, having looked at every target, waits
-		// to be woken (by a publish, or a flush that ended leases) or for
-		// the poll; one that asked for none (no room) waits for room.
+		// to be woken (by a publish, or on SQLite a flush that ended
+		// leases) or for the poll; one that asked for none (no room)
+		// waits for room.
 		backlog = err == nil && (n > 0 || asked == 0 || w.midRound())
+		// On PostgreSQL, a claim that looked at every target and either
+		// took fewer than it asked for, leaving due deliveries to the
+		// caps, or left every target it reached at its cap, claims again
+		// when the worker's attempts end (gather): its claims count only
+		// the attempts that run (claim.go), so an attempt that ends
+		// frees its target's room at once, without waiting for its
+		// flush; a claim made sooner would find the caps as they were.
+		// The poll still runs, for the leases other workers end.
+		capped = w.pg && err == nil && asked > 0 && !w.midRound() &&
+			((n < asked && w.capped.Load()) || w.full.Load())
+		if capped {
+			backlog = false
+		}
 		// A worker that found deliveries lately looks again soon even
 		// without a wake, then less and less often, up to Config.Poll: a
 		// NOTIFY can reach the listener many milliseconds after its
 		// commit on a busy database (more than 100 ms was measured at
 		// 1,000 events a second on two loaded cores), and while events
 		// flow that lag, not the worker, would set their latency.
-		if n > 0 {
+		// A capped worker whose attempts run is woken as each ends, and
+		// a quick look would find the caps as they were.
+		if n > 0 && !(capped && w.attempting()) {
 			quiet = quickPoll
 		}
 		if !backlog {
@@ -489,6 +540,36 @@ func (w *Worker) waitRoom(ctx context.Context, refill *time.Timer) bool {
 			waited = true
 		}
 	}
+}
+
+// gather waits, once an attempt ended while the worker was capped, for
+// the others to end too, or refillWait: a claim costs a round trip to
+// the database whatever its size, and a lone busy target's claims are as
+// large as the attempts that ended before them. It reports false when
+// ctx is done first.
+func (w *Worker) gather(ctx context.Context, refill *time.Timer) bool {
+	refill.Reset(refillWait)
+	defer refill.Stop()
+	for {
+		if !w.attempting() {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-w.attemptEnded:
+		case <-refill.C:
+			return true
+		}
+	}
+}
+
+// attempting reports whether an attempt of the worker runs or waits in
+// the queue.
+func (w *Worker) attempting() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.running > 0 || len(w.queue) > 0
 }
 
 // room is how many more deliveries the worker can claim, with ahead of
@@ -534,6 +615,7 @@ func (w *Worker) runner(actx context.Context, record func(done)) {
 		q := w.queue[0]
 		w.queue[0] = queued{}
 		w.queue = w.queue[1:]
+		w.running++
 		w.mu.Unlock()
 		w.attempt(actx, q, record)
 	}
@@ -548,11 +630,25 @@ func (w *Worker) attempt(actx context.Context, q queued, record func(done)) {
 	took := time.Since(clock)
 	o.Response = cut(o.Response, MaxResponseBytes)
 	o.Error = cut(o.Error, maxErrorBytes)
+	// From now on the attempt no longer runs: the worker's claims do not
+	// count its lease toward the target's cap (flush forgets it once
+	// recorded, so it is known before the flusher has it).
+	w.mu.Lock()
+	w.ended[d.ID] = struct{}{}
+	w.mu.Unlock()
 	// The delivery's room is freed once the flusher took the outcome: a
 	// flusher that falls behind holds the claims back, rather than
 	// outcomes piling up.
 	record(done{Result{d, o}, started, w.cfg.Now().Sub(started)})
 	w.give(d)
+	// Its slot and its tenant's are free: a capped Run may claim.
+	w.mu.Lock()
+	w.running--
+	w.mu.Unlock()
+	select {
+	case w.attemptEnded <- struct{}{}:
+	default:
+	}
 	w.tel.end(ctx, span, d, o, w.status(d, o), took)
 }
 
@@ -566,6 +662,36 @@ func (w *Worker) give(d Delivery) {
 	}
 	w.mu.Unlock()
 	w.signalFreed()
+}
+
+// endedArray writes the deliveries in w.ended as a PostgreSQL array of
+// ids, for the claim: "{}" on SQLite, whose claim does not read it.
+func (w *Worker) endedArray() string {
+	if !w.pg {
+		return "{}"
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := make([]byte, 0, 2+12*len(w.ended))
+	b = append(b, '{')
+	for id := range w.ended {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, '}'))
+}
+
+// forgetEnded takes batch's deliveries out of w.ended once their flush
+// is over, recorded or not: a lease whose outcome was dropped counts
+// toward its target's cap again until it ends, as another worker's does.
+func (w *Worker) forgetEnded(batch []done) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, d := range batch {
+		delete(w.ended, d.Delivery.ID)
+	}
 }
 
 // signalFreed tells a waiting Run that room came free.
@@ -618,6 +744,9 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	)
 	// As Run's, attempts and their record outlive ctx's cancel.
 	actx := context.WithoutCancel(ctx)
+	w.mu.Lock()
+	w.running += len(batch)
+	w.mu.Unlock()
 	for _, d := range batch {
 		attempts.Go(func() {
 			w.attempt(actx, queued{d, attempt}, func(d done) {
@@ -676,7 +805,9 @@ func (w *Worker) claimBatch(ctx context.Context, ahead int) (batch []Delivery, a
 	// the rows were leased, it would leave them unattempted until their
 	// lease ends); a claim that returns after the cancel gives its rows
 	// back at once instead of attempting them.
+	started := time.Now()
 	batch, err = w.claim(context.WithoutCancel(ctx), asked, held)
+	w.claimClock.since(started)
 	if err == nil && len(batch) > 0 && ctx.Err() != nil {
 		err = errors.Join(ctx.Err(), w.release(context.WithoutCancel(ctx), batch))
 		batch = nil
@@ -746,4 +877,14 @@ func newToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// claimClock counts a worker's claims and their time (from the call to
+// the rows read), for benchmarks to say how much of a drain is spent
+// waiting for claims.
+type claimClock struct{ claims, nanos atomic.Int64 }
+
+func (c *claimClock) since(t time.Time) {
+	c.claims.Add(1)
+	c.nanos.Add(int64(time.Since(t)))
 }
