@@ -17,14 +17,25 @@ import (
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
 
-// sqlitePlan is EXPLAIN QUERY PLAN of q with args on db, one line a step.
-func sqlitePlan(t *testing.T, db bun.IDB, q string, args ...any) []string {
+// sqlitePlan is EXPLAIN QUERY PLAN of q with args on db, one line a step:
+// with the args bound as parameters of q's numbered text when bound (as
+// the claim's prepared statement runs), else written into q by bun.
+func sqlitePlan(t *testing.T, db *bun.DB, bound bool, q string, args ...any) []string {
 	t.Helper()
 	var steps []struct {
 		ID, Parent, Notused int
 		Detail              string
 	}
-	if err := db.NewRaw("EXPLAIN QUERY PLAN "+q, args...).Scan(context.Background(), &steps); err != nil {
+	ctx := context.Background()
+	if bound {
+		rows, err := db.DB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+numbered(q), args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.ScanRows(ctx, rows, &steps); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := db.NewRaw("EXPLAIN QUERY PLAN "+q, args...).Scan(ctx, &steps); err != nil {
 		t.Fatal(err)
 	}
 	out := make([]string, len(steps))
@@ -39,11 +50,12 @@ func sqlitePlan(t *testing.T, db bun.IDB, q string, args ...any) []string {
 // through deskkit_outbox_target_due_idx, the leases through
 // deskkit_outbox_leased_idx, rows by id), never by a scan of the table or
 // of an index, so that its cost follows its batch, not the backlog; with
-// and without the statistics ANALYZE keeps. The lease reads rows by id.
+// and without the statistics ANALYZE keeps, planned with its parameters
+// bound as its prepared statement is. The lease reads rows by id.
 func TestSQLiteClaimUsesTheIndexes(t *testing.T) {
 	db := dbtest.OpenSQLite(t)
 	migrated(t, db)
-	seedBacklog(t, db, 20000, 4, 400, true)
+	seedBacklog(t, db, 2000, 4, 40, true)
 	args := []any{"test", t0.UnixMilli(), 4, 16, 8, `{"1":2}`, t0.UnixMilli() + 1000, "token", t0.UnixMilli(),
 		int64(math.MinInt64), int64(math.MinInt64), targetSpan(16) + 1}
 	// A step on the deliveries table (under any of the claim's names for
@@ -55,7 +67,7 @@ func TestSQLiteClaimUsesTheIndexes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		plan := sqlitePlan(t, db, claimSQLite, args...)
+		plan := sqlitePlan(t, db, true, claimSQLite, args...)
 		text := strings.Join(plan, "\n")
 		for _, step := range plan {
 			if scan.MatchString(step) {
@@ -76,7 +88,7 @@ func TestSQLiteClaimUsesTheIndexes(t *testing.T) {
 				t.Errorf("analyzed %v: the claim's plan lacks %q:\n%s", analyzed, want, text)
 			}
 		}
-		lease := strings.Join(sqlitePlan(t, db, leaseSQLite, t0.UnixMilli(), "token", bun.List([]int64{1, 2, 3})), "\n")
+		lease := strings.Join(sqlitePlan(t, db, false, leaseSQLite, t0.UnixMilli(), "token", bun.List([]int64{1, 2, 3})), "\n")
 		if !strings.Contains(lease, "USING INTEGER PRIMARY KEY (rowid=?)") {
 			t.Errorf("analyzed %v: the lease does not find rows by id:\n%s", analyzed, lease)
 		}
@@ -277,4 +289,34 @@ func TestClaimTellsCappedOnEachDB(t *testing.T) {
 			t.Errorf("claim with nothing in flight: capped %v; took (-want +got):\n%s", w.capped.Load(), diff)
 		}
 	})
+}
+
+// TestSQLiteClaimOnOneConnection: on a pool of one connection the SQLite
+// claim prepares its statement before its transaction takes the
+// connection, and runs it in the transaction on that connection: claims,
+// the first and the later ones, never wait for a second connection.
+func TestSQLiteClaimOnOneConnection(t *testing.T) {
+	db := dbtest.OpenSQLite(t)
+	migrated(t, db)
+	db.SetMaxOpenConns(1)
+	clock := clocktest.New(t0)
+	enqueue(t, db, event("msg_1"), clock.Now(), 7, 8)
+	w := fairWorker(t, db, newScript(), clock, Config{Concurrency: 8, TenantSlots: 8, TargetInFlight: 1})
+	for i, want := range []map[string]int{
+		{"tenant 1 target 7": 1, "tenant 1 target 8": 1},
+		{},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		batch, err := w.claim(ctx, 8, nil)
+		cancel()
+		if err != nil {
+			t.Fatalf("claim %d: %v", i+1, err)
+		}
+		if diff := cmp.Diff(want, byTarget(batch)); diff != "" {
+			t.Errorf("claim %d (-want +got):\n%s", i+1, diff)
+		}
+	}
+	if w.claimStmt.Load() == nil {
+		t.Error("the SQLite claim was not prepared")
+	}
 }
