@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -91,9 +92,28 @@ import (
 // again: an attempt made again, as at least once allows. Outcomes are
 // recorded with synchronous commits. It saves one disk flush per claim.
 //
-// On SQLite (one process, one writer) the claim ranks the kind's due rows
-// with window functions: it reads every due row of the kind, which is
-// what a single-process deployment's queue holds.
+// On SQLite the claim steps through the targets as it does on PostgreSQL:
+// through deskkit_outbox_target_due_idx (a recursive CTE, one index seek
+// per target: the next target of the tenant, else the next tenant's
+// first), through at most targetSpan targets from the worker's cursor,
+// going round them in turn. For each target it reaches it counts the
+// leases (through deskkit_outbox_leased_idx, the leased rows of that
+// target alone) and reads its due rows in due order up to the batch's
+// size (a LIMIT on the same index, whose entries SQLite keeps in due
+// order and then by id), so that a claim reads at most the batch's size
+// times targetSpan index entries however long the queue; no statement
+// reads the kind's due rows. The targets, caps, tenants' turns and slots
+// are then those of the PostgreSQL claim, so it tells the cursor and
+// whether it found a cap as that one does. It runs as two statements in
+// one transaction: a read of what to take (claimSQLite), then the lease
+// of those rows by id (leaseSQLite), since SQLite's UPDATE returns
+// nothing when it changes no row, and a claim that takes nothing must
+// still move the cursor. The transaction begins IMMEDIATE (as deskkit
+// opens SQLite), taking the database's one write lock before it reads, so
+// that no claim leases rows between another's read and lease: the cap
+// holds for every worker on the file without locks of its own.
+// Its reach is PostgreSQL's: a target beyond the span waits for the next
+// claims, at most a round of the targets.
 
 // claimPostgres is the claim on PostgreSQL. Its arguments: ?0 kind, ?1
 // now, ?2 TargetInFlight, ?3 the batch's size, ?4 TenantSlots, ?5 the
@@ -165,41 +185,134 @@ FROM (SELECT t.tenant_id, t.target_id, (SELECT max(i) FROM targets) AS found FRO
 LEFT JOIN (claimed c
   LEFT JOIN deskkit_outbox_events e ON e.tenant_id = c.tenant_id AND e.event_id = c.event_id) ON true`
 
-// claimSQLite is the claim on SQLite, with claimPostgres's arguments; the
-// events are read after it.
-const claimSQLite = `WITH due AS (
-  SELECT id, tenant_id, target_id, due_at_ms,
-    row_number() OVER (PARTITION BY tenant_id, target_id ORDER BY due_at_ms, id) AS turn
-  FROM deskkit_outbox_deliveries
-  WHERE status = 'PENDING' AND kind = ?0 AND due_at_ms <= ?1
+// claimSQLite is the claim's read on SQLite, with claimPostgres's
+// arguments: it returns the deliveries to take (one row each, in the
+// order to start them; a row without one when it takes none), with on
+// each row the last target it reached, how many it found and whether it
+// found a cap, as claimPostgres does. leaseSQLite then leases the rows,
+// in the same transaction. Its LIMITs are CASTs: SQLite plans a LIMIT of
+// a bare parameter for its value, and prepares the statement again at
+// every run whose binding of it changes (a third of the claim's time).
+const claimSQLite = `WITH RECURSIVE targets(tenant_id, target_id, i) AS (
+  SELECT * FROM (SELECT tenant_id, target_id, 1 FROM deskkit_outbox_deliveries
+    WHERE status = 'PENDING' AND kind = ?0 AND (tenant_id, target_id) > (?9, ?10)
+    ORDER BY tenant_id, target_id LIMIT 1)
+  UNION ALL
+  SELECT d.tenant_id, d.target_id, t.i + 1 FROM targets t
+  JOIN deskkit_outbox_deliveries d ON d.id = COALESCE(
+    (SELECT n.id FROM deskkit_outbox_deliveries n
+     WHERE n.status = 'PENDING' AND n.kind = ?0 AND n.tenant_id = t.tenant_id AND n.target_id > t.target_id
+     ORDER BY n.target_id LIMIT 1),
+    (SELECT n.id FROM deskkit_outbox_deliveries n
+     WHERE n.status = 'PENDING' AND n.kind = ?0 AND n.tenant_id > t.tenant_id
+     ORDER BY n.tenant_id, n.target_id LIMIT 1))
+  WHERE t.i < ?11
 ),
-busy AS (
-  SELECT tenant_id, target_id, count(*) AS n FROM deskkit_outbox_deliveries
-  WHERE lease_token IS NOT NULL AND kind = ?0 AND status = 'PENDING' AND due_at_ms > ?8
-  GROUP BY tenant_id, target_id
+room AS MATERIALIZED (
+  SELECT t.tenant_id, t.target_id, MIN(?2 - (
+      SELECT count(*) FROM deskkit_outbox_deliveries b
+      WHERE b.lease_token IS NOT NULL AND b.kind = ?0 AND b.tenant_id = t.tenant_id AND b.target_id = t.target_id
+        AND b.status = 'PENDING' AND +b.due_at_ms > ?8), ?3) AS room
+  FROM targets t WHERE t.i < ?11
 ),
-ranked AS (
-  SELECT due.id, due.tenant_id, due.due_at_ms,
-    row_number() OVER (PARTITION BY due.tenant_id ORDER BY due.turn, due.due_at_ms, due.id) AS turn
-  FROM due LEFT JOIN busy b ON b.tenant_id = due.tenant_id AND b.target_id = due.target_id
-  WHERE due.turn <= MIN(?2 - COALESCE(b.n, 0), ?3)
+due AS (
+  SELECT d.id, d.tenant_id, d.due_at_ms, r.room,
+    row_number() OVER (PARTITION BY d.tenant_id, d.target_id ORDER BY d.due_at_ms, d.id) AS turn
+  FROM room r JOIN deskkit_outbox_deliveries d ON d.id IN (
+    SELECT x.id FROM deskkit_outbox_deliveries x
+    WHERE x.status = 'PENDING' AND x.kind = ?0 AND x.tenant_id = r.tenant_id AND x.target_id = r.target_id
+      AND x.due_at_ms <= ?1
+    ORDER BY x.due_at_ms, x.id LIMIT CAST(?3 AS INTEGER))
+  WHERE r.room > 0
+),
+ranked AS MATERIALIZED (
+  SELECT id, tenant_id, due_at_ms,
+    row_number() OVER (PARTITION BY tenant_id ORDER BY turn, due_at_ms, id) AS turn
+  FROM due WHERE turn <= room
 ),
 pick AS (
-  SELECT r.id FROM ranked r
+  SELECT r.id, r.turn, r.due_at_ms FROM ranked r
   LEFT JOIN json_each(?5) h ON h.key = CAST(r.tenant_id AS TEXT)
   WHERE r.turn <= ?4 - COALESCE(h.value, 0)
-  ORDER BY r.turn, r.due_at_ms, r.id LIMIT ?3
+  ORDER BY r.turn, r.due_at_ms, r.id LIMIT CAST(?3 AS INTEGER)
 )
-UPDATE deskkit_outbox_deliveries SET due_at_ms = ?6, lease_token = ?7, attempts = attempts + 1
-WHERE id IN (SELECT id FROM pick)
+SELECT p.id, last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.found,
+  EXISTS (SELECT 1 FROM room WHERE room <= 0) OR EXISTS (SELECT 1 FROM ranked r
+    JOIN json_each(?5) h ON h.key = CAST(r.tenant_id AS TEXT)
+    WHERE r.turn > ?4 - h.value) AS capped
+FROM (SELECT t.tenant_id, t.target_id, (SELECT max(i) FROM targets) AS found FROM targets t
+  WHERE t.i < ?11 ORDER BY t.i DESC LIMIT 1) last
+LEFT JOIN pick p ON true
+ORDER BY p.turn, p.due_at_ms, p.id`
+
+// leaseSQLite leases the deliveries claimSQLite picked: ?0 the lease's
+// end, ?1 its token, ?2 the ids.
+const leaseSQLite = `UPDATE deskkit_outbox_deliveries SET due_at_ms = ?0, lease_token = ?1, attempts = attempts + 1
+WHERE id IN (?2)
 RETURNING id, tenant_id, event_id, kind, target_id, payload, attempts, step`
 
-// claimedRow is a claimed delivery, with its event on PostgreSQL.
+// claimOnSQLite runs the claim on SQLite (claimSQLite, then leaseSQLite)
+// in one transaction, which takes the database's write lock as it begins
+// (deskkit opens SQLite with IMMEDIATE transactions): no other claim
+// leases rows between its read and its lease. Its rows are claimPostgres's
+// (one without a delivery when it takes none), in claimSQLite's order.
+// claimSQLite is prepared at the worker's first claim, before the
+// transaction takes its connection (in claimStmt, which SQLite's worker
+// has no other use for), and on each connection of the pool once: parsing
+// it took as long as running it.
+func (w *Worker) claimOnSQLite(ctx context.Context, args []any) ([]claimedRow, error) {
+	stmt := w.claimStmt.Load()
+	if stmt == nil {
+		s, err := w.db.DB.PrepareContext(ctx, numbered(claimSQLite))
+		if err != nil {
+			return nil, err
+		}
+		if !w.claimStmt.CompareAndSwap(nil, s) {
+			s.Close()
+		}
+		stmt = w.claimStmt.Load()
+	}
+	var rows []claimedRow
+	err := w.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.Tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		var picks []claimedRow
+		if err := w.db.ScanRows(ctx, res, &picks); err != nil {
+			return err
+		}
+		rows = picks
+		if len(picks) == 0 || picks[0].ID == 0 {
+			return nil
+		}
+		order := make(map[int64]int, len(picks))
+		ids := make([]int64, len(picks))
+		for i, p := range picks {
+			order[p.ID], ids[i] = i, p.ID
+		}
+		var leased []claimedRow
+		if err := tx.NewRaw(leaseSQLite, args[6], args[7], bun.List(ids)).Scan(ctx, &leased); err != nil {
+			return err
+		}
+		slices.SortFunc(leased, func(a, b claimedRow) int { return order[a.ID] - order[b.ID] })
+		for i := range leased {
+			p := picks[0]
+			leased[i].LastTenant, leased[i].LastTarget, leased[i].Found, leased[i].Capped = p.LastTenant, p.LastTarget, p.Found, p.Capped
+		}
+		rows = leased
+		return nil
+	})
+	return rows, err
+}
+
+// claimedRow is a claimed delivery, with its event on PostgreSQL (SQLite
+// reads the events after the claim).
 type claimedRow struct {
 	deliveryRow `bun:",extend"`
 
 	// The last target the claim stepped to, and how many targets it
-	// found, one more than it stepped to if there are more (PostgreSQL);
+	// found, one more than it stepped to if there are more;
 	// on the one row of a claim that took nothing, the delivery's columns
 	// are zero.
 	LastTenant int64 `bun:"last_tenant_id"`
@@ -231,10 +344,6 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 	if err != nil {
 		return nil, err
 	}
-	q := claimSQLite
-	if w.pg {
-		q = claimPostgres
-	}
 	span := targetSpan(n)
 	w.mu.Lock()
 	from := w.cursor
@@ -247,7 +356,11 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 		now + w.cfg.Lease.Milliseconds(), token, now + (w.cfg.Lease - w.cfg.InFlightFor).Milliseconds(),
 		from.tenant, from.target, span + 1, w.endedArray()}
 	var rows []claimedRow
-	if stmt := w.claimStmt.Load(); stmt != nil {
+	if !w.pg {
+		if rows, err = w.claimOnSQLite(ctx, args); err != nil {
+			return nil, err
+		}
+	} else if stmt := w.claimStmt.Load(); stmt != nil {
 		res, err := stmt.QueryContext(ctx, args...)
 		if err != nil {
 			return nil, err
@@ -255,24 +368,22 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 		if err := w.db.ScanRows(ctx, res, &rows); err != nil {
 			return nil, err
 		}
-	} else if err := w.db.NewRaw(q, args...).Scan(ctx, &rows); err != nil {
+	} else if err := w.db.NewRaw(claimPostgres, args...).Scan(ctx, &rows); err != nil {
 		return nil, err
 	}
-	if w.pg {
-		// The next claim steps on from the last target this one reached,
-		// or from the first once it reached the end.
-		next := target{}
-		if len(rows) > 0 && rows[0].Found > span {
-			next = target{rows[0].LastTenant, rows[0].LastTarget}
-		}
-		w.mu.Lock()
-		w.cursor = next
-		w.mu.Unlock()
-		w.capped.Store(len(rows) > 0 && rows[0].Capped)
-		w.full.Store(len(rows) > 0 && rows[0].Full)
-		if len(rows) == 1 && rows[0].ID == 0 {
-			rows = nil
-		}
+	// The next claim steps on from the last target this one reached, or
+	// from the first once it reached the end.
+	next := target{}
+	if len(rows) > 0 && rows[0].Found > span {
+		next = target{rows[0].LastTenant, rows[0].LastTarget}
+	}
+	w.mu.Lock()
+	w.cursor = next
+	w.mu.Unlock()
+	w.capped.Store(len(rows) > 0 && rows[0].Capped)
+	w.full.Store(len(rows) > 0 && rows[0].Full) // PostgreSQL's claim tells it; SQLite's leaves it false
+	if len(rows) == 1 && rows[0].ID == 0 {
+		rows = nil
 	}
 	if len(rows) == 0 {
 		return nil, nil
@@ -387,8 +498,8 @@ func numbered(q string) string {
 // target is a (tenant, target) pair: where the next claim's steps start.
 type target struct{ tenant, target int64 }
 
-// targetSpan is how many targets a claim of n steps through on
-// PostgreSQL: as many as its rows (at least 4), each with room for two of
+// targetSpan is how many targets a claim of n steps through, on either
+// database: as many as its rows (at least 4), each with room for two of
 // them (twice the batch over the targets reached), so that it finds them
 // while some targets are at their cap or their tenant at its slots, and
 // each claim's cost follows the batch, not the number of targets with

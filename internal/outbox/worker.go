@@ -294,14 +294,14 @@ type Worker struct {
 	sleep func(ctx context.Context, d time.Duration) error
 
 	claimClock claimClock
-	// claimStmt is the claim's prepared statement on PostgreSQL, nil until
-	// Run prepared it.
+	// claimStmt is the claim's prepared statement: on PostgreSQL nil
+	// until Run prepared it, on SQLite until the first claim did.
 	claimStmt atomic.Pointer[sql.Stmt]
 	// capped is whether the last claim may have left due deliveries for
 	// a cap (a target's in-flight, a tenant's slots): on SQLite a flush,
 	// which ends leases, then wakes the worker, and on PostgreSQL Run
-	// claims again as its attempts end. Always on SQLite, where the claim
-	// does not tell.
+	// claims again as its attempts end. The claim tells it on both
+	// databases.
 	capped atomic.Bool
 	// full is whether every target the last claim reached was at its cap
 	// once it took its rows (PostgreSQL).
