@@ -14,7 +14,9 @@
 package glossary
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"unicode"
@@ -160,4 +162,22 @@ func around(runes []rune, i int) string {
 
 func isHan(r rune) bool {
 	return r != utf8.RuneError && unicode.Is(unicode.Han, r)
+}
+
+// CheckCatalogueFile is CheckCatalogue over the JSON catalogue at path,
+// which must hold at least min entries (a smaller one is not the shipped
+// catalogue: the caller read the wrong file).
+func CheckCatalogueFile(path string, min int) ([]string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var catalogue map[string]string
+	if err := json.Unmarshal(raw, &catalogue); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(catalogue) < min {
+		return nil, fmt.Errorf("%s holds %d entries, fewer than %d: not the shipped catalogue", path, len(catalogue), min)
+	}
+	return CheckCatalogue(catalogue), nil
 }
