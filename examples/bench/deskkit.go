@@ -28,12 +28,15 @@ const secretEnv = "DESKKIT_BENCH_SECRET"
 // replicaConfig is the channel.Config every deskkit replica runs with: the
 // one place to set the worker's knobs. The batch size, the per-channel
 // in-flight cap and the tenant's share keep their defaults (Concurrency,
-// 4, half of Concurrency), as a reference server runs them.
+// 4, half of Concurrency), as a reference server runs them, unless
+// -channel-in-flight and -tenant-concurrency set them.
 func replicaConfig(o replicaOptions) *channel.Config {
 	return &channel.Config{
-		Concurrency:          o.workers,
-		Timeout:              o.timeout,
-		AllowPrivateNetworks: true, // the receiver is on loopback
+		Concurrency:           o.workers,
+		MaxInFlightPerChannel: o.channelInFlight,
+		TenantConcurrency:     o.tenantConcurrency,
+		Timeout:               o.timeout,
+		AllowPrivateNetworks:  true, // the receiver is on loopback
 		// Failed attempts (the hanging scenario's timeouts) are expected:
 		// only errors reach stderr.
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),

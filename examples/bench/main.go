@@ -60,6 +60,10 @@ type options struct {
 	timeout  time.Duration
 	// riverFetchCooldown is River's Config.FetchCooldown.
 	riverFetchCooldown time.Duration
+	// channelInFlight and tenantConcurrency are deskkit's
+	// MaxInFlightPerChannel and TenantConcurrency; 0 keeps channel's
+	// defaults, as the reference server runs them.
+	channelInFlight, tenantConcurrency int
 
 	rates           []int
 	latencyDuration time.Duration
@@ -96,6 +100,8 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.pool, "pool", 10, "database connections per replica at most")
 	plain := fs.String("plain", "8,16,32", "plain client: concurrencies")
 	fs.DurationVar(&o.timeout, "timeout", channel.DefaultTimeout, "channel.Config.Timeout: bounds an attempt, a hanging one too")
+	fs.IntVar(&o.channelInFlight, "channel-in-flight", 0, "deskkit's channel.Config.MaxInFlightPerChannel (the reference server's -event-channel-in-flight); 0: its default, 4")
+	fs.IntVar(&o.tenantConcurrency, "tenant-concurrency", 0, "deskkit's channel.Config.TenantConcurrency (the reference server's -event-tenant-concurrency); 0: its default, half of -workers")
 	fs.DurationVar(&o.riverFetchCooldown, "river-fetch-cooldown", time.Millisecond, "River's Config.FetchCooldown: its least wait between fetches, which caps a replica at MaxWorkers jobs per cooldown (River's default, 100ms, is 80 jobs/s at 8 workers); 1ms is River's minimum")
 	rates := fs.String("rates", "100,1000", "latency: events per second")
 	fs.DurationVar(&o.latencyDuration, "latency-duration", 10*time.Second, "latency: how long to publish at each rate")
@@ -161,6 +167,9 @@ func parseOptions(args []string) (options, error) {
 	}
 	if o.latencyDuration <= 0 || o.hangDuration <= 0 || o.timeout <= 0 {
 		return o, errors.New("-latency-duration, -hang-duration and -timeout must be positive")
+	}
+	if o.channelInFlight < 0 || o.tenantConcurrency < 0 || o.tenantConcurrency > o.workers {
+		return o, errors.New("-channel-in-flight must be 0 or more, -tenant-concurrency between 0 and -workers")
 	}
 	if o.riverFetchCooldown < time.Millisecond {
 		return o, errors.New("-river-fetch-cooldown must be at least 1ms (River's minimum)")

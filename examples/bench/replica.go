@@ -54,6 +54,9 @@ type replicaOptions struct {
 	timeout     time.Duration
 	// fetchCooldown is River's FetchCooldown.
 	fetchCooldown time.Duration
+	// channelInFlight and tenantConcurrency are deskkit's
+	// MaxInFlightPerChannel and TenantConcurrency (0: channel's defaults).
+	channelInFlight, tenantConcurrency int
 }
 
 // args returns the command line that starts a replica with o.
@@ -65,6 +68,8 @@ func (o replicaOptions) args() []string {
 		"-pool", fmt.Sprint(o.pool),
 		"-timeout", o.timeout.String(),
 		"-river-fetch-cooldown", o.fetchCooldown.String(),
+		"-channel-in-flight", fmt.Sprint(o.channelInFlight),
+		"-tenant-concurrency", fmt.Sprint(o.tenantConcurrency),
 	}
 }
 
@@ -86,6 +91,8 @@ func replicaMain(args []string) error {
 	fs.IntVar(&o.pool, "pool", 10, "database connections of this replica at most")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "deskkit: channel.Config.Timeout")
 	fs.DurationVar(&o.fetchCooldown, "river-fetch-cooldown", time.Millisecond, "River: Config.FetchCooldown")
+	fs.IntVar(&o.channelInFlight, "channel-in-flight", 0, "deskkit: channel.Config.MaxInFlightPerChannel")
+	fs.IntVar(&o.tenantConcurrency, "tenant-concurrency", 0, "deskkit: channel.Config.TenantConcurrency")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
