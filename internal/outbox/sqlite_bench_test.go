@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -119,26 +118,8 @@ func drainOnce(b *testing.B, db *bun.DB, n int) float64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	if isPostgres(db) {
-		wg.Go(func() { Listen(ctx, db, slog.New(slog.DiscardHandler), w) })
-	}
-	start := time.Now()
-	wg.Go(func() { w.Run(ctx) })
-	select {
-	case <-h.done:
-	case <-time.After(10 * time.Minute):
-		b.Fatalf("drained %d of %d in 10 minutes", h.seen.Load(), n)
-	}
-	cancel()
-	wg.Wait()
-	took := time.Since(start)
-	var left int
-	if err := db.NewSelect().Table("deskkit_outbox_deliveries").ColumnExpr("count(*)").
-		Where("status <> 'SUCCEEDED'").Scan(context.Background(), &left); err != nil || left != 0 {
-		b.Fatalf("%d deliveries not SUCCEEDED after the drain (%v)", left, err)
-	}
+	_, took := drainWith(b, db, w, h.done, h.seen.Load, n)
+	wantAllSucceeded(b, db)
 	if got := h.total(); got != n {
 		b.Fatalf("%d attempts for %d deliveries", got, n)
 	}
