@@ -1,8 +1,10 @@
 // Command bench measures deskkit's webhook delivery against River doing
 // the same work, on one PostgreSQL, with one loopback receiver, in one run:
-// backlog drains with 1, 2 and 4 replica processes, a plain Go client as
-// the I/O limit, commit-to-first-attempt latency, fairness between
-// tenants, and the cost of each delivery (CPU, statements, WAL flushes).
+// backlog drains with 1, 2 and 4 replica processes (and with one on
+// SQLite), a plain Go client as the I/O limit, commit-to-first-attempt
+// latency (deskkit's and River's), fairness between tenants, and the cost
+// of each delivery (CPU, statements, WAL flushes), in a drain and at a
+// steady rate.
 // See README.md for what is measured and how.
 //
 // It is a module of its own, so that River and pgx never enter deskkit's

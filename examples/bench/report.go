@@ -586,7 +586,7 @@ func steadyTable(w io.Writer, o options, reps []*repResult) {
 		rows = append(rows, []string{fmt.Sprint(rate),
 			fig(func(s *steadyResult, _ *drainResult) (float64, bool) { return s.Achieved, true }, 0),
 			fig(func(s *steadyResult, _ *drainResult) (float64, bool) { return float64(s.Cost.Items), true }, 0),
-			fig(of(cost.replicaCPUms), 3), fig(of(cost.pgCPUms), 3), fig(of(cost.totalCPUms), 3),
+			fig(of(cost.replicaCPUms), 3), fig(of(cost.pgCPUms), 3), fig(of(cost.totalCPUms), 3), fig(of(cost.statementsPer), 2),
 			fig(func(_ *steadyResult, d *drainResult) (float64, bool) {
 				return drainFigure(d, func(d *drainResult) float64 { return d.Cost.totalCPUms() })
 			}, 3),
@@ -599,6 +599,6 @@ func steadyTable(w io.Writer, o options, reps []*repResult) {
 			}, 3),
 			fig(steadyOverDrainBackends, 2)})
 	}
-	table(w, []string{"events/s asked", "events/s committed", "deliveries", "replica CPU ms", "PostgreSQL CPU ms", "total CPU ms",
+	table(w, []string{"events/s asked", "events/s committed", "deliveries", "replica CPU ms", "PostgreSQL CPU ms", "total CPU ms", "statements",
 		"drain's total CPU ms (1 replica)", "steady / drain", "publishers' PostgreSQL CPU ms (left out)", "server's own processes ms (in PostgreSQL's)", "steady / drain without the server's own"}, rows)
 }
