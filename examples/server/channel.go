@@ -33,6 +33,8 @@ const (
 	envEventConcurrency      = "DESKKIT_EVENT_CONCURRENCY"
 	envEventBatchSize        = "DESKKIT_EVENT_BATCH_SIZE"
 	envEventChannelInFlight  = "DESKKIT_EVENT_CHANNEL_IN_FLIGHT"
+	envEventChannelCeiling   = "DESKKIT_EVENT_CHANNEL_IN_FLIGHT_MAX"
+	envEventChannelRate      = "DESKKIT_EVENT_CHANNEL_RATE_LIMIT"
 	envEventTenantConc       = "DESKKIT_EVENT_TENANT_CONCURRENCY"
 	envEventLanguageTTL      = "DESKKIT_EVENT_LANGUAGE_TTL"
 )
@@ -54,10 +56,13 @@ type channelConfig struct {
 	disableMinFailures int
 	logRetention       time.Duration
 	// How many attempts run at once, how many deliveries a claim takes,
-	// how many one channel and one tenant may have in flight.
+	// how many one channel (its floor and ceiling) and one tenant may have
+	// in flight, and a channel's default rate (messages a second).
 	concurrency       int
 	batchSize         int
 	channelInFlight   int
+	channelCeiling    int
+	channelRate       float64
 	tenantConcurrency int
 	// languageTTL is how long a tenant's locale is kept for its events.
 	languageTTL time.Duration
@@ -95,8 +100,14 @@ func addChannelFlags(fs *flagSet, cfg *channelConfig) {
 		"due deliveries one claim takes at most; 0 means -event-concurrency")
 	fs.fromEnv("event-batch-size", envEventBatchSize)
 	fs.Var(countFlag{&cfg.channelInFlight}, "event-channel-in-flight",
-		"deliveries one channel may have in flight at once, across every replica; 0 means "+strconv.Itoa(channel.DefaultMaxInFlightPerChannel))
+		"deliveries one channel may have in flight at once, across every replica, while its endpoint is slow or overloaded (the floor of its adaptive limit); 0 means "+strconv.Itoa(channel.DefaultMaxInFlightPerChannel))
 	fs.fromEnv("event-channel-in-flight", envEventChannelInFlight)
+	fs.Var(countFlag{&cfg.channelCeiling}, "event-channel-in-flight-max",
+		"the most deliveries one channel may have in flight while its endpoint answers quickly (the ceiling of its adaptive limit); 0 means -event-tenant-concurrency times the replicas running")
+	fs.fromEnv("event-channel-in-flight-max", envEventChannelCeiling)
+	fs.Var(rateFlag{&cfg.channelRate}, "event-channel-rate-limit",
+		"messages a second a channel gets at most unless it has a rate limit of its own, sends spaced evenly across every replica (0.5 is one every 2 s); 0 means none, at most "+strconv.Itoa(channel.MaxRateLimit))
+	fs.fromEnv("event-channel-rate-limit", envEventChannelRate)
 	fs.Var(countFlag{&cfg.tenantConcurrency}, "event-tenant-concurrency",
 		"of this server's -event-concurrency attempts, how many one tenant's deliveries may hold; 0 means half")
 	fs.fromEnv("event-tenant-concurrency", envEventTenantConc)
@@ -122,6 +133,26 @@ func (f boundedCount) Set(s string) error {
 		return fmt.Errorf("must be at most %d", f.max)
 	}
 	*f.n = n
+	return nil
+}
+
+// rateFlag is a rate in messages a second: a decimal number from 0 to
+// channel.MaxRateLimit.
+type rateFlag struct{ r *float64 }
+
+func (f rateFlag) String() string {
+	if f.r == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*f.r, 'f', -1, 64)
+}
+
+func (f rateFlag) Set(s string) error {
+	r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || !(r >= 0 && r <= channel.MaxRateLimit) {
+		return fmt.Errorf("must be a number of messages a second from 0 (none) to %d", channel.MaxRateLimit)
+	}
+	*f.r = r
 	return nil
 }
 
@@ -184,6 +215,7 @@ func (cfg channelConfig) describe() []any {
 		slog.String("logRetention", cmp.Or(cfg.logRetention, channel.DefaultLogRetention).String()),
 		slog.Int("concurrency", concurrency), slog.Int("batchSize", cmp.Or(cfg.batchSize, concurrency)),
 		slog.Int("channelInFlight", cmp.Or(cfg.channelInFlight, channel.DefaultMaxInFlightPerChannel)),
+		slog.Int("channelInFlightMax", cfg.channelCeiling), slog.Float64("channelRateLimit", cfg.channelRate),
 		slog.Int("tenantConcurrency", cmp.Or(cfg.tenantConcurrency, (concurrency+1)/2)),
 		slog.String("languageTTL", cmp.Or(cfg.languageTTL, channel.DefaultTenantLanguageTTL).String()),
 	}
@@ -223,6 +255,8 @@ func newChannels(db *bun.DB, secret []byte, dir *directory.Directory, cfg appCon
 		Concurrency:           cfg.Channel.concurrency,
 		BatchSize:             cfg.Channel.batchSize,
 		MaxInFlightPerChannel: cfg.Channel.channelInFlight,
+		InFlightCeiling:       cfg.Channel.channelCeiling,
+		RateLimit:             cfg.Channel.channelRate,
 		TenantConcurrency:     cfg.Channel.tenantConcurrency,
 		TenantLanguageTTL:     cfg.Channel.languageTTL,
 		Logger:                cfg.Logger,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -245,6 +246,37 @@ func TestConsoleChannels(t *testing.T) {
 		)
 		if got := tb.text(".facts"); !strings.Contains(got, "channel.disabled") {
 			t.Errorf("after the replace the channel shows %q", got)
+		}
+		if got := tb.text("#rate-limit"); !strings.Contains(got, "None of its own") {
+			t.Errorf("the rate limit of a channel without one: %q", got)
+		}
+		if got := evalIn[string](tb, `document.querySelector("#in-flight").dataset.limit`); got != "4" {
+			t.Errorf("the in-flight limit shown: %q, want the floor 4", got)
+		}
+		// A rate limit: a text that is no number is refused naming the
+		// field, with the form kept; a number is stored and shown.
+		tb.open(chPath+"/edit", "#c-rate")
+		tb.submit("[role=alert]",
+			chromedp.SetValue(chromedp.CSS("#c-rate"), "fast"),
+			chromedp.Click(chromedp.CSS("#save")),
+		)
+		if msg := tb.text("[role=alert]"); !strings.Contains(msg, "rateLimit must be between 0") {
+			t.Errorf("a rate limit that is no number: %q", msg)
+		}
+		tb.submit("[role=status]",
+			chromedp.SetValue(chromedp.CSS("#c-rate"), "2.5"),
+			chromedp.Click(chromedp.CSS("#save")),
+		)
+		if got := tb.text("#rate-limit"); got != "2.5 messages a second" {
+			t.Errorf("the rate limit after the replace: %q", got)
+		}
+		var api struct {
+			RateLimit     float64
+			InFlightLimit int
+		}
+		ok(t, base, admin, http.MethodGet, "/api/v1/event/channel/"+path.Base(chPath), nil, &api)
+		if api.RateLimit != 2.5 || api.InFlightLimit < 4 {
+			t.Errorf("the API's channel after the console's replace: %+v", api)
 		}
 
 		// Disable and enable: the list shows the state and the reason.

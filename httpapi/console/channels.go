@@ -3,6 +3,7 @@ package console
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -111,6 +112,7 @@ type channelForm struct {
 	RemoveSecret bool
 	Events       []string // the registered types ticked
 	More         string   // other types and prefixes, comma-separated
+	RateLimit    string   // messages a second, as typed; "" for none
 }
 
 // eventChoice is a registered event type the form offers.
@@ -174,6 +176,7 @@ func readChannelForm(r *http.Request) channelForm {
 		RemoveSecret: r.PostForm.Get("removeSecret") == "on",
 		Events:       r.PostForm["events"],
 		More:         r.PostForm.Get("more"),
+		RateLimit:    strings.TrimSpace(r.PostForm.Get("rateLimit")),
 	}
 	return f
 }
@@ -195,6 +198,14 @@ func (f channelForm) input() channel.Input {
 		}
 	}
 	in.Events = events
+	if f.RateLimit != "" {
+		// A text that is no number is NaN, which the registry refuses
+		// with its message naming rateLimit, as the API's.
+		in.RateLimit = math.NaN()
+		if v, err := strconv.ParseFloat(f.RateLimit, 64); err == nil {
+			in.RateLimit = v
+		}
+	}
 	return in
 }
 
@@ -247,6 +258,9 @@ func (c *Console) editChannelPage(w http.ResponseWriter, r *http.Request, s *con
 		return
 	}
 	f := channelForm{ID: ch.ID, Type: string(ch.Type), Name: ch.Name, Address: ch.Address, Events: ch.Events}
+	if ch.RateLimit > 0 {
+		f.RateLimit = strconv.FormatFloat(ch.RateLimit, 'f', -1, 64)
+	}
 	c.render(w, r, s, http.StatusOK, "channels_form", c.formView(f, true))
 }
 

@@ -46,6 +46,15 @@
 // still matches, so the late outcome of a worker whose lease ran out is
 // dropped, not counted twice.
 //
+// # Flow
+//
+// Each target's in-flight limit adapts between Config.TargetInFlight and
+// a ceiling (AIMD on the outcomes' signs of overload and latency), a
+// failure's Retry-After pauses the whole target, and an optional rate per
+// target spaces its attempts evenly; the state is a row per target in
+// deskkit_outbox_targets, shared by every worker on the database. flow.go
+// says how each moves.
+//
 // # Recording
 //
 // Outcomes are recorded in flushes: an outcome waits at most
