@@ -64,8 +64,8 @@ func TestChannelFlow(t *testing.T) {
 		if err != nil || got.PausedUntil == nil || !got.PausedUntil.Equal(want) {
 			t.Errorf("after a 429: paused until %v (%v), want %v", got.PausedUntil, err, want)
 		}
-		if got.InFlightLimit != 3 {
-			t.Errorf("after a 429 at the floor: in flight %d, want 3", got.InFlightLimit)
+		if got.InFlightLimit != 1 {
+			t.Errorf("after a 429: in flight %d, want 1 (a probe when the pause ends)", got.InFlightLimit)
 		}
 
 		// Replace without a rate: none.

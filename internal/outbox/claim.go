@@ -142,7 +142,8 @@ const claimPostgres = `WITH RECURSIVE targets AS (
 ),
 flow AS (
   SELECT t.tenant_id, t.target_id, t.i,
-    GREATEST(CAST(?2 AS bigint), LEAST(CAST(?13 AS bigint), COALESCE(CAST(floor(g.in_flight_limit) AS bigint), ?2))) AS lim,
+    CASE WHEN g.in_flight_limit < 1 THEN 1
+      ELSE GREATEST(CAST(?2 AS bigint), LEAST(CAST(?13 AS bigint), COALESCE(CAST(floor(g.in_flight_limit) AS bigint), ?2))) END AS lim,
     COALESCE(g.rate_per_s, CAST(?14 AS double precision)) AS rate,
     COALESCE(g.paused_until_ms, 0) > ?1 AS paused
   FROM targets t LEFT JOIN deskkit_outbox_targets g
@@ -245,7 +246,8 @@ const claimSQLite = `WITH RECURSIVE targets(tenant_id, target_id, i) AS (
 ),
 flow AS MATERIALIZED (
   SELECT t.tenant_id, t.target_id,
-    max(?2, min(?13, COALESCE(CAST(g.in_flight_limit AS INTEGER), ?2))) AS lim,
+    CASE WHEN g.in_flight_limit < 1 THEN 1
+      ELSE max(?2, min(?13, COALESCE(CAST(g.in_flight_limit AS INTEGER), ?2))) END AS lim,
     COALESCE(g.rate_per_s, ?14) AS rate,
     COALESCE(g.paused_until_ms, 0) > ?1 AS paused,
     CAST(max(?1, COALESCE(g.rate_next_ms, 0)) AS REAL) AS start

@@ -34,8 +34,9 @@ import (
 //     ever. A new target starts at the floor. The limit is read by every
 //     claim with the target's row; a flush that fails leaves it as it was.
 //   - A failed attempt whose outcome says Retry-After pauses the target,
-//     not only its delivery, until then (at most MaxPause ahead): claims
-//     take none of its deliveries until the pause ends, and the worker
+//     not only its delivery, until then (at most MaxPause ahead), and its
+//     limit drops to one (probeLimit): claims take none of its deliveries
+//     until the pause ends, then one until an attempt succeeds; the worker
 //     that got the answer does not start the ones it already claimed (it
 //     gives them back, due when the pause ends). Another replica's
 //     claimed deliveries, already waiting for a slot, may still start:
@@ -84,10 +85,21 @@ type TargetState struct {
 }
 
 // Limit is s's in-flight limit as a claim reads it: whole, between floor
-// and ceiling (a target without a row is at the floor).
+// and ceiling (a target without a row is at the floor), or 1 while it
+// probes after a pause.
 func (s TargetState) Limit(floor, ceiling int) int {
+	if s.InFlight > 0 && s.InFlight < 1 {
+		return 1
+	}
 	return max(floor, min(ceiling, int(s.InFlight)))
 }
+
+// probeLimit is the in-flight limit a Retry-After leaves its target at:
+// under 1, which claims read as one delivery at a time, below the floor,
+// so that the pause ends with a single attempt (a probe, as TCP restarts
+// its window at one segment after a timeout); its first success puts the
+// limit back at the floor and growing.
+const probeLimit = "0.5"
 
 // targetRow is a row of deskkit_outbox_targets.
 type targetRow struct {
@@ -242,6 +254,7 @@ const flowUpsert = `INSERT INTO deskkit_outbox_targets AS g
 VALUES {{values}}
 ON CONFLICT (kind, tenant_id, target_id) DO UPDATE SET
   in_flight_limit = CASE
+    WHEN excluded.paused_until_ms IS NOT NULL THEN {{probe}}
     WHEN excluded.last_busy = 1 OR excluded.latency_ms > 2 * g.base_ms + {{slack}}
       THEN {{max}}({{floor}}, {{min}}({{ceiling}}, g.in_flight_limit) / 2)
     WHEN excluded.last_oks > 0
@@ -289,14 +302,18 @@ func (w *Worker) recordFlow(ctx context.Context, tx bun.Tx, signals []flowSignal
 		if s.busy {
 			busy = 1
 		}
-		args = append(args, w.cfg.Kind, s.key.tenant, s.key.target, float64(floor), lat, lat, s.oks, busy, pause, now.UnixMilli())
+		limit := float64(floor) // a new target's
+		if pause != nil {
+			limit, _ = strconv.ParseFloat(probeLimit, 64)
+		}
+		args = append(args, w.cfg.Kind, s.key.tenant, s.key.target, limit, lat, lat, s.oks, busy, pause, now.UnixMilli())
 	}
 	greatest, least := "max", "min"
 	if w.pg {
 		greatest, least = "GREATEST", "LEAST"
 	}
 	q := strings.NewReplacer("{{max}}", greatest, "{{min}}", least,
-		"{{floor}}", strconv.Itoa(floor), "{{ceiling}}", strconv.Itoa(ceiling),
+		"{{floor}}", strconv.Itoa(floor), "{{ceiling}}", strconv.Itoa(ceiling), "{{probe}}", probeLimit,
 		"{{slack}}", strconv.FormatInt(latencySlack.Milliseconds(), 10),
 		"{{drift}}", strconv.FormatInt(baseDrift.Milliseconds(), 10)+".0",
 		"{{values}}", values.String()).Replace(flowUpsert)

@@ -126,6 +126,9 @@ func TestRetryAfterPausesTheTarget(t *testing.T) {
 		if got, want := limitOf(t, db, 7).PausedUntil, t0.Add(30*time.Second); !got.Equal(want) {
 			t.Fatalf("target 7 paused until %v, want %v", got, want)
 		}
+		if s := limitOf(t, db, 7); s.Limit(2, 8) != 1 {
+			t.Errorf("target 7's limit after the pause: %v (%d), want a probe of 1 under the floor", s.InFlight, s.Limit(2, 8))
+		}
 		for range 5 {
 			runOnce(t, w)
 		}
