@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -28,9 +29,10 @@ func newFlowScript() *flowScript {
 func (s *flowScript) Open(context.Context, []Delivery) (func(context.Context, Delivery) Outcome, error) {
 	return func(_ context.Context, d Delivery) Outcome {
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		s.byTarget[d.TargetID]++
-		return s.answer(d)
+		answer := s.answer
+		s.mu.Unlock()
+		return answer(d)
 	}, nil
 }
 
@@ -271,6 +273,67 @@ func TestCeilingCountsWorkers(t *testing.T) {
 		c := fairWorker(t, db, newFlowScript(), clock, Config{Concurrency: 8, TenantSlots: 4, TargetInFlight: 5, TargetInFlightMax: 3})
 		if got := c.ceiling(); got != 5 {
 			t.Errorf("a configured ceiling under the floor: %d, want the floor 5", got)
+		}
+	})
+}
+
+// TestRunHoldsBackAPausedTarget: Run does not start a delivery it claimed
+// before its target's Retry-After came back: it gives it back, due when
+// the pause ends and without the attempt its claim counted.
+func TestRunHoldsBackAPausedTarget(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		backlog(t, db, 2, t0, 7)
+		enqueue(t, db, tenantEvent(2, "other"), t0, 9)
+		// Two slots: tenant 2's attempt holds one until the end, so that
+		// tenant 1's second delivery waits in the queue while its first
+		// gets the 429.
+		release := make(chan struct{})
+		s := newFlowScript()
+		s.set(func(d Delivery) Outcome {
+			if d.TenantID == 2 {
+				<-release
+				return Outcome{OK: true, StatusCode: 204}
+			}
+			return Outcome{StatusCode: 429, RetryAfter: 30 * time.Second, Busy: true}
+		})
+		w := fairWorker(t, db, s, clock, Config{Concurrency: 2, BatchSize: 3, TenantSlots: 2, TargetInFlight: 2, TargetInFlightMax: 2, Poll: time.Hour})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			w.Run(ctx)
+			close(done)
+		}()
+		type row struct {
+			Attempts int     `bun:"attempts"`
+			DueAt    int64   `bun:"due_at_ms"`
+			Token    *string `bun:"lease_token"`
+		}
+		var rows []row
+		for {
+			rows = nil
+			err := db.NewSelect().Table("deskkit_outbox_deliveries").Column("attempts", "due_at_ms", "lease_token").
+				Where("tenant_id = 1").OrderExpr("id").Scan(context.Background(), &rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) == 2 && rows[0].Token == nil && rows[1].Token == nil && rows[0].Attempts == 1 && rows[1].DueAt != t0.UnixMilli() {
+				break
+			}
+			runtime.Gosched()
+		}
+		close(release)
+		cancel()
+		<-done
+		pauseEnd := t0.Add(30 * time.Second).UnixMilli()
+		if rows[1].Attempts != 0 || rows[1].DueAt != pauseEnd {
+			t.Errorf("the delivery claimed before the 429: %d attempts, due %d; want 0, due at the pause's end %d", rows[1].Attempts, rows[1].DueAt, pauseEnd)
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.byTarget[7] != 1 {
+			t.Errorf("%d attempts to the paused target, want 1", s.byTarget[7])
 		}
 	})
 }
