@@ -260,7 +260,7 @@ func TestConsoleChannels(t *testing.T) {
 			chromedp.SetValue(chromedp.CSS("#c-rate"), "fast"),
 			chromedp.Click(chromedp.CSS("#save")),
 		)
-		if msg := tb.text("[role=alert]"); !strings.Contains(msg, "rateLimit must be between 0") {
+		if msg := tb.text("[role=alert]"); !strings.Contains(strings.ToLower(msg), "ratelimit must be between 0") {
 			t.Errorf("a rate limit that is no number: %q", msg)
 		}
 		tb.submit("[role=status]",
