@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"os/signal"
@@ -76,6 +77,9 @@ type options struct {
 	hangDuration time.Duration
 
 	churnDrains int
+
+	// adaptive are the slow, throttled and ratelimit scenarios' flags.
+	adaptive adaptiveOptions
 }
 
 // parseOptions reads the flags; -quick shrinks the sizes not set
@@ -112,6 +116,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.hangEvents, "hang-events", 30, "fairness: tenant A's events to its hanging channels")
 	fs.DurationVar(&o.hangDuration, "hang-duration", 15*time.Second, "fairness: how long tenant B publishes beside the hanging channels")
 	fs.IntVar(&o.churnDrains, "churn-drains", 3, "churn: drains of the backlog in a row on one database")
+	adaptiveFlags(fs, &o.adaptive)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -131,6 +136,7 @@ func parseOptions(args []string) (options, error) {
 			"hang-events":      func() { o.hangEvents = 5 },
 			"timeout":          func() { o.timeout = 2 * time.Second },
 		}
+		maps.Copy(small, adaptiveQuick(&o.adaptive))
 		for name, shrink := range small {
 			if !set[name] {
 				shrink()
@@ -171,6 +177,9 @@ func parseOptions(args []string) (options, error) {
 	if o.channelInFlight < 0 || o.tenantConcurrency < 0 || o.tenantConcurrency > o.workers {
 		return o, errors.New("-channel-in-flight must be 0 or more, -tenant-concurrency between 0 and -workers")
 	}
+	if err := o.adaptive.check(); err != nil {
+		return o, err
+	}
 	if o.riverFetchCooldown < time.Millisecond {
 		return o, errors.New("-river-fetch-cooldown must be at least 1ms (River's minimum)")
 	}
@@ -195,8 +204,10 @@ func intList(name, s string) ([]int, error) {
 // River's trivial job, the plain client, the latencies, the fairness
 // scenarios, and the drains in a row on a private cluster (churnVariants:
 // the outbox's tables as migrated, with PostgreSQL's storage defaults, and
-// as migrated without autovacuum).
-var scenarioNames = []string{"deskkit", "river", "trivial", "plain", "latency", "fairness", "churn", "churn-defaults", "churn-novacuum"}
+// as migrated without autovacuum), and the adaptive scenarios (an
+// endpoint turning slow, one answering 429, a channel's rate limit).
+var scenarioNames = []string{"deskkit", "river", "trivial", "plain", "latency", "fairness", "churn", "churn-defaults", "churn-novacuum",
+	"slow", "throttled", "ratelimit"}
 
 // scenarioSet reads -scenarios: a comma-separated list of scenarioNames.
 func scenarioSet(s string) (map[string]bool, error) {
@@ -385,6 +396,9 @@ func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 		if err != nil {
 			return r, err
 		}
+	}
+	if err := b.adaptiveSteps(ctx, r, step); err != nil {
+		return r, err
 	}
 	return r, nil
 }
