@@ -104,8 +104,10 @@ func adaptiveTables(w io.Writer, o options, reps []*repResult) {
 		}
 		rows = append(rows, []string{name, fmtSpan(xs, 2), want, verdict})
 	}
-	add("B's deliveries/s while A is slow / before", over(reps, slow(func(s *slowResult) float64 { return s.bRatio() })), "0.9-1.1",
-		func(x float64) bool { return x >= 0.9 && x <= 1.1 })
+	// A rise is no harm: it is the CPU A's fast deliveries no longer take
+	// where the machine, not the workers, bounds the drain.
+	add("B's deliveries/s while A is slow / before", over(reps, slow(func(s *slowResult) float64 { return s.bRatio() })), ">= 0.9",
+		func(x float64) bool { return x >= 0.9 })
 	add("requests within 1 s after a 429", over(reps, throttled(func(t *throttledResult) float64 { return float64(t.InWindow) })), "0",
 		func(x float64) bool { return x == 0 })
 	bound := math.Floor(a.rateLimit * 1.02)
