@@ -29,9 +29,10 @@ const secretEnv = "DESKKIT_BENCH_SECRET"
 // one place to set the worker's knobs. The batch size, the per-channel
 // in-flight cap and the tenant's share keep their defaults (Concurrency,
 // 4, half of Concurrency), as a reference server runs them, unless
-// -channel-in-flight and -tenant-concurrency set them.
+// -channel-in-flight and -tenant-concurrency set them; a channel without a
+// rate limit of its own has none unless -channel-rate-limit sets one.
 func replicaConfig(o replicaOptions) *channel.Config {
-	return &channel.Config{
+	cfg := &channel.Config{
 		Concurrency:           o.workers,
 		MaxInFlightPerChannel: o.channelInFlight,
 		TenantConcurrency:     o.tenantConcurrency,
@@ -41,6 +42,9 @@ func replicaConfig(o replicaOptions) *channel.Config {
 		// only errors reach stderr.
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 	}
+	// parseOptions refused a rate limit this build cannot set.
+	_ = setDefaultRateLimit(cfg, o.rateLimit)
+	return cfg
 }
 
 // deskkitReplica is a replica process's channel.ChannelRegistry, running Run.

@@ -65,6 +65,9 @@ type options struct {
 	// MaxInFlightPerChannel and TenantConcurrency; 0 keeps channel's
 	// defaults, as the reference server runs them.
 	channelInFlight, tenantConcurrency int
+	// channelRateLimit is deskkit's channel.Config.RateLimit, the rate
+	// limit of channels without one (messages/s; 0: none).
+	channelRateLimit float64
 
 	rates           []int
 	latencyDuration time.Duration
@@ -106,6 +109,7 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", channel.DefaultTimeout, "channel.Config.Timeout: bounds an attempt, a hanging one too")
 	fs.IntVar(&o.channelInFlight, "channel-in-flight", 0, "deskkit's channel.Config.MaxInFlightPerChannel (the reference server's -event-channel-in-flight); 0: its default, 4")
 	fs.IntVar(&o.tenantConcurrency, "tenant-concurrency", 0, "deskkit's channel.Config.TenantConcurrency (the reference server's -event-tenant-concurrency); 0: its default, half of -workers")
+	fs.Float64Var(&o.channelRateLimit, "channel-rate-limit", 0, "deskkit's channel.Config.RateLimit: messages/s of a channel without a rate limit of its own; 0: none (needs -tags ratelimit until the library has it)")
 	fs.DurationVar(&o.riverFetchCooldown, "river-fetch-cooldown", time.Millisecond, "River's Config.FetchCooldown: its least wait between fetches, which caps a replica at MaxWorkers jobs per cooldown (River's default, 100ms, is 80 jobs/s at 8 workers); 1ms is River's minimum")
 	rates := fs.String("rates", "100,1000", "latency: events per second")
 	fs.DurationVar(&o.latencyDuration, "latency-duration", 10*time.Second, "latency: how long to publish at each rate")
@@ -176,6 +180,12 @@ func parseOptions(args []string) (options, error) {
 	}
 	if o.channelInFlight < 0 || o.tenantConcurrency < 0 || o.tenantConcurrency > o.workers {
 		return o, errors.New("-channel-in-flight must be 0 or more, -tenant-concurrency between 0 and -workers")
+	}
+	if o.channelRateLimit < 0 {
+		return o, errors.New("-channel-rate-limit must be 0 or more")
+	}
+	if err := setDefaultRateLimit(&channel.Config{}, o.channelRateLimit); err != nil {
+		return o, fmt.Errorf("-channel-rate-limit: %w", err)
 	}
 	if err := o.adaptive.check(); err != nil {
 		return o, err

@@ -50,7 +50,7 @@ func describeOptions(o options) map[string]any {
 	m := map[string]any{
 		"reps": o.reps, "backlog": o.backlog.String(), "replicas": o.replicas, "workers": o.workers,
 		"pool_per_replica": o.pool, "plain_concurrency": o.plain, "timeout": o.timeout.String(),
-		"channel_in_flight": o.channelInFlight, "tenant_concurrency": o.tenantConcurrency,
+		"channel_in_flight": o.channelInFlight, "tenant_concurrency": o.tenantConcurrency, "channel_rate_limit": o.channelRateLimit,
 		"rates": o.rates, "latency_duration": o.latencyDuration.String(), "latency_tenants": o.latencyTenants,
 		"fair_backlog":  layout{tenantA, 1, o.fairChannels, o.fairEvents}.String(),
 		"fair_hanging":  layout{tenantA, 1, o.hangChannels, o.hangEvents}.String(),
