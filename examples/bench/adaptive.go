@@ -233,7 +233,8 @@ type slowResult struct {
 	MaxInFlightSlow int `json:"max_in_flight_slow"`
 	// FirstAtFloor is the time from the slowdown until A's endpoint first
 	// held at most the floor (0: it did at the slowdown); SettledAtFloor
-	// until it held at most the floor for the rest of the slow time.
+	// until it held at most the floor for the rest of the slow time; both
+	// -1 if it never got down to the floor while slow.
 	FirstAtFloor   time.Duration `json:"first_at_floor_ns"`
 	SettledAtFloor time.Duration `json:"settled_at_floor_ns"`
 	// B's deliveries/s from its first arrival to the slowdown, and over
@@ -716,6 +717,10 @@ func within(ts []time.Time, from time.Time, d time.Duration) []time.Time {
 // for the rate duration from its first arrival.
 func (b *bench) rateLimited(ctx context.Context) (*rateResult, error) {
 	a := b.opts.adaptive
+	in := channel.Input{}
+	if err := setRateLimit(&in, a.rateLimit); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
 	defer cancel()
 	dsn, host, done, err := b.scenarioDB(ctx)
@@ -723,10 +728,6 @@ func (b *bench) rateLimited(ctx context.Context) (*rateResult, error) {
 		return nil, err
 	}
 	defer done()
-	in := channel.Input{}
-	if err := setRateLimit(&in, a.rateLimit); err != nil {
-		return nil, err
-	}
 	if _, err := host.addWebhook(ctx, b.rcv.base, ratePath, tenantA, in); err != nil {
 		return nil, err
 	}
