@@ -227,7 +227,11 @@ func (r *ChannelRegistry) shown(ctx context.Context, p deskkit.Principal, tenant
 		s.Address = MaskAddress(s.Type, s.Address)
 		s.DisabledReason = maskURLs(s.DisabledReason)
 	}
-	return s.Channel, nil
+	chans := []Channel{s.Channel}
+	if err := r.withFlow(ctx, tenantID, chans); err != nil {
+		return Channel{}, err
+	}
+	return chans[0], nil
 }
 
 // Deliveries returns one page of p's tenant's channel's deliveries,

@@ -111,6 +111,18 @@ type Channel struct {
 	DisabledReason string `json:"disabledReason" description:"Why the channel was disabled; empty while enabled."`
 	// DisabledDate is when it was disabled, UTC; nil while enabled.
 	DisabledDate *time.Time `json:"disabledDate" description:"When the channel was disabled, UTC; null while enabled."`
+	// RateLimit is the channel's own limit in messages a second; 0 when
+	// it has none, and Config.RateLimit (the server's default) applies.
+	RateLimit float64 `json:"rateLimit" minimum:"0" maximum:"1000" description:"The channel's own limit in messages a second, sends spaced evenly (1/rate apart) across every server; 0 when it has none and the server's default applies (none unless the operator set one)."`
+	// InFlightLimit is how many deliveries to the channel may be in
+	// flight now, across every server: it starts at
+	// Config.MaxInFlightPerChannel and moves between that and the
+	// ceiling with the channel's answers (see Fairness in the package
+	// documentation).
+	InFlightLimit int `json:"inFlightLimit" minimum:"1" description:"How many deliveries to the channel may be in flight at once now, across every server: it grows while the endpoint answers quickly and halves on 429, 503, timeouts, failed connections or answers much slower than usual, between the server's floor (4 unless set) and its ceiling."`
+	// PausedUntil is when the pause a Retry-After asked for ends, UTC;
+	// nil when the channel is not paused.
+	PausedUntil *time.Time `json:"pausedUntil" description:"While a Retry-After answer pauses the channel (at most an hour), when the pause ends, UTC; null otherwise. No delivery to the channel starts before then."`
 }
 
 // Input is what a client sends to add, replace or test a channel.
@@ -133,6 +145,10 @@ type Input struct {
 	// at most MaxSubscriptions, duplicates dropped; nil or empty means
 	// every event. A replace replaces it too. A test ignores it.
 	Events []string
+	// RateLimit is the channel's own limit in messages a second, 0 to
+	// MaxRateLimit: 0 for none (Config.RateLimit applies). A replace
+	// replaces it too. A test ignores it.
+	RateLimit float64
 }
 
 // Added is the answer to an add: the channel and, for a webhook, its
@@ -276,13 +292,26 @@ type Config struct {
 	// Concurrency) claimed deliveries wait for an attempt to end, each at
 	// most one attempt's time (see Scaling in the package documentation).
 	BatchSize int
-	// MaxInFlightPerChannel is how many deliveries to one channel may be
-	// in flight at once, counted across every process running Run on the
-	// database, so that a channel whose endpoint hangs holds that many
+	// MaxInFlightPerChannel is the floor of a channel's in-flight limit:
+	// how many deliveries to one channel may be in flight at once, counted
+	// across every process running Run on the database, while its endpoint
+	// hangs or is overloaded, so that such a channel holds that many
 	// attempts and not all of them; DefaultMaxInFlightPerChannel (4) if 0.
-	// It holds also while several processes claim at the same instant (see
-	// Fairness in the package documentation).
+	// The limit grows above it, up to InFlightCeiling, while the endpoint
+	// answers quickly. It holds also while several processes claim at the
+	// same instant (see Fairness in the package documentation).
 	MaxInFlightPerChannel int
+	// InFlightCeiling is the highest a channel's in-flight limit grows
+	// to (MaxInFlightPerChannel is its floor); if 0, TenantConcurrency
+	// times the processes running Run on the database (each counts while
+	// it runs), so that a channel whose endpoint answers quickly may use a
+	// tenant's whole share of every process. At MaxInFlightPerChannel or
+	// less, the limit stays at MaxInFlightPerChannel.
+	InFlightCeiling int
+	// RateLimit is how many messages a second a channel without a rate of
+	// its own (Input.RateLimit) gets at most, sends spaced evenly across
+	// every process; 0 for no limit. At most MaxRateLimit.
+	RateLimit float64
 	// TenantConcurrency is how many of Run's Concurrency attempts one
 	// tenant's deliveries may hold at once, so that another tenant's event
 	// finds one free while a tenant's endpoints hang; half of Concurrency
@@ -407,6 +436,10 @@ func (c *Config) validate() error {
 		return errors.New("channel: Config.MaxInFlightPerChannel must not be negative")
 	case c.TenantConcurrency < 0:
 		return errors.New("channel: Config.TenantConcurrency must not be negative")
+	case c.InFlightCeiling < 0:
+		return errors.New("channel: Config.InFlightCeiling must not be negative")
+	case !(c.RateLimit >= 0 && c.RateLimit <= MaxRateLimit):
+		return fmt.Errorf("channel: Config.RateLimit must be between 0 and %d", MaxRateLimit)
 	}
 	return nil
 }
@@ -424,6 +457,9 @@ const (
 	// outbound connection and, while it records its outcome, a database
 	// connection.
 	MaxConcurrency = 256
+	// MaxRateLimit bounds a channel's rate limit and Config.RateLimit,
+	// in messages a second.
+	MaxRateLimit = 1000
 )
 
 // DefaultRetrySchedule returns the default delays before each attempt
@@ -536,17 +572,19 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	}
 	r.publishes = outbox.NewEnqueuer(db, outboxKind, targets)
 	r.worker, err = outbox.NewWorker(db, outbox.Config{
-		Kind:           outboxKind,
-		Handler:        (*handler)(r),
-		Concurrency:    c.Concurrency,
-		BatchSize:      c.BatchSize,
-		TargetInFlight: c.MaxInFlightPerChannel,
-		TenantSlots:    c.TenantConcurrency,
-		Lease:          lease(c.Timeout),
-		InFlightFor:    2*c.Timeout + recordMargin,
-		Schedule:       c.RetrySchedule,
-		Now:            c.Now,
-		Logger:         c.Logger,
+		Kind:              outboxKind,
+		Handler:           (*handler)(r),
+		Concurrency:       c.Concurrency,
+		BatchSize:         c.BatchSize,
+		TargetInFlight:    c.MaxInFlightPerChannel,
+		TargetInFlightMax: c.InFlightCeiling,
+		TargetRate:        c.RateLimit,
+		TenantSlots:       c.TenantConcurrency,
+		Lease:             lease(c.Timeout),
+		InFlightFor:       2*c.Timeout + recordMargin,
+		Schedule:          c.RetrySchedule,
+		Now:               c.Now,
+		Logger:            c.Logger,
 
 		MeterProvider:  c.MeterProvider,
 		TracerProvider: c.TracerProvider,

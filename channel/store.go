@@ -78,6 +78,9 @@ func (r *ChannelRegistry) add(ctx context.Context, p deskkit.Principal, in Input
 	if ch.Events, err = r.normalizeEvents(in.Events); err != nil {
 		return Added{}, err
 	}
+	if err := checkRateLimit(in.RateLimit); err != nil {
+		return Added{}, err
+	}
 	var added Added
 	if ch.Type == Webhook {
 		if added.Secret, err = notify.NewWebhookSecret(); err != nil {
@@ -94,16 +97,22 @@ func (r *ChannelRegistry) add(ctx context.Context, p deskkit.Principal, in Input
 		if err := takeQuota(ctx, tx, tenantID, ch.Type); err != nil {
 			return err
 		}
-		return tx.NewRaw(`INSERT INTO deskkit_channels
+		err := tx.NewRaw(`INSERT INTO deskkit_channels
     (tenant_id, channel_type, name, name_folded, address_enc, secret_enc, events, created_at_ms, updated_at_ms)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING id`, tenantID, string(ch.Type), ch.Name, deskkit.FoldName(ch.Name), addressEnc, secretEnc,
 			encodeEvents(ch.Events), now, now).Scan(ctx, &ch.ID)
+		if err != nil || in.RateLimit == 0 {
+			return err
+		}
+		return r.setRateLimit(ctx, tx, tenantID, ch.ID, in.RateLimit, now)
 	})
 	if err != nil {
 		return Added{}, writeError("add", err)
 	}
 	ch.Enabled = true
+	ch.RateLimit = in.RateLimit
+	ch.InFlightLimit, _ = r.worker.Limits()
 	if ch.Events == nil {
 		ch.Events = []string{}
 	}
@@ -169,6 +178,9 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 	if ch.Events, err = r.normalizeEvents(in.Events); err != nil {
 		return Channel{}, err
 	}
+	if err := checkRateLimit(in.RateLimit); err != nil {
+		return Channel{}, err
+	}
 	addressEnc, secretEnc, err := r.sealRow(tenantID, ch.Type, ch.Address, secret)
 	if err != nil {
 		return Channel{}, err
@@ -212,7 +224,7 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 		} else if n == 0 {
 			return ErrNotFound // deleted since the select
 		}
-		return nil
+		return r.setRateLimit(ctx, tx, tenantID, ch.ID, in.RateLimit, now)
 	})
 	if err != nil {
 		return Channel{}, writeError("replace", err)
@@ -220,7 +232,11 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 	if ch.Events == nil {
 		ch.Events = []string{}
 	}
-	return ch, nil
+	chans := []Channel{ch}
+	if err := r.withFlow(ctx, tenantID, chans); err != nil {
+		return Channel{}, err
+	}
+	return chans[0], nil
 }
 
 // List returns p's tenant's channels of channelType (a canonical name or
@@ -293,6 +309,9 @@ func (r *ChannelRegistry) list(ctx context.Context, p deskkit.Principal, t Type)
 	for i, s := range stored {
 		out[i] = listed(s, full)
 	}
+	if err := r.withFlow(ctx, tenantID, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -349,7 +368,11 @@ func (r *ChannelRegistry) get(ctx context.Context, p deskkit.Principal, id int64
 	if err != nil {
 		return Channel{}, err
 	}
-	return listed(s, full), nil
+	chans := []Channel{listed(s, full)}
+	if err := r.withFlow(ctx, tenantID, chans); err != nil {
+		return Channel{}, err
+	}
+	return chans[0], nil
 }
 
 // Delete deletes p's tenant's channel id, which frees its unit of the
@@ -408,8 +431,10 @@ func (r *ChannelRegistry) deleteChannel(ctx context.Context, p deskkit.Principal
 		}
 		// Nothing is left to deliver to; attempts in flight record
 		// their outcomes.
-		_, err = outbox.FailPending(ctx, tx, tenantID, outboxKind, id, reasonDeleted, time.UnixMilli(now))
-		return err
+		if _, err = outbox.FailPending(ctx, tx, tenantID, outboxKind, id, reasonDeleted, time.UnixMilli(now)); err != nil {
+			return err
+		}
+		return outbox.ForgetTargets(ctx, tx, outboxKind, tenantID, []int64{id})
 	})
 	if err != nil {
 		return writeError("delete", err)
@@ -586,4 +611,44 @@ func writeError(op string, err error) error {
 func nameTaken(err error) bool {
 	return database.UniqueViolation(err, "deskkit_channels_name_unique", "deskkit_channels.tenant_id, deskkit_channels.name") ||
 		database.UniqueViolation(err, nameFoldedIndex, "deskkit_channels.tenant_id, deskkit_channels.name_folded")
+}
+
+// checkRateLimit checks a channel's rate limit: 0 (none) to MaxRateLimit
+// messages a second.
+func checkRateLimit(rate float64) error {
+	if !(rate >= 0 && rate <= MaxRateLimit) {
+		return deskkit.Invalid("rateLimit", "must be between 0 (none: the server's default applies) and %d messages a second", MaxRateLimit)
+	}
+	return nil
+}
+
+// setRateLimit sets channel id's own rate limit in tx, 0 for none.
+func (r *ChannelRegistry) setRateLimit(ctx context.Context, tx bun.Tx, tenantID, id int64, rate float64, now int64) error {
+	floor, _ := r.worker.Limits()
+	return outbox.SetTargetRate(ctx, tx, outboxKind, tenantID, id, rate, floor, time.UnixMilli(now))
+}
+
+// withFlow fills in chans' rate limits, in-flight limits and pauses, as
+// the outbox keeps them for the tenant's channels: one query.
+func (r *ChannelRegistry) withFlow(ctx context.Context, tenantID int64, chans []Channel) error {
+	ids := make([]int64, len(chans))
+	for i, c := range chans {
+		ids[i] = c.ID
+	}
+	states, err := outbox.TargetStates(ctx, r.db, outboxKind, tenantID, ids)
+	if err != nil {
+		return fmt.Errorf("channel: %w", err)
+	}
+	floor, ceiling := r.worker.Limits()
+	now := r.cfg.Now()
+	for i := range chans {
+		s := states[chans[i].ID]
+		chans[i].RateLimit = s.Rate
+		chans[i].InFlightLimit = s.Limit(floor, ceiling)
+		if s.PausedUntil.After(now) {
+			until := s.PausedUntil.UTC()
+			chans[i].PausedUntil = &until
+		}
+	}
+	return nil
 }

@@ -117,7 +117,17 @@ func on(c Channel) Channel {
 	if c.Events == nil {
 		c.Events = []string{}
 	}
+	if c.InFlightLimit == 0 {
+		c.InFlightLimit = DefaultMaxInFlightPerChannel // a new channel's: the floor
+	}
 	return c
+}
+
+// unflowed is s as the worker's reads return it: without the flow that
+// List and Get add (withFlow).
+func unflowed(s storedChannel) storedChannel {
+	s.InFlightLimit = 0
+	return s
 }
 
 // Add then List, for every type: aliases in, canonical names out, the
@@ -715,9 +725,9 @@ func TestStoreStoredHelpers(t *testing.T) {
 		ding := f.add(t, f.ann, Input{Type: "DINGTALK", Name: "ding", Address: dingTalkURL, Secret: str(dingSecret)})
 		mail := f.add(t, f.ann, Input{Type: "EMAIL", Name: "mail", Address: "a@example.com, b@example.com"})
 		eve := f.add(t, f.eve, Input{Type: "WEBHOOK", Name: "hook", Address: hookURL(2)})
-		wantHook := storedChannel(hook)
-		wantDing := storedChannel{Channel: ding.Channel, Secret: dingSecret}
-		wantMail := storedChannel{Channel: on(Channel{ID: mail.ID, Type: Email, Name: "mail", Address: "a@example.com,b@example.com"})}
+		wantHook := unflowed(storedChannel(hook))
+		wantDing := unflowed(storedChannel{Channel: ding.Channel, Secret: dingSecret})
+		wantMail := unflowed(storedChannel{Channel: on(Channel{ID: mail.ID, Type: Email, Name: "mail", Address: "a@example.com,b@example.com"})})
 
 		if s, err := f.r.stored(ctx, 10, hook.ID); err != nil || !cmp.Equal(s, wantHook) {
 			t.Errorf("stored = %+v, %v; want %+v", s, err, wantHook)
@@ -734,7 +744,7 @@ func TestStoreStoredHelpers(t *testing.T) {
 		}{
 			{10, WorkplaceChat, "ding", wantDing, true},
 			{10, Webhook, "hook", wantHook, true},
-			{20, Webhook, "hook", storedChannel(eve), true},
+			{20, Webhook, "hook", unflowed(storedChannel(eve)), true},
 			{10, Webhook, "ding", storedChannel{}, false}, // the name is of another type
 			{10, Webhook, "Hook", wantHook, true},         // names are unique without case
 			{30, Webhook, "hook", storedChannel{}, false},

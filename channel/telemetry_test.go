@@ -99,6 +99,7 @@ func TestTelemetry(t *testing.T) {
 		}
 		wantHists := map[string]uint64{
 			scopeOutbox + " deskkit.delivery.duration {deskkit.channel.type=WEBHOOK,deskkit.result=succeeded}": 2,
+			scopeOutbox + " deskkit.delivery.in_flight_limit {deskkit.channel.type=WEBHOOK}":                   2,
 			scopeOutbox + " deskkit.delivery.duration {deskkit.channel.type=WEBHOOK,deskkit.result=retrying}":  1,
 		}
 		if diff := cmp.Diff(wantHists, hists); diff != "" {

@@ -270,6 +270,7 @@ func (r *ChannelRegistry) attempt(ctx context.Context, c *opened, msg notify.Mes
 		// A robot's errmsg may quote its URL, key and all.
 		o.Error, o.RetryAfter = c.redact(f.Reason), f.RetryAfter
 		o.Final = f.Blocked() || (c.Type == Webhook && f.Status == http.StatusGone)
+		o.Busy = overloaded(f)
 		if c.Type == Email && len(f.Recipients) > 0 {
 			o.Response = strings.TrimSpace(o.Response + "\nnot taken: " + strings.Join(f.Recipients, ", "))
 			r.remaining.Store(d.ID, owed{d.Attempt, f.Recipients})
@@ -575,4 +576,22 @@ func clipRunes(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+// overloaded says whether f is a sign that the far end is overloaded or
+// out of reach, which halves the channel's in-flight limit: 429, 503 and
+// 504, no answer at all that may succeed later (a timeout, a refused or
+// reset connection, a mail server's temporary refusal), or a robot's rate
+// limit or "busy". Other failures (a 500, a 4xx, a refused address) say
+// nothing of the endpoint's load.
+func overloaded(f *notify.Failure) bool {
+	switch {
+	case !f.Retryable:
+		return false
+	case f.Status == http.StatusTooManyRequests, f.Status == http.StatusServiceUnavailable, f.Status == http.StatusGatewayTimeout:
+		return true
+	case f.Errcode != 0:
+		return true // Retryable robot errcodes are the rate limits and "busy"
+	}
+	return f.Status == 0
 }

@@ -122,6 +122,7 @@ type (
 		Address string            `json:"address" required:"true" minLength:"1" maxLength:"2000" description:"Where messages go, at most 2,000 bytes, trimmed. WEBHOOK: an absolute http or https URL of printable ASCII, without user information or fragment. ENTERPRISE_CHAT: a WeCom group-robot URL, https://HOST/cgi-bin/webhook/send?key=KEY. WORKPLACE_CHAT: a DingTalk robot URL, https://HOST/robot/send?access_token=TOKEN, without timestamp or sign. EMAIL: a comma-separated list of 1 to 10 bare e-mail addresses, stored normalised (domain in lower case, duplicates dropped, joined by commas without spaces). A URL whose host is a literal address of a blocked network, or localhost, is 400 channel_address_blocked, msg naming the reason; host names are checked when a message is sent."`
 		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"WORKPLACE_CHAT only: DingTalk's signing secret (SEC...), which turns on signing. Write-only: stored encrypted, never shown. On a replace, absent or null keeps the stored secret and \"\" removes it. Other types take none (absent, null or \"\")."`
 		Events  []subscribedEvent `json:"events" nullable:"true" maxItems:"50" description:"The subscription: registered event types (GET /event/types) and prefixes ending in .* that match at least one (task.*), duplicates dropped; absent, null or [] means every event. An unknown type is 400. A replace replaces it; a test ignores it."`
+		Rate    float64           `json:"rateLimit" minimum:"0" maximum:"1000" description:"The channel's own limit in messages a second (fractions allowed: 0.5 is one every 2 s), sends spaced evenly across every server; absent, null or 0 for none, when the server's default applies. A replace replaces it; a test ignores it."`
 	}
 	channelReplaceBody struct {
 		_       struct{}          `additionalProperties:"false" description:"A channel's new state: id names it; channelType must be its type."`
@@ -131,6 +132,7 @@ type (
 		Address string            `json:"address" required:"true" minLength:"1" maxLength:"2000" description:"Where messages go, checked as an add checks it."`
 		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"WORKPLACE_CHAT only: DingTalk's signing secret (SEC...). Absent or null keeps the stored secret and \"\" removes it. Other types take none (absent, null or \"\")."`
 		Events  []subscribedEvent `json:"events" nullable:"true" maxItems:"50" description:"The subscription, as an add takes it; it replaces the stored one."`
+		Rate    float64           `json:"rateLimit" minimum:"0" maximum:"1000" description:"The channel's own limit in messages a second, as an add takes it; it replaces the stored one (absent, null or 0: none)."`
 	}
 	channelTestBody struct {
 		_       struct{}          `additionalProperties:"false" description:"Where to send a test message; id optionally names the stored channel whose signing secret signs it."`
@@ -140,6 +142,7 @@ type (
 		Address string            `json:"address" required:"true" minLength:"1" maxLength:"2000" description:"Where the message goes, checked as an add checks it."`
 		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"WORKPLACE_CHAT only: DingTalk's signing secret (SEC...) that signs the message; absent or null signs with the stored channel's, if the address is its address."`
 		Events  []subscribedEvent `json:"events" nullable:"true" maxItems:"50" description:"Ignored by a test."`
+		Rate    float64           `json:"rateLimit" minimum:"0" maximum:"1000" description:"Ignored by a test."`
 	}
 )
 
@@ -156,7 +159,7 @@ type channelTestRequest struct {
 }
 
 // channelInput is a body as the registry takes it.
-func channelInput(id channelID, typ channelTypeInput, name, address string, secret *string, events []subscribedEvent) (channel.Input, error) {
+func channelInput(id channelID, typ channelTypeInput, name, address string, secret *string, events []subscribedEvent, rate float64) (channel.Input, error) {
 	n, err := id.int64()
 	if err != nil {
 		return channel.Input{}, err
@@ -168,7 +171,7 @@ func channelInput(id channelID, typ channelTypeInput, name, address string, secr
 			evs[i] = string(e)
 		}
 	}
-	return channel.Input{ID: n, Type: string(typ), Name: name, Address: address, Secret: secret, Events: evs}, nil
+	return channel.Input{ID: n, Type: string(typ), Name: name, Address: address, Secret: secret, Events: evs, RateLimit: rate}, nil
 }
 
 type channelTypeRequest struct {
@@ -182,7 +185,7 @@ type channelIDRequest struct {
 
 func (h channelHandlers) add(ctx context.Context, p deskkit.Principal, req channelAddRequest) (channel.Added, error) {
 	b := req.Body
-	in, err := channelInput(b.ID.channelID, b.Type, b.Name, b.Address, b.Secret, b.Events)
+	in, err := channelInput(b.ID.channelID, b.Type, b.Name, b.Address, b.Secret, b.Events, b.Rate)
 	if err != nil {
 		return channel.Added{}, err
 	}
@@ -191,7 +194,7 @@ func (h channelHandlers) add(ctx context.Context, p deskkit.Principal, req chann
 
 func (h channelHandlers) replace(ctx context.Context, p deskkit.Principal, req channelReplaceRequest) (channel.Channel, error) {
 	b := req.Body
-	in, err := channelInput(b.ID, b.Type, b.Name, b.Address, b.Secret, b.Events)
+	in, err := channelInput(b.ID, b.Type, b.Name, b.Address, b.Secret, b.Events, b.Rate)
 	if err != nil {
 		return channel.Channel{}, err
 	}
@@ -212,7 +215,7 @@ func (h channelHandlers) delete(ctx context.Context, p deskkit.Principal, req ch
 
 func (h channelHandlers) test(ctx context.Context, p deskkit.Principal, req channelTestRequest) (channel.TestResult, error) {
 	b := req.Body
-	in, err := channelInput(b.ID, b.Type, b.Name, b.Address, b.Secret, b.Events)
+	in, err := channelInput(b.ID, b.Type, b.Name, b.Address, b.Secret, b.Events, b.Rate)
 	if err != nil {
 		return channel.TestResult{}, err
 	}
@@ -231,7 +234,7 @@ var addEventChannelDoc = &doc{
 		{key: KeyChannelNameTaken},     // ChannelAddConflict
 		{key: KeyChannelQuotaExceeded}, // ChannelAddConflict
 	},
-	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
+	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
 	more: map[string]example{
 		"wecom":    {summary: "A WeCom robot, by alias", body: raw(`{"channelType": "WECHAT", "name": "Team room", "address": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"}`)},
 		"dingtalk": {summary: "A signed DingTalk robot", body: raw(`{"channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": "SECxxxxxxxx"}`)},
@@ -251,7 +254,7 @@ var replaceEventChannelDoc = &doc{
 		channelMissing,
 		{key: KeyChannelNameTaken, when: "Another channel of the tenant has the name."},
 	},
-	example: example{body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null}`)},
+	example: example{body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}`)},
 	more: map[string]example{
 		"idAsString": {summary: "The id as a string, unsigned", body: raw(`{"id": "43", "channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": ""}`)},
 	},
@@ -262,7 +265,7 @@ var listEventChannelsDoc = &doc{
 	summary:     "List the channels of a type",
 	description: "Lists the caller's tenant's channels of channelType (an alias lists its canonical type), in id order: id, channelType, name and address, never a secret. Every user of the tenant may list them, but a user who is not an admin (unless the host's channel.Authorizer lets them see addresses) gets the addresses masked, since they carry keys and tokens: a webhook as its scheme and host followed by /*** (https://hooks.example.com/***), a robot's URL with every query value, its key or access_token among them, as *** (https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***); e-mail addresses as stored. An unknown type is 400.",
 	ok:          "OK. data is the list; [] if there are none.",
-	example:     example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null}]`)},
+	example:     example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}]`)},
 }
 
 var getEventChannelDoc = &doc{
@@ -273,7 +276,7 @@ var getEventChannelDoc = &doc{
 	errors: []errDoc{
 		channelMissing,
 	},
-	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null}`)},
+	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}`)},
 }
 
 var deleteEventChannelDoc = &doc{

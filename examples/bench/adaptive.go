@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -28,10 +27,6 @@ const (
 	ratePath     = "/rate/"
 )
 
-// errNoRateLimit says the library this bench was built with has no
-// per-channel rate limit (see ratelimit_off.go).
-var errNoRateLimit = errors.New("this build has no channel rate limit: build with -tags ratelimit")
-
 // adaptiveOptions are the flags of the slow, throttled and ratelimit
 // scenarios.
 type adaptiveOptions struct {
@@ -41,8 +36,10 @@ type adaptiveOptions struct {
 	slowEvents, slowBChannels, slowBEvents int
 	slowDelay, slowDuration                time.Duration
 	// slowFloor is the per-channel in-flight floor the slow endpoint's
-	// in-flight count should fall to.
-	slowFloor int
+	// in-flight count should fall to; slowWorkers the replica's workers
+	// (the reference server's 16, so that a tenant's share, the in-flight
+	// limit's ceiling, is above the floor).
+	slowFloor, slowWorkers int
 
 	// throttled: one webhook with throttleEvents deliveries, answered 429
 	// with Retry-After: 1 for throttleDuration from its first arrival.
@@ -68,6 +65,7 @@ func adaptiveFlags(fs *flag.FlagSet, a *adaptiveOptions) {
 	fs.DurationVar(&a.slowDelay, "slow-delay", 200*time.Millisecond, "slow: how long A's endpoint takes to answer while slow")
 	fs.DurationVar(&a.slowDuration, "slow-duration", 10*time.Second, "slow: how long A's endpoint stays slow")
 	fs.IntVar(&a.slowFloor, "slow-floor", channel.DefaultMaxInFlightPerChannel, "slow: the per-channel in-flight floor (the reference server's)")
+	fs.IntVar(&a.slowWorkers, "slow-workers", channel.DefaultConcurrency, "slow: the replica's workers (channel.Config.Concurrency; the reference server's default, so that half of them, a channel's in-flight ceiling, is above the floor)")
 	fs.IntVar(&a.throttleEvents, "throttle-events", 2000, "throttled: the channel's deliveries")
 	fs.DurationVar(&a.throttleDuration, "throttle-duration", 10*time.Second, "throttled: how long the endpoint answers 429 with Retry-After: 1")
 	fs.DurationVar(&a.recoverWait, "recover-wait", 6*time.Minute, "throttled: how long to wait, after the endpoint recovered, for the rest of the backlog")
@@ -100,7 +98,7 @@ func (a adaptiveOptions) check() error {
 		{"slow-events", a.slowEvents, 1_000_000}, {"slow-b-channels", a.slowBChannels, channel.Webhook.Quota()},
 		{"slow-b-events", a.slowBEvents, 1_000_000}, {"slow-floor", a.slowFloor, 1000},
 		{"throttle-events", a.throttleEvents, 1_000_000}, {"rate-events", a.rateEvents, 1_000_000},
-		{"rate-replicas", a.rateReplicas, 8},
+		{"rate-replicas", a.rateReplicas, 8}, {"slow-workers", a.slowWorkers, channel.MaxConcurrency},
 	} {
 		if c.n < 1 || c.n > c.max {
 			return fmt.Errorf("-%s must be between 1 and %d", c.name, c.max)
@@ -109,8 +107,8 @@ func (a adaptiveOptions) check() error {
 	if a.slowDelay <= 0 || a.slowDuration <= 0 || a.throttleDuration <= 0 || a.recoverWait <= 0 || a.rateDuration <= 0 {
 		return fmt.Errorf("-slow-delay, -slow-duration, -throttle-duration, -recover-wait and -rate-duration must be positive")
 	}
-	if a.rateLimit <= 0 {
-		return fmt.Errorf("-rate-limit must be positive")
+	if a.rateLimit <= 0 || a.rateLimit > channel.MaxRateLimit {
+		return fmt.Errorf("-rate-limit must be positive and at most %d", int(channel.MaxRateLimit))
 	}
 	if need := a.rateLimit * (a.rateDuration.Seconds() + 1); float64(a.rateEvents) < need {
 		return fmt.Errorf("-rate-events must be at least -rate-limit x (-rate-duration + 1s), %.0f, so that the backlog outlasts the measurement", need)
@@ -120,8 +118,8 @@ func (a adaptiveOptions) check() error {
 
 // describe records the adaptive scenarios' settings beside the numbers.
 func (a adaptiveOptions) describe(m map[string]any) {
-	m["slow"] = fmt.Sprintf("A: 1 webhook x %d events; B: %d webhooks x %d events; A slow (%s per answer) for %s from half of A's deliveries; floor %d",
-		a.slowEvents, a.slowBChannels, a.slowBEvents, a.slowDelay, a.slowDuration, a.slowFloor)
+	m["slow"] = fmt.Sprintf("A: 1 webhook x %d events; B: %d webhooks x %d events; A slow (%s per answer) for %s from half of A's deliveries; floor %d; %d workers",
+		a.slowEvents, a.slowBChannels, a.slowBEvents, a.slowDelay, a.slowDuration, a.slowFloor, a.slowWorkers)
 	m["throttled"] = fmt.Sprintf("1 webhook x %d events; 429 with Retry-After: 1 for %s from the first arrival; recover wait %s",
 		a.throttleEvents, a.throttleDuration, a.recoverWait)
 	m["ratelimit"] = fmt.Sprintf("1 webhook x %d events at %.0f/s, %d replicas, measured for %s",
@@ -162,9 +160,6 @@ func (b *bench) adaptiveSteps(ctx context.Context, r *repResult, step func(strin
 	if run["ratelimit"] {
 		err := step(fmt.Sprintf("rate limit %.0f/s, %d replicas, %s", a.rateLimit, a.rateReplicas, a.rateDuration), func() (string, error) {
 			l, err := b.rateLimited(ctx)
-			if errors.Is(err, errNoRateLimit) {
-				return "skipped: " + err.Error(), nil
-			}
 			if err != nil {
 				return "", err
 			}
@@ -437,7 +432,10 @@ func (b *bench) slow(ctx context.Context) (*slowResult, error) {
 	b.rcv.reset()
 	e := newSlowEndpoint(a.slowEvents, a.slowDelay, a.slowDuration)
 	defer b.rcv.use(&behaviour{prefix: slowPath, serve: e.serve})()
-	set, err := startReplicas(ctx, 1, b.replicaOpts(kindDeskkit, dsn), b.env())
+	opts := b.replicaOpts(kindDeskkit, dsn)
+	opts.workers = a.slowWorkers
+	opts.tenantConcurrency = min(opts.tenantConcurrency, a.slowWorkers)
+	set, err := startReplicas(ctx, 1, opts, b.env())
 	if err != nil {
 		return nil, err
 	}
@@ -502,6 +500,10 @@ type throttledResult struct {
 	Attempts int `json:"attempts"`
 	Refused  int `json:"refused"`
 	InWindow int `json:"in_window"`
+	// InWindowAfter is, for each of the first maxWindowOffsets of those,
+	// how long after the 429 before it it arrived: a request the client
+	// started before it read the 429 comes within a few milliseconds.
+	InWindowAfter []time.Duration `json:"in_window_after_ns"`
 	// DrainAfter is the time from the recovery until the last delivery
 	// succeeded; if Left deliveries had not within the recover wait, it
 	// is that wait (a lower bound).
@@ -561,20 +563,26 @@ func (e *throttledEndpoint) succeeded() (n int, recovers time.Time) {
 	return len(e.ok), e.start.Add(e.duration)
 }
 
-// inWindows counts the arrivals that came within window after a refusal:
-// at s <= a < s+window for some refusal s. Both are in time order.
-func inWindows(arrivals, refusals []time.Time, window time.Duration) int {
-	n, j := 0, 0
+// maxWindowOffsets bounds the offsets the JSON keeps of the requests in
+// a window.
+const maxWindowOffsets = 100
+
+// inWindows returns, for each arrival that came within window after a
+// refusal (at s <= a < s+window for some refusal s), how long after the
+// latest refusal before it it came. Both are in time order.
+func inWindows(arrivals, refusals []time.Time, window time.Duration) []time.Duration {
+	var out []time.Duration
+	j := 0
 	var last time.Time // the latest refusal at or before the arrival
 	for _, a := range arrivals {
 		for ; j < len(refusals) && !refusals[j].After(a); j++ {
 			last = refusals[j]
 		}
 		if !last.IsZero() && a.Before(last.Add(window)) {
-			n++
+			out = append(out, a.Sub(last))
 		}
 	}
-	return n
+	return out
 }
 
 // throttled drains one webhook whose endpoint answers 429 with
@@ -627,8 +635,9 @@ func (b *bench) throttled(ctx context.Context) (*throttledResult, error) {
 	// Requests are logged as they take the lock, in nearly their order.
 	slices.SortFunc(e.arrivals, time.Time.Compare)
 	slices.SortFunc(e.refusals, time.Time.Compare)
+	in := inWindows(e.arrivals, e.refusals, throttleWindow)
 	r := &throttledResult{Deliveries: a.throttleEvents, Attempts: len(e.arrivals), Refused: len(e.refusals),
-		InWindow: inWindows(e.arrivals, e.refusals, throttleWindow), Left: a.throttleEvents - len(e.ok)}
+		InWindow: len(in), InWindowAfter: in[:min(len(in), maxWindowOffsets)], Left: a.throttleEvents - len(e.ok)}
 	if r.Left > 0 {
 		r.DrainAfter = a.recoverWait
 	} else {
@@ -717,10 +726,6 @@ func within(ts []time.Time, from time.Time, d time.Duration) []time.Time {
 // for the rate duration from its first arrival.
 func (b *bench) rateLimited(ctx context.Context) (*rateResult, error) {
 	a := b.opts.adaptive
-	in := channel.Input{}
-	if err := setRateLimit(&in, a.rateLimit); err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
 	defer cancel()
 	dsn, host, done, err := b.scenarioDB(ctx)
@@ -728,7 +733,7 @@ func (b *bench) rateLimited(ctx context.Context) (*rateResult, error) {
 		return nil, err
 	}
 	defer done()
-	if _, err := host.addWebhook(ctx, b.rcv.base, ratePath, tenantA, in); err != nil {
+	if _, err := host.addWebhook(ctx, b.rcv.base, ratePath, tenantA, channel.Input{RateLimit: a.rateLimit}); err != nil {
 		return nil, err
 	}
 	if err := host.fill(ctx, layout{firstTenant: tenantA, tenants: 1, channels: 1, events: a.rateEvents}); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 )
 
 // adaptiveTables writes the adaptive scenarios' tables and goals, for
@@ -55,7 +56,7 @@ func adaptiveTables(w io.Writer, o options, reps []*repResult) {
 		return d
 	}
 	if o.scenarios["slow"] {
-		fmt.Fprintf(w, "### 9. An endpoint that turns slow (1 replica)\n\n")
+		fmt.Fprintf(w, "### 9. An endpoint that turns slow (1 replica, %d workers)\n\n", a.slowWorkers)
 		fmt.Fprintf(w, "Tenant A: 1 webhook x %d events; tenant B: %d webhooks x %d events. A's endpoint answers after %s from when half of A's deliveries arrived, for %s, then at once again. In flight is counted at A's endpoint; the floor is %d. B's deliveries/s are from B's first arrival to the slowdown, and over the slow time. The JSON has the in-flight series (the most in each %s).\n\n",
 			a.slowEvents, a.slowBChannels, a.slowBEvents, a.slowDelay, a.slowDuration, a.slowFloor, sampleInterval)
 		write([]row{
@@ -76,13 +77,19 @@ func adaptiveTables(w io.Writer, o options, reps []*repResult) {
 			{"requests", throttled(func(t *throttledResult) float64 { return float64(t.Attempts) }), 0},
 			{"answered 429", throttled(func(t *throttledResult) float64 { return float64(t.Refused) }), 0},
 			{"requests within 1 s after a 429", throttled(func(t *throttledResult) float64 { return float64(t.InWindow) }), 0},
+			{"of those, the latest after its 429, ms", throttled(func(t *throttledResult) float64 {
+				if len(t.InWindowAfter) == 0 {
+					return math.NaN()
+				}
+				return ms(slices.Max(t.InWindowAfter))
+			}), 1},
 			{"s from the recovery until every delivery succeeded", throttled(func(t *throttledResult) float64 { return t.DrainAfter.Seconds() }), 1},
 			{"deliveries left after the wait", throttled(func(t *throttledResult) float64 { return float64(t.Left) }), 0},
 		})
 	}
 	if o.scenarios["ratelimit"] {
 		fmt.Fprintf(w, "### 11. A channel with a rate limit (%d replicas)\n\n", a.rateReplicas)
-		fmt.Fprintf(w, "1 webhook x %d events, rate limit %g messages/s, measured at the receiver for %s from the first arrival (every request, repeats included). n/a: the bench was built without the library's rate limit (-tags ratelimit).\n\n",
+		fmt.Fprintf(w, "1 webhook x %d events, rate limit %g messages/s, measured at the receiver for %s from the first arrival (every request, repeats included).\n\n",
 			a.rateEvents, a.rateLimit, a.rateDuration)
 		write([]row{
 			{"mean requests/s", rate(func(l *rateResult) float64 { return l.Mean }), 1},

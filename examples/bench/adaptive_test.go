@@ -23,21 +23,25 @@ func TestInWindows(t *testing.T) {
 	for _, c := range []struct {
 		name               string
 		arrivals, refusals []int // ms from t0
-		want               int
+		want               []int // ms after the latest refusal
 	}{
-		{"no refusal", []int{0, 10, 2000}, nil, 0},
+		{"no refusal", []int{0, 10, 2000}, nil, nil},
 		// Arrivals before the first 429 was answered (in flight with
 		// it) are not in a window; one at the instant of the answer is.
-		{"in flight beside the 429", []int{0, 1, 2, 3}, []int{5}, 0},
-		{"at the answer", []int{5}, []int{5}, 1},
-		{"inside and at the window's end", []int{0, 6, 500, 1004, 1005, 1006}, []int{5}, 3},
+		{"in flight beside the 429", []int{0, 1, 2, 3}, []int{5}, nil},
+		{"at the answer", []int{5}, []int{5}, []int{0}},
+		{"inside and at the window's end", []int{0, 6, 500, 1004, 1005, 1006}, []int{5}, []int{1, 495, 999}},
 		// The latest refusal before an arrival decides: a second 429
 		// opens a new window.
-		{"windows in a row", []int{0, 900, 1200, 1900, 2200, 3000}, []int{100, 1100}, 3},
-		{"arrival after every window", []int{0, 5000}, []int{100, 200}, 0},
+		{"windows in a row", []int{0, 900, 1200, 1900, 2200, 3000}, []int{100, 1100}, []int{800, 100, 800}},
+		{"arrival after every window", []int{0, 5000}, []int{100, 200}, nil},
 	} {
-		if got := inWindows(at(t0, c.arrivals...), at(t0, c.refusals...), time.Second); got != c.want {
-			t.Errorf("%s: inWindows = %d, want %d", c.name, got, c.want)
+		var want []time.Duration
+		for _, m := range c.want {
+			want = append(want, time.Duration(m)*time.Millisecond)
+		}
+		if got := inWindows(at(t0, c.arrivals...), at(t0, c.refusals...), time.Second); !slices.Equal(got, want) {
+			t.Errorf("%s: inWindows = %v, want %v", c.name, got, want)
 		}
 	}
 }

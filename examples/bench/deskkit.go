@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +20,9 @@ import (
 	"github.com/deskkit/deskkit/trash"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/pgdriver"
+	_ "modernc.org/sqlite" // the pure-Go "sqlite" driver, as the reference server's
 )
 
 // secretEnv passes the server secret (hex) from the bench to its deskkit
@@ -32,19 +36,17 @@ const secretEnv = "DESKKIT_BENCH_SECRET"
 // -channel-in-flight and -tenant-concurrency set them; a channel without a
 // rate limit of its own has none unless -channel-rate-limit sets one.
 func replicaConfig(o replicaOptions) *channel.Config {
-	cfg := &channel.Config{
+	return &channel.Config{
 		Concurrency:           o.workers,
 		MaxInFlightPerChannel: o.channelInFlight,
 		TenantConcurrency:     o.tenantConcurrency,
+		RateLimit:             o.rateLimit,
 		Timeout:               o.timeout,
 		AllowPrivateNetworks:  true, // the receiver is on loopback
 		// Failed attempts (the hanging scenario's timeouts) are expected:
 		// only errors reach stderr.
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 	}
-	// parseOptions refused a rate limit this build cannot set.
-	_ = setDefaultRateLimit(cfg, o.rateLimit)
-	return cfg
 }
 
 // deskkitReplica is a replica process's channel.ChannelRegistry, running Run.
@@ -62,7 +64,9 @@ func newDeskkitReplica(_ context.Context, o replicaOptions) (*deskkitReplica, er
 		return nil, fmt.Errorf("deskkit replica: read %s: %w", secretEnv, err)
 	}
 	r := &deskkitReplica{}
-	r.db = openBun(o.databaseURL, o.pool, &r.statements)
+	if r.db, err = openDatabase(o.databaseURL, o.pool, &r.statements); err != nil {
+		return nil, err
+	}
 	if r.reg, err = newRegistry(r.db, secret, replicaConfig(o)); err != nil {
 		r.db.Close()
 		return nil, err
@@ -88,6 +92,52 @@ func newRegistry(db *bun.DB, secret []byte, cfg *channel.Config) (*channel.Chann
 		return nil, fmt.Errorf("register the trash's event types: %w", err)
 	}
 	return reg, nil
+}
+
+// sqliteScheme starts the URL of an SQLite file, as the reference
+// server's -database-url takes it: "sqlite:PATH".
+const sqliteScheme = "sqlite:"
+
+// openDatabase opens the database at dsn, PostgreSQL (openBun) or an
+// SQLite file (openSQLite), at most maxConns connections. Statements are
+// counted on PostgreSQL only: the counting connector wraps pgdriver's.
+func openDatabase(dsn string, maxConns int, statements *atomic.Int64) (*bun.DB, error) {
+	if path, ok := strings.CutPrefix(dsn, sqliteScheme); ok {
+		return openSQLite(path, maxConns)
+	}
+	return openBun(dsn, maxConns, statements), nil
+}
+
+// sqliteBusyTimeout is how long an SQLite writer queues for the lock: the
+// reference server's (database.DefaultBusyTimeout).
+const sqliteBusyTimeout = 10 * time.Second
+
+// openSQLite opens (creating) the SQLite file at path with the settings
+// deskkit's package documentation gives a host ("Storage") and the
+// reference server uses: write-ahead log, so that readers never block the
+// writer; IMMEDIATE transactions, so that two writers queue instead of one
+// failing half-way; a busy timeout to queue on; foreign keys on. It pings
+// once before the pool opens more connections: switching a new file to
+// the write-ahead log takes a lock SQLite does not wait for.
+func openSQLite(path string, maxConns int) (*bun.DB, error) {
+	q := url.Values{}
+	q.Set("_txlock", "immediate")
+	q.Set("_busy_timeout", fmt.Sprint(sqliteBusyTimeout.Milliseconds()))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_foreign_keys", "1")
+	sqldb, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err == nil {
+		err = sqldb.Ping()
+	}
+	if err != nil {
+		if sqldb != nil {
+			sqldb.Close()
+		}
+		return nil, fmt.Errorf("open SQLite %s: %w", path, err)
+	}
+	sqldb.SetMaxOpenConns(maxConns)
+	sqldb.SetMaxIdleConns(maxConns)
+	return bun.NewDB(sqldb, sqlitedialect.New()), nil
 }
 
 // openBun opens PostgreSQL at dsn through bun's pgdriver, at most maxConns
@@ -262,7 +312,10 @@ const latencyPublishers = 16
 // newDeskkitHost migrates the scenario's database and builds the registry,
 // over a pool of conns connections.
 func newDeskkitHost(ctx context.Context, dsn string, secret []byte, conns int) (*deskkitHost, error) {
-	db := openBun(dsn, conns, nil)
+	db, err := openDatabase(dsn, conns, nil)
+	if err != nil {
+		return nil, err
+	}
 	if err := channel.Migrate(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("channel.Migrate: %w", err)
@@ -276,6 +329,33 @@ func newDeskkitHost(ctx context.Context, dsn string, secret []byte, conns int) (
 }
 
 func (h *deskkitHost) close() { h.db.Close() }
+
+// backendPIDs opens n connections of the host's pool at once and returns
+// their PostgreSQL backends' pids. The pool keeps them (as many idle as
+// open), and opens no other while it has n at most, so that these are the
+// host's backends for as long as it runs.
+func (h *deskkitHost) backendPIDs(ctx context.Context, n int) ([]int, error) {
+	var conns []*sql.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	pids := make([]int, 0, n)
+	for range n {
+		c, err := h.db.DB.Conn(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("open the host's connections: %w", err)
+		}
+		conns = append(conns, c)
+		var pid int
+		if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			return nil, fmt.Errorf("read a backend's pid: %w", err)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
 
 // chanRef is a channel the bench added.
 type chanRef struct {

@@ -1,8 +1,10 @@
 // Command bench measures deskkit's webhook delivery against River doing
 // the same work, on one PostgreSQL, with one loopback receiver, in one run:
-// backlog drains with 1, 2 and 4 replica processes, a plain Go client as
-// the I/O limit, commit-to-first-attempt latency, fairness between
-// tenants, and the cost of each delivery (CPU, statements, WAL flushes).
+// backlog drains with 1, 2 and 4 replica processes (and with one on
+// SQLite), a plain Go client as the I/O limit, commit-to-first-attempt
+// latency (deskkit's and River's), fairness between tenants, and the cost
+// of each delivery (CPU, statements, WAL flushes), in a drain and at a
+// steady rate.
 // See README.md for what is measured and how.
 //
 // It is a module of its own, so that River and pgx never enter deskkit's
@@ -73,6 +75,9 @@ type options struct {
 	latencyDuration time.Duration
 	latencyTenants  int
 
+	steadyRates    []int
+	steadyDuration time.Duration
+
 	fairChannels int
 	fairEvents   int
 	hangChannels int
@@ -109,11 +114,13 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", channel.DefaultTimeout, "channel.Config.Timeout: bounds an attempt, a hanging one too")
 	fs.IntVar(&o.channelInFlight, "channel-in-flight", 0, "deskkit's channel.Config.MaxInFlightPerChannel (the reference server's -event-channel-in-flight); 0: its default, 4")
 	fs.IntVar(&o.tenantConcurrency, "tenant-concurrency", 0, "deskkit's channel.Config.TenantConcurrency (the reference server's -event-tenant-concurrency); 0: its default, half of -workers")
-	fs.Float64Var(&o.channelRateLimit, "channel-rate-limit", 0, "deskkit's channel.Config.RateLimit: messages/s of a channel without a rate limit of its own; 0: none (needs -tags ratelimit until the library has it)")
+	fs.Float64Var(&o.channelRateLimit, "channel-rate-limit", 0, "deskkit's channel.Config.RateLimit: messages/s of a channel without a rate limit of its own; 0: none")
 	fs.DurationVar(&o.riverFetchCooldown, "river-fetch-cooldown", time.Millisecond, "River's Config.FetchCooldown: its least wait between fetches, which caps a replica at MaxWorkers jobs per cooldown (River's default, 100ms, is 80 jobs/s at 8 workers); 1ms is River's minimum")
-	rates := fs.String("rates", "100,1000", "latency: events per second")
+	rates := fs.String("rates", "100,1000,2000", "latency (deskkit's and River's): events per second")
 	fs.DurationVar(&o.latencyDuration, "latency-duration", 10*time.Second, "latency: how long to publish at each rate")
 	fs.IntVar(&o.latencyTenants, "latency-tenants", 10, "latency: tenants, one webhook each, published to in turn")
+	steadyRates := fs.String("steady-rates", "100,500", "steady: events per second, published as the latency scenario does")
+	fs.DurationVar(&o.steadyDuration, "steady-duration", 20*time.Second, "steady: how long to publish at each rate")
 	fs.IntVar(&o.fairChannels, "fair-channels", 2, "fairness: tenant A's channels")
 	fs.IntVar(&o.fairEvents, "fair-events", 10000, "fairness: tenant A's events, each to every one of its channels")
 	fs.IntVar(&o.hangChannels, "hang-channels", 5, "fairness: tenant A's hanging channels")
@@ -135,6 +142,7 @@ func parseOptions(args []string) (options, error) {
 			"tenants":          func() { o.backlog.tenants = 4 },
 			"events":           func() { o.backlog.events = 50 },
 			"latency-duration": func() { o.latencyDuration = 2 * time.Second },
+			"steady-duration":  func() { o.steadyDuration = 3 * time.Second },
 			"fair-events":      func() { o.fairEvents = 500 },
 			"hang-duration":    func() { o.hangDuration = 3 * time.Second },
 			"hang-events":      func() { o.hangEvents = 5 },
@@ -157,6 +165,9 @@ func parseOptions(args []string) (options, error) {
 	if o.rates, err = intList("rates", *rates); err != nil {
 		return o, err
 	}
+	if o.steadyRates, err = intList("steady-rates", *steadyRates); err != nil {
+		return o, err
+	}
 	if o.scenarios, err = scenarioSet(*scenarios); err != nil {
 		return o, err
 	}
@@ -175,17 +186,14 @@ func parseOptions(args []string) (options, error) {
 			return o, fmt.Errorf("-%s must be between 1 and %d", c.name, c.max)
 		}
 	}
-	if o.latencyDuration <= 0 || o.hangDuration <= 0 || o.timeout <= 0 {
-		return o, errors.New("-latency-duration, -hang-duration and -timeout must be positive")
+	if o.latencyDuration <= 0 || o.steadyDuration <= 0 || o.hangDuration <= 0 || o.timeout <= 0 {
+		return o, errors.New("-latency-duration, -steady-duration, -hang-duration and -timeout must be positive")
 	}
 	if o.channelInFlight < 0 || o.tenantConcurrency < 0 || o.tenantConcurrency > o.workers {
 		return o, errors.New("-channel-in-flight must be 0 or more, -tenant-concurrency between 0 and -workers")
 	}
-	if o.channelRateLimit < 0 {
-		return o, errors.New("-channel-rate-limit must be 0 or more")
-	}
-	if err := setDefaultRateLimit(&channel.Config{}, o.channelRateLimit); err != nil {
-		return o, fmt.Errorf("-channel-rate-limit: %w", err)
+	if o.channelRateLimit < 0 || o.channelRateLimit > channel.MaxRateLimit {
+		return o, fmt.Errorf("-channel-rate-limit must be between 0 and %d", int(channel.MaxRateLimit))
 	}
 	if err := o.adaptive.check(); err != nil {
 		return o, err
@@ -211,12 +219,14 @@ func intList(name, s string) ([]int, error) {
 
 // scenarioNames are the scenarios of a repetition, in the order it runs
 // them: the deskkit and River (same POST) drains at each replica count,
-// River's trivial job, the plain client, the latencies, the fairness
-// scenarios, and the drains in a row on a private cluster (churnVariants:
-// the outbox's tables as migrated, with PostgreSQL's storage defaults, and
-// as migrated without autovacuum), and the adaptive scenarios (an
-// endpoint turning slow, one answering 429, a channel's rate limit).
-var scenarioNames = []string{"deskkit", "river", "trivial", "plain", "latency", "fairness", "churn", "churn-defaults", "churn-novacuum",
+// deskkit's one-replica drain on SQLite, River's trivial job, the plain
+// client, the latencies (deskkit's and River's at each rate), deskkit's
+// CPU at a steady rate, the fairness scenarios, the drains in a row on a
+// private cluster (churnVariants: the outbox's tables as migrated, with
+// PostgreSQL's storage defaults, and as migrated without autovacuum), and
+// the adaptive scenarios (an endpoint turning slow, one answering 429, a
+// channel's rate limit).
+var scenarioNames = []string{"deskkit", "river", "sqlite", "trivial", "plain", "latency", "river-latency", "steady", "fairness", "churn", "churn-defaults", "churn-novacuum",
 	"slow", "throttled", "ratelimit"}
 
 // scenarioSet reads -scenarios: a comma-separated list of scenarioNames.
@@ -293,8 +303,9 @@ func benchMain(args []string) error {
 }
 
 // repetition runs every scenario of -scenarios once, interleaved: each
-// replica count for deskkit then River, River's trivial job, the plain
-// client, the latencies and the fairness scenarios.
+// replica count for deskkit then River, deskkit on SQLite, River's trivial
+// job, the plain client, the latencies (deskkit then River at each rate),
+// the steady rates, the fairness scenarios and the drains in a row.
 func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 	r := newRepResult()
 	step := func(name string, f func() (string, error)) error {
@@ -337,6 +348,19 @@ func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 			}
 		}
 	}
+	if run["sqlite"] {
+		err := step("deskkit drain on SQLite, 1 replica", func() (string, error) {
+			d, err := b.sqliteDrain(ctx)
+			if err != nil {
+				return "", err
+			}
+			r.SQLite = d
+			return fmt.Sprintf("%.0f deliveries/s", d.Cost.perSecond()), nil
+		})
+		if err != nil {
+			return r, err
+		}
+	}
 	if run["trivial"] {
 		err := step("River drain, trivial job, 1 replica", func() (string, error) {
 			d, err := b.riverDrain(ctx, 1, kindRiverTrivial)
@@ -367,16 +391,21 @@ func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 		}
 	}
 	for _, rate := range b.opts.rates {
-		if !run["latency"] {
+		if err := b.latencySteps(ctx, r, rate, step); err != nil {
+			return r, err
+		}
+	}
+	for _, rate := range b.opts.steadyRates {
+		if !run["steady"] {
 			break
 		}
-		err := step(fmt.Sprintf("latency at %d events/s", rate), func() (string, error) {
-			l, err := b.latency(ctx, rate)
+		err := step(fmt.Sprintf("steady %d events/s", rate), func() (string, error) {
+			s, err := b.steady(ctx, rate)
 			if err != nil {
 				return "", err
 			}
-			r.Latency[rate] = l
-			return fmt.Sprintf("p99 %s", fmtMs(l.Latency.P99)), nil
+			r.Steady[rate] = s
+			return fmt.Sprintf("%.0f committed/s, %.3f ms CPU per delivery", s.Achieved, s.Cost.totalCPUms()), nil
 		})
 		if err != nil {
 			return r, err
@@ -411,6 +440,35 @@ func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 		return r, err
 	}
 	return r, nil
+}
+
+// latencySteps runs deskkit's and River's latency at one rate, as steps of
+// a repetition, each if -scenarios names it.
+func (b *bench) latencySteps(ctx context.Context, r *repResult, rate int, step func(string, func() (string, error)) error) error {
+	if b.opts.scenarios["latency"] {
+		err := step(fmt.Sprintf("latency at %d events/s", rate), func() (string, error) {
+			l, err := b.latency(ctx, rate)
+			if err != nil {
+				return "", err
+			}
+			r.Latency[rate] = l
+			return fmt.Sprintf("p99 %s", fmtMs(l.Latency.P99)), nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if !b.opts.scenarios["river-latency"] {
+		return nil
+	}
+	return step(fmt.Sprintf("River latency at %d events/s", rate), func() (string, error) {
+		l, err := b.riverLatency(ctx, rate)
+		if err != nil {
+			return "", err
+		}
+		r.RiverLatency[rate] = l
+		return fmt.Sprintf("p99 %s", fmtMs(l.Latency.P99)), nil
+	})
 }
 
 // fairnessSteps runs the two fairness scenarios, as steps of a repetition.

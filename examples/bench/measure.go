@@ -101,6 +101,26 @@ func postgresCPUDelta(before, after map[int]time.Duration) time.Duration {
 	return d
 }
 
+// partitionPIDs splits CPU times by pid into those of pids and the rest:
+// the bench's own backends from those that serve the replicas.
+func partitionPIDs(cpu map[int]time.Duration, pids []int) (of, rest map[int]time.Duration) {
+	of, rest = map[int]time.Duration{}, map[int]time.Duration{}
+	for pid, t := range cpu {
+		if slices.Contains(pids, pid) {
+			of[pid] = t
+		} else {
+			rest[pid] = t
+		}
+	}
+	return of, rest
+}
+
+// serverCPU returns, by pid, the CPU time of the PostgreSQL server's own
+// processes (postmaster, checkpointer, background writer, WAL writer,
+// launchers), which serve every database: those postgresCPU counts for
+// any database, none of them a backend.
+func serverCPU() map[int]time.Duration { return postgresCPU("") }
+
 // walSyncs returns pg_stat_wal's wal_sync: how many times the server
 // flushed WAL to disk, cluster-wide (other databases' commits count too).
 func walSyncs(ctx context.Context, db *sql.DB) (int64, error) {
@@ -117,8 +137,11 @@ type cost struct {
 	Elapsed    time.Duration `json:"elapsed_ns"`  // wall time of the drain
 	ReplicaCPU time.Duration `json:"replica_cpu"` // user+system CPU of the replica processes
 	PGCPU      time.Duration `json:"pg_cpu"`      // user+system CPU of the postgres processes
-	Statements int64         `json:"statements"`  // statements the replicas sent
-	WALSyncs   int64         `json:"wal_syncs"`   // pg_stat_wal.wal_sync delta, cluster-wide
+	// PGServerCPU is the part of PGCPU the server's own processes used
+	// (0 where not told apart: the private cluster, SQLite).
+	PGServerCPU time.Duration `json:"pg_server_cpu,omitempty"`
+	Statements  int64         `json:"statements"` // statements the replicas sent
+	WALSyncs    int64         `json:"wal_syncs"`  // pg_stat_wal.wal_sync delta, cluster-wide
 }
 
 // perSecond is the drain's throughput.
@@ -132,6 +155,10 @@ func (c cost) pgCPUms() float64 { return msPer(c.PGCPU, c.Items) }
 
 // totalCPUms is the CPU of the replicas and PostgreSQL per item.
 func (c cost) totalCPUms() float64 { return msPer(c.ReplicaCPU+c.PGCPU, c.Items) }
+
+// backendsCPUms is totalCPUms without the PostgreSQL server's own
+// processes.
+func (c cost) backendsCPUms() float64 { return msPer(c.ReplicaCPU+c.PGCPU-c.PGServerCPU, c.Items) }
 
 // statementsPer is the statements sent per item.
 func (c cost) statementsPer() float64 { return float64(c.Statements) / float64(c.Items) }

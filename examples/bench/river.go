@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/deskkit/deskkit"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -180,9 +182,13 @@ type riverHost struct {
 }
 
 // newRiverHost migrates River's tables into the scenario's database and
-// builds an insert-only client.
-func newRiverHost(ctx context.Context, dsn string) (*riverHost, error) {
-	pool, err := newPool(ctx, dsn, publisherConns, nil)
+// builds an insert-only client, over a pool of conns connections. Its
+// FetchCooldown is the replicas': River also spaces an inserting client's
+// notifications of new jobs by it (one per queue per cooldown), and at
+// the default, 100 ms, a job inserted after another would wait for the
+// replica's next poll or notification.
+func newRiverHost(ctx context.Context, dsn string, conns int, fetchCooldown time.Duration) (*riverHost, error) {
+	pool, err := newPool(ctx, dsn, conns, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +201,7 @@ func newRiverHost(ctx context.Context, dsn string) (*riverHost, error) {
 		pool.Close()
 		return nil, fmt.Errorf("river: migrate: %w", err)
 	}
-	if h.client, err = river.NewClient(riverpgxv5.New(pool), &river.Config{}); err != nil {
+	if h.client, err = river.NewClient(riverpgxv5.New(pool), &river.Config{FetchCooldown: fetchCooldown}); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("river: new insert-only client: %w", err)
 	}
@@ -220,6 +226,111 @@ func (h *riverHost) insert(ctx context.Context, msgs []message) error {
 		}
 	}
 	return nil
+}
+
+// benchEventsTable is what the River latency scenario's publishing
+// transactions write beside their job: a row like deskkit's event
+// (deskkit_outbox_events'), as a host's own write would be.
+const benchEventsTable = `CREATE TABLE bench_events (
+    tenant_id      BIGINT       NOT NULL,
+    event_id       VARCHAR(100) NOT NULL,
+    event_type     VARCHAR(100) NOT NULL,
+    occurred_at_ms BIGINT       NOT NULL,
+    title          TEXT         NOT NULL,
+    body           TEXT         NOT NULL,
+    data           TEXT         NOT NULL,
+    created_at_ms  BIGINT       NOT NULL,
+    PRIMARY KEY (tenant_id, event_id)
+)`
+
+// createEvents creates bench_events.
+func (h *riverHost) createEvents(ctx context.Context) error {
+	if _, err := h.pool.Exec(ctx, benchEventsTable); err != nil {
+		return fmt.Errorf("create bench_events: %w", err)
+	}
+	return nil
+}
+
+// publishOne writes ev's row and inserts m's job with InsertTx, in one
+// transaction, as a host using River as its outbox would, and returns
+// when the commit returned.
+func (h *riverHost) publishOne(ctx context.Context, tenant int64, ev deskkit.Event, m message) (time.Time, error) {
+	data, err := json.Marshal(ev.Data)
+	if err != nil {
+		return time.Time{}, err
+	}
+	err = pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO bench_events
+  (tenant_id, event_id, event_type, occurred_at_ms, title, body, data, created_at_ms)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			tenant, ev.ID, ev.Type, ev.Time.UnixMilli(), ev.Title, ev.Text, string(data), time.Now().UnixMilli())
+		if err != nil {
+			return fmt.Errorf("insert the event's row: %w", err)
+		}
+		if _, err := h.client.InsertTx(ctx, tx, webhookArgs{m}, nil); err != nil {
+			return fmt.Errorf("river: insert job: %w", err)
+		}
+		return nil
+	})
+	return time.Now(), err
+}
+
+// riverLatency is latency's River side, at rate events a second for the
+// latency duration: each publishing transaction writes the event's row
+// and inserts its job (InsertTx), to the webhook of each of the latency
+// tenants in turn, worked by one River replica making deskkit's POST;
+// commit to first arrival at the receiver, as deskkit's.
+func (b *bench) riverLatency(ctx context.Context, rate int) (*latencyResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
+	defer cancel()
+	dsn, drop, err := b.newDatabase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer drop()
+	host, err := newRiverHost(ctx, dsn, latencyPublishers, b.opts.riverFetchCooldown)
+	if err != nil {
+		return nil, err
+	}
+	defer host.close()
+	if err := host.createEvents(ctx); err != nil {
+		return nil, err
+	}
+	secrets := make([]string, b.opts.latencyTenants)
+	for t := range secrets {
+		secrets[t] = newSigningSecret()
+	}
+	publish := func(ctx context.Context, i int) (published, error) {
+		t := i % len(secrets)
+		tenant := int64(t + 1)
+		path := channelPath(hookPath, tenant, 0)
+		ev := trashedEvent(tenant, i)
+		body, err := webhookBody(tenant, ev)
+		if err != nil {
+			return published{}, err
+		}
+		at, err := host.publishOne(ctx, tenant, ev, message{URL: b.rcv.base + path, ID: ev.ID, Secret: secrets[t], Body: body})
+		return published{path, ev.ID, at}, err
+	}
+	set, err := startReplicas(ctx, 1, b.replicaOpts(kindRiverPost, dsn), b.env())
+	if err != nil {
+		return nil, err
+	}
+	defer set.stop(b.stopGrace())
+	if err := set.start(); err != nil {
+		return nil, err
+	}
+	if err := b.warmUp(ctx, len(secrets), publish); err != nil {
+		return nil, err
+	}
+	evs, achieved, err := publishPaced(ctx, rate, b.opts.latencyDuration, publish)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.waitArrived(ctx, evs); err != nil {
+		return nil, err
+	}
+	return &latencyResult{Rate: rate, Achieved: achieved, Latency: b.latencyOf(evs)}, nil
 }
 
 // unfinished counts the jobs not completed yet (River records completions

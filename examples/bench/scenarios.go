@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -69,23 +71,42 @@ type meter struct {
 	set   replicaSet
 	pg    func() map[int]time.Duration // CPU of the PostgreSQL processes that count, by pid
 	admin *sql.DB
-	st0   replicaStats
-	cpu0  time.Duration
-	pg0   map[int]time.Duration
-	wal0  int64
-	t0    time.Time
+	// server, if not nil, is the CPU of those of pg's processes that are
+	// the server's own (postmaster, WAL writer, ...), by pid.
+	server  func() map[int]time.Duration
+	st0     replicaStats
+	cpu0    time.Duration
+	pg0     map[int]time.Duration
+	server0 map[int]time.Duration
+	wal0    int64
+	t0      time.Time
 }
 
 // startMeter takes the first snapshot and starts the replicas' workers.
 // PostgreSQL's CPU is its processes' that serve db (postgresCPU).
 func startMeter(ctx context.Context, admin *sql.DB, db string, set replicaSet) (*meter, error) {
-	return startMeterOf(ctx, admin, func() map[int]time.Duration { return postgresCPU(db) }, set)
+	m, err := meterFrom(ctx, admin, func() map[int]time.Duration { return postgresCPU(db) }, serverCPU, set)
+	if err != nil {
+		return nil, err
+	}
+	return m, set.start()
 }
 
 // startMeterOf is startMeter with PostgreSQL's CPU read by pg, and
-// pg_stat_wal through admin.
+// pg_stat_wal through admin (nil: no WAL flushes, as on SQLite).
 func startMeterOf(ctx context.Context, admin *sql.DB, pg func() map[int]time.Duration, set replicaSet) (*meter, error) {
-	m := &meter{set: set, pg: pg, admin: admin}
+	m, err := meterFrom(ctx, admin, pg, nil, set)
+	if err != nil {
+		return nil, err
+	}
+	return m, set.start()
+}
+
+// meterFrom takes the first snapshot of replicas that may be working
+// already (the steady scenario's, warmed up); server, if not nil, tells
+// the server's own processes among pg's.
+func meterFrom(ctx context.Context, admin *sql.DB, pg, server func() map[int]time.Duration, set replicaSet) (*meter, error) {
+	m := &meter{set: set, pg: pg, server: server, admin: admin}
 	var err error
 	if m.st0, err = set.stats(ctx); err != nil {
 		return nil, err
@@ -93,18 +114,35 @@ func startMeterOf(ctx context.Context, admin *sql.DB, pg func() map[int]time.Dur
 	if m.cpu0, err = set.cpu(); err != nil {
 		return nil, err
 	}
-	if m.wal0, err = walSyncs(ctx, admin); err != nil {
+	if m.wal0, err = m.walSyncs(ctx); err != nil {
 		return nil, err
 	}
 	m.pg0 = m.pg()
+	if m.server != nil {
+		m.server0 = m.server()
+	}
 	m.t0 = time.Now()
-	return m, set.start()
+	return m, nil
 }
+
+// walSyncs reads pg_stat_wal, if the meter has PostgreSQL.
+func (m *meter) walSyncs(ctx context.Context) (int64, error) {
+	if m.admin == nil {
+		return 0, nil
+	}
+	return walSyncs(ctx, m.admin)
+}
+
+// noPostgres is the PostgreSQL CPU of a scenario without it (SQLite's).
+func noPostgres() map[int]time.Duration { return nil }
 
 // finish returns what the drain of items used since startMeter.
 func (m *meter) finish(ctx context.Context, items int) (cost, error) {
 	c := cost{Items: items, Elapsed: time.Since(m.t0)}
 	pg1 := m.pg()
+	if m.server != nil {
+		c.PGServerCPU = postgresCPUDelta(m.server0, m.server())
+	}
 	cpu1, err := m.set.cpu()
 	if err != nil {
 		return c, err
@@ -113,7 +151,7 @@ func (m *meter) finish(ctx context.Context, items int) (cost, error) {
 	if err != nil {
 		return c, err
 	}
-	wal1, err := walSyncs(ctx, m.admin)
+	wal1, err := m.walSyncs(ctx)
 	if err != nil {
 		return c, err
 	}
@@ -147,6 +185,33 @@ func (b *bench) deskkitDrain(ctx context.Context, replicas int) (*drainResult, e
 		return nil, err
 	}
 	defer drop()
+	return b.drainOn(ctx, dsn, replicas, func(set replicaSet) (*meter, error) {
+		return startMeter(ctx, b.admin, databaseName(dsn), set)
+	})
+}
+
+// sqliteDrain is deskkitDrain's backlog drained by one replica from an
+// SQLite file in a new temporary directory, removed afterwards. SQLite
+// runs inside the replica, so its CPU is the replica's; no statements
+// are counted, no WAL flushes read.
+func (b *bench) sqliteDrain(ctx context.Context) (*drainResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "deskkit-bench-sqlite-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	dsn := sqliteScheme + filepath.Join(dir, "bench.db")
+	return b.drainOn(ctx, dsn, 1, func(set replicaSet) (*meter, error) {
+		return startMeterOf(ctx, nil, noPostgres, set)
+	})
+}
+
+// drainOn fills the backlog into the database at dsn through Publish,
+// then times its drain by replicas deskkit replicas, started and measured
+// by start, until every delivery arrived and none is PENDING.
+func (b *bench) drainOn(ctx context.Context, dsn string, replicas int, start func(replicaSet) (*meter, error)) (*drainResult, error) {
 	host, err := newDeskkitHost(ctx, dsn, b.secret, publisherConns)
 	if err != nil {
 		return nil, err
@@ -166,7 +231,7 @@ func (b *bench) deskkitDrain(ctx context.Context, replicas int) (*drainResult, e
 		return nil, err
 	}
 	defer set.stop(b.stopGrace())
-	m, err := startMeter(ctx, b.admin, databaseName(dsn), set)
+	m, err := start(set)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +264,7 @@ func (b *bench) riverDrain(ctx context.Context, replicas int, kind string) (*dra
 		return nil, err
 	}
 	defer drop()
-	host, err := newRiverHost(ctx, dsn)
+	host, err := newRiverHost(ctx, dsn, publisherConns, b.opts.riverFetchCooldown)
 	if err != nil {
 		return nil, err
 	}
@@ -321,41 +386,99 @@ func (b *bench) latency(ctx context.Context, rate int) (*latencyResult, error) {
 		return nil, err
 	}
 	defer drop()
-	host, err := newDeskkitHost(ctx, dsn, b.secret, latencyPublishers)
+	p, err := b.startPaced(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
-	defer host.close()
-	var chans []chanRef
+	defer p.close(b.stopGrace())
+	evs, achieved, err := publishPaced(ctx, rate, b.opts.latencyDuration, p.publish)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.waitArrived(ctx, evs); err != nil {
+		return nil, err
+	}
+	return &latencyResult{Rate: rate, Achieved: achieved, Latency: b.latencyOf(evs)}, nil
+}
+
+// pacedDeskkit is the setting of the latency and steady scenarios: a
+// webhook for each of the latency tenants, one replica working and warmed
+// up, and the host that publishes to them, over a pool of
+// latencyPublishers connections.
+type pacedDeskkit struct {
+	host  *deskkitHost
+	chans []chanRef
+	set   replicaSet
+}
+
+// startPaced migrates the database at dsn, adds the channels, starts the
+// replica and warms it up.
+func (b *bench) startPaced(ctx context.Context, dsn string) (_ *pacedDeskkit, err error) {
+	p := &pacedDeskkit{}
+	if p.host, err = newDeskkitHost(ctx, dsn, b.secret, latencyPublishers); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			p.close(b.stopGrace())
+		}
+	}()
 	for t := range b.opts.latencyTenants {
-		refs, err := host.addChannels(ctx, b.rcv.base, hookPath, int64(t+1), 1)
+		refs, err := p.host.addChannels(ctx, b.rcv.base, hookPath, int64(t+1), 1)
 		if err != nil {
 			return nil, err
 		}
-		chans = append(chans, refs...)
+		p.chans = append(p.chans, refs...)
 	}
-	set, err := startReplicas(ctx, 1, b.replicaOpts(kindDeskkit, dsn), b.env())
-	if err != nil {
+	if p.set, err = startReplicas(ctx, 1, b.replicaOpts(kindDeskkit, dsn), b.env()); err != nil {
 		return nil, err
 	}
-	defer set.stop(b.stopGrace())
-	if err := set.start(); err != nil {
+	if err := p.set.start(); err != nil {
 		return nil, err
 	}
-	// Warm up: one event per channel, through, so that the replica is
-	// running and listening before the clock starts.
+	return p, b.warmUp(ctx, len(p.chans), p.publish)
+}
+
+// publish publishes the i-th event, to the channels in turn, in a
+// transaction of its own.
+func (p *pacedDeskkit) publish(ctx context.Context, i int) (published, error) {
+	c := p.chans[i%len(p.chans)]
+	ev := trashedEvent(c.tenant, i)
+	at, err := p.host.publishOne(ctx, c.tenant, ev)
+	return published{c.path, ev.ID, at}, err
+}
+
+// close stops the replica, within grace, and closes the host.
+func (p *pacedDeskkit) close(grace time.Duration) {
+	p.set.stop(grace)
+	p.host.close()
+}
+
+// warmUp publishes one event to each of n channels (publish's first n go
+// to each once) and waits until all arrived, so that the replica is
+// running and listening before the clock starts; then the receiver
+// forgets them.
+func (b *bench) warmUp(ctx context.Context, n int, publish func(ctx context.Context, i int) (published, error)) error {
 	b.rcv.reset()
-	for i, c := range chans {
-		if _, err := host.publishOne(ctx, c.tenant, trashedEvent(c.tenant, i)); err != nil {
-			return nil, fmt.Errorf("warm-up publish: %w", err)
+	for i := range n {
+		if _, err := publish(ctx, i); err != nil {
+			return fmt.Errorf("warm-up publish: %w", err)
 		}
 	}
-	if err := b.rcv.waitUnique(ctx, int64(len(chans))); err != nil {
-		return nil, fmt.Errorf("warm-up: %w", err)
+	if err := b.rcv.waitUnique(ctx, int64(n)); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
 	}
 	b.rcv.reset()
+	return nil
+}
 
-	total := int(float64(rate) * b.opts.latencyDuration.Seconds())
+// publishPaced calls publish for events 0, 1, ... at rate events a second
+// for d, from latencyPublishers goroutines (one event per transaction
+// needs several commits in flight), and returns what they committed and
+// the rate they committed at: from the first event's due time to the
+// last commit.
+func publishPaced(ctx context.Context, rate int, d time.Duration, publish func(ctx context.Context, i int) (published, error)) ([]published, float64, error) {
+	total := int(float64(rate) * d.Seconds())
 	evs := make([]published, total)
 	period := time.Second / time.Duration(rate)
 	due := make(chan int, total)
@@ -378,37 +501,28 @@ func (b *bench) latency(ctx context.Context, rate int) (*latencyResult, error) {
 	for range latencyPublishers {
 		wg.Go(func() {
 			for i := range due {
-				c := chans[i%len(chans)]
-				ev := trashedEvent(c.tenant, i)
-				at, err := host.publishOne(ctx, c.tenant, ev)
+				e, err := publish(ctx, i)
 				if err != nil {
 					errs <- err
 					return
 				}
-				evs[i] = published{c.path, ev.ID, at}
+				evs[i] = e
 			}
 		})
 	}
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
+		return nil, 0, fmt.Errorf("publish: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	last := start
 	for _, e := range evs {
 		last = maxTime(last, e.commit)
 	}
-	if err := b.waitArrived(ctx, evs); err != nil {
-		return nil, err
-	}
-	return &latencyResult{
-		Rate:     rate,
-		Achieved: float64(total) / last.Sub(start).Seconds(),
-		Latency:  b.latencyOf(evs),
-	}, nil
+	return evs, float64(total) / last.Sub(start).Seconds(), nil
 }
 
 func maxTime(a, b time.Time) time.Time {

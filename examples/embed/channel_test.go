@@ -388,8 +388,8 @@ func TestChannelEvents(t *testing.T) {
 	}{
 		{"key-alan", []channel.Channel{}},
 		{"key-ada", []channel.Channel{
-			{ID: added.ID, Type: channel.Webhook, Name: "Ops", Address: rc.URL + "/hook", Enabled: true, Events: []string{}},
-			{ID: deletions.ID, Type: channel.Webhook, Name: "Deletions", Address: onlyHost.URL + "/hook", Enabled: true, Events: []string{eventTaskDeleted}},
+			{ID: added.ID, Type: channel.Webhook, Name: "Ops", Address: rc.URL + "/hook", Enabled: true, Events: []string{}, InFlightLimit: 4},
+			{ID: deletions.ID, Type: channel.Webhook, Name: "Deletions", Address: onlyHost.URL + "/hook", Enabled: true, Events: []string{eventTaskDeleted}, InFlightLimit: 4},
 		}},
 	} {
 		status, b := h.do(c.key, http.MethodGet, path, nil)

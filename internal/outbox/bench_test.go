@@ -51,7 +51,7 @@ func TestClaimUsesTheDueIndex(t *testing.T) {
 	seedPending(t, db, 20000, 20000)
 	ctx := context.Background()
 	var plan []string
-	err := db.NewRaw("EXPLAIN "+claimPostgres, "test", t0.UnixMilli(), 4, 16, 8, "{}", t0.UnixMilli()+1000, "token", t0.UnixMilli(), 0, 0, targetSpan(16)+1, "{}").
+	err := db.NewRaw("EXPLAIN "+claimPostgres, "test", t0.UnixMilli(), 4, 16, 8, "{}", t0.UnixMilli()+1000, "token", t0.UnixMilli(), 0, 0, targetSpan(16)+1, "{}", 8, 0.0, rateHorizon.Milliseconds()).
 		Scan(ctx, &plan)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -123,7 +124,11 @@ import (
 // which the steps start, ?11 one more than how many targets they step
 // through: the last step only finds whether there are more, ?12 the
 // deliveries whose attempts this worker ended and has not recorded yet
-// (an array of ids), which do not count as in flight.
+// (an array of ids), which do not count as in flight, ?13 the ceiling of
+// a target's in-flight limit (?2 its floor), ?14 the default rate of a
+// target without its own (deliveries a second, 0 for none), ?15 the rate
+// horizon (ms): a rate-limited target gives a claim the deliveries that
+// fall due by then.
 const claimPostgres = `WITH RECURSIVE targets AS (
   (SELECT tenant_id, target_id, 1 AS i FROM deskkit_outbox_deliveries
    WHERE status = 'PENDING' AND kind = ?0 AND (tenant_id, target_id) > (?9, ?10)
@@ -135,19 +140,37 @@ const claimPostgres = `WITH RECURSIVE targets AS (
     ORDER BY d.tenant_id, d.target_id LIMIT 1) n
   WHERE t.i < ?11
 ),
-free AS MATERIALIZED (
-  SELECT t.tenant_id, t.target_id,
-    CASE WHEN pg_try_advisory_xact_lock(hashtextextended(
-        current_schema() || '.deskkit_outbox.' || CAST(?0 AS text) || '.' || t.tenant_id || '.' || t.target_id, 0))
-      THEN ?2 - deskkit_outbox_in_flight(CAST(?0 AS text), t.tenant_id, t.target_id, ?8, CAST(?12 AS bigint[]))
-      ELSE 0 END AS free,
-    GREATEST(1, (2 * ?3 + v.n - 1) / v.n) AS share
-  FROM targets t, (SELECT count(*) AS n FROM targets WHERE i < ?11) v
+flow AS (
+  SELECT t.tenant_id, t.target_id, t.i,
+    GREATEST(CAST(?2 AS bigint), LEAST(CAST(?13 AS bigint), COALESCE(CAST(floor(g.in_flight_limit) AS bigint), ?2))) AS lim,
+    COALESCE(g.rate_per_s, CAST(?14 AS double precision)) AS rate,
+    COALESCE(g.paused_until_ms, 0) > ?1 AS paused
+  FROM targets t LEFT JOIN deskkit_outbox_targets g
+    ON g.kind = ?0 AND g.tenant_id = t.tenant_id AND g.target_id = t.target_id
   WHERE t.i < ?11
 ),
-room AS (SELECT tenant_id, target_id, free, LEAST(free, share) AS room FROM free),
+locked AS MATERIALIZED (
+  SELECT f.*, NOT f.paused AND pg_try_advisory_xact_lock(hashtextextended(
+      current_schema() || '.deskkit_outbox.' || CAST(?0 AS text) || '.' || f.tenant_id || '.' || f.target_id, 0)) AS locked
+  FROM flow f
+),
+paced AS MATERIALIZED (
+  SELECT l.*, CASE WHEN l.locked AND l.rate > 0
+      THEN GREATEST(CAST(?1 AS double precision), COALESCE(deskkit_outbox_rate_next(CAST(?0 AS text), l.tenant_id, l.target_id), 0)) END AS start
+  FROM locked l
+),
+free AS MATERIALIZED (
+  SELECT p.tenant_id, p.target_id, p.rate, p.start,
+    CASE WHEN NOT p.locked THEN 0
+      ELSE LEAST(p.lim - deskkit_outbox_in_flight(CAST(?0 AS text), p.tenant_id, p.target_id, ?8, CAST(?12 AS bigint[])),
+        CASE WHEN p.rate > 0 THEN GREATEST(0, CAST(floor((?1 + ?15 - p.start) * p.rate / 1000) AS bigint) + 1) ELSE p.lim END)
+      END AS free,
+    GREATEST(1, (2 * ?3 + v.n - 1) / v.n) AS share
+  FROM paced p, (SELECT count(*) AS n FROM targets WHERE i < ?11) v
+),
+room AS (SELECT tenant_id, target_id, free, LEAST(free, share) AS room, rate, start FROM free),
 due AS (
-  SELECT c.id, c.tenant_id, c.due_at_ms,
+  SELECT c.id, c.tenant_id, c.target_id, c.due_at_ms,
     row_number() OVER (PARTITION BY c.tenant_id, c.target_id ORDER BY c.due_at_ms, c.id) AS turn
   FROM room r CROSS JOIN LATERAL (
     SELECT d.id, d.tenant_id, d.target_id, d.due_at_ms FROM deskkit_outbox_deliveries d
@@ -173,8 +196,19 @@ claimed AS (
   UPDATE deskkit_outbox_deliveries d SET due_at_ms = ?6, lease_token = ?7, attempts = d.attempts + 1
   FROM pick, lazy WHERE d.id = pick.id
   RETURNING d.id, d.tenant_id, d.event_id, d.kind, d.target_id, d.payload, d.attempts, d.step
+),
+spaced AS (
+  SELECT c.id, r.start + (d.turn - 1) * 1000 / r.rate AS not_before, r.rate, r.start, c.tenant_id, c.target_id
+  FROM claimed c JOIN due d ON d.id = c.id
+  JOIN room r ON r.tenant_id = c.tenant_id AND r.target_id = c.target_id
+  WHERE r.rate > 0
+),
+moved AS (
+  INSERT INTO deskkit_outbox_targets AS g (kind, tenant_id, target_id, in_flight_limit, rate_next_ms, changed_at_ms)
+  SELECT ?0, tenant_id, target_id, ?2, max(start) + count(*) * 1000 / max(rate), ?1 FROM spaced GROUP BY tenant_id, target_id
+  ON CONFLICT (kind, tenant_id, target_id) DO UPDATE SET rate_next_ms = excluded.rate_next_ms
 )
-SELECT c.*, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms, e.title, e.body, e.data,
+SELECT c.*, s.not_before AS not_before_ms, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms, e.title, e.body, e.data,
   last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.found,
   EXISTS (SELECT 1 FROM room WHERE room <= 0) OR EXISTS (SELECT 1 FROM ranked r
     JOIN json_each_text(CAST(?5 AS json)) h ON h.key = CAST(r.tenant_id AS text)
@@ -183,7 +217,8 @@ SELECT c.*, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms,
     WHERE c.tenant_id = r.tenant_id AND c.target_id = r.target_id)) AS full
 FROM (SELECT t.tenant_id, t.target_id, (SELECT max(i) FROM targets) AS found FROM targets t WHERE t.i < ?11 ORDER BY t.i DESC LIMIT 1) last
 LEFT JOIN (claimed c
-  LEFT JOIN deskkit_outbox_events e ON e.tenant_id = c.tenant_id AND e.event_id = c.event_id) ON true`
+  LEFT JOIN deskkit_outbox_events e ON e.tenant_id = c.tenant_id AND e.event_id = c.event_id
+  LEFT JOIN spaced s ON s.id = c.id) ON true`
 
 // claimSQLite is the claim's read on SQLite, with claimPostgres's
 // arguments: it returns the deliveries to take (one row each, in the
@@ -208,15 +243,26 @@ const claimSQLite = `WITH RECURSIVE targets(tenant_id, target_id, i) AS (
      ORDER BY n.tenant_id, n.target_id LIMIT 1))
   WHERE t.i < ?11
 ),
+flow AS MATERIALIZED (
+  SELECT t.tenant_id, t.target_id,
+    max(?2, min(?13, COALESCE(CAST(g.in_flight_limit AS INTEGER), ?2))) AS lim,
+    COALESCE(g.rate_per_s, ?14) AS rate,
+    COALESCE(g.paused_until_ms, 0) > ?1 AS paused,
+    CAST(max(?1, COALESCE(g.rate_next_ms, 0)) AS REAL) AS start
+  FROM targets t LEFT JOIN deskkit_outbox_targets g
+    ON g.kind = ?0 AND g.tenant_id = t.tenant_id AND g.target_id = t.target_id
+  WHERE t.i < ?11
+),
 room AS MATERIALIZED (
-  SELECT t.tenant_id, t.target_id, MIN(?2 - (
+  SELECT f.tenant_id, f.target_id, f.rate, f.start, CASE WHEN f.paused THEN 0 ELSE MIN(f.lim - (
       SELECT count(*) FROM deskkit_outbox_deliveries b
-      WHERE b.lease_token IS NOT NULL AND b.kind = ?0 AND b.tenant_id = t.tenant_id AND b.target_id = t.target_id
-        AND b.status = 'PENDING' AND +b.due_at_ms > ?8), ?3) AS room
-  FROM targets t WHERE t.i < ?11
+      WHERE b.lease_token IS NOT NULL AND b.kind = ?0 AND b.tenant_id = f.tenant_id AND b.target_id = f.target_id
+        AND b.status = 'PENDING' AND +b.due_at_ms > ?8), ?3,
+      CASE WHEN f.rate > 0 THEN max(0, CAST((?1 + ?15 - f.start) * f.rate / 1000 AS INTEGER) + 1) ELSE ?3 END) END AS room
+  FROM flow f
 ),
 due AS (
-  SELECT d.id, d.tenant_id, d.due_at_ms, r.room,
+  SELECT d.id, d.tenant_id, d.target_id, d.due_at_ms, r.room, r.rate, r.start,
     row_number() OVER (PARTITION BY d.tenant_id, d.target_id ORDER BY d.due_at_ms, d.id) AS turn
   FROM room r JOIN deskkit_outbox_deliveries d ON d.id IN (
     SELECT x.id FROM deskkit_outbox_deliveries x
@@ -226,17 +272,19 @@ due AS (
   WHERE r.room > 0
 ),
 ranked AS MATERIALIZED (
-  SELECT id, tenant_id, due_at_ms,
+  SELECT id, tenant_id, target_id, due_at_ms, rate, start, turn AS target_turn,
     row_number() OVER (PARTITION BY tenant_id ORDER BY turn, due_at_ms, id) AS turn
   FROM due WHERE turn <= room
 ),
 pick AS (
-  SELECT r.id, r.turn, r.due_at_ms FROM ranked r
+  SELECT r.id, r.turn, r.due_at_ms, r.tenant_id, r.target_id, r.rate, r.start, r.target_turn FROM ranked r
   LEFT JOIN json_each(?5) h ON h.key = CAST(r.tenant_id AS TEXT)
   WHERE r.turn <= ?4 - COALESCE(h.value, 0)
   ORDER BY r.turn, r.due_at_ms, r.id LIMIT CAST(?3 AS INTEGER)
 )
-SELECT p.id, last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.found,
+SELECT p.id, p.tenant_id, p.target_id, CASE WHEN p.rate > 0 THEN p.rate END AS rate, p.start,
+  CASE WHEN p.rate > 0 THEN p.start + (p.target_turn - 1) * 1000.0 / p.rate END AS not_before_ms,
+  last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.found,
   EXISTS (SELECT 1 FROM room WHERE room <= 0) OR EXISTS (SELECT 1 FROM ranked r
     JOIN json_each(?5) h ON h.key = CAST(r.tenant_id AS TEXT)
     WHERE r.turn > ?4 - h.value) AS capped
@@ -299,9 +347,10 @@ func (w *Worker) claimOnSQLite(ctx context.Context, args []any) ([]claimedRow, e
 		for i := range leased {
 			p := picks[0]
 			leased[i].LastTenant, leased[i].LastTarget, leased[i].Found, leased[i].Capped = p.LastTenant, p.LastTarget, p.Found, p.Capped
+			leased[i].NotBefore = picks[order[leased[i].ID]].NotBefore
 		}
 		rows = leased
-		return nil
+		return pace(ctx, tx, w.cfg, args[1].(int64), picks)
 	})
 	return rows, err
 }
@@ -324,6 +373,12 @@ type claimedRow struct {
 	// Whether every target the claim reached is at its cap once its rows
 	// are taken (or was taken from by another claim at that instant).
 	Full bool `bun:"full"`
+	// NotBefore is when the attempt of a rate-limited target's delivery
+	// may start (Unix ms); nil without a rate. Rate and Start are the
+	// target's rate and first start, on SQLite's picks (see pace).
+	NotBefore *float64 `bun:"not_before_ms"`
+	Rate      *float64 `bun:"rate"`
+	Start     float64  `bun:"start"`
 
 	HasEvent   bool   `bun:"has_event"`
 	EventType  string `bun:"event_type"`
@@ -354,7 +409,8 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 	}
 	args := []any{w.cfg.Kind, now, w.cfg.TargetInFlight, n, w.cfg.TenantSlots, heldJSON,
 		now + w.cfg.Lease.Milliseconds(), token, now + (w.cfg.Lease - w.cfg.InFlightFor).Milliseconds(),
-		from.tenant, from.target, span + 1, w.endedArray()}
+		from.tenant, from.target, span + 1, w.endedArray(),
+		w.ceiling(), w.cfg.TargetRate, rateHorizon.Milliseconds()}
 	var rows []claimedRow
 	if !w.pg {
 		if rows, err = w.claimOnSQLite(ctx, args); err != nil {
@@ -417,6 +473,9 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 			step:     r.Step,
 			token:    token,
 			leaseEnd: claimed.Add(w.cfg.Lease),
+		}
+		if r.NotBefore != nil {
+			d.notBefore = time.UnixMicro(int64(*r.NotBefore * 1000))
 		}
 		if r.Payload != nil {
 			d.Payload = *r.Payload

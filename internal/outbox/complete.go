@@ -242,7 +242,11 @@ func (w *Worker) recordOn(ctx context.Context, db bun.IDB, batch []done) ([]int6
 		args = append(args, d.Delivery.ID, d.Delivery.token, status, step, due,
 			nullInt(o.StatusCode), nullString(o.Error), finished)
 	}
-	var dropped []int64
+	var (
+		dropped []int64
+		signals []flowSignal
+		limits  []float64
+	)
 	err := deskkit.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var ids []int64
 		if err := tx.NewRaw(`WITH v (id, token, status, step, due, code, err, fin) AS (VALUES `+states.String()+`)
@@ -263,6 +267,7 @@ RETURNING deskkit_outbox_deliveries.id`, args...).Scan(ctx, &ids); err != nil {
 			rows    strings.Builder
 			rowArgs = make([]any, 0, 7*len(ids))
 			results = make([]Result, 0, len(ids))
+			kept    = make([]done, 0, len(ids))
 		)
 		for _, d := range batch {
 			if !ok[d.Delivery.ID] {
@@ -278,6 +283,7 @@ RETURNING deskkit_outbox_deliveries.id`, args...).Scan(ctx, &ids); err != nil {
 			rowArgs = append(rowArgs, d.Delivery.ID, d.Delivery.Attempt, d.started.UnixMilli(), d.took.Milliseconds(),
 				nullInt(d.Outcome.StatusCode), nullString(d.Outcome.Error), nullString(d.Outcome.Response))
 			results = append(results, d.Result)
+			kept = append(kept, d)
 		}
 		if len(results) == 0 {
 			return nil
@@ -291,7 +297,17 @@ VALUES `+rows.String(), rowArgs...).Exec(ctx); err != nil {
 				return err
 			}
 		}
+		signals = flowSignals(kept)
+		var err error
+		if limits, err = w.recordFlow(ctx, tx, signals, now); err != nil {
+			return err
+		}
 		return w.cfg.Handler.Recorded(ctx, tx, results)
 	})
+	if err == nil {
+		for i, s := range signals {
+			w.tel.limit(ctx, s.label, limits[i])
+		}
+	}
 	return dropped, err
 }

@@ -151,7 +151,7 @@ func TestTargetInFlightAcrossReplicas(t *testing.T) {
 		h := poster{rcv.srv.URL, client}
 		var workers []*Worker
 		for _, p := range replicaPools(t, db, replicas) {
-			workers = append(workers, fairWorker(t, p, h, clock, Config{Concurrency: 8, TargetInFlight: limit}))
+			workers = append(workers, fairWorker(t, p, h, clock, Config{Concurrency: 8, TargetInFlight: limit, TargetInFlightMax: limit}))
 		}
 		// leases is how many deliveries are leased, and under how many
 		// claims' tokens.

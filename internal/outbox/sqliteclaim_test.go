@@ -57,7 +57,7 @@ func TestSQLiteClaimUsesTheIndexes(t *testing.T) {
 	migrated(t, db)
 	seedBacklog(t, db, 2000, 4, 40, true)
 	args := []any{"test", t0.UnixMilli(), 4, 16, 8, `{"1":2}`, t0.UnixMilli() + 1000, "token", t0.UnixMilli(),
-		int64(math.MinInt64), int64(math.MinInt64), targetSpan(16) + 1}
+		int64(math.MinInt64), int64(math.MinInt64), targetSpan(16) + 1, "{}", 8, 0.0, rateHorizon.Milliseconds()}
 	// A step on the deliveries table (under any of the claim's names for
 	// it) that is not a search by index.
 	scan := regexp.MustCompile(`^SCAN (deskkit_outbox_deliveries|[bdnx])\b|^SEARCH (deskkit_outbox_deliveries|[bdnx]) USING (INDEX|COVERING INDEX) \S+$`)

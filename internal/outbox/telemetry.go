@@ -41,6 +41,7 @@ type attemptTelemetry struct {
 	tracer     trace.Tracer
 	deliveries metric.Int64Counter
 	duration   metric.Float64Histogram
+	limits     metric.Float64Histogram
 }
 
 func newAttemptTelemetry(c Config) attemptTelemetry {
@@ -51,6 +52,16 @@ func newAttemptTelemetry(c Config) attemptTelemetry {
 			"Delivery attempts of the outbox, by channel type (verify.notice for notices to old addresses) and result (succeeded, failed, retrying)."),
 		duration: telemetry.Seconds(m, "deskkit.delivery.duration",
 			"Duration of delivery attempts, from the send to the far end's answer, by channel type and result."),
+		limits: telemetry.Histogram(m, "deskkit.delivery.in_flight_limit", "{delivery}",
+			"In-flight limit of each target (a channel) after each flush of its outcomes, by channel type: how many of its deliveries may be in flight at once, between the floor and the ceiling."),
+	}
+}
+
+// limit records a target's in-flight limit after a flush, label its
+// channel type.
+func (t attemptTelemetry) limit(ctx context.Context, label string, v float64) {
+	if t.limits.Enabled(ctx) {
+		t.limits.Record(ctx, v, metric.WithAttributes(telemetry.ChannelType.String(label)))
 	}
 }
 

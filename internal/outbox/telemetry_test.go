@@ -132,6 +132,10 @@ func TestAttemptTelemetry(t *testing.T) {
 			"deskkit.delivery.duration {deskkit.channel.type=WEBHOOK,deskkit.result=retrying}": 1,
 			"deskkit.delivery.duration {deskkit.channel.type=test,deskkit.result=failed}":      1,
 			"deskkit.delivery.duration {deskkit.channel.type=test,deskkit.result=succeeded}":   1,
+			// One limit per flush of a target's outcomes, by the channel
+			// type of the flush's first outcome of it.
+			"deskkit.delivery.in_flight_limit {deskkit.channel.type=WEBHOOK}": 1,
+			"deskkit.delivery.in_flight_limit {deskkit.channel.type=test}":    2,
 		}
 		if diff := cmp.Diff(want, metrics(t, reader)); diff != "" {
 			t.Errorf("metrics (-want +got):\n%s", diff)

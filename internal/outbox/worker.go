@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	mrand "math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,6 +75,9 @@ type Delivery struct {
 	token string
 	// leaseEnd is when the claim's lease ends, by Config.Now.
 	leaseEnd time.Time
+	// notBefore is when the attempt may start (a rate-limited target's
+	// pace), by Config.Now; zero for at once.
+	notBefore time.Time
 }
 
 // Outcome is what became of one attempt.
@@ -90,8 +95,13 @@ type Outcome struct {
 	// attempts (a blocked address, a channel that is gone or disabled).
 	Final bool
 	// RetryAfter is the wait the far end asked for; the next attempt
-	// waits at least that, at most MaxRetryAfter.
+	// waits at least that, at most MaxRetryAfter, and on a failure the
+	// whole target is paused for it, at most MaxPause (see flow.go).
 	RetryAfter time.Duration
+	// Busy says the far end is overloaded or out of reach (429, 503, a
+	// timeout, a refused or reset connection, a robot's "busy"): the
+	// target's in-flight limit halves.
+	Busy bool
 	// Label is the attempt's deskkit.channel.type in metrics and spans
 	// (a channel's type, "WEBHOOK"); the delivery's Kind if "". It must
 	// come from a small fixed set.
@@ -138,13 +148,24 @@ type Config struct {
 	// min(BatchSize, Concurrency) waiting for one (a claimed row's lease
 	// runs from the claim).
 	BatchSize int
-	// TargetInFlight is how many deliveries of one target may be in
-	// flight at once (claimed, and not yet recorded), counted across every
-	// worker of the kind on the database; DefaultTargetInFlight if 0. On
-	// PostgreSQL a worker's claims leave out its own attempts that ended,
-	// their outcomes waiting for a flush: those free the target's room for
-	// that worker as they end, and for the other workers once recorded.
+	// TargetInFlight is the floor of a target's in-flight limit: how
+	// many deliveries of one target may be in flight at once (claimed, and
+	// not yet recorded), counted across every worker of the kind on the
+	// database, at the least; DefaultTargetInFlight if 0. The limit moves
+	// between it and TargetInFlightMax with the target's answers (see
+	// flow.go). On PostgreSQL a worker's claims leave out its own attempts
+	// that ended, their outcomes waiting for a flush: those free the
+	// target's room for that worker as they end, and for the other
+	// workers once recorded.
 	TargetInFlight int
+	// TargetInFlightMax is the ceiling of a target's in-flight limit; if
+	// 0, the TenantSlots of every running worker of the kind on the
+	// database added up (a tenant's share of every replica's slots). At
+	// TargetInFlight or less, the limit stays at TargetInFlight.
+	TargetInFlightMax int
+	// TargetRate is how many deliveries a second a target gets at most
+	// unless it has a rate of its own (SetTargetRate); 0 for no limit.
+	TargetRate float64
 	// InFlightFor is how long after its claim a lease counts toward its
 	// target's TargetInFlight: the longest a claimed delivery waits for a
 	// slot (one attempt's time) and its attempt can take, plus the time
@@ -252,8 +273,11 @@ func (c Config) validate() error {
 	if c.Lease <= 0 {
 		return errors.New("outbox: Config.Lease must be positive")
 	}
-	if c.Concurrency < 0 || c.BatchSize < 0 || c.TargetInFlight < 0 || c.TenantSlots < 0 || c.FlushSize < 0 || c.FlushEvery < 0 {
-		return errors.New("outbox: Config.Concurrency, BatchSize, TargetInFlight, TenantSlots, FlushEvery and FlushSize must not be negative")
+	if c.Concurrency < 0 || c.BatchSize < 0 || c.TargetInFlight < 0 || c.TargetInFlightMax < 0 || c.TenantSlots < 0 || c.FlushSize < 0 || c.FlushEvery < 0 {
+		return errors.New("outbox: Config.Concurrency, BatchSize, TargetInFlight, TargetInFlightMax, TenantSlots, FlushEvery and FlushSize must not be negative")
+	}
+	if c.TargetRate < 0 || math.IsNaN(c.TargetRate) || math.IsInf(c.TargetRate, 0) {
+		return errors.New("outbox: Config.TargetRate must be a finite number, 0 or more")
 	}
 	return CheckSchedule(c.Schedule)
 }
@@ -306,6 +330,11 @@ type Worker struct {
 	// full is whether every target the last claim reached was at its cap
 	// once it took its rows (PostgreSQL).
 	full atomic.Bool
+	// id names the worker in deskkit_outbox_workers while Run runs, and
+	// slotsAlive is the tenant slots of the kind's live workers at the
+	// last beat (0 before the first): the default ceiling (flow.go).
+	id         string
+	slotsAlive atomic.Int64
 
 	mu sync.Mutex
 	// cursor is where the next claim's steps through the targets start
@@ -332,6 +361,9 @@ type Worker struct {
 	// running is how many attempts run (Run's and RunOnce's), each
 	// counted from when it left the queue (or RunOnce's claim).
 	running int
+	// paused holds the targets a Retry-After paused, as this worker got
+	// the answers, until when (flow.go).
+	paused map[flowKey]time.Time
 }
 
 // queued is a claimed delivery waiting for a slot, with the attempt of
@@ -359,6 +391,8 @@ func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
 		sleep:        sleep,
 		held:         map[int64]int{},
 		ended:        map[int64]struct{}{},
+		paused:       map[flowKey]time.Time{},
+		id:           newToken(),
 	}
 	w.capped.Store(true)
 	return w, nil
@@ -420,6 +454,13 @@ func (w *Worker) Run(ctx context.Context) {
 	}
 	defer func() { <-w.turn }()
 	w.prepareClaim(ctx)
+	beat, stopBeat := context.WithCancel(ctx)
+	var beating sync.WaitGroup
+	beating.Go(func() { w.beating(beat) })
+	defer func() {
+		stopBeat()
+		beating.Wait()
+	}()
 	if w.pg {
 		from := w.phase(ctx)
 		w.mu.Lock()
@@ -590,15 +631,53 @@ func (w *Worker) roomLocked(ahead int) int {
 // take queues batch's deliveries (claimBatch's), each with attempt, and
 // starts runners for the idle slots; each runner's attempts hand their
 // outcomes to record.
-func (w *Worker) take(actx context.Context, batch []Delivery, attempt func(context.Context, Delivery) Outcome, inflight *sync.WaitGroup, record func(done)) {
+func (w *Worker) take(ctx, actx context.Context, batch []Delivery, attempt func(context.Context, Delivery) Outcome, inflight *sync.WaitGroup, record func(done)) {
+	now := w.cfg.Now()
+	var later []queued
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, d := range batch {
+		if d.notBefore.After(now) {
+			later = append(later, queued{d, attempt})
+			continue
+		}
 		w.queue = append(w.queue, queued{d, attempt})
 	}
+	w.startRunners(actx, inflight, record)
+	if len(later) > 0 {
+		slices.SortStableFunc(later, func(a, b queued) int { return a.d.notBefore.Compare(b.d.notBefore) })
+		inflight.Go(func() { w.hold(ctx, actx, later, inflight, record) })
+	}
+}
+
+// startRunners starts runners for the idle slots the queue can fill;
+// w.mu is held.
+func (w *Worker) startRunners(actx context.Context, inflight *sync.WaitGroup, record func(done)) {
 	for range min(w.cfg.Concurrency-w.runners, len(w.queue)) {
 		w.runners++
 		inflight.Go(func() { w.runner(actx, record) })
+	}
+}
+
+// hold queues later's deliveries (a rate-limited target's, in start
+// order) each at its start, holding claim room but no slot while they
+// wait; once Run stops (ctx done) it gives back those still waiting.
+func (w *Worker) hold(ctx, actx context.Context, later []queued, inflight *sync.WaitGroup, record func(done)) {
+	for i, q := range later {
+		wait := q.d.notBefore.Sub(w.cfg.Now())
+		if wait > 0 && w.sleep(ctx, wait) != nil {
+			w.giveBack(actx, later[i:])
+			return
+		}
+		w.mu.Lock()
+		if w.stopping {
+			w.mu.Unlock()
+			w.giveBack(actx, later[i:])
+			return
+		}
+		w.queue = append(w.queue, q)
+		w.startRunners(actx, inflight, record)
+		w.mu.Unlock()
 	}
 }
 
@@ -617,6 +696,18 @@ func (w *Worker) runner(actx context.Context, record func(done)) {
 		w.queue = w.queue[1:]
 		w.running++
 		w.mu.Unlock()
+		if until := w.pausedUntil(q.d); !until.IsZero() {
+			// A Retry-After this worker got paused the target since the
+			// claim: the delivery waits for the pause's end.
+			if err := w.postpone(actx, q.d, until); err != nil {
+				w.cfg.Logger.ErrorContext(actx, "outbox: postpone; it waits for its lease to end", slog.Any("error", err))
+			}
+			w.give(q.d)
+			w.mu.Lock()
+			w.running--
+			w.mu.Unlock()
+			continue
+		}
 		w.attempt(actx, q, record)
 	}
 }
@@ -624,9 +715,17 @@ func (w *Worker) runner(actx context.Context, record func(done)) {
 // attempt makes q's attempt and hands its outcome to record.
 func (w *Worker) attempt(actx context.Context, q queued, record func(done)) {
 	d := q.d
+	if wait := d.notBefore.Sub(w.cfg.Now()); wait > 0 {
+		// RunOnce's deliveries of a rate-limited target (Run's were held
+		// until their start).
+		_ = w.sleep(actx, wait)
+	}
 	ctx, span := w.tel.start(actx, w.cfg.SpanName, d)
 	started, clock := w.cfg.Now(), time.Now()
 	o := q.attempt(ctx, d)
+	if !o.OK && o.RetryAfter > 0 {
+		w.pause(d, o.RetryAfter)
+	}
 	took := time.Since(clock)
 	o.Response = cut(o.Response, MaxResponseBytes)
 	o.Error = cut(o.Error, maxErrorBytes)
@@ -711,6 +810,12 @@ func (w *Worker) giveBackQueue(ctx context.Context) {
 	queue := w.queue
 	w.queue = nil
 	w.mu.Unlock()
+	w.giveBack(ctx, queue)
+}
+
+// giveBack gives queue's deliveries back: due at once, without the
+// attempt their claim counted.
+func (w *Worker) giveBack(ctx context.Context, queue []queued) {
 	if len(queue) == 0 {
 		return
 	}
@@ -771,7 +876,7 @@ func (w *Worker) claimAndStart(ctx context.Context, ahead int, inflight *sync.Wa
 	if attempt == nil {
 		return len(batch), asked, err
 	}
-	w.take(context.WithoutCancel(ctx), batch, attempt, inflight, record)
+	w.take(ctx, context.WithoutCancel(ctx), batch, attempt, inflight, record)
 	return len(batch), asked, nil
 }
 

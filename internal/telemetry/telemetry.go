@@ -86,6 +86,22 @@ func Seconds(m metric.Meter, name, desc string) metric.Float64Histogram {
 	return h
 }
 
+// LimitBuckets are the bucket boundaries of deskkit's histograms of
+// in-flight limits: small counts, then doublings.
+var LimitBuckets = []float64{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128}
+
+// Histogram returns m's Float64Histogram name, in unit with
+// LimitBuckets, with Counter's fallback.
+func Histogram(m metric.Meter, name, unit, desc string) metric.Float64Histogram {
+	h, err := m.Float64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc),
+		metric.WithExplicitBucketBoundaries(LimitBuckets...))
+	if err != nil || h == nil {
+		otel.Handle(err)
+		return noop.Float64Histogram{}
+	}
+	return h
+}
+
 // Key names the result of a service's own error: Name when errors.Is(err,
 // Err).
 type Key struct {
