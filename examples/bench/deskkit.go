@@ -33,12 +33,14 @@ const secretEnv = "DESKKIT_BENCH_SECRET"
 // one place to set the worker's knobs. The batch size, the per-channel
 // in-flight cap and the tenant's share keep their defaults (Concurrency,
 // 4, half of Concurrency), as a reference server runs them, unless
-// -channel-in-flight and -tenant-concurrency set them.
+// -channel-in-flight and -tenant-concurrency set them; a channel without a
+// rate limit of its own has none unless -channel-rate-limit sets one.
 func replicaConfig(o replicaOptions) *channel.Config {
 	return &channel.Config{
 		Concurrency:           o.workers,
 		MaxInFlightPerChannel: o.channelInFlight,
 		TenantConcurrency:     o.tenantConcurrency,
+		RateLimit:             o.rateLimit,
 		Timeout:               o.timeout,
 		AllowPrivateNetworks:  true, // the receiver is on loopback
 		// Failed attempts (the hanging scenario's timeouts) are expected:

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"os/signal"
@@ -66,6 +67,9 @@ type options struct {
 	// MaxInFlightPerChannel and TenantConcurrency; 0 keeps channel's
 	// defaults, as the reference server runs them.
 	channelInFlight, tenantConcurrency int
+	// channelRateLimit is deskkit's channel.Config.RateLimit, the rate
+	// limit of channels without one (messages/s; 0: none).
+	channelRateLimit float64
 
 	rates           []int
 	latencyDuration time.Duration
@@ -81,6 +85,9 @@ type options struct {
 	hangDuration time.Duration
 
 	churnDrains int
+
+	// adaptive are the slow, throttled and ratelimit scenarios' flags.
+	adaptive adaptiveOptions
 }
 
 // parseOptions reads the flags; -quick shrinks the sizes not set
@@ -107,6 +114,7 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", channel.DefaultTimeout, "channel.Config.Timeout: bounds an attempt, a hanging one too")
 	fs.IntVar(&o.channelInFlight, "channel-in-flight", 0, "deskkit's channel.Config.MaxInFlightPerChannel (the reference server's -event-channel-in-flight); 0: its default, 4")
 	fs.IntVar(&o.tenantConcurrency, "tenant-concurrency", 0, "deskkit's channel.Config.TenantConcurrency (the reference server's -event-tenant-concurrency); 0: its default, half of -workers")
+	fs.Float64Var(&o.channelRateLimit, "channel-rate-limit", 0, "deskkit's channel.Config.RateLimit: messages/s of a channel without a rate limit of its own; 0: none")
 	fs.DurationVar(&o.riverFetchCooldown, "river-fetch-cooldown", time.Millisecond, "River's Config.FetchCooldown: its least wait between fetches, which caps a replica at MaxWorkers jobs per cooldown (River's default, 100ms, is 80 jobs/s at 8 workers); 1ms is River's minimum")
 	rates := fs.String("rates", "100,1000,2000", "latency (deskkit's and River's): events per second")
 	fs.DurationVar(&o.latencyDuration, "latency-duration", 10*time.Second, "latency: how long to publish at each rate")
@@ -119,6 +127,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.hangEvents, "hang-events", 30, "fairness: tenant A's events to its hanging channels")
 	fs.DurationVar(&o.hangDuration, "hang-duration", 15*time.Second, "fairness: how long tenant B publishes beside the hanging channels")
 	fs.IntVar(&o.churnDrains, "churn-drains", 3, "churn: drains of the backlog in a row on one database")
+	adaptiveFlags(fs, &o.adaptive)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -139,6 +148,7 @@ func parseOptions(args []string) (options, error) {
 			"hang-events":      func() { o.hangEvents = 5 },
 			"timeout":          func() { o.timeout = 2 * time.Second },
 		}
+		maps.Copy(small, adaptiveQuick(&o.adaptive))
 		for name, shrink := range small {
 			if !set[name] {
 				shrink()
@@ -182,6 +192,12 @@ func parseOptions(args []string) (options, error) {
 	if o.channelInFlight < 0 || o.tenantConcurrency < 0 || o.tenantConcurrency > o.workers {
 		return o, errors.New("-channel-in-flight must be 0 or more, -tenant-concurrency between 0 and -workers")
 	}
+	if o.channelRateLimit < 0 || o.channelRateLimit > channel.MaxRateLimit {
+		return o, fmt.Errorf("-channel-rate-limit must be between 0 and %d", int(channel.MaxRateLimit))
+	}
+	if err := o.adaptive.check(); err != nil {
+		return o, err
+	}
 	if o.riverFetchCooldown < time.Millisecond {
 		return o, errors.New("-river-fetch-cooldown must be at least 1ms (River's minimum)")
 	}
@@ -205,10 +221,13 @@ func intList(name, s string) ([]int, error) {
 // them: the deskkit and River (same POST) drains at each replica count,
 // deskkit's one-replica drain on SQLite, River's trivial job, the plain
 // client, the latencies (deskkit's and River's at each rate), deskkit's
-// CPU at a steady rate, the fairness scenarios, and the drains in a row
-// on a private cluster (churnVariants: the outbox's tables as migrated,
-// with PostgreSQL's storage defaults, and as migrated without autovacuum).
-var scenarioNames = []string{"deskkit", "river", "sqlite", "trivial", "plain", "latency", "river-latency", "steady", "fairness", "churn", "churn-defaults", "churn-novacuum"}
+// CPU at a steady rate, the fairness scenarios, the drains in a row on a
+// private cluster (churnVariants: the outbox's tables as migrated, with
+// PostgreSQL's storage defaults, and as migrated without autovacuum), and
+// the adaptive scenarios (an endpoint turning slow, one answering 429, a
+// channel's rate limit).
+var scenarioNames = []string{"deskkit", "river", "sqlite", "trivial", "plain", "latency", "river-latency", "steady", "fairness", "churn", "churn-defaults", "churn-novacuum",
+	"slow", "throttled", "ratelimit"}
 
 // scenarioSet reads -scenarios: a comma-separated list of scenarioNames.
 func scenarioSet(s string) (map[string]bool, error) {
@@ -416,6 +435,9 @@ func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 		if err != nil {
 			return r, err
 		}
+	}
+	if err := b.adaptiveSteps(ctx, r, step); err != nil {
+		return r, err
 	}
 	return r, nil
 }

@@ -35,6 +35,10 @@ type receiver struct {
 	unique   atomic.Int64 // messages seen at least once
 	arrivals atomic.Int64 // requests, repeats included
 	bytes    atomic.Int64 // body bytes of the requests
+
+	// behaviour, if set, answers the requests under its prefix: the
+	// endpoint under test of an adaptive scenario (adaptive.go).
+	behaviour atomic.Pointer[behaviour]
 }
 
 // startReceiver listens on a free loopback port and serves until close.
@@ -67,6 +71,10 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.unique.Add(1)
 	}
 	r.mu.Unlock()
+	if bh := r.behaviour.Load(); bh != nil && strings.HasPrefix(req.URL.Path, bh.prefix) {
+		bh.serve(w, req, now)
+		return
+	}
 	if strings.HasPrefix(req.URL.Path, hangPath) {
 		<-req.Context().Done()
 		return

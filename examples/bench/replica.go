@@ -57,6 +57,8 @@ type replicaOptions struct {
 	// channelInFlight and tenantConcurrency are deskkit's
 	// MaxInFlightPerChannel and TenantConcurrency (0: channel's defaults).
 	channelInFlight, tenantConcurrency int
+	// rateLimit is deskkit's channel.Config.RateLimit (0: none).
+	rateLimit float64
 }
 
 // args returns the command line that starts a replica with o.
@@ -70,6 +72,7 @@ func (o replicaOptions) args() []string {
 		"-river-fetch-cooldown", o.fetchCooldown.String(),
 		"-channel-in-flight", fmt.Sprint(o.channelInFlight),
 		"-tenant-concurrency", fmt.Sprint(o.tenantConcurrency),
+		"-channel-rate-limit", fmt.Sprint(o.rateLimit),
 	}
 }
 
@@ -93,6 +96,7 @@ func replicaMain(args []string) error {
 	fs.DurationVar(&o.fetchCooldown, "river-fetch-cooldown", time.Millisecond, "River: Config.FetchCooldown")
 	fs.IntVar(&o.channelInFlight, "channel-in-flight", 0, "deskkit: channel.Config.MaxInFlightPerChannel")
 	fs.IntVar(&o.tenantConcurrency, "tenant-concurrency", 0, "deskkit: channel.Config.TenantConcurrency")
+	fs.Float64Var(&o.rateLimit, "channel-rate-limit", 0, "deskkit: channel.Config.RateLimit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -32,6 +32,10 @@ type repResult struct {
 	FairHang     *fairResult            `json:"fairness_hanging"`
 	// The drains in a row on a private cluster, by churnVariants name.
 	Churn map[string]*churnResult `json:"churn"`
+	// The adaptive scenarios (adaptive.go).
+	Slow      *slowResult      `json:"slow,omitempty"`
+	Throttled *throttledResult `json:"throttled,omitempty"`
+	RateLimit *rateResult      `json:"ratelimit,omitempty"`
 }
 
 func newRepResult() *repResult {
@@ -48,16 +52,18 @@ func newRepResult() *repResult {
 
 // describeOptions records the run's settings beside its numbers.
 func describeOptions(o options) map[string]any {
-	return map[string]any{
+	m := map[string]any{
 		"reps": o.reps, "backlog": o.backlog.String(), "replicas": o.replicas, "workers": o.workers,
 		"pool_per_replica": o.pool, "plain_concurrency": o.plain, "timeout": o.timeout.String(),
-		"channel_in_flight": o.channelInFlight, "tenant_concurrency": o.tenantConcurrency,
+		"channel_in_flight": o.channelInFlight, "tenant_concurrency": o.tenantConcurrency, "channel_rate_limit": o.channelRateLimit,
 		"rates": o.rates, "latency_duration": o.latencyDuration.String(), "latency_tenants": o.latencyTenants,
 		"steady_rates": o.steadyRates, "steady_duration": o.steadyDuration.String(),
 		"fair_backlog":  layout{tenantA, 1, o.fairChannels, o.fairEvents}.String(),
 		"fair_hanging":  layout{tenantA, 1, o.hangChannels, o.hangEvents}.String(),
 		"hang_duration": o.hangDuration.String(), "churn_drains": o.churnDrains,
 	}
+	o.adaptive.describe(m)
+	return m
 }
 
 // writeJSON writes res to path.
@@ -236,6 +242,7 @@ func report(w io.Writer, o options, res *results) {
 	}), 1))
 
 	churnTable(w, o, reps)
+	adaptiveTables(w, o, reps)
 
 	fmt.Fprintf(w, "### Goals (issue 20, section 3; issue 29, section 2): ratios within each repetition, min-max\n\n")
 	rows = nil

@@ -166,7 +166,8 @@ func (m *meter) finish(ctx context.Context, items int) (cost, error) {
 func (b *bench) replicaOpts(kind, dsn string) replicaOptions {
 	return replicaOptions{kind: kind, databaseURL: dsn, workers: b.opts.workers, pool: b.opts.pool,
 		timeout: b.opts.timeout, fetchCooldown: b.opts.riverFetchCooldown,
-		channelInFlight: b.opts.channelInFlight, tenantConcurrency: b.opts.tenantConcurrency}
+		channelInFlight: b.opts.channelInFlight, tenantConcurrency: b.opts.tenantConcurrency,
+		rateLimit: b.opts.channelRateLimit}
 }
 
 // stopGrace is how long a stopping replica may take: its attempts in
