@@ -209,7 +209,7 @@ moved AS (
   SELECT ?0, tenant_id, target_id, ?2, max(start) + count(*) * 1000 / max(rate), ?1 FROM spaced GROUP BY tenant_id, target_id
   ON CONFLICT (kind, tenant_id, target_id) DO UPDATE SET rate_next_ms = excluded.rate_next_ms
 )
-SELECT c.*, s.not_before AS not_before_ms, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms, e.title, e.body, e.data,
+SELECT c.*, s.not_before AS not_before_ms, s.rate, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms, e.title, e.body, e.data,
   last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.found,
   EXISTS (SELECT 1 FROM room WHERE room <= 0) OR EXISTS (SELECT 1 FROM ranked r
     JOIN json_each_text(CAST(?5 AS json)) h ON h.key = CAST(r.tenant_id AS text)
@@ -349,7 +349,7 @@ func (w *Worker) claimOnSQLite(ctx context.Context, args []any) ([]claimedRow, e
 		for i := range leased {
 			p := picks[0]
 			leased[i].LastTenant, leased[i].LastTarget, leased[i].Found, leased[i].Capped = p.LastTenant, p.LastTarget, p.Found, p.Capped
-			leased[i].NotBefore = picks[order[leased[i].ID]].NotBefore
+			leased[i].NotBefore, leased[i].Rate = picks[order[leased[i].ID]].NotBefore, picks[order[leased[i].ID]].Rate
 		}
 		rows = leased
 		return pace(ctx, tx, w.cfg, args[1].(int64), picks)
@@ -476,8 +476,9 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 			token:    token,
 			leaseEnd: claimed.Add(w.cfg.Lease),
 		}
-		if r.NotBefore != nil {
+		if r.NotBefore != nil && r.Rate != nil && *r.Rate > 0 {
 			d.notBefore = time.UnixMicro(int64(*r.NotBefore * 1000))
+			d.slot = time.Duration(float64(time.Second) / *r.Rate)
 		}
 		if r.Payload != nil {
 			d.Payload = *r.Payload

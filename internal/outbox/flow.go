@@ -47,10 +47,12 @@ import (
 //     rateHorizon from now, gives them start times 1/rate apart from
 //     that mark, and moves the mark past them, in the claim's statement
 //     and under the target's advisory lock on PostgreSQL (so across
-//     replicas); the worker holds each claimed delivery until its start.
-//     The sends are therefore spaced evenly, never in bursts: at most
-//     rate + 1 start in any second. A target idle for a while starts again
-//     at now, with no credit saved up.
+//     replicas); the worker holds each claimed delivery until its start,
+//     and gives it back (due at once, for a new slot) if it could not
+//     start within one interval of it (its slots were busy). The sends are
+//     therefore spaced evenly, never in bursts: at most rate + 2 start in
+//     any second. A target idle for a while starts again at now, with no
+//     credit saved up.
 const (
 	// MaxPause is the longest a Retry-After pauses a target.
 	MaxPause = time.Hour

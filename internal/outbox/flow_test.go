@@ -337,3 +337,63 @@ func TestRunHoldsBackAPausedTarget(t *testing.T) {
 		}
 	})
 }
+
+// TestRunStartsWithinTheSlot: Run starts a rate-limited delivery within
+// one interval of its slot, or gives it back for a new one: here every
+// wait for a slot wakes 150 ms late (10 a second: 100 ms apart), and
+// still no attempt starts more than 100 ms after its slot, while every
+// delivery is made once.
+func TestRunStartsWithinTheSlot(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		backlog(t, db, 3, t0, 7)
+		if err := SetTargetRate(context.Background(), db, "test", 1, 7, 10, 2, t0); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			mu    sync.Mutex
+			lates []time.Duration
+		)
+		s := newFlowScript()
+		s.set(func(d Delivery) Outcome {
+			mu.Lock()
+			defer mu.Unlock()
+			lates = append(lates, clock.Now().Sub(d.notBefore))
+			return Outcome{OK: true, StatusCode: 204}
+		})
+		w := fairWorker(t, db, s, clock, Config{Concurrency: 4, TenantSlots: 4, TargetInFlight: 4, TargetInFlightMax: 4, Poll: time.Millisecond})
+		w.sleep = func(ctx context.Context, d time.Duration) error {
+			clock.Advance(d + 150*time.Millisecond)
+			return ctx.Err()
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			w.Run(ctx)
+			close(done)
+		}()
+		for {
+			n, err := db.NewSelect().Table("deskkit_outbox_deliveries").Where("status = 'SUCCEEDED'").Count(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 3 {
+				break
+			}
+			runtime.Gosched()
+		}
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		if len(lates) != 3 {
+			t.Errorf("%d attempts, want 3", len(lates))
+		}
+		for _, l := range lates {
+			if l > 100*time.Millisecond {
+				t.Errorf("an attempt started %v after its slot, more than the 100 ms interval: %v", l, lates)
+			}
+		}
+	})
+}

@@ -76,8 +76,11 @@ type Delivery struct {
 	// leaseEnd is when the claim's lease ends, by Config.Now.
 	leaseEnd time.Time
 	// notBefore is when the attempt may start (a rate-limited target's
-	// pace), by Config.Now; zero for at once.
+	// pace), by Config.Now; zero for at once. slot is the target's
+	// interval (1/rate): Run starts the attempt no later than that after
+	// notBefore, or gives the delivery back.
 	notBefore time.Time
+	slot      time.Duration
 }
 
 // Outcome is what became of one attempt.
@@ -696,6 +699,18 @@ func (w *Worker) runner(actx context.Context, record func(done)) {
 		w.queue = w.queue[1:]
 		w.running++
 		w.mu.Unlock()
+		if late := w.cfg.Now().Sub(q.d.notBefore); q.d.slot > 0 && late > q.d.slot {
+			// A rate-limited delivery that missed its slot (every slot
+			// was busy, the machine slow) would start beside the next
+			// slot's: it goes back, due at once, and a claim gives it a
+			// new slot. So every start is within one interval of its
+			// slot, and no second has more than rate + 2 starts.
+			w.mu.Lock()
+			w.running--
+			w.mu.Unlock()
+			w.giveBack(actx, []queued{q})
+			continue
+		}
 		if until := w.pausedUntil(q.d); !until.IsZero() {
 			// A Retry-After this worker got paused the target since the
 			// claim: the delivery waits for the pause's end.
