@@ -58,9 +58,11 @@ type options struct {
 	backlog  layout
 	replicas []int
 	workers  int
-	pool     int
-	plain    []int
-	timeout  time.Duration
+	// deskkitWorkers is deskkit's Concurrency when not workers.
+	deskkitWorkers int
+	pool           int
+	plain          []int
+	timeout        time.Duration
 	// riverFetchCooldown is River's Config.FetchCooldown.
 	riverFetchCooldown time.Duration
 	// channelInFlight and tenantConcurrency are deskkit's
@@ -109,6 +111,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.backlog.events, "events", 200, "backlog: events per tenant, each delivered to every channel of the tenant")
 	replicas := fs.String("replicas", "1,2,4", "backlog: replica processes to drain with")
 	fs.IntVar(&o.workers, "workers", 8, "workers per replica (channel.Config.Concurrency, River's MaxWorkers); 8, as issue 20 compares them")
+	fs.IntVar(&o.deskkitWorkers, "deskkit-workers", 0, "deskkit's channel.Config.Concurrency per replica, if not -workers: 16 is the reference server's default, against River's -workers (issue 29's one endpoint at the server's defaults)")
 	fs.IntVar(&o.pool, "pool", 10, "database connections per replica at most")
 	plain := fs.String("plain", "8,16,32", "plain client: concurrencies")
 	fs.DurationVar(&o.timeout, "timeout", channel.DefaultTimeout, "channel.Config.Timeout: bounds an attempt, a hanging one too")

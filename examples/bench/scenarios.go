@@ -164,7 +164,11 @@ func (m *meter) finish(ctx context.Context, items int) (cost, error) {
 
 // replicaOpts returns the options of replicas of kind over dsn.
 func (b *bench) replicaOpts(kind, dsn string) replicaOptions {
-	return replicaOptions{kind: kind, databaseURL: dsn, workers: b.opts.workers, pool: b.opts.pool,
+	workers := b.opts.workers
+	if kind == kindDeskkit && b.opts.deskkitWorkers > 0 {
+		workers = b.opts.deskkitWorkers
+	}
+	return replicaOptions{kind: kind, databaseURL: dsn, workers: workers, pool: b.opts.pool,
 		timeout: b.opts.timeout, fetchCooldown: b.opts.riverFetchCooldown,
 		channelInFlight: b.opts.channelInFlight, tenantConcurrency: b.opts.tenantConcurrency,
 		rateLimit: b.opts.channelRateLimit}
