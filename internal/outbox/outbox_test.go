@@ -419,22 +419,28 @@ func TestPurge(t *testing.T) {
 		enqueue(t, db, event("msg_pending"), clock.Now(), 9)
 		runOnce(t, w) // pending, one attempt at t0+1h
 
+		// A target with a rate of its own keeps its row however old.
+		if err := SetTargetRate(ctx, db, "test", 1, 42, 5, 1, t0); err != nil {
+			t.Fatal(err)
+		}
+
 		n, err := Purge(ctx, db, t0.Add(time.Minute), 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// 5 attempts, 5 deliveries and 5 events, in batches of 2.
-		if n != 15 {
-			t.Errorf("purged %d rows, want 15", n)
+		// 5 attempts, 5 deliveries, 5 events and the flow of the 5
+		// targets last recorded at t0, in batches of 2.
+		if n != 20 {
+			t.Errorf("purged %d rows, want 20", n)
 		}
-		var counts [3]int
-		for i, table := range []string{"deskkit_outbox_attempts", "deskkit_outbox_deliveries", "deskkit_outbox_events"} {
+		var counts [4]int
+		for i, table := range []string{"deskkit_outbox_attempts", "deskkit_outbox_deliveries", "deskkit_outbox_events", "deskkit_outbox_targets"} {
 			if counts[i], err = db.NewSelect().Table(table).Count(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if counts != [3]int{1, 1, 1} {
-			t.Errorf("left %v, want the pending delivery, its attempt and its event", counts)
+		if counts != [4]int{1, 1, 1, 2} {
+			t.Errorf("left %v, want the pending delivery, its attempt, its event, and the flow of its target and of the rate-limited one", counts)
 		}
 	})
 }

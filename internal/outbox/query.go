@@ -269,8 +269,10 @@ func FailPending(ctx context.Context, db bun.IDB, tenantID int64, kind string, t
 }
 
 // Purge deletes what is older than before: attempts started before it,
-// finished deliveries that finished before it, and events created before
-// it that no delivery refers to any more, each in batches of batchSize
+// finished deliveries that finished before it, events created before it
+// that no delivery refers to any more, and the flow of targets without a
+// rate of their own that no flush touched since (their limits start again
+// at the floor; a notice's user, a deleted host's target), each in batches of batchSize
 // rows per statement so that no statement holds many locks. It returns how
 // many rows it deleted in all.
 func Purge(ctx context.Context, db bun.IDB, before time.Time, batchSize int) (int64, error) {
@@ -284,6 +286,8 @@ func Purge(ctx context.Context, db bun.IDB, before time.Time, batchSize int) (in
   (SELECT e.tenant_id, e.event_id FROM deskkit_outbox_events e WHERE e.created_at_ms < ?
      AND NOT EXISTS (SELECT 1 FROM deskkit_outbox_deliveries d WHERE d.tenant_id = e.tenant_id AND d.event_id = e.event_id)
    LIMIT ?)`,
+		`DELETE FROM deskkit_outbox_targets WHERE (kind, tenant_id, target_id) IN
+  (SELECT kind, tenant_id, target_id FROM deskkit_outbox_targets WHERE changed_at_ms < ? AND rate_per_s IS NULL LIMIT ?)`,
 	}
 	var total int64
 	for _, q := range steps {
