@@ -362,7 +362,9 @@ func TestRunStartsWithinTheSlot(t *testing.T) {
 			lates = append(lates, clock.Now().Sub(d.notBefore))
 			return Outcome{OK: true, StatusCode: 204}
 		})
-		w := fairWorker(t, db, s, clock, Config{Concurrency: 4, TenantSlots: 4, TargetInFlight: 4, TargetInFlightMax: 4, Poll: time.Millisecond})
+		// One delivery in flight at a time: one wait at a time moves the
+		// clock, so that the attempts read it as the worker did.
+		w := fairWorker(t, db, s, clock, Config{Concurrency: 4, TenantSlots: 4, TargetInFlight: 1, TargetInFlightMax: 1, Poll: time.Millisecond})
 		w.sleep = func(ctx context.Context, d time.Duration) error {
 			clock.Advance(d + 150*time.Millisecond)
 			return ctx.Err()
