@@ -399,3 +399,49 @@ func TestRunStartsWithinTheSlot(t *testing.T) {
 		}
 	})
 }
+
+// TestFlowAcrossReplicas: the limit is the database's, not a worker's:
+// one worker's successes raise it for the other's claims, and one busy
+// answer to the other halves it for both; the default ceiling counts
+// both workers' tenant slots once each has beaten.
+func TestFlowAcrossReplicas(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		backlog(t, db, 60, t0, 7)
+		pools := replicaPools(t, db, 2)
+		sa, sb := newFlowScript(), newFlowScript()
+		a := fairWorker(t, pools[0], sa, clock, Config{Concurrency: 8, TenantSlots: 3, TargetInFlight: 2})
+		b := fairWorker(t, pools[1], sb, clock, Config{Concurrency: 8, TenantSlots: 6, TargetInFlight: 2})
+		for _, w := range []*Worker{a, b, a} { // a's second beat counts b
+			if err := w.beat(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if a.ceiling() != 9 || b.ceiling() != 9 {
+			t.Fatalf("ceilings %d and %d, want 3 + 6", a.ceiling(), b.ceiling())
+		}
+		// a's successes: 2, 3, 4, 4.75, 5.38 (a claims at most its 3
+		// slots).
+		for range 5 {
+			runOnce(t, a)
+		}
+		raised := limitOf(t, db, 7).InFlight
+		if raised < 5 {
+			t.Fatalf("limit after a's successes %v, want at least 5", raised)
+		}
+		if n := runOnce(t, b); n != int(raised) {
+			t.Errorf("b claimed %d under the limit %v that a raised", n, raised)
+		}
+		sb.set(func(Delivery) Outcome { return Outcome{StatusCode: 503, Busy: true} })
+		before := limitOf(t, db, 7).InFlight
+		runOnce(t, b)
+		after := limitOf(t, db, 7).InFlight
+		if after != max(2, before/2) {
+			t.Errorf("limit after b's busy answers %v, want half of %v", after, before)
+		}
+		if n := runOnce(t, a); n != min(3, int(after)) {
+			t.Errorf("a claimed %d after b's busy answers, want the halved limit %v (at most its 3 slots)", n, after)
+		}
+	})
+}
