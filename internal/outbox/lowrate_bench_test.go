@@ -82,6 +82,10 @@ func BenchmarkSteadyRate(b *testing.B) {
 				s.wait(b, 50+n+drainN)
 				drain := s.cpu(b).sub(before)
 				s.stop()
+				wantAllSucceeded(b, s.pub)
+				if got := s.h.attempts.Load(); got != int64(50+n+drainN) {
+					b.Fatalf("%d attempts for %d deliveries", got, 50+n+drainN)
+				}
 
 				perSteady := steady.total() / time.Duration(n)
 				perDrain := drain.total() / drainN
@@ -274,8 +278,8 @@ func (s *steadyBench) cpu(b *testing.B) cpuTime {
 // steadyHandler succeeds at once, keeps the time from each stamped
 // event's commit to its attempt, and counts batches, flushes and outcomes.
 type steadyHandler struct {
-	opens, flushes, seen atomic.Int64
-	seenAt               chan struct{} // gets a value after each flush
+	opens, attempts, flushes, seen atomic.Int64
+	seenAt                         chan struct{} // gets a value after each flush
 
 	mu  sync.Mutex
 	lat []int64 // the attempt's time minus the event's title, in µs
@@ -284,6 +288,7 @@ type steadyHandler struct {
 func (h *steadyHandler) Open(ctx context.Context, batch []Delivery) (func(context.Context, Delivery) Outcome, error) {
 	h.opens.Add(1)
 	return func(ctx context.Context, d Delivery) Outcome {
+		h.attempts.Add(1)
 		if d.Event.Title != "" {
 			now := time.Now().UnixMicro()
 			stamp, _ := strconv.ParseInt(d.Event.Title, 10, 64)
