@@ -15,9 +15,13 @@ import (
 // channel, to which Enqueue NOTIFYs in the publishing transaction, and
 // wakes the worker of the notification's kind. A lost listener connection
 // is logged and established again (waiting up to 5 s between tries), and
-// every worker is woken then, for what it missed. It returns when ctx is
-// done, at once if db is not PostgreSQL over pgdriver (workers then find
-// deliveries by their poll, and in-process publishers wake them directly).
+// every worker is woken then, for what it missed. While its LISTEN holds,
+// the workers' Run relies on it: after a claim that found deliveries it
+// waits for the next wake (or Config.Poll) instead of looking again
+// within milliseconds, as it does while no listener holds. It returns
+// when ctx is done, at once if db is not PostgreSQL over pgdriver
+// (workers then find deliveries by their poll, and in-process publishers
+// wake them directly).
 func Listen(ctx context.Context, db *bun.DB, log *slog.Logger, workers ...*Worker) {
 	if _, ok := db.Driver().(pgdriver.Driver); !ok {
 		return
@@ -44,9 +48,17 @@ func Listen(ctx context.Context, db *bun.DB, log *slog.Logger, workers ...*Worke
 				log.InfoContext(ctx, "outbox: listener connection established again")
 				lost = false
 			}
+			// While the LISTEN holds, a commit wakes its workers: their
+			// Run makes no quick polls (see Run).
+			for _, w := range workers {
+				w.listening.Add(1)
+			}
 			wakeAll()
 			pause = 100 * time.Millisecond
 			err = receive(ctx, db, ln, byKind)
+			for _, w := range workers {
+				w.listening.Add(-1)
+			}
 		}
 		_ = ln.Close()
 		if ctx.Err() != nil {

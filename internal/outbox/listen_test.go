@@ -151,10 +151,22 @@ func TestListenReconnects(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	awaitWake(t, w, "when the listener started")
+	if got := w.listening.Load(); got != 1 {
+		t.Errorf("the worker counts %d listeners once the LISTEN holds; want 1", got)
+	}
 	p.drop()
 	awaitWake(t, w, "when the listener connection was established again")
+	// The lost connection no longer counts, the new one does.
+	if got := w.listening.Load(); got != 1 {
+		t.Errorf("the worker counts %d listeners after the reconnection; want 1", got)
+	}
 	enqueue(t, db, event("msg_after"), t0)
 	awaitWake(t, w, "after a commit, on the new connection")
+	cancel()
+	<-done
+	if got := w.listening.Load(); got != 0 {
+		t.Errorf("the worker counts %d listeners after Listen returned; want 0", got)
+	}
 	for _, want := range []string{"listener connection lost", "listener connection established again"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("logs lack %q:\n%s", want, logs.String())
