@@ -548,8 +548,13 @@ func asciiEqualFold(b []byte, s string) bool {
 // wake wakes this process's worker after a publish: at once, and, when
 // db is a transaction whose commit is still to come, again shortly after
 // (see Run), since a worker woken before the commit does not see the
-// rows.
+// rows. Not while the worker's LISTEN holds (PostgreSQL): the commit's
+// NOTIFY wakes it then, and a wake before the commit would only make a
+// claim that finds nothing.
 func (r *ChannelRegistry) wake(db bun.IDB) {
+	if r.worker.Listening() {
+		return
+	}
 	if _, ok := db.(*bun.DB); ok {
 		r.worker.Wake()
 		return

@@ -10,6 +10,10 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 )
 
+// Listening reports whether a Listen's LISTEN holds for w: a commit
+// that writes w's deliveries wakes it, and a publisher need not.
+func (w *Worker) Listening() bool { return w.listening.Load() > 0 }
+
 // Listen wakes workers when deliveries of their kinds are committed: on
 // PostgreSQL opened with bun's pgdriver it LISTENs on the outbox's
 // channel, to which Enqueue NOTIFYs in the publishing transaction, and

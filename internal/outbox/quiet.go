@@ -55,6 +55,28 @@ func (w *Worker) tookAll(batch []Delivery, asked int) bool {
 // about 1 ms to the median from commit to attempt).
 const lingerFor = 2 * time.Millisecond
 
+// maxLinger is the longest Run lingers: while claims take one delivery
+// each (a steady trickle, 100 events a second), the linger doubles from
+// lingerFor up to this, so that a claim takes the events of that time
+// together; it adds at most this to a delivery's time from commit to
+// attempt, and only at such rates.
+const maxLinger = 10 * time.Millisecond
+
+// nextLinger is the linger after a claim that took n deliveries, the last
+// linger being linger: doubled, up to maxLinger, after a claim of one,
+// kept after a claim of two or three, lingerFor after a claim of more
+// (events come together: the linger's batch of wakes ends it anyway) or
+// none.
+func nextLinger(linger time.Duration, n int) time.Duration {
+	switch {
+	case n == 1:
+		return min(2*linger, maxLinger)
+	case n == 2 || n == 3:
+		return linger
+	}
+	return lingerFor
+}
+
 // linger waits, after a wake, until a batch's worth of wakes (Run's
 // ahead) came since woken (w.wakes at the last claim), or timeout
 // delivers. It reports false when ctx is done first.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -145,5 +146,22 @@ func TestLinger(t *testing.T) {
 	cancel()
 	if w.linger(cancelled, never, w.wakes.Load()) {
 		t.Error("linger did not report its done context")
+	}
+}
+
+// TestNextLinger: the linger doubles up to maxLinger while claims take
+// one delivery each, holds while they take two or three, and drops back
+// to lingerFor once they take more, or none.
+func TestNextLinger(t *testing.T) {
+	var got []time.Duration
+	l := lingerFor
+	for _, n := range []int{1, 1, 1, 1, 2, 3, 1, 5, 1, 0} {
+		l = nextLinger(l, n)
+		got = append(got, l)
+	}
+	ms := time.Millisecond
+	want := []time.Duration{4 * ms, 8 * ms, maxLinger, maxLinger, maxLinger, maxLinger, maxLinger, lingerFor, 4 * ms, lingerFor}
+	if !slices.Equal(got, want) {
+		t.Errorf("lingers %v, want %v", got, want)
 	}
 }

@@ -438,7 +438,8 @@ func (w *Worker) Wake() {
 // at once, for any worker), waits for the attempts in flight (each bounded
 // by the handler) and records their outcomes, and returns. It looks for
 // due deliveries when woken (Wake, or on PostgreSQL a NOTIFY if Listen
-// runs) and every Config.Poll. Woken, it lingers up to 2 ms, or until a
+// runs) and every Config.Poll. Woken, it lingers up to 2 ms (doubling
+// to 10 ms while claims take one delivery each: nextLinger), or until a
 // batch's worth of wakes came, so that one claim takes the events
 // published meanwhile. A claim that took every due delivery there was
 // waits for the next wake: claims wait for work rather than look again.
@@ -501,6 +502,7 @@ func (w *Worker) Run(ctx context.Context) {
 	// woken is w.wakes at the last claim: the wakes after it are
 	// publishes the next claim may find.
 	woken := w.wakes.Load()
+	linger := lingerFor
 	for {
 		if backlog {
 			if !w.waitRoom(ctx, refill) {
@@ -518,7 +520,7 @@ func (w *Worker) Run(ctx context.Context) {
 				return
 			case <-poll.C:
 			case <-w.wake:
-				refill.Reset(lingerFor)
+				refill.Reset(linger)
 				ok := w.linger(ctx, refill.C, woken)
 				refill.Stop()
 				if !ok {
@@ -534,6 +536,7 @@ func (w *Worker) Run(ctx context.Context) {
 		woken = w.wakes.Load()
 		batch, asked, err := w.claimAndStart(ctx, w.ahead(), &inflight, f.add)
 		n := len(batch)
+		linger = nextLinger(linger, n)
 		if err != nil && ctx.Err() == nil {
 			w.cfg.Logger.ErrorContext(ctx, "outbox: claim", slog.String("kind", w.cfg.Kind), slog.Any("error", err))
 		}
