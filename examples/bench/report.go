@@ -123,8 +123,12 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 func report(w io.Writer, o options, res *results) {
 	reps := res.Reps
 	fmt.Fprintf(w, "## deskkit delivery benchmark\n\n")
-	fmt.Fprintf(w, "%d repetition(s), interleaved; figures are min-max over them. Backlog: %s. %d workers per replica process, %d database connections per replica at most.\n\n",
-		len(reps), o.backlog, o.workers, o.pool)
+	workers := fmt.Sprintf("%d workers per replica process", o.workers)
+	if o.deskkitWorkers > 0 && o.deskkitWorkers != o.workers {
+		workers = fmt.Sprintf("%d workers per deskkit replica process and %d per River one", o.deskkitWorkers, o.workers)
+	}
+	fmt.Fprintf(w, "%d repetition(s), interleaved; figures are min-max over them. Backlog: %s. %s, %d database connections per replica at most.\n\n",
+		len(reps), o.backlog, workers, o.pool)
 
 	fmt.Fprintf(w, "### 1-3. Backlog drain throughput (items/s)\n\n")
 	var rows [][]string
