@@ -297,9 +297,16 @@ type Config struct {
 	// across every process running Run on the database, while its endpoint
 	// hangs or is overloaded, so that such a channel holds that many
 	// attempts and not all of them; DefaultMaxInFlightPerChannel (4) if 0.
-	// The limit grows above it, up to InFlightCeiling, while the endpoint
-	// answers quickly. It holds also while several processes claim at the
-	// same instant (see Fairness in the package documentation).
+	// The limit grows above it by one for a limit's worth of quick
+	// successes, up to InFlightCeiling, and halves, not under it, on 429,
+	// 503, 504, a timeout, a failed connection, a robot's rate limit, or
+	// successes more than twice the channel's usual time plus 50 ms (as
+	// TCP's window does); a Retry-After on a failure pauses the channel
+	// (at most an hour) and leaves it at one delivery in flight until one
+	// succeeds. Channel.InFlightLimit and PausedUntil show it, and the
+	// histogram deskkit.delivery.in_flight_limit by channel type. It holds
+	// also while several processes claim at the same instant (see
+	// Fairness in the package documentation).
 	MaxInFlightPerChannel int
 	// InFlightCeiling is the highest a channel's in-flight limit grows
 	// to (MaxInFlightPerChannel is its floor); if 0, TenantConcurrency

@@ -308,19 +308,10 @@
 // that many attempts, not all of them; and one tenant's deliveries hold at
 // most Config.TenantConcurrency of a process's attempts (half), so that
 // another tenant's event finds one free while a tenant's endpoints hang.
-// The cap adapts: Config.MaxInFlightPerChannel is its floor, and each
-// channel's limit grows by one for a limit's worth of quick successes, up
-// to Config.InFlightCeiling (by default Config.TenantConcurrency times the
-// processes running Run, counted from the database), and halves, not
-// under the floor, on 429, 503, 504, a timeout, a failed connection, a
-// robot's rate limit, or successes far slower than the channel's usual
-// (more than twice its usual time and 50 ms), as TCP's window does. A
-// Retry-After on a failure pauses the whole channel, not only that
-// delivery, for at most an hour. An optional rate limit per channel
-// (Input.RateLimit, else Config.RateLimit) spaces its sends 1/rate apart
-// across every process. The state is shared by every process through the
-// database, and shown: Channel.InFlightLimit, PausedUntil and RateLimit,
-// and the histogram deskkit.delivery.in_flight_limit by channel type.
+// The cap adapts between a floor and a ceiling with the channel's answers
+// (Config.MaxInFlightPerChannel and InFlightCeiling say how), a
+// Retry-After pauses the whole channel, and a rate limit spaces its sends
+// (Input.RateLimit): shared by every process, shown in Channel.
 // A lease counts toward its channel's cap for twice Config.Timeout plus
 // 5 s after its claim (a claimed delivery waits for a slot at most one
 // attempt's time, see Scaling): a killed process holds its channels' caps
