@@ -557,7 +557,8 @@ func numbered(q string) string {
 	return b.String()
 }
 
-// target is a (tenant, target) pair: where the next claim's steps start.
+// target is a (tenant, target) pair: where the next claim's steps start,
+// and whose flow a flush moves (flow.go).
 type target struct{ tenant, target int64 }
 
 // targetSpan is how many targets a claim of n steps through, on either

@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -101,7 +102,7 @@ func (s TargetState) Limit(floor, ceiling int) int {
 // so that the pause ends with a single attempt (a probe, as TCP restarts
 // its window at one segment after a timeout); its first success puts the
 // limit back at the floor and growing.
-const probeLimit = "0.5"
+const probeLimit = 0.5
 
 // targetRow is a row of deskkit_outbox_targets.
 type targetRow struct {
@@ -182,12 +183,9 @@ func ForgetTargets(ctx context.Context, db bun.IDB, kind string, tenant int64, t
 	return nil
 }
 
-// flowKey is a target of the worker's kind.
-type flowKey struct{ tenant, target int64 }
-
 // flowSignal is what one flush says of one target.
 type flowSignal struct {
-	key   flowKey
+	key   target
 	label string
 	oks   int
 	// took is the successes' time, added up.
@@ -200,20 +198,17 @@ type flowSignal struct {
 // flowSignals sums results by target, in the targets' order (so that
 // flushes of several workers lock their rows in one order).
 func flowSignals(results []done) []flowSignal {
-	by := map[flowKey]*flowSignal{}
-	var out []*flowSignal
+	at := map[target]int{}
+	var out []flowSignal
 	for _, d := range results {
-		k := flowKey{d.Delivery.TenantID, d.Delivery.TargetID}
-		s := by[k]
-		if s == nil {
-			s = &flowSignal{key: k, label: d.Outcome.Label}
-			if s.label == "" {
-				s.label = d.Delivery.Kind
-			}
-			by[k] = s
-			out = append(out, s)
+		k := target{d.Delivery.TenantID, d.Delivery.TargetID}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, flowSignal{key: k, label: cmp.Or(d.Outcome.Label, d.Delivery.Kind)})
 		}
-		o := d.Outcome
+		s, o := &out[i], d.Outcome
 		if o.OK {
 			s.oks++
 			s.took += d.took
@@ -223,27 +218,10 @@ func flowSignals(results []done) []flowSignal {
 			s.pause = o.RetryAfter
 		}
 	}
-	slices.SortFunc(out, func(a, b *flowSignal) int {
-		if a.key.tenant != b.key.tenant {
-			return cmpInt(a.key.tenant, b.key.tenant)
-		}
-		return cmpInt(a.key.target, b.key.target)
+	slices.SortFunc(out, func(a, b flowSignal) int {
+		return cmp.Or(cmp.Compare(a.key.tenant, b.key.tenant), cmp.Compare(a.key.target, b.key.target))
 	})
-	signals := make([]flowSignal, len(out))
-	for i, s := range out {
-		signals[i] = *s
-	}
-	return signals
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return out
 }
 
 // flowUpsert moves the targets' limits (see the comment at the top),
@@ -306,7 +284,7 @@ func (w *Worker) recordFlow(ctx context.Context, tx bun.Tx, signals []flowSignal
 		}
 		limit := float64(floor) // a new target's
 		if pause != nil {
-			limit, _ = strconv.ParseFloat(probeLimit, 64)
+			limit = probeLimit
 		}
 		args = append(args, w.cfg.Kind, s.key.tenant, s.key.target, limit, lat, lat, s.oks, busy, pause, now.UnixMilli())
 	}
@@ -315,7 +293,7 @@ func (w *Worker) recordFlow(ctx context.Context, tx bun.Tx, signals []flowSignal
 		greatest, least = "GREATEST", "LEAST"
 	}
 	q := strings.NewReplacer("{{max}}", greatest, "{{min}}", least,
-		"{{floor}}", strconv.Itoa(floor), "{{ceiling}}", strconv.Itoa(ceiling), "{{probe}}", probeLimit,
+		"{{floor}}", strconv.Itoa(floor), "{{ceiling}}", strconv.Itoa(ceiling), "{{probe}}", strconv.FormatFloat(probeLimit, 'f', -1, 64),
 		"{{slack}}", strconv.FormatInt(latencySlack.Milliseconds(), 10),
 		"{{drift}}", strconv.FormatInt(baseDrift.Milliseconds(), 10)+".0",
 		"{{values}}", values.String()).Replace(flowUpsert)
@@ -327,9 +305,9 @@ func (w *Worker) recordFlow(ctx context.Context, tx bun.Tx, signals []flowSignal
 	if err := tx.NewRaw(q, args...).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("record the targets' flow: %w", err)
 	}
-	by := make(map[flowKey]float64, len(rows))
+	by := make(map[target]float64, len(rows))
 	for _, r := range rows {
-		by[flowKey{r.TenantID, r.TargetID}] = r.Limit
+		by[target{r.TenantID, r.TargetID}] = r.Limit
 	}
 	limits := make([]float64, len(signals))
 	for i, s := range signals {
@@ -347,14 +325,14 @@ func pace(ctx context.Context, tx bun.Tx, cfg Config, now int64, picks []claimed
 		n           int
 	}
 	var (
-		order []flowKey
-		marks = map[flowKey]*mark{}
+		order []target
+		marks = map[target]*mark{}
 	)
 	for _, p := range picks {
 		if p.Rate == nil || p.ID == 0 {
 			continue
 		}
-		k := flowKey{p.TenantID, p.TargetID}
+		k := target{p.TenantID, p.TargetID}
 		m := marks[k]
 		if m == nil {
 			m = &mark{start: p.Start, rate: *p.Rate}
@@ -446,9 +424,9 @@ func (w *Worker) beating(ctx context.Context) {
 func (w *Worker) pausedUntil(d Delivery) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	until := w.paused[flowKey{d.TenantID, d.TargetID}]
+	until := w.paused[target{d.TenantID, d.TargetID}]
 	if !until.After(w.cfg.Now()) {
-		delete(w.paused, flowKey{d.TenantID, d.TargetID})
+		delete(w.paused, target{d.TenantID, d.TargetID})
 		return time.Time{}
 	}
 	return until
@@ -460,7 +438,7 @@ func (w *Worker) pause(d Delivery, wait time.Duration) {
 	until := w.cfg.Now().Add(min(wait, MaxPause))
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	k := flowKey{d.TenantID, d.TargetID}
+	k := target{d.TenantID, d.TargetID}
 	if until.After(w.paused[k]) {
 		w.paused[k] = until
 	}

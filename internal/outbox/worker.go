@@ -372,7 +372,7 @@ type Worker struct {
 	running int
 	// paused holds the targets a Retry-After paused, as this worker got
 	// the answers, until when (flow.go).
-	paused map[flowKey]time.Time
+	paused map[target]time.Time
 }
 
 // queued is a claimed delivery waiting for a slot, with the attempt of
@@ -400,7 +400,7 @@ func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
 		sleep:        sleep,
 		held:         map[int64]int{},
 		ended:        map[int64]struct{}{},
-		paused:       map[flowKey]time.Time{},
+		paused:       map[target]time.Time{},
 		id:           newToken(),
 	}
 	w.capped.Store(true)
