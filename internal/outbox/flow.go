@@ -228,10 +228,11 @@ func flowSignals(results []done) []flowSignal {
 // their usual times and pauses. Its {{max}} and {{min}} are the dialect's
 // two-argument GREATEST and LEAST, and the worker's numbers are written
 // in: {{floor}}, {{ceiling}}, {{slack}} (latencySlack, ms) and {{drift}}
-// (baseDrift, ms); {{values}} are the flush's signals, one row each.
+// (baseDrift, ms); {{rows}} are the flush's signals, one row each
+// (SQLite's VALUES; PostgreSQL's recordPostgres reads them from JSON).
 const flowUpsert = `INSERT INTO deskkit_outbox_targets AS g
   (kind, tenant_id, target_id, in_flight_limit, base_ms, latency_ms, last_oks, last_busy, paused_until_ms, changed_at_ms)
-VALUES {{values}}
+{{rows}}
 ON CONFLICT (kind, tenant_id, target_id) DO UPDATE SET
   in_flight_limit = CASE
     WHEN excluded.paused_until_ms IS NOT NULL THEN {{probe}}
@@ -252,59 +253,90 @@ ON CONFLICT (kind, tenant_id, target_id) DO UPDATE SET
   changed_at_ms = excluded.changed_at_ms
 RETURNING tenant_id, target_id, in_flight_limit`
 
-// recordFlow writes the flush's signals in tx, and returns the targets'
+// flowSQL is flowUpsert written for the worker's database, with rows
+// as its rows and floor and ceiling as its bounds (numbers, or a
+// prepared statement's parameters).
+func (w *Worker) flowSQL(rows, floor, ceiling string) string {
+	greatest, least := "max", "min"
+	if w.pg {
+		greatest, least = "GREATEST", "LEAST"
+	}
+	return strings.NewReplacer("{{max}}", greatest, "{{min}}", least,
+		"{{floor}}", floor, "{{ceiling}}", ceiling, "{{probe}}", strconv.FormatFloat(probeLimit, 'f', -1, 64),
+		"{{slack}}", strconv.FormatInt(latencySlack.Milliseconds(), 10),
+		"{{drift}}", strconv.FormatInt(baseDrift.Milliseconds(), 10)+".0",
+		"{{rows}}", rows).Replace(flowUpsert)
+}
+
+// flowRecord is a flush's signal as flowUpsert writes it.
+type flowRecord struct {
+	TenantID int64    `json:"tenant_id"`
+	TargetID int64    `json:"target_id"`
+	Limit    float64  `json:"in_flight_limit"`
+	Latency  *float64 `json:"latency_ms"`
+	OKs      int      `json:"last_oks"`
+	Busy     int      `json:"last_busy"`
+	Pause    *int64   `json:"paused_until_ms"`
+	At       int64    `json:"changed_at_ms"`
+}
+
+// flowRecords is what flowUpsert writes of signals.
+func (w *Worker) flowRecords(signals []flowSignal, now time.Time) []flowRecord {
+	out := make([]flowRecord, len(signals))
+	for i, s := range signals {
+		r := flowRecord{TenantID: s.key.tenant, TargetID: s.key.target, Limit: float64(w.cfg.TargetInFlight), OKs: s.oks, At: now.UnixMilli()}
+		if s.oks > 0 {
+			ms := float64(s.took.Microseconds()) / 1000 / float64(s.oks)
+			r.Latency = &ms
+		}
+		if s.pause > 0 {
+			at := now.Add(min(s.pause, MaxPause)).UnixMilli()
+			r.Pause, r.Limit = &at, probeLimit
+		}
+		if s.busy {
+			r.Busy = 1
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// flowRow is a target's limit as flowUpsert returns it.
+type flowRow struct {
+	TenantID int64   `bun:"tenant_id"`
+	TargetID int64   `bun:"target_id"`
+	Limit    float64 `bun:"in_flight_limit"`
+}
+
+// recordFlow writes the flush's signals in tx (SQLite's flush: on
+// PostgreSQL the flush's one statement does), and returns the targets'
 // new limits in the signals' order.
 func (w *Worker) recordFlow(ctx context.Context, tx bun.Tx, signals []flowSignal, now time.Time) ([]float64, error) {
 	if len(signals) == 0 {
 		return nil, nil
 	}
-	floor, ceiling := w.cfg.TargetInFlight, w.ceiling()
 	var (
 		values strings.Builder
 		args   = make([]any, 0, 10*len(signals))
 	)
-	for i, s := range signals {
+	values.WriteString("VALUES ")
+	for i, r := range w.flowRecords(signals, now) {
 		if i > 0 {
 			values.WriteString(", ")
 		}
 		values.WriteString("(CAST(? AS VARCHAR(32)), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS DOUBLE PRECISION), CAST(? AS DOUBLE PRECISION), CAST(? AS DOUBLE PRECISION), CAST(? AS INTEGER), CAST(? AS INTEGER), CAST(? AS BIGINT), CAST(? AS BIGINT))")
-		var lat *float64
-		if s.oks > 0 {
-			ms := float64(s.took.Microseconds()) / 1000 / float64(s.oks)
-			lat = &ms
-		}
-		var pause *int64
-		if s.pause > 0 {
-			at := now.Add(min(s.pause, MaxPause)).UnixMilli()
-			pause = &at
-		}
-		busy := 0
-		if s.busy {
-			busy = 1
-		}
-		limit := float64(floor) // a new target's
-		if pause != nil {
-			limit = probeLimit
-		}
-		args = append(args, w.cfg.Kind, s.key.tenant, s.key.target, limit, lat, lat, s.oks, busy, pause, now.UnixMilli())
+		args = append(args, w.cfg.Kind, r.TenantID, r.TargetID, r.Limit, r.Latency, r.Latency, r.OKs, r.Busy, r.Pause, r.At)
 	}
-	greatest, least := "max", "min"
-	if w.pg {
-		greatest, least = "GREATEST", "LEAST"
-	}
-	q := strings.NewReplacer("{{max}}", greatest, "{{min}}", least,
-		"{{floor}}", strconv.Itoa(floor), "{{ceiling}}", strconv.Itoa(ceiling), "{{probe}}", strconv.FormatFloat(probeLimit, 'f', -1, 64),
-		"{{slack}}", strconv.FormatInt(latencySlack.Milliseconds(), 10),
-		"{{drift}}", strconv.FormatInt(baseDrift.Milliseconds(), 10)+".0",
-		"{{values}}", values.String()).Replace(flowUpsert)
-	var rows []struct {
-		TenantID int64   `bun:"tenant_id"`
-		TargetID int64   `bun:"target_id"`
-		Limit    float64 `bun:"in_flight_limit"`
-	}
+	q := w.flowSQL(values.String(), strconv.Itoa(w.cfg.TargetInFlight), strconv.Itoa(w.ceiling()))
+	var rows []flowRow
 	if err := tx.NewRaw(q, args...).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("record the targets' flow: %w", err)
 	}
+	return flowLimits(signals, rows), nil
+}
+
+// flowLimits returns rows' limits in the signals' order.
+func flowLimits(signals []flowSignal, rows []flowRow) []float64 {
 	by := make(map[target]float64, len(rows))
 	for _, r := range rows {
 		by[target{r.TenantID, r.TargetID}] = r.Limit
@@ -313,7 +345,7 @@ func (w *Worker) recordFlow(ctx context.Context, tx bun.Tx, signals []flowSignal
 	for i, s := range signals {
 		limits[i] = by[s.key]
 	}
-	return limits, nil
+	return limits
 }
 
 // pace moves, on SQLite, the rate mark of each rate-limited target that

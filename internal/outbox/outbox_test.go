@@ -223,7 +223,8 @@ func TestRetryScheduleAndAttempts(t *testing.T) {
 		migrated(t, db)
 		clock := clocktest.New(t0)
 		s := newScript()
-		s.outcomes[1] = Outcome{StatusCode: 500, Error: "the webhook answered 500", Response: "oops"}
+		// A NUL, which PostgreSQL's text cannot hold, is replaced.
+		s.outcomes[1] = Outcome{StatusCode: 500, Error: "the webhook answered 500", Response: "oo\x00ps"}
 		s.outcomes[2] = Outcome{StatusCode: 500, Error: "the webhook answered 500"}
 		w := newWorker(t, db, s, clock)
 		enqueue(t, db, event("msg_r"), clock.Now())
@@ -250,7 +251,7 @@ func TestRetryScheduleAndAttempts(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []Attempt{
-			{No: 1, Started: t0, StatusCode: 500, Error: "the webhook answered 500", Response: "oops"},
+			{No: 1, Started: t0, StatusCode: 500, Error: "the webhook answered 500", Response: "oo\uFFFDps"},
 			{No: 2, Started: t0.Add(time.Second), StatusCode: 500, Error: "the webhook answered 500"},
 			{No: 3, Started: t0.Add(time.Second + time.Minute), StatusCode: 204},
 		}

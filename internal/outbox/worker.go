@@ -324,6 +324,9 @@ type Worker struct {
 	// claimStmt is the claim's prepared statement: on PostgreSQL nil
 	// until Run prepared it, on SQLite until the first claim did.
 	claimStmt atomic.Pointer[sql.Stmt]
+	// recordStmt is the flush's prepared statement on PostgreSQL
+	// (prepareRecord); nil until prepared, and on SQLite.
+	recordStmt atomic.Pointer[sql.Stmt]
 	// capped is whether the last claim may have left due deliveries for
 	// a cap (a target's in-flight, a tenant's slots): on SQLite a flush,
 	// which ends leases, then wakes the worker, and on PostgreSQL Run
@@ -470,6 +473,7 @@ func (w *Worker) Run(ctx context.Context) {
 	}
 	defer func() { <-w.turn }()
 	w.prepareClaim(ctx)
+	w.prepareRecord(ctx)
 	beat, stopBeat := context.WithCancel(ctx)
 	var beating sync.WaitGroup
 	beating.Go(func() { w.beating(beat) })
@@ -1004,7 +1008,9 @@ func (w *Worker) jitter(d time.Duration) time.Duration {
 // cut returns s cut to at most n bytes of valid UTF-8, invalid bytes
 // replaced.
 func cut(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	// PostgreSQL's text holds no NUL: a reply with one would fail its
+	// flush, and every flush of its outcome after it.
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 	if len(s) <= n {
 		return s
 	}
