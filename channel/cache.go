@@ -61,6 +61,35 @@ type channelCache struct {
 	// decrypted counts the rows opened (decrypted) for the worker: what
 	// the cache saves is what it does not count.
 	decrypted atomic.Int64
+
+	// failing holds the channels whose failure clock ran (a failed
+	// attempt counted, failed_attempts not 0) when a batch last read
+	// their versions, or since this worker counted a failure of theirs:
+	// only their successes reset the clock (Recorded). A clock another
+	// replica started after the read is reset by the first success of a
+	// batch read after it, a batch later.
+	failing map[channelKey]bool
+}
+
+// setFailing records whether k's failure clock runs (see failing).
+func (c *channelCache) setFailing(k channelKey, failing bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !failing {
+		delete(c.failing, k)
+		return
+	}
+	if c.failing == nil {
+		c.failing = map[channelKey]bool{}
+	}
+	c.failing[k] = true
+}
+
+// isFailing reports whether k's failure clock ran when last seen.
+func (c *channelCache) isFailing(k channelKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failing[k]
 }
 
 // get returns the channel k cached at version with enabled as given, and
@@ -116,6 +145,7 @@ func (c *channelCache) put(o *opened) {
 func (c *channelCache) drop(k channelKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	delete(c.failing, k)
 	if e, ok := c.items[k]; ok {
 		delete(c.items, k)
 		c.lru.Remove(e)
@@ -136,6 +166,7 @@ type versionRow struct {
 	ID       int64 `bun:"id"`
 	Version  int64 `bun:"version"`
 	Enabled  bool  `bun:"enabled"`
+	Failing  bool  `bun:"failing"`
 }
 
 // versionedRow is a channel's whole row with its tenant and version, for
@@ -159,7 +190,7 @@ func (r *ChannelRegistry) openChannels(ctx context.Context, keys []channelKey) (
 	join, args := joinKeys(keys)
 	var current []versionRow
 	err := r.db.NewSelect().
-		ColumnExpr("c.tenant_id, c.id, c.version, c.enabled").
+		ColumnExpr("c.tenant_id, c.id, c.version, c.enabled, c.failed_attempts <> 0 AS failing").
 		TableExpr("deskkit_channels AS c").
 		Join(join, args...).
 		Scan(ctx, &current)
@@ -171,6 +202,7 @@ func (r *ChannelRegistry) openChannels(ctx context.Context, keys []channelKey) (
 	for _, v := range current {
 		k := channelKey{v.TenantID, v.ID}
 		there[k] = true
+		r.chans.setFailing(k, v.Failing)
 		if o := r.chans.get(k, v.Version, v.Enabled); o != nil {
 			chans[k] = o
 		} else {

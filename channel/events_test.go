@@ -1093,3 +1093,38 @@ func TestReplicasShareTheQueue(t *testing.T) {
 		}
 	})
 }
+
+// A success resets a failure clock that another replica started: the
+// registry skips the reset for channels whose clock did not run when
+// their batch was read, and this one's did.
+func TestSuccessResetsAnotherReplicasClock(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := newEvFixture(t, db, channel.Config{})
+		hook := f.add(t, f.ann, "WEBHOOK", "hook", f.recv.URL+"/hook", nil)
+		clock := func() (n int, since *int64) {
+			t.Helper()
+			if err := db.NewRaw("SELECT failed_attempts, failing_since_ms FROM deskkit_channels WHERE tenant_id = 10 AND id = ?", hook.ID).
+				Scan(ctx, &n, &since); err != nil {
+				t.Fatal(err)
+			}
+			return n, since
+		}
+		// A healthy channel's success leaves the clock as it was.
+		f.publish(t, 10, newEvent("task.trashed"))
+		f.run(t)
+		if n, since := clock(); n != 0 || since != nil {
+			t.Fatalf("after a success: %d failed attempts since %v", n, since)
+		}
+		// Another replica counted three failures.
+		if _, err := db.NewRaw("UPDATE deskkit_channels SET failed_attempts = 3, failing_since_ms = ? WHERE tenant_id = 10 AND id = ?",
+			f.clock.Now().UnixMilli(), hook.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		f.publish(t, 10, newEvent("task.restored"))
+		f.run(t)
+		if n, since := clock(); n != 0 || since != nil {
+			t.Errorf("after this replica's success: %d failed attempts since %v, want the clock reset", n, since)
+		}
+	})
+}

@@ -433,7 +433,12 @@ func caseHex(s string, to func(rune) rune) string {
 // those addresses, alone, for the next attempt; a success clears them, so
 // that a resend goes to every address. The successes of a flush reset
 // their channels in one statement, which changes (and locks) only the
-// channels whose clocks run; the failures are kept channel by channel, in
+// channels whose clocks run, and which is not sent at all when none of
+// the flush's channels had its clock running when its batch was opened
+// (the versions Open reads say so) or a failure since: the usual flush
+// of a healthy channel costs no statement here. A clock another replica
+// started after that read is reset by a success of the next batch. The
+// failures are kept channel by channel, in
 // the order of the channels' ids, so that two flushes never lock two
 // channels in opposite orders.
 func (h *handler) Recorded(ctx context.Context, tx bun.Tx, done []outbox.Result) error {
@@ -462,7 +467,7 @@ func (h *handler) Recorded(ctx context.Context, tx bun.Tx, done []outbox.Result)
 					return err
 				}
 			}
-			if ok == i {
+			if k := (channelKey{d.TenantID, d.TargetID}); ok == i && r.chans.isFailing(k) {
 				reset = append(reset, bun.Tuple([]any{d.TenantID, d.TargetID}))
 			}
 		case o.Error == reasonDeleted || o.Error == reasonDisabled:
@@ -524,6 +529,7 @@ RETURNING failing_since_ms, failed_attempts, channel_type, name`, now.UnixMilli(
 	if err != nil || len(st) == 0 {
 		return err
 	}
+	r.chans.setFailing(channelKey{d.TenantID, d.TargetID}, true)
 	s := st[0]
 	failing := now.Sub(time.UnixMilli(s.Since))
 	var c disableCause
