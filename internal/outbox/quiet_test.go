@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"testing"
@@ -164,4 +165,41 @@ func TestNextLinger(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("lingers %v, want %v", got, want)
 	}
+}
+
+// TestRunGoesRoundAfterAnEmptyTail: a claim that started mid-round (its
+// cursor past the first tenant) and found nothing due after its cursor
+// has not looked at the targets before it: Run claims again from the
+// first target at once, not after the poll. A drain's tail waited a
+// second for it, with deliveries due.
+func TestRunGoesRoundAfterAnEmptyTail(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		// Tenant 1's delivery is due; tenant 3's only in an hour.
+		enqueue(t, db, event("msg_due"), clock.Now(), 1)
+		later := event("msg_later")
+		later.TenantID = 3
+		q, args := idsQuery([]int64{1})
+		if _, _, err := NewEnqueuer(dbOf(db), "test", q).Enqueue(context.Background(), db, later, args, clock.Now(), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		s := newScript()
+		// Rand 0.99 starts PostgreSQL's worker at the last tenant with
+		// pending deliveries (phase); SQLite's starts where its cursor is.
+		w, err := NewWorker(db, Config{Kind: "test", Handler: s, Lease: 30 * time.Second, Poll: time.Hour, Now: clock.Now,
+			Rand: func() float64 { return 0.99 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.cursor = target{3, math.MinInt64}
+		w.listening.Add(1) // no quick polls, as while a LISTEN holds
+		settled := quietRun(t, w, s)
+		settled(1)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.recorded) != 1 || !s.recorded[0].OK {
+			t.Errorf("recorded %+v, want tenant 1's one success", s.recorded)
+		}
+	})
 }

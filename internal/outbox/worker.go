@@ -556,8 +556,15 @@ func (w *Worker) Run(ctx context.Context) {
 		// events a second most claims take the one or two events that
 		// woke them, and another at once would find nothing. One that
 		// asked for none (no room) waits for room.
-		backlog = err == nil && (n > 0 || asked == 0 || w.midRound()) &&
-			!(fromStart && !w.midRound() && idle && w.tookAll(batch, asked))
+		// A claim looked at every target only if it started from the
+		// first and reached the last: one that started mid-round and
+		// found nothing in the targets after its cursor has not looked at
+		// those before it, and the next claim starts from the first at
+		// once (a drain's tail otherwise waited for the poll, a second,
+		// with deliveries due: 2 s of a 9 s drain).
+		looked := fromStart && !w.midRound()
+		backlog = err == nil && (n > 0 || asked == 0 || !looked) &&
+			!(looked && idle && w.tookAll(batch, asked))
 		// On PostgreSQL, a claim that looked at every target and either
 		// took fewer than it asked for, leaving due deliveries to the
 		// caps, or left every target it reached at its cap, claims again
@@ -566,7 +573,7 @@ func (w *Worker) Run(ctx context.Context) {
 		// frees its target's room at once, without waiting for its
 		// flush; a claim made sooner would find the caps as they were.
 		// The poll still runs, for the leases other workers end.
-		capped = w.pg && err == nil && asked > 0 && !w.midRound() &&
+		capped = w.pg && err == nil && asked > 0 && looked &&
 			((n < asked && w.capped.Load()) || w.full.Load())
 		if capped {
 			backlog = false
