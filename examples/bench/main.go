@@ -60,9 +60,13 @@ type options struct {
 	workers  int
 	// deskkitWorkers is deskkit's Concurrency when not workers.
 	deskkitWorkers int
-	pool           int
-	plain          []int
-	timeout        time.Duration
+	// serverBinary and serverSource name the reference server's binary,
+	// or the folder it is built from (the server scenario).
+	serverBinary, serverSource string
+
+	pool    int
+	plain   []int
+	timeout time.Duration
 	// riverFetchCooldown is River's Config.FetchCooldown.
 	riverFetchCooldown time.Duration
 	// channelInFlight and tenantConcurrency are deskkit's
@@ -112,6 +116,8 @@ func parseOptions(args []string) (options, error) {
 	replicas := fs.String("replicas", "1,2,4", "backlog: replica processes to drain with")
 	fs.IntVar(&o.workers, "workers", 8, "workers per replica (channel.Config.Concurrency, River's MaxWorkers); 8, as issue 20 compares them")
 	fs.IntVar(&o.deskkitWorkers, "deskkit-workers", 0, "deskkit's channel.Config.Concurrency per replica, if not -workers: 16 is the reference server's default, against River's -workers (issue 29's one endpoint at the server's defaults)")
+	fs.StringVar(&o.serverBinary, "server-binary", "", "server: the reference server's binary; empty: built from -server-source")
+	fs.StringVar(&o.serverSource, "server-source", "../server", "server: examples/server's folder, built with go build when -server-binary is empty")
 	fs.IntVar(&o.pool, "pool", 10, "database connections per replica at most")
 	plain := fs.String("plain", "8,16,32", "plain client: concurrencies")
 	fs.DurationVar(&o.timeout, "timeout", channel.DefaultTimeout, "channel.Config.Timeout: bounds an attempt, a hanging one too")
@@ -222,14 +228,15 @@ func intList(name, s string) ([]int, error) {
 
 // scenarioNames are the scenarios of a repetition, in the order it runs
 // them: the deskkit and River (same POST) drains at each replica count,
-// deskkit's one-replica drain on SQLite, River's trivial job, the plain
+// the reference server's drain (examples/server), deskkit's one-replica
+// drain on SQLite, River's trivial job, the plain
 // client, the latencies (deskkit's and River's at each rate), deskkit's
 // CPU at a steady rate, the fairness scenarios, the drains in a row on a
 // private cluster (churnVariants: the outbox's tables as migrated, with
 // PostgreSQL's storage defaults, and as migrated without autovacuum), and
 // the adaptive scenarios (an endpoint turning slow, one answering 429, a
 // channel's rate limit).
-var scenarioNames = []string{"deskkit", "river", "sqlite", "trivial", "plain", "latency", "river-latency", "steady", "fairness", "churn", "churn-defaults", "churn-novacuum",
+var scenarioNames = []string{"deskkit", "river", "server", "sqlite", "trivial", "plain", "latency", "river-latency", "steady", "fairness", "churn", "churn-defaults", "churn-novacuum",
 	"slow", "throttled", "ratelimit"}
 
 // scenarioSet reads -scenarios: a comma-separated list of scenarioNames.
@@ -273,7 +280,7 @@ func benchMain(args []string) error {
 	if err != nil {
 		return fmt.Errorf("-database-url: %w", err)
 	}
-	b := &bench{opts: o, adminURL: u, runID: hex.EncodeToString(randomBytes(4)), secret: randomBytes(32), dbs: map[string]bool{}}
+	b := &bench{opts: o, adminURL: u, runID: hex.EncodeToString(randomBytes(4)), secret: []byte(hex.EncodeToString(randomBytes(32))), dbs: map[string]bool{}}
 	b.admin = sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(o.databaseURL)))
 	b.admin.SetMaxOpenConns(2)
 	defer b.admin.Close()
@@ -349,6 +356,19 @@ func (b *bench) repetition(ctx context.Context, rep int) (*repResult, error) {
 			if err != nil {
 				return r, err
 			}
+		}
+	}
+	if run["server"] {
+		err := step("the reference server's drain (examples/server, its defaults), 1 process", func() (string, error) {
+			d, err := b.serverDrain(ctx)
+			if err != nil {
+				return "", err
+			}
+			r.Server = d
+			return fmt.Sprintf("%.0f deliveries/s", d.Cost.perSecond()), nil
+		})
+		if err != nil {
+			return r, err
 		}
 	}
 	if run["sqlite"] {

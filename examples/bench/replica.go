@@ -155,8 +155,11 @@ func replicaMain(args []string) error {
 // replicaProc is the bench's handle on a running replica process.
 type replicaProc struct {
 	cmd *exec.Cmd
-	in  io.WriteCloser
+	in  io.WriteCloser // nil for the reference server
 	out *bufio.Scanner
+	// server is whether it is the reference server (startServer), which
+	// works from its start and counts nothing.
+	server bool
 }
 
 // startReplica starts a replica process and waits until it is ready.
@@ -217,6 +220,9 @@ func (p *replicaProc) pid() int { return p.cmd.Process.Pid }
 
 // start tells the replica to start its workers.
 func (p *replicaProc) start() error {
+	if p.server {
+		return nil
+	}
 	_, err := io.WriteString(p.in, "go\n")
 	return err
 }
@@ -224,6 +230,9 @@ func (p *replicaProc) start() error {
 // snap asks the replica what it counted.
 func (p *replicaProc) snap(ctx context.Context) (replicaStats, error) {
 	var s replicaStats
+	if p.server {
+		return s, nil
+	}
 	if _, err := io.WriteString(p.in, "snap\n"); err != nil {
 		return s, fmt.Errorf("ask replica %d: %w", p.pid(), err)
 	}
@@ -249,7 +258,9 @@ func (p *replicaProc) stop(grace time.Duration) {
 		_ = p.cmd.Process.Kill()
 		<-done
 	}
-	_ = p.in.Close()
+	if p.in != nil {
+		_ = p.in.Close()
+	}
 }
 
 // replicaSet is the replicas of one scenario.

@@ -23,6 +23,7 @@ type repResult struct {
 	Deskkit      map[int]*drainResult   `json:"deskkit"`
 	River        map[int]*drainResult   `json:"river_same_post"`
 	SQLite       *drainResult           `json:"sqlite"` // deskkit, 1 replica
+	Server       *drainResult           `json:"server"` // the examples/server binary, 1 process
 	RiverTrivial *drainResult           `json:"river_trivial"`
 	Plain        map[int]*plainResult   `json:"plain"`
 	Latency      map[int]*latencyResult `json:"latency"`
@@ -176,6 +177,7 @@ func report(w io.Writer, o options, res *results) {
 		}), 1))
 
 	sqliteTable(w, reps)
+	serverTable(w, o, reps)
 
 	fmt.Fprintf(w, "### 6. Cost per delivery (deskkit) and per job (River)\n\n")
 	fmt.Fprintf(w, "CPU from /proc (utime+stime); PostgreSQL is the backends of the scenario's database and the server's own processes; WAL flushes are pg_stat_wal.wal_sync, cluster-wide (other databases' commits count too).\n\n")
@@ -393,6 +395,13 @@ func goals(o options) []goal {
 		},
 		atLeast: true, bound: 0.5, want: ">= 0.5",
 	})
+	gs = append(gs, goal{
+		name: "the reference server (examples/server, its defaults) deliveries/s / River same POST jobs/s, 1 process each",
+		ratio: func(r *repResult) (float64, bool) {
+			return serverOverRiver(r, cost.perSecond)
+		},
+		atLeast: true, bound: 1, want: ">= 1.0",
+	})
 	fairP99 := func(get func(r *repResult) *fairResult) func(r *repResult) (float64, bool) {
 		return func(r *repResult) (float64, bool) {
 			f := get(r)
@@ -540,6 +549,39 @@ func sqliteTable(w io.Writer, reps []*repResult) {
 		row("PostgreSQL", func(r *repResult) *drainResult { return r.Deskkit[1] }),
 		row("SQLite (a temporary file)", func(r *repResult) *drainResult { return r.SQLite }),
 	})
+}
+
+// serverTable writes the reference server's drain beside River's and the
+// bench's own replica's, 1 process each.
+func serverTable(w io.Writer, o options, reps []*repResult) {
+	fmt.Fprintf(w, "### 1c. The backlog drained by the reference server (examples/server, its defaults), 1 process\n\n")
+	fmt.Fprintf(w, "River with %d workers (-workers); the server's statements are not counted.\n\n", o.workers)
+	row := func(name string, get func(r *repResult) *drainResult) []string {
+		fig := func(f func(d *drainResult) float64, decimals int) string {
+			return fmtSpan(over(reps, func(r *repResult) (float64, bool) { return drainFigure(get(r), f) }), decimals)
+		}
+		return []string{name, fig(func(d *drainResult) float64 { return d.Cost.perSecond() }, 0),
+			fig(func(d *drainResult) float64 { return d.Cost.replicaCPUms() }, 3),
+			fig(func(d *drainResult) float64 { return d.Cost.totalCPUms() }, 3),
+			fig(func(d *drainResult) float64 { return float64(d.Unsucceeded) }, 0)}
+	}
+	table(w, []string{"drained by", "deliveries/s", "process CPU ms", "total CPU ms", "not SUCCEEDED"}, [][]string{
+		row("the reference server", func(r *repResult) *drainResult { return r.Server }),
+		row("the bench's deskkit replica", func(r *repResult) *drainResult { return r.Deskkit[1] }),
+		row("River, same POST", func(r *repResult) *drainResult { return r.River[1] }),
+	})
+	fmt.Fprintf(w, "The reference server over River, deliveries/s: %s; CPU per delivery: %s\n\n",
+		fmtSpan(over(reps, func(r *repResult) (float64, bool) { return serverOverRiver(r, cost.perSecond) }), 2),
+		fmtSpan(over(reps, func(r *repResult) (float64, bool) { return serverOverRiver(r, cost.totalCPUms) }), 2))
+}
+
+// serverOverRiver is f of the reference server's drain over f of River's
+// (1 replica), if the repetition ran both.
+func serverOverRiver(r *repResult, f func(c cost) float64) (float64, bool) {
+	if r.Server == nil || r.River[1] == nil {
+		return 0, false
+	}
+	return f(r.Server.Cost) / f(r.River[1].Cost), true
 }
 
 // latencyTable writes deskkit's and River's commit to first attempt, side

@@ -216,6 +216,14 @@ func (b *bench) sqliteDrain(ctx context.Context) (*drainResult, error) {
 // then times its drain by replicas deskkit replicas, started and measured
 // by start, until every delivery arrived and none is PENDING.
 func (b *bench) drainOn(ctx context.Context, dsn string, replicas int, start func(replicaSet) (*meter, error)) (*drainResult, error) {
+	return b.drainWith(ctx, dsn, replicas, func() (replicaSet, error) {
+		return startReplicas(ctx, replicas, b.replicaOpts(kindDeskkit, dsn), b.env())
+	}, start)
+}
+
+// drainWith is drainOn with the replicas (replicas of them) started by
+// launch once the backlog is in.
+func (b *bench) drainWith(ctx context.Context, dsn string, replicas int, launch func() (replicaSet, error), start func(replicaSet) (*meter, error)) (*drainResult, error) {
 	host, err := newDeskkitHost(ctx, dsn, b.secret, publisherConns)
 	if err != nil {
 		return nil, err
@@ -230,7 +238,7 @@ func (b *bench) drainOn(ctx context.Context, dsn string, replicas int, start fun
 		return nil, err
 	}
 	b.rcv.reset()
-	set, err := startReplicas(ctx, replicas, b.replicaOpts(kindDeskkit, dsn), b.env())
+	set, err := launch()
 	if err != nil {
 		return nil, err
 	}
