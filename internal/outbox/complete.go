@@ -436,7 +436,7 @@ func (w *Worker) recordSQLite(ctx context.Context, tx bun.Tx, rows []recordRow, 
 	}
 	if len(ids) > 0 {
 		q := values.String() + ", recorded AS (SELECT id FROM deskkit_outbox_deliveries WHERE id IN (?))\n" + recordAttempts
-		if _, err := tx.NewRaw(q, append(args, bun.In(ids))...).Exec(ctx); err != nil {
+		if _, err := tx.NewRaw(q, append(args, bun.List(ids))...).Exec(ctx); err != nil {
 			return nil, nil, err
 		}
 	}
