@@ -288,9 +288,12 @@ type Config struct {
 	// Run claims with one and records outcomes in flushes with one.
 	Concurrency int
 	// BatchSize is how many due deliveries one claim takes at most;
-	// Concurrency if 0. Run claims ahead: up to min(BatchSize,
-	// Concurrency) claimed deliveries wait for an attempt to end, each at
-	// most one attempt's time (see Scaling in the package documentation).
+	// 4 x Concurrency if 0. Run claims ahead: min(BatchSize, Concurrency)
+	// claimed deliveries wait for an attempt to end at first, twice as
+	// many after each claim that took that many, up to BatchSize, while
+	// each waits briefly; one that waited until less than half its lease
+	// is left goes back unattempted (see Scaling in the package
+	// documentation).
 	BatchSize int
 	// MaxInFlightPerChannel is the floor of a channel's in-flight limit:
 	// how many deliveries to one channel may be in flight at once, counted

@@ -97,7 +97,7 @@ func addChannelFlags(fs *flagSet, cfg *channelConfig) {
 		"delivery attempts this server makes at once; 0 means "+strconv.Itoa(channel.DefaultConcurrency))
 	fs.fromEnv("event-concurrency", envEventConcurrency)
 	fs.Var(boundedCount{&cfg.batchSize, channel.MaxConcurrency}, "event-batch-size",
-		"due deliveries one claim takes at most; 0 means -event-concurrency")
+		"due deliveries one claim takes at most; 0 means 4 x -event-concurrency (claims start at -event-concurrency and grow with a backlog)")
 	fs.fromEnv("event-batch-size", envEventBatchSize)
 	fs.Var(countFlag{&cfg.channelInFlight}, "event-channel-in-flight",
 		"deliveries one channel may have in flight at once, across every replica, while its endpoint is slow or overloaded (the floor of its adaptive limit); 0 means "+strconv.Itoa(channel.DefaultMaxInFlightPerChannel))

@@ -147,9 +147,11 @@ type Config struct {
 	// Concurrency is how many attempts run at once; DefaultConcurrency if 0.
 	Concurrency int
 	// BatchSize is how many deliveries one claim takes at most;
-	// Concurrency if 0. Run claims no more than its free slots plus
-	// min(BatchSize, Concurrency) waiting for one (a claimed row's lease
-	// runs from the claim).
+	// 4 x Concurrency if 0. Run claims no more than its free slots plus
+	// the deliveries it lets wait for one (a claimed row's lease runs
+	// from the claim): min(BatchSize, Concurrency) of them at first,
+	// doubling up to BatchSize while claims come back full and the
+	// deliveries wait briefly (see depth.go).
 	BatchSize int
 	// TargetInFlight is the floor of a target's in-flight limit: how
 	// many deliveries of one target may be in flight at once (claimed, and
@@ -188,8 +190,9 @@ type Config struct {
 	FlushSize  int
 	// Lease is how long a claimed delivery stays the worker's, from its
 	// claim: longer than two attempts can take plus the time to record
-	// the outcome, since a delivery Run claims ahead waits for a slot up
-	// to one attempt's time before its own attempt, and its outcome then
+	// the outcome, since a delivery Run claims ahead waits for a slot
+	// before its own attempt (one that waited until less than half its
+	// lease is left is given back unattempted), and its outcome then
 	// waits for its flush (FlushEvery, and the flush's tries on a lost
 	// connection: about 2 to 4 s). A lease that ends first has the attempt
 	// made again and its outcome dropped. Required.
@@ -223,7 +226,7 @@ func (c Config) withDefaults() Config {
 		c.Concurrency = DefaultConcurrency
 	}
 	if c.BatchSize == 0 {
-		c.BatchSize = c.Concurrency
+		c.BatchSize = 4 * c.Concurrency
 	}
 	if c.TargetInFlight == 0 {
 		c.TargetInFlight = DefaultTargetInFlight
@@ -376,6 +379,11 @@ type Worker struct {
 	// paused holds the targets a Retry-After paused, as this worker got
 	// the answers, until when (flow.go).
 	paused map[target]time.Time
+	// depth is how many claimed deliveries Run lets wait for a slot now
+	// (its claims' size follows the backlog: depth.go); slow is set when
+	// one waited longer than slowWait since the last claim.
+	depth int
+	slow  bool
 }
 
 // queued is a claimed delivery waiting for a slot, with the attempt of
@@ -451,18 +459,20 @@ func (w *Worker) Wake() {
 // none, up to Config.Poll), so that a publish in another process waits
 // milliseconds, not a poll.
 // While there is a backlog it claims ahead:
-// up to min(BatchSize, Concurrency) deliveries wait in the worker for a
-// slot beside the Concurrency attempts, so that an attempt that ends
-// starts the next at once, and a claim is made once that many have
-// room (or refillWait after a slot went idle), so that claims are whole
-// batches. On PostgreSQL, a claim that left due deliveries to the caps
+// deliveries wait in the worker for a slot beside the Concurrency
+// attempts (their depth: min(BatchSize, Concurrency), growing with the
+// backlog, depth.go), so that an attempt that ends starts the next at
+// once, and a claim is made once that many have room (or refillWait
+// after a slot went idle), so that claims are whole batches. On PostgreSQL, a claim that left due deliveries to the caps
 // (a target's in-flight, a tenant's slots), or every target it reached
 // at its cap, is followed by the next once the worker's attempts end
 // (all of them, or refillWait after the first): an ended attempt's room
 // is free at once, not at the flush that records it, and a lone busy
 // target's claims are as large as its cap. A delivery waits in the
-// worker no longer than an attempt takes: every slot's attempt ends
-// within the handler's bound, and each takes the next waiting delivery.
+// worker for at most depth/Concurrency attempts' time (every slot's
+// attempt ends within the handler's bound, and each takes the next
+// waiting delivery), and is given back unattempted if that left it less
+// than half its lease.
 // Outcomes are recorded in flushes (see Recording in the package doc).
 // Database errors are logged and retried at the next poll.
 func (w *Worker) Run(ctx context.Context) {
@@ -540,6 +550,7 @@ func (w *Worker) Run(ctx context.Context) {
 		woken = w.wakes.Load()
 		batch, asked, err := w.claimAndStart(ctx, w.ahead(), &inflight, f.add)
 		n := len(batch)
+		w.follow(n, asked)
 		linger = nextLinger(linger, n)
 		if err != nil && ctx.Err() == nil {
 			w.cfg.Logger.ErrorContext(ctx, "outbox: claim", slog.String("kind", w.cfg.Kind), slog.Any("error", err))
@@ -599,9 +610,6 @@ func (w *Worker) Run(ctx context.Context) {
 		}
 	}
 }
-
-// ahead is how many claimed deliveries Run lets wait for a slot.
-func (w *Worker) ahead() int { return min(w.cfg.BatchSize, w.cfg.Concurrency) }
 
 // midRound reports whether the last claim stopped before the last target
 // with pending deliveries: the next claim looks at the targets after it.
@@ -753,6 +761,16 @@ func (w *Worker) runner(actx context.Context, record func(done)) {
 			// slot's: it goes back, due at once, and a claim gives it a
 			// new slot. So every start is within one interval of its
 			// slot, and no second has more than rate + 2 starts.
+			w.mu.Lock()
+			w.running--
+			w.mu.Unlock()
+			w.giveBack(actx, []queued{q})
+			continue
+		}
+		if w.waited(q.d) {
+			// Its lease may end before its outcome is recorded: another
+			// worker would make the attempt again. It goes back, due at
+			// once.
 			w.mu.Lock()
 			w.running--
 			w.mu.Unlock()
