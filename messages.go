@@ -56,9 +56,12 @@ func (m *Messages) Languages() []language.Tag {
 // telling first: typically the request's Accept-Language header, then the
 // user's preferred locale, then the tenant's default, then the server's.
 // Each choice is an Accept-Language value (quality values order it) or one
-// tag ("zh-CN", "en"); zh, zh-CN, zh-Hans and zh-Hans-CN all match
-// Simplified Chinese. Empty choices and those that match none of m's
-// languages are skipped; with none left, Match answers English.
+// tag ("zh-CN", "en"). A tag matches a language of m as Language says: the
+// same language in the same script (zh, zh-CN, zh-SG, zh-Hans and
+// zh-Hans-CN match Simplified Chinese; zh-TW, zh-HK, zh-MO and zh-Hant do
+// not, and go on down the choices, to a zh-Hant catalogue when the host
+// added one). Empty choices and those that match none of m's languages
+// are skipped; with none left, Match answers English.
 func (m *Messages) Match(choices ...string) language.Tag {
 	if m == nil {
 		return language.English
@@ -80,11 +83,10 @@ func (m *Messages) Matched(choices ...string) (language.Tag, bool) {
 // Language is the language of m that tag names exactly, and whether it
 // names one: tag has the language and script of one of m's catalogues,
 // once its likely subtags are filled in (zh, zh-CN and zh-Hans-CN name
-// zh-Hans; en-US and en-GB name en, whose text names no region). Match
-// settles for the closest language; a setting that names a language must
-// not: zh-TW (Traditional Chinese) names no language of the shipped
-// catalogues, nor does tlh, nor anything that is no valid BCP 47 tag. A nil
-// *Messages has English only.
+// zh-Hans; en-US and en-GB name en, whose text names no region), the rule
+// Match follows for each choice: zh-TW (Traditional Chinese) names no
+// language of the shipped catalogues, nor does tlh, nor anything that is
+// no valid BCP 47 tag. A nil *Messages has English only.
 func (m *Messages) Language(tag string) (language.Tag, bool) {
 	if m == nil {
 		return i18n.Exact([]language.Tag{language.English}, tag)

@@ -96,8 +96,8 @@ type Config struct {
 	// DefaultLanguage is the server's default language, the last of the
 	// choices a request's language is matched against: a BCP 47 tag that
 	// names one of Messages.Languages exactly (deskkit.Messages.Language:
-	// "en", "zh-CN"; New refuses "zh-TW", which Match would take for
-	// zh-Hans). Empty, answers are in English
+	// "en", "zh-CN"; New refuses "zh-TW", which names none of the shipped
+	// ones). Empty, answers are in English
 	// when nothing else names a language, and the service's context then
 	// carries none (see Languages in the package documentation).
 	DefaultLanguage string

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit/internal/addr"
+	"github.com/deskkit/deskkit/internal/i18n"
 )
 
 // DefaultSMSLocale is the locale of SMSTemplates without one: mainland
@@ -189,11 +191,13 @@ func checkTemplateID(id string) error {
 }
 
 // template returns the id of m's template and its parameter, in the
-// locale m asks for when the table has it, else in the default locale.
+// locale m asks for when the table has it, else in a locale of the table
+// of the same language in the same script (zh for zh-CN, zh-HK for zh-TW;
+// never zh-TW for zh-CN), else in the default locale.
 func (t SMSTemplates) template(m SMS) (id, param string) {
 	locales := []string{t.DefaultLocale}
 	if m.Locale != "" {
-		locales = []string{canonicalLocale(m.Locale), t.DefaultLocale}
+		locales = append(append([]string{canonicalLocale(m.Locale)}, t.sameWriting(m.Locale)...), t.DefaultLocale)
 	}
 	for _, locale := range locales {
 		if m.Code == "" {
@@ -210,6 +214,35 @@ func (t SMSTemplates) template(m SMS) (id, param string) {
 		}
 	}
 	return "", "" // validate makes every bizKey of SMSBizKeys find one
+}
+
+// sameWriting lists the table's locales, sorted, other than locale
+// itself, that write locale's language in its script.
+func (t SMSTemplates) sameWriting(locale string) []string {
+	want, err := language.Parse(locale)
+	if err != nil {
+		return nil
+	}
+	have := map[string]bool{}
+	for l := range t.Notice {
+		have[l] = true
+	}
+	for _, byLocale := range t.Codes {
+		for l := range byLocale {
+			have[l] = true
+		}
+	}
+	var out []string
+	for _, l := range slices.Sorted(maps.Keys(have)) {
+		tag, err := language.Parse(l)
+		if err != nil || l == canonicalLocale(locale) {
+			continue
+		}
+		if _, ok := i18n.Exact([]language.Tag{tag}, want.String()); ok {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // noticeParam is the notice's parameter for the new number, masked as

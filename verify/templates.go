@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/i18n"
 )
 
 // Template is the text of the messages of one bizKey, written in Go's
@@ -161,6 +162,7 @@ func (ts *templateSet) code(b BizKey) *parsed {
 // templates are the sets of every language, English first.
 type templates struct {
 	sets    []*templateSet
+	tags    []language.Tag // the sets' tags, in their order
 	matcher language.Matcher
 }
 
@@ -175,12 +177,20 @@ func (ts templates) forContext(ctx context.Context) (*templateSet, string) {
 	return s, s.locale
 }
 
+// match is the set of tag's language in its script (i18n.ExactTag: a
+// zh-Hans reader gets zh-CN's or zh-SG's templates, never zh-TW's, and a
+// zh-Hant reader zh-TW's or zh-HK's, never zh-CN's), else English's.
 func (ts templates) match(tag language.Tag) *templateSet {
-	_, i, conf := ts.matcher.Match(tag)
-	if conf == language.No {
+	got, ok := i18n.ExactTag(ts.matcher, ts.tags, tag)
+	if !ok {
 		return ts.sets[0]
 	}
-	return ts.sets[i]
+	for _, s := range ts.sets {
+		if s.tag == got {
+			return s
+		}
+	}
+	return ts.sets[0]
 }
 
 // forLocale is the set of a locale a notice stored; English for "" or a
@@ -235,7 +245,7 @@ func newTemplates(overrides map[BizKey]Template, notice *Template, locales map[s
 	for i, s := range ts.sets {
 		tags[i] = s.tag
 	}
-	ts.matcher = language.NewMatcher(tags)
+	ts.tags, ts.matcher = tags, language.NewMatcher(tags)
 	return ts, nil
 }
 

@@ -126,7 +126,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 
 // checkLanguage refuses a -default-language the server has no messages
 // in exactly (deskkit.Messages.Language), before anything starts: zh-TW,
-// which the closest match would serve in Simplified Chinese, is refused.
+// which names none of the shipped languages, is refused.
 func checkLanguage(tag string) error {
 	if tag == "" {
 		return nil

@@ -59,8 +59,8 @@ func newI18n(cfg Config) (*i18n, error) {
 	}
 	l := &i18n{host: cfg.Messages, own: own, locales: cfg.Locales}
 	// As httpapi.Config.DefaultLanguage: a default must name a language
-	// the pages have exactly (zh-CN, not zh-TW, which Match would take as
-	// Simplified Chinese).
+	// the pages have exactly (zh-CN, not zh-TW, which is no Simplified
+	// Chinese).
 	if _, ok := l.messages().Language(cfg.DefaultLanguage); !ok {
 		var have []string
 		for _, t := range l.messages().Languages() {

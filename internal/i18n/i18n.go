@@ -128,8 +128,12 @@ func (b *Bundle) Tags() []language.Tag {
 // telling first: typically the request's Accept-Language header, then the
 // user's preferred locale, then the tenant's default, then the server's
 // default. Each choice is an Accept-Language value or a single tag ("zh-CN",
-// "en"); "" and choices that match none of the bundle's languages are
-// skipped. With none left, Match answers English.
+// "en"); "" and choices that name none of the bundle's languages are
+// skipped. A tag names a language of the bundle only as Exact says: the
+// same language in the same script (zh, zh-CN, zh-SG and zh-Hans-HK are
+// zh-Hans; zh-TW, zh-HK, zh-MO and zh-Hant are not, and go on down the
+// choices, to a host's zh-Hant catalogue if it added one). With none
+// left, Match answers English.
 func (b *Bundle) Match(choices ...string) language.Tag {
 	tag, _ := b.Matched(choices...)
 	return tag
@@ -145,14 +149,15 @@ func (b *Bundle) Matched(choices ...string) (language.Tag, bool) {
 			continue
 		}
 		wanted, _, err := language.ParseAcceptLanguage(c)
-		if err != nil || len(wanted) == 0 {
+		if err != nil {
 			continue
 		}
-		_, i, conf := b.matcher.Match(wanted...)
-		if conf == language.No {
-			continue
+		// In the order of their weights: "zh-TW, zh;q=0.9" is zh-Hans.
+		for _, t := range wanted {
+			if tag, ok := exactIn(b.matcher, b.tags, t); ok {
+				return tag, true
+			}
 		}
-		return b.tags[i], true
 	}
 	return English, false
 }
@@ -161,8 +166,8 @@ func (b *Bundle) Matched(choices ...string) (language.Tag, bool) {
 // names one: a language whose catalogue has tag's language and script, once
 // the likely subtags are filled in (zh-CN and zh-Hans-CN are zh-Hans; en-US
 // and en-GB are en, whose text names no region). The closest language
-// Match would settle for is not enough: zh-TW (Traditional Chinese) is no
-// zh-Hans, and tlh (Klingon) no en. A tag that is no valid BCP 47 tag, or
+// (x/text's matcher) is not enough: zh-TW (Traditional Chinese) is no
+// zh-Hans, and tlh (Klingon) no en. Match uses the same rule. A tag that is no valid BCP 47 tag, or
 // names no language (und), names none.
 func (b *Bundle) Exact(tag string) (language.Tag, bool) {
 	return Exact(b.Tags(), tag)
@@ -197,13 +202,25 @@ func Exact(tags []language.Tag, tag string) (language.Tag, bool) {
 	if err != nil {
 		return language.Und, false
 	}
+	return exactIn(language.NewMatcher(tags), tags, t)
+}
+
+// ExactTag is Exact for a parsed tag, with m the matcher of tags
+// (language.NewMatcher(tags)): for callers that match many tags against
+// one list.
+func ExactTag(m language.Matcher, tags []language.Tag, t language.Tag) (language.Tag, bool) {
+	return exactIn(m, tags, t)
+}
+
+// exactIn is Exact for a tag, with m the matcher of tags.
+func exactIn(m language.Matcher, tags []language.Tag, t language.Tag) (language.Tag, bool) {
 	if _, conf := t.Base(); conf != language.Exact {
 		return language.Und, false // und, or a script or region alone
 	}
 	if slices.Contains(tags, t) {
 		return t, true
 	}
-	_, i, conf := language.NewMatcher(tags).Match(t)
+	_, i, conf := m.Match(t)
 	if conf == language.No || !sameWriting(t, tags[i]) {
 		return language.Und, false
 	}

@@ -39,6 +39,45 @@ func TestMatch(t *testing.T) {
 	}
 }
 
+// TestMatchByScript: a reader's tag names the bundle's language only in
+// its script. Traditional Chinese (zh-TW, zh-HK, zh-MO, zh-Hant) is no
+// zh-Hans: it goes on down the choices (here to the default, zh-CN or
+// nothing), as any tag of a language the bundle lacks does; x/text's
+// matcher would settle for zh-Hans at Low confidence.
+func TestMatchByScript(t *testing.T) {
+	b := i18n.New()
+	const none = "none"
+	for tag, want := range map[string]string{
+		"zh": "zh-Hans", "zh-CN": "zh-Hans", "zh-Hans": "zh-Hans", "zh-SG": "zh-Hans",
+		"zh-Hans-CN": "zh-Hans", "zh-Hans-SG": "zh-Hans", "zh-Hans-HK": "zh-Hans", "zh-Hans-TW": "zh-Hans", "ZH-cn": "zh-Hans",
+		"zh-CN-u-ca-chinese": "zh-Hans",
+		"zh-TW":              none, "zh-HK": none, "zh-MO": none, "zh-Hant": none, "zh-Hant-CN": none, "zh-Hant-TW": none,
+		"zh-Hant-HK": none, "yue": none, "yue-HK": none,
+		"en": "en", "en-US": "en", "en-GB": "en", "en-AU": "en", "en-IN": "en", "en-Latn-US": "en", "EN-us": "en",
+		"fr": none, "de-CH": none, "ja": none, "ko-KR": none, "ru": none, "und": none, "*": none,
+		// Lists: the first that names a language of the bundle.
+		"zh-TW, zh;q=0.9": "zh-Hans", "zh-TW, en;q=0.5": "en", "zh-HK, zh-TW;q=0.8, fr;q=0.5": none,
+		"fr, zh-SG;q=0.1": "zh-Hans",
+	} {
+		got, ok := b.Matched(tag)
+		if want == none {
+			if ok {
+				t.Errorf("Matched(%q) = %v, want none", tag, got)
+			}
+		} else if !ok || got.String() != want {
+			t.Errorf("Matched(%q) = %v, %v; want %s", tag, got, ok, want)
+		}
+	}
+	// Down the chain: a zh-TW reader with a zh-CN locale reads
+	// Simplified Chinese; one without, the default.
+	if got := b.Match("zh-TW", "zh-CN", "en"); got != i18n.SimplifiedChinese {
+		t.Errorf("zh-TW then zh-CN: %v", got)
+	}
+	if got := b.Match("zh-TW", "", "en"); got != i18n.English {
+		t.Errorf("zh-TW then the default en: %v", got)
+	}
+}
+
 func TestSprintf(t *testing.T) {
 	b := i18n.New()
 	if got, want := b.Sprintf(i18n.SimplifiedChinese, "must be at most %d characters", 2000), "最多 2000 个字符"; got != want {
