@@ -107,10 +107,10 @@ func TestPackageDocListsErrorTable(t *testing.T) {
 // request body is described.
 func TestDocumentOperations(t *testing.T) {
 	doc, _ := readDocument(t)
-	n := 0
+	var ids []string
 	for path, item := range doc.Paths {
 		for method, op := range item {
-			n++
+			ids = append(ids, op.ID)
 			if op.RequestBody != nil && op.RequestBody.Description == "" {
 				t.Errorf("%s %s: request body without description", method, path)
 			}
@@ -130,8 +130,9 @@ func TestDocumentOperations(t *testing.T) {
 			}
 		}
 	}
-	if n != 32 {
-		t.Errorf("%d operations in the document, want 32", n)
+	slices.Sort(ids)
+	if diff := cmp.Diff(OperationIDs("trash", "verify", "channel"), ids); diff != "" {
+		t.Errorf("the document's operations, the operation lists' (-) and written (+):\n%s", diff)
 	}
 }
 
@@ -225,8 +226,7 @@ func TestServedDocumentCoversMountedOperations(t *testing.T) {
 		}
 	}
 	slices.Sort(got)
-	want := []string{"clearAllTrash", "clearTrash", "countTrash", "getOpenAPIDocument", "getTrash", "restoreAllTrash", "restoreTrash", "searchTrash"}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(OperationIDs("trash"), got); diff != "" {
 		t.Errorf("documented operations (-want +got):\n%s", diff)
 	}
 }
