@@ -69,6 +69,30 @@ type DeliveryPage struct {
 }
 
 // Attempt is one attempt of a delivery.
+//
+// Every attempt is logged: its start, duration, status, the client-safe
+// reason of a failure, and the first 1 KiB of the reply (valid UTF-8; for
+// e-mail, which addresses the server took), with what the channel's
+// address and secret hold masked as "***" before it is stored, in the
+// reply and in the reason (robots quote their URL in refusals, and
+// servers their request's URI in a 404: "Cannot POST /hook?token=...").
+// What is masked follows MaskAddress: for a webhook, the address, its
+// path and query together, its query, its path, each query value and each
+// path segment of 16 bytes or more; for a robot, each query value (its
+// key or access_token); and the secret. Each is masked as the address
+// writes it, percent-decoded and percent-encoded (either case of hex);
+// parts shorter than 4 bytes are left. The same masking applies to the
+// reasons of Test and Deliver. A principal who sees addresses masked also
+// sees every URL in an attempt's error, a delivery's lastError and a
+// disabled reason masked as a webhook's address is (https://HOST/***).
+// What deskkit sent is never logged.
+//
+// A delivery's log keeps its newest MaxAttemptsKept (100) attempts:
+// recording one more deletes the oldest past the bound, so that resends,
+// which are never refused for a long log, cannot grow it without end.
+// Only resends reach it, and what is lost is the oldest, least telling
+// attempts. The delivery's Attempts still counts every attempt, so the
+// first attempt listed then is not number 1.
 type Attempt struct {
 	_           struct{}  `additionalProperties:"false" description:"One attempt of a delivery."`
 	AttemptNo   int       `json:"attemptNo" minimum:"1" description:"The attempt's number, from 1."`

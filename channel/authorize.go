@@ -106,7 +106,8 @@ const masked = notify.Masked
 // names where it points as https://HOST/*** in every failure reason
 // (attempts, lastError, disabledReason, test results), and a principal who
 // sees addresses masked sees every URL in a disabled reason or an attempt's
-// error so.
+// error so (a reason stored by an older version may quote a redirect's
+// Location whole).
 func MaskAddress(t Type, address string) string {
 	switch t {
 	case Email:

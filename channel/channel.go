@@ -35,9 +35,18 @@ const (
 	Webhook Type = "WEBHOOK"
 	// Email: mail to 1 to 10 addresses, one message each.
 	Email Type = "EMAIL"
-	// EnterpriseChat: a WeCom (WeChat Work) group robot.
+	// EnterpriseChat: a WeCom (WeChat Work) group robot,
+	// https://HOST/cgi-bin/webhook/send?key=KEY. It gets
+	// {"msgtype":"markdown","markdown":{"content":...}}, cut to 4096
+	// bytes.
 	EnterpriseChat Type = "ENTERPRISE_CHAT"
-	// WorkplaceChat: a DingTalk custom robot, optionally signed.
+	// WorkplaceChat: a DingTalk custom robot,
+	// https://HOST/robot/send?access_token=TOKEN, optionally signed. It
+	// gets {"msgtype":"markdown","markdown":{"title":...,"text":...}}
+	// with the channel's name in both, so that DingTalk's keyword mode
+	// passes when the keyword is the channel's name. An optional signing
+	// secret (DingTalk's "SEC..." secret, Input.Secret) turns on
+	// DingTalk's signing.
 	WorkplaceChat Type = "WORKPLACE_CHAT"
 )
 
@@ -92,7 +101,10 @@ const (
 var quotas = map[Type]int{Webhook: 5, Email: 20, EnterpriseChat: 10, WorkplaceChat: 10}
 
 // Quota is how many channels of type t one tenant may have: 5 webhooks,
-// 20 e-mail channels, 10 of each robot; 0 for an unknown type.
+// 20 e-mail channels, 10 of each robot; 0 for an unknown type. The count
+// is one row per tenant and type, taken by a guarded upsert in the
+// insert's transaction, so that parallel adds cannot pass the quota on
+// either database. Over quota, Add answers a *QuotaError.
 func (t Type) Quota() int { return quotas[t] }
 
 // Channel is a channel as the API shows it: never with a secret.
@@ -117,8 +129,8 @@ type Channel struct {
 	// InFlightLimit is how many deliveries to the channel may be in
 	// flight now, across every server: it starts at
 	// Config.MaxInFlightPerChannel and moves between that and the
-	// ceiling with the channel's answers (see Fairness in the package
-	// documentation).
+	// ceiling with the channel's answers (see MaxInFlightPerChannel in
+	// Config, and Fairness in Run).
 	InFlightLimit int `json:"inFlightLimit" minimum:"1" description:"How many deliveries to the channel may be in flight at once now, across every server: it grows while the endpoint answers quickly and halves on 429, 503, timeouts, failed connections or answers much slower than usual, between the server's floor (4 unless set) and its ceiling."`
 	// PausedUntil is when the pause a Retry-After asked for ends, UTC;
 	// nil when the channel is not paused.
@@ -132,9 +144,34 @@ type Input struct {
 	ID int64
 	// Type is a canonical type or an alias; see ParseType.
 	Type string
+	// Name is 1 to MaxNameRunes characters (deskkit.CheckUniqueName: no
+	// invisible characters, no space at either end), unique within the
+	// tenant without case: a unique index on deskkit.FoldName of the name
+	// (deskkit_channels.name_folded) makes "WH2" beside "wh2", or
+	// parallel adds of one name, one channel and ErrNameTaken (httpapi:
+	// 409). The migration that added the index renamed the newer of two
+	// stored names that fold to one key ("wh2 (2)"; the oldest keeps its
+	// name) and logged each rename at WARN through slog.Default().
 	Name string
 	// Address is a URL (WEBHOOK and the robots) or a comma-separated list
 	// of e-mail addresses (EMAIL); it is normalised before it is stored.
+	//
+	// Addresses are at most MaxAddressBytes. URLs must be absolute http or
+	// https URLs without user info or fragment, and are stored as sent
+	// (trimmed): what URL parsers could read two ways (non-ASCII, spaces,
+	// quotes and brackets, percent-encoded or zoned hosts) is refused, not
+	// rewritten. A robot's URL needs its exact path (see EnterpriseChat
+	// and WorkplaceChat) and exactly one non-empty key or access_token; a
+	// DingTalk URL may not carry timestamp or sign itself. A host written
+	// as an IP address in any spelling ("127.1", "2130706433",
+	// "[::ffff:127.0.0.1]"), or "localhost", is checked against the SSRF
+	// guard when the channel is saved (ErrAddressBlocked); names are
+	// checked when a message is sent, on every address they resolve to.
+	//
+	// An EMAIL list has 1 to MaxEmailAddrs addresses, trimmed, each domain
+	// in lower case, duplicates dropped, and no empty elements
+	// ("a@x.com,,b@x.com"); each address is at most 254 characters, and
+	// errors name the element ("the 3rd e-mail address ...").
 	Address string
 	// Secret is WORKPLACE_CHAT's optional DingTalk signing secret (SEC...).
 	// It is write-only: stored encrypted, never shown. On a replace, nil
@@ -143,7 +180,10 @@ type Input struct {
 	// Events is the subscription: registered event types and prefixes
 	// ending in ".*" that match at least one registered type ("task.*"),
 	// at most MaxSubscriptions, duplicates dropped; nil or empty means
-	// every event. A replace replaces it too. A test ignores it.
+	// every event. Each entry is checked against the catalogue when the
+	// channel is saved (a *deskkit.InputError naming "events" otherwise);
+	// a prefix also matches types registered later. A replace replaces it
+	// too. A test ignores it.
 	Events []string
 	// RateLimit is the channel's own limit in messages a second, 0 to
 	// MaxRateLimit: 0 for none (Config.RateLimit applies). A replace
@@ -238,20 +278,43 @@ type Config struct {
 	Authorizer Authorizer
 	// PreviousSecret, if set, is the server secret before the last
 	// rotation: secrets and addresses encrypted under it still decrypt.
+	// Rows are not re-encrypted under the new key, so keep the previous
+	// secret until every channel has been added again. A row that neither
+	// key opens (the secret was lost) is an error that httpapi answers 500
+	// and logs: the channel must be deleted and added again.
 	PreviousSecret []byte
 	// TestsPerMinute is how many test messages one tenant may send in a
 	// minute, a test of an e-mail channel counting one per address;
-	// DefaultTestLimit if 0, no limit if negative.
+	// DefaultTestLimit (20) if 0, no limit if negative. Tests are counted
+	// in the database before the send, whatever its outcome, so that the
+	// throttle holds across replicas and the endpoint is no relay for
+	// spam.
 	TestsPerMinute int
 	// ResendsPerMinute is how many resends and recovers, together, one
 	// tenant may ask for in a minute (each Resend or Recover call counts
 	// one, whatever it queues); DefaultResendLimit (20) if 0, no limit if
 	// negative. Kept in the database, as the test throttle is, so that it
-	// holds across replicas.
+	// holds across replicas: counted in the transaction that queues the
+	// deliveries, so that a refusal for another reason (a disabled
+	// channel) counts nothing. Past it, a *deskkit.RateLimitError with the
+	// wait until the minute's window ends (httpapi: 429 with Retry-After).
 	ResendsPerMinute int
 	// AllowPrivateNetworks lets channels reach loopback and private
 	// networks (RFC 1918, ULA, CGNAT): for development and tests only.
 	// Cloud metadata addresses stay blocked.
+	//
+	// Without it, outbound HTTP goes through an SSRF guard that checks
+	// every address a name resolves to at dial time, on the address
+	// actually dialled, so that DNS rebinding cannot slip past: the IANA
+	// special-purpose ranges of IPv4 and IPv6 (code.dny.dev/ssrf),
+	// IPv4-mapped and NAT64 forms included, and the cloud metadata
+	// addresses. No proxy from the environment is used (the guard would
+	// check the proxy, not the target), no redirect is followed, and at
+	// most 64 KiB of a reply is read. The client's message of
+	// ErrAddressBlocked says why: loopback, a private network (and that
+	// this setting opens both in development), a cloud metadata endpoint
+	// or link-local (never opened), another special-purpose range; it
+	// never names an address a name resolved to.
 	AllowPrivateNetworks bool
 	// Resolver resolves host names for outbound requests; net.DefaultResolver
 	// if nil. Tests use it to make names resolve to blocked addresses.
@@ -270,17 +333,36 @@ type Config struct {
 	// RetrySchedule is the delay before each attempt of a delivery, the
 	// first counted from the publish and each other from the failure
 	// before it, each spread by +-10 %: 1 to 50 delays, none negative.
-	// DefaultRetrySchedule if nil (0, 5s, 5m, 30m, 2h, 5h, 10h, 10h).
+	// DefaultRetrySchedule if nil (0, 5s, 5m, 30m, 2h, 5h, 10h, 10h). A
+	// 429 or 503 with Retry-After waits at least that (at most 24 h).
+	// After the schedule's last failure the delivery is FAILED.
 	RetrySchedule []time.Duration
 	// DisableAfter is how long a channel's attempts must all have failed
 	// before it is disabled; DefaultDisableAfter (5 days) if 0.
+	//
+	// A channel keeps a failure clock: a success resets it; each failed
+	// attempt starts it (if it had not) and counts. A channel whose
+	// attempts have all failed for DisableAfter with at least
+	// DisableMinFailures failed attempts, or a webhook that answers 410
+	// Gone, is disabled: it gets no new deliveries, its pending ones end
+	// FAILED ("channel disabled"; an attempt in flight finishes, and its
+	// retry ends so), the reason and time are shown in lists, and a
+	// channel.disabled event (actor null) goes to the tenant's other
+	// enabled channels. Its data say the cause ("user", "gone" or
+	// "failures", with failingSeconds, attempts and lastError: see
+	// ChannelDisabledData), so that the reason, stored in English, is
+	// rendered in each reader's language at delivery. Disable does the
+	// same by hand; Enable re-enables a channel and clears its clock, and
+	// deliveries that failed while it was disabled come back with Recover.
+	// Resend and Recover refuse a disabled channel (ErrChannelDisabled).
 	DisableAfter time.Duration
 	// DisableMinFailures is how many failed attempts, at least, disable a
 	// channel after DisableAfter; DefaultDisableMinFailures (10) if 0.
 	DisableMinFailures int
-	// LogRetention is how long attempts and finished deliveries are kept
-	// before Run's housekeeping purges them; DefaultLogRetention (30
-	// days) if 0.
+	// LogRetention is how long attempts, finished deliveries and events
+	// are kept before Run's housekeeping purges them, every hour, in
+	// batches of 1,000 rows per statement; DefaultLogRetention (30 days)
+	// if 0. Pending deliveries are kept whatever their age.
 	LogRetention time.Duration
 	// Concurrency is how many attempts Run makes at once, and how many
 	// idle connections per host the outbound client keeps alive;
@@ -292,8 +374,8 @@ type Config struct {
 	// claimed deliveries wait for an attempt to end at first, twice as
 	// many after each claim that took that many, up to BatchSize, while
 	// each waits briefly; one that waited until less than half its lease
-	// is left goes back unattempted (see Scaling in the package
-	// documentation).
+	// is left goes back unattempted (see Run; examples/server/README.md,
+	// "Event channels in detail", gives what batches cost the database).
 	BatchSize int
 	// MaxInFlightPerChannel is the floor of a channel's in-flight limit:
 	// how many deliveries to one channel may be in flight at once, counted
@@ -309,7 +391,7 @@ type Config struct {
 	// succeeds. Channel.InFlightLimit and PausedUntil show it, and the
 	// histogram deskkit.delivery.in_flight_limit by channel type. It holds
 	// also while several processes claim at the same instant (see
-	// Fairness in the package documentation).
+	// Fairness in Run).
 	MaxInFlightPerChannel int
 	// InFlightCeiling is the highest a channel's in-flight limit grows
 	// to (MaxInFlightPerChannel is its floor); if 0, TenantConcurrency
@@ -332,8 +414,39 @@ type Config struct {
 	// deskkit.delivery.duration) and, while Run runs, the outbox's gauges;
 	// TracerProvider spans every operation and delivery attempt. nil means
 	// the global providers (otel.GetMeterProvider, otel.GetTracerProvider),
-	// which record nothing until the host installs some. See Metrics and
-	// traces in the package documentation.
+	// which record nothing until the host installs some.
+	//
+	// Under the scope github.com/deskkit/deskkit/channel: a span per
+	// operation ("channel.Add", "channel.Test", "channel.Publish", ...;
+	// status Error when it failed, with deskkit.result), and
+	// deskkit.events.published by deskkit.event.type: one per Publish of
+	// a new event (not one whose id the tenant published already),
+	// counted when Publish returns, so also for an event whose transaction
+	// the caller then rolls back.
+	//
+	// The worker's attempts are recorded by the delivery queue it shares
+	// with the verifier's notices, under that queue's own instrumentation
+	// scope (not the channel package's): a span "channel.deliver" per
+	// attempt (deskkit.event.type, deskkit.channel.type, deskkit.result,
+	// and the reply's http.response.status_code; status Error when it
+	// failed), the counter deskkit.deliveries and the histogram
+	// deskkit.delivery.duration (the attempt's time in seconds), both by
+	// deskkit.channel.type (WEBHOOK, EMAIL, ENTERPRISE_CHAT,
+	// WORKPLACE_CHAT; "channel" for a channel deleted meanwhile;
+	// verify.notice for the notices) and deskkit.result (succeeded;
+	// retrying, a failure the schedule tries again; failed, the
+	// delivery's end). MaxInFlightPerChannel names one more, the
+	// histogram deskkit.delivery.in_flight_limit.
+	//
+	// Run registers, while it runs, the observable gauges
+	// deskkit.outbox.depth (the PENDING deliveries of the whole queue,
+	// notices included, those under an attempt too) and
+	// deskkit.outbox.oldest_due_age (seconds the oldest due delivery has
+	// waited past its due time; 0 when none is due). Each collection runs
+	// one query over the pending deliveries' partial index, within 2 s;
+	// every replica running Run reports the same values, so take one
+	// replica's, or their maximum. The gauges are unregistered when Run
+	// returns.
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
 
@@ -343,26 +456,50 @@ type Config struct {
 	// statement is the same either way). Set it when connections go
 	// through a pooler that does not keep prepared statements, such as
 	// PgBouncer in transaction mode before 1.21.
+	//
+	// Unprepared, PostgreSQL plans the statement again for every event,
+	// and a trash.Add that publishes takes about 1.7 times one that does
+	// not, against about 1.3 prepared. The statement is prepared on the
+	// pool only where no connection is held (Run, and a Publish given the
+	// database rather than a transaction); inside a transaction it is
+	// prepared on the transaction's own connection, and until the first
+	// preparation succeeds Publish runs the same statement unprepared.
 	PlainStatements bool
 
 	// TenantLanguage, if set, tells the language a tenant reads its
 	// channels' messages in: a BCP 47 tag or an Accept-Language value
 	// ("zh-CN"), "" for English. Run asks it outside any transaction, off
 	// the claim loop where it can, and keeps each tenant's answer for
-	// TenantLanguageTTL (see Languages in the package documentation); an
-	// error is logged and means English, or the language last read. An
-	// event whose type has a Render (deskkit's own types do, see
-	// deskkit.EventType) is rendered from its data in that language when
-	// it is delivered; other events, and English, go out with the Title
-	// and Text they were published with. It may be called from several
-	// goroutines at once, for different tenants, each call bounded by 10
-	// seconds.
+	// TenantLanguageTTL; an error is logged and means English, or the
+	// language last read. An event is stored as published (its Title and
+	// Text, in English for deskkit's own events) and its data. An event
+	// whose type has a Render (deskkit.EventType: the trash's, the
+	// verifier's and channel.disabled have one) is rendered from its data
+	// in that language, with Messages, when it is delivered, for the
+	// robots and e-mail (whose closing line follows); the webhook's JSON,
+	// machine-read, never changes. Other types, English, and a rendering
+	// that fails go out with the Title and Text they were published with.
+	// It may be called from several goroutines at once, for different
+	// tenants, each call bounded by 10 seconds.
 	TenantLanguage func(ctx context.Context, tenantID int64) (string, error)
 	// TenantLanguageTTL is how long Run keeps a tenant's language before
 	// it asks TenantLanguage again, and so how long a change of a
 	// tenant's language may take to show in its events;
 	// DefaultTenantLanguageTTL (1 minute) if 0. Negative keeps nothing:
 	// Run asks once per tenant of every batch, on the claim loop.
+	//
+	// So a busy queue asks the hook once per tenant and TTL instead of
+	// once per tenant and batch: a change of a tenant's language shows in
+	// the events delivered from one TTL after it (earlier, often). The
+	// first batch of a tenant, and the first after it was idle for a TTL,
+	// waits for the hook; from half the TTL a batch asks again in the
+	// background and goes on with the language it has, so a tenant with
+	// events every half TTL never waits. Batches that need one tenant at
+	// once make one call; at most 4 calls run at once, each within 10
+	// seconds. A call that fails is logged when the tenant's calls start
+	// failing, means the language last read (English if none), is made
+	// again 5 seconds later in the background, and makes no batch wait.
+	// Tenants without events for two TTLs are forgotten.
 	TenantLanguageTTL time.Duration
 	// Messages translates the rendered events; deskkit's shipped
 	// catalogues if nil.
@@ -523,6 +660,18 @@ const MinSecretLength = 32
 // sends the EMAIL channels' messages (nil: EMAIL channels can be stored but
 // a test or delivery fails with ErrDeliveryFailed).
 //
+// A webhook gets a signing secret when it is added: "whsec_" and the
+// base64 of 32 random bytes, in the add's answer and nowhere else (lists
+// never show a secret). Signing secrets and addresses (a robot's address
+// carries its key, and webhook URLs often carry tokens) are stored
+// encrypted with AES-256-GCM under a key derived from secret
+// (HKDF-SHA256), bound to the row's tenant, type and field, so that a
+// database dump leaks neither and a ciphertext copied to another tenant
+// or field does not decrypt. (The row id is not bound: it is not known
+// before the insert.) Secrets and addresses are never logged. After a
+// rotation of the server secret, Config.PreviousSecret keeps the rows
+// written before it readable.
+//
 // New checks, after its arguments, that Migrate has run: one catalog query
 // for the registry's and the outbox's tables, bounded by 5 seconds of its
 // own (New takes no context). A missing table is an error naming the call
@@ -634,6 +783,32 @@ var tables = slices.Concat([]string{"deskkit_channels", "deskkit_channel_counts"
 // events reach channels (deskkit_outbox_events, deskkit_outbox_deliveries,
 // deskkit_outbox_attempts and deskkit_outbox_migrations). It is safe to
 // run from several processes at once.
+//
+// On PostgreSQL each delivery is a row written once and updated twice
+// (its claim, its outcome), and neither update can be HOT: each changes a
+// column of the index of pending deliveries the claims read
+// (deskkit_outbox_target_due_idx) or of its predicate, so a delivered row
+// leaves two dead versions in deskkit_outbox_deliveries and two dead
+// entries in that index until a vacuum removes them, and every claim
+// steps over the dead entries of the channels it reaches. Migrate
+// therefore sets the queue tables' own autovacuum settings: the
+// deliveries table is vacuumed after 10,000 dead versions (5,000
+// deliveries) however long its log of finished rows, with its indexes
+// always cleaned, and analyzed every 20,000 changes; the events and
+// attempts, written once and purged by age, every 5 % of growth or
+// deletion. They take effect only with autovacuum on, PostgreSQL's
+// default; a server that runs without it must VACUUM
+// deskkit_outbox_deliveries itself, every minute or so under load. What
+// an operator checks: n_dead_tup, last_autovacuum and autovacuum_count of
+// deskkit_outbox_deliveries in pg_stat_user_tables (dead versions fall
+// back at least once a minute while deliveries flow), the pending index's
+// size (pg_relation_size) against the number of pending deliveries, and
+// transactions open for minutes (pg_stat_activity), which keep every dead
+// version of the database from being removed. examples/server/README.md
+// ("Operating the outbox") gives the queries. SQLite needs none of this.
+//
+// The migration that made names unique without case renames stored names
+// that collide (see Input.Name).
 func Migrate(ctx context.Context, db *bun.DB) error {
 	if err := outbox.Migrate(ctx, db); err != nil {
 		return err

@@ -127,6 +127,7 @@ func validEventType(s string) bool {
 //
 // Deliver is a library call for the host, which has decided that the
 // tenant is the right audience; it takes no principal and no throttle.
+// Unlike Publish, it sets no key of ev.Data, and checks none.
 func (r *ChannelRegistry) Deliver(ctx context.Context, tenantID int64, ev Event, channelIDs []int64) ([]Result, error) {
 	ctx, call := r.ops.Start(ctx, "channel.Deliver", "")
 	v, err := r.deliver(ctx, tenantID, ev, channelIDs)

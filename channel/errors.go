@@ -14,6 +14,15 @@ import (
 // for one message: what the far end answered, or why it could not be
 // reached, in words for the client and in fields for a job that decides
 // whether to try again.
+//
+// Its message says what the far end answered: its status, a redirect
+// (never followed; where it points is named as a masked address is shown,
+// its scheme and host followed by "/***", since a Location may carry a
+// token as the address may), a robot's errcode and errmsg (DingTalk's
+// 310000, a keyword, signature or timestamp refused, and 130101, over 20
+// messages a minute, are spelled out), a timeout, a refused connection.
+// What the channel's address and secret hold is masked in it as in an
+// Attempt's error.
 type DeliveryError struct {
 	// Reason is what happened, fit to show the client: "the webhook
 	// answered 410 Gone", "WeCom answered errcode 93000: invalid webhook

@@ -186,7 +186,8 @@ func (r *ChannelRegistry) RegisterEventTypes(types ...deskkit.EventType) error {
 }
 
 // EventTypes returns the registry's catalogue, sorted by name: a copy, so
-// that a caller that changes it changes nothing else.
+// that a caller that changes it changes nothing else. Each type has a
+// description and example data, for GET /api/v1/event/types.
 func (r *ChannelRegistry) EventTypes() []deskkit.EventType {
 	r.typesMu.RLock()
 	out := make([]deskkit.EventType, 0, len(r.types))
@@ -350,12 +351,19 @@ var _ deskkit.Publisher = (*ChannelRegistry)(nil)
 // "actor" of the services' events) in case alone ("TenantID", "ACTOR") is
 // refused: a receiver that matches keys without case, as Go's
 // encoding/json and .NET do, would read it in place of deskkit's.
+// "tenantId" is set at the top level: the data's own top-level
+// "tenantId" is replaced, nested objects are kept as they are. Keys are
+// compared as encoding/json decodes them (escapes resolved) and folds
+// them (strings.EqualFold, Unicode simple folding). The event's id is
+// also the webhook-id of every attempt.
 //
 // Publish does no network I/O and calls back into nothing: on PostgreSQL
 // it is one statement, which chooses the tenant's subscribed channels,
 // writes the event and its deliveries, and NOTIFYs the workers, who are
 // woken at commit; on SQLite two. This process's worker is also woken
-// directly.
+// directly. On PostgreSQL the statement is prepared once per connection
+// of the pool (Config.PlainStatements says what that saves, and when to
+// turn it off).
 //
 // Errors: a *deskkit.InputError naming the field of a malformed event
 // (tenantID, id, type, title, text, data), "data" for a key that folds

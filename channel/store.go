@@ -53,7 +53,7 @@ type channelRow struct {
 // Only admins, and principals the Config's Authorizer allows, may add.
 //
 // Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
-// the field (see normalizeInput for the rules); an error matching ErrAddressBlocked for a
+// the field (Input's fields give the rules); an error matching ErrAddressBlocked for a
 // URL whose host the SSRF guard refuses; *QuotaError when the tenant has
 // as many channels of the type as Type.Quota allows; ErrNameTaken.
 func (r *ChannelRegistry) Add(ctx context.Context, p deskkit.Principal, in Input) (Added, error) {

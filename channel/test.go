@@ -23,7 +23,8 @@ const TestEventType = "channel.test"
 // Test sends one real test message through the protocol of the channel
 // that in describes (type, name and address as they would be added, so a
 // channel can be tried before it is saved), within the registry's Timeout
-// (10s by default) in all.
+// (10s by default) in all: a TestEventType event to a webhook, markdown to
+// the robots, a message to each e-mail address.
 //
 // A webhook's message is signed with the secret of the stored channel that
 // in.ID names, or else of the tenant's channel of that type and name, when
@@ -31,12 +32,15 @@ const TestEventType = "channel.test"
 // returned in the result so that the receiver can be checked. A DingTalk
 // robot signs with in.Secret when given, or else with the stored channel's
 // secret on the same terms, or not at all. A stored secret never signs a
-// message to another address: the caller could replay it to the real
-// receiver.
+// message to another address: signed for an address the caller picks, a
+// webhook message could be replayed to the real receiver, and a DingTalk
+// signature, which covers only a timestamp, would let the caller post
+// anything to the robot for an hour.
 //
 // Tests are throttled per tenant (Config.TestsPerMinute messages a minute,
-// a test of an e-mail channel counting one per address), counted before
-// the send whatever its outcome, so that the endpoint is no relay for spam.
+// a test of an e-mail channel counting one per address), counted in the
+// database before the send whatever its outcome, so that the throttle
+// holds across replicas and the endpoint is no relay for spam.
 // A failure is a *DeliveryError saying what the far end answered
 // (ErrDeliveryFailed), or ErrAddressBlocked when the guard refused the
 // address. Only admins, and principals the Authorizer allows ActionTest,

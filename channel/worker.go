@@ -50,6 +50,88 @@ const (
 // nil. A process that dies instead leaves its claimed deliveries to be
 // attempted again, by any process, when their lease ends. Run returns an
 // error at once if it is already running on this registry.
+//
+// Attempts and retries. Run claims due deliveries in batches (on
+// PostgreSQL with FOR UPDATE SKIP LOCKED, so that replicas share the
+// queue and each delivery is attempted by one of them), up to
+// Config.BatchSize per claim and Config.Concurrency attempts at a time,
+// each under a lease of twice Config.Timeout plus a minute: a process
+// that dies mid-attempt loses its deliveries when the lease ends, and
+// another makes the attempt again. Outcomes are recorded in flushes,
+// every 5 ms or 100 outcomes, each one transaction for all of them; a
+// process that dies between an attempt and its flush has that attempt
+// made again when its lease ends. On PostgreSQL a claim commits without
+// waiting for the disk (the one write whose loss is harmless): a crash of
+// PostgreSQL itself may forget the claims of its last few hundred
+// milliseconds, and those deliveries are attempted again. Delivery is
+// therefore at least once, and receivers drop duplicates by webhook-id. A
+// flush that loses its database connection (a restart, a failover, a
+// network blip) is recorded again on a fresh connection within a few
+// seconds and within the lease, so that a blip costs neither a duplicate
+// nor a lease's delay; only a database down for longer than that leaves
+// the flush's deliveries to be attempted again when their leases end.
+//
+// A replica claims ahead: claimed deliveries wait in it for an attempt to
+// end, as many as its attempts at once at first, doubling while claims
+// come back full up to BatchSize, so that a backlog is claimed in larger
+// batches; they go back to the queue when Run stops, or unattempted if
+// one waited until less than half its lease was left.
+//
+// Fairness. A claim takes every tenant's first due delivery before any
+// tenant's second, and within a tenant every channel's first before any
+// second, so that no tenant waits behind another's backlog and no channel
+// behind another of its tenant's. A channel has at most
+// Config.MaxInFlightPerChannel deliveries in flight, counted across every
+// process from the leased rows (on PostgreSQL a process leaves out its
+// own attempts that ended, their outcomes not yet recorded, so that a
+// channel's room is free as soon as an attempt ends; the other processes
+// count them until recorded), so that a hanging endpoint holds that many
+// attempts, not all of them; and one tenant's deliveries hold at most
+// Config.TenantConcurrency of a process's attempts, so that another
+// tenant's event finds one free while a tenant's endpoints hang. The cap
+// adapts between a floor and a ceiling with the channel's answers
+// (Config.MaxInFlightPerChannel and InFlightCeiling say how), a
+// Retry-After pauses the whole channel, and a rate limit spaces its sends
+// (Input.RateLimit): shared by every process, shown in Channel. A lease
+// counts toward its channel's cap for twice Config.Timeout plus 5 s after
+// its claim (a claimed delivery waits for a slot at most one attempt's
+// time): a killed process holds its channels' caps no longer than its
+// attempts could have run. The cap holds also while several processes
+// claim at the same instant: on PostgreSQL one claim at a time takes from
+// a channel, the others skip it until it has committed. On SQLite (one
+// process) the claim ranks every due delivery; on PostgreSQL it steps
+// through the channels that have pending deliveries with one index probe
+// each, so its cost follows that number of channels, not the queue's
+// length.
+//
+// Sending. Success is, per type: a 2xx reply for a webhook (a 3xx is a
+// failure: redirects are never followed); errcode 0 for the robots; for
+// e-mail, the mail server's acceptance of every address. An e-mail
+// attempt that some addresses did not take succeeded for those: the next
+// attempt goes only to the addresses still owed (and still on the
+// channel), so that a retry does not mail the others twice. An address
+// the SSRF guard refuses fails the delivery at once, as does a channel
+// that was deleted or disabled (its deliveries end FAILED, "channel
+// deleted" or "channel disabled"). The outbound client keeps
+// Config.Concurrency idle connections per host alive. A worker keeps the
+// channels it opened (decrypted) across batches, up to a few thousand:
+// each claim reads only their versions, in one query, and reads and
+// decrypts again only a channel changed since, so a change to a channel
+// (its address, secret, enabled) is seen at the next claim. A batch
+// builds each event's message once.
+//
+// Wake-up. On PostgreSQL over bun's pgdriver, Run LISTENs for the
+// publishers' NOTIFY, sent at commit; a lost listener connection is
+// logged and established again. Every process also polls every second,
+// and a publish wakes its own process's worker directly (again 20 and 200
+// ms later when it publishes in a transaction, whose commit comes after):
+// on SQLite that and the poll are the only wake-ups.
+//
+// Scaling. Every process running Run on the database shares its queue:
+// claims skip each other's rows, so throughput grows with replicas until
+// the database is the bound. examples/server/README.md ("Event channels in
+// detail") gives what a delivery costs the database and the throughput
+// measured with one, two and four replicas.
 func (r *ChannelRegistry) Run(ctx context.Context) error {
 	if !r.running.CompareAndSwap(false, true) {
 		return errors.New("channel: Run is already running on this registry")

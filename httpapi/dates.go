@@ -30,8 +30,12 @@ var dateSyntax = regexp.MustCompile(`^([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[Tt]([0-9]{
 // patterns are this one and that it agrees with ParseTime.
 const datePattern = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])| ([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9])$`
 
-// ParseTime reads a date as the API takes it (dateSyntax): the one parser
-// of every date parameter and filter value. It is cut to the second, as
+// ParseTime reads a date as the API takes it: the one parser of every date
+// parameter and filter value. A date is written in one of two spellings:
+// RFC 3339's date-time (section 5.6), 2026-11-22T01:00:00Z, with a
+// fraction of a second of any length after a dot and an offset of Z or
+// ±hh:mm (T and Z may be written t and z, as section 5.6 allows); or
+// yyyy-MM-dd HH:mm:ss, read as UTC. It is cut to the second, as
 // deletion dates are kept, in UTC, and must fall in the years 1 to 9999 in
 // UTC. Refused, each by an *deskkit.InputError naming field and the rule:
 // another spelling (a comma before the fraction, an offset without its

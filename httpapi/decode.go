@@ -29,7 +29,13 @@ import (
 // limit (Config.MaxBodyBytes, 1 MiB by default) is an error the server
 // answers 413 request_too_large, naming the limit. Keys match field names exactly: encoding/json would
 // take "MOBILE" for the field mobile, DecodeJSON answers that it is not a
-// field of this request.
+// field of this request. A key given twice in one object is refused at
+// any depth, since the last would otherwise win.
+//
+// The message says what the field must be from its Go type ("toAddress
+// must be an array of arrays of addresses"), and a number written with a
+// leading zero (024172, not JSON) is named as such, with the advice to
+// write it as a string.
 //
 // A string holding bytes that are not UTF-8 is refused, naming its field
 // ("name must be valid UTF-8"), as the same bytes in a query are: encoding/json

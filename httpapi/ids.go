@@ -39,7 +39,7 @@ func parseInteger(field, s string) (int64, error) {
 }
 
 // ParseID reads an id as every route of the API takes one, in a path, a
-// query or a filter: a positive int64 written as plain decimal digits, with
+// query, a filter or a body (a channel id written as a string): a positive int64 written as plain decimal digits, with
 // no sign, no leading zero and no escape. Anything else is an
 // *deskkit.InputError naming field: "must be written as plain decimal
 // digits, without a sign, leading zeros or escapes" for +42, 042 and -0,

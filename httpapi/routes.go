@@ -65,6 +65,13 @@ func (s *Server) HostRoutes() []Route {
 // twice, or a template httprouter cannot hold, panics, and mounts
 // nothing. Host routes are not in the OpenAPI document, which describes
 // deskkit's own operations.
+//
+// The router is github.com/julienschmidt/httprouter. httprouter v1.3.0
+// panics when a static segment and a wildcard share a position in one
+// method's tree (PATCH /task/trash/back beside PATCH
+// /task/trash/{id}/back); there, and only there, the wildcard is
+// registered and its handler picks the operation whose template the path
+// matches.
 func (s *Server) Handle(method, path string, fn Endpoint, query ...string) {
 	var params []param
 	for _, name := range query {

@@ -74,24 +74,87 @@ type Config struct {
 	RequestTimeout time.Duration
 	// RetryAfter is the Retry-After of a 503 whose error does not carry
 	// its own (deskkit.RetryAfterer). DefaultRetryAfter if 0.
+	//
+	// An outage is answered 503 service_unavailable with Retry-After and
+	// a generic message, never 500: that is deskkit.ErrUnavailable,
+	// whatever deskkit recognises as an outage (the pool or a statement
+	// out of time, connections refused or reset, too many clients,
+	// shutdown, SQLite busy, the request deadline), a closed pool, and any
+	// error once the request deadline has passed. Nothing such a request
+	// did was committed; the client may retry.
 	RetryAfter time.Duration
 	// OutageLogInterval: 503s are logged once per interval, with the
 	// number left out since the last line. DefaultOutageLogInterval if 0.
+	//
+	// The interval runs on the clock of Now: the first 503 is logged, the
+	// ones that follow within the interval are only counted, and the next
+	// line says how many ("suppressed"). When the outage ends, that is at
+	// the first request that succeeds after 503s were left out, a line
+	// "service available again" gives their count at once, rather than
+	// with the next outage; so that a database that fails and recovers
+	// many times a second does not log a line each time, that line too
+	// comes at most once per interval (a count not given yet comes with a
+	// later line). A client that went away (its context cancelled) is not
+	// logged at all.
 	OutageLogInterval time.Duration
 
 	// MeterProvider records http.server.request.duration; the global
 	// provider (otel.GetMeterProvider) if nil, which records nothing
-	// until the host installs one. See Metrics and traces in the package
-	// documentation.
+	// until the host installs one. Nothing is registered on a global
+	// registry.
+	//
+	// Under the scope github.com/deskkit/deskkit/httpapi, the histogram
+	// http.server.request.duration is in seconds (OpenTelemetry's name,
+	// buckets and attributes): http.route, the template of the operation
+	// that served the request (/api/v1/task/trash/{id}, as Routes writes
+	// it; never the path, and absent when no route matched, for 404s and
+	// 405s), the http.request.method (_OTHER for a method HTTP does not
+	// define) and http.response.status_code. examples/bench/README.md
+	// gives what the metrics cost a request.
 	MeterProvider metric.MeterProvider
 	// TracerProvider starts a server span per request; the global
 	// provider (otel.GetTracerProvider) if nil.
+	//
+	// Each request is a server span named "METHOD /route/template" ("GET"
+	// alone when no route matched), a child of the span the global
+	// propagator (otel.GetTextMapPropagator) extracts from its headers, if
+	// the host set one; its status is Error for 5xx answers only, and its
+	// client.address the client's: the connection's, or behind
+	// TrustedProxies the one they name (Proxies; Server.Client answers the
+	// same for a host's own logs). The services' spans are its children.
 	TracerProvider trace.TracerProvider
 
 	// Messages writes the envelope's msg in the reader's language (see
 	// Languages in the package documentation); nil is deskkit.NewMessages()
 	// with the languages deskkit ships, English and Simplified Chinese.
 	// A host that adds a language or rewords a message passes its own.
+	//
+	// What is written in the reader's language: "Success", each error
+	// row's message, the services' own messages (errors that are
+	// deskkit.LocalizedMessagers), the router's 404 and 405, and every
+	// field-level message of the parameter checks and DecodeJSON. English
+	// answers are the messages as the code writes them.
+	//
+	// The language is Messages.Match of, in this order: the request's
+	// Accept-Language (quality values order it; zh, zh-CN, zh-Hans and
+	// zh-Hans-CN are all Simplified Chinese), the user's preferred locale
+	// and the tenant's default locale, then DefaultLanguage, then English.
+	// A choice that names none of Messages' languages is skipped. The
+	// user's and tenant's locales come from the Authenticator when it
+	// also implements deskkit.LocaleResolver, asked once per authenticated
+	// request after Authenticate; its error is answered as any error (one
+	// wrapping deskkit.ErrUnavailable is a 503). Without it, and for a
+	// request whose authentication fails (401, which has no principal),
+	// only Accept-Language and the default remain.
+	//
+	// A host's own catalogues come in an fs.FS:
+	//
+	//	msgs, err := deskkit.NewMessages(os.DirFS("catalogues")) // ja.json, zh-Hans.json...
+	//	api, err := httpapi.New(&httpapi.Config{Authenticator: auth, Messages: msgs, DefaultLanguage: "ja"})
+	//
+	// The same Messages go to verify.Config.Messages and
+	// channel.Config.Messages, so that codes and event messages read as
+	// the answers do.
 	Messages *deskkit.Messages
 	// DefaultLanguage is the server's default language, the last of the
 	// choices a request's language is matched against: a BCP 47 tag that
@@ -100,6 +163,12 @@ type Config struct {
 	// ones). Empty, answers are in English
 	// when nothing else names a language, and the service's context then
 	// carries none (see Languages in the package documentation).
+	//
+	// The language is on the context the service is called with
+	// (deskkit.WithLanguage), so that what it sends for the request (a
+	// verification code) is written in it too; with no language on the
+	// context the service keeps its own default (verify writes English,
+	// and a template SMS provider its own DefaultLocale).
 	DefaultLanguage string
 	// TrustedProxies are the reverse proxies in front of the server whose
 	// Forwarded and X-Forwarded-For headers give the client's address:

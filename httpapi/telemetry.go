@@ -19,7 +19,15 @@ import (
 // scope is the instrumentation scope of the server's meter and tracer.
 const scope = "github.com/deskkit/deskkit/httpapi"
 
-// RequestIDHeader carries the request id, both ways.
+// RequestIDHeader carries the request id, both ways. Every request gets
+// an id: its X-Request-Id if valid (ValidRequestID), otherwise a new one,
+// 32 random hex digits (an invalid id is replaced, never refused). The
+// answer echoes it in X-Request-Id, every error envelope carries it in
+// ext.requestId, and the request's context carries it
+// (deskkit.RequestID): every line deskkit logs for the request gets it as
+// request_id once the host wraps its slog handler with
+// deskkit.LogHandler, as the reference server does. A host that logs
+// requests itself wraps its whole handler with RequestIDs.
 const RequestIDHeader = "X-Request-Id"
 
 // MaxRequestIDLength is the longest incoming request id kept.
