@@ -18,6 +18,23 @@ import (
 // service); it is safe for concurrent use.
 //
 // A nil *Messages renders every message in English.
+//
+// A message's key is its English text, the fmt format the code writes
+// ("must be at most %d characters"), so English needs no catalogue and
+// stays exactly as clients have seen it; machine words (field names,
+// bizKeys, codes, enum values, URLs) are the same in every language.
+// Languages are matched with golang.org/x/text/language, which reads
+// Accept-Language's quality values and knows which tags mean the same
+// language. Messages are formatted with fmt from catalogues keyed by the
+// English text rather than with golang.org/x/text/message, whose printer
+// writes numbers the locale's way (2000 as "2,000" in English) and so would
+// change English messages, or with github.com/nicksnyder/go-i18n, whose
+// messages are keyed by ids and written in templates: deskkit's messages are
+// fmt formats already, their arguments are mostly machine words, and a
+// catalogue keyed by the English text needs no id per message and cannot
+// fall out of step with it. deskkit's tests fail when the code writes a
+// message the shipped Chinese catalogue lacks, or the catalogue keeps one
+// the code no longer writes.
 type Messages struct {
 	b *i18n.Bundle
 }

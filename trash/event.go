@@ -88,6 +88,46 @@ type ProjectEventData struct {
 // (the composition root registers them). Each call returns a fresh slice
 // with fresh examples. Each renders its title and text from its data in
 // another language than English when delivered (EventType.Render).
+//
+// Every event gets a new id (deskkit.NewEventID) and the trash's clock as
+// its time. The publisher receives the tenant as an argument and puts
+// "tenantId" into the data itself; the trash's data have no such key. Data
+// are JSON objects of typed structs, the same types as the examples:
+//
+//   - EntryEventData (the trashed events): actor, projectId, trashId (the
+//     entry's id), targetType, targetId, targetName;
+//   - RestoredEventData: the same and alsoRestored, an EventTarget
+//     (trashId, targetType, targetId, targetName) or null;
+//   - ClearedEventData: the same and alsoCleared, a list of EventTarget,
+//     empty when nothing went with the entry;
+//   - ProjectEventData (trash.restored, trash.cleared, trash.purged):
+//     actor, projectId, count (entries that left the trash, those taken
+//     with others included: what the call returns), and for trash.purged
+//     retentionSeconds, the retention period its text states.
+//
+// actor is the principal as {"id", "name"}, the name from Config.Users (""
+// without one, or for a user it does not know), and null for trash.purged,
+// which nobody caused. The name is asked once per call, before the
+// transaction (Add: before its insert, inside the host's transaction, which
+// it hands the resolver to read through; see UserResolver), and only when
+// there is a publisher; an error from Config.Users then fails the
+// operation, as it fails a search.
+//
+// Title and Text are short sentences in English, such as `Task "Fix login"
+// moved to the trash` and `Ada moved task "Fix login" of project 3 to the
+// trash.`, naming the actor ("User 7" when the name is unknown or holds
+// control characters) and the project by id (the trash knows no project
+// names). Robots render them as markdown and e-mail shows them as plain
+// text. Names are typed by users and may hold markdown, so each name is
+// quoted and the characters that start inline markdown (\ ` * _ ~ [ ] < >
+// &) are escaped with a backslash: a robot shows the name as typed, never
+// a link, emphasis or HTML of the user's making, and an e-mail shows the
+// backslashes, the price of one text for both. Names cannot break lines
+// (deskkit.CheckName), so nothing in them can start a heading or a list. A
+// bare URL in a name may still be shown as a link by a robot that links
+// URLs; it links where it says. Titles cut names to 60 characters ("…"), so
+// that every title keeps within deskkit.Event's 200; texts carry names
+// whole. The data carry every name as it is.
 func EventTypes() []deskkit.EventType {
 	types := eventTypes()
 	for i := range types {
@@ -163,7 +203,7 @@ func (t *Trash) publish(ctx context.Context, db bun.IDB, tenantID int64, typ str
 // nothing needs it. Callers ask before they open a transaction or take a
 // lock, as for every hook, and pass t.db; Add, which runs in the host's
 // transaction, passes that transaction, so that the lookup needs no second
-// connection (see Transactions in the package doc).
+// connection (see Hooks and transactions in the package doc).
 func (t *Trash) actor(ctx context.Context, db bun.IDB, p deskkit.Principal) (*deskkit.Actor, error) {
 	if t.cfg.Publisher == nil {
 		return nil, nil

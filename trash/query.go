@@ -71,7 +71,32 @@ const (
 
 // Query is a trash search. The zero values of the optional fields mean the
 // defaults: every project, no name term, page 1 of 10, newest id first,
-// basic info.
+// basic info. Query.Validate checks a query without running it; the HTTP
+// query syntax (filters[n].key, list spellings, dates as text) is parsed by
+// package httpapi, which builds the Query.
+//
+// Where the API specification leaves a choice open:
+//
+//   - TargetName and the MATCH family of filter ops are case-insensitive
+//     substring (MATCH, NOT_MATCH) or prefix (MATCH_END, NOT_MATCH_END)
+//     matches. Case is folded with Go's Unicode rules into a stored column
+//     (FoldName), the same on PostgreSQL and SQLite. %, _ and \ match
+//     themselves. EQUAL and IN on targetName compare exactly. A term no name
+//     can contain (invalid UTF-8, control characters) is an input error.
+//   - Deletion dates are kept to the second, and dates in a query are cut
+//     to the second in UTC: DeletedDate 2026-11-01 09:30:00.7 finds entries
+//     deleted during that second. Years outside 1 to 9999 in UTC are input
+//     errors.
+//   - Filters (at most MaxFilters) are ANDed. Comparisons (GREATER_THAN,
+//     ...) apply to numbers and dates; IS_NULL and IS_NOT_NULL to sprintId,
+//     the only key that can be empty; NOT_EQUAL and NOT_IN on sprintId also
+//     match entries without a sprint. IN and NOT_IN take 1 to MaxInValues
+//     values (see Filter).
+//   - Results are ordered by id, deletedDate or targetName (default id,
+//     DESC), ties broken by id, so pages never overlap.
+//   - Every result carries deletedBy, deletedByName and purgeDate (see
+//     Entry); InfoDetail adds the creator's name and both avatars in the
+//     same call.
 type Query struct {
 	TargetType  TargetType // required
 	ProjectID   int64      // 0: every project of the tenant

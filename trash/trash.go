@@ -57,11 +57,22 @@ type Config struct {
 	// fails if it is a deskkit.EventTypeChecker that lacks one of the
 	// types: register them first. See Events in the package documentation.
 	Publisher deskkit.Publisher
-	// MeterProvider counts the trash's operations (deskkit.trash.operations)
-	// and TracerProvider spans each; nil means the global providers
-	// (otel.GetMeterProvider, otel.GetTracerProvider), which record nothing
-	// until the host installs some. See Metrics and traces in the package
-	// documentation.
+	// MeterProvider and TracerProvider record, under the scope
+	// github.com/deskkit/deskkit/trash, a span per operation ("trash.Add",
+	// "trash.Search", "trash.RestoreAll", ...; status Error when it failed,
+	// with deskkit.result) and the counter deskkit.trash.operations with
+	// deskkit.operation (add, get, search, count, restore,
+	// restore_project, clear, clear_project, purge), deskkit.kind (task or
+	// sprint: the entry's type, or the searched type; "" for operations on
+	// a project and when the entry was not found) and deskkit.result
+	// ("ok", or the error key httpapi answers: resource_not_found,
+	// forbidden, param_validation_error, service_unavailable,
+	// internal_error...). The Restorer, Authorizer and UserResolver get the
+	// span's context, so that what they do is a child of the operation.
+	// nil means the global providers (otel.GetMeterProvider,
+	// otel.GetTracerProvider), which record nothing until the host
+	// installs some. Both are checked by deskkit's tests with the SDK's
+	// ManualReader and SpanRecorder.
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
 }
@@ -155,7 +166,16 @@ var migrationFiles embed.FS
 // Migrate creates or updates the trash's tables (deskkit_trash,
 // deskkit_trash_counts, and the deskkit_trash_migrations bookkeeping). It is safe to run from several
 // processes at once. On PostgreSQL it needs the pg_trgm extension, which it
-// creates if missing (a trusted extension: the database owner may).
+// creates if missing (a trusted extension: the database owner may), for
+// the trigram index of substring search.
+//
+// deskkit_trash_counts holds the number of entries per tenant, target type
+// and project, kept exact by triggers on deskkit_trash, so that any writer
+// (Add in a host transaction, the batch jobs, a bulk load with plain
+// INSERTs; see FoldName) keeps it right. Rows never move between tenants,
+// projects or types (a trigger refuses it); only target_name may be
+// changed in place. The same statements serve PostgreSQL and SQLite; the
+// few differences sit side by side in the migration templates.
 func Migrate(ctx context.Context, db *bun.DB) error {
 	return migrate.Run(ctx, db, migrations.Table, migrations.FS)
 }
@@ -177,7 +197,7 @@ type NewEntry struct {
 // transaction that deletes (or hides) the target, passing that transaction
 // as db, so that both commit together or not at all.
 //
-// Add locks the project's counter row of the entry's type (see Storage in
+// Add locks the project's counter row of the entry's type (see Lock order in
 // the package doc). Where the host can, it calls Add before it locks or
 // changes its own rows, so that its transaction takes locks in the trash's
 // order (counters, then host rows); a host transaction that takes them the
@@ -191,7 +211,13 @@ type NewEntry struct {
 // (Config.Users) is asked before the insert, but necessarily inside the
 // host's transaction: Add hands the resolver db, and the resolver reads
 // through it, never through a second connection of the pool (see
-// Transactions in the package doc).
+// UserResolver).
+//
+// Add accepts a TargetName that deskkit.CheckName accepts with MaxNameLength
+// (valid UTF-8, not blank, no control characters, no bidirectional
+// embeddings, overrides or isolates; emoji sequences joined by U+200D stay
+// valid), the rule every deskkit service and the reference host share, so
+// that what Add accepts is exactly what Get returns on both databases.
 //
 // It returns an *deskkit.InputError for a bad field and ErrConflict if the
 // target is in the trash already; neither aborts a PostgreSQL transaction.
@@ -364,6 +390,10 @@ func (t *Trash) checkVisible(ctx context.Context, p deskkit.Principal, projectID
 // Count returns how many entries, tasks and sprints, the project has in the
 // trash of p's tenant. It returns an *deskkit.InputError for a bad projectID
 // and ErrNotFound for a project p may not see.
+//
+// Count, and the totals of searches that filter by type and project only,
+// read the counts table (see Migrate) instead of counting rows: a
+// tenant-wide total over a million entries costs a few hundred counter rows.
 func (t *Trash) Count(ctx context.Context, p deskkit.Principal, projectID int64) (int64, error) {
 	ctx, call := t.ops.Start(ctx, "trash.Count", "count")
 	v, err := t.count(ctx, p, projectID)
@@ -416,8 +446,16 @@ func (t *Trash) counted(ctx context.Context, tenantID int64, typ TargetType, pro
 // *deskkit.InputError naming the field for a query that breaks a rule, and
 // ErrNotFound for a q.ProjectID p may not see.
 //
-// A search holds at most one database connection at a time: the page, then
-// the total if the page alone does not tell it.
+// A search holds at most one database connection at a time, so that with a
+// bounded pool N concurrent searches cannot each hold one connection while
+// waiting for a second: it reads the page, then the total if the page alone
+// does not tell it (a page shorter than the page size does), from the
+// counts table when the query filters by type and project only (see Count),
+// else by counting the matching rows. Its costs on a million entries are in
+// examples/server/README.md (Trash and verification in detail).
+//
+// User input reaches SQL only as bound values of bun's placeholders; keys,
+// ops and order fields are looked up in fixed tables.
 func (t *Trash) Search(ctx context.Context, p deskkit.Principal, q Query) (Page, error) {
 	ctx, call := t.ops.Start(ctx, "trash.Search", "search")
 	call.Kind = kindOf(q.TargetType)

@@ -38,6 +38,12 @@ type Mobile struct {
 // number must be valid for the region and able to receive text messages
 // (a mobile number, or one of a plan that does not tell mobiles from
 // landlines). Errors are *deskkit.InputError values naming mobile or country.
+//
+// "+86 138 0013 8000" and "13800138000" with CN are one number. phonenumbers
+// runs a dozen regular expressions on every number it parses, so its answer
+// for a number as written and its region is kept in a bounded cache (two
+// generations of 4096) shared by the process: one number comes back for its
+// send, its check and its change.
 func NormalizeMobile(mobile, country string) (Mobile, error) {
 	region, err := normalizeCountry(country)
 	if err != nil {

@@ -88,9 +88,39 @@ type Proof struct {
 // be the user's own or one no other user of the tenant has
 // (ErrAddressTaken); BIND_MOBILE needs a user without a number
 // (ErrAlreadyBound), MODIFY_MOBILE one with a number (ErrNotBound). It
-// returns a *deskkit.RateLimitError when a send limit is reached,
-// ErrSendFailed when the gateway did not accept the message, and
+// returns a *deskkit.RateLimitError when a send limit is reached (see
+// Config), ErrSendFailed when the gateway did not accept the message
+// (ErrSendThrottled when the provider throttled it), and
 // *deskkit.InputError values for bad fields.
+//
+// No sender runs inside a database transaction. A send first stores the
+// code as pending (unusable) with its limits in one transaction, then calls
+// the sender, then records the outcome:
+//
+//   - the sender took the message: the code becomes active and the send
+//     counts toward the limits;
+//   - the sender refused it or could not be reached (nothing went out): the
+//     code is marked failed, the limits its send took are given back, so
+//     the retry the answer invites is not refused by them, and the answer
+//     is ErrSendFailed (502), or ErrSendThrottled (503) when the provider
+//     throttled it.
+//
+// The outcome is recorded by a guarded update: an activation is that one
+// statement, a failure a transaction that also gives the limits back. If
+// the database cannot take it (an outage between the send and the record),
+// the outcome waits in the Verifier, and Run retries it with a growing
+// pause (0.1 s doubling to 5 s), for up to CodeTTL; SendNotices tries it
+// too, for hosts that do not run Run. A code delivered during an outage
+// becomes usable once the database is back, and a send that delivered
+// answers success, not an error inviting a retry. Only a process that stops
+// (or whose Run stops) before the database is back loses the record, and
+// then the code stays unusable and counted, never wrongly usable.
+//
+// The sender runs within the request's deadline, but a client that hangs
+// up does not cut it short: a message the gateway may have taken is never
+// counted as one that did not go out. A sender that answers an error after
+// taking the message (a reply lost past the deadline) gets its limits back:
+// the gateway's word is what the Verifier goes by.
 func (v *Verifier) SendSMS(ctx context.Context, p deskkit.Principal, req SMSSend) (Sent, error) {
 	ctx, call := v.ops.Start(ctx, "verify.SendSMS", "")
 	r, err := v.sendSMS(ctx, p, req)

@@ -21,6 +21,32 @@ import (
 // with that same Code (as a client that checked first sends it). A Code
 // and a LinkSecret that are not of one check of the new number are an
 // input error on linkSecret.
+//
+// In detail: the change is refused (ErrLinkSecret) unless the secret was
+// won for this user, this bizKey and the address that is the user's current
+// one when the change commits (MODIFY_*) or the new address (BIND_*): a
+// secret won by checking some other, unheld address proves nothing. The
+// code is checked first, in the transaction that spends the secret and
+// writes the new address through the Directory, so a typo in the code does
+// not burn the secret, and a refused change (an address taken meanwhile)
+// spends neither. A BIND_* secret passes only for the user and tenant it
+// was won by, the same bizKey and the same new address, once. A client that
+// checked first holds both the code and the secret and may send both (the
+// source system's body has both fields): the pair passes when the secret is
+// the one that checking this very code for this address answered. The
+// secret remembers the keyed hash of the code whose check won it, and the
+// change compares the code with that hash; it does not check the code
+// again, since the check used it up, so the code is consumed once, by the
+// check, and the pair spends only the secret. A pair that does not belong
+// together (another code, a secret won elsewhere, by another user, unknown,
+// spent or expired) is an input error on linkSecret that spends nothing and
+// counts no failure (the secret alone would have been proof enough), and a
+// replay is refused: ErrAlreadyBound, or, if the address went meanwhile,
+// the spent secret. Secrets won before the hash was kept pass alone only. A
+// change with a code that a check used up answers ErrCodeMissing with a
+// message that says so and points at the link secret. After a MODIFY_*
+// change a notice goes to the old address. EmailChange follows the same
+// rules.
 type MobileChange struct {
 	BizKey     BizKey
 	Mobile     string
@@ -224,8 +250,8 @@ func (v *Verifier) bindProof(ctx context.Context, tx bun.IDB, u User, c change, 
 
 // Purge deletes codes and link secrets that expired a day ago or more,
 // rate-limit windows that have closed, and notices that were sent or
-// dropped a day ago or more (from the outbox, with their attempts: their
-// payload is an address), and returns how many rows went. Nothing it
+// dropped a day ago or more (from the outbox, with their attempts: they
+// hold the old address), and returns how many rows went. Nothing it
 // deletes could still pass a check, refuse a request or be sent; it only
 // keeps the tables small and addresses no longer than needed. Hosts run it
 // now and then.

@@ -120,13 +120,15 @@ func (v *Verifier) noticeCommitted(ctx context.Context) {
 
 // Run sends the notices to old addresses, and records the outcomes of
 // code sends that the database could not take when they ended (see
-// Senders and transactions in the package documentation), until ctx is
-// done. It claims
-// each due notice before it sends it, so that replicas running Run, and
-// SendNotices, never send one twice (see the package documentation), and
-// it looks for due notices when a change commits, in this process and, on
-// PostgreSQL, in every process over the same database (LISTEN/NOTIFY), and
-// once a second besides. While Run runs, a change answers without waiting
+// SendSMS), until ctx is done. It claims each due notice before it sends
+// it, so that replicas running Run, and SendNotices, never send one twice
+// (see SendNotices), and it looks for due notices when a change commits:
+// a change wakes the worker of its own process and answers at once; on
+// PostgreSQL (over bun's pgdriver) the outbox's NOTIFY, delivered at
+// commit, wakes those of every other process over the same database too
+// (LISTEN/NOTIFY); and each worker looks for due notices once a second
+// besides. A notice is sent through the SMSSender or the Mailer; success
+// is the sender's acceptance. While Run runs, a change answers without waiting
 // for its notice; without it, the change sends its notice itself (claimed
 // as Run would) before it answers, and a notice whose send failed waits
 // for SendNotices. When ctx is done Run claims nothing new, finishes the
@@ -150,9 +152,25 @@ func (v *Verifier) Run(ctx context.Context) error {
 // before it is sent, so SendNotices never sends one that Run, another
 // replica or another call sends: hosts may call it from a scheduler of
 // their own instead of running Run, or besides it. A notice that fails is
-// retried on the notices' schedule (see the package documentation), at
-// a later call. Like Run, it first records the outcomes of code sends
-// that the database could not take when they ended, those it can now.
+// retried on the notices' schedule, at a later call. Like Run, it first
+// records the outcomes of code sends that the database could not take when
+// they ended, those it can now.
+//
+// Every send first claims its notice: on PostgreSQL with FOR UPDATE SKIP
+// LOCKED, on SQLite under its single writer, with a lease of 2 minutes (an
+// attempt is bounded by 30 s). So of two replicas running Run and a ticker
+// calling SendNotices, exactly one sends a notice; only a process that dies
+// in the middle of a send leaves its notice to be sent again when the
+// lease ends (at least once, never lost).
+//
+// The schedule: five attempts, at once and then 1 minute, 5 minutes, 30
+// minutes and 2 hours after each failure (+-10 %, so that notices that
+// failed together are not all sent again at the same instant; a provider's
+// RetryAfter, up to 2 hours, waits longer), each logged as a warning; the
+// fifth failure drops the notice with an error in the log, and so does the
+// first that the sender says is final (an *SMSError not Retryable, an SMTP
+// 5xx): the outbox records it FAILED with the cause. Purge deletes notices
+// a day after they were sent or dropped, attempts included.
 func (v *Verifier) SendNotices(ctx context.Context) (int, error) {
 	ctx, call := v.ops.Start(ctx, "verify.SendNotices", "")
 	v.retrySettles(ctx)

@@ -249,7 +249,7 @@ func (c *TwilioConfig) validate() error {
 // unreachable or ctx ending first (an *SMSError wrapping the transport's
 // error), any other answer (an *SMSError with Provider "twilio", the
 // status, and Twilio's error code and message, e.g. 21211 for an invalid
-// To, classified by twilioCodes). No error contains m.Text, which carries
+// To, classified by a table of Twilio's documented codes). No error contains m.Text, which carries
 // the code, nor m.To.
 func (s *TwilioSMSSender) SendSMS(ctx context.Context, m SMS) error {
 	if !addr.IsE164(m.To) {

@@ -64,8 +64,11 @@ type AliyunSMSConfig struct {
 // It calls SendSms (version 2017-05-25) as an RPC-style request whose
 // parameters are in the query, signed with signature V3
 // (ACS3-HMAC-SHA256) as Alibaba Cloud's "V3 request structure and
-// signature" documents it: it is a small client of its own, since the
-// module proxy does not serve Alibaba Cloud's dysmsapi SDK module.
+// signature" documents it, pinned by deskkit's tests to the signing
+// example Alibaba Cloud publishes: it is a small client of its own, since
+// the module proxy does not serve Alibaba Cloud's dysmsapi SDK module, and
+// a sender needs one call of it. Numbers the provider echoes are masked
+// in its errors, as codes are cut out.
 type AliyunSMSSender struct {
 	endpoint  *url.URL
 	keyID     string
@@ -131,8 +134,8 @@ func (c *AliyunSMSConfig) validate() error {
 
 // SendSMS asks Alibaba Cloud to send m. It returns nil when the answer is
 // 200 with Code "OK", and otherwise an error: a number that is not E.164,
-// or an *SMSError with the provider's code, classified as aliyunCodes
-// lists them from Alibaba Cloud's documentation: isp.SYSTEM_ERROR,
+// or an *SMSError with the provider's code, classified by a table of the
+// codes Alibaba Cloud's documentation lists: isp.SYSTEM_ERROR,
 // InternalError, ServiceUnavailable, 5xx answers and an unreachable
 // endpoint are Retryable; isv.BUSINESS_LIMIT_CONTROL (a per-number limit
 // a minute or an hour, by its message) and Throttling are Throttled and

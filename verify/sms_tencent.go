@@ -70,8 +70,11 @@ type TencentSMSConfig struct {
 //
 // It calls SendSms (version 2021-01-11) with a JSON body, signed with
 // TC3-HMAC-SHA256 as Tencent Cloud's "Signature v3" documents it: it is a
-// small client of its own, since the module proxy serves Tencent's SDK
-// only as its 2021 monolith, not its per-product sms module.
+// small client of its own, pinned by deskkit's tests to the signing
+// example Tencent Cloud publishes, since the module proxy serves Tencent's
+// SDK only as its 2021 monolith, not its per-product sms module, and a
+// sender needs one call of it. Numbers the provider echoes are masked in
+// its errors, as codes are cut out.
 type TencentSMSSender struct {
 	endpoint  *url.URL
 	secretID  string
@@ -148,8 +151,8 @@ func (c *TencentSMSConfig) validate() error {
 // 200 with the number's SendStatus Code "Ok", and otherwise an error: a
 // number that is not E.164, or an *SMSError with the provider's code, the
 // request's (Error.Code) or the number's (SendStatusSet[0].Code),
-// classified as tencentCodes lists them from Tencent Cloud's
-// documentation: RequestLimitExceeded (and its .UinLimitExceeded,
+// classified by a table of the codes Tencent Cloud's documentation
+// lists: RequestLimitExceeded (and its .UinLimitExceeded,
 // .IPLimitExceeded, .GlobalRegionUinLimitExceeded),
 // LimitExceeded.PhoneNumberThirtySecondLimit, .PhoneNumberOneHourLimit
 // and .DeliveryFrequencyLimit are Throttled and Retryable; InternalError,

@@ -100,13 +100,69 @@ const (
 	DefaultSendsPerDay    = 20 // per user
 	// DefaultSendsPerAddressPerDay is per address, across users and
 	// tenants: more than DefaultSendsPerDay, so that no one account can
-	// use it up (see the package documentation).
+	// use it up (see Config).
 	DefaultSendsPerAddressPerDay = 30
 	DefaultFailuresPerDay        = 20 // per user
 	MinSecretLength              = 32
 )
 
 // Config holds the Verifier's optional settings; nil means all defaults.
+//
+// # Codes and secrets
+//
+// A code is 6 digits from crypto/rand, valid CodeTTL. It is stored only as
+// an HMAC-SHA256 of the code and its context (tenant, user, kind, bizKey,
+// address) under a key derived with HKDF from the server secret, compared
+// only as such keyed hashes (so the time a comparison takes tells nothing
+// about the code), never logged and never returned by the API. A new code
+// for the same user, bizKey and address replaces the old one. A successful
+// check uses the code up by a guarded update, so of two concurrent checks
+// one wins. A code shorter than 6 digits (a JSON number loses leading
+// zeros) is padded back. A link secret is 256 random bits, stored as its
+// SHA-256 with the keyed hash of the code whose check won it, valid
+// LinkSecretTTL, good once.
+//
+// # Limits
+//
+// Every limit is kept in the database and taken by one atomic statement (an
+// upsert guarded by the limit), so it holds across server replicas and
+// parallel requests:
+//
+//   - one code per (user, bizKey, address) per ResendInterval;
+//   - SendsPerHour codes per (user, address) an hour;
+//   - SendsPerAddressPerDay codes per address a day, from all users of all
+//     tenants together;
+//   - SendsPerDay codes per user a day, refused sends included: a send
+//     refused for an address another user holds counts toward the user's
+//     day only (counting it against the address would let anyone block its
+//     holder's codes);
+//   - MaxAttempts wrong checks per code, counted before the comparison,
+//     then the code is dead (ErrCodeExhausted);
+//   - FailuresPerDay wrong checks per user across codes
+//     (ErrTooManyFailures). A check holds this limit's row before it
+//     compares (checks of one user queue there, and none compares once the
+//     limit is reached) and takes a unit only for a wrong code.
+//
+// Windows are fixed and open with their first event: "10 an hour" is at
+// most 10 in the hour that starts with the first of them. Checks of an
+// expired, unknown or dead code are refused without counting as failures:
+// they compare nothing. A send refused by a limit answers a
+// *deskkit.RateLimitError with the time to wait.
+//
+// The interval and the hour are each user's own, so one user's sends never
+// block another's codes. The address's day is what keeps many accounts, or
+// many tenants, from flooding one phone or mailbox (SMS pumping): it is one
+// count per address across every tenant, kept under an HMAC-SHA256 of the
+// address (e-mail folded to lower case) with a key derived by HKDF from the
+// server secret, so the table shared by tenants holds no address and
+// nothing to join one tenant's rows to another's. A rotation of the secret
+// starts those counts afresh. The cap has no exception, not even for the
+// user who holds the address: an address in a host's directory is not
+// always proved (an administrator may set it), so holders made up for the
+// purpose could otherwise flood it SendsPerDay a day each. With
+// SendsPerAddressPerDay above SendsPerDay, using up an address's day takes
+// at least two accounts; examples/server/README.md (Trash and verification
+// in detail) works out an attacker's budget with the defaults.
 type Config struct {
 	// PreviousSecret, if set, is the secret before the last rotation:
 	// codes hashed under it still pass a check, so a rotation does not
@@ -163,14 +219,34 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
-	// MeterProvider counts codes sent and checked
-	// (deskkit.verify.codes.sent, deskkit.verify.codes.checked), the
-	// refusals of rate limits (deskkit.verify.rate_limited) and the
-	// notices' delivery attempts (deskkit.deliveries); TracerProvider
-	// spans every operation and notice attempt. nil means the global
+	// MeterProvider and TracerProvider record, under the scope
+	// github.com/deskkit/deskkit/verify, a span per operation
+	// ("verify.SendSMS", "verify.ChangeEmail", ...; status Error when it
+	// failed, with deskkit.result) and the counters:
+	//
+	//   - deskkit.verify.codes.sent: one per SendSMS or SendEmail call
+	//     (whatever the number of addresses), by deskkit.channel (sms,
+	//     email) and deskkit.result ("ok", or the error key httpapi
+	//     answers: too_many_requests, verification_address_taken, ...);
+	//   - deskkit.verify.codes.checked: one per CheckSMS or CheckEmail
+	//     call, likewise (verification_code_wrong,
+	//     verification_code_expired, ...);
+	//   - deskkit.verify.rate_limited: one per refusal of a limit, by
+	//     deskkit.limit: resend_interval, per_hour, per_address_per_day,
+	//     per_day (the send limits, in the order Limits lists them) and
+	//     failures_per_day.
+	//
+	// The notices to old addresses share the module's outbox with the
+	// channels' events: each attempt is a span "verify.notice" (a child of
+	// the change's span when the change sends it itself) and counts in the
+	// outbox's deskkit.deliveries and deskkit.delivery.duration (under the
+	// outbox's instrumentation scope, as the channels' are) with
+	// deskkit.channel.type verify.notice and deskkit.result succeeded,
+	// retrying or failed. The outbox's gauges (its depth, its oldest due
+	// delivery's age) count the notices too; channel.ChannelRegistry.Run
+	// registers them, not the Verifier's Run. nil means the global
 	// providers (otel.GetMeterProvider, otel.GetTracerProvider), which
-	// record nothing until the host installs some. See Metrics and
-	// traces in the package documentation.
+	// record nothing until the host installs some.
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
 }
@@ -341,6 +417,11 @@ var tables = slices.Concat([]string{"deskkit_verify_codes", "deskkit_verify_link
 // _links, _limits and the deskkit_verify_migrations bookkeeping) and the
 // module's outbox (the deskkit_outbox_ tables), which keeps the notices to
 // old addresses. It is safe to run from several processes at once.
+//
+// Before the outbox, notices were kept in a table of their own, read
+// without claiming, so that the send after the commit, a ticker and every
+// replica could each send the same notice; Migrate moves the notices still
+// in that table into the outbox, their attempts counted, and drops it.
 func Migrate(ctx context.Context, db *bun.DB) error {
 	if err := outbox.Migrate(ctx, db); err != nil {
 		return err
