@@ -223,10 +223,33 @@ func (h channelHandlers) test(ctx context.Context, p deskkit.Principal, req chan
 }
 
 var addEventChannelDoc = &doc{
-	tag:         "channel",
-	summary:     "Add a channel",
-	description: "Adds a channel to the caller's tenant. Only admins, or users the host's channel.Authorizer allows, may add channels: anyone else is 403 forbidden, asked before anything is read or written. channelType takes the aliases WECHAT and DINGTALK; the answer has the canonical type. name is unique within the tenant (409 channel_name_taken); address is checked for the type (see ChannelAdd). Each tenant may have 5 webhooks, 20 e-mail channels and 10 of each robot kind: one more is 409 channel_quota_exceeded (E3), counted in the transaction of the insert, so parallel adds cannot exceed it.\n\nA webhook gets a signing secret, whsec_ and the base64 of 32 random bytes: it is in this answer and never again (it is stored encrypted). Every webhook request carries webhook-id, webhook-timestamp and webhook-signature headers (Standard Webhooks), which any Standard Webhooks library checks with it. A WORKPLACE_CHAT channel takes DingTalk's signing secret (SEC...) in secret, write-only; no other type takes one.\n\nA URL whose host is a literal address of a network channels may not reach (loopback, private, link-local, cloud metadata, in any spelling: 127.1, 2130706433, [::ffff:127.0.0.1]...) or localhost is 400 channel_address_blocked, whose msg names the reason: loopback or a private network (and the setting that opens both in development: channel.Config.AllowPrivateNetworks, the reference server's -channel-allow-private-networks), a cloud metadata endpoint or link-local (never opened), or another special-purpose range. Host names are resolved, and every address they resolve to checked, when a message is sent.",
-	ok:          "OK. data is the new channel, and a webhook's signing secret, shown this once.",
+	tag:     "channel",
+	summary: "Add a channel",
+	description: prose(`
+		Adds a channel to the caller's tenant. Only admins, or users the host's channel.Authorizer
+		allows, may add channels: anyone else is 403 forbidden, asked before anything is read or
+		written. channelType takes the aliases WECHAT and DINGTALK; the answer has the canonical
+		type. name is unique within the tenant (409 channel_name_taken); address is checked for the
+		type (see ChannelAdd). Each tenant may have 5 webhooks, 20 e-mail channels and 10 of each
+		robot kind: one more is 409 channel_quota_exceeded (E3), counted in the transaction of the
+		insert, so parallel adds cannot exceed it.
+
+		A webhook gets a signing secret, whsec_ and the base64 of 32 random bytes: it is in this
+		answer and never again (it is stored encrypted). Every webhook request carries webhook-id,
+		webhook-timestamp and webhook-signature headers (Standard Webhooks), which any Standard
+		Webhooks library checks with it. A WORKPLACE_CHAT channel takes DingTalk's signing secret
+		(SEC...) in secret, write-only; no other type takes one.
+
+		A URL whose host is a literal address of a network channels may not reach (loopback,
+		private, link-local, cloud metadata, in any spelling: 127.1, 2130706433,
+		[::ffff:127.0.0.1]...) or localhost is 400 channel_address_blocked, whose msg names the
+		reason: loopback or a private network (and the setting that opens both in development:
+		channel.Config.AllowPrivateNetworks, the reference server's
+		-channel-allow-private-networks), a cloud metadata endpoint or link-local (never opened), or
+		another special-purpose range. Host names are resolved, and every address they resolve to
+		checked, when a message is sent.
+	`),
+	ok: "OK. data is the new channel, and a webhook's signing secret, shown this once.",
 	errors: []errDoc{
 		{key: KeyValidation},            // ChannelBadRequest
 		{key: KeyChannelAddressBlocked}, // ChannelBadRequest
@@ -243,10 +266,19 @@ var addEventChannelDoc = &doc{
 }
 
 var replaceEventChannelDoc = &doc{
-	tag:         "channel",
-	summary:     "Replace a channel",
-	description: "Replaces the name and address of the caller's tenant's channel id, checked exactly as an add checks them; the id stays. Only admins, or users the host's channel.Authorizer allows, may replace channels: anyone else is 403 forbidden, asked before anything is read or written. id is required (400 without), as a number or a string of digits. The type cannot change: a different channelType (after aliases) is 400, and an id that names no channel of the tenant (never was, deleted, another tenant's) is 404. A webhook keeps its signing secret; for a WORKPLACE_CHAT channel, secret absent or null keeps the stored one, \"\" removes it, and a new value replaces it.",
-	ok:          "OK. data is the channel as stored now.",
+	tag:     "channel",
+	summary: "Replace a channel",
+	description: prose(`
+		Replaces the name and address of the caller's tenant's channel id, checked exactly as an add
+		checks them; the id stays. Only admins, or users the host's channel.Authorizer allows, may
+		replace channels: anyone else is 403 forbidden, asked before anything is read or written. id
+		is required (400 without), as a number or a string of digits. The type cannot change: a
+		different channelType (after aliases) is 400, and an id that names no channel of the tenant
+		(never was, deleted, another tenant's) is 404. A webhook keeps its signing secret; for a
+		WORKPLACE_CHAT channel, secret absent or null keeps the stored one, "" removes it, and a new
+		value replaces it.
+	`),
+	ok: "OK. data is the channel as stored now.",
 	errors: []errDoc{
 		{key: KeyValidation},            // ChannelBadRequest
 		{key: KeyChannelAddressBlocked}, // ChannelBadRequest
@@ -261,18 +293,33 @@ var replaceEventChannelDoc = &doc{
 }
 
 var listEventChannelsDoc = &doc{
-	tag:         "channel",
-	summary:     "List the channels of a type",
-	description: "Lists the caller's tenant's channels of channelType (an alias lists its canonical type), in id order: id, channelType, name and address, never a secret. Every user of the tenant may list them, but a user who is not an admin (unless the host's channel.Authorizer lets them see addresses) gets the addresses masked, since they carry keys and tokens: a webhook as its scheme and host followed by /*** (https://hooks.example.com/***), a robot's URL with every query value, its key or access_token among them, as *** (https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***); e-mail addresses as stored. An unknown type is 400.",
-	ok:          "OK. data is the list; [] if there are none.",
-	example:     example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}]`)},
+	tag:     "channel",
+	summary: "List the channels of a type",
+	description: prose(`
+		Lists the caller's tenant's channels of channelType (an alias lists its canonical type), in
+		id order: id, channelType, name and address, never a secret. Every user of the tenant may
+		list them, but a user who is not an admin (unless the host's channel.Authorizer lets them
+		see addresses) gets the addresses masked, since they carry keys and tokens: a webhook as its
+		scheme and host followed by /*** (https://hooks.example.com/***), a robot's URL with every
+		query value, its key or access_token among them, as ***
+		(https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***); e-mail addresses as stored. An
+		unknown type is 400.
+	`),
+	ok:      "OK. data is the list; [] if there are none.",
+	example: example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}]`)},
 }
 
 var getEventChannelDoc = &doc{
-	tag:         "channel",
-	summary:     "Get a channel",
-	description: "The caller's tenant's channel id, exactly as the lists show it: never a secret, and with the address masked for a user who is not an admin (unless the host's channel.Authorizer lets them see addresses). Every user of the tenant may get a channel. An id that names no channel of the tenant (never was, deleted, another tenant's) is 404. GET /event/channel/type/... and the other static segments are their own routes, never a channel id.",
-	ok:          "OK. data is the channel.",
+	tag:     "channel",
+	summary: "Get a channel",
+	description: prose(`
+		The caller's tenant's channel id, exactly as the lists show it: never a secret, and with the
+		address masked for a user who is not an admin (unless the host's channel.Authorizer lets
+		them see addresses). Every user of the tenant may get a channel. An id that names no channel
+		of the tenant (never was, deleted, another tenant's) is 404. GET /event/channel/type/... and
+		the other static segments are their own routes, never a channel id.
+	`),
+	ok: "OK. data is the channel.",
 	errors: []errDoc{
 		channelMissing,
 	},
@@ -280,10 +327,16 @@ var getEventChannelDoc = &doc{
 }
 
 var deleteEventChannelDoc = &doc{
-	tag:         "channel",
-	summary:     "Delete a channel",
-	description: "Deletes the caller's tenant's channel id for good, which frees its unit of the type's quota. Only admins, or users the host's channel.Authorizer allows, may delete channels: anyone else is 403 forbidden, asked before anything is read or written. An id that names no channel of the tenant (never was, already deleted, another tenant's) is 404. DELETE /event/channel/test is 405: the static segment is the test route, never a channel id.",
-	ok:          "OK. The channel is deleted; data is null.",
+	tag:     "channel",
+	summary: "Delete a channel",
+	description: prose(`
+		Deletes the caller's tenant's channel id for good, which frees its unit of the type's quota.
+		Only admins, or users the host's channel.Authorizer allows, may delete channels: anyone else
+		is 403 forbidden, asked before anything is read or written. An id that names no channel of
+		the tenant (never was, already deleted, another tenant's) is 404. DELETE /event/channel/test
+		is 405: the static segment is the test route, never a channel id.
+	`),
+	ok: "OK. The channel is deleted; data is null.",
 	errors: []errDoc{
 		channelForbidden,
 		channelMissing,
@@ -292,10 +345,36 @@ var deleteEventChannelDoc = &doc{
 }
 
 var testEventChannelDoc = &doc{
-	tag:         "channel",
-	summary:     "Send a test message",
-	description: "Sends one real message through the channel's protocol, to the address in the body, checked as an add checks it (nothing is stored). Only admins, or users the host's channel.Authorizer allows, may test channels: anyone else is 403 forbidden, asked before anything is read or written. WEBHOOK: a Standard Webhooks POST of an event of type channel.test, signed with the stored secret of the channel named by id, or else of the tenant's webhook of this name, when the body's address is that channel's address; otherwise with a throwaway secret returned in data (a stored secret never signs a message to another address, which could replay it to the real receiver). EMAIL: one message to each address, through the host's mail server. ENTERPRISE_CHAT and WORKPLACE_CHAT: the robot's markdown message (the channel name in title and text, for DingTalk's keyword mode; signed with the secret in the body, or else with the stored one when the address is the stored channel's).\n\nSuccess is a 2xx answer, and for the robots errcode 0 in it. Anything else is 502 channel_test_failed, whose msg says what the far end answered (its status, or errcode and errmsg; DingTalk's 310000 and 130101 are explained) or why it could not be reached; redirects are never followed (a 3xx is a failure naming where its Location points as a masked address is shown, https://HOST/***), what the address holds (its path and query, a robot's key) is masked as *** in msg, no proxy is used, 10 seconds bound the whole exchange, and at most 64 KiB of the answer are read.\n\nThe address, and every address its host resolves to at the moment of the connection, must not be in a network channels may not reach (400 channel_address_blocked, msg naming the reason, nothing sent). An id that names no channel of the tenant is 404. Each tenant may send 20 test messages a minute (the host may set another number), a test of an e-mail channel counting one per address: one more is 429 too_many_requests with Retry-After.",
-	ok:          "OK. The far end took the message; data names it, and for a webhook test without a stored channel gives the throwaway secret that signed it.",
+	tag:     "channel",
+	summary: "Send a test message",
+	description: prose(`
+		Sends one real message through the channel's protocol, to the address in the body, checked
+		as an add checks it (nothing is stored). Only admins, or users the host's channel.Authorizer
+		allows, may test channels: anyone else is 403 forbidden, asked before anything is read or
+		written. WEBHOOK: a Standard Webhooks POST of an event of type channel.test, signed with the
+		stored secret of the channel named by id, or else of the tenant's webhook of this name, when
+		the body's address is that channel's address; otherwise with a throwaway secret returned in
+		data (a stored secret never signs a message to another address, which could replay it to the
+		real receiver). EMAIL: one message to each address, through the host's mail server.
+		ENTERPRISE_CHAT and WORKPLACE_CHAT: the robot's markdown message (the channel name in title
+		and text, for DingTalk's keyword mode; signed with the secret in the body, or else with the
+		stored one when the address is the stored channel's).
+
+		Success is a 2xx answer, and for the robots errcode 0 in it. Anything else is 502
+		channel_test_failed, whose msg says what the far end answered (its status, or errcode and
+		errmsg; DingTalk's 310000 and 130101 are explained) or why it could not be reached;
+		redirects are never followed (a 3xx is a failure naming where its Location points as a
+		masked address is shown, https://HOST/***), what the address holds (its path and query, a
+		robot's key) is masked as *** in msg, no proxy is used, 10 seconds bound the whole exchange,
+		and at most 64 KiB of the answer are read.
+
+		The address, and every address its host resolves to at the moment of the connection, must
+		not be in a network channels may not reach (400 channel_address_blocked, msg naming the
+		reason, nothing sent). An id that names no channel of the tenant is 404. Each tenant may
+		send 20 test messages a minute (the host may set another number), a test of an e-mail
+		channel counting one per address: one more is 429 too_many_requests with Retry-After.
+	`),
+	ok: "OK. The far end took the message; data names it, and for a webhook test without a stored channel gives the throwaway secret that signed it.",
 	errors: []errDoc{
 		{key: KeyValidation},            // ChannelBadRequest
 		{key: KeyChannelAddressBlocked}, // ChannelBadRequest

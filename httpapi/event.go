@@ -122,64 +122,108 @@ const exampleChannel = `{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook",
 const exampleDelivery = `{"id": 9001, "channelId": 42, "eventId": "msg_2p7kq0xtzcmsjxqwwyq4nukd3f", "eventType": "task.trashed", "status": "SUCCEEDED", "attempts": 3, "nextAttemptDate": null, "lastStatusCode": 200, "lastError": "", "createdDate": "2026-11-23T10:00:00Z", "finishedDate": "2026-11-23T10:05:06Z"}`
 
 var listEventTypesDoc = &doc{
-	tag:         "event",
-	summary:     "List the event types",
-	description: "The catalogue of event types that channels can subscribe to: deskkit's own (the trash's, the verification service's, channel.disabled) and those the host registered, sorted by type, each with a description and an example of its data. Every event is delivered as Standard Webhooks' payload {type, timestamp, data}; data always holds tenantId, and the services' events an actor ({id, name}, or null when nobody caused it). Every user of the tenant may read it.",
-	ok:          "OK. data is the catalogue.",
-	example:     example{data: raw(`[{"type": "task.trashed", "description": "A task was moved to the trash.", "example": {"actor": {"id": 7, "name": "Ada"}, "projectId": 3, "trashId": 10, "targetType": "TASK", "targetId": 55, "targetName": "Fix login"}}]`)},
+	tag:     "event",
+	summary: "List the event types",
+	description: prose(`
+		The catalogue of event types that channels can subscribe to: deskkit's own (the trash's, the
+		verification service's, channel.disabled) and those the host registered, sorted by type,
+		each with a description and an example of its data. Every event is delivered as Standard
+		Webhooks' payload {type, timestamp, data}; data always holds tenantId, and the services'
+		events an actor ({id, name}, or null when nobody caused it). Every user of the tenant may
+		read it.
+	`),
+	ok:      "OK. data is the catalogue.",
+	example: example{data: raw(`[{"type": "task.trashed", "description": "A task was moved to the trash.", "example": {"actor": {"id": 7, "name": "Ada"}, "projectId": 3, "trashId": 10, "targetType": "TASK", "targetId": 55, "targetName": "Fix login"}}]`)},
 }
 
 var listAllEventChannelsDoc = &doc{
-	tag:         "event",
-	summary:     "List every channel",
-	description: "Lists the caller's tenant's channels of every type, in id order, with their state: enabled, the events they subscribe to ([] means every event), and for a disabled channel why and when it was disabled. Every user of the tenant may list them; a user who is not an admin (unless the host's channel.Authorizer lets them see addresses) gets addresses masked, and every URL a disabledReason quotes, as GET /event/channel/type/{channelType} does. Query parameters are 400.",
-	ok:          "OK. data is the list; [] if there are none.",
-	example:     example{data: raw(`[` + exampleChannel + `]`)},
+	tag:     "event",
+	summary: "List every channel",
+	description: prose(`
+		Lists the caller's tenant's channels of every type, in id order, with their state: enabled,
+		the events they subscribe to ([] means every event), and for a disabled channel why and when
+		it was disabled. Every user of the tenant may list them; a user who is not an admin (unless
+		the host's channel.Authorizer lets them see addresses) gets addresses masked, and every URL
+		a disabledReason quotes, as GET /event/channel/type/{channelType} does. Query parameters are
+		400.
+	`),
+	ok:      "OK. data is the list; [] if there are none.",
+	example: example{data: raw(`[` + exampleChannel + `]`)},
 }
 
 var enableEventChannelDoc = &doc{
-	tag:         "event",
-	summary:     "Enable a channel",
-	description: "Enables the caller's tenant's channel id again: it gets the events published from now on, and its failure clock starts again (a channel is disabled when all its deliveries failed for 5 days with at least 10 failed attempts, or at once when a webhook answers 410 Gone). Deliveries that ended FAILED while it was disabled stay so; POST /event/channel/{id}/recover queues them again. Enabling an enabled channel changes nothing.",
-	ok:          "OK. data is the channel as stored now.",
-	errors:      []errDoc{channelAdminOnly, channelMissing},
-	example:     example{data: raw(exampleChannel)},
+	tag:     "event",
+	summary: "Enable a channel",
+	description: prose(`
+		Enables the caller's tenant's channel id again: it gets the events published from now on,
+		and its failure clock starts again (a channel is disabled when all its deliveries failed for
+		5 days with at least 10 failed attempts, or at once when a webhook answers 410 Gone).
+		Deliveries that ended FAILED while it was disabled stay so; POST /event/channel/{id}/recover
+		queues them again. Enabling an enabled channel changes nothing.
+	`),
+	ok:      "OK. data is the channel as stored now.",
+	errors:  []errDoc{channelAdminOnly, channelMissing},
+	example: example{data: raw(exampleChannel)},
 }
 
 var disableEventChannelDoc = &doc{
-	tag:         "event",
-	summary:     "Disable a channel",
-	description: "Disables the caller's tenant's channel id by hand: it gets no new deliveries until enabled again, and its pending deliveries end FAILED with the reason \"channel disabled\" (an attempt in flight still records its outcome). Disabling a disabled channel changes nothing.",
-	ok:          "OK. data is the channel as stored now, with the reason and date.",
-	errors:      []errDoc{channelAdminOnly, channelMissing},
-	example:     example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": false, "events": [], "disabledReason": "disabled by user 7", "disabledDate": "2026-11-23T10:00:00Z", "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}`)},
+	tag:     "event",
+	summary: "Disable a channel",
+	description: prose(`
+		Disables the caller's tenant's channel id by hand: it gets no new deliveries until enabled
+		again, and its pending deliveries end FAILED with the reason "channel disabled" (an attempt
+		in flight still records its outcome). Disabling a disabled channel changes nothing.
+	`),
+	ok:      "OK. data is the channel as stored now, with the reason and date.",
+	errors:  []errDoc{channelAdminOnly, channelMissing},
+	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": false, "events": [], "disabledReason": "disabled by user 7", "disabledDate": "2026-11-23T10:00:00Z", "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}`)},
 }
 
 var listEventDeliveriesDoc = &doc{
-	tag:         "event",
-	summary:     "List a channel's deliveries",
-	description: "One page of the deliveries of the caller's tenant's channel id, newest first, and how many match in all. A delivery is one event to this channel: PENDING while attempts remain (nextAttemptDate says when the next is due), SUCCEEDED once the channel took it, FAILED when the retry schedule ran out, the channel was disabled or deleted, or the address was blocked. Attempts are made at 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (the host may set another schedule), each spread by 10 %; a Retry-After of the far end pushes the next out. Deliveries and attempts are kept 30 days after they finish.",
-	ok:          "OK. data is the page.",
-	errors:      []errDoc{{key: KeyValidation}, channelAdminOnly, channelMissing},
-	example:     example{data: raw(`{"total": 1, "list": [` + exampleDelivery + `]}`)},
+	tag:     "event",
+	summary: "List a channel's deliveries",
+	description: prose(`
+		One page of the deliveries of the caller's tenant's channel id, newest first, and how many
+		match in all. A delivery is one event to this channel: PENDING while attempts remain
+		(nextAttemptDate says when the next is due), SUCCEEDED once the channel took it, FAILED when
+		the retry schedule ran out, the channel was disabled or deleted, or the address was blocked.
+		Attempts are made at 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (the host may set
+		another schedule), each spread by 10 %; a Retry-After of the far end pushes the next out.
+		Deliveries and attempts are kept 30 days after they finish.
+	`),
+	ok:      "OK. data is the page.",
+	errors:  []errDoc{{key: KeyValidation}, channelAdminOnly, channelMissing},
+	example: example{data: raw(`{"total": 1, "list": [` + exampleDelivery + `]}`)},
 }
 
 var countEventDeliveriesHourlyDoc = &doc{
-	tag:         "event",
-	summary:     "Count a channel's deliveries per hour",
-	description: "How many deliveries of the caller's tenant's channel id were created in each of the last hours hours, by their status now: one element per hour, oldest first, the last being the current hour, empty hours included. For a chart of the channel's traffic (the reference server's console draws the last 24). Deliveries are kept 30 days after they finish, so older hours count only what is left.",
-	ok:          "OK. data has one element per hour.",
-	errors:      []errDoc{{key: KeyValidation}, channelAdminOnly, channelMissing},
-	example:     example{data: raw(`[{"hour": "2026-11-22T00:00:00Z", "succeeded": 12, "failed": 1, "pending": 0}, {"hour": "2026-11-22T01:00:00Z", "succeeded": 9, "failed": 0, "pending": 2}]`)},
+	tag:     "event",
+	summary: "Count a channel's deliveries per hour",
+	description: prose(`
+		How many deliveries of the caller's tenant's channel id were created in each of the last
+		hours hours, by their status now: one element per hour, oldest first, the last being the
+		current hour, empty hours included. For a chart of the channel's traffic (the reference
+		server's console draws the last 24). Deliveries are kept 30 days after they finish, so older
+		hours count only what is left.
+	`),
+	ok:      "OK. data has one element per hour.",
+	errors:  []errDoc{{key: KeyValidation}, channelAdminOnly, channelMissing},
+	example: example{data: raw(`[{"hour": "2026-11-22T00:00:00Z", "succeeded": 12, "failed": 1, "pending": 0}, {"hour": "2026-11-22T01:00:00Z", "succeeded": 9, "failed": 0, "pending": 2}]`)},
 }
 
 var recoverEventDeliveriesDoc = &doc{
-	tag:         "event",
-	summary:     "Queue failed deliveries again",
-	description: "Queues again the caller's tenant's channel's FAILED deliveries created at or after since, each with the whole retry schedule, first attempt now, and answers how many. The receiver gets each event with its original webhook-id, so it can drop one it had already taken. A recover counts one against the tenant's resends and recovers, at most 20 a minute together by default (the host may set another number).",
-	ok:          "OK. data says how many deliveries were queued again.",
-	errors:      []errDoc{{key: KeyValidation}, channelAdminOnly, channelMissing, channelIsDisabled, resendThrottled},
-	example:     example{data: raw(`{"count": 12}`)},
+	tag:     "event",
+	summary: "Queue failed deliveries again",
+	description: prose(`
+		Queues again the caller's tenant's channel's FAILED deliveries created at or after since,
+		each with the whole retry schedule, first attempt now, and answers how many. The receiver
+		gets each event with its original webhook-id, so it can drop one it had already taken. A
+		recover counts one against the tenant's resends and recovers, at most 20 a minute together
+		by default (the host may set another number).
+	`),
+	ok:      "OK. data says how many deliveries were queued again.",
+	errors:  []errDoc{{key: KeyValidation}, channelAdminOnly, channelMissing, channelIsDisabled, resendThrottled},
+	example: example{data: raw(`{"count": 12}`)},
 }
 
 var listEventAttemptsDoc = &doc{

@@ -98,10 +98,21 @@ func (h trashHandlers) restore(ctx context.Context, p deskkit.Principal, req ent
 }
 
 var restoreTrashDoc = &doc{
-	tag:         "trash",
-	summary:     "Restore one entry",
-	description: "Takes the entry out of the trash and brings its task or sprint back through the host's Restorer. A task whose sprint is in the trash too brings the sprint back first. It all happens in one transaction: if the Restorer fails (500), the entries stay.\n\nWho may: the user who deleted the task or sprint, or who created it; an admin (the principal's admin flag); or a user the host's Authorizer names a manager of the entry's project. Anyone else of the tenant is answered 403. An id that is not in the caller's tenant's trash (never was, belongs to another tenant, or was just restored or cleared by someone else) is answered 404. Restoring a task brings back its trashed sprint even if the caller did not delete that sprint: the task cannot live without it.",
-	ok:          "OK. The entry is restored; data is null.",
+	tag:     "trash",
+	summary: "Restore one entry",
+	description: prose(`
+		Takes the entry out of the trash and brings its task or sprint back through the host's
+		Restorer. A task whose sprint is in the trash too brings the sprint back first. It all
+		happens in one transaction: if the Restorer fails (500), the entries stay.
+
+		Who may: the user who deleted the task or sprint, or who created it; an admin (the
+		principal's admin flag); or a user the host's Authorizer names a manager of the entry's
+		project. Anyone else of the tenant is answered 403. An id that is not in the caller's
+		tenant's trash (never was, belongs to another tenant, or was just restored or cleared by
+		someone else) is answered 404. Restoring a task brings back its trashed sprint even if the
+		caller did not delete that sprint: the task cannot live without it.
+	`),
+	ok: "OK. The entry is restored; data is null.",
 	errors: []errDoc{
 		mayNotManage,
 		entryMissing,
@@ -110,10 +121,21 @@ var restoreTrashDoc = &doc{
 }
 
 var restoreAllTrashDoc = &doc{
-	tag:         "trash",
-	summary:     "Restore all tasks and sprints of a project",
-	description: "Restores, sprints first, every entry of the project that the caller may manage, and answers how many entries it restored (sprints brought back for their tasks included).\n\nWho may: any authenticated user; what is affected depends on who calls. An admin, or a user the host's Authorizer names a manager of the project, affects every entry of the project; anyone else only the entries they deleted or created (so never 403). Entries of other tenants are never touched. The work runs in batches, each its own transaction; if a batch fails (500), the batches before it stay done. A host whose Authorizer also implements trash.ProjectViewer restricts what a user sees: to a user, the trash of a project they may not see does not exist (404).",
-	ok:          "OK. data is the number of entries restored.",
+	tag:     "trash",
+	summary: "Restore all tasks and sprints of a project",
+	description: prose(`
+		Restores, sprints first, every entry of the project that the caller may manage, and answers
+		how many entries it restored (sprints brought back for their tasks included).
+
+		Who may: any authenticated user; what is affected depends on who calls. An admin, or a user
+		the host's Authorizer names a manager of the project, affects every entry of the project;
+		anyone else only the entries they deleted or created (so never 403). Entries of other
+		tenants are never touched. The work runs in batches, each its own transaction; if a batch
+		fails (500), the batches before it stay done. A host whose Authorizer also implements
+		trash.ProjectViewer restricts what a user sees: to a user, the trash of a project they may
+		not see does not exist (404).
+	`),
+	ok: "OK. data is the number of entries restored.",
 	errors: []errDoc{
 		entryMissing,
 	},
@@ -121,10 +143,20 @@ var restoreAllTrashDoc = &doc{
 }
 
 var searchTrashDoc = &doc{
-	tag:         "trash",
-	summary:     "Search the trash of tasks or sprints",
-	description: "Full-text search of the trash: a page of the caller's tenant's entries of one target type matching every given condition, and the number of all matches. Who may: any authenticated user. Without a ProjectViewer every entry of the tenant is visible to every user of the tenant (restoring and clearing are what is restricted); with one, a search of a project the user may not see is 404, and a search across projects covers only the visible ones, totals included. Every entry says who deleted it (deletedBy, and deletedByName, as the host's user directory names them) and when retention will purge it (purgeDate: deletedDate plus the server's retention; null when the server keeps entries until they are cleared); infoScope DETAIL adds the creator's name and both avatars.",
-	ok:          "OK. data is one page of entries and the number of all matches.",
+	tag:     "trash",
+	summary: "Search the trash of tasks or sprints",
+	description: prose(`
+		Full-text search of the trash: a page of the caller's tenant's entries of one target type
+		matching every given condition, and the number of all matches. Who may: any authenticated
+		user. Without a ProjectViewer every entry of the tenant is visible to every user of the
+		tenant (restoring and clearing are what is restricted); with one, a search of a project the
+		user may not see is 404, and a search across projects covers only the visible ones, totals
+		included. Every entry says who deleted it (deletedBy, and deletedByName, as the host's user
+		directory names them) and when retention will purge it (purgeDate: deletedDate plus the
+		server's retention; null when the server keeps entries until they are cleared); infoScope
+		DETAIL adds the creator's name and both avatars.
+	`),
+	ok: "OK. data is one page of entries and the number of all matches.",
 	errors: []errDoc{
 		entryMissing,
 	},
@@ -132,10 +164,16 @@ var searchTrashDoc = &doc{
 }
 
 var getTrashDoc = &doc{
-	tag:         "trash",
-	summary:     "Get one entry",
-	description: "One entry of the caller's tenant's trash, with the names and avatars of its creator and deleter as a search with infoScope DETAIL gives them. Who may: any authenticated user who may see the entry's project (every user of the tenant, unless the host's Authorizer is a trash.ProjectViewer). An id that is not in the caller's tenant's trash, or is in a project the caller may not see, is answered 404.",
-	ok:          "OK. data is the entry.",
+	tag:     "trash",
+	summary: "Get one entry",
+	description: prose(`
+		One entry of the caller's tenant's trash, with the names and avatars of its creator and
+		deleter as a search with infoScope DETAIL gives them. Who may: any authenticated user who
+		may see the entry's project (every user of the tenant, unless the host's Authorizer is a
+		trash.ProjectViewer). An id that is not in the caller's tenant's trash, or is in a project
+		the caller may not see, is answered 404.
+	`),
+	ok: "OK. data is the entry.",
 	errors: []errDoc{
 		entryMissing,
 	},
@@ -143,10 +181,15 @@ var getTrashDoc = &doc{
 }
 
 var countTrashDoc = &doc{
-	tag:         "trash",
-	summary:     "Count all task and sprint trash of a project",
-	description: "Counts the entries, tasks and sprints, that the project has in the caller's tenant's trash. Who may: any authenticated user of the tenant. A host whose Authorizer also implements trash.ProjectViewer restricts what a user sees: to a user, the trash of a project they may not see does not exist (404).",
-	ok:          "OK. data is the number of entries.",
+	tag:     "trash",
+	summary: "Count all task and sprint trash of a project",
+	description: prose(`
+		Counts the entries, tasks and sprints, that the project has in the caller's tenant's trash.
+		Who may: any authenticated user of the tenant. A host whose Authorizer also implements
+		trash.ProjectViewer restricts what a user sees: to a user, the trash of a project they may
+		not see does not exist (404).
+	`),
+	ok: "OK. data is the number of entries.",
 	errors: []errDoc{
 		entryMissing,
 	},
@@ -154,10 +197,24 @@ var countTrashDoc = &doc{
 }
 
 var clearAllTrashDoc = &doc{
-	tag:         "trash",
-	summary:     "Clear all trash of a project",
-	description: "Removes for good every entry of the project that the caller may manage and purges their tasks and sprints through the host's Restorer (tasks before their sprints), and answers how many entries it cleared (tasks of cleared sprints included).\n\nWho may: any authenticated user; what is affected depends on who calls. An admin, or a user the host's Authorizer names a manager of the project, affects every entry of the project; anyone else only the entries they deleted or created (so never 403). Entries of other tenants are never touched. The work runs in batches, each its own transaction; if a batch fails (500), the batches before it stay done. A host whose Authorizer also implements trash.ProjectViewer restricts what a user sees: to a user, the trash of a project they may not see does not exist (404). A clear never purges an entry the caller could not clear by itself: if one of the caller's sprints holds a trashed task the caller may not clear, the call is refused with 403 before anything changes.",
-	ok:          "OK. data is the number of entries cleared.",
+	tag:     "trash",
+	summary: "Clear all trash of a project",
+	description: prose(`
+		Removes for good every entry of the project that the caller may manage and purges their
+		tasks and sprints through the host's Restorer (tasks before their sprints), and answers how
+		many entries it cleared (tasks of cleared sprints included).
+
+		Who may: any authenticated user; what is affected depends on who calls. An admin, or a user
+		the host's Authorizer names a manager of the project, affects every entry of the project;
+		anyone else only the entries they deleted or created (so never 403). Entries of other
+		tenants are never touched. The work runs in batches, each its own transaction; if a batch
+		fails (500), the batches before it stay done. A host whose Authorizer also implements
+		trash.ProjectViewer restricts what a user sees: to a user, the trash of a project they may
+		not see does not exist (404). A clear never purges an entry the caller could not clear by
+		itself: if one of the caller's sprints holds a trashed task the caller may not clear, the
+		call is refused with 403 before anything changes.
+	`),
+	ok: "OK. data is the number of entries cleared.",
 	errors: []errDoc{
 		mayNotManage,
 		entryMissing,
@@ -166,10 +223,21 @@ var clearAllTrashDoc = &doc{
 }
 
 var clearTrashDoc = &doc{
-	tag:         "trash",
-	summary:     "Clear one entry",
-	description: "Removes the entry from the trash for good and purges its task or sprint through the host's Restorer. Clearing a sprint first clears the entries of the tasks that belonged to it. One transaction: if the Restorer fails (500), nothing changes.\n\nWho may: the user who deleted the task or sprint, or who created it; an admin (the principal's admin flag); or a user the host's Authorizer names a manager of the entry's project. Anyone else of the tenant is answered 403. An id that is not in the caller's tenant's trash (never was, belongs to another tenant, or was just restored or cleared by someone else) is answered 404. Clearing a sprint that holds a trashed task the caller could not clear by itself is refused with 403, and nothing changes.",
-	ok:          "OK. The entry is cleared; data is null.",
+	tag:     "trash",
+	summary: "Clear one entry",
+	description: prose(`
+		Removes the entry from the trash for good and purges its task or sprint through the host's
+		Restorer. Clearing a sprint first clears the entries of the tasks that belonged to it. One
+		transaction: if the Restorer fails (500), nothing changes.
+
+		Who may: the user who deleted the task or sprint, or who created it; an admin (the
+		principal's admin flag); or a user the host's Authorizer names a manager of the entry's
+		project. Anyone else of the tenant is answered 403. An id that is not in the caller's
+		tenant's trash (never was, belongs to another tenant, or was just restored or cleared by
+		someone else) is answered 404. Clearing a sprint that holds a trashed task the caller could
+		not clear by itself is refused with 403, and nothing changes.
+	`),
+	ok: "OK. The entry is cleared; data is null.",
 	errors: []errDoc{
 		mayNotManage,
 		entryMissing,

@@ -284,10 +284,15 @@ func (h verifyHandlers) changeEmail(ctx context.Context, p deskkit.Principal, re
 }
 
 var getCurrentUserDoc = &doc{
-	tag:         "user",
-	summary:     "Query the detail of the current user",
-	description: "Returns the current user (the token's principal) as the host's user directory holds them, with the tenant's name: the mobile number in E.164 with its region (country) and telephone code (itc, 0 without a number). Fields the user has not set are empty strings. A user or tenant that no longer exists in the directory is 404.",
-	ok:          "OK. data is the current user.",
+	tag:     "user",
+	summary: "Query the detail of the current user",
+	description: prose(`
+		Returns the current user (the token's principal) as the host's user directory holds them,
+		with the tenant's name: the mobile number in E.164 with its region (country) and telephone
+		code (itc, 0 without a number). Fields the user has not set are empty strings. A user or
+		tenant that no longer exists in the directory is 404.
+	`),
+	ok: "OK. data is the current user.",
 	errors: []errDoc{
 		userGone,
 	},
@@ -295,10 +300,23 @@ var getCurrentUserDoc = &doc{
 }
 
 var updateCurrentUserDoc = &doc{
-	tag:         "user",
-	summary:     "Update the current user's profile",
-	description: "Changes the fields of the current user's profile that the body names, and returns the updated detail. A field that is absent or null stays as it is; an empty string clears it, except username and gender, which must hold a value. Rules: username 1 to 100 characters (trimmed), unique in the tenant (409 resource_conflict otherwise); firstName, lastName, fullName and title at most 100 characters; landline at most 40; avatar an http or https URL of at most 400 (or empty); address at most 200; gender MALE, FEMALE or UNKNOWN; no control characters anywhere. A bad field is 400, msg naming it. A body that sets firstName or lastName without fullName sets fullName to the parts joined (the part it leaves as stored): given name, a space, family name (Alice Liddell), or family then given name without a space when either is in a CJK script (王小明); joined longer than 100 characters, it is 400 naming fullName. The mobile number and e-mail address change only with proof: changeMobile, changeEmail.",
-	ok:          "OK. data is the updated user.",
+	tag:     "user",
+	summary: "Update the current user's profile",
+	description: prose(`
+		Changes the fields of the current user's profile that the body names, and returns the
+		updated detail. A field that is absent or null stays as it is; an empty string clears it,
+		except username and gender, which must hold a value. Rules: username 1 to 100 characters
+		(trimmed), unique in the tenant (409 resource_conflict otherwise); firstName, lastName,
+		fullName and title at most 100 characters; landline at most 40; avatar an http or https URL
+		of at most 400 (or empty); address at most 200; gender MALE, FEMALE or UNKNOWN; no control
+		characters anywhere. A bad field is 400, msg naming it. A body that sets firstName or
+		lastName without fullName sets fullName to the parts joined (the part it leaves as stored):
+		given name, a space, family name (Alice Liddell), or family then given name without a space
+		when either is in a CJK script (王小明); joined longer than 100 characters, it is 400
+		naming fullName. The mobile number and e-mail address change only with proof: changeMobile,
+		changeEmail.
+	`),
+	ok: "OK. data is the updated user.",
 	errors: []errDoc{
 		userGone,
 		{key: KeyConflict, when: "Another user of the tenant has the username."},
@@ -337,24 +355,93 @@ var sendErrors = []errDoc{
 var smsSendErrors = slices.Concat(sendErrors, []errDoc{sendThrottled})
 
 var sendSmsCodeDoc = &doc{
-	tag:         "user",
-	summary:     "Send a verification code by SMS",
-	description: "Sends a verification code for bizKey by text message to mobile, a number of the region country. Each bizKey is a namespace of its own: a code sent for SIGNIN never passes a check for MODIFY_MOBILE. data says how long the code is valid and when the number may get another.\n\nThe number must be the user's own or one no other user of the tenant has (409 verification_address_taken: no code is sent, but the attempt counts toward the user's daily requests). BIND_MOBILE is for a user without a number (409 verification_already_bound otherwise), MODIFY_MOBILE for one with a number (409 verification_not_bound otherwise). A bad field is 400, msg naming it.\n\nLimits (the defaults; the host may set others): one code per bizKey and number per 60 seconds and 10 codes per number an hour, both counted per user, so that one user's sends never hold back another user's codes; 30 codes per number a day from all users of all tenants together, so that many accounts cannot flood one phone (using that up takes more than one account's whole day); 20 code requests per user a day. A send refused because another user has the address (409) counts toward the user's daily requests only (counting it against the address would let anyone block its holder's codes), and a send that did not go out (502) toward none. A request over a limit is 429 too_many_requests with Retry-After, the seconds until that limit's window ends (60 after a send for the same bizKey and address); windows are fixed and open with the first request after the last window closed.\n\nA code is 6 random digits, valid for 5 minutes and once; a new send for the same bizKey and address replaces the previous code. If the SMS gateway refuses the message or cannot be reached, nothing went out: the answer is 502 verification_send_failed, no usable code is left, and the send gives back what it took of the limits, so that it may be retried at once. If the SMS provider refused it for its rate limits (per number or per account), the answer is 503 verification_send_throttled instead, with Retry-After: the provider's wait, or 60 seconds when it gave none. Once the gateway has accepted the message the answer is success and the code becomes usable, even if the database was briefly unavailable meanwhile: the server records the delivery as soon as the database is back, within the code's 5 minutes.\n\nThe proof flows of MODIFY_* and BIND_* are described under changeMobile.",
-	ok:          "OK. The code went out; data says for how long it is valid.",
-	errors:      smsSendErrors,
-	example:     example{body: raw(`{"bizKey": "MODIFY_MOBILE", "mobile": 13800138000, "country": "CN"}`), data: raw(`{"expiresInSeconds": 300, "resendInSeconds": 60}`)},
+	tag:     "user",
+	summary: "Send a verification code by SMS",
+	description: prose(`
+		Sends a verification code for bizKey by text message to mobile, a number of the region
+		country. Each bizKey is a namespace of its own: a code sent for SIGNIN never passes a check
+		for MODIFY_MOBILE. data says how long the code is valid and when the number may get another.
+
+		The number must be the user's own or one no other user of the tenant has (409
+		verification_address_taken: no code is sent, but the attempt counts toward the user's daily
+		requests). BIND_MOBILE is for a user without a number (409 verification_already_bound
+		otherwise), MODIFY_MOBILE for one with a number (409 verification_not_bound otherwise). A
+		bad field is 400, msg naming it.
+
+		Limits (the defaults; the host may set others): one code per bizKey and number per 60
+		seconds and 10 codes per number an hour, both counted per user, so that one user's sends
+		never hold back another user's codes; 30 codes per number a day from all users of all
+		tenants together, so that many accounts cannot flood one phone (using that up takes more
+		than one account's whole day); 20 code requests per user a day. A send refused because
+		another user has the address (409) counts toward the user's daily requests only (counting it
+		against the address would let anyone block its holder's codes), and a send that did not go
+		out (502) toward none. A request over a limit is 429 too_many_requests with Retry-After, the
+		seconds until that limit's window ends (60 after a send for the same bizKey and address);
+		windows are fixed and open with the first request after the last window closed.
+
+		A code is 6 random digits, valid for 5 minutes and once; a new send for the same bizKey and
+		address replaces the previous code. If the SMS gateway refuses the message or cannot be
+		reached, nothing went out: the answer is 502 verification_send_failed, no usable code is
+		left, and the send gives back what it took of the limits, so that it may be retried at once.
+		If the SMS provider refused it for its rate limits (per number or per account), the answer
+		is 503 verification_send_throttled instead, with Retry-After: the provider's wait, or 60
+		seconds when it gave none. Once the gateway has accepted the message the answer is success
+		and the code becomes usable, even if the database was briefly unavailable meanwhile: the
+		server records the delivery as soon as the database is back, within the code's 5 minutes.
+
+		The proof flows of MODIFY_* and BIND_* are described under changeMobile.
+	`),
+	ok:      "OK. The code went out; data says for how long it is valid.",
+	errors:  smsSendErrors,
+	example: example{body: raw(`{"bizKey": "MODIFY_MOBILE", "mobile": 13800138000, "country": "CN"}`), data: raw(`{"expiresInSeconds": 300, "resendInSeconds": 60}`)},
 	more: map[string]example{
 		"string": {summary: "mobile as written", body: raw(`{"bizKey": "BIND_MOBILE", "mobile": "+86 137-0013-7000", "country": "cn"}`)},
 	},
 }
 
 var sendEmailCodeDoc = &doc{
-	tag:         "user",
-	summary:     "Send a verification code by e-mail",
-	description: "Sends a verification code for bizKey by e-mail to every address of toAddress, an array of arrays of addresses that is flattened, with duplicates dropped (addresses compare with the domain in lower case): 1 to 5 different addresses must remain, each a bare address of at most 100 characters. Each address gets a code of its own, in a message of its own, and every address must pass the rules, or nothing is sent to any. Each bizKey is a namespace of its own. data says how long the codes are valid and when the addresses may get others.\n\nAn address must be the user's own or one no other user of the tenant has (409 verification_address_taken: nothing is sent, but the attempt counts toward the user's daily requests). BIND_EMAIL is for a user without an address (409 verification_already_bound otherwise), MODIFY_EMAIL for one with an address (409 verification_not_bound otherwise). A bad field is 400, msg naming it (toAddress[1][0]).\n\nLimits (the defaults; the host may set others): one code per bizKey and address per 60 seconds and 10 codes per address (each recipient) an hour, both counted per user, so that one user's sends never hold back another user's codes; 30 codes per address a day from all users of all tenants together, so that many accounts cannot flood one mailbox (using that up takes more than one account's whole day); 20 code requests per user a day, each recipient counting one. A send refused because another user has the address (409) counts toward the user's daily requests only (counting it against the address would let anyone block its holder's codes), and a send that did not go out (502) toward none. A request over a limit is 429 too_many_requests with Retry-After, the seconds until that limit's window ends (60 after a send for the same bizKey and address); windows are fixed and open with the first request after the last window closed.\n\nA code is 6 random digits, valid for 5 minutes and once; a new send for the same bizKey and address replaces the previous code. If the mail server refuses a message or cannot be reached, the answer is 502 verification_send_failed: the addresses whose messages did not go out have no usable code, and their sends give back what they took of the limits, so that they may be retried at once; a message that went out before the failure keeps its code, usable and counted. Once the mail server has accepted the messages the answer is success and the codes become usable, even if the database was briefly unavailable meanwhile: the server records the delivery as soon as the database is back, within the codes' 5 minutes.\n\nThe proof flows of MODIFY_* and BIND_* are described under changeEmail.",
-	ok:          "OK. The codes went out; data says for how long they are valid.",
-	errors:      sendErrors,
-	example:     example{body: raw(`{"bizKey": "MODIFY_EMAIL", "toAddress": [["alice@example.com"]]}`), data: raw(`{"expiresInSeconds": 300, "resendInSeconds": 60}`)},
+	tag:     "user",
+	summary: "Send a verification code by e-mail",
+	description: prose(`
+		Sends a verification code for bizKey by e-mail to every address of toAddress, an array of
+		arrays of addresses that is flattened, with duplicates dropped (addresses compare with the
+		domain in lower case): 1 to 5 different addresses must remain, each a bare address of at
+		most 100 characters. Each address gets a code of its own, in a message of its own, and every
+		address must pass the rules, or nothing is sent to any. Each bizKey is a namespace of its
+		own. data says how long the codes are valid and when the addresses may get others.
+
+		An address must be the user's own or one no other user of the tenant has (409
+		verification_address_taken: nothing is sent, but the attempt counts toward the user's daily
+		requests). BIND_EMAIL is for a user without an address (409 verification_already_bound
+		otherwise), MODIFY_EMAIL for one with an address (409 verification_not_bound otherwise). A
+		bad field is 400, msg naming it (toAddress[1][0]).
+
+		Limits (the defaults; the host may set others): one code per bizKey and address per 60
+		seconds and 10 codes per address (each recipient) an hour, both counted per user, so that
+		one user's sends never hold back another user's codes; 30 codes per address a day from all
+		users of all tenants together, so that many accounts cannot flood one mailbox (using that up
+		takes more than one account's whole day); 20 code requests per user a day, each recipient
+		counting one. A send refused because another user has the address (409) counts toward the
+		user's daily requests only (counting it against the address would let anyone block its
+		holder's codes), and a send that did not go out (502) toward none. A request over a limit is
+		429 too_many_requests with Retry-After, the seconds until that limit's window ends (60 after
+		a send for the same bizKey and address); windows are fixed and open with the first request
+		after the last window closed.
+
+		A code is 6 random digits, valid for 5 minutes and once; a new send for the same bizKey and
+		address replaces the previous code. If the mail server refuses a message or cannot be
+		reached, the answer is 502 verification_send_failed: the addresses whose messages did not go
+		out have no usable code, and their sends give back what they took of the limits, so that
+		they may be retried at once; a message that went out before the failure keeps its code,
+		usable and counted. Once the mail server has accepted the messages the answer is success and
+		the codes become usable, even if the database was briefly unavailable meanwhile: the server
+		records the delivery as soon as the database is back, within the codes' 5 minutes.
+
+		The proof flows of MODIFY_* and BIND_* are described under changeEmail.
+	`),
+	ok:      "OK. The codes went out; data says for how long they are valid.",
+	errors:  sendErrors,
+	example: example{body: raw(`{"bizKey": "MODIFY_EMAIL", "toAddress": [["alice@example.com"]]}`), data: raw(`{"expiresInSeconds": 300, "resendInSeconds": 60}`)},
 	more: map[string]example{
 		"several": {summary: "Several, with a duplicate", body: raw(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com", "alice@EXAMPLE.com"], ["ann@example.org"]]}`)},
 	},
@@ -373,21 +460,68 @@ var checkErrors = []errDoc{
 }
 
 var checkSmsCodeDoc = &doc{
-	tag:         "user",
-	summary:     "Check an SMS verification code",
-	description: "Checks a code that sendSmsCode sent the current user for the same bizKey and number (written in any form sendSmsCode takes) and, if it is right, uses it up and answers a linkSecret: proof, good once and for 10 minutes, that the user received a code at this number for this bizKey. All four parameters are required; a bad one is 400, msg naming it, and so are parameters it does not define. An address another user of the tenant holds is 409 verification_address_taken. A check reads no more of the user than the token's ids: for a user the directory no longer has there is simply no code (400 verification_code_missing), not 404.\n\nverificationCode is 1 to 8 digits; a code shorter than 6 is padded with leading zeros, so one whose leading zero was lost (12345 for 012345) passes. A code that does not match is 400 verification_code_wrong (msg says how many attempts are left); one that matches a code that expired (5 minutes) is 400 verification_code_expired; with no usable code for this bizKey and address (never sent, replaced, its send failed, or used) the answer is 400 verification_code_missing; for a code already used, msg says so and, with BIND_*, points at the linkSecret its check answered, which changeMobile or changeEmail takes, alone or with that code. A code survives 5 wrong attempts; then it is dead, 429 verification_code_exhausted, and a new one must be requested. A user may enter 20 wrong codes a day (by default), across codes and bizKeys; once they have, every check and change is 429 verification_failures_exceeded with Retry-After, even with a right code. A right code does not count as a failure.\n\nThe proof flows of MODIFY_* and BIND_* are described under changeMobile.",
-	ok:          "OK. The code was right; data holds the link secret.",
-	errors:      checkErrors,
-	example:     example{data: raw(`{"linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`)},
+	tag:     "user",
+	summary: "Check an SMS verification code",
+	description: prose(`
+		Checks a code that sendSmsCode sent the current user for the same bizKey and number (written
+		in any form sendSmsCode takes) and, if it is right, uses it up and answers a linkSecret:
+		proof, good once and for 10 minutes, that the user received a code at this number for this
+		bizKey. All four parameters are required; a bad one is 400, msg naming it, and so are
+		parameters it does not define. An address another user of the tenant holds is 409
+		verification_address_taken. A check reads no more of the user than the token's ids: for a
+		user the directory no longer has there is simply no code (400 verification_code_missing),
+		not 404.
+
+		verificationCode is 1 to 8 digits; a code shorter than 6 is padded with leading zeros, so
+		one whose leading zero was lost (12345 for 012345) passes. A code that does not match is 400
+		verification_code_wrong (msg says how many attempts are left); one that matches a code that
+		expired (5 minutes) is 400 verification_code_expired; with no usable code for this bizKey
+		and address (never sent, replaced, its send failed, or used) the answer is 400
+		verification_code_missing; for a code already used, msg says so and, with BIND_*, points at
+		the linkSecret its check answered, which changeMobile or changeEmail takes, alone or with
+		that code. A code survives 5 wrong attempts; then it is dead, 429
+		verification_code_exhausted, and a new one must be requested. A user may enter 20 wrong
+		codes a day (by default), across codes and bizKeys; once they have, every check and change
+		is 429 verification_failures_exceeded with Retry-After, even with a right code. A right code
+		does not count as a failure.
+
+		The proof flows of MODIFY_* and BIND_* are described under changeMobile.
+	`),
+	ok:      "OK. The code was right; data holds the link secret.",
+	errors:  checkErrors,
+	example: example{data: raw(`{"linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`)},
 }
 
 var checkEmailCodeDoc = &doc{
-	tag:         "user",
-	summary:     "Check an e-mail verification code",
-	description: "Checks a code that sendEmailCode sent the current user for the same bizKey and address and, if it is right, uses it up and answers a linkSecret: proof, good once and for 10 minutes, that the user received a code at this address for this bizKey. All three parameters are required; a bad one is 400, msg naming it, and so are parameters it does not define. An address another user of the tenant holds is 409 verification_address_taken. A check reads no more of the user than the token's ids: for a user the directory no longer has there is simply no code (400 verification_code_missing), not 404.\n\nverificationCode is 1 to 8 digits; a code shorter than 6 is padded with leading zeros, so one whose leading zero was lost (12345 for 012345) passes. A code that does not match is 400 verification_code_wrong (msg says how many attempts are left); one that matches a code that expired (5 minutes) is 400 verification_code_expired; with no usable code for this bizKey and address (never sent, replaced, its send failed, or used) the answer is 400 verification_code_missing; for a code already used, msg says so and, with BIND_*, points at the linkSecret its check answered, which changeMobile or changeEmail takes, alone or with that code. A code survives 5 wrong attempts; then it is dead, 429 verification_code_exhausted, and a new one must be requested. A user may enter 20 wrong codes a day (by default), across codes and bizKeys; once they have, every check and change is 429 verification_failures_exceeded with Retry-After, even with a right code. A right code does not count as a failure.\n\nThe proof flows of MODIFY_* and BIND_* are described under changeEmail.",
-	ok:          "OK. The code was right; data holds the link secret.",
-	errors:      checkErrors,
-	example:     example{data: raw(`{"linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`)},
+	tag:     "user",
+	summary: "Check an e-mail verification code",
+	description: prose(`
+		Checks a code that sendEmailCode sent the current user for the same bizKey and address and,
+		if it is right, uses it up and answers a linkSecret: proof, good once and for 10 minutes,
+		that the user received a code at this address for this bizKey. All three parameters are
+		required; a bad one is 400, msg naming it, and so are parameters it does not define. An
+		address another user of the tenant holds is 409 verification_address_taken. A check reads no
+		more of the user than the token's ids: for a user the directory no longer has there is
+		simply no code (400 verification_code_missing), not 404.
+
+		verificationCode is 1 to 8 digits; a code shorter than 6 is padded with leading zeros, so
+		one whose leading zero was lost (12345 for 012345) passes. A code that does not match is 400
+		verification_code_wrong (msg says how many attempts are left); one that matches a code that
+		expired (5 minutes) is 400 verification_code_expired; with no usable code for this bizKey
+		and address (never sent, replaced, its send failed, or used) the answer is 400
+		verification_code_missing; for a code already used, msg says so and, with BIND_*, points at
+		the linkSecret its check answered, which changeMobile or changeEmail takes, alone or with
+		that code. A code survives 5 wrong attempts; then it is dead, 429
+		verification_code_exhausted, and a new one must be requested. A user may enter 20 wrong
+		codes a day (by default), across codes and bizKeys; once they have, every check and change
+		is 429 verification_failures_exceeded with Retry-After, even with a right code. A right code
+		does not count as a failure.
+
+		The proof flows of MODIFY_* and BIND_* are described under changeEmail.
+	`),
+	ok:      "OK. The code was right; data holds the link secret.",
+	errors:  checkErrors,
+	example: example{data: raw(`{"linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`)},
 }
 
 // changeErrors are the answers of changeMobile and changeEmail besides
@@ -409,12 +543,56 @@ var changeErrors = []errDoc{
 }
 
 var changeMobileDoc = &doc{
-	tag:         "user",
-	summary:     "Change the current user's mobile number",
-	description: "Changes the current user's mobile number, with proof, and returns the updated detail. With MODIFY_MOBILE (the user has a number), linkSecret is what checkSmsCode answered for a MODIFY_MOBILE code sent to the current number, and verificationCode a MODIFY_MOBILE code sent to the new number. With BIND_MOBILE (the user has none), one proof of the new number is enough: verificationCode, a BIND_MOBILE code sent to it; or, once checkSmsCode has used that code up, linkSecret, what that check answered, alone or with that same verificationCode (the body of a client that checked first): the pair passes when linkSecret is the one that checking this very code for this number answered. The code is not checked again (its check used it up, once), so the pair spends the linkSecret only. A pair that is not of one check (another code; a linkSecret unknown, used, expired, of another user, or won on another number) is 400 param_validation_error, msg naming linkSecret and the rule, and spends nothing; replaying the pair after the change is 409 verification_already_bound. itc, if given, must be the telephone code of country.\n\nThe code is checked first (with the rules and errors of checking a code: 400 verification_code_wrong, _expired, _missing; 429 verification_code_exhausted, verification_failures_exceeded), in the same transaction that spends the link secret and changes the address: a wrong code leaves the link secret unspent, and a refused change leaves both. A code that a check already used up is 400 verification_code_missing, msg saying so and, with BIND_*, pointing at the linkSecret that check answered. A linkSecret that is unknown, used, expired (10 minutes), of another user or bizKey, or won on the wrong address is 403 link_secret_invalid: with MODIFY_* it must have been won on the current address (a code checked for the new address proves nothing about the old), with BIND_* on the new one. BIND_* for a user who has an address of that kind is 409 verification_already_bound, MODIFY_* for one who has none 409 verification_not_bound; an address another user of the tenant has is 409 verification_address_taken, and 409 resource_conflict if the address changed meanwhile (a concurrent change). A MODIFY_* without linkSecret, a BIND_* whose verificationCode and linkSecret are not of one check, no verificationCode (with MODIFY_*, or with BIND_* without linkSecret), the user's current address, and bad fields are 400 param_validation_error, msg naming the field. After the change, a notice goes to the old number (from the outbox, retried, sent once even with several servers), and the event user.mobile.changed to the tenant's channels that subscribe to it (both addresses masked).\n\nThe proof flow of MODIFY_MOBILE: (1) sendSmsCode with MODIFY_MOBILE to the current number; (2) checkSmsCode with that code, which answers a linkSecret; (3) sendSmsCode with MODIFY_MOBILE to the new number; (4) changeMobile with the new number, the code of step 3 and the linkSecret. BIND_MOBILE, for a user without a number, takes one proof of the new number: sendSmsCode with BIND_MOBILE to it, then changeMobile with that code and without linkSecret; or, when the client checks the code first (checkSmsCode uses it up), changeMobile with the linkSecret that check answered, alone or with that same code. For every other bizKey, checkSmsCode answers a linkSecret that the host redeems for its own flow (a password update, cancelling an account).",
-	ok:          "OK. data is the updated user.",
-	errors:      changeErrors,
-	example:     example{body: raw(`{"bizKey": "MODIFY_MOBILE", "mobile": 13700137000, "country": "CN", "itc": 86, "verificationCode": 12345, "linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`), data: raw(`{"id": 2, "tenantId": 1, "tenantName": "Acme", "username": "alice", "firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "mobile": "+8613700137000", "country": "CN", "itc": 86, "email": "alice@example.com", "landline": "", "avatar": "https://example.com/alice.png", "title": "", "gender": "FEMALE", "address": ""}`)},
+	tag:     "user",
+	summary: "Change the current user's mobile number",
+	description: prose(`
+		Changes the current user's mobile number, with proof, and returns the updated detail. With
+		MODIFY_MOBILE (the user has a number), linkSecret is what checkSmsCode answered for a
+		MODIFY_MOBILE code sent to the current number, and verificationCode a MODIFY_MOBILE code
+		sent to the new number. With BIND_MOBILE (the user has none), one proof of the new number is
+		enough: verificationCode, a BIND_MOBILE code sent to it; or, once checkSmsCode has used that
+		code up, linkSecret, what that check answered, alone or with that same verificationCode (the
+		body of a client that checked first): the pair passes when linkSecret is the one that
+		checking this very code for this number answered. The code is not checked again (its check
+		used it up, once), so the pair spends the linkSecret only. A pair that is not of one check
+		(another code; a linkSecret unknown, used, expired, of another user, or won on another
+		number) is 400 param_validation_error, msg naming linkSecret and the rule, and spends
+		nothing; replaying the pair after the change is 409 verification_already_bound. itc, if
+		given, must be the telephone code of country.
+
+		The code is checked first (with the rules and errors of checking a code: 400
+		verification_code_wrong, _expired, _missing; 429 verification_code_exhausted,
+		verification_failures_exceeded), in the same transaction that spends the link secret and
+		changes the address: a wrong code leaves the link secret unspent, and a refused change
+		leaves both. A code that a check already used up is 400 verification_code_missing, msg
+		saying so and, with BIND_*, pointing at the linkSecret that check answered. A linkSecret
+		that is unknown, used, expired (10 minutes), of another user or bizKey, or won on the wrong
+		address is 403 link_secret_invalid: with MODIFY_* it must have been won on the current
+		address (a code checked for the new address proves nothing about the old), with BIND_* on
+		the new one. BIND_* for a user who has an address of that kind is 409
+		verification_already_bound, MODIFY_* for one who has none 409 verification_not_bound; an
+		address another user of the tenant has is 409 verification_address_taken, and 409
+		resource_conflict if the address changed meanwhile (a concurrent change). A MODIFY_* without
+		linkSecret, a BIND_* whose verificationCode and linkSecret are not of one check, no
+		verificationCode (with MODIFY_*, or with BIND_* without linkSecret), the user's current
+		address, and bad fields are 400 param_validation_error, msg naming the field. After the
+		change, a notice goes to the old number (from the outbox, retried, sent once even with
+		several servers), and the event user.mobile.changed to the tenant's channels that subscribe
+		to it (both addresses masked).
+
+		The proof flow of MODIFY_MOBILE: (1) sendSmsCode with MODIFY_MOBILE to the current number;
+		(2) checkSmsCode with that code, which answers a linkSecret; (3) sendSmsCode with
+		MODIFY_MOBILE to the new number; (4) changeMobile with the new number, the code of step 3
+		and the linkSecret. BIND_MOBILE, for a user without a number, takes one proof of the new
+		number: sendSmsCode with BIND_MOBILE to it, then changeMobile with that code and without
+		linkSecret; or, when the client checks the code first (checkSmsCode uses it up),
+		changeMobile with the linkSecret that check answered, alone or with that same code. For
+		every other bizKey, checkSmsCode answers a linkSecret that the host redeems for its own flow
+		(a password update, cancelling an account).
+	`),
+	ok:      "OK. data is the updated user.",
+	errors:  changeErrors,
+	example: example{body: raw(`{"bizKey": "MODIFY_MOBILE", "mobile": 13700137000, "country": "CN", "itc": 86, "verificationCode": 12345, "linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`), data: raw(`{"id": 2, "tenantId": 1, "tenantName": "Acme", "username": "alice", "firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "mobile": "+8613700137000", "country": "CN", "itc": 86, "email": "alice@example.com", "landline": "", "avatar": "https://example.com/alice.png", "title": "", "gender": "FEMALE", "address": ""}`)},
 	more: map[string]example{
 		"bind":            {summary: "BIND_MOBILE, digits as strings", body: raw(`{"bizKey": "BIND_MOBILE", "mobile": "137 0013 7000", "country": "CN", "itc": "+86", "verificationCode": "012345"}`)},
 		"bindChecked":     {summary: "BIND_MOBILE after checkSmsCode used the code up: its linkSecret instead", body: raw(`{"bizKey": "BIND_MOBILE", "mobile": "13700137000", "country": "CN", "linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`)},
@@ -423,12 +601,55 @@ var changeMobileDoc = &doc{
 }
 
 var changeEmailDoc = &doc{
-	tag:         "user",
-	summary:     "Change the current user's e-mail address",
-	description: "Changes the current user's e-mail address, with proof, and returns the updated detail. With MODIFY_EMAIL (the user has an address), linkSecret is what checkEmailCode answered for a MODIFY_EMAIL code sent to the current address, and verificationCode a MODIFY_EMAIL code sent to the new address. With BIND_EMAIL (the user has none), one proof of the new address is enough: verificationCode, a BIND_EMAIL code sent to it; or, once checkEmailCode has used that code up, linkSecret, what that check answered, alone or with that same verificationCode (the body of a client that checked first): the pair passes when linkSecret is the one that checking this very code for this address answered. The code is not checked again (its check used it up, once), so the pair spends the linkSecret only. A pair that is not of one check (another code; a linkSecret unknown, used, expired, of another user, or won on another address) is 400 param_validation_error, msg naming linkSecret and the rule, and spends nothing; replaying the pair after the change is 409 verification_already_bound. The address is stored trimmed, its domain in lower case.\n\nThe code is checked first (with the rules and errors of checking a code: 400 verification_code_wrong, _expired, _missing; 429 verification_code_exhausted, verification_failures_exceeded), in the same transaction that spends the link secret and changes the address: a wrong code leaves the link secret unspent, and a refused change leaves both. A code that a check already used up is 400 verification_code_missing, msg saying so and, with BIND_*, pointing at the linkSecret that check answered. A linkSecret that is unknown, used, expired (10 minutes), of another user or bizKey, or won on the wrong address is 403 link_secret_invalid: with MODIFY_* it must have been won on the current address (a code checked for the new address proves nothing about the old), with BIND_* on the new one. BIND_* for a user who has an address of that kind is 409 verification_already_bound, MODIFY_* for one who has none 409 verification_not_bound; an address another user of the tenant has is 409 verification_address_taken, and 409 resource_conflict if the address changed meanwhile (a concurrent change). A MODIFY_* without linkSecret, a BIND_* whose verificationCode and linkSecret are not of one check, no verificationCode (with MODIFY_*, or with BIND_* without linkSecret), the user's current address, and bad fields are 400 param_validation_error, msg naming the field. After the change, a notice goes to the old address (from the outbox, retried, sent once even with several servers), and the event user.email.changed to the tenant's channels that subscribe to it (both addresses masked).\n\nThe proof flow of MODIFY_EMAIL: (1) sendEmailCode with MODIFY_EMAIL to the current address; (2) checkEmailCode with that code, which answers a linkSecret; (3) sendEmailCode with MODIFY_EMAIL to the new address; (4) changeEmail with the new address, the code of step 3 and the linkSecret. BIND_EMAIL, for a user without an address, takes one proof of the new address: sendEmailCode with BIND_EMAIL to it, then changeEmail with that code and without linkSecret; or, when the client checks the code first (checkEmailCode uses it up), changeEmail with the linkSecret that check answered, alone or with that same code. For every other bizKey, checkEmailCode answers a linkSecret that the host redeems for its own flow.",
-	ok:          "OK. data is the updated user.",
-	errors:      changeErrors,
-	example:     example{body: raw(`{"bizKey": "MODIFY_EMAIL", "email": "alice@example.org", "verificationCode": "012345", "linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`), data: raw(`{"id": 2, "tenantId": 1, "tenantName": "Acme", "username": "alice", "firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "mobile": "+8613800138000", "country": "CN", "itc": 86, "email": "alice@example.org", "landline": "", "avatar": "https://example.com/alice.png", "title": "", "gender": "FEMALE", "address": ""}`)},
+	tag:     "user",
+	summary: "Change the current user's e-mail address",
+	description: prose(`
+		Changes the current user's e-mail address, with proof, and returns the updated detail. With
+		MODIFY_EMAIL (the user has an address), linkSecret is what checkEmailCode answered for a
+		MODIFY_EMAIL code sent to the current address, and verificationCode a MODIFY_EMAIL code sent
+		to the new address. With BIND_EMAIL (the user has none), one proof of the new address is
+		enough: verificationCode, a BIND_EMAIL code sent to it; or, once checkEmailCode has used
+		that code up, linkSecret, what that check answered, alone or with that same verificationCode
+		(the body of a client that checked first): the pair passes when linkSecret is the one that
+		checking this very code for this address answered. The code is not checked again (its check
+		used it up, once), so the pair spends the linkSecret only. A pair that is not of one check
+		(another code; a linkSecret unknown, used, expired, of another user, or won on another
+		address) is 400 param_validation_error, msg naming linkSecret and the rule, and spends
+		nothing; replaying the pair after the change is 409 verification_already_bound. The address
+		is stored trimmed, its domain in lower case.
+
+		The code is checked first (with the rules and errors of checking a code: 400
+		verification_code_wrong, _expired, _missing; 429 verification_code_exhausted,
+		verification_failures_exceeded), in the same transaction that spends the link secret and
+		changes the address: a wrong code leaves the link secret unspent, and a refused change
+		leaves both. A code that a check already used up is 400 verification_code_missing, msg
+		saying so and, with BIND_*, pointing at the linkSecret that check answered. A linkSecret
+		that is unknown, used, expired (10 minutes), of another user or bizKey, or won on the wrong
+		address is 403 link_secret_invalid: with MODIFY_* it must have been won on the current
+		address (a code checked for the new address proves nothing about the old), with BIND_* on
+		the new one. BIND_* for a user who has an address of that kind is 409
+		verification_already_bound, MODIFY_* for one who has none 409 verification_not_bound; an
+		address another user of the tenant has is 409 verification_address_taken, and 409
+		resource_conflict if the address changed meanwhile (a concurrent change). A MODIFY_* without
+		linkSecret, a BIND_* whose verificationCode and linkSecret are not of one check, no
+		verificationCode (with MODIFY_*, or with BIND_* without linkSecret), the user's current
+		address, and bad fields are 400 param_validation_error, msg naming the field. After the
+		change, a notice goes to the old address (from the outbox, retried, sent once even with
+		several servers), and the event user.email.changed to the tenant's channels that subscribe
+		to it (both addresses masked).
+
+		The proof flow of MODIFY_EMAIL: (1) sendEmailCode with MODIFY_EMAIL to the current address;
+		(2) checkEmailCode with that code, which answers a linkSecret; (3) sendEmailCode with
+		MODIFY_EMAIL to the new address; (4) changeEmail with the new address, the code of step 3
+		and the linkSecret. BIND_EMAIL, for a user without an address, takes one proof of the new
+		address: sendEmailCode with BIND_EMAIL to it, then changeEmail with that code and without
+		linkSecret; or, when the client checks the code first (checkEmailCode uses it up),
+		changeEmail with the linkSecret that check answered, alone or with that same code. For every
+		other bizKey, checkEmailCode answers a linkSecret that the host redeems for its own flow.
+	`),
+	ok:      "OK. data is the updated user.",
+	errors:  changeErrors,
+	example: example{body: raw(`{"bizKey": "MODIFY_EMAIL", "email": "alice@example.org", "verificationCode": "012345", "linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`), data: raw(`{"id": 2, "tenantId": 1, "tenantName": "Acme", "username": "alice", "firstName": "Alice", "lastName": "Liddell", "fullName": "Alice Liddell", "mobile": "+8613800138000", "country": "CN", "itc": 86, "email": "alice@example.org", "landline": "", "avatar": "https://example.com/alice.png", "title": "", "gender": "FEMALE", "address": ""}`)},
 	more: map[string]example{
 		"bind":            {summary: "BIND_EMAIL, the code as a number", body: raw(`{"bizKey": "BIND_EMAIL", "email": "bob@example.com", "verificationCode": 12345}`)},
 		"bindChecked":     {summary: "BIND_EMAIL after checkEmailCode used the code up: its linkSecret instead", body: raw(`{"bizKey": "BIND_EMAIL", "email": "bob@example.com", "linkSecret": "dkl_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"}`)},

@@ -1,0 +1,27 @@
+package httpapi
+
+import "strings"
+
+// prose is an operation's description as its source writes it, wrapped in
+// a raw string: each line trimmed, the lines of a paragraph joined with a
+// space, and paragraphs (split by a blank line) by a blank line, as the
+// document gives them.
+func prose(s string) string {
+	var paras []string
+	var p []string
+	for line := range strings.SplitSeq(s, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			if len(p) > 0 {
+				paras = append(paras, strings.Join(p, " "))
+				p = nil
+			}
+			continue
+		}
+		p = append(p, line)
+	}
+	if len(p) > 0 {
+		paras = append(paras, strings.Join(p, " "))
+	}
+	return strings.Join(paras, "\n\n")
+}
