@@ -589,6 +589,16 @@ func (w *Worker) Run(ctx context.Context) {
 		if capped {
 			backlog = false
 		}
+		// On SQLite a claim counts the leases of the worker's ended
+		// attempts until their flush records them: one that found every
+		// target it reached at its cap while the worker holds such
+		// leases waits for the flush, which wakes it, rather than going
+		// on round the targets. Each such claim took the database's one
+		// write lock that the flush waits for: a drain of 20,000 made
+		// 40,973 claims that found nothing.
+		if !w.pg && err == nil && n == 0 && w.capped.Load() && !w.idle() {
+			backlog = false
+		}
 		// Without a listener, a worker that found deliveries lately
 		// looks again soon even without a wake, then less and less
 		// often, up to Config.Poll, so that a publish in another process
