@@ -535,20 +535,26 @@ func sqliteOverPostgres(sqlite, postgres *drainResult) (float64, bool) {
 func sqliteTable(w io.Writer, reps []*repResult) {
 	fmt.Fprintf(w, "### 1b. The backlog on SQLite (deskkit, 1 replica)\n\n")
 	fmt.Fprintf(w, "SQLite runs inside the replica: its CPU is the replica's alone; PostgreSQL's row adds the server's.\n\n")
-	row := func(name string, get func(r *repResult) *drainResult) []string {
-		fig := func(f func(d *drainResult) float64, decimals int) string {
-			return fmtSpan(over(reps, func(r *repResult) (float64, bool) { return drainFigure(get(r), f) }), decimals)
-		}
-		return []string{name, fig(func(d *drainResult) float64 { return d.Cost.perSecond() }, 0),
-			fig(func(d *drainResult) float64 { return d.Cost.replicaCPUms() }, 3),
-			fig(func(d *drainResult) float64 { return d.Cost.totalCPUms() }, 3),
-			fig(func(d *drainResult) float64 { return 100 * d.conflicts() }, 2) + " %",
-			fig(func(d *drainResult) float64 { return float64(d.Unsucceeded) }, 0)}
-	}
 	table(w, []string{"database", "deliveries/s", "replica CPU ms", "total CPU ms", "rows claimed again", "not SUCCEEDED"}, [][]string{
-		row("PostgreSQL", func(r *repResult) *drainResult { return r.Deskkit[1] }),
-		row("SQLite (a temporary file)", func(r *repResult) *drainResult { return r.SQLite }),
+		drainRow(reps, "PostgreSQL", func(r *repResult) *drainResult { return r.Deskkit[1] }, true),
+		drainRow(reps, "SQLite (a temporary file)", func(r *repResult) *drainResult { return r.SQLite }, true),
 	})
+}
+
+// drainRow is a table's row of the drains get picks: name, deliveries/s,
+// the processes' CPU per delivery and the total's, with conflicts the
+// rows claimed again, and the deliveries not SUCCEEDED.
+func drainRow(reps []*repResult, name string, get func(r *repResult) *drainResult, conflicts bool) []string {
+	fig := func(f func(d *drainResult) float64, decimals int) string {
+		return fmtSpan(over(reps, func(r *repResult) (float64, bool) { return drainFigure(get(r), f) }), decimals)
+	}
+	row := []string{name, fig(func(d *drainResult) float64 { return d.Cost.perSecond() }, 0),
+		fig(func(d *drainResult) float64 { return d.Cost.replicaCPUms() }, 3),
+		fig(func(d *drainResult) float64 { return d.Cost.totalCPUms() }, 3)}
+	if conflicts {
+		row = append(row, fig(func(d *drainResult) float64 { return 100 * d.conflicts() }, 2)+" %")
+	}
+	return append(row, fig(func(d *drainResult) float64 { return float64(d.Unsucceeded) }, 0))
 }
 
 // serverTable writes the reference server's drain beside River's and the
@@ -556,19 +562,10 @@ func sqliteTable(w io.Writer, reps []*repResult) {
 func serverTable(w io.Writer, o options, reps []*repResult) {
 	fmt.Fprintf(w, "### 1c. The backlog drained by the reference server (examples/server, its defaults), 1 process\n\n")
 	fmt.Fprintf(w, "River with %d workers (-workers); the server's statements are not counted.\n\n", o.workers)
-	row := func(name string, get func(r *repResult) *drainResult) []string {
-		fig := func(f func(d *drainResult) float64, decimals int) string {
-			return fmtSpan(over(reps, func(r *repResult) (float64, bool) { return drainFigure(get(r), f) }), decimals)
-		}
-		return []string{name, fig(func(d *drainResult) float64 { return d.Cost.perSecond() }, 0),
-			fig(func(d *drainResult) float64 { return d.Cost.replicaCPUms() }, 3),
-			fig(func(d *drainResult) float64 { return d.Cost.totalCPUms() }, 3),
-			fig(func(d *drainResult) float64 { return float64(d.Unsucceeded) }, 0)}
-	}
 	table(w, []string{"drained by", "deliveries/s", "process CPU ms", "total CPU ms", "not SUCCEEDED"}, [][]string{
-		row("the reference server", func(r *repResult) *drainResult { return r.Server }),
-		row("the bench's deskkit replica", func(r *repResult) *drainResult { return r.Deskkit[1] }),
-		row("River, same POST", func(r *repResult) *drainResult { return r.River[1] }),
+		drainRow(reps, "the reference server", func(r *repResult) *drainResult { return r.Server }, false),
+		drainRow(reps, "the bench's deskkit replica", func(r *repResult) *drainResult { return r.Deskkit[1] }, false),
+		drainRow(reps, "River, same POST", func(r *repResult) *drainResult { return r.River[1] }, false),
 	})
 	fmt.Fprintf(w, "The reference server over River, deliveries/s: %s; CPU per delivery: %s\n\n",
 		fmtSpan(over(reps, func(r *repResult) (float64, bool) { return serverOverRiver(r, cost.perSecond) }), 2),

@@ -182,6 +182,15 @@ func (b *bench) stopGrace() time.Duration { return b.opts.timeout + 10*time.Seco
 // replicas deskkit replicas, until every delivery arrived and none is
 // PENDING.
 func (b *bench) deskkitDrain(ctx context.Context, replicas int) (*drainResult, error) {
+	return b.drainFresh(ctx, replicas, func(ctx context.Context, dsn string) (replicaSet, error) {
+		return startReplicas(ctx, replicas, b.replicaOpts(kindDeskkit, dsn), b.env())
+	})
+}
+
+// drainFresh fills the backlog into a new database of the scenario and
+// times its drain by replicas deskkit processes that launch starts over
+// it, measured as a drain on PostgreSQL is (startMeter).
+func (b *bench) drainFresh(ctx context.Context, replicas int, launch func(ctx context.Context, dsn string) (replicaSet, error)) (*drainResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
 	defer cancel()
 	dsn, drop, err := b.newDatabase(ctx)
@@ -189,9 +198,8 @@ func (b *bench) deskkitDrain(ctx context.Context, replicas int) (*drainResult, e
 		return nil, err
 	}
 	defer drop()
-	return b.drainOn(ctx, dsn, replicas, func(set replicaSet) (*meter, error) {
-		return startMeter(ctx, b.admin, databaseName(dsn), set)
-	})
+	return b.drainWith(ctx, dsn, replicas, func() (replicaSet, error) { return launch(ctx, dsn) },
+		func(set replicaSet) (*meter, error) { return startMeter(ctx, b.admin, databaseName(dsn), set) })
 }
 
 // sqliteDrain is deskkitDrain's backlog drained by one replica from an

@@ -85,13 +85,6 @@ func startServer(ctx context.Context, bin, dsn string, secret []byte, logPath st
 // serverDrain is deskkitDrain's backlog drained by the reference server,
 // one process, from when it listens.
 func (b *bench) serverDrain(ctx context.Context) (*drainResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
-	defer cancel()
-	dsn, drop, err := b.newDatabase(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer drop()
 	dir, err := os.MkdirTemp("", "deskkit-bench-server-")
 	if err != nil {
 		return nil, err
@@ -101,13 +94,11 @@ func (b *bench) serverDrain(ctx context.Context) (*drainResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.drainWith(ctx, dsn, 1, func() (replicaSet, error) {
+	return b.drainFresh(ctx, 1, func(ctx context.Context, dsn string) (replicaSet, error) {
 		p, err := startServer(ctx, bin, dsn, b.secret, filepath.Join(dir, "server.log"))
 		if err != nil {
 			return nil, err
 		}
 		return replicaSet{p}, nil
-	}, func(set replicaSet) (*meter, error) {
-		return startMeter(ctx, b.admin, databaseName(dsn), set)
 	})
 }
