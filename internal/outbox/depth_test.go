@@ -61,3 +61,23 @@ func TestWaitedTooLong(t *testing.T) {
 		t.Fatal("after 41 s of 80 (39 s left): not waited too long")
 	}
 }
+
+// TestGatherSkipsSlowAttempts: a capped worker gathering its attempts'
+// ends waits for a queued delivery or an attempt younger than gatherFor,
+// not for one that has run longer (a receiver turned slow).
+func TestGatherSkipsSlowAttempts(t *testing.T) {
+	now := time.Unix(1000, 0)
+	w := &Worker{attempts: map[int64]time.Time{1: now.Add(-time.Second)}}
+	if w.endingSoon(now) {
+		t.Error("waits for an attempt running for a second")
+	}
+	w.attempts[2] = now.Add(-gatherFor / 2)
+	if !w.endingSoon(now) {
+		t.Error("does not wait for an attempt that just started")
+	}
+	delete(w.attempts, 2)
+	w.queue = []queued{{}}
+	if !w.endingSoon(now) {
+		t.Error("does not wait for a queued delivery")
+	}
+}

@@ -384,6 +384,9 @@ type Worker struct {
 	// one waited longer than slowWait since the last claim.
 	depth int
 	slow  bool
+	// attempts holds when each of Run's attempts under way started (the
+	// monotonic clock), for gather.
+	attempts map[int64]time.Time
 }
 
 // queued is a claimed delivery waiting for a slot, with the attempt of
@@ -412,6 +415,7 @@ func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
 		held:         map[int64]int{},
 		ended:        map[int64]struct{}{},
 		paused:       map[target]time.Time{},
+		attempts:     map[int64]time.Time{},
 		id:           newToken(),
 	}
 	w.capped.Store(true)
@@ -653,15 +657,16 @@ func (w *Worker) waitRoom(ctx context.Context, refill *time.Timer) bool {
 }
 
 // gather waits, once an attempt ended while the worker was capped, for
-// the others to end too, or refillWait: a claim costs a round trip to
-// the database whatever its size, and a lone busy target's claims are as
-// large as the attempts that ended before them. It reports false when
-// ctx is done first.
+// the others to end too (those that started within gatherFor: see
+// endingSoon), or refillWait: a claim costs a round trip to the database
+// whatever its size, and a lone busy target's claims are as large as the
+// attempts that ended before them. It reports false when ctx is done
+// first.
 func (w *Worker) gather(ctx context.Context, refill *time.Timer) bool {
 	refill.Reset(refillWait)
 	defer refill.Stop()
 	for {
-		if !w.attempting() {
+		if !w.endingSoon(time.Now()) {
 			return true
 		}
 		select {
@@ -673,6 +678,29 @@ func (w *Worker) gather(ctx context.Context, refill *time.Timer) bool {
 		}
 	}
 }
+
+// endingSoon reports whether a delivery waits in the queue, or an attempt
+// that started within gatherFor of now runs: one that has run longer
+// (a receiver turned slow) is not waited for. A worker capped while one
+// target's attempts took 200 ms each waited refillWait at each claim for
+// them, and the other tenants' deliveries slowed by a third.
+func (w *Worker) endingSoon(now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.queue) > 0 {
+		return true
+	}
+	for _, t := range w.attempts {
+		if now.Sub(t) < gatherFor {
+			return true
+		}
+	}
+	return false
+}
+
+// gatherFor is how long gather waits for an attempt to end, at most, from
+// its start.
+const gatherFor = 10 * refillWait
 
 // attempting reports whether an attempt of the worker runs or waits in
 // the queue.
@@ -813,6 +841,9 @@ func (w *Worker) attempt(actx context.Context, q queued, record func(done)) {
 	}
 	ctx, span := w.tel.start(actx, w.cfg.SpanName, d)
 	started, clock := w.cfg.Now(), time.Now()
+	w.mu.Lock()
+	w.attempts[d.ID] = clock
+	w.mu.Unlock()
 	o := q.attempt(ctx, d)
 	if !o.OK && o.RetryAfter > 0 {
 		w.pause(d, o.RetryAfter)
@@ -825,6 +856,7 @@ func (w *Worker) attempt(actx context.Context, q queued, record func(done)) {
 	// recorded, so it is known before the flusher has it).
 	w.mu.Lock()
 	w.ended[d.ID] = struct{}{}
+	delete(w.attempts, d.ID)
 	w.mu.Unlock()
 	// The delivery's room is freed once the flusher took the outcome: a
 	// flusher that falls behind holds the claims back, rather than
