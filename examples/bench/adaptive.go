@@ -61,7 +61,7 @@ type adaptiveOptions struct {
 func adaptiveFlags(fs *flag.FlagSet, a *adaptiveOptions) {
 	fs.IntVar(&a.slowEvents, "slow-events", 6000, "slow: tenant A's deliveries to its one webhook")
 	fs.IntVar(&a.slowBChannels, "slow-b-channels", 4, "slow: tenant B's webhooks")
-	fs.IntVar(&a.slowBEvents, "slow-b-events", 8000, "slow: tenant B's events, each to every one of its webhooks (enough to outlast A's slow time)")
+	fs.IntVar(&a.slowBEvents, "slow-b-events", 16000, "slow: tenant B's events, each to every one of its webhooks (enough to outlast A's slow time)")
 	fs.DurationVar(&a.slowDelay, "slow-delay", 200*time.Millisecond, "slow: how long A's endpoint takes to answer while slow")
 	fs.DurationVar(&a.slowDuration, "slow-duration", 10*time.Second, "slow: how long A's endpoint stays slow")
 	fs.IntVar(&a.slowFloor, "slow-floor", channel.DefaultMaxInFlightPerChannel, "slow: the per-channel in-flight floor (the reference server's)")
