@@ -542,6 +542,26 @@ var changeErrors = []errDoc{
 	{key: KeyTooManyFailures},
 }
 
+// changeChecks is what changeMobile and changeEmail check, in their
+// order, as both documents say it.
+const changeChecks = `
+		The code is checked first (with the rules and errors of checking a code: 400
+		verification_code_wrong, _expired, _missing; 429 verification_code_exhausted,
+		verification_failures_exceeded), in the same transaction that spends the link secret and
+		changes the address: a wrong code leaves the link secret unspent, and a refused change
+		leaves both. A code that a check already used up is 400 verification_code_missing, msg
+		saying so and, with BIND_*, pointing at the linkSecret that check answered. A linkSecret
+		that is unknown, used, expired (10 minutes), of another user or bizKey, or won on the wrong
+		address is 403 link_secret_invalid: with MODIFY_* it must have been won on the current
+		address (a code checked for the new address proves nothing about the old), with BIND_* on
+		the new one. BIND_* for a user who has an address of that kind is 409
+		verification_already_bound, MODIFY_* for one who has none 409 verification_not_bound; an
+		address another user of the tenant has is 409 verification_address_taken, and 409
+		resource_conflict if the address changed meanwhile (a concurrent change). A MODIFY_* without
+		linkSecret, a BIND_* whose verificationCode and linkSecret are not of one check, no
+		verificationCode (with MODIFY_*, or with BIND_* without linkSecret), the user's current
+		address, and bad fields are 400 param_validation_error, msg naming the field.`
+
 var changeMobileDoc = &doc{
 	tag:     "user",
 	summary: "Change the current user's mobile number",
@@ -560,22 +580,8 @@ var changeMobileDoc = &doc{
 		nothing; replaying the pair after the change is 409 verification_already_bound. itc, if
 		given, must be the telephone code of country.
 
-		The code is checked first (with the rules and errors of checking a code: 400
-		verification_code_wrong, _expired, _missing; 429 verification_code_exhausted,
-		verification_failures_exceeded), in the same transaction that spends the link secret and
-		changes the address: a wrong code leaves the link secret unspent, and a refused change
-		leaves both. A code that a check already used up is 400 verification_code_missing, msg
-		saying so and, with BIND_*, pointing at the linkSecret that check answered. A linkSecret
-		that is unknown, used, expired (10 minutes), of another user or bizKey, or won on the wrong
-		address is 403 link_secret_invalid: with MODIFY_* it must have been won on the current
-		address (a code checked for the new address proves nothing about the old), with BIND_* on
-		the new one. BIND_* for a user who has an address of that kind is 409
-		verification_already_bound, MODIFY_* for one who has none 409 verification_not_bound; an
-		address another user of the tenant has is 409 verification_address_taken, and 409
-		resource_conflict if the address changed meanwhile (a concurrent change). A MODIFY_* without
-		linkSecret, a BIND_* whose verificationCode and linkSecret are not of one check, no
-		verificationCode (with MODIFY_*, or with BIND_* without linkSecret), the user's current
-		address, and bad fields are 400 param_validation_error, msg naming the field. After the
+` + changeChecks + `
+		After the
 		change, a notice goes to the old number (from the outbox, retried, sent once even with
 		several servers), and the event user.mobile.changed to the tenant's channels that subscribe
 		to it (both addresses masked).
@@ -618,22 +624,8 @@ var changeEmailDoc = &doc{
 		nothing; replaying the pair after the change is 409 verification_already_bound. The address
 		is stored trimmed, its domain in lower case.
 
-		The code is checked first (with the rules and errors of checking a code: 400
-		verification_code_wrong, _expired, _missing; 429 verification_code_exhausted,
-		verification_failures_exceeded), in the same transaction that spends the link secret and
-		changes the address: a wrong code leaves the link secret unspent, and a refused change
-		leaves both. A code that a check already used up is 400 verification_code_missing, msg
-		saying so and, with BIND_*, pointing at the linkSecret that check answered. A linkSecret
-		that is unknown, used, expired (10 minutes), of another user or bizKey, or won on the wrong
-		address is 403 link_secret_invalid: with MODIFY_* it must have been won on the current
-		address (a code checked for the new address proves nothing about the old), with BIND_* on
-		the new one. BIND_* for a user who has an address of that kind is 409
-		verification_already_bound, MODIFY_* for one who has none 409 verification_not_bound; an
-		address another user of the tenant has is 409 verification_address_taken, and 409
-		resource_conflict if the address changed meanwhile (a concurrent change). A MODIFY_* without
-		linkSecret, a BIND_* whose verificationCode and linkSecret are not of one check, no
-		verificationCode (with MODIFY_*, or with BIND_* without linkSecret), the user's current
-		address, and bad fields are 400 param_validation_error, msg naming the field. After the
+` + changeChecks + `
+		After the
 		change, a notice goes to the old address (from the outbox, retried, sent once even with
 		several servers), and the event user.email.changed to the tenant's channels that subscribe
 		to it (both addresses masked).
