@@ -292,17 +292,17 @@ func New(cfg *Config) (*Server, error) {
 	s.duration = telemetry.Seconds(telemetry.Meter(c.MeterProvider, scope), "http.server.request.duration", "Duration of HTTP server requests.")
 	s.outages = &outageLog{logger: c.Logger, every: &ratelog.Every{Interval: c.OutageLogInterval, Now: c.Now}}
 	s.add(operation{id: "getOpenAPIDocument", method: http.MethodGet, path: "/openapi.json", serve: s.serveDocument, doc: getOpenAPIDocumentDoc})
-	if mounted(c.Trash) {
+	if Mounted(c.Trash) {
 		for _, op := range trashRoutes(c.Trash) {
 			s.add(op)
 		}
 	}
-	if mounted(c.Verifier) {
+	if Mounted(c.Verifier) {
 		for _, op := range verifyRoutes(c.Verifier) {
 			s.add(op)
 		}
 	}
-	if mounted(c.Channels) {
+	if Mounted(c.Channels) {
 		for _, op := range channelRoutes(c.Channels) {
 			s.add(op)
 		}

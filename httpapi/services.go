@@ -76,6 +76,10 @@ type ChannelService interface {
 	Recover(ctx context.Context, p deskkit.Principal, channelID int64, since time.Time) (int, error)
 	Attempts(ctx context.Context, p deskkit.Principal, deliveryID int64) ([]channel.Attempt, error)
 	Resend(ctx context.Context, p deskkit.Principal, deliveryID int64) (channel.Delivery, error)
+	// DeliveryTotalsAll serves no route: the console's channel list shows
+	// every channel's totals with it (the console takes these interfaces
+	// too, so that a wrapper reaches its pages as it reaches the API).
+	DeliveryTotalsAll(ctx context.Context, p deskkit.Principal, hours int) (map[int64]channel.DeliveryTotals, error)
 }
 
 var (
@@ -84,10 +88,10 @@ var (
 	_ ChannelService = (*channel.ChannelRegistry)(nil)
 )
 
-// mounted reports whether a service was given: a nil interface and an
-// interface holding a nil pointer (Trash: (*trash.Trash)(nil)) both mean
-// none.
-func mounted(svc any) bool {
+// Mounted reports whether svc is a service: a nil interface and an
+// interface holding a nil pointer (a TrashService holding a nil
+// *trash.Trash) both mean none, for New and for the console alike.
+func Mounted(svc any) bool {
 	if svc == nil {
 		return false
 	}

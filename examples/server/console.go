@@ -10,11 +10,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
+	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/httpapi/console"
-	"github.com/deskkit/deskkit/trash"
-	"github.com/deskkit/deskkit/verify"
 )
 
 // newConsole builds the web console over the services the API mounts: the
@@ -27,7 +25,7 @@ import (
 // console's limits and cookies follow the client the proxies name, as the
 // API's logs do. The sign-in page shows the token command as this server
 // is invoked.
-func newConsole(db *bun.DB, dir *directory.Directory, tr *trash.Trash, v *verify.Verifier, reg *channel.ChannelRegistry, secret []byte, cfg appConfig) (*console.Console, error) {
+func newConsole(db *bun.DB, dir *directory.Directory, tr httpapi.TrashService, v httpapi.VerifyService, reg httpapi.ChannelService, secret []byte, cfg appConfig) (*console.Console, error) {
 	cmd := serverInvocation(os.Args[0])
 	key, err := portalSecret(secret)
 	if err != nil {

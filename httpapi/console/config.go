@@ -14,10 +14,7 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
-	"github.com/deskkit/deskkit/trash"
-	"github.com/deskkit/deskkit/verify"
 )
 
 // Defaults of Config.
@@ -168,11 +165,15 @@ type Config struct {
 	// it implements LocaleResolver.
 	Locales LocaleResolver
 
-	Trash    *trash.Trash             // the trash page; nil hides it
-	Verifier *verify.Verifier         // the profile pages; nil hides them
-	Channels *channel.ChannelRegistry // the channel pages; nil hides them
-	Logger   *slog.Logger             // slog.Default if nil
-	Now      func() time.Time         // time.Now if nil
+	// The services, as the API takes them (httpapi.Config): a host that
+	// wraps one (audit, metrics, a permission check) passes the wrapper
+	// to both, and the pages go through it as the API calls do. Nil (or
+	// an interface holding a nil pointer) hides the pages.
+	Trash    httpapi.TrashService   // the trash page
+	Verifier httpapi.VerifyService  // the profile pages
+	Channels httpapi.ChannelService // the channel pages
+	Logger   *slog.Logger           // slog.Default if nil
+	Now      func() time.Time       // time.Now if nil
 
 	// BasePath is the path every page is under: it starts and ends with
 	// "/". DefaultBasePath if empty.

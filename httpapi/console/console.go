@@ -115,13 +115,13 @@ func (c *Console) routes() {
 	if !c.cfg.NoDocs {
 		c.docsRoutes()
 	}
-	if c.cfg.Trash != nil {
+	if httpapi.Mounted(c.cfg.Trash) {
 		c.trashRoutes()
 	}
-	if c.cfg.Channels != nil {
+	if httpapi.Mounted(c.cfg.Channels) {
 		c.channelRoutes()
 	}
-	if c.cfg.Verifier != nil {
+	if httpapi.Mounted(c.cfg.Verifier) {
 		c.profileRoutes()
 	}
 	c.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -10,9 +10,9 @@
 //
 // New builds a Console, an http.Handler for the paths Handles names
 // (Config.BasePath, "/console/" by default, and Config.DocsPath, "/docs"),
-// from a Config naming the database of its sessions and the very service
-// objects the API mounts (*trash.Trash, *verify.Verifier,
-// *channel.ChannelRegistry; a nil one hides its pages). Every page calls
+// from a Config naming the database of its sessions and the very services
+// the API mounts (httpapi.TrashService, VerifyService, ChannelService, a
+// host's wrappers included; a nil one hides its pages). Every page calls
 // those services with the session's deskkit.Principal, so the console shows
 // and does exactly what the API would for that principal: the services' own
 // authorization (admins, project managers, tenants) applies unchanged, and
