@@ -469,8 +469,9 @@ func shellQuote(s string) string {
 
 // warnLocale warns that a valid locale names no language the server has
 // messages in exactly (deskkit.Messages.Language): it is stored, for a
-// later catalogue to serve, and meanwhile readers get the closest language
-// the server has, or English.
+// later catalogue to serve, and meanwhile its readers get the next
+// language known of them (the tenant's locale, the server's default), or
+// English: zh-TW reads no Simplified Chinese.
 func warnLocale(ctx context.Context, logger *slog.Logger, flag, locale string) {
 	msgs, err := deskkit.NewMessages()
 	if locale == "" || err != nil {
@@ -483,6 +484,6 @@ func warnLocale(ctx context.Context, logger *slog.Logger, flag, locale string) {
 	for _, t := range msgs.Languages() {
 		have = append(have, t.String())
 	}
-	logger.WarnContext(ctx, flag+" names a language the server has no messages in; stored, and its readers get the closest the server has, else English",
-		slog.String("locale", locale), slog.String("languages", strings.Join(have, ", ")), slog.String("readersGet", msgs.Match(locale).String()))
+	logger.WarnContext(ctx, flag+" names a language the server has no messages in; stored, and its readers get the next language known of them (the tenant's, the server's default), else English",
+		slog.String("locale", locale), slog.String("languages", strings.Join(have, ", ")))
 }
