@@ -120,6 +120,17 @@ var restoreTrashDoc = &doc{
 	example: example{data: raw(`null`)},
 }
 
+// projectWho is who restoreAllTrash and clearAllTrash affect, as both
+// documents say it.
+const projectWho = `
+		Who may: any authenticated user; what is affected depends on who calls. An admin, or a user
+		the host's Authorizer names a manager of the project, affects every entry of the project;
+		anyone else only the entries they deleted or created (so never 403). Entries of other
+		tenants are never touched. The work runs in batches, each its own transaction; if a batch
+		fails (500), the batches before it stay done. A host whose Authorizer also implements
+		trash.ProjectViewer restricts what a user sees: to a user, the trash of a project they may
+		not see does not exist (404).`
+
 var restoreAllTrashDoc = &doc{
 	tag:     "trash",
 	summary: "Restore all tasks and sprints of a project",
@@ -127,13 +138,7 @@ var restoreAllTrashDoc = &doc{
 		Restores, sprints first, every entry of the project that the caller may manage, and answers
 		how many entries it restored (sprints brought back for their tasks included).
 
-		Who may: any authenticated user; what is affected depends on who calls. An admin, or a user
-		the host's Authorizer names a manager of the project, affects every entry of the project;
-		anyone else only the entries they deleted or created (so never 403). Entries of other
-		tenants are never touched. The work runs in batches, each its own transaction; if a batch
-		fails (500), the batches before it stay done. A host whose Authorizer also implements
-		trash.ProjectViewer restricts what a user sees: to a user, the trash of a project they may
-		not see does not exist (404).
+` + projectWho + `
 	`),
 	ok: "OK. data is the number of entries restored.",
 	errors: []errDoc{
@@ -204,13 +209,8 @@ var clearAllTrashDoc = &doc{
 		tasks and sprints through the host's Restorer (tasks before their sprints), and answers how
 		many entries it cleared (tasks of cleared sprints included).
 
-		Who may: any authenticated user; what is affected depends on who calls. An admin, or a user
-		the host's Authorizer names a manager of the project, affects every entry of the project;
-		anyone else only the entries they deleted or created (so never 403). Entries of other
-		tenants are never touched. The work runs in batches, each its own transaction; if a batch
-		fails (500), the batches before it stay done. A host whose Authorizer also implements
-		trash.ProjectViewer restricts what a user sees: to a user, the trash of a project they may
-		not see does not exist (404). A clear never purges an entry the caller could not clear by
+` + projectWho + `
+		A clear never purges an entry the caller could not clear by
 		itself: if one of the caller's sprints holds a trashed task the caller may not clear, the
 		call is refused with 403 before anything changes.
 	`),

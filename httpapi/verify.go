@@ -459,6 +459,22 @@ var checkErrors = []errDoc{
 	{key: KeyTooManyFailures},
 }
 
+// codeChecks is how checkSmsCode and checkEmailCode check a code, as both
+// documents say it.
+const codeChecks = `
+		verificationCode is 1 to 8 digits; a code shorter than 6 is padded with leading zeros, so
+		one whose leading zero was lost (12345 for 012345) passes. A code that does not match is 400
+		verification_code_wrong (msg says how many attempts are left); one that matches a code that
+		expired (5 minutes) is 400 verification_code_expired; with no usable code for this bizKey
+		and address (never sent, replaced, its send failed, or used) the answer is 400
+		verification_code_missing; for a code already used, msg says so and, with BIND_*, points at
+		the linkSecret its check answered, which changeMobile or changeEmail takes, alone or with
+		that code. A code survives 5 wrong attempts; then it is dead, 429
+		verification_code_exhausted, and a new one must be requested. A user may enter 20 wrong
+		codes a day (by default), across codes and bizKeys; once they have, every check and change
+		is 429 verification_failures_exceeded with Retry-After, even with a right code. A right code
+		does not count as a failure.`
+
 var checkSmsCodeDoc = &doc{
 	tag:     "user",
 	summary: "Check an SMS verification code",
@@ -472,18 +488,7 @@ var checkSmsCodeDoc = &doc{
 		user the directory no longer has there is simply no code (400 verification_code_missing),
 		not 404.
 
-		verificationCode is 1 to 8 digits; a code shorter than 6 is padded with leading zeros, so
-		one whose leading zero was lost (12345 for 012345) passes. A code that does not match is 400
-		verification_code_wrong (msg says how many attempts are left); one that matches a code that
-		expired (5 minutes) is 400 verification_code_expired; with no usable code for this bizKey
-		and address (never sent, replaced, its send failed, or used) the answer is 400
-		verification_code_missing; for a code already used, msg says so and, with BIND_*, points at
-		the linkSecret its check answered, which changeMobile or changeEmail takes, alone or with
-		that code. A code survives 5 wrong attempts; then it is dead, 429
-		verification_code_exhausted, and a new one must be requested. A user may enter 20 wrong
-		codes a day (by default), across codes and bizKeys; once they have, every check and change
-		is 429 verification_failures_exceeded with Retry-After, even with a right code. A right code
-		does not count as a failure.
+` + codeChecks + `
 
 		The proof flows of MODIFY_* and BIND_* are described under changeMobile.
 	`),
@@ -504,18 +509,7 @@ var checkEmailCodeDoc = &doc{
 		more of the user than the token's ids: for a user the directory no longer has there is
 		simply no code (400 verification_code_missing), not 404.
 
-		verificationCode is 1 to 8 digits; a code shorter than 6 is padded with leading zeros, so
-		one whose leading zero was lost (12345 for 012345) passes. A code that does not match is 400
-		verification_code_wrong (msg says how many attempts are left); one that matches a code that
-		expired (5 minutes) is 400 verification_code_expired; with no usable code for this bizKey
-		and address (never sent, replaced, its send failed, or used) the answer is 400
-		verification_code_missing; for a code already used, msg says so and, with BIND_*, points at
-		the linkSecret its check answered, which changeMobile or changeEmail takes, alone or with
-		that code. A code survives 5 wrong attempts; then it is dead, 429
-		verification_code_exhausted, and a new one must be requested. A user may enter 20 wrong
-		codes a day (by default), across codes and bizKeys; once they have, every check and change
-		is 429 verification_failures_exceeded with Retry-After, even with a right code. A right code
-		does not count as a failure.
+` + codeChecks + `
 
 		The proof flows of MODIFY_* and BIND_* are described under changeEmail.
 	`),
