@@ -1,7 +1,6 @@
 package deskkit
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 
@@ -208,20 +207,4 @@ func (t Text) LocalizedMessage(m *Messages, tag language.Tag) string {
 		return m.text(tag, t.format)
 	}
 	return m.Sprintf(tag, t.format, t.args...)
-}
-
-type languageKey struct{}
-
-// WithLanguage returns a copy of ctx that carries tag as the language of
-// the request: the language that the messages sent for it (a verification
-// code) are written in. The HTTP API sets it from Accept-Language and the
-// host's locales.
-func WithLanguage(ctx context.Context, tag language.Tag) context.Context {
-	return context.WithValue(ctx, languageKey{}, tag)
-}
-
-// LanguageOf is the language WithLanguage put in ctx, and false when none.
-func LanguageOf(ctx context.Context) (language.Tag, bool) {
-	tag, ok := ctx.Value(languageKey{}).(language.Tag)
-	return tag, ok
 }
