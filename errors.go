@@ -59,7 +59,7 @@ type Error struct {
 // package) with text for logs and msg for the client. The msg is English
 // and its key in the catalogues of Messages; it is no format.
 func NewError(class error, text, msg string) *Error {
-	return &Error{class: class, text: text, msg: plainText(msg)}
+	return &Error{class: class, text: text, msg: Plain(msg)}
 }
 
 // NewErrorf is NewError with the client's message written as a format and
@@ -85,8 +85,11 @@ func (e *Error) Is(target error) bool { return target == e.class }
 // for the client: "pageSize must be between 1 and 2000".
 type InputError struct {
 	Field string // the field as the client spelt it, e.g. "filters[1].op"
-	Rule  string // what the field must be, e.g. "must be between 1 and 2000"
-	rule  Text   // Rule as a format and its arguments, for other languages
+	// Rule is what the field must be, e.g. "must be between 1 and 2000":
+	// a format and its arguments (Invalid), or Plain("is required"), so
+	// that it is written in the reader's language. It nests in another
+	// rule as an argument: "the %s e-mail address %s".
+	Rule Text
 }
 
 // Invalid returns an *InputError for field and a rule written as a format.
@@ -94,27 +97,16 @@ type InputError struct {
 // rule can be written in another language (LocalizedMessage); arguments
 // that are LocalizedMessagers (a Text, another rule) are translated too.
 func Invalid(field, format string, args ...any) *InputError {
-	rule := Textf(format, args...)
-	return &InputError{Field: field, Rule: rule.String(), rule: rule}
-}
-
-// RuleText is the rule as a Text, to be nested in another rule: "the %s
-// e-mail address %s". An InputError made without Invalid has the Rule as
-// its key.
-func (e *InputError) RuleText() Text {
-	if e.rule.format == "" {
-		return plainText(e.Rule)
-	}
-	return e.rule
+	return &InputError{Field: field, Rule: Textf(format, args...)}
 }
 
 // LocalizedMessage is ClientMessage in tag's language: the field as it is
 // (the client spelt it) and the rule translated.
 func (e *InputError) LocalizedMessage(m *Messages, tag language.Tag) string {
-	return e.Field + " " + e.RuleText().LocalizedMessage(m, tag)
+	return e.Field + " " + e.Rule.LocalizedMessage(m, tag)
 }
 
-func (e *InputError) Error() string { return e.Field + " " + e.Rule }
+func (e *InputError) Error() string { return e.Field + " " + e.Rule.String() }
 
 // ClientMessage is the field and the rule: "pageSize must be between 1 and 2000".
 func (e *InputError) ClientMessage() string { return e.Error() }
@@ -125,30 +117,27 @@ func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 // RateLimitError says that a quota is exhausted and when the caller may try
 // again.
 type RateLimitError struct {
-	Message    string        // for the client, e.g. "at most 5 codes an hour"
+	// Message is for the client, e.g. "at most 5 codes an hour": a format
+	// and its arguments, or Plain, so that it is written in the reader's
+	// language.
+	Message    Text
 	RetryAfter time.Duration // at least one second when sent over HTTP
-	msg        Text          // Message as a format and its arguments
 }
 
-// RateLimited returns a *RateLimitError with msg for the client, in English
-// as Message and in other languages as LocalizedMessage.
+// RateLimited returns a *RateLimitError with msg for the client.
 func RateLimited(retryAfter time.Duration, msg Text) *RateLimitError {
-	return &RateLimitError{Message: msg.String(), RetryAfter: retryAfter, msg: msg}
+	return &RateLimitError{Message: msg, RetryAfter: retryAfter}
 }
 
-// LocalizedMessage is Message in tag's language. A RateLimitError made
-// without RateLimited has Message as its key.
+// LocalizedMessage is Message in tag's language.
 func (e *RateLimitError) LocalizedMessage(m *Messages, tag language.Tag) string {
-	if e.msg.format == "" || e.msg.String() != e.Message {
-		return m.text(tag, e.Message)
-	}
-	return e.msg.LocalizedMessage(m, tag)
+	return e.Message.LocalizedMessage(m, tag)
 }
 
-func (e *RateLimitError) Error() string { return e.Message }
+func (e *RateLimitError) Error() string { return e.Message.String() }
 
-// ClientMessage is Message.
-func (e *RateLimitError) ClientMessage() string { return e.Message }
+// ClientMessage is Message in English.
+func (e *RateLimitError) ClientMessage() string { return e.Message.String() }
 
 // RetryAfterDuration is RetryAfter.
 func (e *RateLimitError) RetryAfterDuration() time.Duration { return e.RetryAfter }

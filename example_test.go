@@ -162,7 +162,7 @@ func ExampleCheckName() {
 
 // A quota error carries when to try again; httpapi sends it as Retry-After.
 func ExampleRateLimitError() {
-	var err error = &deskkit.RateLimitError{Message: "at most 5 codes an hour", RetryAfter: 90 * time.Second}
+	var err error = &deskkit.RateLimitError{Message: deskkit.Plain("at most 5 codes an hour"), RetryAfter: 90 * time.Second}
 	var r deskkit.RetryAfterer
 	fmt.Println(errors.Is(err, deskkit.ErrRateLimited), errors.As(err, &r) && r.RetryAfterDuration() == 90*time.Second)
 	// Output:

@@ -3,6 +3,8 @@ package deskkit
 import (
 	"fmt"
 	"io/fs"
+	"reflect"
+	"time"
 
 	"golang.org/x/text/language"
 
@@ -178,8 +180,17 @@ type Text struct {
 	plain  bool // format is no format but the message itself
 }
 
-// plainText is the Text of a message that is no format: its key as it is.
-func plainText(msg string) Text { return Text{format: msg, plain: true} }
+// Plain returns the Text of a message that is no format ("is required",
+// "100% sure"): msg is its key, written in another language where a
+// catalogue translates it, and as it is where none does. A host's own
+// English message, or an English text recorded before messages were kept
+// as keys, is shown so.
+func Plain(msg string) Text {
+	if msg == "" {
+		return Text{}
+	}
+	return Text{format: msg, plain: true}
+}
 
 // Textf returns the Text of format and args. The format must be a literal
 // for deskkit's own messages, so that the test of the catalogues finds it.
@@ -207,4 +218,48 @@ func (t Text) LocalizedMessage(m *Messages, tag language.Tag) string {
 		return m.text(tag, t.format)
 	}
 	return m.Sprintf(tag, t.format, t.args...)
+}
+
+// MapStrings returns t with f applied to each of its string arguments and
+// to those of the messages among them (a Text, an *InputError's rule, an
+// *Error's message), however deep; the formats are left as they are. An
+// argument that is an error, a fmt.Stringer or another LocalizedMessager
+// becomes f of its English text; numbers, bools and durations stay. It
+// masks, in every language the message is written in, what the message
+// quotes of the outside world: a channel so hides, in what a far end
+// answered, the secrets the far end echoed.
+func (t Text) MapStrings(f func(string) string) Text {
+	if t.plain || len(t.args) == 0 {
+		return t
+	}
+	args := make([]any, len(t.args))
+	for i, a := range t.args {
+		args[i] = mapArg(a, f)
+	}
+	return Text{format: t.format, args: args}
+}
+
+func mapArg(a any, f func(string) string) any {
+	switch v := a.(type) {
+	case string:
+		return f(v)
+	case Text:
+		return v.MapStrings(f)
+	case *InputError:
+		return Textf("%s %s", f(v.Field), v.Rule.MapStrings(f))
+	case *Error:
+		return v.msg.MapStrings(f)
+	case bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, time.Duration:
+		return a
+	case LocalizedMessager:
+		return f(v.LocalizedMessage(nil, language.English))
+	case error:
+		return f(v.Error())
+	case fmt.Stringer:
+		return f(v.String())
+	}
+	if r := reflect.ValueOf(a); r.Kind() == reflect.String {
+		return f(r.String())
+	}
+	return a
 }

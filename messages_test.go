@@ -41,7 +41,7 @@ func TestLocalizedErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	zh := msgs.Match("zh")
-	nested := deskkit.Invalid("address", "the %s e-mail address %s", deskkit.Textf("%dnd", 2), deskkit.Invalid("address", "must be valid UTF-8").RuleText())
+	nested := deskkit.Invalid("address", "the %s e-mail address %s", deskkit.Textf("%dnd", 2), deskkit.Invalid("address", "must be valid UTF-8").Rule)
 	rl := deskkit.RateLimited(time.Minute, deskkit.Textf("at most %d wrong codes a day", 20))
 	for _, tc := range []struct {
 		err    deskkit.LocalizedMessager
@@ -53,8 +53,8 @@ func TestLocalizedErrors(t *testing.T) {
 		{deskkit.NewError(deskkit.ErrInvalid, "x", "100% not a format"), "100% not a format", "100% not a format"},
 		{deskkit.NewErrorf(deskkit.ErrForbidden, "x", "sprint %d holds trashed tasks you may not clear", 7), "sprint 7 holds trashed tasks you may not clear", "迭代 7 中有您无权彻底删除的已删除任务"},
 		{rl, "at most 20 wrong codes a day", "每天最多输错 20 次验证码"},
-		{&deskkit.RateLimitError{Message: "too many requests"}, "too many requests", "操作过于频繁"},
-		{&deskkit.InputError{Field: "f", Rule: "is required"}, "f is required", "f 为必填项"},
+		{&deskkit.RateLimitError{Message: deskkit.Plain("too many requests")}, "too many requests", "操作过于频繁"},
+		{&deskkit.InputError{Field: "f", Rule: deskkit.Plain("is required")}, "f is required", "f 为必填项"},
 	} {
 		cm := tc.err.(deskkit.ClientMessager).ClientMessage()
 		if cm != tc.en {
@@ -76,7 +76,7 @@ func TestLocalizedErrors(t *testing.T) {
 			t.Errorf("zh-CN %q, want %q", got, tc.zh)
 		}
 	}
-	if rl.Message != "at most 20 wrong codes a day" || rl.RetryAfter != time.Minute || !errors.Is(rl, deskkit.ErrRateLimited) {
+	if rl.Message.String() != "at most 20 wrong codes a day" || rl.RetryAfter != time.Minute || !errors.Is(rl, deskkit.ErrRateLimited) {
 		t.Errorf("RateLimited: %+v", rl)
 	}
 	// A Text holding an error writes its client message, not its Error.

@@ -93,7 +93,7 @@ func storeArg(a any) storedArg {
 	case float64:
 		return storedArg{F: &v}
 	case *InputError:
-		return storedArg{T: Textf("%s %s", v.Field, v.RuleText()).stored()}
+		return storedArg{T: Textf("%s %s", v.Field, v.Rule).stored()}
 	case *Error:
 		return storedArg{T: v.msg.stored()}
 	case LocalizedMessager:

@@ -21,7 +21,7 @@ func ruleOf(t *testing.T, field string, err error) string {
 	if ie.Field != field {
 		t.Fatalf("error names field %q, want %q", ie.Field, field)
 	}
-	return ie.Rule
+	return ie.Rule.String()
 }
 
 func TestCheckNameRefusesBidiControls(t *testing.T) {

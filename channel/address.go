@@ -115,7 +115,7 @@ func normalizeEmails(list string) (string, error) {
 		if err != nil {
 			var ie *deskkit.InputError
 			if errors.As(err, &ie) {
-				return "", deskkit.Invalid("address", "the %s e-mail address %s", ordinal(i+1), ie.RuleText())
+				return "", deskkit.Invalid("address", "the %s e-mail address %s", ordinal(i+1), ie.Rule)
 			}
 			return "", err
 		}

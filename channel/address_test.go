@@ -19,7 +19,7 @@ var addrGuard = safehttp.New(safehttp.Config{})
 func wantInvalid(t *testing.T, what string, err error, field, rule string) {
 	t.Helper()
 	var ie *deskkit.InputError
-	if !errors.As(err, &ie) || ie.Field != field || !strings.Contains(ie.Rule, rule) || !errors.Is(err, deskkit.ErrInvalid) {
+	if !errors.As(err, &ie) || ie.Field != field || !strings.Contains(ie.Rule.String(), rule) || !errors.Is(err, deskkit.ErrInvalid) {
 		t.Errorf("%s: err = %v; want an input error for %s containing %q", what, err, field, rule)
 	}
 }

@@ -41,7 +41,7 @@ func TestNamesUniqueWithoutCase(t *testing.T) {
 		} {
 			_, err := f.r.Add(ctx, f.ann, Input{Type: "WEBHOOK", Name: c.name, Address: hookURL(3)})
 			var ie *deskkit.InputError
-			if !errors.As(err, &ie) || ie.Field != "name" || !strings.Contains(ie.Rule, c.rule) {
+			if !errors.As(err, &ie) || ie.Field != "name" || !strings.Contains(ie.Rule.String(), c.rule) {
 				t.Errorf("add %q: %v; want name %s", c.name, err, c.rule)
 			}
 		}

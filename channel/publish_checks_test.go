@@ -114,7 +114,7 @@ func TestPublishFoldedKeys(t *testing.T) {
 					err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return f.r.Publish(ctx, tx, 10, ev) })
 				}
 				var ie *deskkit.InputError
-				if !errors.As(err, &ie) || !errors.Is(err, deskkit.ErrInvalid) || ie.Field != "data" || !strings.Contains(ie.Rule, fmt.Sprintf("key %q", c.key)) {
+				if !errors.As(err, &ie) || !errors.Is(err, deskkit.ErrInvalid) || ie.Field != "data" || !strings.Contains(ie.Rule.String(), fmt.Sprintf("key %q", c.key)) {
 					b, _ := json.Marshal(c.data)
 					t.Errorf("publish %s: %v; want an input error on data naming %q", b, err, c.key)
 				}

@@ -538,7 +538,7 @@ func TestStoreReplace(t *testing.T) {
 			{f.ann, Input{ID: hook.ID, Type: "EMAIL", Name: "x", Address: "a@example.com"}, func(err error) bool {
 				var ie *deskkit.InputError
 				return errors.As(err, &ie) && ie.Field == "channelType" &&
-					ie.Rule == "cannot change from WEBHOOK to EMAIL; delete the channel and add a new one"
+					ie.Rule.String() == "cannot change from WEBHOOK to EMAIL; delete the channel and add a new one"
 			}, "type change"},
 			{f.ann, Input{ID: hook.ID, Type: "WEBHOOK", Name: "mail", Address: hookURL(4)}, func(err error) bool { return err == ErrNameTaken }, "taken name"},
 			{f.ann, Input{ID: hook.ID, Type: "WEBHOOK", Name: "x", Address: "ftp://example.com"}, func(err error) bool { return isInvalid(err, "address") }, "bad address"},

@@ -98,7 +98,7 @@ func fuzzTrash(f *testing.F, db *bun.DB, p deskkit.Principal) *trash.Trash {
 func requireInputError(t *testing.T, raw string, err error) {
 	t.Helper()
 	var ie *deskkit.InputError
-	if !errors.As(err, &ie) || ie.Field == "" || ie.Rule == "" {
+	if !errors.As(err, &ie) || ie.Field == "" || ie.Rule.String() == "" {
 		t.Fatalf("%q: error %v is not an input error naming a field and a rule", raw, err)
 	}
 }

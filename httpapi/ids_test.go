@@ -46,7 +46,7 @@ func TestParseID(t *testing.T) {
 		switch {
 		case c.rule == "" && (err != nil || n != 42):
 			t.Errorf("ParseID(%q) = %d, %v; want 42", c.raw, n, err)
-		case c.rule != "" && (!errors.As(err, &in) || in.Field != "id" || in.Rule != c.rule):
+		case c.rule != "" && (!errors.As(err, &in) || in.Field != "id" || in.Rule.String() != c.rule):
 			t.Errorf("ParseID(%q) = %d, %v; want id %s", c.raw, n, err, c.rule)
 		}
 	}

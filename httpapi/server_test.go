@@ -346,7 +346,7 @@ func TestErrorTable(t *testing.T) {
 		"/forbidden": fmt.Errorf("wrapped: %w", deskkit.ErrForbidden),
 		"/missing":   fmt.Errorf("wrapped: %w", deskkit.ErrNotFound),
 		"/conflict":  deskkit.ErrConflict,
-		"/limited":   &deskkit.RateLimitError{Message: "at most 5 codes an hour", RetryAfter: 1500 * time.Millisecond},
+		"/limited":   &deskkit.RateLimitError{Message: deskkit.Plain("at most 5 codes an hour"), RetryAfter: 1500 * time.Millisecond},
 		"/internal":  secret,
 	}
 	for path, err := range endpoints {

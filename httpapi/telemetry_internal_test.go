@@ -18,7 +18,7 @@ func TestResultKeysAreErrorKeys(t *testing.T) {
 		deskkit.ErrForbidden,
 		fmt.Errorf("trash: %w", deskkit.ErrNotFound),
 		deskkit.ErrConflict,
-		&deskkit.RateLimitError{Message: "slow down"},
+		&deskkit.RateLimitError{Message: deskkit.Plain("slow down")},
 		deskkit.ErrUnavailable,
 		errors.New("the disk is on fire"),
 	} {

@@ -393,7 +393,7 @@ func TestBindWithCheckedCodeAndSecret(t *testing.T) {
 				} {
 					_, err := tc.bind(bad.p, bad.address, bad.code, bad.secret)
 					var ie *deskkit.InputError
-					if !errors.As(err, &ie) || ie.Field != "linkSecret" || !strings.Contains(ie.Rule, "checking this verificationCode") {
+					if !errors.As(err, &ie) || ie.Field != "linkSecret" || !strings.Contains(ie.Rule.String(), "checking this verificationCode") {
 						t.Errorf("%s: %v, want an input error on linkSecret naming the rule", bad.name, err)
 					}
 					if got := tc.currentOfCarl(); got != "" {

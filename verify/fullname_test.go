@@ -47,7 +47,7 @@ func TestProfileFullNameFollowsParts(t *testing.T) {
 	}
 	_, err := f.v.UpdateProfile(ctx, f.ann, verify.Profile{FirstName: s(strings.Repeat("a", 60)), LastName: s(strings.Repeat("b", 60))})
 	var ie *deskkit.InputError
-	if !errors.As(err, &ie) || ie.Field != "fullName" || ie.Rule != "must be at most 100 characters, firstName and lastName joined; send fullName" {
+	if !errors.As(err, &ie) || ie.Field != "fullName" || ie.Rule.String() != "must be at most 100 characters, firstName and lastName joined; send fullName" {
 		t.Errorf("parts joined past 100 characters: %v, want a refusal naming fullName", err)
 	}
 	if got := f.dir.Get(1); got.FirstName != "" || got.LastName != "" || got.FullName != "Ann" {

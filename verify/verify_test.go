@@ -293,7 +293,7 @@ func TestSendLimits(t *testing.T) {
 		if err := send(f.ann, "PASSWORD_UPDATE", annMobile); err != nil {
 			t.Fatal(err)
 		}
-		if err := send(f.ann, "SIGN_CANCEL", annMobile); !errors.As(err, &rl) || !strings.Contains(rl.Message, "an hour") {
+		if err := send(f.ann, "SIGN_CANCEL", annMobile); !errors.As(err, &rl) || !strings.Contains(rl.Message.String(), "an hour") {
 			t.Fatalf("4th code to one address in an hour: %v", err)
 		}
 		// The user's day: 3 sent; a refused send (Bob's number) counts too.
@@ -307,7 +307,7 @@ func TestSendLimits(t *testing.T) {
 		if err := send(f.ann, "SIGNIN", newMobile); err != nil {
 			t.Fatal(err)
 		}
-		if err := send(f.ann, "SIGNUP", newMobile); !errors.As(err, &rl) || !strings.Contains(rl.Message, "a day") {
+		if err := send(f.ann, "SIGNUP", newMobile); !errors.As(err, &rl) || !strings.Contains(rl.Message.String(), "a day") {
 			t.Fatalf("6th send of the day: %v", err)
 		}
 		f.clock.Advance(24 * time.Hour)
@@ -555,7 +555,7 @@ func TestOneUserCannotExhaustAnothersAllowance(t *testing.T) {
 			}
 		}
 		var rl *deskkit.RateLimitError
-		if err := send(mallory, "SIGN_CANCEL"); !errors.As(err, &rl) || !strings.Contains(rl.Message, "an hour") {
+		if err := send(mallory, "SIGN_CANCEL"); !errors.As(err, &rl) || !strings.Contains(rl.Message.String(), "an hour") {
 			t.Fatalf("mallory's 11th send in the hour: %v, want the hourly limit", err)
 		}
 		// Vic, at once: neither mallory's hour nor her minute on
@@ -604,7 +604,7 @@ func TestSendsPerAddressAcrossUsersAndTenants(t *testing.T) {
 			f.clock.Advance(time.Hour)
 		}
 		var rl *deskkit.RateLimitError
-		if err := send(first, "SIGNIN"); !errors.As(err, &rl) || !strings.Contains(rl.Message, "a day may be requested") {
+		if err := send(first, "SIGNIN"); !errors.As(err, &rl) || !strings.Contains(rl.Message.String(), "a day may be requested") {
 			t.Fatalf("the account's 21st send: %v, want its daily limit", err)
 		}
 		// Other accounts in other tenants share the address's day.
@@ -620,7 +620,7 @@ func TestSendsPerAddressAcrossUsersAndTenants(t *testing.T) {
 		}
 		late := f.dir.Add(verify.User{ID: 200, TenantID: 200, Username: "late"})
 		err := send(late, "SIGNIN")
-		if !errors.As(err, &rl) || !strings.Contains(rl.Message, "from all accounts") {
+		if !errors.As(err, &rl) || !strings.Contains(rl.Message.String(), "from all accounts") {
 			t.Fatalf("send %d to one address in a day: %v, want the address's daily cap", sent+1, err)
 		}
 		if want := 22 * time.Hour; rl.RetryAfter != want {
@@ -629,7 +629,7 @@ func TestSendsPerAddressAcrossUsersAndTenants(t *testing.T) {
 		// Holding the address is no exception: a directory's address is
 		// not always proved.
 		holder := f.dir.Add(verify.User{ID: 300, TenantID: 300, Username: "holder", Mobile: target, Country: "CN"})
-		if err := send(holder, "SIGNIN"); !errors.As(err, &rl) || !strings.Contains(rl.Message, "from all accounts") {
+		if err := send(holder, "SIGNIN"); !errors.As(err, &rl) || !strings.Contains(rl.Message.String(), "from all accounts") {
 			t.Fatalf("a holder's send past the cap: %v, want the address's daily cap", err)
 		}
 		// The shared count names the address by a keyed hash only.

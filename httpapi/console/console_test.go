@@ -423,8 +423,8 @@ func TestMessageFor(t *testing.T) {
 		{deskkit.Invalid("projectId", "must be a positive integer"), 400, "ProjectId must be a positive integer."},
 		{fmt.Errorf("x: %w", deskkit.ErrForbidden), 403, "You are not allowed to do this."},
 		{fmt.Errorf("x: %w", deskkit.ErrNotFound), 404, "Not found"},
-		{&deskkit.RateLimitError{Message: "at most 3", RetryAfter: 90 * time.Second}, 429, "Too many requests. At most 3. Try again in 1 minute 30 seconds."},
-		{&deskkit.RateLimitError{Message: "at most 3", RetryAfter: time.Hour}, 429, "Try again in 1 hour."},
+		{&deskkit.RateLimitError{Message: deskkit.Plain("at most 3"), RetryAfter: 90 * time.Second}, 429, "Too many requests. At most 3. Try again in 1 minute 30 seconds."},
+		{&deskkit.RateLimitError{Message: deskkit.Plain("at most 3"), RetryAfter: time.Hour}, 429, "Try again in 1 hour."},
 		{fmt.Errorf("x: %w", deskkit.ErrUnavailable), 503, "cannot answer right now"},
 		{errors.New("boom: secret detail"), 500, "Something went wrong"},
 	} {

@@ -245,7 +245,7 @@ func withLimitWords(err error, limits []limiter.Limit, words []limitWords) error
 		return err
 	}
 	for i, l := range limits {
-		if l.Msg == rl.Message && i < len(words) {
+		if l.Msg == rl.Message.String() && i < len(words) {
 			return &limitError{error: err, words: words[i]}
 		}
 	}

@@ -59,7 +59,7 @@ func TestNormalizeEmail(t *testing.T) {
 			continue
 		}
 		var ie *deskkit.InputError
-		if !errors.As(err, &ie) || ie.Field != "to" || ie.Rule != c.rule || !errors.Is(err, deskkit.ErrInvalid) {
+		if !errors.As(err, &ie) || ie.Field != "to" || ie.Rule.String() != c.rule || !errors.Is(err, deskkit.ErrInvalid) {
 			t.Errorf("NormalizeEmail(%q) = %q, %v; want an input error for to: %s", c.in, got, err, c.rule)
 		}
 	}

@@ -55,7 +55,7 @@ func (l Limit) refusal(d time.Duration) *deskkit.RateLimitError {
 	if !l.Text.IsZero() {
 		return deskkit.RateLimited(d, l.Text)
 	}
-	return &deskkit.RateLimitError{Message: l.Msg, RetryAfter: d}
+	return deskkit.RateLimited(d, deskkit.Plain(l.Msg))
 }
 
 // Refusal is how Take and Hold refuse: the *deskkit.RateLimitError the

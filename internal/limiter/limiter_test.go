@@ -24,7 +24,7 @@ func TestTake(t *testing.T) {
 		wantRefused := func(err error, retry time.Duration) {
 			t.Helper()
 			var rl *deskkit.RateLimitError
-			if !errors.As(err, &rl) || rl.RetryAfter != retry || rl.Message != "five a minute" {
+			if !errors.As(err, &rl) || rl.RetryAfter != retry || rl.Message.String() != "five a minute" {
 				t.Fatalf("got %v, want a refusal to retry after %s", err, retry)
 			}
 		}
@@ -130,7 +130,7 @@ func TestTakeSeveral(t *testing.T) {
 		// b and day both run out with 2 more: the refusal names b (key order).
 		err := limiter.Take(ctx, db, "test_limits", 1000, []limiter.Limit{day, b, day, b})
 		var rl *deskkit.RateLimitError
-		if !errors.As(err, &rl) || rl.Message != "b" || rl.RetryAfter != 59*time.Second {
+		if !errors.As(err, &rl) || rl.Message.String() != "b" || rl.RetryAfter != 59*time.Second {
 			t.Fatalf("got %v, want b's refusal after 59s", err)
 		}
 		// One more of each fits exactly.
@@ -141,7 +141,7 @@ func TestTakeSeveral(t *testing.T) {
 			t.Fatalf("hits %v, want a 2, b 2, day 3", got)
 		}
 		err = limiter.Take(ctx, db, "test_limits", 3000, []limiter.Limit{a, day})
-		if !errors.As(err, &rl) || rl.Message != "day" {
+		if !errors.As(err, &rl) || rl.Message.String() != "day" {
 			t.Fatalf("got %v, want day's refusal", err)
 		}
 	})
@@ -178,7 +178,7 @@ func TestHold(t *testing.T) {
 		}
 		err := limiter.Hold(ctx, db, "test_limits", 10_000, l)
 		var rl *deskkit.RateLimitError
-		if !errors.As(err, &rl) || rl.RetryAfter != 50*time.Second || rl.Message != "two a minute" {
+		if !errors.As(err, &rl) || rl.RetryAfter != 50*time.Second || rl.Message.String() != "two a minute" {
 			t.Fatalf("hold of an exhausted limit: %v, want a refusal to retry after 50s", err)
 		}
 		if n, _ := hits(); n != 2 {
@@ -253,10 +253,10 @@ func TestTakeThen(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rl *deskkit.RateLimitError
-		if err := take(2, b, a); !errors.As(err, &rl) || rl.Message != "a" {
+		if err := take(2, b, a); !errors.As(err, &rl) || rl.Message.String() != "a" {
 			t.Fatalf("a second take: %v, want a's refusal", err)
 		}
-		if err := take(3, b, never); !errors.As(err, &rl) || rl.Message != "c" {
+		if err := take(3, b, never); !errors.As(err, &rl) || rl.Message.String() != "c" {
 			t.Fatalf("a take that never fits: %v, want c's refusal", err)
 		}
 		if err := take(4); err != nil {

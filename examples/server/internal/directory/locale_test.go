@@ -32,14 +32,14 @@ func TestCheckLocale(t *testing.T) {
 	} {
 		_, err := directory.CheckLocale("locale", in)
 		var ie *deskkit.InputError
-		if !errors.As(err, &ie) || ie.Field != "locale" || ie.Rule != rule {
+		if !errors.As(err, &ie) || ie.Field != "locale" || ie.Rule.String() != rule {
 			t.Errorf("CheckLocale(%q): %v, want locale %s", in, err, rule)
 		}
 	}
 	for _, in := range []string{"zh_CN", "not a tag", "z", "zhzh", "-en", "en-", "en--US", "en-toolongsubtag", "中文", strings.Repeat("a", 8) + strings.Repeat("-abcdefgh", 4)} {
 		_, err := directory.CheckLocale("tenantLocale", in)
 		var ie *deskkit.InputError
-		if !errors.As(err, &ie) || ie.Field != "tenantLocale" || !strings.Contains(ie.Rule, "BCP 47") {
+		if !errors.As(err, &ie) || ie.Field != "tenantLocale" || !strings.Contains(ie.Rule.String(), "BCP 47") {
 			t.Errorf("CheckLocale(%q): %v, want an input error naming tenantLocale", in, err)
 		}
 	}

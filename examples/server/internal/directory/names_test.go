@@ -80,7 +80,7 @@ func TestNamesRefuseLookalikes(t *testing.T) {
 			check := func(what, field string, err error) {
 				t.Helper()
 				var ie *deskkit.InputError
-				if !errors.As(err, &ie) || ie.Field != field || !strings.Contains(ie.Rule, c.rule) {
+				if !errors.As(err, &ie) || ie.Field != field || !strings.Contains(ie.Rule.String(), c.rule) {
 					t.Errorf("%s %q: %v, want %s %s", what, c.name, err, field, c.rule)
 				}
 			}
