@@ -108,13 +108,14 @@ type Attempt struct {
 	Response string `json:"response" maxLength:"1024" description:"The start of the reply: at most 1 KiB of valid UTF-8, with what the channel's address and secret hold masked as ***; for e-mail, which addresses the mail server took."`
 }
 
-// delivery is in as the API shows it to a principal who sees addresses in
-// full, or, for one who does not, with every URL in its error masked.
-func delivery(in outbox.Info, full bool) Delivery {
+// delivery is in as the API shows it to ctx's reader, its error in their
+// language: in full to a principal who sees addresses in full, or, for one
+// who does not, with every URL in its error masked.
+func delivery(ctx context.Context, in outbox.Info, full bool) Delivery {
 	d := Delivery{
 		ID: in.ID, ChannelID: in.TargetID, EventID: in.EventID, EventType: in.EventType,
 		Status: in.Status, Attempts: in.Attempts, LastStatusCode: in.LastStatusCode,
-		LastError: in.LastError, CreatedDate: in.Created.UTC(),
+		LastError: reader(ctx).Write(in.LastError), CreatedDate: in.Created.UTC(),
 	}
 	if !full {
 		d.LastError = maskURLs(d.LastError)
@@ -157,6 +158,7 @@ func (r *ChannelRegistry) enableChannel(ctx context.Context, p deskkit.Principal
 	res, err := r.db.NewUpdate().Table("deskkit_channels").
 		Set("enabled = TRUE").
 		Set("disabled_reason = NULL").
+		Set("disabled_reason_json = NULL").
 		Set("disabled_at_ms = NULL").
 		Set("failing_since_ms = NULL").
 		Set("failed_attempts = 0").
@@ -206,7 +208,7 @@ func (r *ChannelRegistry) disableChannel(ctx context.Context, p deskkit.Principa
 			return err
 		}
 		_, err := r.disable(ctx, tx, tenantID, id, disableCause{cause: causeUser, userID: p.UserID},
-			&deskkit.Actor{ID: p.UserID})
+			deskkit.Text{}, &deskkit.Actor{ID: p.UserID})
 		return err
 	})
 	if err != nil {
@@ -247,11 +249,7 @@ func (r *ChannelRegistry) shown(ctx context.Context, p deskkit.Principal, tenant
 	if err != nil {
 		return Channel{}, err
 	}
-	if !full {
-		s.Address = MaskAddress(s.Type, s.Address)
-		s.DisabledReason = maskURLs(s.DisabledReason)
-	}
-	chans := []Channel{s.Channel}
+	chans := []Channel{listed(s, full)}
 	if err := r.withFlow(ctx, tenantID, chans); err != nil {
 		return Channel{}, err
 	}
@@ -314,7 +312,7 @@ func (r *ChannelRegistry) deliveries(ctx context.Context, p deskkit.Principal, c
 	}
 	page := DeliveryPage{Total: int64(total), List: make([]Delivery, len(infos))}
 	for i, in := range infos {
-		page.List[i] = delivery(in, full)
+		page.List[i] = delivery(ctx, in, full)
 	}
 	return page, nil
 }
@@ -367,11 +365,12 @@ func (r *ChannelRegistry) attempts(ctx context.Context, p deskkit.Principal, del
 		return nil, err
 	}
 	out := make([]Attempt, len(list))
+	l := reader(ctx)
 	for i, a := range list {
 		out[i] = Attempt{AttemptNo: a.No, StartedDate: a.Started.UTC(), DurationMs: a.Duration.Milliseconds(),
-			StatusCode: a.StatusCode, Error: a.Error, Response: a.Response}
+			StatusCode: a.StatusCode, Error: l.Write(a.Error), Response: a.Response}
 		if !full {
-			out[i].Error = maskURLs(a.Error)
+			out[i].Error = maskURLs(out[i].Error)
 		}
 	}
 	return out, nil
@@ -433,7 +432,7 @@ func (r *ChannelRegistry) resend(ctx context.Context, p deskkit.Principal, deliv
 		return Delivery{}, adminError("resend", err)
 	}
 	r.worker.Wake()
-	return delivery(out, full), nil
+	return delivery(ctx, out, full), nil
 }
 
 // Recover queues again, each with the whole schedule, p's tenant's

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/notify"
 )
 
@@ -257,7 +258,7 @@ func joinKeys(keys []channelKey) (string, []any) {
 // not the batch.
 func (r *ChannelRegistry) open(row versionedRow) *opened {
 	r.chans.decrypted.Add(1)
-	s, err := r.openRow(row.TenantID, row.channelRow)
+	s, err := r.openRow(deskkit.Localizer{}, row.TenantID, row.channelRow)
 	s.ID, s.Enabled = row.ID, row.Enabled
 	o := &opened{storedChannel: s, tenantID: row.TenantID, version: row.Version, err: err}
 	if err != nil {

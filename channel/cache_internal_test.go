@@ -310,7 +310,7 @@ func TestCacheSeesChanges(t *testing.T) {
 		}
 		sent := len(f.recv.got())
 		attempt, _ = f.open(t, d)
-		if o := attempt(ctx, d); o.Error != reasonDisabled || !o.Final {
+		if o := attempt(ctx, d); o.Error.Key() != reasonDisabled.Key() || !o.Final {
 			t.Errorf("a disabled channel's attempt: %+v", o)
 		}
 		// Enabled again: sent.
@@ -330,7 +330,7 @@ func TestCacheSeesChanges(t *testing.T) {
 		f.publish(t, 10)
 		f.run(t)
 		attempt, _ = f.open(t, d)
-		if o := attempt(ctx, d); o.Error != reasonDisabled {
+		if o := attempt(ctx, d); o.Error.Key() != reasonDisabled.Key() {
 			t.Errorf("after the 410 disabled the channel: %+v", o)
 		}
 	})
@@ -415,7 +415,7 @@ func TestCacheQueriesAndTenants(t *testing.T) {
 			t.Errorf("tenant 10's own channel: %+v", o)
 		}
 		for _, d := range cross[1:] {
-			if o := attempt(ctx, d); o.Error != reasonDeleted || !o.Final {
+			if o := attempt(ctx, d); o.Error.Key() != reasonDeleted.Key() || !o.Final {
 				t.Errorf("tenant %d's delivery to another tenant's channel %d: %+v", d.TenantID, d.TargetID, o)
 			}
 		}
@@ -430,10 +430,10 @@ func TestCacheQueriesAndTenants(t *testing.T) {
 		}
 		moved := []outbox.Delivery{claimed(10, a2.ID), claimed(20, a2.ID)}
 		attempt, _ = f.open(t, moved...)
-		if o := attempt(ctx, moved[0]); o.Error != reasonDeleted {
+		if o := attempt(ctx, moved[0]); o.Error.Key() != reasonDeleted.Key() {
 			t.Errorf("the old tenant's delivery to a moved channel: %+v", o)
 		}
-		if o := attempt(ctx, moved[1]); o.OK || !strings.Contains(o.Error, "does not decrypt") {
+		if o := attempt(ctx, moved[1]); o.OK || !strings.Contains(o.Error.String(), "does not decrypt") {
 			t.Errorf("the new tenant's delivery to a moved channel: %+v", o)
 		}
 
@@ -444,7 +444,7 @@ func TestCacheQueriesAndTenants(t *testing.T) {
 		}
 		d := claimed(10, a1.ID)
 		attempt, _ = f.open(t, d)
-		if o := attempt(ctx, d); o.Error != reasonDeleted || !o.Final {
+		if o := attempt(ctx, d); o.Error.Key() != reasonDeleted.Key() || !o.Final {
 			t.Errorf("a deleted channel's attempt: %+v", o)
 		}
 		if f.r.chans.len() != n-1 {
@@ -502,7 +502,7 @@ func TestCacheSecretRotation(t *testing.T) {
 			}
 			sent := len(f.recv.got())
 			o := attempt(ctx, d)
-			if o.OK != c.ok || (!c.ok && !strings.Contains(o.Error, "does not decrypt")) {
+			if o.OK != c.ok || (!c.ok && !strings.Contains(o.Error.String(), "does not decrypt")) {
 				t.Errorf("%s: %+v", c.name, o)
 			}
 			got := f.recv.got()

@@ -26,9 +26,11 @@ import (
 type DeliveryError struct {
 	// Reason is what happened, fit to show the client: "the webhook
 	// answered 410 Gone", "WeCom answered errcode 93000: invalid webhook
-	// url", "timed out after 10s", "connection refused". What it quotes of
-	// the far end is cut short and has no control characters.
-	Reason string
+	// url", "timed out after 10s", "connection refused"; written in the
+	// reader's language, with what it quotes of the far end as it came.
+	// What it quotes of the far end is cut short and has no control
+	// characters.
+	Reason deskkit.Text
 	// Status is the reply's HTTP status, 0 without a reply.
 	Status int
 	// Errcode and Errmsg are what a robot answered (0 and "" for others);
@@ -53,9 +55,6 @@ type DeliveryError struct {
 	Blocked bool
 	// Err is the underlying error, if any: for logs, never for the client.
 	Err error
-
-	text   deskkit.Text        // Reason before redaction, in any language
-	redact func(string) string // what publicError masks in Reason
 }
 
 // httpapi sends a DeliveryError's ClientMessage as the envelope's msg.
@@ -64,24 +63,21 @@ var _ deskkit.ClientMessager = (*DeliveryError)(nil)
 // Error is for logs: the reason and the underlying error.
 func (e *DeliveryError) Error() string {
 	if e.Err != nil {
-		return "channel: " + e.Reason + ": " + e.Err.Error()
+		return "channel: " + e.Reason.String() + ": " + e.Err.Error()
 	}
-	return "channel: " + e.Reason
+	return "channel: " + e.Reason.String()
 }
 
 // Unwrap returns Err.
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
-// ClientMessage is Reason.
-func (e *DeliveryError) ClientMessage() string { return e.Reason }
+// ClientMessage is Reason in English.
+func (e *DeliveryError) ClientMessage() string { return e.Reason.String() }
 
 // LocalizedMessage is Reason in tag's language. What the far end said
 // (a robot's errmsg, an HTTP status's name) is quoted as it came.
 func (e *DeliveryError) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
-	if e.text.IsZero() || e.redact == nil || e.redact(e.text.String()) != e.Reason {
-		return e.Reason // made or changed by someone else
-	}
-	return e.redact(e.text.LocalizedMessage(m, tag))
+	return e.Reason.LocalizedMessage(m, tag)
 }
 
 // Is makes errors.Is(e, ErrAddressBlocked) hold when Blocked is set, and
@@ -103,9 +99,20 @@ func publicError(err error, c storedChannel) error {
 		return err
 	}
 	return &DeliveryError{
-		Reason: redact(f.Reason, c), Status: f.Status, Errcode: f.Errcode, Errmsg: redact(f.Errmsg, c),
+		Reason: redactText(f.Reason, c), Status: f.Status, Errcode: f.Errcode, Errmsg: redact(f.Errmsg, c),
 		Retryable: f.Retryable, RetryAfter: f.RetryAfter, Recipients: f.Recipients,
 		Blocked: f.Blocked(), Err: f.Err,
-		text: f.Text, redact: func(s string) string { return redact(s, c) },
 	}
 }
+
+// redactText is t with what c's address and secret hold masked in its
+// arguments (see redact), what it quotes: so in every language it is
+// written in.
+func redactText(t deskkit.Text, c storedChannel) deskkit.Text {
+	parts := redactions(c)
+	return t.MapStrings(func(s string) string { return mask(s, parts) })
+}
+
+// redactText is redactText(t, o.storedChannel), with the redactions listed
+// once per version of the channel.
+func (o *opened) redactText(t deskkit.Text) deskkit.Text { return t.MapStrings(o.redact) }

@@ -74,8 +74,8 @@ func TestTestFailureLanguages(t *testing.T) {
 				t.Errorf("zh %q, want %q", got, tc.zh)
 			}
 		}
-		// A reason someone changed is told as it is.
-		de := &channel.DeliveryError{Reason: "custom"}
+		// A host's own reason, no message of the catalogues, is told as it is.
+		de := &channel.DeliveryError{Reason: deskkit.Plain("custom")}
 		if got := de.LocalizedMessage(msgs, zh); got != "custom" {
 			t.Errorf("a host's DeliveryError: %q", got)
 		}

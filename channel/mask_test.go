@@ -147,7 +147,7 @@ func TestStoredReasonMaskedForNonAdmins(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := "deliveries failed for 5 days (10 attempts); the last: the webhook answered a redirect (308 to " + redirected + "), which is not followed: use the final URL"
-		if _, err := db.NewRaw("UPDATE deskkit_channels SET disabled_reason = ? WHERE id = ?", old, hook.ID).Exec(ctx); err != nil {
+		if _, err := db.NewRaw("UPDATE deskkit_channels SET disabled_reason = ?, disabled_reason_json = NULL WHERE id = ?", old, hook.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if c := f.channel(t, hook.ID); c.DisabledReason != old {

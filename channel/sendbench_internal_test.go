@@ -182,7 +182,7 @@ func openEachBatch(ctx context.Context, r *ChannelRegistry, keys []channelKey) (
 			return n, err
 		}
 		for _, row := range rows {
-			s, err := r.openRow(tenantID, row)
+			s, err := r.openRow(deskkit.Localizer{}, tenantID, row)
 			if err != nil {
 				return n, err
 			}

@@ -42,7 +42,10 @@ type channelRow struct {
 	Enabled        bool    `bun:"enabled"`
 	Events         *string `bun:"events"`
 	DisabledReason *string `bun:"disabled_reason"`
-	DisabledAt     *int64  `bun:"disabled_at_ms"`
+	// DisabledReasonJSON is the reason's key and arguments, for rows
+	// disabled since they are kept (see disable).
+	DisabledReasonJSON *string `bun:"disabled_reason_json"`
+	DisabledAt         *int64  `bun:"disabled_at_ms"`
 }
 
 // Add stores a new channel for p's tenant and returns it with its id; a
@@ -188,7 +191,7 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 	now := r.now()
 	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var stored channelRow
-		err := tx.NewSelect().Model(&stored).Column("channel_type", "enabled", "disabled_reason", "disabled_at_ms").
+		err := tx.NewSelect().Model(&stored).Column("channel_type", "enabled", "disabled_reason", "disabled_reason_json", "disabled_at_ms").
 			Where("c.tenant_id = ? AND c.id = ?", tenantID, ch.ID).
 			Scan(ctx)
 		switch {
@@ -200,7 +203,9 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 			return deskkit.Invalid("channelType", "cannot change from %s to %s; delete the channel and add a new one", stored.Type, ch.Type)
 		}
 		ch.Enabled = stored.Enabled
-		ch.DisabledReason, ch.DisabledDate = disabled(stored)
+		var reason deskkit.Text
+		reason, ch.DisabledDate = disabled(stored)
+		ch.DisabledReason = reader(ctx).Write(reason)
 		q := tx.NewUpdate().Model((*channelRow)(nil)).
 			Set("name = ?", ch.Name).
 			Set("name_folded = ?", deskkit.FoldName(ch.Name)).
@@ -301,7 +306,7 @@ func (r *ChannelRegistry) list(ctx context.Context, p deskkit.Principal, t Type)
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("channel: list: %w", err)
 	}
-	stored, err := r.openRows(tenantID, rows)
+	stored, err := r.openRows(reader(ctx), tenantID, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -324,6 +329,14 @@ func listed(s storedChannel, full bool) Channel {
 		c.DisabledReason = maskURLs(s.DisabledReason)
 	}
 	return c
+}
+
+// reader is the Localizer of ctx's reader, which writes what the registry
+// stored as messages (a disabled reason, an attempt's error): English
+// without one.
+func reader(ctx context.Context) deskkit.Localizer {
+	l, _ := deskkit.LocalizerOf(ctx)
+	return l
 }
 
 // Get returns p's tenant's channel id exactly as List shows it: never with
@@ -364,7 +377,7 @@ func (r *ChannelRegistry) get(ctx context.Context, p deskkit.Principal, id int64
 	if err != nil {
 		return Channel{}, fmt.Errorf("channel: get: %w", err)
 	}
-	s, err := r.openRow(tenantID, row)
+	s, err := r.openRow(reader(ctx), tenantID, row)
 	if err != nil {
 		return Channel{}, err
 	}
@@ -461,7 +474,7 @@ func (r *ChannelRegistry) stored(ctx context.Context, tenantID, id int64) (store
 	if err != nil {
 		return storedChannel{}, fmt.Errorf("channel: read: %w", err)
 	}
-	return r.openRow(tenantID, row)
+	return r.openRow(reader(ctx), tenantID, row)
 }
 
 // storedByName returns the tenant's channel of type t named name (without
@@ -477,7 +490,7 @@ func (r *ChannelRegistry) storedByName(ctx context.Context, tenantID int64, t Ty
 	if err != nil {
 		return storedChannel{}, false, fmt.Errorf("channel: read: %w", err)
 	}
-	s, err := r.openRow(tenantID, row)
+	s, err := r.openRow(reader(ctx), tenantID, row)
 	return s, err == nil, err
 }
 
@@ -491,7 +504,7 @@ func (r *ChannelRegistry) storedByIDs(ctx context.Context, tenantID int64, ids [
 	if err != nil {
 		return nil, err
 	}
-	return r.openRows(tenantID, rows)
+	return r.openRows(reader(ctx), tenantID, rows)
 }
 
 // rowsByIDs reads those of ids that name channels of the tenant, in id
@@ -518,14 +531,15 @@ func (r *ChannelRegistry) storedAll(ctx context.Context, tenantID int64) ([]stor
 	if err != nil {
 		return nil, fmt.Errorf("channel: read: %w", err)
 	}
-	return r.openRows(tenantID, rows)
+	return r.openRows(reader(ctx), tenantID, rows)
 }
 
-// openRows opens rows of the tenant, in their order.
-func (r *ChannelRegistry) openRows(tenantID int64, rows []channelRow) ([]storedChannel, error) {
+// openRows opens rows of the tenant, in their order, their disabled
+// reasons written by l.
+func (r *ChannelRegistry) openRows(l deskkit.Localizer, tenantID int64, rows []channelRow) ([]storedChannel, error) {
 	out := make([]storedChannel, 0, len(rows))
 	for _, row := range rows {
-		s, err := r.openRow(tenantID, row)
+		s, err := r.openRow(l, tenantID, row)
 		if err != nil {
 			return nil, err
 		}
@@ -550,8 +564,8 @@ func (r *ChannelRegistry) sealRow(tenantID int64, t Type, address string, secret
 	return addressEnc, secretEnc, nil
 }
 
-// openRow decrypts a row of the tenant.
-func (r *ChannelRegistry) openRow(tenantID int64, row channelRow) (storedChannel, error) {
+// openRow decrypts a row of the tenant; l writes its disabled reason.
+func (r *ChannelRegistry) openRow(l deskkit.Localizer, tenantID int64, row channelRow) (storedChannel, error) {
 	address, err := r.seal.open(row.AddressEnc, sealAAD(tenantID, row.Type, fieldAddress))
 	if err != nil {
 		return storedChannel{}, fmt.Errorf("channel %d address: %w", row.ID, err)
@@ -562,7 +576,9 @@ func (r *ChannelRegistry) openRow(tenantID int64, row channelRow) (storedChannel
 	}
 	s := storedChannel{Channel: Channel{ID: row.ID, Type: row.Type, Name: row.Name, Address: address,
 		Enabled: row.Enabled, Events: events}}
-	s.DisabledReason, s.DisabledDate = disabled(row)
+	var reason deskkit.Text
+	reason, s.DisabledDate = disabled(row)
+	s.DisabledReason = l.Write(reason)
 	if row.SecretEnc != nil {
 		if s.Secret, err = r.seal.open(*row.SecretEnc, sealAAD(tenantID, row.Type, fieldSecret)); err != nil {
 			return storedChannel{}, fmt.Errorf("channel %d secret: %w", row.ID, err)
@@ -571,16 +587,14 @@ func (r *ChannelRegistry) openRow(tenantID int64, row channelRow) (storedChannel
 	return s, nil
 }
 
-// disabled returns the reason and date of a row's disabling; "" and nil
-// while it is enabled.
-func disabled(row channelRow) (string, *time.Time) {
+// disabled returns the reason and date of a row's disabling; the zero
+// Text and nil while it is enabled. A row disabled before reasons were
+// kept as messages has its English reason alone (see outbox.ReadText).
+func disabled(row channelRow) (deskkit.Text, *time.Time) {
 	if row.Enabled {
-		return "", nil
+		return deskkit.Text{}, nil
 	}
-	var reason string
-	if row.DisabledReason != nil {
-		reason = *row.DisabledReason
-	}
+	reason := outbox.ReadText(row.DisabledReason, row.DisabledReasonJSON)
 	var at *time.Time
 	if row.DisabledAt != nil {
 		t := time.UnixMilli(*row.DisabledAt).UTC()

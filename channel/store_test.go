@@ -240,7 +240,7 @@ func TestStoreGet(t *testing.T) {
 			t.Fatal(err)
 		}
 		reason := "the webhook answered a redirect (308 to https://moved.invalid/t0k3n?sig=x)"
-		if _, err := db.NewRaw("UPDATE deskkit_channels SET disabled_reason = ? WHERE id = ?", reason, ids[0]).Exec(ctx); err != nil {
+		if _, err := db.NewRaw("UPDATE deskkit_channels SET disabled_reason = ?, disabled_reason_json = NULL WHERE id = ?", reason, ids[0]).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 		theirs, err := r.Add(ctx, f.eve, Input{Type: "WEBHOOK", Name: "hook", Address: hookURL(2)})

@@ -120,7 +120,7 @@ func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Inpu
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	if err := r.sender.Send(ctx, target(c, signing), msg); err != nil {
-		return TestResult{}, publicError(err, storedChannel{c, signing})
+		return TestResult{}, publicError(err, storedChannel{Channel: c, Secret: signing})
 	}
 	return res, nil
 }

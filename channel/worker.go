@@ -23,9 +23,9 @@ import (
 )
 
 // The errors of attempts that end a delivery without sending.
-const (
-	reasonDeleted  = "channel deleted"
-	reasonDisabled = "channel disabled"
+var (
+	reasonDeleted  = deskkit.Textf("channel deleted")
+	reasonDisabled = deskkit.Textf("channel disabled")
 )
 
 // housekeepingEvery is how often Run purges the delivery log, and
@@ -258,13 +258,13 @@ func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(conte
 			return outbox.Outcome{Error: reasonDisabled, Final: true}
 		case c.err != nil:
 			r.cfg.Logger.ErrorContext(ctx, "channel: cannot open a stored channel", slog.Int64("channel", c.ID), slog.Any("error", c.err))
-			return outbox.Outcome{Error: "the channel's address or secret does not decrypt with the server's secret"}
+			return outbox.Outcome{Error: deskkit.Textf("the channel's address or secret does not decrypt with the server's secret")}
 		}
 		m := msgs[eventKey{d.TenantID, d.Event.ID}]
 		if m.err != nil {
 			// Publish checks what it writes; an event written otherwise
 			// is no better at the next attempt.
-			return outbox.Outcome{Error: "the event is malformed: " + m.err.Error(), Final: true}
+			return outbox.Outcome{Error: deskkit.Textf("the event is malformed: %s", m.err), Final: true}
 		}
 		return r.attempt(ctx, c, m.Message, d)
 	}
@@ -350,7 +350,7 @@ func (r *ChannelRegistry) attempt(ctx context.Context, c *opened, msg notify.Mes
 		o.OK = true
 	case errors.As(err, &f):
 		// A robot's errmsg may quote its URL, key and all.
-		o.Error, o.RetryAfter = c.redact(f.Reason), f.RetryAfter
+		o.Error, o.RetryAfter = c.redactText(f.Reason), f.RetryAfter
 		o.Final = f.Blocked() || (c.Type == Webhook && f.Status == http.StatusGone)
 		o.Busy = overloaded(f)
 		if c.Type == Email && len(f.Recipients) > 0 {
@@ -360,9 +360,9 @@ func (r *ChannelRegistry) attempt(ctx context.Context, c *opened, msg notify.Mes
 	case errors.As(err, &ie):
 		// The stored channel cannot be sent to (a bug, or a row written
 		// by hand): no retry helps.
-		o.Error, o.Final = "the stored channel is malformed: "+ie.ClientMessage(), true
+		o.Error, o.Final = deskkit.Textf("the stored channel is malformed: %s", ie), true
 	default:
-		o.Error = "the message could not be sent"
+		o.Error = deskkit.Textf("the message could not be sent")
 		r.cfg.Logger.ErrorContext(ctx, "channel: send", slog.Int64("channel", c.ID), slog.Any("error", err))
 	}
 	return o
@@ -552,7 +552,7 @@ func (h *handler) Recorded(ctx context.Context, tx bun.Tx, done []outbox.Result)
 			if k := (channelKey{d.TenantID, d.TargetID}); ok == i && r.chans.isFailing(k) {
 				reset = append(reset, bun.Tuple([]any{d.TenantID, d.TargetID}))
 			}
-		case o.Error == reasonDeleted || o.Error == reasonDisabled:
+		case o.Error.Key() == reasonDeleted.Key() || o.Error.Key() == reasonDisabled.Key():
 		default:
 			if err := r.keepOwed(ctx, tx, d); err != nil {
 				return err
@@ -619,27 +619,34 @@ RETURNING failing_since_ms, failed_attempts, channel_type, name`, now.UnixMilli(
 	case s.Type == Webhook && o.StatusCode == http.StatusGone:
 		c = disableCause{cause: causeGone}
 	case failing >= r.cfg.DisableAfter && s.N >= r.cfg.DisableMinFailures:
-		c = disableCause{cause: causeFailures, failing: failing, attempts: s.N, lastError: o.Error}
+		c = disableCause{cause: causeFailures, failing: failing, attempts: s.N, lastError: o.Error.String()}
 	default:
 		return nil
 	}
-	_, err = r.disable(ctx, tx, d.TenantID, d.TargetID, c, nil)
+	_, err = r.disable(ctx, tx, d.TenantID, d.TargetID, c, o.Error, nil)
 	return err
 }
 
 // disable disables the tenant's enabled channel id through tx, for cause
-// c, by actor (nil: deskkit itself): its pending deliveries end
+// c, by actor (nil: deskkit itself); last is, for a channel disabled for
+// its failures, the last attempt's error. Its pending deliveries end
 // FAILED ("channel disabled"), and channel.disabled is published to the
 // tenant's other enabled channels. It reports false, and does nothing,
 // when the channel is not there or already disabled.
-func (r *ChannelRegistry) disable(ctx context.Context, tx bun.IDB, tenantID, id int64, c disableCause, actor *deskkit.Actor) (bool, error) {
+//
+// The reason is stored as its English (disabled_reason: what an older
+// deskkit reads, and the event's reason) and as its key and arguments
+// (disabled_reason_json), which List and Get write in their reader's
+// language; see storedReason.
+func (r *ChannelRegistry) disable(ctx context.Context, tx bun.IDB, tenantID, id int64, c disableCause, last deskkit.Text, actor *deskkit.Actor) (bool, error) {
 	now := r.cfg.Now()
-	reason := c.text().String()
+	msg := storedReason(c, last)
+	reason := msg.String()
 	var names []string
 	err := tx.NewRaw(`UPDATE deskkit_channels
-SET enabled = FALSE, disabled_reason = ?, disabled_at_ms = ?, version = version + 1
+SET enabled = FALSE, disabled_reason = ?, disabled_reason_json = ?, disabled_at_ms = ?, version = version + 1
 WHERE tenant_id = ? AND id = ? AND enabled
-RETURNING name`, reason, now.UnixMilli(), tenantID, id).Scan(ctx, &names)
+RETURNING name`, reason, outbox.TextJSON(msg), now.UnixMilli(), tenantID, id).Scan(ctx, &names)
 	if err != nil || len(names) == 0 {
 		return false, err
 	}
@@ -656,6 +663,18 @@ RETURNING name`, reason, now.UnixMilli(), tenantID, id).Scan(ctx, &names)
 		Data:  c.data(ChannelDisabledData{ChannelID: id, Name: names[0], Reason: reason, Actor: actor}),
 	})
 	return err == nil, err
+}
+
+// storedReason is the reason c states, as the message stored: c.text(),
+// whose English it writes, but with the last attempt's error of a channel
+// disabled for its failures kept as the message it is (last), so that a
+// reader in another language reads it, the far end's words inside, in
+// theirs.
+func storedReason(c disableCause, last deskkit.Text) deskkit.Text {
+	if c.cause != causeFailures || last.IsZero() {
+		return c.text()
+	}
+	return deskkit.Textf("deliveries failed for %s (%d attempts); the last: %s", deskkit.DurationText(c.failing), c.attempts, last)
 }
 
 // clipRunes cuts s to n runes.

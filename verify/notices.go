@@ -213,7 +213,7 @@ func (h noticeHandler) attempt(ctx context.Context, d outbox.Delivery) outbox.Ou
 	if err := json.Unmarshal([]byte(d.Payload), &n); err != nil || n.Address == "" {
 		// Written by nothing but enqueueNotice and the migration.
 		log.ErrorContext(ctx, "verify: notice dropped: its payload is malformed", slog.Int64("delivery", d.ID))
-		return outbox.Outcome{Error: "the notice's payload is malformed", Final: true}
+		return outbox.Outcome{Error: deskkit.Textf("the notice's payload is malformed"), Final: true}
 	}
 	ctx, cancel := context.WithTimeout(ctx, noticeTimeout)
 	defer cancel()
@@ -230,13 +230,13 @@ func (h noticeHandler) attempt(ctx context.Context, d outbox.Delivery) outbox.Ou
 	switch {
 	case !retry:
 		log.ErrorContext(ctx, "verify: notice dropped: the sender refused it for good", attrs...)
-		return outbox.Outcome{Error: "the sender refused the notice for good, not retried: " + err.Error(), Final: true}
+		return outbox.Outcome{Error: deskkit.Textf("the sender refused the notice for good, not retried: %s", err.Error()), Final: true}
 	case d.Attempt >= len(noticeSchedule):
 		log.ErrorContext(ctx, "verify: notice dropped after failed attempts", attrs...)
-		return outbox.Outcome{Error: fmt.Sprintf("the sender did not accept the notice at any of %d attempts; the last: %s", d.Attempt, err)}
+		return outbox.Outcome{Error: deskkit.Textf("the sender did not accept the notice at any of %d attempts; the last: %s", d.Attempt, err.Error())}
 	}
 	log.WarnContext(ctx, "verify: notice not sent; it is sent again later", append(attrs, slog.Duration("retryAfter", wait))...)
-	return outbox.Outcome{Error: "the sender did not accept the notice: " + err.Error(), RetryAfter: wait}
+	return outbox.Outcome{Error: deskkit.Textf("the sender did not accept the notice: %s", err.Error()), RetryAfter: wait}
 }
 
 // smtpReply is go-mail's *SendError as SMTPMailer returns it, without

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/text/language"
-
 	"github.com/deskkit/deskkit"
 )
 
@@ -31,7 +29,7 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) (Reply, err
 		addrs = slices.DeleteFunc(addrs, func(a string) bool { return !slices.Contains(t.Only, a) })
 	}
 	if s.Mail == nil {
-		return Reply{}, &Failure{Reason: "no mail server is configured", Text: deskkit.Textf("no mail server is configured"), Recipients: addrs}
+		return Reply{}, &Failure{Reason: deskkit.Textf("no mail server is configured"), Recipients: addrs}
 	}
 	app := s.appName()
 	msg := deskkit.Mail{
@@ -42,7 +40,8 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) (Reply, err
 	}
 	f := &Failure{}
 	var rep Reply
-	var whys textList
+	var whys deskkit.Text // "a: why; b: why"
+	var failed int
 	var errs []error
 	for _, a := range addrs {
 		msg.To = a
@@ -56,7 +55,12 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) (Reply, err
 		}
 		why, retry := mailReason(err)
 		f.Recipients = append(f.Recipients, a)
-		whys = append(whys, deskkit.Textf("%s: %s", a, why))
+		if why = deskkit.Textf("%s: %s", a, why); failed == 0 {
+			whys = why
+		} else {
+			whys = deskkit.Textf("%s; %s", whys, why)
+		}
+		failed++
 		errs = append(errs, fmt.Errorf("%s: %w", a, err))
 		f.Retryable = f.Retryable || retry
 	}
@@ -65,9 +69,9 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) (Reply, err
 	}
 	f.Err = errors.Join(errs...)
 	if len(addrs) == 1 {
-		f.say(deskkit.Textf("the mail to %s", whys[0]))
+		f.say(deskkit.Textf("the mail to %s", whys))
 	} else {
-		f.say(deskkit.Textf("the mail to %d of %d addresses failed: %s", len(whys), len(addrs), whys))
+		f.say(deskkit.Textf("the mail to %d of %d addresses failed: %s", failed, len(addrs), whys))
 	}
 	return rep, f
 }
@@ -114,18 +118,4 @@ func mailReason(err error) (deskkit.Text, bool) {
 		return deskkit.Textf("the mail server refused the connection"), true
 	}
 	return deskkit.Textf("the mail server could not take it"), true
-}
-
-// textList is texts joined by "; ", in every language.
-type textList []deskkit.Text
-
-func (l textList) String() string { return l.LocalizedMessage(nil, language.English) }
-
-// LocalizedMessage joins the texts in tag's language.
-func (l textList) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
-	parts := make([]string, len(l))
-	for i, t := range l {
-		parts[i] = t.LocalizedMessage(m, tag)
-	}
-	return strings.Join(parts, "; ")
 }

@@ -115,7 +115,7 @@ func TestEmailFailures(t *testing.T) {
 		name:    "no mail server",
 		setup:   func(*testing.T) (deskkit.Mailer, *smtptest.Server) { return nil, nil },
 		address: "ann@example.com,bob@example.org",
-		want:    &notify.Failure{Reason: "no mail server is configured", Recipients: []string{"ann@example.com", "bob@example.org"}},
+		want:    &notify.Failure{Reason: deskkit.Plain("no mail server is configured"), Recipients: []string{"ann@example.com", "bob@example.org"}},
 	}, {
 		name: "one recipient refused, permanently",
 		setup: func(t *testing.T) (deskkit.Mailer, *smtptest.Server) {
@@ -129,7 +129,7 @@ func TestEmailFailures(t *testing.T) {
 		},
 		address: "ann@example.com,bob@example.org,cat@example.net",
 		want: &notify.Failure{
-			Reason:     "the mail to 1 of 3 addresses failed: bob@example.org: the mail server refused it with SMTP 550",
+			Reason:     deskkit.Plain("the mail to 1 of 3 addresses failed: bob@example.org: the mail server refused it with SMTP 550"),
 			Recipients: []string{"bob@example.org"},
 		},
 		wantSent: []string{"ann@example.com", "cat@example.net"},
@@ -142,7 +142,7 @@ func TestEmailFailures(t *testing.T) {
 		},
 		address: "ann@example.com",
 		want: &notify.Failure{
-			Reason:     "the mail to ann@example.com: the mail server refused it with SMTP 451",
+			Reason:     deskkit.Plain("the mail to ann@example.com: the mail server refused it with SMTP 451"),
 			Recipients: []string{"ann@example.com"}, Retryable: true,
 		},
 	}, {
@@ -152,8 +152,8 @@ func TestEmailFailures(t *testing.T) {
 		},
 		address: "ann@example.com,bob@example.org",
 		want: &notify.Failure{
-			Reason: "the mail to 2 of 2 addresses failed: ann@example.com: the mail server refused the connection; " +
-				"bob@example.org: the mail server refused the connection",
+			Reason: deskkit.Plain("the mail to 2 of 2 addresses failed: ann@example.com: the mail server refused the connection; " +
+				"bob@example.org: the mail server refused the connection"),
 			Recipients: []string{"ann@example.com", "bob@example.org"}, Retryable: true,
 		},
 	}, {
@@ -162,7 +162,7 @@ func TestEmailFailures(t *testing.T) {
 			return newMailer(t, silentAddr, 200*time.Millisecond), nil
 		},
 		address: "ann@example.com",
-		want:    &notify.Failure{Reason: "the mail to ann@example.com: timed out", Recipients: []string{"ann@example.com"}, Retryable: true},
+		want:    &notify.Failure{Reason: deskkit.Plain("the mail to ann@example.com: timed out"), Recipients: []string{"ann@example.com"}, Retryable: true},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -205,7 +205,7 @@ func TestEmailStopsAfterCancel(t *testing.T) {
 	})
 	err := s.Send(ctx, notify.Target{Kind: notify.KindEmail, Name: "ops", Address: "ann@example.com,bob@example.org,cat@example.net"}, message())
 	want := &notify.Failure{
-		Reason:     "the mail to 2 of 3 addresses failed: bob@example.org: cancelled; cat@example.net: cancelled",
+		Reason:     deskkit.Plain("the mail to 2 of 3 addresses failed: bob@example.org: cancelled; cat@example.net: cancelled"),
 		Recipients: []string{"bob@example.org", "cat@example.net"}, Retryable: true,
 	}
 	if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {

@@ -28,12 +28,11 @@ import (
 type Failure struct {
 	// Reason says what happened, for the client: "the webhook answered
 	// 410 Gone", "WeCom answered errcode 93000: invalid webhook url",
-	// "timed out after 10s", "connection refused". It quotes the far end
-	// only cut short and without control characters.
-	Reason string
-	// Text is Reason in a form that renders in other languages (when set:
-	// say sets both).
-	Text deskkit.Text
+	// "timed out after 10s", "connection refused"; written in the
+	// reader's language, with what it quotes of the far end as it came.
+	// It quotes the far end only cut short and without control
+	// characters.
+	Reason deskkit.Text
 	// Status is the HTTP status of the reply; 0 if there was none.
 	Status int
 	// Errcode and Errmsg are a robot's errcode and errmsg; 0 and "" if
@@ -62,30 +61,25 @@ var _ deskkit.ClientMessager = (*Failure)(nil)
 // Error is for logs: the reason and the underlying error.
 func (f *Failure) Error() string {
 	if f.Err != nil {
-		return "notify: " + f.Reason + ": " + f.Err.Error()
+		return "notify: " + f.Reason.String() + ": " + f.Err.Error()
 	}
-	return "notify: " + f.Reason
+	return "notify: " + f.Reason.String()
 }
 
 // Unwrap returns Err.
 func (f *Failure) Unwrap() error { return f.Err }
 
-// ClientMessage is Reason: what the far end answered, safe to show.
-func (f *Failure) ClientMessage() string { return f.Reason }
+// ClientMessage is Reason in English: what the far end answered, safe to
+// show.
+func (f *Failure) ClientMessage() string { return f.Reason.String() }
 
 // LocalizedMessage is Reason in tag's language.
 func (f *Failure) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
-	if f.Text.IsZero() || f.Text.String() != f.Reason {
-		return f.Reason
-	}
-	return f.Text.LocalizedMessage(m, tag)
+	return f.Reason.LocalizedMessage(m, tag)
 }
 
-// say sets the reason: Text, and Reason in English.
-func (f *Failure) say(t deskkit.Text) {
-	f.Text = t
-	f.Reason = t.String()
-}
+// say sets the reason.
+func (f *Failure) say(t deskkit.Text) { f.Reason = t }
 
 // Is makes errors.Is(f, ErrBlocked) hold when the SSRF guard refused the
 // address, and errors.Is(f, ErrFailed) otherwise; each with its class

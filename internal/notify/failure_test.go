@@ -59,7 +59,7 @@ func TestHTTPFailures(t *testing.T) {
 			}
 		},
 		want: func(k httpKind, target string) *notify.Failure {
-			return &notify.Failure{Status: 302, Reason: k.who + " answered a redirect (302 to " + target + "/***), which is not followed: use the final URL"}
+			return &notify.Failure{Status: 302, Reason: deskkit.Plain(k.who + " answered a redirect (302 to " + target + "/***), which is not followed: use the final URL")}
 		},
 	}, {
 		// The Location's path and query may carry a token, as the
@@ -73,7 +73,7 @@ func TestHTTPFailures(t *testing.T) {
 			}
 		},
 		want: func(k httpKind, target string) *notify.Failure {
-			return &notify.Failure{Status: 308, Reason: k.who + " answered a redirect (308 to " + target + "/***), which is not followed: use the final URL"}
+			return &notify.Failure{Status: 308, Reason: deskkit.Plain(k.who + " answered a redirect (308 to " + target + "/***), which is not followed: use the final URL")}
 		},
 	}, {
 		name: "308 without Location",
@@ -81,19 +81,19 @@ func TestHTTPFailures(t *testing.T) {
 			return answer(http.StatusPermanentRedirect, "")
 		},
 		want: func(k httpKind, _ string) *notify.Failure {
-			return &notify.Failure{Status: 308, Reason: k.who + " answered a redirect (308), which is not followed: use the final URL"}
+			return &notify.Failure{Status: 308, Reason: deskkit.Plain(k.who + " answered a redirect (308), which is not followed: use the final URL")}
 		},
 	}, {
 		name:    "400",
 		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) { return answer(400, "bad") },
 		want: func(k httpKind, _ string) *notify.Failure {
-			return &notify.Failure{Status: 400, Reason: k.who + " answered 400 Bad Request"}
+			return &notify.Failure{Status: 400, Reason: deskkit.Plain(k.who + " answered 400 Bad Request")}
 		},
 	}, {
 		name:    "410",
 		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) { return answer(410, "") },
 		want: func(k httpKind, _ string) *notify.Failure {
-			return &notify.Failure{Status: 410, Reason: k.who + " answered 410 Gone"}
+			return &notify.Failure{Status: 410, Reason: deskkit.Plain(k.who + " answered 410 Gone")}
 		},
 	}, {
 		name: "429 with Retry-After seconds",
@@ -104,13 +104,13 @@ func TestHTTPFailures(t *testing.T) {
 			}
 		},
 		want: func(k httpKind, _ string) *notify.Failure {
-			return &notify.Failure{Status: 429, Reason: k.who + " answered 429 Too Many Requests", Retryable: true, RetryAfter: 30 * time.Second}
+			return &notify.Failure{Status: 429, Reason: deskkit.Plain(k.who + " answered 429 Too Many Requests"), Retryable: true, RetryAfter: 30 * time.Second}
 		},
 	}, {
 		name:    "500",
 		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) { return answer(500, "oops") },
 		want: func(k httpKind, _ string) *notify.Failure {
-			return &notify.Failure{Status: 500, Reason: k.who + " answered 500 Internal Server Error", Retryable: true}
+			return &notify.Failure{Status: 500, Reason: deskkit.Plain(k.who + " answered 500 Internal Server Error"), Retryable: true}
 		},
 	}, {
 		name: "503 with Retry-After date",
@@ -121,13 +121,13 @@ func TestHTTPFailures(t *testing.T) {
 			}
 		},
 		want: func(k httpKind, _ string) *notify.Failure {
-			return &notify.Failure{Status: 503, Reason: k.who + " answered 503 Service Unavailable", Retryable: true, RetryAfter: 2 * time.Minute}
+			return &notify.Failure{Status: 503, Reason: deskkit.Plain(k.who + " answered 503 Service Unavailable"), Retryable: true, RetryAfter: 2 * time.Minute}
 		},
 	}, {
 		name:    "599, a status without a name",
 		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) { return answer(599, "") },
 		want: func(k httpKind, _ string) *notify.Failure {
-			return &notify.Failure{Status: 599, Reason: k.who + " answered 599", Retryable: true}
+			return &notify.Failure{Status: 599, Reason: deskkit.Plain(k.who + " answered 599"), Retryable: true}
 		},
 	}, {
 		// Read up to the client's bound: the webhook succeeds on its
@@ -138,13 +138,13 @@ func TestHTTPFailures(t *testing.T) {
 			if k.kind == notify.KindWebhook {
 				return nil
 			}
-			return &notify.Failure{Status: 200, Reason: k.who + " answered 200 OK but not with a robot's JSON errcode: is the address a " + k.who + " robot?"}
+			return &notify.Failure{Status: 200, Reason: deskkit.Plain(k.who + " answered 200 OK but not with a robot's JSON errcode: is the address a " + k.who + " robot?")}
 		},
 	}, {
 		name:    "10 MB error reply",
 		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) { return answer(502, big) },
 		want: func(k httpKind, _ string) *notify.Failure {
-			return &notify.Failure{Status: 502, Reason: k.who + " answered 502 Bad Gateway", Retryable: true}
+			return &notify.Failure{Status: 502, Reason: deskkit.Plain(k.who + " answered 502 Bad Gateway"), Retryable: true}
 		},
 	}}
 	for _, k := range httpKinds {
@@ -163,7 +163,7 @@ func TestHTTPFailures(t *testing.T) {
 					!errors.Is(err, deskkit.ErrUnavailable)) {
 					t.Errorf("Send = %v (Err %v): want a failure of the far end's answer, matching ErrFailed only", err, got.Err)
 				}
-				if got != nil && got.ClientMessage() != got.Reason {
+				if got != nil && got.ClientMessage() != got.Reason.String() {
 					t.Errorf("ClientMessage() = %q, want the Reason %q", got.ClientMessage(), got.Reason)
 				}
 				if n := len(far.requests()); n != 1 {
@@ -199,10 +199,10 @@ func TestHTTPUnreachable(t *testing.T) {
 				err := s.Send(context.Background(), target(far.URL), message())
 				took := time.Since(start)
 				f := asFailure(t, err)
-				if f == nil || !strings.HasPrefix(f.Reason, "timed out after ") || !f.Retryable || f.Status != 0 {
+				if f == nil || !strings.HasPrefix(f.Reason.String(), "timed out after ") || !f.Retryable || f.Status != 0 {
 					t.Fatalf("Send = %#v, want a retryable timeout", f)
 				}
-				d, perr := time.ParseDuration(strings.TrimPrefix(f.Reason, "timed out after "))
+				d, perr := time.ParseDuration(strings.TrimPrefix(f.Reason.String(), "timed out after "))
 				if perr != nil || d < limit || d > took+10*time.Millisecond {
 					t.Errorf("Reason %q: want the wait, at least %v and about %v", f.Reason, limit, took)
 				}
@@ -213,7 +213,7 @@ func TestHTTPUnreachable(t *testing.T) {
 
 			t.Run("connection refused", func(t *testing.T) {
 				err := newSender(t).Send(context.Background(), target(closedURL(t)), message())
-				want := &notify.Failure{Reason: "connection refused", Retryable: true}
+				want := &notify.Failure{Reason: deskkit.Plain("connection refused"), Retryable: true}
 				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
@@ -227,7 +227,7 @@ func TestHTTPUnreachable(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				cancel()
 				err := newSender(t).Send(ctx, target(far.URL), message())
-				want := &notify.Failure{Reason: "the send was cancelled", Retryable: true}
+				want := &notify.Failure{Reason: deskkit.Plain("the send was cancelled"), Retryable: true}
 				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
@@ -240,7 +240,7 @@ func TestHTTPUnreachable(t *testing.T) {
 				s := newSender(t)
 				s.HTTP = safehttp.New(safehttp.Config{AllowPrivateNetworks: true, Resolver: mapResolver{}})
 				err := s.Send(context.Background(), target("http://nowhere.test"), message())
-				want := &notify.Failure{Reason: "the host name nowhere.test was not found"}
+				want := &notify.Failure{Reason: deskkit.Plain("the host name nowhere.test was not found")}
 				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
@@ -256,7 +256,7 @@ func TestHTTPUnreachable(t *testing.T) {
 					_ = conn.Close()
 				})
 				err := newSender(t).Send(context.Background(), target(far.URL), message())
-				want := &notify.Failure{Reason: "the connection was closed before an answer", Retryable: true}
+				want := &notify.Failure{Reason: deskkit.Plain("the connection was closed before an answer"), Retryable: true}
 				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
@@ -269,7 +269,7 @@ func TestHTTPUnreachable(t *testing.T) {
 				srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is the point
 				t.Cleanup(srv.Close)
 				err := newSender(t).Send(context.Background(), target(srv.URL), message())
-				want := &notify.Failure{Reason: "the server's TLS certificate is not trusted or not valid for its name"}
+				want := &notify.Failure{Reason: deskkit.Plain("the server's TLS certificate is not trusted or not valid for its name")}
 				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
@@ -278,7 +278,7 @@ func TestHTTPUnreachable(t *testing.T) {
 			t.Run("https to a plain HTTP server", func(t *testing.T) {
 				far := startFarEnd(t, answer(200, `{"errcode":0}`))
 				err := newSender(t).Send(context.Background(), target(strings.Replace(far.URL, "http:", "https:", 1)), message())
-				want := &notify.Failure{Reason: "the server does not speak TLS: use http:// or the right port"}
+				want := &notify.Failure{Reason: deskkit.Plain("the server does not speak TLS: use http:// or the right port")}
 				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
@@ -288,7 +288,7 @@ func TestHTTPUnreachable(t *testing.T) {
 				s := newSender(t)
 				s.HTTP = safehttp.New(safehttp.Config{AllowPrivateNetworks: true, Resolver: failingResolver{}})
 				err := s.Send(context.Background(), target("http://flaky.test"), message())
-				want := &notify.Failure{Reason: "the host name could not be resolved", Retryable: true}
+				want := &notify.Failure{Reason: deskkit.Plain("the host name could not be resolved"), Retryable: true}
 				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
@@ -318,7 +318,7 @@ func TestHTTPUnreachable(t *testing.T) {
 					s := newSender(t)
 					s.HTTP = blocked
 					err := s.Send(context.Background(), target(address), message())
-					want := &notify.Failure{Reason: reason}
+					want := &notify.Failure{Reason: deskkit.Plain(reason)}
 					if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
 						t.Errorf("Send (-want +got):\n%s", diff)
 					}
@@ -337,14 +337,14 @@ func TestHTTPUnreachable(t *testing.T) {
 
 func TestFailureError(t *testing.T) {
 	under := fmt.Errorf("dial: %w", errors.New("boom"))
-	f := &notify.Failure{Reason: "connection refused", Err: under}
+	f := &notify.Failure{Reason: deskkit.Plain("connection refused"), Err: under}
 	if got, want := f.Error(), "notify: connection refused: dial: boom"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	if !errors.Is(f, under) {
 		t.Error("a Failure does not unwrap to its Err")
 	}
-	f = &notify.Failure{Reason: "the webhook answered 410 Gone", Status: 410}
+	f = &notify.Failure{Reason: deskkit.Plain("the webhook answered 410 Gone"), Status: 410}
 	if got, want := f.Error(), "notify: the webhook answered 410 Gone"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
@@ -368,7 +368,7 @@ func TestRedirectRelativeLocation(t *testing.T) {
 	err := newSender(t).Send(context.Background(), notify.Target{Kind: notify.KindWebhook, Name: "ops", Address: far.URL + "/hook?token=s3cr3t", Secret: httpKinds[0].secret(t)}, message())
 	f := asFailure(t, err)
 	want := "the webhook answered a redirect (307 to " + far.URL + "/***), which is not followed: use the final URL"
-	if f == nil || f.Reason != want {
+	if f == nil || f.Reason.String() != want {
 		t.Fatalf("Send = %#v, want the reason %q", f, want)
 	}
 }

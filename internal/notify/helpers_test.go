@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/safehttp"
 )
@@ -137,9 +139,8 @@ func (m mapResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Add
 var _ safehttp.Resolver = mapResolver(nil)
 
 // ignoreErr compares Failures without their underlying error, which tests
-// check with errors.Is, and the reason's Text (its English, Reason, is
-// compared).
-var ignoreErr = cmpopts.IgnoreFields(notify.Failure{}, "Err", "Text")
+// check with errors.Is, and their reasons by their English.
+var ignoreErr = cmp.Options{cmpopts.IgnoreFields(notify.Failure{}, "Err"), cmp.Comparer(func(a, b deskkit.Text) bool { return a.String() == b.String() })}
 
 // asFailure returns err as a *notify.Failure, failing the test if it is
 // another error.

@@ -21,7 +21,7 @@ func (s *Sender) post(ctx context.Context, who deskkit.Text, u *url.URL, h http.
 	// here changes it).
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "", bytes.NewReader(body))
 	if err != nil {
-		return nil, &Failure{Reason: "the request could not be built", Text: deskkit.Textf("the request could not be built"), Err: err}
+		return nil, &Failure{Reason: deskkit.Textf("the request could not be built"), Err: err}
 	}
 	req.URL, req.Host = u, u.Host
 	req.Header = h

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/notify"
 )
 
@@ -184,52 +185,52 @@ func TestRobotErrcodes(t *testing.T) {
 		name: "WeCom 93000", kind: notify.KindWeCom,
 		reply: `{"errcode":93000,"errmsg":"invalid webhook url, hint: [1714552215_7_abc], from ip: 203.0.113.9"}`,
 		want: &notify.Failure{Status: 200, Errcode: 93000, Errmsg: "invalid webhook url, hint: [1714552215_7_abc], from ip: 203.0.113.9",
-			Reason: "WeCom answered errcode 93000: invalid webhook url, hint: [1714552215_7_abc], from ip: 203.0.113.9"},
+			Reason: deskkit.Plain("WeCom answered errcode 93000: invalid webhook url, hint: [1714552215_7_abc], from ip: 203.0.113.9")},
 	}, {
 		name: "WeCom 45009 rate limit", kind: notify.KindWeCom, reply: `{"errcode":45009,"errmsg":"api freq out of limit"}`,
 		want: &notify.Failure{Status: 200, Errcode: 45009, Errmsg: "api freq out of limit", Retryable: true, RetryAfter: time.Minute,
-			Reason: "WeCom refused the message: a robot may send at most 20 messages a minute (errcode 45009: api freq out of limit)"},
+			Reason: deskkit.Plain("WeCom refused the message: a robot may send at most 20 messages a minute (errcode 45009: api freq out of limit)")},
 	}, {
 		name: "WeCom busy", kind: notify.KindWeCom, reply: `{"errcode":-1,"errmsg":"system busy"}`,
-		want: &notify.Failure{Status: 200, Errcode: -1, Errmsg: "system busy", Retryable: true, Reason: "WeCom is busy (errcode -1: system busy)"},
+		want: &notify.Failure{Status: 200, Errcode: -1, Errmsg: "system busy", Retryable: true, Reason: deskkit.Plain("WeCom is busy (errcode -1: system busy)")},
 	}, {
 		name: "WeCom errcode without errmsg", kind: notify.KindWeCom, reply: `{"errcode":40008}`,
-		want: &notify.Failure{Status: 200, Errcode: 40008, Reason: "WeCom answered errcode 40008"},
+		want: &notify.Failure{Status: 200, Errcode: 40008, Reason: deskkit.Plain("WeCom answered errcode 40008")},
 	}, {
 		name: "WeCom hostile errmsg", kind: notify.KindWeCom, reply: string(hostileJSON),
-		want: &notify.Failure{Status: 200, Errcode: 40001, Errmsg: cleaned, Reason: "WeCom answered errcode 40001: " + cleaned},
+		want: &notify.Failure{Status: 200, Errcode: 40001, Errmsg: cleaned, Reason: deskkit.Plain("WeCom answered errcode 40001: " + cleaned)},
 	}, {
 		name: "WeCom HTML page", kind: notify.KindWeCom, reply: `<html><body>Welcome</body></html>`,
-		want: &notify.Failure{Status: 200, Reason: "WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?"},
+		want: &notify.Failure{Status: 200, Reason: deskkit.Plain("WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?")},
 	}, {
 		name: "WeCom JSON without errcode", kind: notify.KindWeCom, reply: `{"ok":true}`,
-		want: &notify.Failure{Status: 200, Reason: "WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?"},
+		want: &notify.Failure{Status: 200, Reason: deskkit.Plain("WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?")},
 	}, {
 		name: "WeCom errcode as a string", kind: notify.KindWeCom, reply: `{"errcode":"0"}`,
-		want: &notify.Failure{Status: 200, Reason: "WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?"},
+		want: &notify.Failure{Status: 200, Reason: deskkit.Plain("WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?")},
 	}, {
 		name: "WeCom empty reply", kind: notify.KindWeCom, reply: ``,
-		want: &notify.Failure{Status: 200, Reason: "WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?"},
+		want: &notify.Failure{Status: 200, Reason: deskkit.Plain("WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?")},
 	}, {
 		name: "DingTalk ok", kind: notify.KindDingTalk, reply: `{"errcode":0,"errmsg":"ok"}`,
 	}, {
 		name: "DingTalk 310000", kind: notify.KindDingTalk, reply: `{"errcode":310000,"errmsg":"keywords not in content"}`,
 		want: &notify.Failure{Status: 200, Errcode: 310000, Errmsg: "keywords not in content",
-			Reason: "DingTalk refused the message (errcode 310000: keywords not in content): the robot's security settings " +
-				"want a keyword the message lacks, a signature with another secret, or a clock closer to DingTalk's"},
+			Reason: deskkit.Plain("DingTalk refused the message (errcode 310000: keywords not in content): the robot's security settings " +
+				"want a keyword the message lacks, a signature with another secret, or a clock closer to DingTalk's")},
 	}, {
 		name: "DingTalk 130101", kind: notify.KindDingTalk, reply: `{"errcode":130101,"errmsg":"send too fast, exceed 20 times per minute"}`,
 		want: &notify.Failure{Status: 200, Errcode: 130101, Errmsg: "send too fast, exceed 20 times per minute", Retryable: true, RetryAfter: time.Minute,
-			Reason: "DingTalk refused the message: a robot may send at most 20 messages a minute (errcode 130101: send too fast, exceed 20 times per minute)"},
+			Reason: deskkit.Plain("DingTalk refused the message: a robot may send at most 20 messages a minute (errcode 130101: send too fast, exceed 20 times per minute)")},
 	}, {
 		name: "DingTalk 300001", kind: notify.KindDingTalk, reply: `{"errcode":300001,"errmsg":"token is not exist"}`,
-		want: &notify.Failure{Status: 200, Errcode: 300001, Errmsg: "token is not exist", Reason: "DingTalk answered errcode 300001: token is not exist"},
+		want: &notify.Failure{Status: 200, Errcode: 300001, Errmsg: "token is not exist", Reason: deskkit.Plain("DingTalk answered errcode 300001: token is not exist")},
 	}, {
 		name: "DingTalk busy", kind: notify.KindDingTalk, reply: `{"errcode":-1,"errmsg":"系统繁忙"}`,
-		want: &notify.Failure{Status: 200, Errcode: -1, Errmsg: "系统繁忙", Retryable: true, Reason: "DingTalk is busy (errcode -1: 系统繁忙)"},
+		want: &notify.Failure{Status: 200, Errcode: -1, Errmsg: "系统繁忙", Retryable: true, Reason: deskkit.Plain("DingTalk is busy (errcode -1: 系统繁忙)")},
 	}, {
 		name: "DingTalk HTML page", kind: notify.KindDingTalk, reply: `<!doctype html><title>404</title>`,
-		want: &notify.Failure{Status: 200, Reason: "DingTalk answered 200 OK but not with a robot's JSON errcode: is the address a DingTalk robot?"},
+		want: &notify.Failure{Status: 200, Reason: deskkit.Plain("DingTalk answered 200 OK but not with a robot's JSON errcode: is the address a DingTalk robot?")},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
 )
 
 // A claim takes up to a batch of due deliveries of the worker's kind in
@@ -488,7 +490,7 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 	if len(orphans) > 0 {
 		_, err := w.db.NewUpdate().Table("deskkit_outbox_deliveries").
 			Set("status = 'FAILED', due_at_ms = NULL, lease_token = NULL, payload = NULL").
-			Set("last_error = ?", "its event is missing").
+			Set("last_error = ?, last_error_json = ?", eventMissing.String(), TextJSON(eventMissing)).
 			Set("finished_at_ms = ?", now).
 			Where("id IN (?) AND lease_token = ?", bun.List(orphans), token).
 			Exec(ctx)
@@ -643,3 +645,6 @@ func readEvents(ctx context.Context, db bun.IDB, rows []claimedRow) error {
 	}
 	return nil
 }
+
+// eventMissing is the error of a delivery whose event is gone.
+var eventMissing = deskkit.Textf("its event is missing")

@@ -31,6 +31,33 @@ type done struct {
 	Result
 	started time.Time
 	took    time.Duration
+	// errText and errJSON are the outcome's error as storedError writes
+	// it, made once by the attempt, not by each try of its flush.
+	errText, errJSON *string
+}
+
+// storedError is an outcome's error as a flush records it: its English,
+// cut to maxErrorBytes, for the error column (which a reader of an older
+// deskkit, or of the database, reads as before), and its key and
+// arguments as JSON (deskkit.Text's MarshalJSON) for the _json column,
+// which readers write in their own language. An error whose English had to
+// be cut (it no longer says what its Text does) is recorded as the English
+// alone.
+func storedError(t deskkit.Text) (english, js *string) {
+	if t.IsZero() {
+		return nil, nil
+	}
+	full := t.String()
+	en := cut(full, maxErrorBytes)
+	if en != full {
+		return &en, nil
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return &en, nil
+	}
+	j := string(b)
+	return &en, &j
 }
 
 // flusher records the outcomes Run's attempts hand it in flushes: the
@@ -229,7 +256,7 @@ func (w *Worker) recordOn(ctx context.Context, db bun.IDB, batch []done) ([]int6
 	for i, d := range batch {
 		o := d.Outcome
 		r := recordRow{ID: d.Delivery.ID, Token: d.Delivery.token, Status: w.status(d.Delivery, o), Step: d.Delivery.step,
-			Code: nullInt(o.StatusCode), Err: nullString(o.Error), Attempt: d.Delivery.Attempt,
+			Code: nullInt(o.StatusCode), Err: d.errText, ErrJSON: d.errJSON, Attempt: d.Delivery.Attempt,
 			Started: d.started.UnixMilli(), Took: d.took.Milliseconds(), Response: nullString(o.Response)}
 		if r.Status == Pending {
 			r.Step++
@@ -304,6 +331,7 @@ type recordRow struct {
 	Due      *int64  `json:"due"`
 	Code     *int    `json:"code"`
 	Err      *string `json:"err"`
+	ErrJSON  *string `json:"errj"`
 	Finished *int64  `json:"fin"`
 	Attempt  int     `json:"att"`
 	Started  int64   `json:"started"`
@@ -317,14 +345,14 @@ type recordRow struct {
 const recordStates = `UPDATE deskkit_outbox_deliveries SET
   payload = CASE WHEN v.status = 'PENDING' THEN deskkit_outbox_deliveries.payload END,
   status = v.status, step = v.step, due_at_ms = v.due, lease_token = NULL,
-  last_status_code = v.code, last_error = v.err, finished_at_ms = v.fin
+  last_status_code = v.code, last_error = v.err, last_error_json = v.errj, finished_at_ms = v.fin
 FROM v WHERE deskkit_outbox_deliveries.id = v.id AND deskkit_outbox_deliveries.lease_token = v.token
 RETURNING deskkit_outbox_deliveries.id`
 
 // recordAttempts is the INSERT of the attempts' rows from v, of the
 // deliveries in recorded.
-const recordAttempts = `INSERT INTO deskkit_outbox_attempts (delivery_id, attempt_no, started_at_ms, duration_ms, status_code, error, response)
-SELECT v.id, v.att, v.started, v.took, v.code, v.err, v.resp FROM v WHERE v.id IN (SELECT id FROM recorded)`
+const recordAttempts = `INSERT INTO deskkit_outbox_attempts (delivery_id, attempt_no, started_at_ms, duration_ms, status_code, error, error_json, response)
+SELECT v.id, v.att, v.started, v.took, v.code, v.err, v.errj, v.resp FROM v WHERE v.id IN (SELECT id FROM recorded)`
 
 // recordPostgres writes a flush on PostgreSQL in one statement of
 // data-modifying WITH queries, whose text does not change with the flush
@@ -335,7 +363,7 @@ SELECT v.id, v.att, v.started, v.took, v.code, v.err, v.resp FROM v WHERE v.id I
 func (w *Worker) recordPostgres() string {
 	return `WITH v AS (
   SELECT * FROM json_to_recordset(CAST(?0 AS json)) AS v (id bigint, token varchar(40), status varchar(16), step integer,
-    due bigint, code integer, err text, fin bigint, att integer, started bigint, took bigint, resp text)
+    due bigint, code integer, err text, errj text, fin bigint, att integer, started bigint, took bigint, resp text)
 ), s AS (
   SELECT * FROM json_to_recordset(CAST(?1 AS json)) AS s (tenant_id bigint, target_id bigint, in_flight_limit double precision,
     latency_ms double precision, last_oks integer, last_busy integer, paused_until_ms bigint, changed_at_ms bigint)
@@ -419,15 +447,15 @@ func (w *Worker) recordPG(ctx context.Context, tx bun.Tx, rows []recordRow, sign
 func (w *Worker) recordSQLite(ctx context.Context, tx bun.Tx, rows []recordRow, signals []flowSignal, now time.Time) ([]int64, []float64, error) {
 	var (
 		values strings.Builder
-		args   = make([]any, 0, 12*len(rows))
+		args   = make([]any, 0, 13*len(rows))
 	)
-	values.WriteString("WITH v (id, token, status, step, due, code, err, fin, att, started, took, resp) AS (VALUES ")
+	values.WriteString("WITH v (id, token, status, step, due, code, err, errj, fin, att, started, took, resp) AS (VALUES ")
 	for i, r := range rows {
 		if i > 0 {
 			values.WriteString(", ")
 		}
-		values.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		args = append(args, r.ID, r.Token, r.Status, r.Step, r.Due, r.Code, r.Err, r.Finished, r.Attempt, r.Started, r.Took, r.Response)
+		values.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, r.ID, r.Token, r.Status, r.Step, r.Due, r.Code, r.Err, r.ErrJSON, r.Finished, r.Attempt, r.Started, r.Took, r.Response)
 	}
 	values.WriteString(")\n")
 	var ids []int64

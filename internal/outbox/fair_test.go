@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
@@ -121,7 +122,7 @@ func TestTargetInFlightCap(t *testing.T) {
 		// The first worker's outcomes make room for as many.
 		results := make([]done, 2)
 		for i, d := range first[:2] {
-			results[i] = done{Result{d, Outcome{OK: true, StatusCode: 204}}, clock.Now(), time.Millisecond}
+			results[i] = done{Result{d, Outcome{OK: true, StatusCode: 204}}, clock.Now(), time.Millisecond, nil, nil}
 		}
 		if err := one.record(ctx, results); err != nil {
 			t.Fatal(err)
@@ -285,7 +286,7 @@ func TestBatchClaimedAndRecordedTogether(t *testing.T) {
 		clock := clocktest.New(t0)
 		enqueue(t, db, event("msg_batch"), clock.Now(), 1, 2, 3, 4, 5, 6, 7, 8)
 		h := &recordCounter{script: newScript()}
-		h.outcomes[1] = Outcome{StatusCode: 500, Error: "down"}
+		h.outcomes[1] = Outcome{StatusCode: 500, Error: deskkit.Plain("down")}
 		w := fairWorker(t, db, h, clock, Config{Concurrency: 8, TenantSlots: 8, TargetInFlight: 1})
 		if n := runOnce(t, w); n != 8 {
 			t.Fatalf("claimed %d, want 8", n)
@@ -297,7 +298,7 @@ func TestBatchClaimedAndRecordedTogether(t *testing.T) {
 		if err != nil || total != 1 {
 			t.Fatalf("List: %v, %d", err, total)
 		}
-		if in := list[0]; in.Status != Pending || in.Attempts != 1 || in.LastError != "down" || !in.NextAttempt.Equal(t0.Add(time.Second)) {
+		if in := list[0]; in.Status != Pending || in.Attempts != 1 || in.LastError.String() != "down" || !in.NextAttempt.Equal(t0.Add(time.Second)) {
 			t.Errorf("after a failed attempt: %+v", in)
 		}
 		clock.Advance(time.Second)

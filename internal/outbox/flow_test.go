@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
@@ -91,7 +92,7 @@ func TestInFlightLimitAdapts(t *testing.T) {
 		step(5, 6)
 		step(6, 6) // the ceiling
 		// Overload: halved, never under the floor.
-		s.set(func(Delivery) Outcome { return Outcome{StatusCode: 503, Error: "busy", Busy: true} })
+		s.set(func(Delivery) Outcome { return Outcome{StatusCode: 503, Error: deskkit.Plain("busy"), Busy: true} })
 		step(6, 3)
 		step(3, 2)
 		step(2, 2)
@@ -119,7 +120,7 @@ func TestRetryAfterPausesTheTarget(t *testing.T) {
 		s := newFlowScript()
 		s.set(func(d Delivery) Outcome {
 			if d.TargetID == 7 {
-				return Outcome{StatusCode: 429, Error: "slow down", RetryAfter: 30 * time.Second, Busy: true}
+				return Outcome{StatusCode: 429, Error: deskkit.Plain("slow down"), RetryAfter: 30 * time.Second, Busy: true}
 			}
 			return Outcome{OK: true, StatusCode: 204}
 		})

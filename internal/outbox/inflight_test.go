@@ -14,6 +14,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
@@ -85,11 +86,11 @@ func (p poster) Open(ctx context.Context, batch []Delivery) (func(context.Contex
 	return func(ctx context.Context, d Delivery) Outcome {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, strings.NewReader(d.Event.ID))
 		if err != nil {
-			return Outcome{Error: err.Error()}
+			return Outcome{Error: deskkit.Plain(err.Error())}
 		}
 		resp, err := p.client.Do(req)
 		if err != nil {
-			return Outcome{Error: err.Error()}
+			return Outcome{Error: deskkit.Plain(err.Error())}
 		}
 		resp.Body.Close()
 		return Outcome{OK: resp.StatusCode/100 == 2, StatusCode: resp.StatusCode}

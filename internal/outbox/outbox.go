@@ -227,6 +227,7 @@ type deliveryRow struct {
 	LeaseToken     *string `bun:"lease_token"`
 	LastStatusCode *int    `bun:"last_status_code"`
 	LastError      *string `bun:"last_error"`
+	LastErrorJSON  *string `bun:"last_error_json"`
 	CreatedAt      int64   `bun:"created_at_ms"`
 	FinishedAt     *int64  `bun:"finished_at_ms"`
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/driver/pgdriver"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
@@ -207,7 +208,7 @@ func TestEnqueueIsTransactional(t *testing.T) {
 		in := only(t, db)
 		want := Info{ID: in.ID, TenantID: 1, Kind: "test", TargetID: 7, EventID: "msg_a", EventType: "task.trashed",
 			Status: Succeeded, Attempts: 1, LastStatusCode: 204, Created: t0, Finished: t0}
-		if diff := cmp.Diff(want, in); diff != "" {
+		if diff := cmp.Diff(want, in, byEnglish); diff != "" {
 			t.Errorf("delivery (-want +got):\n%s", diff)
 		}
 		// Another tenant sees nothing of it.
@@ -224,8 +225,8 @@ func TestRetryScheduleAndAttempts(t *testing.T) {
 		clock := clocktest.New(t0)
 		s := newScript()
 		// A NUL, which PostgreSQL's text cannot hold, is replaced.
-		s.outcomes[1] = Outcome{StatusCode: 500, Error: "the webhook answered 500", Response: "oo\x00ps"}
-		s.outcomes[2] = Outcome{StatusCode: 500, Error: "the webhook answered 500"}
+		s.outcomes[1] = Outcome{StatusCode: 500, Error: deskkit.Plain("the webhook answered 500"), Response: "oo\x00ps"}
+		s.outcomes[2] = Outcome{StatusCode: 500, Error: deskkit.Plain("the webhook answered 500")}
 		w := newWorker(t, db, s, clock)
 		enqueue(t, db, event("msg_r"), clock.Now())
 
@@ -251,11 +252,11 @@ func TestRetryScheduleAndAttempts(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []Attempt{
-			{No: 1, Started: t0, StatusCode: 500, Error: "the webhook answered 500", Response: "oo\uFFFDps"},
-			{No: 2, Started: t0.Add(time.Second), StatusCode: 500, Error: "the webhook answered 500"},
+			{No: 1, Started: t0, StatusCode: 500, Error: deskkit.Plain("the webhook answered 500"), Response: "oo\uFFFDps"},
+			{No: 2, Started: t0.Add(time.Second), StatusCode: 500, Error: deskkit.Plain("the webhook answered 500")},
 			{No: 3, Started: t0.Add(time.Second + time.Minute), StatusCode: 204},
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got, byEnglish); diff != "" {
 			t.Errorf("attempts (-want +got):\n%s", diff)
 		}
 		if other, err := Attempts(ctx, db, 2, in.ID); err != nil || len(other) != 0 {
@@ -269,7 +270,7 @@ func TestFailureEnds(t *testing.T) {
 		migrated(t, db)
 		clock := clocktest.New(t0)
 		s := newScript()
-		fail := Outcome{StatusCode: 503, Error: "down", RetryAfter: time.Hour}
+		fail := Outcome{StatusCode: 503, Error: deskkit.Plain("down"), RetryAfter: time.Hour}
 		s.outcomes[1], s.outcomes[2], s.outcomes[3] = fail, fail, fail
 		w := newWorker(t, db, s, clock)
 		enqueue(t, db, event("msg_f"), clock.Now())
@@ -284,7 +285,7 @@ func TestFailureEnds(t *testing.T) {
 		clock.Advance(time.Hour)
 		runOnce(t, w)
 		in := only(t, db)
-		if in.Status != Failed || in.Attempts != 3 || !in.NextAttempt.IsZero() || in.LastError != "down" {
+		if in.Status != Failed || in.Attempts != 3 || !in.NextAttempt.IsZero() || in.LastError.String() != "down" {
 			t.Fatalf("after the schedule's last failure: %+v", in)
 		}
 		clock.Advance(48 * time.Hour)
@@ -293,7 +294,7 @@ func TestFailureEnds(t *testing.T) {
 		}
 
 		// A Final outcome ends it at once.
-		s.outcomes[1] = Outcome{Error: "blocked", Final: true}
+		s.outcomes[1] = Outcome{Error: deskkit.Plain("blocked"), Final: true}
 		enqueue(t, db, event("msg_g"), clock.Now(), 8)
 		runOnce(t, w)
 		_, list, err := List(context.Background(), db, 1, "test", 8, Failed, 0, 10)
@@ -338,11 +339,11 @@ func TestLeaseEndsForADeadWorker(t *testing.T) {
 			t.Fatal("the delivery was not claimed again after the lease ended")
 		}
 		// The dead worker's late outcome is dropped.
-		if err := w.record(ctx, []done{{Result{dead[0], Outcome{StatusCode: 500, Error: "late"}}, t0, time.Second}}); err != nil {
+		if err := w.record(ctx, []done{{Result{dead[0], Outcome{StatusCode: 500, Error: deskkit.Plain("late")}}, t0, time.Second, nil, nil}}); err != nil {
 			t.Fatal(err)
 		}
 		in := only(t, db)
-		if in.Status != Succeeded || in.Attempts != 2 || in.LastError != "" {
+		if in.Status != Succeeded || in.Attempts != 2 || in.LastError.String() != "" {
 			t.Fatalf("after the lease moved on: %+v", in)
 		}
 		got, err := Attempts(ctx, db, 1, in.ID)
@@ -358,7 +359,7 @@ func TestResendRecoverFailPending(t *testing.T) {
 		migrated(t, db)
 		clock := clocktest.New(t0)
 		s := newScript()
-		s.outcomes[1] = Outcome{Error: "no", Final: true}
+		s.outcomes[1] = Outcome{Error: deskkit.Plain("no"), Final: true}
 		w := newWorker(t, db, s, clock)
 		enqueue(t, db, event("msg_x"), clock.Now())
 		runOnce(t, w)
@@ -373,7 +374,7 @@ func TestResendRecoverFailPending(t *testing.T) {
 			t.Fatalf("resend: %v %+v", err, in)
 		}
 		// One more attempt, on the schedule's last step: failing, it ends.
-		s.outcomes[2] = Outcome{StatusCode: 500, Error: "again"}
+		s.outcomes[2] = Outcome{StatusCode: 500, Error: deskkit.Plain("again")}
 		runOnce(t, w)
 		if in := only(t, db); in.Status != Failed || in.Attempts != 2 {
 			t.Fatalf("after a failed resend: %+v", in)
@@ -388,17 +389,17 @@ func TestResendRecoverFailPending(t *testing.T) {
 			t.Fatalf("recover: %d %v", n, err)
 		}
 		// The whole schedule again: a failure waits for the second step.
-		s.outcomes[3] = Outcome{StatusCode: 500, Error: "still"}
+		s.outcomes[3] = Outcome{StatusCode: 500, Error: deskkit.Plain("still")}
 		runOnce(t, w)
 		in = only(t, db)
 		if in.Status != Pending || !in.NextAttempt.Equal(clock.Now().Add(time.Second)) {
 			t.Fatalf("after recover and a failure: %+v", in)
 		}
-		n, err = FailPending(ctx, db, 1, "test", 7, "channel disabled", clock.Now())
+		n, err = FailPending(ctx, db, 1, "test", 7, deskkit.Textf("channel disabled"), clock.Now())
 		if err != nil || n != 1 {
 			t.Fatalf("fail pending: %d %v", n, err)
 		}
-		if in := only(t, db); in.Status != Failed || in.LastError != "channel disabled" {
+		if in := only(t, db); in.Status != Failed || in.LastError.String() != "channel disabled" {
 			t.Fatalf("after FailPending: %+v", in)
 		}
 	})
@@ -416,7 +417,7 @@ func TestPurge(t *testing.T) {
 		}
 		runOnce(t, w) // all five succeed at t0
 		clock.Advance(time.Hour)
-		s.outcomes[1] = Outcome{StatusCode: 500, Error: "no"}
+		s.outcomes[1] = Outcome{StatusCode: 500, Error: deskkit.Plain("no")}
 		enqueue(t, db, event("msg_pending"), clock.Now(), 9)
 		runOnce(t, w) // pending, one attempt at t0+1h
 
@@ -1033,3 +1034,6 @@ func (c *plainCount) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 		c.n.Add(1)
 	}
 }
+
+// byEnglish compares messages by their English.
+var byEnglish = cmp.Comparer(func(a, b deskkit.Text) bool { return a.String() == b.String() })

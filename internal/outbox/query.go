@@ -3,11 +3,14 @@ package outbox
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
 )
 
 // ErrNotFound is a delivery the tenant does not have.
@@ -27,9 +30,11 @@ type Info struct {
 	// flight, when its lease ends); zero when the delivery is finished.
 	NextAttempt    time.Time
 	LastStatusCode int
-	LastError      string
-	Created        time.Time
-	Finished       time.Time
+	// LastError says why the last attempt failed; the zero Text after a
+	// success.
+	LastError deskkit.Text
+	Created   time.Time
+	Finished  time.Time
 }
 
 // infoRow is a delivery joined with its event's type.
@@ -56,16 +61,14 @@ func (r infoRow) info() Info {
 	if r.LastStatusCode != nil {
 		in.LastStatusCode = *r.LastStatusCode
 	}
-	if r.LastError != nil {
-		in.LastError = *r.LastError
-	}
+	in.LastError = ReadText(r.LastError, r.LastErrorJSON)
 	if r.FinishedAt != nil {
 		in.Finished = time.UnixMilli(*r.FinishedAt)
 	}
 	return in
 }
 
-const infoColumns = "d.id, d.tenant_id, d.kind, d.target_id, d.event_id, d.status, d.attempts, d.step, d.due_at_ms, d.last_status_code, d.last_error, d.created_at_ms, d.finished_at_ms, e.event_type"
+const infoColumns = "d.id, d.tenant_id, d.kind, d.target_id, d.event_id, d.status, d.attempts, d.step, d.due_at_ms, d.last_status_code, d.last_error, d.last_error_json, d.created_at_ms, d.finished_at_ms, e.event_type"
 
 func selectInfo(db bun.IDB) *bun.SelectQuery {
 	return db.NewSelect().
@@ -119,9 +122,9 @@ type Attempt struct {
 	No         int
 	Started    time.Time
 	Duration   time.Duration
-	StatusCode int    // 0 if there was no reply
-	Error      string // "" if it succeeded
-	Response   string // the reply's first MaxResponseBytes
+	StatusCode int          // 0 if there was no reply
+	Error      deskkit.Text // the zero Text if it succeeded
+	Response   string       // the reply's first MaxResponseBytes
 }
 
 // attemptRow is a row of deskkit_outbox_attempts.
@@ -131,6 +134,7 @@ type attemptRow struct {
 	DurationMS int64   `bun:"duration_ms"`
 	StatusCode *int    `bun:"status_code"`
 	Error      *string `bun:"error"`
+	ErrorJSON  *string `bun:"error_json"`
 	Response   *string `bun:"response"`
 }
 
@@ -139,7 +143,7 @@ type attemptRow struct {
 func Attempts(ctx context.Context, db bun.IDB, tenantID, deliveryID int64) ([]Attempt, error) {
 	var rows []attemptRow
 	err := db.NewSelect().TableExpr("deskkit_outbox_attempts AS a").
-		ColumnExpr("a.attempt_no, a.started_at_ms, a.duration_ms, a.status_code, a.error, a.response").
+		ColumnExpr("a.attempt_no, a.started_at_ms, a.duration_ms, a.status_code, a.error, a.error_json, a.response").
 		Where("a.delivery_id = ?", deliveryID).
 		Where("EXISTS (SELECT 1 FROM deskkit_outbox_deliveries AS d WHERE d.id = a.delivery_id AND d.tenant_id = ?)", tenantID).
 		OrderExpr("a.attempt_no").Scan(ctx, &rows)
@@ -152,14 +156,39 @@ func Attempts(ctx context.Context, db bun.IDB, tenantID, deliveryID int64) ([]At
 		if r.StatusCode != nil {
 			out[i].StatusCode = *r.StatusCode
 		}
-		if r.Error != nil {
-			out[i].Error = *r.Error
-		}
+		out[i].Error = ReadText(r.Error, r.ErrorJSON)
 		if r.Response != nil {
 			out[i].Response = *r.Response
 		}
 	}
 	return out, nil
+}
+
+// ReadText is a message as recorded in a pair of columns, its English and
+// its key and arguments as JSON (an outcome's error, see storedError; a
+// channel's disabled reason): the message when the JSON holds one, else
+// (a row written before messages were kept so, or an error too long to
+// keep whole) its English, as Plain: shown as it is, or translated where
+// it is a message of the catalogues word for word ("channel deleted").
+func ReadText(english, js *string) deskkit.Text {
+	if js != nil {
+		var t deskkit.Text
+		if err := json.Unmarshal([]byte(*js), &t); err == nil && !t.IsZero() {
+			return t
+		}
+	}
+	if english == nil {
+		return deskkit.Text{}
+	}
+	return deskkit.Plain(*english)
+}
+
+// TextJSON is t's key and arguments for a _json column (see ReadText);
+// nil for the zero Text and for one whose English is longer than an
+// error's column keeps.
+func TextJSON(t deskkit.Text) *string {
+	_, js := storedError(t)
+	return js
 }
 
 // MaxAttemptsKept is how many attempts of one delivery the log keeps: the
@@ -246,15 +275,15 @@ func notify(ctx context.Context, db bun.IDB, id int64) error {
 }
 
 // FailPending ends a target's PENDING deliveries FAILED with reason (a
-// channel that was disabled), and returns how many. Attempts in flight
+// channel that was disabled) as their last error, and returns how many. Attempts in flight
 // keep their leases; their outcomes are still recorded, since the far end
 // may have taken them.
-func FailPending(ctx context.Context, db bun.IDB, tenantID int64, kind string, targetID int64, reason string, now time.Time) (int, error) {
+func FailPending(ctx context.Context, db bun.IDB, tenantID int64, kind string, targetID int64, reason deskkit.Text, now time.Time) (int, error) {
 	ms := now.UnixMilli()
 	res, err := db.NewUpdate().Table("deskkit_outbox_deliveries").
 		Set("status = 'FAILED'").
 		Set("due_at_ms = NULL").
-		Set("last_error = ?", reason).
+		Set("last_error = ?, last_error_json = ?", reason.String(), TextJSON(reason)).
 		Set("finished_at_ms = ?", ms).
 		Where("tenant_id = ? AND kind = ? AND target_id = ? AND status = 'PENDING' AND lease_token IS NULL", tenantID, kind, targetID).
 		Exec(ctx)

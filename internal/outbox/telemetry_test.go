@@ -12,6 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
@@ -104,8 +105,8 @@ func TestAttemptTelemetry(t *testing.T) {
 		reader := sdkmetric.NewManualReader()
 		spans := tracetest.NewSpanRecorder()
 		s := newScript()
-		s.outcomes[1] = Outcome{Error: "refused", StatusCode: 500, Label: "WEBHOOK"}
-		s.outcomes[2] = Outcome{Error: "gone", Final: true}
+		s.outcomes[1] = Outcome{Error: deskkit.Plain("refused"), StatusCode: 500, Label: "WEBHOOK"}
+		s.outcomes[2] = Outcome{Error: deskkit.Plain("gone"), Final: true}
 		w, err := NewWorker(db, Config{
 			Kind: "test", Handler: s, Lease: 30 * time.Second, Schedule: []time.Duration{0, time.Second, time.Minute},
 			Now: clock.Now, Rand: func() float64 { return 0.5 },

@@ -19,6 +19,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -89,8 +91,12 @@ type Outcome struct {
 	OK bool
 	// StatusCode is the HTTP status of the reply, 0 if none.
 	StatusCode int
-	// Error says, for users, why the attempt failed; "" when OK.
-	Error string
+	// Error says, for users, why the attempt failed; the zero Text when
+	// OK. It is recorded as its English (the attempt's and delivery's
+	// error column, cut to maxErrorBytes) and as its key and arguments
+	// (the _json column beside it), so that a reader in another language
+	// reads it in theirs.
+	Error deskkit.Text
 	// Response is the start of the reply, cut to MaxResponseBytes of
 	// valid UTF-8 by the worker; never a secret.
 	Response string
@@ -850,7 +856,6 @@ func (w *Worker) attempt(actx context.Context, q queued, record func(done)) {
 	}
 	took := time.Since(clock)
 	o.Response = cut(o.Response, MaxResponseBytes)
-	o.Error = cut(o.Error, maxErrorBytes)
 	// From now on the attempt no longer runs: the worker's claims do not
 	// count its lease toward the target's cap (flush forgets it once
 	// recorded, so it is known before the flusher has it).
@@ -861,7 +866,8 @@ func (w *Worker) attempt(actx context.Context, q queued, record func(done)) {
 	// The delivery's room is freed once the flusher took the outcome: a
 	// flusher that falls behind holds the claims back, rather than
 	// outcomes piling up.
-	record(done{Result{d, o}, started, w.cfg.Now().Sub(started)})
+	en, js := storedError(o.Error)
+	record(done{Result{d, o}, started, w.cfg.Now().Sub(started), en, js})
 	w.give(d)
 	// Its slot and its tenant's are free: a capped Run may claim.
 	w.mu.Lock()
