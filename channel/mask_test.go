@@ -33,16 +33,16 @@ var leaks = []string{"t0k3n12345", "sig=", "abc%2Bdef", "abc+def", "/moved/"}
 
 // storedTexts returns every text the database keeps about the tenant's
 // deliveries and channels: disabled reasons, deliveries' last errors,
-// attempts' errors and replies, and events' data (channel.disabled quotes
+// attempts' errors (in English and as messages) and replies, and events' data (channel.disabled quotes
 // the reason).
 func storedTexts(t *testing.T, db *bun.DB) string {
 	t.Helper()
 	ctx := context.Background()
 	var all []string
 	for _, q := range []string{
-		"SELECT COALESCE(disabled_reason, '') FROM deskkit_channels",
-		"SELECT COALESCE(last_error, '') FROM deskkit_outbox_deliveries",
-		"SELECT COALESCE(error, '') || ' ' || COALESCE(response, '') FROM deskkit_outbox_attempts",
+		"SELECT COALESCE(disabled_reason, '') || ' ' || COALESCE(disabled_reason_json, '') FROM deskkit_channels",
+		"SELECT COALESCE(last_error, '') || ' ' || COALESCE(last_error_json, '') FROM deskkit_outbox_deliveries",
+		"SELECT COALESCE(error, '') || ' ' || COALESCE(error_json, '') || ' ' || COALESCE(response, '') FROM deskkit_outbox_attempts",
 		"SELECT title || ' ' || body || ' ' || data FROM deskkit_outbox_events",
 	} {
 		var got []string

@@ -1037,3 +1037,43 @@ func (c *plainCount) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 
 // byEnglish compares messages by their English.
 var byEnglish = cmp.Comparer(func(a, b deskkit.Text) bool { return a.String() == b.String() })
+
+// An outcome's error is recorded as its English and as its message (key
+// and arguments), read back as the message, in one flush on either
+// database; an error too long to keep whole is recorded as its English,
+// cut.
+func TestErrorRecordedAsMessage(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		migrated(t, db)
+		ctx := context.Background()
+		clock := clocktest.New(t0)
+		s := newScript()
+		s.outcomes[1] = Outcome{StatusCode: 503, Error: deskkit.Textf("the webhook answered %s", "503 Service Unavailable")}
+		long := strings.Repeat("x", maxErrorBytes+10)
+		s.outcomes[2] = Outcome{StatusCode: 500, Error: deskkit.Textf("the webhook answered %s", long)}
+		w := newWorker(t, db, s, clock)
+		enqueue(t, db, event("msg_m"), clock.Now())
+
+		runOnce(t, w)
+		in := only(t, db)
+		if in.LastError.Key() != "the webhook answered %s" || in.LastError.String() != "the webhook answered 503 Service Unavailable" {
+			t.Fatalf("last error %q (key %q)", in.LastError, in.LastError.Key())
+		}
+		var english string
+		if err := db.NewRaw("SELECT last_error FROM deskkit_outbox_deliveries WHERE id = ?", in.ID).Scan(ctx, &english); err != nil || english != in.LastError.String() {
+			t.Errorf("the English column holds %q (%v)", english, err)
+		}
+		clock.Advance(time.Minute)
+		runOnce(t, w)
+		a, err := Attempts(ctx, db, 1, in.ID)
+		if err != nil || len(a) != 2 {
+			t.Fatalf("attempts %+v, %v", a, err)
+		}
+		if a[0].Error.Key() != "the webhook answered %s" {
+			t.Errorf("the first attempt's error %q", a[0].Error.Key())
+		}
+		if want := cut("the webhook answered "+long, maxErrorBytes); a[1].Error.Key() != want || a[1].Error.String() != want {
+			t.Errorf("the long error is kept as %q", a[1].Error.Key())
+		}
+	})
+}
