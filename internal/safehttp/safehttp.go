@@ -70,27 +70,16 @@ var ErrBlocked = errors.New("safehttp: address blocked")
 
 // BlockedError is the guard's refusal of one address.
 type BlockedError struct {
-	Host   string     // the host as written in the URL; "" when only an address was checked
-	Addr   netip.Addr // the refused address; invalid when Host is not an address at all
-	Reason string     // why, e.g. "private network 10.0.0.0/8"
-
-	// reason is Reason as a message, so that a refusal names the range in
-	// the reader's language; Reason is its English.
-	reason deskkit.Text
+	Host string     // the host as written in the URL; "" when only an address was checked
+	Addr netip.Addr // the refused address; invalid when Host is not an address at all
+	// Reason is why, e.g. "private network 10.0.0.0/8": a message, so
+	// that a refusal names the range in the reader's language.
+	Reason deskkit.Text
 }
 
 // blocked returns the refusal of addr (invalid for none) for reason.
 func blocked(addr netip.Addr, reason deskkit.Text) *BlockedError {
-	return &BlockedError{Addr: addr, Reason: reason.String(), reason: reason}
-}
-
-// reasonArg is the reason for a message: the message it was made from,
-// unless Reason was changed since.
-func (e *BlockedError) reasonArg() any {
-	if !e.reason.IsZero() && e.reason.String() == e.Reason {
-		return e.reason
-	}
-	return e.Reason
+	return &BlockedError{Addr: addr, Reason: reason}
 }
 
 func (e *BlockedError) Error() string {
@@ -104,8 +93,8 @@ func (e *BlockedError) Error() string {
 	default:
 		fmt.Fprintf(&b, "host %q", e.Host)
 	}
-	if e.Reason != "" {
-		b.WriteString(" (" + e.Reason + ")")
+	if !e.Reason.IsZero() {
+		b.WriteString(" (" + e.Reason.String() + ")")
 	}
 	return b.String()
 }
@@ -134,7 +123,7 @@ func (e *BlockedError) LocalizedMessage(m *deskkit.Messages, tag language.Tag) s
 func (e *BlockedError) Text() deskkit.Text {
 	ip := e.Addr.WithZone("").Unmap()
 	if !ip.IsValid() {
-		return deskkit.Textf("address is refused: %s", e.reasonArg())
+		return deskkit.Textf("address is refused: %s", e.Reason)
 	}
 	if name, ok := metadataName(ip); ok {
 		return deskkit.Textf("address is a cloud metadata endpoint (%s), which channels may never reach, not even in development", name)
@@ -147,10 +136,10 @@ func (e *BlockedError) Text() deskkit.Text {
 	}
 	for _, p := range privatePrefixes {
 		if p.Contains(ip) {
-			return deskkit.Textf("address is in a private network (%s), which channels may not reach"+AllowHint, e.reasonArg())
+			return deskkit.Textf("address is in a private network (%s), which channels may not reach"+AllowHint, e.Reason)
 		}
 	}
-	return deskkit.Textf("address is special-purpose (%s), which channels may not reach", e.reasonArg())
+	return deskkit.Textf("address is special-purpose (%s), which channels may not reach", e.Reason)
 }
 
 // Client sends HTTP requests to user-given URLs without letting them reach
@@ -527,10 +516,10 @@ func (c *Client) CheckHost(host string) error {
 	}
 	a, ok, err := parseLiteral(h)
 	if err != nil {
-		be := &BlockedError{Host: host, Reason: err.Error()}
+		be := &BlockedError{Host: host, Reason: deskkit.Plain(err.Error())}
 		var le literalError
 		if errors.As(err, &le) {
-			be.reason = le.text
+			be.Reason = le.text
 		}
 		return be
 	}
@@ -549,8 +538,7 @@ func (c *Client) CheckHost(host string) error {
 			var be *BlockedError
 			if errors.As(err, &be) {
 				be.Host = host
-				be.reason = deskkit.Textf("localhost is loopback")
-				be.Reason = be.reason.String()
+				be.Reason = deskkit.Textf("localhost is loopback")
 			}
 			return err
 		}
