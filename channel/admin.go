@@ -54,7 +54,8 @@ type Delivery struct {
 	// LastStatusCode is the HTTP status of the last attempt's reply; 0
 	// without a reply (e-mail, a timeout, a refused connection).
 	LastStatusCode int `json:"lastStatusCode" minimum:"0" description:"The HTTP status of the last attempt's reply; 0 without one."`
-	// LastError says why the last attempt failed; "" after a success.
+	// LastError says why the last attempt failed; "" after a success. It
+	// is written in the reader's language, as Channel.DisabledReason is.
 	LastError    string     `json:"lastError" description:"Why the last attempt failed; empty after a success."`
 	CreatedDate  time.Time  `json:"createdDate" description:"When the event was published."`
 	FinishedDate *time.Time `json:"finishedDate" description:"When the delivery succeeded or failed for good; null while pending."` // nil while pending
@@ -100,7 +101,8 @@ type Attempt struct {
 	DurationMs  int64     `json:"durationMs" minimum:"0" description:"How long it took, in milliseconds."`
 	// StatusCode is the reply's HTTP status; 0 without a reply.
 	StatusCode int `json:"statusCode" minimum:"0" description:"The reply's HTTP status; 0 without a reply."`
-	// Error says why the attempt failed; "" if it succeeded.
+	// Error says why the attempt failed; "" if it succeeded. It is
+	// written in the reader's language, as Channel.DisabledReason is.
 	Error string `json:"error" description:"Why it failed; empty if it succeeded."`
 	// Response is the start of the reply: at most 1 KiB of valid UTF-8,
 	// with what the channel's address and secret hold (a robot's key)

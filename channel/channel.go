@@ -120,6 +120,19 @@ type Channel struct {
 	// ".*" ("task.*"); empty (never nil in an answer) means every event.
 	Events []string `json:"events" description:"The subscription: event types and prefixes ending in .* (task.*); [] means every event."`
 	// DisabledReason says why the channel was disabled; "" while enabled.
+	// It is written in the reader's language (that of the context's
+	// deskkit.Localizer, which httpapi sets per request; English without
+	// one), with what the far end answered quoted inside as it came.
+	//
+	// The registry stores a reason twice over: as its message, key and
+	// arguments (deskkit_channels.disabled_reason_json), which it writes
+	// in each reader's language, and as its English (disabled_reason), so
+	// that an older deskkit, after a rollback, and a reader of the database
+	// still read it, and the channel.disabled event quotes it as before. A
+	// channel disabled before reasons were stored as messages has its
+	// English alone, shown as it is. A delivery's LastError and an
+	// Attempt's Error are stored and read the same way (the outbox's
+	// last_error and error, with their _json columns).
 	DisabledReason string `json:"disabledReason" description:"Why the channel was disabled; empty while enabled."`
 	// DisabledDate is when it was disabled, UTC; nil while enabled.
 	DisabledDate *time.Time `json:"disabledDate" description:"When the channel was disabled, UTC; null while enabled."`
