@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -141,5 +142,29 @@ func TestMessagesLanguage(t *testing.T) {
 	}
 	if _, ok := none.Language("zh-CN"); ok {
 		t.Error("nil Messages have zh-CN")
+	}
+}
+
+// MapStrings rewrites a message's string arguments, nested messages'
+// too, and leaves its formats and other arguments: what it masks is masked
+// in every language.
+func TestMapStrings(t *testing.T) {
+	msgs, err := deskkit.NewMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	zh := msgs.Match("zh")
+	who := deskkit.Textf("the webhook")
+	orig := deskkit.Textf("deliveries failed for %s (%d attempts); the last: %s", deskkit.DurationText(2*time.Hour), 5,
+		deskkit.Textf("%s answered %s", who, "403 key=s3cr3t"))
+	masked := orig.MapStrings(func(s string) string { return strings.ReplaceAll(s, "s3cr3t", "***") })
+	if got, want := masked.String(), "deliveries failed for 2 hours (5 attempts); the last: the webhook answered 403 key=***"; got != want {
+		t.Errorf("English %q, want %q", got, want)
+	}
+	if got := masked.LocalizedMessage(msgs, zh); strings.Contains(got, "s3cr3t") || !strings.Contains(got, "key=***") || !strings.Contains(got, "推送") {
+		t.Errorf("Chinese %q", got)
+	}
+	if strings.Contains(orig.String(), "***") {
+		t.Errorf("the original changed: %q", orig)
 	}
 }
