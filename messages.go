@@ -182,9 +182,8 @@ type Text struct {
 
 // Plain returns the Text of a message that is no format ("is required",
 // "100% sure"): msg is its key, written in another language where a
-// catalogue translates it, and as it is where none does. A host's own
-// English message, or an English text recorded before messages were kept
-// as keys, is shown so.
+// catalogue translates it, and as it is where none does (a host's own
+// English message). The zero Text for "".
 func Plain(msg string) Text {
 	if msg == "" {
 		return Text{}

@@ -1048,7 +1048,7 @@ func TestErrorRecordedAsMessage(t *testing.T) {
 		ctx := context.Background()
 		clock := clocktest.New(t0)
 		s := newScript()
-		s.outcomes[1] = Outcome{StatusCode: 503, Error: deskkit.Textf("the webhook answered %s", "503 Service Unavailable")}
+		s.outcomes[1] = Outcome{StatusCode: 503, Error: deskkit.Textf("%s answered %s", deskkit.Textf("the webhook"), "503 Service Unavailable")}
 		long := strings.Repeat("x", maxErrorBytes+10)
 		s.outcomes[2] = Outcome{StatusCode: 500, Error: deskkit.Textf("the webhook answered %s", long)}
 		w := newWorker(t, db, s, clock)
@@ -1056,7 +1056,7 @@ func TestErrorRecordedAsMessage(t *testing.T) {
 
 		runOnce(t, w)
 		in := only(t, db)
-		if in.LastError.Key() != "the webhook answered %s" || in.LastError.String() != "the webhook answered 503 Service Unavailable" {
+		if in.LastError.Key() != "%s answered %s" || in.LastError.String() != "the webhook answered 503 Service Unavailable" {
 			t.Fatalf("last error %q (key %q)", in.LastError, in.LastError.Key())
 		}
 		var english string
@@ -1069,11 +1069,19 @@ func TestErrorRecordedAsMessage(t *testing.T) {
 		if err != nil || len(a) != 2 {
 			t.Fatalf("attempts %+v, %v", a, err)
 		}
-		if a[0].Error.Key() != "the webhook answered %s" {
+		if a[0].Error.Key() != "%s answered %s" {
 			t.Errorf("the first attempt's error %q", a[0].Error.Key())
 		}
-		if want := cut("the webhook answered "+long, maxErrorBytes); a[1].Error.Key() != want || a[1].Error.String() != want {
-			t.Errorf("the long error is kept as %q", a[1].Error.Key())
+		msgs, err := deskkit.NewMessages()
+		if err != nil {
+			t.Fatal(err)
+		}
+		zh := msgs.Match("zh")
+		if want := cut("the webhook answered "+long, maxErrorBytes); a[1].Error.String() != want || a[1].Error.LocalizedMessage(msgs, zh) != want {
+			t.Errorf("the long error is kept as %q", a[1].Error)
+		}
+		if got := in.LastError.LocalizedMessage(msgs, zh); got != "Webhook 返回 503 Service Unavailable" {
+			t.Errorf("the last error in Chinese: %q", got)
 		}
 	})
 }

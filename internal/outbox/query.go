@@ -168,8 +168,7 @@ func Attempts(ctx context.Context, db bun.IDB, tenantID, deliveryID int64) ([]At
 // its key and arguments as JSON (an outcome's error, see storedError; a
 // channel's disabled reason): the message when the JSON holds one, else
 // (a row written before messages were kept so, or an error too long to
-// keep whole) its English, as Plain: shown as it is, or translated where
-// it is a message of the catalogues word for word ("channel deleted").
+// keep whole) its English, which is shown as it is in every language.
 func ReadText(english, js *string) deskkit.Text {
 	if js != nil {
 		var t deskkit.Text
@@ -177,10 +176,11 @@ func ReadText(english, js *string) deskkit.Text {
 			return t
 		}
 	}
-	if english == nil {
+	if english == nil || *english == "" {
 		return deskkit.Text{}
 	}
-	return deskkit.Plain(*english)
+	// "%s" translates to itself: the English, whatever the language.
+	return deskkit.Textf("%s", *english)
 }
 
 // TextJSON is t's key and arguments for a _json column (see ReadText);
