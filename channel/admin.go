@@ -110,14 +110,14 @@ type Attempt struct {
 	Response string `json:"response" maxLength:"1024" description:"The start of the reply: at most 1 KiB of valid UTF-8, with what the channel's address and secret hold masked as ***; for e-mail, which addresses the mail server took."`
 }
 
-// delivery is in as the API shows it to ctx's reader, its error in their
-// language: in full to a principal who sees addresses in full, or, for one
+// delivery is in as the API shows it, its error written by l (the
+// reader's language): in full to a principal who sees addresses in full, or, for one
 // who does not, with every URL in its error masked.
-func delivery(ctx context.Context, in outbox.Info, full bool) Delivery {
+func delivery(l deskkit.Localizer, in outbox.Info, full bool) Delivery {
 	d := Delivery{
 		ID: in.ID, ChannelID: in.TargetID, EventID: in.EventID, EventType: in.EventType,
 		Status: in.Status, Attempts: in.Attempts, LastStatusCode: in.LastStatusCode,
-		LastError: reader(ctx).Write(in.LastError), CreatedDate: in.Created.UTC(),
+		LastError: l.Write(in.LastError), CreatedDate: in.Created.UTC(),
 	}
 	if !full {
 		d.LastError = maskURLs(d.LastError)
@@ -314,7 +314,7 @@ func (r *ChannelRegistry) deliveries(ctx context.Context, p deskkit.Principal, c
 	}
 	page := DeliveryPage{Total: int64(total), List: make([]Delivery, len(infos))}
 	for i, in := range infos {
-		page.List[i] = delivery(ctx, in, full)
+		page.List[i] = delivery(r.reader(ctx), in, full)
 	}
 	return page, nil
 }
@@ -367,7 +367,7 @@ func (r *ChannelRegistry) attempts(ctx context.Context, p deskkit.Principal, del
 		return nil, err
 	}
 	out := make([]Attempt, len(list))
-	l := reader(ctx)
+	l := r.reader(ctx)
 	for i, a := range list {
 		out[i] = Attempt{AttemptNo: a.No, StartedDate: a.Started.UTC(), DurationMs: a.Duration.Milliseconds(),
 			StatusCode: a.StatusCode, Error: l.Write(a.Error), Response: a.Response}
@@ -434,7 +434,7 @@ func (r *ChannelRegistry) resend(ctx context.Context, p deskkit.Principal, deliv
 		return Delivery{}, adminError("resend", err)
 	}
 	r.worker.Wake()
-	return delivery(ctx, out, full), nil
+	return delivery(r.reader(ctx), out, full), nil
 }
 
 // Recover queues again, each with the whole schedule, p's tenant's

@@ -205,7 +205,7 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 		ch.Enabled = stored.Enabled
 		var reason deskkit.Text
 		reason, ch.DisabledDate = disabled(stored)
-		ch.DisabledReason = reader(ctx).Write(reason)
+		ch.DisabledReason = r.reader(ctx).Write(reason)
 		q := tx.NewUpdate().Model((*channelRow)(nil)).
 			Set("name = ?", ch.Name).
 			Set("name_folded = ?", deskkit.FoldName(ch.Name)).
@@ -306,7 +306,7 @@ func (r *ChannelRegistry) list(ctx context.Context, p deskkit.Principal, t Type)
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("channel: list: %w", err)
 	}
-	stored, err := r.openRows(reader(ctx), tenantID, rows)
+	stored, err := r.openRows(r.reader(ctx), tenantID, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -333,9 +333,13 @@ func listed(s storedChannel, full bool) Channel {
 
 // reader is the Localizer of ctx's reader, which writes what the registry
 // stored as messages (a disabled reason, an attempt's error): English
-// without one.
-func reader(ctx context.Context) deskkit.Localizer {
-	l, _ := deskkit.LocalizerOf(ctx)
+// without one; one that names a language but no Messages (WithLanguage on
+// a bare context) writes from Config.Messages.
+func (r *ChannelRegistry) reader(ctx context.Context) deskkit.Localizer {
+	l, ok := deskkit.LocalizerOf(ctx)
+	if ok && l.Messages() == nil {
+		return r.cfg.Messages.Localizer(l.Language())
+	}
 	return l
 }
 
@@ -377,7 +381,7 @@ func (r *ChannelRegistry) get(ctx context.Context, p deskkit.Principal, id int64
 	if err != nil {
 		return Channel{}, fmt.Errorf("channel: get: %w", err)
 	}
-	s, err := r.openRow(reader(ctx), tenantID, row)
+	s, err := r.openRow(r.reader(ctx), tenantID, row)
 	if err != nil {
 		return Channel{}, err
 	}
@@ -474,7 +478,7 @@ func (r *ChannelRegistry) stored(ctx context.Context, tenantID, id int64) (store
 	if err != nil {
 		return storedChannel{}, fmt.Errorf("channel: read: %w", err)
 	}
-	return r.openRow(reader(ctx), tenantID, row)
+	return r.openRow(r.reader(ctx), tenantID, row)
 }
 
 // storedByName returns the tenant's channel of type t named name (without
@@ -490,7 +494,7 @@ func (r *ChannelRegistry) storedByName(ctx context.Context, tenantID int64, t Ty
 	if err != nil {
 		return storedChannel{}, false, fmt.Errorf("channel: read: %w", err)
 	}
-	s, err := r.openRow(reader(ctx), tenantID, row)
+	s, err := r.openRow(r.reader(ctx), tenantID, row)
 	return s, err == nil, err
 }
 
@@ -504,7 +508,7 @@ func (r *ChannelRegistry) storedByIDs(ctx context.Context, tenantID int64, ids [
 	if err != nil {
 		return nil, err
 	}
-	return r.openRows(reader(ctx), tenantID, rows)
+	return r.openRows(r.reader(ctx), tenantID, rows)
 }
 
 // rowsByIDs reads those of ids that name channels of the tenant, in id
@@ -531,7 +535,7 @@ func (r *ChannelRegistry) storedAll(ctx context.Context, tenantID int64) ([]stor
 	if err != nil {
 		return nil, fmt.Errorf("channel: read: %w", err)
 	}
-	return r.openRows(reader(ctx), tenantID, rows)
+	return r.openRows(r.reader(ctx), tenantID, rows)
 }
 
 // openRows opens rows of the tenant, in their order, their disabled

@@ -70,6 +70,11 @@ func TestStoredMessagesInReadersLanguage(t *testing.T) {
 		if c := get(zh); c.DisabledReason != failedZH {
 			t.Errorf("in Chinese the reason is %q, want %q", c.DisabledReason, failedZH)
 		}
+		// A context that names the language alone is written from the
+		// registry's Config.Messages.
+		if c := get(deskkit.WithLanguage(en, language.MustParse("zh-CN"))); c.DisabledReason != failedZH {
+			t.Errorf("with the language alone the reason is %q, want %q", c.DisabledReason, failedZH)
+		}
 		list, err := f.r.ListAll(zh, f.ann)
 		if err != nil {
 			t.Fatal(err)
