@@ -19,10 +19,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/uptrace/bun"
-
-	"github.com/deskkit/deskkit"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/deskkit/deskkit"
 )
 
 // DefaultSchedule is the delay before each attempt, the first counted from
