@@ -26,9 +26,9 @@ import (
 type DeliveryError struct {
 	// Reason is what happened, fit to show the client: "the webhook
 	// answered 410 Gone", "WeCom answered errcode 93000: invalid webhook
-	// url", "timed out after 10s", "connection refused"; written in the
-	// reader's language, with what it quotes of the far end as it came.
-	// What it quotes of the far end is cut short and has no control
+	// url", "timed out after 10s", "connection refused": a message, which
+	// LocalizedMessage writes in the reader's language. What it quotes of
+	// the far end is kept as it came, but cut short and without control
 	// characters.
 	Reason deskkit.Text
 	// Status is the reply's HTTP status, 0 without a reply.
@@ -106,8 +106,8 @@ func publicError(err error, c storedChannel) error {
 }
 
 // redactText is t with what c's address and secret hold masked in its
-// arguments (see redact), what it quotes: so in every language it is
-// written in.
+// arguments (see redact), which are what it quotes, so that it is masked
+// in every language it is written in.
 func redactText(t deskkit.Text, c storedChannel) deskkit.Text {
 	parts := redactions(c)
 	return t.MapStrings(func(s string) string { return mask(s, parts) })

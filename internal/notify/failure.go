@@ -28,9 +28,9 @@ import (
 type Failure struct {
 	// Reason says what happened, for the client: "the webhook answered
 	// 410 Gone", "WeCom answered errcode 93000: invalid webhook url",
-	// "timed out after 10s", "connection refused"; written in the
-	// reader's language, with what it quotes of the far end as it came.
-	// It quotes the far end only cut short and without control
+	// "timed out after 10s", "connection refused": a message, written in
+	// the reader's language by LocalizedMessage. What it quotes of the far
+	// end is kept as it came, but cut short and without control
 	// characters.
 	Reason deskkit.Text
 	// Status is the HTTP status of the reply; 0 if there was none.
