@@ -265,8 +265,8 @@ type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 // Prefix with an envelope.
 type Server struct {
 	cfg      Config
-	langs    *Languages   // Config.Messages, DefaultLanguage and the Authenticator's locales
-	proxies  Proxies      // Config.TrustedProxies
+	langs    *Languages // Config.Messages, DefaultLanguage and the Authenticator's locales
+	proxies  Proxies    // Config.TrustedProxies
 	outages  *outageLog
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
