@@ -228,11 +228,7 @@ func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSe
 	}
 	page, err := c.cfg.Trash.Search(r.Context(), s.Principal, query)
 	if err != nil {
-		status, msg := c.messageFor(r, err)
-		if status == http.StatusNotFound && project > 0 {
-			msg = c.tr(r, "Project %d has no trash you may see: it does not exist in your tenant, or you may not see it.", project)
-		}
-		c.renderMsg(w, r, s, status, "trash", v, msg)
+		c.renderProblem(w, r, s, "trash", v, c.problem(r, err))
 		return
 	}
 	v.Result = &page
