@@ -197,8 +197,8 @@ type view struct {
 	// ErrorKey is the eKey the API answers for the error of Error, if
 	// it is one the API answers.
 	ErrorKey string
-	Nav     sections        // the sections the navigation links to
-	Data    any
+	Nav      sections // the sections the navigation links to
+	Data     any
 }
 
 // render writes page name in the layout with status. s is nil for pages
