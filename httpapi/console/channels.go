@@ -480,9 +480,9 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 		Status: q.Get("status"), PageNo: 1, Admin: s.Principal.Admin,
 		Since: c.cfg.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02T15:04")}
 	if p := q.Get("page"); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || n > channel.MaxPageNo {
-			c.plainErrorIn(w, r, s, http.StatusBadRequest, c.tr(r, "Page must be a whole number from 1 to %d.", channel.MaxPageNo))
+		n, err := httpapi.ParseInt("page", p, 1, channel.MaxPageNo)
+		if err != nil {
+			c.fail(w, r, s, err)
 			return
 		}
 		v.PageNo = n
@@ -577,7 +577,7 @@ func (c *Console) deliveryPage(w http.ResponseWriter, r *http.Request, s *consol
 		return
 	}
 	v := deliveryView{ID: id, Attempts: attempts}
-	if ch, err := strconv.ParseInt(r.URL.Query().Get("channel"), 10, 64); err == nil && ch > 0 {
+	if ch, err := httpapi.ParseID("channel", r.URL.Query().Get("channel")); err == nil {
 		v.Channel = ch
 	}
 	c.render(w, r, s, http.StatusOK, "channels_delivery", v)

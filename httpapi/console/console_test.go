@@ -448,12 +448,13 @@ func TestTrashPageInput(t *testing.T) {
 	f := setup(t, dbtest.OpenSQLite(t), nil, false)
 	ck := f.signIn(f.token)
 	for q, want := range map[string]string{
-		"project=x":          "Project must be a whole number",
+		"project=x":          "Project must be a positive integer. <code class=\"ekey\" data-ekey=\"param_validation_error\">",
+		"project=05":         "Project must be written as plain decimal digits",
 		"type=FOO":           "Type must be Tasks or Sprints",
 		"deleted=24.11.2026": "Deleted on must be a date",
 		"sort=random":        "Sort must be one of",
-		"size=5000":          "Per page must be a number from 1 to 100",
-		"page=0":             "Page must be a whole number",
+		"size=5000":          "Size must be an integer between 1 and 100.",
+		"page=0":             "Page must be an integer between 1 and 100000.",
 	} {
 		a := f.do(http.MethodGet, "/console/trash?"+q, nil, ck)
 		if a.StatusCode != http.StatusBadRequest || !strings.Contains(a.body, want) {

@@ -124,7 +124,7 @@ func TestPagesInBothLanguages(t *testing.T) {
 			}
 		}
 		// A bad search is refused in the page's language.
-		wantPage(t, "bad search", f.get("/console/trash?size=1000", "zh-CN", ck), http.StatusBadRequest, "zh-CN", "每页条数必须是 1 到 100 之间的数字。")
+		wantPage(t, "bad search", f.get("/console/trash?size=1000", "zh-CN", ck), http.StatusBadRequest, "zh-CN", "Size 必须是 1 到 100 之间的整数。", `data-ekey="param_validation_error"`)
 	})
 }
 
