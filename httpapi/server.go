@@ -165,7 +165,7 @@ type Config struct {
 	// carries none (see Languages in the package documentation).
 	//
 	// The language is on the context the service is called with
-	// (deskkit.WithLanguage), so that what it sends for the request (a
+	// (deskkit.WithLocalizer), so that what it sends for the request (a
 	// verification code) is written in it too; with no language on the
 	// context the service keeps its own default (verify writes English,
 	// and a template SMS provider its own DefaultLocale).
