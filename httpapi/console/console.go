@@ -215,12 +215,13 @@ type errorView struct {
 // the API answers (problem).
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *consoleSession, err error) {
 	p := c.problem(r, err)
-	c.render(w, r, s, p.Status, "error", p.errorView)
+	c.renderProblem(w, r, s, "error", p.errorView, p)
 }
 
 // shownProblem is an error as a page shows it.
 type shownProblem struct {
-	Status int
+	Status     int
+	RetryAfter int // the API's Retry-After, in seconds; 0 for none
 	errorView
 }
 
@@ -246,7 +247,7 @@ func (c *Console) problem(r *http.Request, err error) shownProblem {
 	case p.Status == http.StatusTooManyRequests && p.RetryAfter > 0:
 		msg = joinSentences(msg, c.tr(r, "Try again in %s.", deskkit.DurationText(time.Duration(p.RetryAfter)*time.Second)))
 	}
-	return shownProblem{Status: p.Status, errorView: errorView{Message: msg, Key: p.Key}}
+	return shownProblem{Status: p.Status, RetryAfter: p.RetryAfter, errorView: errorView{Message: msg, Key: p.Key}}
 }
 
 // joinSentences writes b after a, with a space unless a ends with a

@@ -425,21 +425,21 @@ func TestProblem(t *testing.T) {
 		err  error
 		want shownProblem
 	}{
-		{deskkit.Invalid("projectId", "must be a positive integer"), shownProblem{400, errorView{"ProjectId must be a positive integer.", httpapi.KeyValidation}}},
-		{fmt.Errorf("x: %w", deskkit.ErrUnauthenticated), shownProblem{401, errorView{"A valid bearer token is required. Sign in again.", httpapi.KeyUnauthorized}}},
-		{fmt.Errorf("x: %w", deskkit.ErrForbidden), shownProblem{403, errorView{"You may not do this.", httpapi.KeyForbidden}}},
-		{fmt.Errorf("x: %w", deskkit.ErrNotFound), shownProblem{404, errorView{"The resource does not exist.", httpapi.KeyNotFound}}},
-		{&deskkit.RateLimitError{Message: "at most 3", RetryAfter: 90 * time.Second}, shownProblem{429, errorView{"At most 3. Try again in 1 minute 30 seconds.", httpapi.KeyTooManyRequests}}},
-		{&deskkit.RateLimitError{Message: "at most 3", RetryAfter: time.Hour}, shownProblem{429, errorView{"At most 3. Try again in 1 hour.", httpapi.KeyTooManyRequests}}},
-		{fmt.Errorf("x: %w", deskkit.ErrUnavailable), shownProblem{503, errorView{"The service is temporarily unavailable; retry after 5 seconds.", httpapi.KeyServiceUnavailable}}},
-		{errors.New("boom: secret detail"), shownProblem{500, errorView{"Internal server error.", httpapi.KeyInternal}}},
+		{deskkit.Invalid("projectId", "must be a positive integer"), shownProblem{400, 0, errorView{"ProjectId must be a positive integer.", httpapi.KeyValidation}}},
+		{fmt.Errorf("x: %w", deskkit.ErrUnauthenticated), shownProblem{401, 0, errorView{"A valid bearer token is required. Sign in again.", httpapi.KeyUnauthorized}}},
+		{fmt.Errorf("x: %w", deskkit.ErrForbidden), shownProblem{403, 0, errorView{"You may not do this.", httpapi.KeyForbidden}}},
+		{fmt.Errorf("x: %w", deskkit.ErrNotFound), shownProblem{404, 0, errorView{"The resource does not exist.", httpapi.KeyNotFound}}},
+		{&deskkit.RateLimitError{Message: "at most 3", RetryAfter: 90 * time.Second}, shownProblem{429, 90, errorView{"At most 3. Try again in 1 minute 30 seconds.", httpapi.KeyTooManyRequests}}},
+		{&deskkit.RateLimitError{Message: "at most 3", RetryAfter: time.Hour}, shownProblem{429, 3600, errorView{"At most 3. Try again in 1 hour.", httpapi.KeyTooManyRequests}}},
+		{fmt.Errorf("x: %w", deskkit.ErrUnavailable), shownProblem{503, 5, errorView{"The service is temporarily unavailable; retry after 5 seconds.", httpapi.KeyServiceUnavailable}}},
+		{errors.New("boom: secret detail"), shownProblem{500, 0, errorView{"Internal server error.", httpapi.KeyInternal}}},
 	} {
 		got := f.c.problem(r, tc.err)
 		if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(shownProblem{})); diff != "" {
 			t.Errorf("%v (-want +got):\n%s", tc.err, diff)
 		}
-		if api := httpapi.ProblemOf(r.Context(), tc.err); api.Status != got.Status || api.Key != got.Key {
-			t.Errorf("%v: the page answers %d %s, the API %d %s", tc.err, got.Status, got.Key, api.Status, api.Key)
+		if api := httpapi.ProblemOf(r.Context(), tc.err); api.Status != got.Status || api.Key != got.Key || api.RetryAfter != got.RetryAfter {
+			t.Errorf("%v: the page answers %d %s (Retry-After %d), the API %d %s (%d)", tc.err, got.Status, got.Key, got.RetryAfter, api.Status, api.Key, api.RetryAfter)
 		}
 	}
 }

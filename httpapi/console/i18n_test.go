@@ -174,8 +174,12 @@ func TestLanguageOrder(t *testing.T) {
 	// each with the API's eKey; a page that names its language asks
 	// nothing.
 	dir.err = fmt.Errorf("directory: %w", deskkit.ErrUnavailable)
-	wantPage(t, "locales unavailable", f.get("/console/trash", "", ck), http.StatusServiceUnavailable, "en",
+	down := f.get("/console/trash", "", ck)
+	wantPage(t, "locales unavailable", down, http.StatusServiceUnavailable, "en",
 		"The service is temporarily unavailable; retry after 5 seconds.", `data-ekey="service_unavailable"`)
+	if got := down.Header.Get("Retry-After"); got != "5" {
+		t.Errorf("locales unavailable: Retry-After %q, want 5 as the API's", got)
+	}
 	dir.err = errors.New("directory: broken")
 	wantPage(t, "locales broken", f.get("/console/trash", "", ck), http.StatusInternalServerError, "en",
 		"Internal server error.", `data-ekey="internal_error"`)

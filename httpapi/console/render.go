@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -214,8 +215,11 @@ func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *consoleSe
 }
 
 // renderProblem is render with an error the API answers too (problem)
-// above the page's content, with its status.
+// above the page's content, with its status and Retry-After.
 func (c *Console) renderProblem(w http.ResponseWriter, r *http.Request, s *consoleSession, name string, data any, p shownProblem) {
+	if p.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
 	c.renderError(w, r, s, p.Status, name, data, p.errorView)
 }
 
