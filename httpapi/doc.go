@@ -29,6 +29,13 @@
 // instead, embedding the interface for what it does not override. A nil
 // service, or a nil pointer in a service field, mounts nothing.
 //
+// Every request, the API's and the web console's (package console), goes
+// the same way: the host's authenticator is asked once; the reader's
+// language is resolved once (Languages) and travels on the request's
+// context as a deskkit.Localizer, which the answer, the page and the
+// services write with; the service is called through the same interface;
+// and an error is answered by the one error table (ProblemOf).
+//
 // # Routes as data
 //
 // Each service's routes are one typed list of operations: the
@@ -91,7 +98,8 @@
 // message is the error's own when it implements deskkit.ClientMessager
 // (input errors name the field and the rule), the row's otherwise;
 // Retry-After comes from deskkit.RetryAfterer. Server.WriteError answers
-// a host's errors by the same table.
+// a host's errors by the same table, and ProblemOf gives a row's answer to
+// whatever else shows an error (the console's pages).
 //
 //	error                          status code eKey                            headers
 //	verify.ErrCodeWrong            400    E1   verification_code_wrong
@@ -153,7 +161,8 @@
 // is also a deskkit.LocaleResolver), Config.DefaultLanguage, English. The
 // service is called with it on its context, so that what it sends for the
 // request (a verification code) is written in it too. Config.Messages and
-// Config.DefaultLanguage give the details, and how a host adds a language.
+// Config.DefaultLanguage give the details, and how a host adds a language;
+// Languages is the choice itself, which the console makes the same way.
 //
 // # Request ids, metrics and traces
 //

@@ -3,12 +3,13 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
 	"time"
+
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
@@ -141,47 +142,111 @@ func unavailable(err error) bool {
 	return errors.Is(err, deskkit.ErrUnavailable) || database.Unavailable(err)
 }
 
-// WriteError answers err as an error envelope, with the status, code and key
-// of its row in the error table. The message is err's own when it is a
-// deskkit.ClientMessager, the row's otherwise; Retry-After comes from a
-// deskkit.RetryAfterer. Only unexpected errors are logged, and their text
-// never reaches the client; outages (503) are logged once per
-// Config.OutageLogInterval.
-func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		// The client went away: nobody reads the answer, and it is no fault
-		// of ours. Answer as for an outage, without logging.
-		s.writeUnavailable(w, r, err)
-		return
+// Problem is how the API answers an error, by the one error table: what
+// WriteError writes, and what a page of the console shows for it, so that
+// both answer an error with the same status, eKey and message.
+type Problem struct {
+	Status int    // the HTTP status
+	Code   string // the envelope's code (envelope.CodeProtocol...)
+	Key    string // the envelope's ext.eKey
+	// Message is the message for the client, written in the reader's
+	// language by deskkit.Localizer.Write: the error's own when it is a
+	// deskkit.ClientMessager (written in the reader's language when it is
+	// a deskkit.LocalizedMessager), else the row's; for an unexpected
+	// error, the generic one.
+	Message deskkit.LocalizedMessager
+	// RetryAfter is the answer's Retry-After in seconds, 0 for none: the
+	// error's own wait (deskkit.RetryAfterer), or for an outage
+	// DefaultRetryAfter (Config.RetryAfter for the API's own answers).
+	RetryAfter int
+	// Outage is an outage (503 service_unavailable): logged once per
+	// interval, not once per request.
+	Outage bool
+	// Unexpected is an error no row matches (500 internal_error): it is
+	// logged, and its text never reaches the client.
+	Unexpected bool
+}
+
+// ProblemOf is err's answer by the error table: its first matching row,
+// read top down. ctx is the context of the request that met err: when it
+// has run out of time, an error no row matches is an outage, not a bug;
+// when its client went away, the answer is an outage's, for nobody, and
+// neither Outage nor Unexpected (nothing to log).
+func ProblemOf(ctx context.Context, err error) Problem {
+	return problemOf(ctx, err, DefaultRetryAfter)
+}
+
+// problemOf is ProblemOf with wait, the Retry-After of an outage whose
+// error does not say.
+func problemOf(ctx context.Context, err error, wait time.Duration) Problem {
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// The client went away: nobody reads the answer, and it is no
+		// fault of ours. Answer as for an outage, without logging.
+		return unavailableProblem(err, wait)
 	}
 	for _, row := range errorTable {
 		if !row.match(err) {
 			continue
 		}
 		if row.unavailable {
-			s.outages.note(r, err)
-			s.writeUnavailable(w, r, err)
-			return
+			p := unavailableProblem(err, wait)
+			p.Outage = true
+			return p
 		}
+		p := Problem{Status: row.status, Code: row.code, Key: row.key, Message: clientMessage(err, row.msg)}
 		var ra deskkit.RetryAfterer
 		if errors.As(err, &ra) {
-			w.Header().Set("Retry-After", strconv.Itoa(seconds(ra.RetryAfterDuration())))
+			p.RetryAfter = seconds(ra.RetryAfterDuration())
 		}
-		if row.status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="deskkit"`)
-		}
-		s.writeError(w, r, row.status, row.code, row.key, clientMessage(err, row.msg))
-		return
+		return p
 	}
-	if errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		// The request ran out of time and whatever failed lost the cause
 		// on the way up: still an outage, not a bug.
-		s.outages.note(r, err)
-		s.writeUnavailable(w, r, err)
-		return
+		p := unavailableProblem(err, wait)
+		p.Outage = true
+		return p
 	}
-	s.cfg.Logger.ErrorContext(r.Context(), "unexpected error", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Any("error", err))
-	s.writeError(w, r, http.StatusInternalServerError, envelope.CodeSystem, KeyInternal, key(internalError))
+	return Problem{Status: http.StatusInternalServerError, Code: envelope.CodeSystem, Key: KeyInternal, Message: key(internalError), Unexpected: true}
+}
+
+// unavailableProblem is a 503 with Retry-After: err's own if it is a
+// deskkit.RetryAfterer, wait otherwise. The message is generic unless err
+// carries one for the client: a driver's text names hosts.
+func unavailableProblem(err error, wait time.Duration) Problem {
+	var ra deskkit.RetryAfterer
+	if errors.As(err, &ra) {
+		wait = ra.RetryAfterDuration()
+	}
+	secs := seconds(wait)
+	msg := clientMessage(err, "")
+	if msg == key("") {
+		msg = deskkit.Textf("the service is temporarily unavailable; retry after %d seconds", secs)
+	}
+	return Problem{Status: http.StatusServiceUnavailable, Code: envelope.CodeSystem, Key: KeyServiceUnavailable, Message: msg, RetryAfter: secs}
+}
+
+// WriteError answers err as an error envelope, as ProblemOf tells: the
+// status, code and key of its row in the error table, the message, and
+// Retry-After. Only unexpected errors are logged, and their text never
+// reaches the client; outages (503) are logged once per
+// Config.OutageLogInterval, and their Retry-After, when the error does not
+// say, is Config.RetryAfter.
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	p := problemOf(r.Context(), err, s.cfg.RetryAfter)
+	switch {
+	case p.Outage:
+		s.outages.note(r, err)
+	case p.Unexpected:
+		s.cfg.Logger.ErrorContext(r.Context(), "unexpected error", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Any("error", err))
+	}
+	if p.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
+	if p.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="deskkit"`)
+	}
+	s.writeError(w, r, p.Status, p.Code, p.Key, p.Message)
 }
 
 // internalError is the message of a 500: a key of the catalogues.
@@ -190,14 +255,14 @@ const internalError = "internal server error"
 // clientMessage is err's message for the client if it has one (written in
 // the reader's language when it is a deskkit.LocalizedMessager), else def,
 // a key of the catalogues.
-func clientMessage(err error, def string) any {
+func clientMessage(err error, def string) deskkit.LocalizedMessager {
 	var m deskkit.ClientMessager
 	if errors.As(err, &m) {
 		if msg := m.ClientMessage(); msg != "" {
 			if l, ok := m.(deskkit.LocalizedMessager); ok {
 				return l
 			}
-			return msg
+			return verbatim(msg)
 		}
 	}
 	return key(def)
@@ -206,23 +271,17 @@ func clientMessage(err error, def string) any {
 // key is a message of the catalogues without arguments.
 type key string
 
-// writeUnavailable answers 503 with Retry-After: err's own if it is a
-// deskkit.RetryAfterer, Config.RetryAfter otherwise. The message is generic
-// unless err carries one for the client: a driver's text names hosts.
-func (s *Server) writeUnavailable(w http.ResponseWriter, r *http.Request, err error) {
-	wait := s.cfg.RetryAfter
-	var ra deskkit.RetryAfterer
-	if errors.As(err, &ra) {
-		wait = ra.RetryAfterDuration()
-	}
-	secs := seconds(wait)
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	msg := clientMessage(err, "")
-	if msg == key("") {
-		msg = deskkit.Textf("the service is temporarily unavailable; retry after %d seconds", secs)
-	}
-	s.writeError(w, r, http.StatusServiceUnavailable, envelope.CodeSystem, KeyServiceUnavailable, msg)
+// LocalizedMessage is k in tag's language.
+func (k key) LocalizedMessage(m *deskkit.Messages, tag language.Tag) string {
+	return m.Sprintf(tag, string(k))
 }
+
+// verbatim is a message that has no translation: the same in every
+// language.
+type verbatim string
+
+// LocalizedMessage is v.
+func (v verbatim) LocalizedMessage(*deskkit.Messages, language.Tag) string { return string(v) }
 
 // seconds is d as Retry-After writes it: whole seconds, at least one.
 func seconds(d time.Duration) int {
@@ -263,24 +322,12 @@ func (o *outageLog) succeeded(r *http.Request) {
 }
 
 // writeError answers an error envelope, with the request id of r's
-// context (set by ServeHTTP) in ext.requestId, and msg in the language of
-// r (Content-Language): msg is a key of the catalogues, a
-// deskkit.LocalizedMessager, or a string sent as it is.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, code, eKey string, msg any) {
-	tag := s.language(r)
-	var text string
-	switch m := msg.(type) {
-	case key:
-		text = s.cfg.Messages.Sprintf(tag, string(m))
-	case deskkit.LocalizedMessager:
-		text = m.LocalizedMessage(s.cfg.Messages, tag)
-	case string:
-		text = m
-	default:
-		text = fmt.Sprint(m)
-	}
-	w.Header().Set("Content-Language", tag.String())
-	env := envelope.Error(code, eKey, text, s.cfg.Now())
+// context (set by ServeHTTP) in ext.requestId, and msg written by r's
+// Localizer (Content-Language).
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, code, eKey string, msg deskkit.LocalizedMessager) {
+	l := s.localizer(r.Context())
+	w.Header().Set("Content-Language", l.Language().String())
+	env := envelope.Error(code, eKey, l.Write(msg), s.cfg.Now())
 	if id := deskkit.RequestID(r.Context()); id != "" {
 		env.Ext[envelope.RequestIDExt] = id
 	}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -310,4 +311,69 @@ func TestBodyTooLargeTranslated(t *testing.T) {
 		langCall{name: "413 in en", method: "POST", target: "/api/v1/test/ids", token: "alice", body: big,
 			status: 413, code: "E0", key: KeyRequestTooLarge, msg: "body must be at most 64 bytes", lang: "en"}.check(t, srv)
 	})
+}
+
+// localesFunc is a deskkit.LocaleResolver of a function.
+type localesFunc func(ctx context.Context, p deskkit.Principal) (string, string, error)
+
+func (f localesFunc) Locales(ctx context.Context, p deskkit.Principal) (string, string, error) {
+	return f(ctx, p)
+}
+
+// TestLanguagesResolve pins the one choice of a reader's language: the
+// request's own choices, then (only when they name none, and only for a
+// principal) the user's and the tenant's locales, then the default; a
+// lookup's error is the caller's.
+func TestLanguagesResolve(t *testing.T) {
+	var user, tenant string
+	var lookupErr error
+	asked := 0
+	locales := localesFunc(func(context.Context, deskkit.Principal) (string, string, error) {
+		asked++
+		return user, tenant, lookupErr
+	})
+	p := &deskkit.Principal{TenantID: 1, UserID: 2}
+	withDefault, err := NewLanguages(nil, "zh-CN", locales)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noDefault, err := NewLanguages(nil, "", locales)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name         string
+		l            *Languages
+		p            *deskkit.Principal
+		user, tenant string
+		choices      []string
+		want         string
+		from         Origin
+		lookups      int
+	}{
+		{"asked", noDefault, p, "zh-CN", "", []string{"", "en-US,en;q=0.9"}, "en", FromRequest, 0},
+		{"first choice first", noDefault, p, "", "", []string{"zh-CN", "en"}, "zh-Hans", FromRequest, 0},
+		{"the user's", noDefault, p, "zh", "en", []string{"fr"}, "zh-Hans", FromPrincipal, 1},
+		{"the tenant's", noDefault, p, "tlh", "zh-CN", nil, "zh-Hans", FromPrincipal, 1},
+		{"zh-TW is no Simplified Chinese", withDefault, p, "zh-TW", "en", []string{"zh-TW"}, "en", FromPrincipal, 1},
+		{"the default", withDefault, p, "", "", nil, "zh-Hans", FromDefault, 1},
+		{"no principal, no lookup", withDefault, nil, "en", "en", nil, "zh-Hans", FromDefault, 0},
+		{"nothing", noDefault, p, "", "", []string{"fr"}, "en", FromNothing, 1},
+	} {
+		user, tenant, asked = tc.user, tc.tenant, 0
+		l, from, err := tc.l.Resolve(t.Context(), tc.p, tc.choices...)
+		if err != nil || l.Language().String() != tc.want || from != tc.from || asked != tc.lookups {
+			t.Errorf("%s: %s from %d after %d lookups (%v), want %s from %d after %d", tc.name, l.Language(), from, asked, err, tc.want, tc.from, tc.lookups)
+		}
+		if l.Messages() != tc.l.Messages() {
+			t.Errorf("%s: the Localizer writes from other Messages", tc.name)
+		}
+	}
+	lookupErr = fmt.Errorf("directory: %w", deskkit.ErrUnavailable)
+	if _, _, err := withDefault.Resolve(t.Context(), p); !errors.Is(err, deskkit.ErrUnavailable) {
+		t.Errorf("a failing lookup: %v", err)
+	}
+	if _, err := NewLanguages(nil, "zh-TW", nil); err == nil {
+		t.Errorf("NewLanguages takes a default that names no language")
+	}
 }

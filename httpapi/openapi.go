@@ -584,7 +584,36 @@ func addRequestIDHeader(r *openapi31.Response) {
 }
 
 // infoIntro opens the document's description; the error table follows it.
-const infoIntro = "The HTTP API of deskkit as package httpapi serves it: the recycle bin (trash) of deleted tasks and sprints, the current user: profile, tenant, verification codes by SMS and e-mail, and changes of mobile number and e-mail address with proof (mounted when the host configures a Verifier); and the tenant's event channels: webhooks, e-mail and chat robots, and test messages through them (mounted when the host configures a channel registry).\n\nEvery operation answers with a JSON envelope (`code`, `msg`, `data`, `datetime`, `ext`). On success `code` is `S` and `data` is the operation's payload. On error `code` is `E0` (protocol or input error: bad parameter, no credential, unknown route, wrong method), `E1` (business rule: forbidden, not found, conflict, a code refused), `E2` (system error: unavailable, a message that could not be sent, or unexpected) or `E3` (quota), `data` is null and `ext.eKey` carries a stable machine-readable key. The HTTP status travels beside the body.\n\nEvery operation except this document itself needs `Authorization: Bearer <ACCESS_TOKEN>`; a missing, malformed or unknown token is answered 401 with `WWW-Authenticate`. The token names a principal (user, tenant, admin flag); rows of other tenants behave as if they did not exist.\n\nA path that no route serves is answered 404 with `ext.eKey` `route_not_found`; a path served for other methods only is answered 405 with `ext.eKey` `method_not_allowed` and an `Allow` header. Query parameters an operation does not define, or given more than once, are answered 400, on every operation; so are unknown body fields.\n\n`msg` is for a person, in the reader's language, which the answer names in `Content-Language` (`en`, `zh-Hans`): the first of the request's `Accept-Language` (quality values order it; `zh`, `zh-CN` and `zh-Hans` all mean Simplified Chinese), the user's preferred locale, the tenant's default locale and the server's default that the server has messages in. A request whose token is refused has only `Accept-Language` and the default. `code`, `ext.eKey`, JSON keys and the field names inside messages never change with the language."
+var infoIntro = markdown(`
+	The HTTP API of deskkit as package httpapi serves it: the recycle bin (trash) of deleted tasks
+	and sprints, the current user: profile, tenant, verification codes by SMS and e-mail, and
+	changes of mobile number and e-mail address with proof (mounted when the host configures a
+	Verifier); and the tenant's event channels: webhooks, e-mail and chat robots, and test messages
+	through them (mounted when the host configures a channel registry).
+
+	Every operation answers with a JSON envelope (‵code‵, ‵msg‵, ‵data‵, ‵datetime‵, ‵ext‵). On
+	success ‵code‵ is ‵S‵ and ‵data‵ is the operation's payload. On error ‵code‵ is ‵E0‵ (protocol
+	or input error: bad parameter, no credential, unknown route, wrong method), ‵E1‵ (business
+	rule: forbidden, not found, conflict, a code refused), ‵E2‵ (system error: unavailable, a
+	message that could not be sent, or unexpected) or ‵E3‵ (quota), ‵data‵ is null and ‵ext.eKey‵
+	carries a stable machine-readable key. The HTTP status travels beside the body.
+
+	Every operation except this document itself needs ‵Authorization: Bearer <ACCESS_TOKEN>‵; a
+	missing, malformed or unknown token is answered 401 with ‵WWW-Authenticate‵. The token names a
+	principal (user, tenant, admin flag); rows of other tenants behave as if they did not exist.
+
+	A path that no route serves is answered 404 with ‵ext.eKey‵ ‵route_not_found‵; a path served
+	for other methods only is answered 405 with ‵ext.eKey‵ ‵method_not_allowed‵ and an ‵Allow‵
+	header. Query parameters an operation does not define, or given more than once, are answered
+	400, on every operation; so are unknown body fields.
+
+	‵msg‵ is for a person, in the reader's language, which the answer names in ‵Content-Language‵
+	(‵en‵, ‵zh-Hans‵): the first of the request's ‵Accept-Language‵ (quality values order it; ‵zh‵,
+	‵zh-CN‵ and ‵zh-Hans‵ all mean Simplified Chinese), the user's preferred locale, the tenant's
+	default locale and the server's default that the server has messages in. A request whose token
+	is refused has only ‵Accept-Language‵ and the default. ‵code‵, ‵ext.eKey‵, JSON keys and the
+	field names inside messages never change with the language.
+`)
 
 // infoDescription is the document's introduction, with the error table.
 func infoDescription() string {

@@ -442,8 +442,6 @@ var responseCases = []responseCase{
 		reqValid: true, wantStatus: 200},
 	{name: "document unknown parameter", op: "getOpenAPIDocument", method: http.MethodGet, target: path("/api/v1/openapi.json?format=yaml"),
 		reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
-	{name: "document wrong method", op: "getOpenAPIDocument", method: http.MethodPost, target: path("/api/v1/openapi.json"),
-		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
 
 	// GET /task/trash/search
 	{name: "search by name order", op: "searchTrash", method: http.MethodGet,
@@ -485,15 +483,6 @@ var responseCases = []responseCase{
 		target: search(url.Values{"targetType": {"TASK"}}),
 		token:  "dave", reqValid: true, wantStatus: 200,
 		wantData: func(fixture) any { return trash.Page{Total: 0, List: []trash.Entry{}} }},
-	{name: "search without token", op: "searchTrash", method: http.MethodGet,
-		target:     search(url.Values{"targetType": {"TASK"}}),
-		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
-	{name: "search authenticator fails", op: "searchTrash", method: http.MethodGet,
-		target: search(url.Values{"targetType": {"TASK"}}),
-		token:  "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
-	{name: "search wrong method", op: "searchTrash", method: http.MethodPost,
-		target: search(url.Values{"targetType": {"TASK"}}),
-		token:  "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
 
 	// GET /task/trash/count
 	{name: "count", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count?projectId=10"),
@@ -512,10 +501,6 @@ var responseCases = []responseCase{
 		token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
 	{name: "count unknown token", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count?projectId=10"),
 		token: "mallory", reqValid: true, wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
-	{name: "count authenticator fails", op: "countTrash", method: http.MethodGet, target: path("/api/v1/task/trash/count?projectId=10"),
-		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
-	{name: "count wrong method", op: "countTrash", method: http.MethodPut, target: path("/api/v1/task/trash/count?projectId=10"),
-		token: "bob", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
 
 	// GET /task/trash/{id}
 	{name: "get entry", op: "getTrash", method: http.MethodGet, target: entryPath(taskOf, ""),
@@ -528,12 +513,6 @@ var responseCases = []responseCase{
 		token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
 	{name: "get entry unknown parameter", op: "getTrash", method: http.MethodGet, target: entryPath(taskOf, "?infoScope=DETAIL"),
 		token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
-	{name: "get entry without token", op: "getTrash", method: http.MethodGet, target: entryPath(taskOf, ""),
-		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
-	{name: "get entry authenticator fails", op: "getTrash", method: http.MethodGet, target: entryPath(taskOf, ""),
-		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
-	{name: "get entry wrong method", op: "getTrash", method: http.MethodPost, target: entryPath(taskOf, ""),
-		token: "bob", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
 	{name: "get entry database down", op: "getTrash", method: http.MethodGet, target: entryPath(taskOf, ""),
 		token: "bob", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
 
@@ -546,16 +525,10 @@ var responseCases = []responseCase{
 		wantCalls: []string{"restore TASK 201"}, wantAfter: left(3)},
 	{name: "restore bad id", op: "restoreTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/0/back"),
 		token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
-	{name: "restore without token", op: "restoreTrash", method: http.MethodPatch, target: entryPath(taskOf, "/back"),
-		wantStatus: 401, wantKey: httpapi.KeyUnauthorized, wantAfter: left(4)},
 	{name: "restore another user's entry", op: "restoreTrash", method: http.MethodPatch, target: entryPath(sprintOf, "/back"),
 		token: "bob", reqValid: true, wantStatus: 403, wantKey: httpapi.KeyForbidden, wantAfter: left(4)},
 	{name: "restore unknown id", op: "restoreTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/9999/back"),
 		token: "admin", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
-	{name: "restore authenticator fails", op: "restoreTrash", method: http.MethodPatch, target: entryPath(taskOf, "/back"),
-		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
-	{name: "restore wrong method", op: "restoreTrash", method: http.MethodPost, target: entryPath(taskOf, "/back"),
-		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
 
 	// PATCH /task/trash/back
 	{name: "restore all own", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=10"),
@@ -568,15 +541,9 @@ var responseCases = []responseCase{
 		token: "dave", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound, wantAfter: left(4)},
 	{name: "restore all bad project", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=-1"),
 		token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
-	{name: "restore all without token", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=10"),
-		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
-	{name: "restore all authenticator fails", op: "restoreAllTrash", method: http.MethodPatch, target: path("/api/v1/task/trash/back?projectId=10"),
-		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
 	// POST: GET /task/trash/back is not getTrash either (the static
 	// segment shadows {id}, as OpenAPI matches concrete paths first), but
 	// kin-openapi's router, which checks the answer, matches the template.
-	{name: "restore all wrong method", op: "restoreAllTrash", method: http.MethodPost, target: path("/api/v1/task/trash/back?projectId=10"),
-		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
 
 	// DELETE /task/trash/{id}
 	{name: "clear sprint with its task", op: "clearTrash", method: http.MethodDelete, target: entryPath(sprintOf, ""),
@@ -587,16 +554,10 @@ var responseCases = []responseCase{
 		wantCalls: []string{"purge TASK 300"}, wantAfter: left(3)},
 	{name: "clear id not a number", op: "clearTrash", method: http.MethodDelete, target: path("/api/v1/task/trash/abc"),
 		token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
-	{name: "clear without token", op: "clearTrash", method: http.MethodDelete, target: entryPath(looseOf, ""),
-		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
 	{name: "clear another user's entry", op: "clearTrash", method: http.MethodDelete, target: entryPath(looseOf, ""),
 		token: "bob", reqValid: true, wantStatus: 403, wantKey: httpapi.KeyForbidden, wantAfter: left(4)},
 	{name: "clear unknown id", op: "clearTrash", method: http.MethodDelete, target: path("/api/v1/task/trash/9999"),
 		token: "alice", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
-	{name: "clear authenticator fails", op: "clearTrash", method: http.MethodDelete, target: entryPath(looseOf, ""),
-		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
-	{name: "clear wrong method", op: "clearTrash", method: http.MethodPut, target: entryPath(looseOf, ""),
-		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
 
 	// DELETE /task/trash
 	{name: "clear all own", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
@@ -617,12 +578,6 @@ var responseCases = []responseCase{
 		token: "alice", reqValid: true, wantStatus: 403, wantKey: httpapi.KeyForbidden, wantAfter: left(5)},
 	{name: "clear all bad project", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=0"),
 		token: "admin", wantStatus: 400, wantKey: httpapi.KeyValidation, wantAfter: left(4)},
-	{name: "clear all without token", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
-		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
-	{name: "clear all authenticator fails", op: "clearAllTrash", method: http.MethodDelete, target: path("/api/v1/task/trash?projectId=10"),
-		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
-	{name: "clear all wrong method", op: "clearAllTrash", method: http.MethodPost, target: path("/api/v1/task/trash?projectId=10"),
-		token: "admin", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
 
 	// The database is down: every operation answers 503 with Retry-After.
 	{name: "search database down", op: "searchTrash", method: http.MethodGet, target: search(url.Values{"targetType": {"TASK"}}),
@@ -733,14 +688,8 @@ var verifyResponseCases = []responseCase{
 		token: "alice", reqValid: true, wantStatus: 200, wantData: userData(aliceUser, nil)},
 	{name: "current user unknown parameter", op: "getCurrentUser", method: http.MethodGet, target: path("/api/v1/user/current?id=2"),
 		token: "alice", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
-	{name: "current user without token", op: "getCurrentUser", method: http.MethodGet, target: path("/api/v1/user/current"),
-		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
 	{name: "current user gone", op: "getCurrentUser", method: http.MethodGet, target: path("/api/v1/user/current"),
 		token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
-	{name: "current user wrong method", op: "getCurrentUser", method: http.MethodPost, target: path("/api/v1/user/current"),
-		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
-	{name: "current user authenticator fails", op: "getCurrentUser", method: http.MethodGet, target: path("/api/v1/user/current"),
-		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
 	{name: "current user directory down", op: "getCurrentUser", method: http.MethodGet, target: path("/api/v1/user/current"),
 		token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
 
@@ -758,14 +707,8 @@ var verifyResponseCases = []responseCase{
 		body: fill(`{"nickname": "al"}`), token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
 	{name: "update profile username taken", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
 		body: fill(`{"username": "bob"}`), token: "alice", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyConflict},
-	{name: "update profile without token", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
-		body: fill(`{"title": "x"}`), wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
 	{name: "update profile user gone", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
 		body: fill(`{"title": "x"}`), token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
-	{name: "update profile wrong method", op: "updateCurrentUser", method: http.MethodPut, target: path("/api/v1/user/current"),
-		body: fill(`{"title": "x"}`), token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
-	{name: "update profile authenticator fails", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
-		body: fill(`{"title": "x"}`), token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
 	{name: "update profile database down", op: "updateCurrentUser", method: http.MethodPatch, target: path("/api/v1/user/current"),
 		body: fill(`{"title": "x"}`), token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
 
@@ -774,14 +717,8 @@ var verifyResponseCases = []responseCase{
 		token: "bob", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return verify.TenantDetail{ID: 1, Name: "Acme"} }},
 	{name: "tenant unknown parameter", op: "getCurrentUserTenant", method: http.MethodGet, target: path("/api/v1/user/current/tenant?tenantId=1"),
 		token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
-	{name: "tenant without token", op: "getCurrentUserTenant", method: http.MethodGet, target: path("/api/v1/user/current/tenant"),
-		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
 	{name: "tenant gone", op: "getCurrentUserTenant", method: http.MethodGet, target: path("/api/v1/user/current/tenant"),
 		token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
-	{name: "tenant wrong method", op: "getCurrentUserTenant", method: http.MethodDelete, target: path("/api/v1/user/current/tenant"),
-		token: "bob", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
-	{name: "tenant authenticator fails", op: "getCurrentUserTenant", method: http.MethodGet, target: path("/api/v1/user/current/tenant"),
-		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
 	{name: "tenant directory down", op: "getCurrentUserTenant", method: http.MethodGet, target: path("/api/v1/user/current/tenant"),
 		token: "bob", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
 
@@ -816,16 +753,9 @@ var verifyResponseCases = []responseCase{
 	{name: "send sms throttled", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
 		prepare: sinkThrottled, body: fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`),
 		token: "alice", reqValid: true, wantStatus: 503, wantKey: httpapi.KeySendThrottled},
-	{name: "send sms without token", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
-		body: fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`), wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
 	{name: "send sms user gone", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
 		body:  fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`),
 		token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
-	{name: "send sms wrong method", op: "sendSmsCode", method: http.MethodGet, target: path("/api/v1/user/current/sms/send"),
-		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
-	{name: "send sms authenticator fails", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
-		body:  fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`),
-		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
 	{name: "send sms database down", op: "sendSmsCode", method: http.MethodPost, target: path("/api/v1/user/current/sms/send"),
 		body:  fill(`{"bizKey": "SIGNIN", "mobile": 13800138000, "country": "CN"}`),
 		token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
@@ -855,16 +785,9 @@ var verifyResponseCases = []responseCase{
 	{name: "send email mail server down", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
 		prepare: sinkFails, body: fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"]]}`),
 		token: "alice", reqValid: true, wantStatus: 502, wantKey: httpapi.KeySendFailed},
-	{name: "send email without token", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
-		body: fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"]]}`), wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
 	{name: "send email user gone", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
 		body:  fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"]]}`),
 		token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
-	{name: "send email wrong method", op: "sendEmailCode", method: http.MethodPatch, target: path("/api/v1/user/current/email/send"),
-		token: "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
-	{name: "send email authenticator fails", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
-		body:  fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"]]}`),
-		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
 	{name: "send email database down", op: "sendEmailCode", method: http.MethodPost, target: path("/api/v1/user/current/email/send"),
 		body:  fill(`{"bizKey": "SIGNIN", "toAddress": [["alice@example.com"]]}`),
 		token: "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
@@ -904,9 +827,6 @@ var verifyResponseCases = []responseCase{
 		},
 		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode={code}"),
 		token:  "alice", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyTooManyFailures},
-	{name: "check sms without token", op: "checkSmsCode", method: http.MethodGet,
-		target:     fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode=123456"),
-		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
 	{name: "check sms another user's number", op: "checkSmsCode", method: http.MethodGet,
 		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13900139000&country=CN&verificationCode=123456"),
 		token:  "alice", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyAddressTaken},
@@ -914,12 +834,6 @@ var verifyResponseCases = []responseCase{
 	{name: "check sms user gone", op: "checkSmsCode", method: http.MethodGet,
 		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13700137000&country=CN&verificationCode=123456"),
 		token:  "nomad", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyCodeMissing},
-	{name: "check sms wrong method", op: "checkSmsCode", method: http.MethodPost,
-		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode=123456"),
-		token:  "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
-	{name: "check sms authenticator fails", op: "checkSmsCode", method: http.MethodGet,
-		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode=123456"),
-		token:  "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
 	{name: "check sms database down", op: "checkSmsCode", method: http.MethodGet,
 		target: fill("/api/v1/user/current/sms/check?bizKey=SIGNIN&mobile=13800138000&country=CN&verificationCode=123456"),
 		token:  "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
@@ -937,9 +851,6 @@ var verifyResponseCases = []responseCase{
 	{name: "check email dead code", op: "checkEmailCode", method: http.MethodGet, prepare: exhausted(alice, "SIGNIN", aliceEmail),
 		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40example.com&verificationCode={code}"),
 		token:  "alice", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyCodeExhausted},
-	{name: "check email without token", op: "checkEmailCode", method: http.MethodGet,
-		target:     fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40example.com&verificationCode=123456"),
-		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
 	{name: "check email another user's address", op: "checkEmailCode", method: http.MethodGet,
 		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=admin%40example.com&verificationCode=123456"),
 		token:  "alice", reqValid: true, wantStatus: 409, wantKey: httpapi.KeyAddressTaken},
@@ -947,12 +858,6 @@ var verifyResponseCases = []responseCase{
 	{name: "check email user gone", op: "checkEmailCode", method: http.MethodGet,
 		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=new%40example.com&verificationCode=123456"),
 		token:  "nomad", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyCodeMissing},
-	{name: "check email wrong method", op: "checkEmailCode", method: http.MethodDelete,
-		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40example.com&verificationCode=123456"),
-		token:  "alice", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
-	{name: "check email authenticator fails", op: "checkEmailCode", method: http.MethodGet,
-		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40example.com&verificationCode=123456"),
-		token:  "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
 	{name: "check email database down", op: "checkEmailCode", method: http.MethodGet,
 		target: fill("/api/v1/user/current/email/check?bizKey=SIGNIN&email=alice%40example.com&verificationCode=123456"),
 		token:  "alice", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
@@ -999,18 +904,9 @@ var verifyResponseCases = []responseCase{
 		prepare: exhausted(carol, "BIND_MOBILE", freeMobile),
 		body:    fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": "{code}"}`),
 		token:   "carol", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyCodeExhausted},
-	{name: "change mobile without token", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
-		body:       fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": 123456}`),
-		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
 	{name: "change mobile user gone", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
 		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": 123456}`),
 		token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
-	{name: "change mobile wrong method", op: "changeMobile", method: http.MethodPost, target: path("/api/v1/user/current/mobile"),
-		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": 123456}`),
-		token: "carol", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
-	{name: "change mobile authenticator fails", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
-		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": 123456}`),
-		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
 	{name: "change mobile database down", op: "changeMobile", method: http.MethodPatch, target: path("/api/v1/user/current/mobile"),
 		body:  fill(`{"bizKey": "BIND_MOBILE", "mobile": 13700137000, "country": "CN", "verificationCode": 123456}`),
 		token: "carol", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
@@ -1050,17 +946,9 @@ var verifyResponseCases = []responseCase{
 		prepare: exhausted(bob, "BIND_EMAIL", freeEmail),
 		body:    fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "{code}"}`),
 		token:   "bob", reqValid: true, wantStatus: 429, wantKey: httpapi.KeyCodeExhausted},
-	{name: "change email without token", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
-		body:       fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "123456"}`),
-		wantStatus: 401, wantKey: httpapi.KeyUnauthorized},
 	{name: "change email user gone", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
 		body:  fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "123456"}`),
 		token: "nomad", reqValid: true, wantStatus: 404, wantKey: httpapi.KeyNotFound},
-	{name: "change email wrong method", op: "changeEmail", method: http.MethodGet, target: path("/api/v1/user/current/email"),
-		token: "bob", wantStatus: 405, wantKey: httpapi.KeyMethodNotAllowed},
-	{name: "change email authenticator fails", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
-		body:  fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "123456"}`),
-		token: "broken", reqValid: true, wantStatus: 500, wantKey: httpapi.KeyInternal},
 	{name: "change email database down", op: "changeEmail", method: http.MethodPatch, target: path("/api/v1/user/current/email"),
 		body:  fill(`{"bizKey": "BIND_EMAIL", "email": "new@example.com", "verificationCode": "123456"}`),
 		token: "bob", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},
@@ -1081,6 +969,21 @@ func TestOpenAPIResponses(t *testing.T) {
 				t.Parallel()
 				e := setup(t)
 				checkResponse(t, e, tc)
+				mu.Lock()
+				seen[fmt.Sprintf("%s %d", tc.op, tc.wantStatus)] = true
+				mu.Unlock()
+			})
+		}
+		// The answers every operation shares, derived from the document:
+		// a request of each operation built from its examples, sent
+		// without a token (401), with a method that serves nothing at its
+		// path (405), with a token the authenticator fails on (500), and
+		// with one whose directory is down (503), each where the document
+		// lists it.
+		for _, tc := range genericCases(t, setup(t)) {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				checkResponse(t, setup(t), tc)
 				mu.Lock()
 				seen[fmt.Sprintf("%s %d", tc.op, tc.wantStatus)] = true
 				mu.Unlock()
@@ -1138,6 +1041,104 @@ func TestOpenAPIResponses(t *testing.T) {
 			}
 		}
 	}
+}
+
+// genericCases are the answers every operation of e's document shares,
+// rows of the error table and the router's 405: one case per operation
+// and status (401, 405, 500, 503) the document lists, each request built
+// from the operation's examples (its path, required query parameters and
+// body).
+func genericCases(t *testing.T, e *env) []responseCase {
+	t.Helper()
+	var cases []responseCase
+	for p, item := range e.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			target, body := exampleRequest(t, p, op)
+			base := responseCase{op: op.OperationID, method: method, target: path("%s", target)}
+			if body != "" {
+				base.body = func(fixture) string { return body }
+			}
+			for _, g := range []struct {
+				status int
+				key    string
+				change func(*responseCase)
+			}{
+				{http.StatusUnauthorized, httpapi.KeyUnauthorized, func(tc *responseCase) {}},
+				{http.StatusMethodNotAllowed, httpapi.KeyMethodNotAllowed, func(tc *responseCase) {
+					tc.token = "admin"
+					// A method no documented operation serves at the path
+					// (a template the path also matches included).
+					for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+						req := httptest.NewRequestWithContext(t.Context(), m, target, nil)
+						if _, _, err := e.router.FindRoute(req); err != nil {
+							tc.method = m
+							return
+						}
+					}
+					t.Fatalf("every method serves %s", target)
+				}},
+				{http.StatusInternalServerError, httpapi.KeyInternal, func(tc *responseCase) { tc.token, tc.reqValid = "broken", true }},
+				{http.StatusServiceUnavailable, httpapi.KeyServiceUnavailable, func(tc *responseCase) { tc.token, tc.reqValid = "outage", true }},
+			} {
+				if op.Responses.Status(g.status) == nil {
+					continue
+				}
+				tc := base
+				tc.wantStatus, tc.wantKey = g.status, g.key
+				g.change(&tc)
+				tc.name = fmt.Sprintf("%s %d", op.OperationID, g.status)
+				cases = append(cases, tc)
+			}
+		}
+	}
+	slices.SortFunc(cases, func(a, b responseCase) int { return strings.Compare(a.name, b.name) })
+	return cases
+}
+
+// exampleRequest is the target (path and required query parameters) and
+// body of a request to op at the path template p, from the examples of
+// its parameters and body.
+func exampleRequest(t *testing.T, p string, op *openapi3.Operation) (target, body string) {
+	t.Helper()
+	q := url.Values{}
+	for _, ref := range op.Parameters {
+		prm := ref.Value
+		ex := prm.Example
+		if ex == nil && prm.Schema != nil && prm.Schema.Value != nil {
+			ex = prm.Schema.Value.Example
+		}
+		if ex == nil && prm.Required {
+			t.Fatalf("%s: the required parameter %s has no example", op.OperationID, prm.Name)
+		}
+		switch {
+		case prm.In == openapi3.ParameterInPath:
+			p = strings.ReplaceAll(p, "{"+prm.Name+"}", url.PathEscape(fmt.Sprint(ex)))
+		case prm.In == openapi3.ParameterInQuery && prm.Required:
+			q.Set(prm.Name, fmt.Sprint(ex))
+		}
+	}
+	if len(q) > 0 {
+		p += "?" + q.Encode()
+	}
+	if op.RequestBody != nil && op.RequestBody.Value != nil {
+		mt := op.RequestBody.Value.Content.Get("application/json")
+		var ex any
+		if mt != nil {
+			ex = mt.Example
+			if d := mt.Examples["default"]; ex == nil && d != nil && d.Value != nil {
+				ex = d.Value.Value
+			}
+		}
+		if ex == nil {
+			t.Fatalf("%s: the body has no example", op.OperationID)
+		}
+		b, err := json.Marshal(ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = string(b)
+	}
+	return p, body
 }
 
 func checkResponse(t *testing.T, e *env, tc responseCase) {

@@ -25,3 +25,9 @@ func prose(s string) string {
 	}
 	return strings.Join(paras, "\n\n")
 }
+
+// markdown is prose whose code spans are marked with ‵ (a reversed
+// prime, which a raw string can hold), written as Markdown's backticks.
+func markdown(s string) string {
+	return strings.ReplaceAll(prose(s), "‵", "`")
+}

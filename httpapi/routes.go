@@ -428,9 +428,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, va
 	}
 	s.outages.succeeded(r)
 	env := envelope.OK(data, s.cfg.Now())
-	tag := s.language(r)
-	env.Msg = s.cfg.Messages.Sprintf(tag, env.Msg)
-	w.Header().Set("Content-Language", tag.String())
+	l := s.localizer(r.Context())
+	env.Msg = l.Sprintf(env.Msg)
+	w.Header().Set("Content-Language", l.Language().String())
 	envelope.Write(w, http.StatusOK, env)
 }
 

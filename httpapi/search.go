@@ -45,9 +45,9 @@ func parseSearchQuery(v url.Values) (trash.Query, error) {
 			t, err = ParseTime(name, val)
 			q.DeletedDate = &t
 		case "pageNo":
-			q.PageNo, err = parseInt(name, val, 1, trash.MaxPageNo)
+			q.PageNo, err = ParseInt(name, val, 1, trash.MaxPageNo)
 		case "pageSize":
-			q.PageSize, err = parseInt(name, val, 1, trash.MaxPageSize)
+			q.PageSize, err = ParseInt(name, val, 1, trash.MaxPageSize)
 		case "orderBy":
 			q.OrderBy = trash.OrderField(val)
 		case "orderSort":
@@ -214,7 +214,11 @@ func parseFilterName(name string) (int, string, error) {
 	return n, m[2], nil
 }
 
-func parseInt(field, s string, lo, hi int) (int, error) {
+// ParseInt reads a number between lo and hi as the API reads pageNo and
+// pageSize: anything else is an *deskkit.InputError naming field, "must be
+// an integer between lo and hi". The console reads its page numbers and
+// sizes with it, so that a bad one is refused by the same rule.
+func ParseInt(field, s string, lo, hi int) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < lo || n > hi {
 		return 0, deskkit.Invalid(field, "must be an integer between %d and %d", lo, hi)

@@ -165,7 +165,7 @@ type Config struct {
 	// carries none (see Languages in the package documentation).
 	//
 	// The language is on the context the service is called with
-	// (deskkit.WithLanguage), so that what it sends for the request (a
+	// (deskkit.WithLocalizer), so that what it sends for the request (a
 	// verification code) is written in it too; with no language on the
 	// context the service keeps its own default (verify writes English,
 	// and a template SMS provider its own DefaultLocale).
@@ -265,8 +265,8 @@ type Endpoint func(r *http.Request, p deskkit.Principal) (any, error)
 // Prefix with an envelope.
 type Server struct {
 	cfg      Config
-	lang     language.Tag // Config.DefaultLanguage as one of Messages' tags; English if none
-	proxies  Proxies      // Config.TrustedProxies
+	langs    *Languages // Config.Messages, DefaultLanguage and the Authenticator's locales
+	proxies  Proxies    // Config.TrustedProxies
 	outages  *outageLog
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
@@ -284,10 +284,8 @@ func New(cfg *Config) (*Server, error) {
 	}
 	s := &Server{cfg: *c}
 	s.proxies, _ = ParseProxies(c.TrustedProxies) // validated
-	s.lang = language.English
-	if c.DefaultLanguage != "" {
-		s.lang, _ = defaultLanguage(c.Messages, c.DefaultLanguage)
-	}
+	locales, _ := c.Authenticator.(deskkit.LocaleResolver)
+	s.langs, _ = NewLanguages(c.Messages, c.DefaultLanguage, locales) // validated
 	s.tracer = telemetry.Tracer(c.TracerProvider, scope)
 	s.duration = telemetry.Seconds(telemetry.Meter(c.MeterProvider, scope), "http.server.request.duration", "Duration of HTTP server requests.")
 	s.outages = &outageLog{logger: c.Logger, every: &ratelog.Every{Interval: c.OutageLogInterval, Now: c.Now}}
@@ -345,17 +343,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(RequestIDHeader, id)
 		ctx = deskkit.WithRequestID(ctx, id)
 	}
-	// The language of the answer until the principal's locales are known:
-	// what the client asks for, else the server's default; none on the
-	// context when nothing names one (the answer is in English).
-	if al := r.Header.Get("Accept-Language"); al != "" {
-		if tag, ok := s.cfg.Messages.Matched(al); ok {
-			ctx = deskkit.WithLanguage(ctx, tag)
-		} else if s.cfg.DefaultLanguage != "" {
-			ctx = deskkit.WithLanguage(ctx, s.lang)
-		}
-	} else if s.cfg.DefaultLanguage != "" {
-		ctx = deskkit.WithLanguage(ctx, s.lang)
+	// The language of the answer until the principal's locales are known
+	// (localize): what the client asks for, else the server's default;
+	// no Localizer on the context when nothing names one (the answer is
+	// in English).
+	switch l, from, _ := s.langs.Resolve(ctx, nil, r.Header.Get("Accept-Language")); from {
+	case FromRequest:
+		ctx = context.WithValue(deskkit.WithLocalizer(ctx, l), askedKey{}, true)
+	case FromDefault:
+		ctx = deskkit.WithLocalizer(ctx, l)
 	}
 	ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(r.Header))
 	method := methodOf(r.Method)
@@ -433,41 +429,44 @@ func (s *Server) authenticate(r *http.Request) (deskkit.Principal, error) {
 	return p, nil
 }
 
-// language is the language of r's answer: the one ServeHTTP or localize
-// put in its context, else the server's default.
-func (s *Server) language(r *http.Request) language.Tag {
-	if t, ok := deskkit.LanguageOf(r.Context()); ok {
-		return t
+// askedKey marks a request context whose Localizer is the one its
+// Accept-Language asked for: localize asks no locales then.
+type askedKey struct{}
+
+// localizer is what the answers to a request with context ctx are
+// written by: its Localizer (ServeHTTP's or localize's), written from
+// Config.Messages, else the server's default.
+func (s *Server) localizer(ctx context.Context) deskkit.Localizer {
+	l, ok := deskkit.LocalizerOf(ctx)
+	switch {
+	case !ok:
+		return s.langs.Default()
+	case l.Messages() != s.cfg.Messages:
+		// Set by a caller outside the API (deskkit.WithLanguage): its
+		// language, in the API's messages.
+		return s.cfg.Messages.Localizer(l.Language())
 	}
-	return s.lang
+	return l
 }
 
 // localize returns r with the language of an authenticated request in its
-// context: Accept-Language, then the user's and the tenant's locales if
-// the Authenticator is a deskkit.LocaleResolver, then the server's default.
-// The resolver is asked only when Accept-Language matched no language (a
-// language ServeHTTP already put on the context), so that a host's lookup
-// costs nothing on the requests that name their language.
+// context (Languages.Resolve with p): the user's and the tenant's locales
+// if the Authenticator is a deskkit.LocaleResolver, else what ServeHTTP
+// put there. The resolver is asked only when Accept-Language matched no
+// language, so that a host's lookup costs nothing on the requests that
+// name their language.
 func (s *Server) localize(r *http.Request, p deskkit.Principal) (*http.Request, error) {
-	lr, ok := s.cfg.Authenticator.(deskkit.LocaleResolver)
-	if !ok {
+	if s.langs.locales == nil || r.Context().Value(askedKey{}) != nil {
 		return r, nil
 	}
-	if _, matched := s.cfg.Messages.Matched(r.Header.Get("Accept-Language")); matched {
-		return r, nil
-	}
-	user, tenant, err := lr.Locales(r.Context(), p)
+	l, from, err := s.langs.Resolve(r.Context(), &p)
 	if err != nil {
 		return r, err
 	}
-	if user == "" && tenant == "" {
-		return r, nil // ServeHTTP matched Accept-Language and the default
+	if from != FromPrincipal {
+		return r, nil // ServeHTTP put the default, or nothing, already
 	}
-	tag, ok := s.cfg.Messages.Matched(user, tenant, s.cfg.DefaultLanguage)
-	if !ok {
-		return r, nil
-	}
-	return r.WithContext(deskkit.WithLanguage(r.Context(), tag)), nil
+	return r.WithContext(deskkit.WithLocalizer(r.Context(), l)), nil
 }
 
 var getOpenAPIDocumentDoc = &doc{

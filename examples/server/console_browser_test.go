@@ -218,6 +218,18 @@ func (tb *tab) text(sel string) string {
 	return strings.TrimSpace(pollIn[[]string](tb, fmt.Sprintf(visibleText, jsString(sel)))[0])
 }
 
+// wantRefusal checks that the refusal sel shows says msg first, the API's
+// message for the same error as a sentence, and the API's eKey key.
+func (tb *tab) wantRefusal(sel, msg, key string) {
+	tb.t.Helper()
+	if got := tb.text(sel); !strings.HasPrefix(got, msg) {
+		tb.t.Errorf("%s: %s says %q, want the API's message %q", tb.location(), sel, got, msg)
+	}
+	if got := tb.text(sel + " code[data-ekey]"); got != key {
+		tb.t.Errorf("%s: %s shows the eKey %q, want %q", tb.location(), sel, got, key)
+	}
+}
+
 // waitFor waits until the JavaScript condition js holds in the page (30 s
 // at most, then the test fails).
 func (tb *tab) waitFor(js string) {
@@ -710,9 +722,7 @@ func TestConsoleTrash(t *testing.T) {
 
 		// 404: an entry that is not there.
 		tb.open("/console/trash/999999/restore", "[role=alert]")
-		if msg := tb.text("[role=alert]"); !strings.HasPrefix(msg, "Not found") {
-			t.Errorf("a missing entry: %q", msg)
-		}
+		tb.wantRefusal("[role=alert]", "The resource does not exist.", "resource_not_found")
 		tb.inspect("trash-not-found")
 
 		// 403: a member may not clear an entry someone else deleted.
@@ -720,12 +730,14 @@ func TestConsoleTrash(t *testing.T) {
 		tb.signIn(member)
 		tb.open(fmt.Sprintf("/console/trash/%d/clear", other), "#confirm")
 		tb.submit("[role=alert]", chromedp.Click(chromedp.CSS("#confirm")))
-		if msg := tb.text("[role=alert]"); !strings.HasPrefix(msg, "You are not allowed to do this.") {
-			t.Errorf("a member clearing another's entry: %q", msg)
-		}
-		if status, _ := call(t, base, member, http.MethodDelete, fmt.Sprintf("/api/v1/task/trash/%d", other), nil); status != http.StatusForbidden {
+		status, env := call(t, base, member, http.MethodDelete, fmt.Sprintf("/api/v1/task/trash/%d", other), nil)
+		if status != http.StatusForbidden {
 			t.Errorf("the API answers the member %d; the console must refuse what the API refuses", status)
 		}
+		if env.Msg != "you may not do this" {
+			t.Errorf("the API refuses the member with %q", env.Msg)
+		}
+		tb.wantRefusal("[role=alert]", "You may not do this.", "forbidden")
 		tb.noConsoleErrors()
 	})
 }

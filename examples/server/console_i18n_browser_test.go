@@ -85,7 +85,8 @@ func TestConsoleChinese(t *testing.T) {
 
 		// A refusal of the service, in Chinese.
 		tb.open("/console/trash/999999/restore", "[role=alert]")
-		tb.wantChinese("[role=alert]", "未找到")
+		tb.wantChinese("[role=alert]", "资源不存在。")
+		tb.wantRefusal("[role=alert]", "资源不存在。", "resource_not_found")
 
 		// Channels: the form, a refusal of the registry, the add, a
 		// delivery, the channel's page and the list.

@@ -137,6 +137,7 @@ type testOutcome struct {
 	MessageID string
 	Secret    string // the throwaway secret of a webhook test
 	Reason    string // why the far end did not take it
+	Key       string // the eKey the API answers then (channel_test_failed)
 }
 
 // formView fills the events the form offers from the registry's catalogue.
@@ -233,8 +234,7 @@ func (c *Console) addChannel(w http.ResponseWriter, r *http.Request, s *consoleS
 	}
 	added, err := c.cfg.Channels.Add(r.Context(), s.Principal, f.input())
 	if err != nil {
-		status, msg := c.messageFor(r, err)
-		c.renderMsg(w, r, s, status, "channels_form", c.formView(f, false), msg)
+		c.renderProblem(w, r, s, "channels_form", c.formView(f, false), c.problem(r, err))
 		return
 	}
 	if added.Secret != "" {
@@ -277,8 +277,7 @@ func (c *Console) replaceChannel(w http.ResponseWriter, r *http.Request, s *cons
 	}
 	ch, err := c.cfg.Channels.Replace(r.Context(), s.Principal, f.input())
 	if err != nil {
-		status, msg := c.messageFor(r, err)
-		c.renderMsg(w, r, s, status, "channels_form", c.formView(f, true), msg)
+		c.renderProblem(w, r, s, "channels_form", c.formView(f, true), c.problem(r, err))
 		return
 	}
 	setFlash(w, r, c.tr(r, "Saved channel “%s”.", ch.Name))
@@ -288,28 +287,28 @@ func (c *Console) replaceChannel(w http.ResponseWriter, r *http.Request, s *cons
 // test sends a test message as the API's test does, and says what the far
 // end answered. A far end that refuses is no error of the console's: the
 // answer is the page, with the reason (the API's 502 channel_test_failed).
-func (c *Console) test(r *http.Request, s *consoleSession, in channel.Input) (testOutcome, int, string) {
+func (c *Console) test(r *http.Request, s *consoleSession, in channel.Input) (testOutcome, shownProblem) {
 	res, err := c.cfg.Channels.Test(r.Context(), s.Principal, in)
 	var de *channel.DeliveryError
 	switch {
 	case err == nil:
-		return testOutcome{OK: true, MessageID: res.MessageID, Secret: res.Secret}, http.StatusOK, ""
+		return testOutcome{OK: true, MessageID: res.MessageID, Secret: res.Secret}, shownProblem{Status: http.StatusOK}
 	case errors.As(err, &de) && !de.Blocked:
-		return testOutcome{Reason: sentence(c.localized(r, de))}, http.StatusBadGateway, ""
+		p := c.problem(r, de)
+		return testOutcome{Reason: p.Message, Key: p.Key}, shownProblem{Status: p.Status}
 	}
-	status, msg := c.messageFor(r, err)
-	return testOutcome{}, status, msg
+	return testOutcome{}, c.problem(r, err)
 }
 
 // testForm tests the values of the add or replace form without saving
 // them, and shows the form again with the answer.
 func (c *Console) testForm(w http.ResponseWriter, r *http.Request, s *consoleSession, f channelForm, edit bool) {
-	out, status, msg := c.test(r, s, f.input())
+	out, p := c.test(r, s, f.input())
 	v := c.formView(f, edit)
-	if msg == "" {
+	if p.Message == "" {
 		v.Result = &out
 	}
-	c.renderMsg(w, r, s, status, "channels_form", v, msg)
+	c.renderProblem(w, r, s, "channels_form", v, p)
 }
 
 // testChannel tests the stored channel, signed with its own secret, and
@@ -324,12 +323,12 @@ func (c *Console) testChannel(w http.ResponseWriter, r *http.Request, s *console
 		c.fail(w, r, s, err)
 		return
 	}
-	out, status, msg := c.test(r, s, channel.Input{ID: ch.ID, Type: string(ch.Type), Name: ch.Name, Address: ch.Address})
-	if msg != "" {
-		c.plainErrorIn(w, r, s, status, msg)
+	out, p := c.test(r, s, channel.Input{ID: ch.ID, Type: string(ch.Type), Name: ch.Name, Address: ch.Address})
+	if p.Message != "" {
+		c.render(w, r, s, p.Status, "error", p.errorView)
 		return
 	}
-	c.showChannel(w, r, s, ch, status, &out)
+	c.showChannel(w, r, s, ch, p.Status, &out)
 }
 
 // channelConfirmView is the confirmation of a disable or a delete.
@@ -481,9 +480,9 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 		Status: q.Get("status"), PageNo: 1, Admin: s.Principal.Admin,
 		Since: c.cfg.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02T15:04")}
 	if p := q.Get("page"); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || n > channel.MaxPageNo {
-			c.plainErrorIn(w, r, s, http.StatusBadRequest, c.tr(r, "Page must be a whole number from 1 to %d.", channel.MaxPageNo))
+		n, err := httpapi.ParseInt("page", p, 1, channel.MaxPageNo)
+		if err != nil {
+			c.fail(w, r, s, err)
 			return
 		}
 		v.PageNo = n
@@ -578,7 +577,7 @@ func (c *Console) deliveryPage(w http.ResponseWriter, r *http.Request, s *consol
 		return
 	}
 	v := deliveryView{ID: id, Attempts: attempts}
-	if ch, err := strconv.ParseInt(r.URL.Query().Get("channel"), 10, 64); err == nil && ch > 0 {
+	if ch, err := httpapi.ParseID("channel", r.URL.Query().Get("channel")); err == nil {
 		v.Channel = ch
 	}
 	c.render(w, r, s, http.StatusOK, "channels_delivery", v)

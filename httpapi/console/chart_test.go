@@ -77,15 +77,3 @@ func TestParseSince(t *testing.T) {
 		}
 	}
 }
-
-func TestAPIWords(t *testing.T) {
-	for in, want := range map[string]string{
-		"verificationCode is wrong; 4 attempts are left":                          "The code is wrong; 4 attempts are left.",
-		"toAddress[0][0] must be an e-mail address":                               "The address must be an e-mail address.",
-		"a code for MODIFY_EMAIL was sent to this address less than 1 minute ago": "A code for this change was sent to this address less than 1 minute ago.",
-	} {
-		if got := apiWords(in, fmt.Sprintf); got != want {
-			t.Errorf("apiWords(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -136,7 +137,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.setSecurityHeaders(w.Header())
 	r = c.withClient(r)
 	c.switchLanguage(w, r)
-	r = c.withLanguage(r, nil)
+	r = c.withLanguage(r)
 	if !cleanPath(r) {
 		// A ServeMux would redirect to the cleaned path, which may leave the
 		// console (/console/../api/v1/...): answer 404 instead, as the API does.
@@ -203,61 +204,50 @@ func (c *Console) plainError(w http.ResponseWriter, r *http.Request, status int,
 	c.render(w, r, nil, status, "error", errorView{Message: msg})
 }
 
-// errorView is the error page's data.
+// errorView is the error page's data: a message, and the eKey the API
+// answers for the same error ("" for the console's own refusals).
 type errorView struct {
 	Message string
+	Key     string
 }
 
-// fail answers err as a readable message in the layout: the status and
-// words of messageFor. Unexpected errors are logged; their text stays
-// here.
+// fail answers err as the error page, with the status, message and eKey
+// the API answers (problem).
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *consoleSession, err error) {
-	status, msg := c.messageFor(r, err)
-	c.render(w, r, s, status, "error", errorView{Message: msg})
+	p := c.problem(r, err)
+	c.renderProblem(w, r, s, "error", p.errorView, p)
 }
 
-// messageFor turns a service's error into a status and a sentence for a
-// person, as httpapi's error table turns it into an envelope.
-func (c *Console) messageFor(r *http.Request, err error) (int, string) {
-	// The service's own message, in the page's language: the English one
-	// decides whether it only repeats the status's words.
-	own, ownEn := c.localized(r, err), localizedIn(nil, language.English, err)
+// shownProblem is an error as a page shows it.
+type shownProblem struct {
+	Status     int
+	RetryAfter int // the API's Retry-After, in seconds; 0 for none
+	errorView
+}
+
+// problem is err as the API answers it (httpapi.ProblemOf: the error
+// table's status and eKey, its message in r's language), and a line of the
+// console's own for what a person does next where the status calls for one.
+// Unexpected errors are logged, and answered with the API's generic
+// message; a sign-in limit's message is the console's text of it.
+func (c *Console) problem(r *http.Request, err error) shownProblem {
+	p := httpapi.ProblemOf(r.Context(), err)
+	if p.Unexpected {
+		c.cfg.Logger.ErrorContext(r.Context(), "console: unexpected error", slog.String("path", r.URL.Path), slog.Any("error", err))
+	}
+	msg := c.localizer(r).Write(p.Message)
 	var le *limitError
 	if errors.As(err, &le) {
-		own = c.tr(r, le.words.key, le.words.args...)
+		msg = c.tr(r, le.words.key, le.words.args...)
 	}
-	with := func(base, baseEn string) string {
-		if own != "" && !strings.EqualFold(strings.TrimSuffix(ownEn, "."), strings.TrimSuffix(baseEn, ".")) {
-			return joinSentences(base, sentence(own))
-		}
-		return base
-	}
+	msg = sentence(msg)
 	switch {
-	case errors.Is(err, deskkit.ErrInvalid):
-		if own == "" {
-			own = c.tr(r, "The request is not valid.")
-		}
-		return http.StatusBadRequest, sentence(own)
-	case errors.Is(err, deskkit.ErrUnauthenticated):
-		return http.StatusUnauthorized, c.tr(r, "Your sign-in is no longer valid (the token was revoked or has expired). Sign in again.")
-	case errors.Is(err, deskkit.ErrForbidden):
-		return http.StatusForbidden, with(c.tr(r, "You are not allowed to do this."), "You are not allowed to do this.")
-	case errors.Is(err, deskkit.ErrNotFound):
-		return http.StatusNotFound, c.tr(r, "Not found: it does not exist, someone else restored or cleared it, or you may not see it.")
-	case errors.Is(err, deskkit.ErrConflict):
-		return http.StatusConflict, with(c.tr(r, "This conflicts with the current state."), "This conflicts with the current state.")
-	case errors.Is(err, deskkit.ErrRateLimited):
-		msg := with(c.tr(r, "Too many requests."), "Too many requests.")
-		var ra deskkit.RetryAfterer
-		if errors.As(err, &ra) && ra.RetryAfterDuration() > 0 {
-			msg = joinSentences(msg, c.tr(r, "Try again in %s.", deskkit.DurationText(ra.RetryAfterDuration())))
-		}
-		return http.StatusTooManyRequests, msg
-	case errors.Is(err, deskkit.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable, c.tr(r, "The service cannot answer right now (the database is busy or down). Try again in a few seconds.")
+	case p.Status == http.StatusUnauthorized:
+		msg = joinSentences(msg, c.tr(r, "Sign in again."))
+	case p.Status == http.StatusTooManyRequests && p.RetryAfter > 0:
+		msg = joinSentences(msg, c.tr(r, "Try again in %s.", deskkit.DurationText(time.Duration(p.RetryAfter)*time.Second)))
 	}
-	c.cfg.Logger.ErrorContext(r.Context(), "console: unexpected error", slog.String("path", r.URL.Path), slog.Any("error", err))
-	return http.StatusInternalServerError, c.tr(r, "Something went wrong on the server; it has been logged.")
+	return shownProblem{Status: p.Status, RetryAfter: p.RetryAfter, errorView: errorView{Message: msg, Key: p.Key}}
 }
 
 // joinSentences writes b after a, with a space unless a ends with a

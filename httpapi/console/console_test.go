@@ -17,9 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/trash"
@@ -412,25 +414,32 @@ func TestSafeNext(t *testing.T) {
 	}
 }
 
-func TestMessageFor(t *testing.T) {
+// TestProblem checks that a page answers an error as the API does: its
+// status, eKey and message (httpapi.ProblemOf), with the console's line of
+// guidance where the status calls for one, and never an unexpected error's
+// text.
+func TestProblem(t *testing.T) {
 	f := setup(t, dbtest.OpenSQLite(t), nil, false)
 	r := httptest.NewRequest(http.MethodGet, "/console/", nil)
 	for _, tc := range []struct {
-		err    error
-		status int
-		text   string
+		err  error
+		want shownProblem
 	}{
-		{deskkit.Invalid("projectId", "must be a positive integer"), 400, "ProjectId must be a positive integer."},
-		{fmt.Errorf("x: %w", deskkit.ErrForbidden), 403, "You are not allowed to do this."},
-		{fmt.Errorf("x: %w", deskkit.ErrNotFound), 404, "Not found"},
-		{&deskkit.RateLimitError{Message: deskkit.Plain("at most 3"), RetryAfter: 90 * time.Second}, 429, "Too many requests. At most 3. Try again in 1 minute 30 seconds."},
-		{&deskkit.RateLimitError{Message: deskkit.Plain("at most 3"), RetryAfter: time.Hour}, 429, "Try again in 1 hour."},
-		{fmt.Errorf("x: %w", deskkit.ErrUnavailable), 503, "cannot answer right now"},
-		{errors.New("boom: secret detail"), 500, "Something went wrong"},
+		{deskkit.Invalid("projectId", "must be a positive integer"), shownProblem{400, 0, errorView{"ProjectId must be a positive integer.", httpapi.KeyValidation}}},
+		{fmt.Errorf("x: %w", deskkit.ErrUnauthenticated), shownProblem{401, 0, errorView{"A valid bearer token is required. Sign in again.", httpapi.KeyUnauthorized}}},
+		{fmt.Errorf("x: %w", deskkit.ErrForbidden), shownProblem{403, 0, errorView{"You may not do this.", httpapi.KeyForbidden}}},
+		{fmt.Errorf("x: %w", deskkit.ErrNotFound), shownProblem{404, 0, errorView{"The resource does not exist.", httpapi.KeyNotFound}}},
+		{&deskkit.RateLimitError{Message: deskkit.Plain("at most 3"), RetryAfter: 90 * time.Second}, shownProblem{429, 90, errorView{"At most 3. Try again in 1 minute 30 seconds.", httpapi.KeyTooManyRequests}}},
+		{&deskkit.RateLimitError{Message: deskkit.Plain("at most 3"), RetryAfter: time.Hour}, shownProblem{429, 3600, errorView{"At most 3. Try again in 1 hour.", httpapi.KeyTooManyRequests}}},
+		{fmt.Errorf("x: %w", deskkit.ErrUnavailable), shownProblem{503, 5, errorView{"The service is temporarily unavailable; retry after 5 seconds.", httpapi.KeyServiceUnavailable}}},
+		{errors.New("boom: secret detail"), shownProblem{500, 0, errorView{"Internal server error.", httpapi.KeyInternal}}},
 	} {
-		status, msg := f.c.messageFor(r, tc.err)
-		if status != tc.status || !strings.Contains(msg, tc.text) || strings.Contains(msg, "secret detail") {
-			t.Errorf("%v: %d %q, want %d containing %q", tc.err, status, msg, tc.status, tc.text)
+		got := f.c.problem(r, tc.err)
+		if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(shownProblem{})); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", tc.err, diff)
+		}
+		if api := httpapi.ProblemOf(r.Context(), tc.err); api.Status != got.Status || api.Key != got.Key || api.RetryAfter != got.RetryAfter {
+			t.Errorf("%v: the page answers %d %s (Retry-After %d), the API %d %s (%d)", tc.err, got.Status, got.Key, got.RetryAfter, api.Status, api.Key, api.RetryAfter)
 		}
 	}
 }
@@ -439,12 +448,13 @@ func TestTrashPageInput(t *testing.T) {
 	f := setup(t, dbtest.OpenSQLite(t), nil, false)
 	ck := f.signIn(f.token)
 	for q, want := range map[string]string{
-		"project=x":          "Project must be a whole number",
+		"project=x":          "Project must be a positive integer. <code class=\"ekey\" data-ekey=\"param_validation_error\">",
+		"project=05":         "Project must be written as plain decimal digits",
 		"type=FOO":           "Type must be Tasks or Sprints",
 		"deleted=24.11.2026": "Deleted on must be a date",
 		"sort=random":        "Sort must be one of",
-		"size=5000":          "Per page must be a number from 1 to 100",
-		"page=0":             "Page must be a whole number",
+		"size=5000":          "Size must be an integer between 1 and 100.",
+		"page=0":             "Page must be an integer between 1 and 100000.",
 	} {
 		a := f.do(http.MethodGet, "/console/trash?"+q, nil, ck)
 		if a.StatusCode != http.StatusBadRequest || !strings.Contains(a.body, want) {

@@ -16,9 +16,9 @@
 // those services with the session's deskkit.Principal, so the console shows
 // and does exactly what the API would for that principal: the services' own
 // authorization (admins, project managers, tenants) applies unchanged, and
-// their errors are shown as sentences (403 "You are not allowed to do
-// this", 404 "Not found", 429 with the wait) rather than envelopes. Migrate
-// creates the console's tables.
+// an error shows the status, message and eKey the API answers
+// (httpapi.ProblemOf), with a line of the console's own where the status
+// calls for one (sign in again; a limit's wait).
 //
 // A host hands the console its paths as they came, before any router that
 // cleans paths (an http.ServeMux would redirect /console/../api/v1/x rather
@@ -153,20 +153,20 @@
 // # Languages
 //
 // Every page comes in English and Simplified Chinese, written in the
-// reader's language: the one chosen with the switch in every page's footer
-// (the query parameter LanguageParam, "?lang=zh-CN", kept in the cookie
-// LanguageCookie), then the request's Accept-Language, then the session's
-// user's preferred locale and its tenant's default locale, then
-// Config.DefaultLanguage ("en" if empty). zh, zh-CN, zh-Hans and zh-Hans-CN
-// all mean Simplified Chinese (deskkit.Messages.Match). The locales come
-// from the host's LocaleResolver (Config.Locales, or Config.Authenticator
-// or Config.Names implementing it, as one directory serves the API's).
-// Pages carry <html lang="en"> or lang="zh-CN". The services' errors
-// shown on a page are their deskkit.LocalizedMessager message in the
-// page's language; dates keep their format ("2026-11-24 09:00 UTC"), and
-// machine words (channel and event types, delivery statuses, bizKeys, field
-// names) stay as the API writes them. Texts that come from stored data
-// (a channel's disabled reason, names) are shown as stored.
+// reader's language, chosen as the API chooses (httpapi.Languages): the one
+// switched to in every page's footer (the query parameter LanguageParam,
+// "?lang=zh-CN", kept in the cookie LanguageCookie), then the request's
+// Accept-Language, then the session's user's preferred locale and its
+// tenant's default locale, then Config.DefaultLanguage ("en" if empty). The
+// locales come from the host's LocaleResolver (Config.Locales, or
+// Config.Authenticator or Config.Names implementing it), asked only when
+// the request names no language the pages have; a lookup that fails fails
+// the page as it fails an API request (a 503 to retry for an outage). Pages
+// carry <html lang="en"> or lang="zh-CN"; dates keep their format
+// ("2026-11-24 09:00 UTC"), and machine words (channel and event types,
+// delivery statuses, bizKeys, field names) stay as the API writes them.
+// Texts that come from stored data (a channel's disabled reason, names) are
+// shown as stored.
 //
 // The console's texts are keyed by their English text, as deskkit's
 // messages are, and their Simplified Chinese is the console's own

@@ -3,9 +3,7 @@ package console
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/httpapi"
 )
 
 // catalogue is the console's own texts in Simplified Chinese, keyed by
@@ -22,15 +21,14 @@ import (
 var catalogue embed.FS
 
 // LocaleResolver is an optional hook: the preferred locale of p's user and
-// the default locale of p's tenant (BCP 47 tags such as "zh-CN" or "en";
-// "" for none), which choose the pages' language after the request's
-// Accept-Language. It has the method of the host directory's locale hook, so
-// one directory serves the API and the console. Config.Locales sets it; when
-// that is nil, Config.Authenticator or Config.Names is used if it
-// implements the method. An error is logged and counts as no locale.
-type LocaleResolver interface {
-	Locales(ctx context.Context, p deskkit.Principal) (user, tenant string, err error)
-}
+// the default locale of p's tenant, which choose the pages' language after
+// the request's own choices. It is deskkit.LocaleResolver, so one directory
+// serves the API and the console. Config.Locales sets it; when that is nil,
+// Config.Authenticator or Config.Names is used if it implements the method.
+// Its error is answered as the API answers it: one wrapping
+// deskkit.ErrUnavailable is the page "try again" (503), any other is
+// logged and a 500 page.
+type LocaleResolver = deskkit.LocaleResolver
 
 // LanguageParam is the query parameter that switches the console's
 // language ("?lang=zh-CN", "?lang=en"): the choice is kept in the cookie
@@ -45,11 +43,12 @@ const (
 func text(s string) string { return s }
 
 // i18n is how the console writes its texts: the host's Messages first, then
-// deskkit's with the console's catalogue.
+// deskkit's with the console's catalogue; langs picks the reader's
+// language, as the API's does.
 type i18n struct {
-	host    *deskkit.Messages // Config.Messages, perhaps nil
-	own     *deskkit.Messages // deskkit's languages and the console's catalogue
-	locales LocaleResolver
+	host  *deskkit.Messages // Config.Messages, perhaps nil
+	own   *deskkit.Messages // deskkit's languages and the console's catalogue
+	langs *httpapi.Languages
 }
 
 func newI18n(cfg Config) (*i18n, error) {
@@ -57,7 +56,7 @@ func newI18n(cfg Config) (*i18n, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &i18n{host: cfg.Messages, own: own, locales: cfg.Locales}
+	l := &i18n{host: cfg.Messages, own: own}
 	// As httpapi.Config.DefaultLanguage: a default must name a language
 	// the pages have exactly (zh-CN, not zh-TW, which is no Simplified
 	// Chinese).
@@ -68,12 +67,16 @@ func newI18n(cfg Config) (*i18n, error) {
 		}
 		return nil, fmt.Errorf("console: Config.DefaultLanguage %q names no language of the console's messages (%s)", cfg.DefaultLanguage, strings.Join(have, ", "))
 	}
-	if l.locales == nil {
+	locales := cfg.Locales
+	if locales == nil {
 		if lr, ok := cfg.Authenticator.(LocaleResolver); ok && cfg.Authenticator != nil {
-			l.locales = lr
+			locales = lr
 		} else if lr, ok := cfg.Names.(LocaleResolver); ok && cfg.Names != nil {
-			l.locales = lr
+			locales = lr
 		}
+	}
+	if l.langs, err = httpapi.NewLanguages(l.messages(), cfg.DefaultLanguage, locales); err != nil {
+		return nil, fmt.Errorf("console: %w", err)
 	}
 	return l, nil
 }
@@ -106,40 +109,44 @@ func htmlLang(tag language.Tag) string {
 	return tag.String()
 }
 
-// requestLanguage picks the language of r: the one switched to
-// (LanguageParam, LanguageCookie), Accept-Language, then p's user's and
-// tenant's locales (when p is known and a LocaleResolver is), then
-// Config.DefaultLanguage.
-func (c *Console) requestLanguage(r *http.Request, p *deskkit.Principal) language.Tag {
-	choices := make([]string, 0, 6)
+// askedKey marks a request context whose Localizer is one the request
+// asked for (LanguageParam, LanguageCookie, Accept-Language): a page asks
+// no locales then.
+type askedKey struct{}
+
+// withLanguage returns r with its Localizer on its context
+// (deskkit.WithLocalizer): the language the request asks for (the one
+// switched to with LanguageParam or kept in LanguageCookie, then
+// Accept-Language), else the default. A signed-in page then asks the
+// session's locales (withLocales).
+func (c *Console) withLanguage(r *http.Request) *http.Request {
+	choices := make([]string, 0, 3)
 	choices = append(choices, r.URL.Query().Get(LanguageParam))
 	if ck, err := r.Cookie(LanguageCookie); err == nil {
 		choices = append(choices, ck.Value)
 	}
 	choices = append(choices, r.Header.Get("Accept-Language"))
-	m := c.i18n.messages()
-	// The LocaleResolver may do I/O: it is asked only when the request
-	// itself names no language the console has.
-	if tag, ok := m.Matched(choices...); ok {
-		return tag
+	l, from, _ := c.i18n.langs.Resolve(r.Context(), nil, choices...) // without a principal, no lookup fails
+	ctx := deskkit.WithLocalizer(r.Context(), l)
+	if from == httpapi.FromRequest {
+		ctx = context.WithValue(ctx, askedKey{}, true)
 	}
-	choices = choices[:0]
-	if p != nil && c.i18n.locales != nil {
-		user, tenant, err := c.i18n.locales.Locales(r.Context(), *p)
-		if err != nil {
-			c.cfg.Logger.WarnContext(r.Context(), "console: locales of the session's user and tenant", slog.Any("error", err))
-		} else {
-			choices = append(choices, user, tenant)
-		}
-	}
-	choices = append(choices, c.cfg.DefaultLanguage)
-	return m.Match(choices...)
+	return r.WithContext(ctx)
 }
 
-// withLanguage returns r carrying its language (deskkit.WithLanguage),
-// with p's locales when p is not nil.
-func (c *Console) withLanguage(r *http.Request, p *deskkit.Principal) *http.Request {
-	return r.WithContext(deskkit.WithLanguage(r.Context(), c.requestLanguage(r, p)))
+// withLocales returns r in the language of p's user or tenant when the
+// request asked for none the console has and a LocaleResolver tells
+// them, as the API's requests are; the resolver's error is the caller's
+// to answer.
+func (c *Console) withLocales(r *http.Request, p deskkit.Principal) (*http.Request, error) {
+	if r.Context().Value(askedKey{}) != nil {
+		return r, nil
+	}
+	l, from, err := c.i18n.langs.Resolve(r.Context(), &p)
+	if err != nil || from != httpapi.FromPrincipal {
+		return r, err
+	}
+	return r.WithContext(deskkit.WithLocalizer(r.Context(), l)), nil
 }
 
 // switchLanguage keeps the language a request switched to with
@@ -158,34 +165,27 @@ func (c *Console) switchLanguage(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// localizer is r's Localizer (withLanguage's), the default's for a
+// request that did not come through ServeHTTP; a language set outside
+// (deskkit.WithLanguage) is written from the console's messages.
+func (c *Console) localizer(r *http.Request) deskkit.Localizer {
+	l, ok := deskkit.LocalizerOf(r.Context())
+	switch {
+	case !ok:
+		return c.i18n.langs.Default()
+	case l.Messages() != c.i18n.messages():
+		return c.i18n.messages().Localizer(l.Language())
+	}
+	return l
+}
+
 // lang is the language r is answered in.
 func (c *Console) lang(r *http.Request) language.Tag {
-	if t, ok := deskkit.LanguageOf(r.Context()); ok {
-		return t
-	}
-	return c.requestLanguage(r, nil)
+	return c.localizer(r).Language()
 }
 
 // tr writes the page text format (its English text, a literal) with args in
 // r's language.
 func (c *Console) tr(r *http.Request, format string, args ...any) string {
 	return c.i18n.sprintf(c.lang(r), format, args...)
-}
-
-// localized is err's client message in r's language, "" if it has none.
-func (c *Console) localized(r *http.Request, err error) string {
-	return localizedIn(c.i18n.messages(), c.lang(r), err)
-}
-
-// localizedIn is err's client message in tag's language, "" if it has none.
-func localizedIn(m *deskkit.Messages, tag language.Tag, err error) string {
-	var lm deskkit.LocalizedMessager
-	if errors.As(err, &lm) {
-		return lm.LocalizedMessage(m, tag)
-	}
-	var cm deskkit.ClientMessager
-	if errors.As(err, &cm) {
-		return cm.ClientMessage()
-	}
-	return ""
 }

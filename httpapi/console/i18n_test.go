@@ -2,6 +2,8 @@ package console
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -25,10 +27,11 @@ import (
 type localeDirectory struct {
 	*fakeDirectory
 	user, tenant string
+	err          error // Locales's error, if not nil
 }
 
 func (d *localeDirectory) Locales(context.Context, deskkit.Principal) (string, string, error) {
-	return d.user, d.tenant, nil
+	return d.user, d.tenant, d.err
 }
 
 // get is a GET with an Accept-Language header ("" for none).
@@ -121,7 +124,7 @@ func TestPagesInBothLanguages(t *testing.T) {
 			}
 		}
 		// A bad search is refused in the page's language.
-		wantPage(t, "bad search", f.get("/console/trash?size=1000", "zh-CN", ck), http.StatusBadRequest, "zh-CN", "每页条数必须是 1 到 100 之间的数字。")
+		wantPage(t, "bad search", f.get("/console/trash?size=1000", "zh-CN", ck), http.StatusBadRequest, "zh-CN", "Size 必须是 1 到 100 之间的整数。", `data-ekey="param_validation_error"`)
 	})
 }
 
@@ -166,6 +169,23 @@ func TestLanguageOrder(t *testing.T) {
 	wantPage(t, "cookie", f.get("/console/trash", "en", ck, langCookie), http.StatusOK, "zh-CN", "<h1>回收站</h1>")
 	wantPage(t, "back to English", f.get("/console/trash?lang=en", "", ck, langCookie), http.StatusOK, "en", "<h1>Trash</h1>")
 
+	// A lookup that fails fails the page, as it fails an API request:
+	// an outage is the page "try again" (503), anything else a 500,
+	// each with the API's eKey; a page that names its language asks
+	// nothing.
+	dir.err = fmt.Errorf("directory: %w", deskkit.ErrUnavailable)
+	down := f.get("/console/trash", "", ck)
+	wantPage(t, "locales unavailable", down, http.StatusServiceUnavailable, "en",
+		"The service is temporarily unavailable; retry after 5 seconds.", `data-ekey="service_unavailable"`)
+	if got := down.Header.Get("Retry-After"); got != "5" {
+		t.Errorf("locales unavailable: Retry-After %q, want 5 as the API's", got)
+	}
+	dir.err = errors.New("directory: broken")
+	wantPage(t, "locales broken", f.get("/console/trash", "", ck), http.StatusInternalServerError, "en",
+		"Internal server error.", `data-ekey="internal_error"`)
+	wantPage(t, "locales not asked", f.get("/console/trash", "zh-CN", ck), http.StatusOK, "zh-CN", "<h1>回收站</h1>")
+	dir.err = nil
+
 	// The server's default, when nothing else tells.
 	g := setup(t, dbtest.OpenSQLite(t), func(c *Config) { c.DefaultLanguage = "zh-CN" }, false)
 	gck := g.signIn(g.token)
@@ -209,11 +229,11 @@ func TestServiceErrorsLocalized(t *testing.T) {
 	if zh == en {
 		t.Fatalf("the root catalogue does not translate %q", en)
 	}
-	if status, msg := f.c.messageFor(r, err); status != http.StatusBadRequest || msg != sentence(zh) {
-		t.Errorf("invalid: %d %q, want %q", status, msg, zh)
+	if p := f.c.problem(r, err); p.Status != http.StatusBadRequest || p.Message != sentence(zh) {
+		t.Errorf("invalid: %d %q, want %q", p.Status, p.Message, zh)
 	}
-	if status, msg := f.c.messageFor(r, deskkit.ErrForbidden); status != http.StatusForbidden || msg != "您无权执行此操作。" {
-		t.Errorf("forbidden: %d %q", status, msg)
+	if p := f.c.problem(r, deskkit.ErrForbidden); p.Status != http.StatusForbidden || p.Message != sentence(f.c.i18n.messages().Sprintf(f.c.lang(r), "you may not do this")) || p.Key != "forbidden" {
+		t.Errorf("forbidden: %d %q %s", p.Status, p.Message, p.Key)
 	}
 }
 
@@ -240,12 +260,12 @@ func TestStoredValuesInWords(t *testing.T) {
 	}
 	r := httptest.NewRequest(http.MethodGet, "/console/", nil)
 	r = r.WithContext(deskkit.WithLanguage(r.Context(), zh))
-	status, msg := f.c.messageFor(r, deskkit.RateLimited(time.Minute, deskkit.Textf("at most %d codes an hour", 5)))
-	if status != http.StatusTooManyRequests || strings.Contains(msg, "。 ") || !strings.Contains(msg, "后重试。") {
-		t.Errorf("rate limited in Chinese: %d %q, want no space after 。 and the wait", status, msg)
+	p := f.c.problem(r, deskkit.RateLimited(time.Minute, deskkit.Textf("at most %d codes an hour", 5)))
+	if p.Status != http.StatusTooManyRequests || strings.Contains(p.Message, "。 ") || !strings.Contains(p.Message, "后重试。") {
+		t.Errorf("rate limited in Chinese: %d %q, want no space after 。 and the wait", p.Status, p.Message)
 	}
 	r = httptest.NewRequest(http.MethodGet, "/console/", nil)
-	if _, msg := f.c.messageFor(r, deskkit.RateLimited(time.Minute, deskkit.Textf("at most %d codes an hour", 5))); !strings.Contains(msg, ". Try again in 1 minute.") {
-		t.Errorf("rate limited in English: %q, want a space before Try again", msg)
+	if p := f.c.problem(r, deskkit.RateLimited(time.Minute, deskkit.Textf("at most %d codes an hour", 5))); !strings.Contains(p.Message, ". Try again in 1 minute.") {
+		t.Errorf("rate limited in English: %q, want a space before Try again", p.Message)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/deskkit/deskkit"
@@ -134,7 +133,7 @@ func (c *Console) updateProfile(w http.ResponseWriter, r *http.Request, s *conso
 		return
 	}
 	if _, err := c.cfg.Verifier.UpdateProfile(ctx, s.Principal, p); err != nil {
-		status, msg := c.messageFor(r, err)
+		problem := c.problem(r, err)
 		if ok {
 			var derr error
 			if d, derr = c.cfg.Verifier.Detail(ctx, s.Principal); derr != nil {
@@ -142,7 +141,7 @@ func (c *Console) updateProfile(w http.ResponseWriter, r *http.Request, s *conso
 				return
 			}
 		}
-		c.renderMsg(w, r, s, status, "profile", profileView{Detail: d, Form: form, Was: formOf(d), Genders: verify.Genders()}, msg)
+		c.renderProblem(w, r, s, "profile", profileView{Detail: d, Form: form, Was: formOf(d), Genders: verify.Genders()}, problem)
 		return
 	}
 	setFlash(w, r, c.tr(r, "Your profile is saved."))
@@ -284,22 +283,20 @@ func (c *Console) changeStep(w http.ResponseWriter, r *http.Request, s *consoleS
 		v.Link, v.Address, v.Country = link, address, country
 		return v
 	}
-	// again shows step again with err's sentence, and the wait of a limit.
+	// again shows step again with err as the API answers it, and the
+	// wait of a limit.
 	again := func(step string, err error) {
-		status, msg := c.messageFor(r, err)
+		p := c.problem(r, err)
 		v := view(step)
 		v.Wait = retryAfterSeconds(err)
-		switch {
-		case errors.Is(err, verify.ErrLinkSecret):
+		if errors.Is(err, verify.ErrLinkSecret) || errors.Is(err, verify.ErrNotBound) || errors.Is(err, verify.ErrAlreadyBound) {
+			// The proof has run out, or the flow chose MODIFY_* or BIND_*
+			// from the profile it read and the address came or went since
+			// (another tab, the API): the flow starts again.
 			v.Restart = true
-			msg = tr("The proof of your current %s is no longer good (it lasts 10 minutes and is used once). Start again.", tr(noun))
-		case errors.Is(err, verify.ErrNotBound), errors.Is(err, verify.ErrAlreadyBound):
-			// The flow chose MODIFY_* or BIND_* from the profile it read;
-			// the address came or went since (another tab, the API).
-			v.Restart = true
-			msg = tr("Your %s changed since this page was shown. Start again.", tr(noun))
+			p.Message = joinSentences(p.Message, tr("Start again."))
 		}
-		c.renderMsg(w, r, s, status, "profile_change", v, apiWords(msg, tr))
+		c.renderProblem(w, r, s, "profile_change", v, p)
 	}
 	// A new code asked for from the page that takes the code goes back to
 	// it when refused (a limit), so that the code already sent can still
@@ -402,24 +399,4 @@ func retryAfterSeconds(err error) int {
 		return 0
 	}
 	return int(math.Ceil(ra.RetryAfterDuration().Seconds()))
-}
-
-// apiFields are the API's field names the services' messages use, and the
-// words a person reads instead.
-var apiFields = []struct {
-	re    *regexp.Regexp
-	words string
-}{
-	{regexp.MustCompile(`(?i)\btoAddress(\[\d+\])*`), text("the address")},
-	{regexp.MustCompile(`(?i)\bverificationCode\b`), text("the code")},
-	{regexp.MustCompile(`(?i)\blinkSecret\b`), text("the proof of your current address")},
-	{regexp.MustCompile(`\b(MODIFY|BIND)_(EMAIL|MOBILE)\b`), text("this change")},
-}
-
-// apiWords rewrites a service's message for the console's pages.
-func apiWords(msg string, tr func(string, ...any) string) string {
-	for _, f := range apiFields {
-		msg = f.re.ReplaceAllLiteralString(msg, tr(f.words))
-	}
-	return sentence(msg)
 }

@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -194,8 +195,11 @@ type view struct {
 	CSRF    string          // the session's CSRF token for forms that change something
 	Flash   string          // a message from the request before (an action done)
 	Error   string          // a message about this request (a refusal)
-	Nav     sections        // the sections the navigation links to
-	Data    any
+	// ErrorKey is the eKey the API answers for the error of Error, if
+	// it is one the API answers.
+	ErrorKey string
+	Nav      sections // the sections the navigation links to
+	Data     any
 }
 
 // render writes page name in the layout with status. s is nil for pages
@@ -207,6 +211,21 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, s *consoleSessi
 // renderMsg is render with an error message above the page's content, for
 // a form shown again with what was wrong with it.
 func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *consoleSession, status int, name string, data any, errMsg string) {
+	c.renderError(w, r, s, status, name, data, errorView{Message: errMsg})
+}
+
+// renderProblem is render with an error the API answers too (problem)
+// above the page's content, with its status and Retry-After.
+func (c *Console) renderProblem(w http.ResponseWriter, r *http.Request, s *consoleSession, name string, data any, p shownProblem) {
+	if p.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
+	c.renderError(w, r, s, p.Status, name, data, p.errorView)
+}
+
+// renderError is render with ev above the page's content; an errorView
+// as the page's data is shown there when ev is empty.
+func (c *Console) renderError(w http.ResponseWriter, r *http.Request, s *consoleSession, status int, name string, data any, ev errorView) {
 	tag := c.lang(r)
 	pages, ok := c.pages[tag]
 	if !ok {
@@ -216,14 +235,14 @@ func (c *Console) renderMsg(w http.ResponseWriter, r *http.Request, s *consoleSe
 	if !ok {
 		panic("console: no page " + name)
 	}
-	v := view{Session: s, Data: data, Error: errMsg, Flash: takeFlash(w, r)}
+	if d, ok := data.(errorView); ok && ev.Message == "" {
+		ev = d
+	}
+	v := view{Session: s, Data: data, Error: ev.Message, ErrorKey: ev.Key, Flash: takeFlash(w, r)}
 	if s != nil {
 		v.CSRF = s.CSRF
 		v.Nav = c.navFor(s)
 		c.nameSession(r, s)
-	}
-	if ev, ok := data.(errorView); ok && errMsg == "" {
-		v.Error = ev.Message
 	}
 	var buf bytes.Buffer
 	if err := p.t.ExecuteTemplate(&buf, "layout", v); err != nil {

@@ -65,8 +65,9 @@ func (c *Console) page(scope Scope, pattern string, h pageFunc) {
 			c.signedOut(w, r, err)
 			return
 		}
-		if c.i18n.locales != nil {
-			r = c.withLanguage(r, &s.Principal)
+		if r, err = c.withLocales(r, s.Principal); err != nil {
+			c.fail(w, r, s, err)
+			return
 		}
 		if scope != "" && !s.may(scope) {
 			c.render(w, r, s, http.StatusForbidden, "error", errorView{Message: c.tr(r, "This page is not part of what you were given access to.")})

@@ -67,6 +67,9 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	again := func(status int, msg string) {
 		c.renderMsg(w, r, nil, status, "signin", c.signInView(next), msg)
 	}
+	refused := func(err error) {
+		c.renderProblem(w, r, nil, "signin", c.signInView(next), c.problem(r, err))
+	}
 	token := strings.TrimSpace(r.PostForm.Get("token"))
 	if token == "" {
 		again(http.StatusBadRequest, c.tr(r, "Paste a bearer token to sign in."))
@@ -74,8 +77,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if err := c.holdInvalid(ctx, r); err != nil {
-		status, msg := c.messageFor(r, err)
-		again(status, msg)
+		refused(err)
 		return
 	}
 	p, err := c.cfg.Authenticator.Authenticate(ctx, token)
@@ -90,8 +92,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		err = c.takeUserAttempt(ctx, p.TenantID, p.UserID)
 	}
 	if err != nil {
-		status, msg := c.messageFor(r, err)
-		again(status, msg)
+		refused(err)
 		return
 	}
 	p, err = c.current(ctx, p)
@@ -102,8 +103,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		again(http.StatusForbidden, c.tr(r, msgNotAllowed))
 		return
 	} else if err != nil {
-		status, msg := c.messageFor(r, err)
-		again(status, msg)
+		refused(err)
 		return
 	}
 	redirect(w, r, next)

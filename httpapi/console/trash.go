@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/trash"
 )
 
@@ -129,8 +130,10 @@ var trashTypes = []trashType{{trash.TargetTask, text("Tasks")}, {trash.TargetSpr
 func sprint(t trash.TargetType) bool { return t == trash.TargetSprint }
 
 // parseTrashForm reads the search form from q into a trash.Query, or
-// says in a sentence what is wrong with it.
-func parseTrashForm(q url.Values, tr func(string, ...any) string) (trashForm, trash.Query, int64, string) {
+// returns what is wrong with it: the project, page and size by the API's
+// rules for projectId, pageNo and pageSize (httpapi.ParseID, ParseInt),
+// the rest, which only the form takes, as a formError.
+func parseTrashForm(q url.Values, tr func(string, ...any) string) (trashForm, trash.Query, int64, error) {
 	f := trashForm{
 		Project: strings.TrimSpace(q.Get("project")),
 		Name:    strings.TrimSpace(q.Get("name")),
@@ -146,13 +149,13 @@ func parseTrashForm(q url.Values, tr func(string, ...any) string) (trashForm, tr
 	}
 	query.TargetType = trash.TargetType(f.Type)
 	if !query.TargetType.Valid() {
-		return f, query, 0, tr("Type must be Tasks or Sprints.")
+		return f, query, 0, formError(tr("Type must be Tasks or Sprints."))
 	}
 	var project int64
 	if f.Project != "" {
-		n, err := strconv.ParseInt(f.Project, 10, 64)
-		if err != nil || n < 1 {
-			return f, query, 0, tr("Project must be a whole number above 0, or empty for every project.")
+		n, err := httpapi.ParseID("project", f.Project)
+		if err != nil {
+			return f, query, 0, err
 		}
 		project = n
 	}
@@ -161,7 +164,7 @@ func parseTrashForm(q url.Values, tr func(string, ...any) string) (trashForm, tr
 	if f.Deleted != "" {
 		day, err := time.Parse("2006-01-02", f.Deleted)
 		if err != nil {
-			return f, query, 0, tr("Deleted on must be a date such as 2026-11-24.")
+			return f, query, 0, formError(tr("Deleted on must be a date such as 2026-11-24."))
 		}
 		query.Filters = []trash.Filter{
 			{Key: "deletedDate", Op: trash.OpGreaterThanEqual, Value: day},
@@ -178,24 +181,24 @@ func parseTrashForm(q url.Values, tr func(string, ...any) string) (trashForm, tr
 		}
 	}
 	if !found {
-		return f, query, 0, tr("Sort must be one of the orders offered.")
+		return f, query, 0, formError(tr("Sort must be one of the orders offered."))
 	}
 	if v := q.Get("size"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > trashPageSizes[len(trashPageSizes)-1] {
-			return f, query, 0, tr("Per page must be a number from 1 to %d.", trashPageSizes[len(trashPageSizes)-1])
+		n, err := httpapi.ParseInt("size", v, 1, trashPageSizes[len(trashPageSizes)-1])
+		if err != nil {
+			return f, query, 0, err
 		}
 		f.Size = n
 	}
 	if v := q.Get("page"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return f, query, 0, tr("Page must be a whole number above 0.")
+		n, err := httpapi.ParseInt("page", v, 1, trash.MaxPageNo)
+		if err != nil {
+			return f, query, 0, err
 		}
 		f.PageNo = n
 	}
 	query.PageSize, query.PageNo = f.Size, f.PageNo
-	return f, query, project, ""
+	return f, query, project, nil
 }
 
 // values is the form as a query string, on page pageNo.
@@ -217,22 +220,18 @@ func (f trashForm) values(pageNo int) string {
 
 func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	tr := func(format string, args ...any) string { return c.tr(r, format, args...) }
-	form, query, project, problem := parseTrashForm(r.URL.Query(), tr)
+	form, query, project, err := parseTrashForm(r.URL.Query(), tr)
 	v := trashView{Form: form, Sorts: trashSorts, Sizes: trashPageSizes, Types: trashTypes, Project: project, Back: c.base + "trash"}
 	if qs := form.values(form.PageNo); qs != "" {
 		v.Back += "?" + qs
 	}
-	if problem != "" {
-		c.renderMsg(w, r, s, http.StatusBadRequest, "trash", v, problem)
+	if err != nil {
+		c.renderProblem(w, r, s, "trash", v, c.problem(r, err))
 		return
 	}
 	page, err := c.cfg.Trash.Search(r.Context(), s.Principal, query)
 	if err != nil {
-		status, msg := c.messageFor(r, err)
-		if status == http.StatusNotFound && project > 0 {
-			msg = c.tr(r, "Project %d has no trash you may see: it does not exist in your tenant, or you may not see it.", project)
-		}
-		c.renderMsg(w, r, s, status, "trash", v, msg)
+		c.renderProblem(w, r, s, "trash", v, c.problem(r, err))
 		return
 	}
 	v.Result = &page
@@ -317,16 +316,22 @@ func (c *Console) noSuchPage(w http.ResponseWriter, r *http.Request, s *consoleS
 	c.plainErrorIn(w, r, s, http.StatusNotFound, c.tr(r, "There is no such page in the console."))
 }
 
-// pathInt reads a positive integer path value, written in its one
-// canonical spelling.
+// pathInt reads an id path value as the API reads one (httpapi.ParseID:
+// its one canonical spelling).
 func pathInt(r *http.Request, name string) (int64, bool) {
-	s := r.PathValue(name)
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 1 || strconv.FormatInt(n, 10) != s {
-		return 0, false
-	}
-	return n, true
+	n, err := httpapi.ParseID(name, r.PathValue(name))
+	return n, err == nil
 }
+
+// formError is a form's value refused by a rule of the console's own, for
+// a value only the form takes (a date without a time, an order offered):
+// its text, already in the page's language, answered as the API answers
+// invalid input (400 param_validation_error).
+type formError string
+
+func (e formError) Error() string         { return string(e) }
+func (e formError) Unwrap() error         { return deskkit.ErrInvalid }
+func (e formError) ClientMessage() string { return string(e) }
 
 func (c *Console) confirmEntry(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	action, id, ok := c.actionOn(w, r, s, "id")
