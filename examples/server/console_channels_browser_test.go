@@ -146,7 +146,7 @@ func TestConsoleChannels(t *testing.T) {
 			chromedp.SendKeys(chromedp.CSS("#c-address"), "ftp://example.com/x"),
 			chromedp.Click(chromedp.CSS("#save")),
 		)
-		if msg := tb.text("[role=alert]"); !strings.Contains(msg, "Address must be") {
+		if msg := tb.text("[role=alert]"); !strings.Contains(msg, "address must be") {
 			t.Errorf("a bad address: %q", msg)
 		}
 		if v := evalIn[string](tb, `document.querySelector("#c-name").value`); v != "ops" {

@@ -66,7 +66,7 @@ func TestConsoleProfile(t *testing.T) {
 			chromedp.SetValue(chromedp.CSS("#p-username"), strings.Repeat("x", 101)),
 			chromedp.Click(chromedp.CSS("#save-profile")),
 		)
-		if msg := tb.text("[role=alert]"); !strings.Contains(msg, "Username") {
+		if msg := tb.text("[role=alert]"); !strings.Contains(msg, "username must be at most 100 characters") {
 			t.Errorf("a username too long: %q", msg)
 		}
 

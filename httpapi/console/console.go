@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/uptrace/bun"
@@ -240,7 +239,8 @@ func (c *Console) problem(r *http.Request, err error) shownProblem {
 	if errors.As(err, &le) {
 		msg = c.tr(r, le.words.key, le.words.args...)
 	}
-	msg = sentence(msg)
+	var ie *deskkit.InputError
+	msg = sentence(msg, !errors.As(err, &ie))
 	switch {
 	case p.Status == http.StatusUnauthorized:
 		msg = joinSentences(msg, c.tr(r, "Sign in again."))
@@ -259,15 +259,19 @@ func joinSentences(a, b string) string {
 	return a + " " + b
 }
 
-// sentence makes s start upper case and end with a full stop: "。" after
-// Chinese, Japanese or Korean.
-func sentence(s string) string {
+// sentence makes s end with a full stop ("。" after Chinese, Japanese or
+// Korean) and, when upper is set, start upper case: only when its first
+// word is a plain lower-case word, never a field name (projectId,
+// verificationCode stay as the API spells them). An input error starts
+// with its field whatever the field's case: its caller passes false.
+func sentence(s string, upper bool) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return s
 	}
-	first, n := utf8.DecodeRuneInString(s)
-	s = string(unicode.ToUpper(first)) + s[n:]
+	if word, _, _ := strings.Cut(s, " "); upper && strings.IndexFunc(word, func(r rune) bool { return r < 'a' || r > 'z' }) < 0 {
+		s = strings.ToUpper(s[:1]) + s[1:]
+	}
 	last, _ := utf8.DecodeLastRuneInString(s)
 	switch {
 	case strings.ContainsRune(".?!。？！", last):

@@ -425,7 +425,7 @@ func TestProblem(t *testing.T) {
 		err  error
 		want shownProblem
 	}{
-		{deskkit.Invalid("projectId", "must be a positive integer"), shownProblem{400, 0, errorView{"ProjectId must be a positive integer.", httpapi.KeyValidation}}},
+		{deskkit.Invalid("projectId", "must be a positive integer"), shownProblem{400, 0, errorView{"projectId must be a positive integer.", httpapi.KeyValidation}}},
 		{fmt.Errorf("x: %w", deskkit.ErrUnauthenticated), shownProblem{401, 0, errorView{"A valid bearer token is required. Sign in again.", httpapi.KeyUnauthorized}}},
 		{fmt.Errorf("x: %w", deskkit.ErrForbidden), shownProblem{403, 0, errorView{"You may not do this.", httpapi.KeyForbidden}}},
 		{fmt.Errorf("x: %w", deskkit.ErrNotFound), shownProblem{404, 0, errorView{"The resource does not exist.", httpapi.KeyNotFound}}},
@@ -448,13 +448,13 @@ func TestTrashPageInput(t *testing.T) {
 	f := setup(t, dbtest.OpenSQLite(t), nil, false)
 	ck := f.signIn(f.token)
 	for q, want := range map[string]string{
-		"project=x":          "Project must be a positive integer. <code class=\"ekey\" data-ekey=\"param_validation_error\">",
-		"project=05":         "Project must be written as plain decimal digits",
+		"project=x":          "project must be a positive integer. <code class=\"ekey\" data-ekey=\"param_validation_error\">",
+		"project=05":         "project must be written as plain decimal digits",
 		"type=FOO":           "Type must be Tasks or Sprints",
 		"deleted=24.11.2026": "Deleted on must be a date",
 		"sort=random":        "Sort must be one of",
-		"size=5000":          "Size must be an integer between 1 and 100.",
-		"page=0":             "Page must be an integer between 1 and 100000.",
+		"size=5000":          "size must be an integer between 1 and 100.",
+		"page=0":             "page must be an integer between 1 and 100000.",
 	} {
 		a := f.do(http.MethodGet, "/console/trash?"+q, nil, ck)
 		if a.StatusCode != http.StatusBadRequest || !strings.Contains(a.body, want) {
@@ -466,5 +466,28 @@ func TestTrashPageInput(t *testing.T) {
 	a := f.do(http.MethodPost, "/console/trash/project/1/clear", url.Values{"csrf": {token}, "count": {"5"}}, ck)
 	if a.StatusCode != http.StatusConflict || !strings.Contains(a.body, "Clear all 0 entries") {
 		t.Errorf("stale count: %d\n%s", a.StatusCode, a.body)
+	}
+}
+
+// TestSentence checks that a message gets its full stop and a capital,
+// and that a field name that opens it keeps the API's spelling.
+func TestSentence(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		upper bool
+		want  string
+	}{
+		{"you may not do this", true, "You may not do this."},
+		{"verificationCode is wrong; 4 attempts are left", true, "verificationCode is wrong; 4 attempts are left."},
+		{"channelType WEBHOOK: the tenant has 5 channels", true, "channelType WEBHOOK: the tenant has 5 channels."},
+		{"name must be at most 100 characters", false, "name must be at most 100 characters."},
+		{"at most 3", true, "At most 3."},
+		{"名称已被占用", true, "名称已被占用。"},
+		{"Done!", true, "Done!"},
+		{"  ", true, ""},
+	} {
+		if got := sentence(tc.in, tc.upper); got != tc.want {
+			t.Errorf("sentence(%q, %v) = %q, want %q", tc.in, tc.upper, got, tc.want)
+		}
 	}
 }

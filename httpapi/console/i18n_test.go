@@ -124,7 +124,7 @@ func TestPagesInBothLanguages(t *testing.T) {
 			}
 		}
 		// A bad search is refused in the page's language.
-		wantPage(t, "bad search", f.get("/console/trash?size=1000", "zh-CN", ck), http.StatusBadRequest, "zh-CN", "Size 必须是 1 到 100 之间的整数。", `data-ekey="param_validation_error"`)
+		wantPage(t, "bad search", f.get("/console/trash?size=1000", "zh-CN", ck), http.StatusBadRequest, "zh-CN", "size 必须是 1 到 100 之间的整数。", `data-ekey="param_validation_error"`)
 	})
 }
 
@@ -229,10 +229,10 @@ func TestServiceErrorsLocalized(t *testing.T) {
 	if zh == en {
 		t.Fatalf("the root catalogue does not translate %q", en)
 	}
-	if p := f.c.problem(r, err); p.Status != http.StatusBadRequest || p.Message != sentence(zh) {
+	if p := f.c.problem(r, err); p.Status != http.StatusBadRequest || p.Message != sentence(zh, false) {
 		t.Errorf("invalid: %d %q, want %q", p.Status, p.Message, zh)
 	}
-	if p := f.c.problem(r, deskkit.ErrForbidden); p.Status != http.StatusForbidden || p.Message != sentence(f.c.i18n.messages().Sprintf(f.c.lang(r), "you may not do this")) || p.Key != "forbidden" {
+	if p := f.c.problem(r, deskkit.ErrForbidden); p.Status != http.StatusForbidden || p.Message != sentence(f.c.i18n.messages().Sprintf(f.c.lang(r), "you may not do this"), true) || p.Key != "forbidden" {
 		t.Errorf("forbidden: %d %q %s", p.Status, p.Message, p.Key)
 	}
 }
