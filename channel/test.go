@@ -149,7 +149,7 @@ func (r *ChannelRegistry) takeTest(ctx context.Context, tenantID int64, n int) e
 	}
 	l := limiter.Limit{
 		Name: "tests_per_minute", Key: fmt.Sprintf("test:%d", tenantID), Max: r.cfg.TestsPerMinute, Window: time.Minute, Cost: n,
-		Text: deskkit.Textf("at most %d test messages a minute per tenant (a test of an e-mail channel counts one per address)", r.cfg.TestsPerMinute),
+		Msg: deskkit.Textf("at most %d test messages a minute per tenant (a test of an e-mail channel counts one per address)", r.cfg.TestsPerMinute),
 	}
 	return deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		return limiter.Take(ctx, tx, limitsTable, r.now(), []limiter.Limit{l})
@@ -184,7 +184,7 @@ func (r *ChannelRegistry) takeResend(ctx context.Context, tx bun.IDB, tenantID i
 	}
 	l := limiter.Limit{
 		Name: "resends_per_minute", Key: fmt.Sprintf("resend:%d", tenantID), Max: r.cfg.ResendsPerMinute, Window: time.Minute,
-		Text: deskkit.Textf("at most %d resends and recovers a minute per tenant", r.cfg.ResendsPerMinute),
+		Msg: deskkit.Textf("at most %d resends and recovers a minute per tenant", r.cfg.ResendsPerMinute),
 	}
 	return limiter.Take(ctx, tx, limitsTable, r.now(), []limiter.Limit{l})
 }

@@ -70,25 +70,25 @@ func (v *Verifier) sendLimits(u User, k Kind, b BizKey, address string) []limite
 			Name: limitResendInterval,
 			Key:  "send-interval:" + userPart(u) + ":" + string(k) + ":" + string(b) + ":" + address,
 			Max:  1, Window: v.cfg.ResendInterval,
-			Text: deskkit.Textf("a code for %s was sent to this address less than %s ago", string(b), deskkit.DurationText(v.cfg.ResendInterval)),
+			Msg: deskkit.Textf("a code for %s was sent to this address less than %s ago", string(b), deskkit.DurationText(v.cfg.ResendInterval)),
 		},
 		{
 			Name: limitPerHour,
 			Key:  "send-address:" + userPart(u) + ":" + string(k) + ":" + address,
 			Max:  v.cfg.SendsPerHour, Window: time.Hour,
-			Text: deskkit.Textf("at most %d codes an hour may go to one address", v.cfg.SendsPerHour),
+			Msg: deskkit.Textf("at most %d codes an hour may go to one address", v.cfg.SendsPerHour),
 		},
 	}
 	return append(ls, limiter.Limit{
 		Name: limitPerAddressPerDay,
 		Key:  "send-any:" + string(k) + ":" + v.addressTag(k, address),
 		Max:  v.cfg.SendsPerAddressPerDay, Window: 24 * time.Hour,
-		Text: deskkit.Textf("this address has had %d codes today, the most it may get from all accounts", v.cfg.SendsPerAddressPerDay),
+		Msg: deskkit.Textf("this address has had %d codes today, the most it may get from all accounts", v.cfg.SendsPerAddressPerDay),
 	}, limiter.Limit{
 		Name: limitPerDay,
 		Key:  userSendKey(u),
 		Max:  v.cfg.SendsPerDay, Window: 24 * time.Hour,
-		Text: deskkit.Textf("at most %d codes a day may be requested", v.cfg.SendsPerDay),
+		Msg: deskkit.Textf("at most %d codes a day may be requested", v.cfg.SendsPerDay),
 	})
 }
 
@@ -121,6 +121,6 @@ func (v *Verifier) failureLimit(u User) limiter.Limit {
 		Name: limitFailuresPerDay,
 		Key:  "fail-user:" + userPart(u),
 		Max:  v.cfg.FailuresPerDay, Window: 24 * time.Hour,
-		Text: deskkit.Textf("at most %d wrong codes a day", v.cfg.FailuresPerDay),
+		Msg: deskkit.Textf("at most %d wrong codes a day", v.cfg.FailuresPerDay),
 	}
 }

@@ -235,10 +235,6 @@ func (c *Console) problem(r *http.Request, err error) shownProblem {
 		c.cfg.Logger.ErrorContext(r.Context(), "console: unexpected error", slog.String("path", r.URL.Path), slog.Any("error", err))
 	}
 	msg := c.localizer(r).Write(p.Message)
-	var le *limitError
-	if errors.As(err, &le) {
-		msg = c.tr(r, le.words.key, le.words.args...)
-	}
 	var ie *deskkit.InputError
 	msg = sentence(msg, !errors.As(err, &ie))
 	switch {

@@ -307,13 +307,12 @@ func useRow(ctx context.Context, tx bun.Tx, query string, args ...any) error {
 func (c *Console) invalidLink(w http.ResponseWriter, r *http.Request) {
 	n, win := c.cfg.SignInsPerClient, c.cfg.SignInWindow
 	limits := []limiter.Limit{{Key: "invalid-link:" + clientAddress(r), Max: n, Window: win,
-		Msg: fmt.Sprintf("at most %d invalid links from one address every %s", n, deskkit.DurationText(win))}}
-	words := []limitWords{{text("at most %d invalid links from one address every %s"), []any{n, deskkit.DurationText(win)}}}
+		Msg: deskkit.Textf(text("at most %d invalid links from one address every %s"), n, deskkit.DurationText(win))}}
 	err := deskkit.RunInTx(r.Context(), c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		return limiter.Take(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits)
 	})
 	if err != nil {
-		c.fail(w, r, nil, withLimitWords(err, limits, words))
+		c.fail(w, r, nil, err)
 		return
 	}
 	c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgPortalInvalid))
@@ -325,12 +324,10 @@ func (c *Console) invalidLink(w http.ResponseWriter, r *http.Request) {
 func (c *Console) takeUserAttempt(ctx context.Context, tenantID, userID int64) error {
 	n, win := c.cfg.SignInsPerUser, c.cfg.SignInWindow
 	limits := []limiter.Limit{{Key: "user:" + strconv.FormatInt(tenantID, 10) + ":" + strconv.FormatInt(userID, 10), Max: n, Window: win,
-		Msg: fmt.Sprintf("at most %d console sign-ins per user every %s", n, deskkit.DurationText(win))}}
-	words := []limitWords{{text("at most %d console sign-ins per user every %s"), []any{n, deskkit.DurationText(win)}}}
-	err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+		Msg: deskkit.Textf(text("at most %d console sign-ins per user every %s"), n, deskkit.DurationText(win))}}
+	return deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		return limiter.Take(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits)
 	})
-	return withLimitWords(err, limits, words)
 }
 
 // errRefused is the host's refusal (Config.Principals, Config.Allow) at

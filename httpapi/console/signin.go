@@ -117,16 +117,12 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 // refusal by the limit leaves the link unused.
 func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash, scopes string, use func(context.Context, bun.Tx) error) error {
 	now := c.cfg.Now().UnixMilli()
-	var (
-		limits []limiter.Limit
-		words  []limitWords
-	)
+	var limits []limiter.Limit
 	if n := c.cfg.SignInsPerTenant; n > 0 {
 		limits = append(limits, limiter.Limit{
 			Key: "tenant:" + strconv.FormatInt(p.TenantID, 10), Max: n, Window: c.cfg.SignInWindow,
-			Msg: fmt.Sprintf("at most %d console sign-ins per tenant every %s", n, deskkit.DurationText(c.cfg.SignInWindow)),
+			Msg: deskkit.Textf(text("at most %d console sign-ins per tenant every %s"), n, deskkit.DurationText(c.cfg.SignInWindow)),
 		})
-		words = append(words, limitWords{text("at most %d console sign-ins per tenant every %s"), []any{n, deskkit.DurationText(c.cfg.SignInWindow)}})
 	}
 	if len(limits) > 0 || use != nil {
 		err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -141,7 +137,7 @@ func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Reque
 			return nil
 		})
 		if err != nil {
-			return withLimitWords(err, limits, words)
+			return err
 		}
 	}
 	if err := c.startSession(ctx, w, r, p, tokenHash, scopes); err != nil {
@@ -181,11 +177,10 @@ func (c *Console) purgeExpired(ctx context.Context, now int64) {
 // client's (clientAddress): the connection's, or behind
 // Config.TrustedProxies the one they give.
 func (c *Console) holdInvalid(ctx context.Context, r *http.Request) error {
-	limits, words := c.invalidLimits(r)
-	err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
+	limits := c.invalidLimits(r)
+	return deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		return limiter.Hold(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits[0])
 	})
-	return withLimitWords(err, limits, words)
 }
 
 // takeInvalid counts an invalid token or one-time link against its
@@ -195,61 +190,26 @@ func (c *Console) holdInvalid(ctx context.Context, r *http.Request) error {
 // only: once it is spent they answer 429 instead of 401 for the rest of
 // the window, while valid tokens and links still open sessions.
 func (c *Console) takeInvalid(ctx context.Context, r *http.Request) error {
-	limits, words := c.invalidLimits(r)
+	limits := c.invalidLimits(r)
 	err := deskkit.RunInTx(ctx, c.cfg.DB, nil, func(ctx context.Context, tx bun.Tx) error {
 		return limiter.Take(ctx, tx, limitsTable, c.cfg.Now().UnixMilli(), limits)
 	})
 	if err != nil {
-		return withLimitWords(err, limits, words)
+		return err
 	}
 	return deskkit.ErrUnauthenticated
 }
 
 // invalidLimits are the limits of invalid token sign-ins and one-time
 // links: the client address's first, then all clients'.
-func (c *Console) invalidLimits(r *http.Request) ([]limiter.Limit, []limitWords) {
+func (c *Console) invalidLimits(r *http.Request) []limiter.Limit {
 	w := c.cfg.SignInWindow
-	limits := []limiter.Limit{
+	return []limiter.Limit{
 		{Key: "client:" + clientAddress(r), Max: c.cfg.SignInsPerClient, Window: w,
-			Msg: fmt.Sprintf("at most %d sign-in attempts from one address every %s", c.cfg.SignInsPerClient, deskkit.DurationText(w))},
+			Msg: deskkit.Textf(text("at most %d sign-in attempts from one address every %s"), c.cfg.SignInsPerClient, deskkit.DurationText(w))},
 		{Key: "global", Max: c.cfg.SignInsGlobal, Window: w,
-			Msg: "too many sign-in attempts to this server just now"},
+			Msg: deskkit.Plain(text("too many sign-in attempts to this server just now"))},
 	}
-	words := []limitWords{
-		{text("at most %d sign-in attempts from one address every %s"), []any{c.cfg.SignInsPerClient, deskkit.DurationText(w)}},
-		{text("too many sign-in attempts to this server just now"), nil},
-	}
-	return limits, words
-}
-
-// limitWords is a sign-in limit's message as a console text and its
-// arguments, for the pages in other languages than English.
-type limitWords struct {
-	key  string
-	args []any
-}
-
-// limitError is a refusal by one of the sign-in limits: the limiter's
-// error, with its message as a console text.
-type limitError struct {
-	error
-	words limitWords
-}
-
-func (e *limitError) Unwrap() error { return e.error }
-
-// withLimitWords gives a refusal by limits[i] the words[i] it has.
-func withLimitWords(err error, limits []limiter.Limit, words []limitWords) error {
-	var rl *deskkit.RateLimitError
-	if !errors.As(err, &rl) {
-		return err
-	}
-	for i, l := range limits {
-		if l.Msg == rl.Message.String() && i < len(words) {
-			return &limitError{error: err, words: words[i]}
-		}
-	}
-	return err
 }
 
 // safeNext is where to go after signing in: a path of the console, never

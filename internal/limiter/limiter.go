@@ -41,10 +41,9 @@ type Limit struct {
 	Key    string
 	Max    int // 0 or less: no limit
 	Window time.Duration
-	Msg    string // for the client: "at most 10 codes an hour to this address"
-	// Text is Msg in a form that renders in other languages; when set,
-	// it is the message and Msg is not read.
-	Text deskkit.Text
+	// Msg is for the client, in the reader's language: "at most 10 codes
+	// an hour to this address".
+	Msg deskkit.Text
 	// Cost is how many events this one counts as (a test message to ten
 	// addresses is ten); 1 if 0. A cost above Max is always refused.
 	Cost int
@@ -52,10 +51,7 @@ type Limit struct {
 
 // refusal is the error of l refusing, retryable after d.
 func (l Limit) refusal(d time.Duration) *deskkit.RateLimitError {
-	if !l.Text.IsZero() {
-		return deskkit.RateLimited(d, l.Text)
-	}
-	return deskkit.RateLimited(d, deskkit.Plain(l.Msg))
+	return deskkit.RateLimited(d, l.Msg)
 }
 
 // Refusal is how Take and Hold refuse: the *deskkit.RateLimitError the

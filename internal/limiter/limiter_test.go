@@ -19,7 +19,7 @@ func TestTake(t *testing.T) {
 		ctx := context.Background()
 		createTable(t, db)
 		take := func(now int64, cost int) error {
-			return limiter.Take(ctx, db, "test_limits", now, []limiter.Limit{{Key: "k", Max: 5, Window: time.Minute, Msg: "five a minute", Cost: cost}})
+			return limiter.Take(ctx, db, "test_limits", now, []limiter.Limit{{Key: "k", Max: 5, Window: time.Minute, Msg: deskkit.Plain("five a minute"), Cost: cost}})
 		}
 		wantRefused := func(err error, retry time.Duration) {
 			t.Helper()
@@ -60,7 +60,7 @@ func TestGiveBack(t *testing.T) {
 		ctx := context.Background()
 		createTable(t, db)
 		take := func(now int64) error {
-			return limiter.Take(ctx, db, "test_limits", now, []limiter.Limit{{Key: "k", Max: 1, Window: time.Minute, Msg: "one a minute"}})
+			return limiter.Take(ctx, db, "test_limits", now, []limiter.Limit{{Key: "k", Max: 1, Window: time.Minute, Msg: deskkit.Plain("one a minute")}})
 		}
 		if err := take(0); err != nil {
 			t.Fatal(err)
@@ -102,9 +102,9 @@ func TestTakeSeveral(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		createTable(t, db)
-		a := limiter.Limit{Key: "a", Max: 3, Window: time.Minute, Msg: "a"}
-		b := limiter.Limit{Key: "b", Max: 2, Window: time.Minute, Msg: "b"}
-		day := limiter.Limit{Key: "day", Max: 3, Window: time.Hour, Msg: "day"}
+		a := limiter.Limit{Key: "a", Max: 3, Window: time.Minute, Msg: deskkit.Plain("a")}
+		b := limiter.Limit{Key: "b", Max: 2, Window: time.Minute, Msg: deskkit.Plain("b")}
+		day := limiter.Limit{Key: "day", Max: 3, Window: time.Hour, Msg: deskkit.Plain("day")}
 		hits := func() map[string]int {
 			t.Helper()
 			var rows []struct {
@@ -153,7 +153,7 @@ func TestHold(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		createTable(t, db)
-		l := limiter.Limit{Key: "k", Max: 2, Window: time.Minute, Msg: "two a minute"}
+		l := limiter.Limit{Key: "k", Max: 2, Window: time.Minute, Msg: deskkit.Plain("two a minute")}
 		hits := func() (n int, end int64) {
 			t.Helper()
 			if err := db.NewSelect().Table("test_limits").Column("hits", "window_end_ms").Where("limit_key = 'k'").Scan(ctx, &n, &end); err != nil {
@@ -239,9 +239,9 @@ func TestTakeThen(t *testing.T) {
 		if _, err := db.ExecContext(ctx, "CREATE TABLE test_after (n INTEGER NOT NULL)"); err != nil {
 			t.Fatal(err)
 		}
-		a := limiter.Limit{Key: "a", Max: 1, Window: time.Minute, Msg: "a"}
-		b := limiter.Limit{Key: "b", Max: 5, Window: time.Minute, Msg: "b"}
-		never := limiter.Limit{Key: "c", Max: 1, Cost: 2, Window: time.Minute, Msg: "c"}
+		a := limiter.Limit{Key: "a", Max: 1, Window: time.Minute, Msg: deskkit.Plain("a")}
+		b := limiter.Limit{Key: "b", Max: 5, Window: time.Minute, Msg: deskkit.Plain("b")}
+		never := limiter.Limit{Key: "c", Max: 1, Cost: 2, Window: time.Minute, Msg: deskkit.Plain("c")}
 		take := func(n int, ls ...limiter.Limit) error {
 			return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 				return limiter.TakeThen(ctx, tx, "test_limits", 0, ls, func(fits string) bun.Query {
