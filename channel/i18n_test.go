@@ -139,7 +139,7 @@ func TestEventLanguages(t *testing.T) {
 		if err := f.r.RegisterEventTypes(shipped); err != nil {
 			t.Fatal(err)
 		}
-		f.add(t, f.ann, "WORKPLACE_CHAT", "ding", f.recv.URL+"/robot/send?access_token=zh", nil)
+		zhDing := f.add(t, f.ann, "WORKPLACE_CHAT", "ding", f.recv.URL+"/robot/send?access_token=zh", nil)
 		f.add(t, f.eve, "WORKPLACE_CHAT", "ding", f.recv.URL+"/robot/send?access_token=en", nil)
 		f.add(t, f.ann, "EMAIL", "team", "zh@example.com", nil)
 		for _, tenant := range []int64{10, 20} {
@@ -200,6 +200,16 @@ func TestEventLanguages(t *testing.T) {
 			if !slices.Equal(got[tok], want) {
 				t.Errorf("%s robot got %q, want %q", tok, got[tok], want)
 			}
+		}
+		// Send, outside the queue, writes it in the tenant's language too.
+		if err := f.r.Send(context.Background(), 10, zhDing.ID, deskkit.Event{Type: "order.shipped", Heading: deskkit.Textf("Order %d shipped", 5)}); err != nil {
+			t.Fatal(err)
+		}
+		f.recv.mu.Lock()
+		last := string(f.recv.bodies[len(f.recv.bodies)-1])
+		f.recv.mu.Unlock()
+		if !strings.Contains(last, "订单 5 已发货") {
+			t.Errorf("Send wrote %s", last)
 		}
 	})
 }
