@@ -23,9 +23,10 @@ import (
 // it is delivered: the robots' title and markdown and the e-mail's subject
 // and body (channel.Config.TenantLanguage); deskkit's own events are
 // written so. With Title (and Text), strings, it goes as they say to every
-// tenant, as a host's events always have. An event has one or the other,
-// never both. The webhook's JSON carries neither: its data are the same in
-// every language.
+// tenant, as a host's events may go on doing; so does every event stored
+// before deskkit kept messages, in its stored English. An event has one or
+// the other, never both. The webhook's JSON carries neither: its data are
+// the same in every language.
 type Event struct {
 	// ID identifies the event and is its idempotency key: publishing an id
 	// a second time in one tenant adds nothing. It is also the webhook-id
