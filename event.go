@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
-	"encoding/json"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -18,6 +17,16 @@ import (
 // that makes the change, so that the event exists exactly when the change
 // does: rolled back, nothing is sent; committed, it is delivered even if
 // the process dies the next instant.
+//
+// An event says what happened in one of two ways. With Heading (and Body),
+// messages, it is written in the language of each tenant it goes to, when
+// it is delivered: the robots' title and markdown and the e-mail's subject
+// and body (channel.Config.TenantLanguage); deskkit's own events are
+// written so. With Title (and Text), strings, it goes as they say to every
+// tenant, as a host's events may go on doing; so does every event stored
+// before deskkit kept messages, in its stored English. An event has one or
+// the other, never both. The webhook's JSON carries neither: its data are
+// the same in every language.
 type Event struct {
 	// ID identifies the event and is its idempotency key: publishing an id
 	// a second time in one tenant adds nothing. It is also the webhook-id
@@ -31,17 +40,43 @@ type Event struct {
 	// Time is when the event happened; the publisher's clock if zero.
 	Time time.Time
 	// Title is one line: the robots' heading and the e-mail subject.
-	// Required, at most 200 characters.
+	// Required unless Heading is set, at most 200 characters.
 	Title string
 	// Text is the body: markdown for the robots, plain text for e-mail,
 	// at most 3000 characters; "" sends the title alone.
 	Text string
+	// Heading and Body are the title and text as messages, a key and its
+	// arguments (Textf), for an event written in each reader's language;
+	// Title and Text are then "". Their English (Text.String) is checked
+	// as Title and Text are, and is what a publisher stores as the title
+	// and text, so that whatever reads those reads English; each delivery
+	// writes them anew in the receiving tenant's language, with the
+	// catalogues of the publisher's Messages. A translation longer than
+	// the bounds is cut to them ("…" ends it); one that is no single line
+	// sends the English. A zero Body sends the heading alone; a Body
+	// without a Heading is refused. A Publisher of the host's own reads
+	// the English with Heading.String() (or Message).
+	Heading Text
+	Body    Text
 	// Data is the webhook's "data": a value that encodes as a JSON object;
 	// nil sends {}. The publisher sets its "tenantId" to the tenant the
 	// event is published in, and refuses a top-level key that differs
 	// from "tenantId" or "actor" in case alone ("TenantID"): receivers
 	// that match keys without case would read it in place of deskkit's.
 	Data any
+}
+
+// Message is ev's title and text in tag's language: Heading and Body
+// written with m when Heading is set (a nil m, or English, writes the
+// English), else Title and Text as they are.
+func (ev Event) Message(m *Messages, tag language.Tag) (title, text string) {
+	if ev.Heading.IsZero() {
+		return ev.Title, ev.Text
+	}
+	if !ev.Body.IsZero() {
+		text = ev.Body.LocalizedMessage(m, tag)
+	}
+	return ev.Heading.LocalizedMessage(m, tag), text
 }
 
 // EventType describes a type of event, for the catalogue that users read
@@ -53,20 +88,7 @@ type EventType struct {
 	Description string `json:"description" description:"When the event happens."`
 	// Example is an example of the event's data.
 	Example any `json:"example" description:"An example of the event's data (tenantId, added to every event's data, is left out)."`
-	// Render, if set, writes the title and text of an event of this type
-	// in a language from its data (the Data published, as JSON), for the
-	// channels whose language is not English: the event is rendered when
-	// it is delivered, in the language of the receiving tenant, not stored
-	// in each language when published. English is the Title and Text
-	// published. An error, or nil Render, sends the published Title and
-	// Text. deskkit's own types have one; a host's may.
-	Render EventRenderer `json:"-"`
 }
-
-// EventRenderer writes an event's title and text in tag's language from its
-// data; see EventType.Render. m translates the parts (a nil *Messages
-// writes English).
-type EventRenderer func(m *Messages, tag language.Tag, data json.RawMessage) (title, text string, err error)
 
 // Actor is who caused an event, in the data of the services' events
 // ("actor"); null there when nobody did (retention, a channel disabled for

@@ -21,8 +21,8 @@ import (
 )
 
 // A task trashed in two tenants reaches each tenant's DingTalk robot in the
-// tenant's language: rendered from the event's data when delivered, in
-// Chinese for one, as published (English) for the other.
+// tenant's language: written from the event's heading and body when
+// delivered, in Chinese for one, in English for the other.
 func TestTrashEventOnDingTalkInTwoLanguages(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx, cancel := context.WithCancel(context.Background())

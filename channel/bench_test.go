@@ -15,7 +15,8 @@ import (
 // transaction: "bare" inserts one row in a transaction, "publish" does the
 // same and publishes an event to the tenant's three subscribed webhooks
 // (the trash's goal: at most 1.3x of bare), its statement prepared as
-// once Run has started. No worker runs: this is the publisher's cost
+// once Run has started; "messages" publishes it with a Heading and Body,
+// as deskkit's services do. No worker runs: this is the publisher's cost
 // alone.
 //
 //	go test -run '^$' -bench Publish ./channel/
@@ -57,8 +58,8 @@ func BenchmarkPublish(b *testing.B) {
 				b.Fatal(err)
 			}
 			var id int64
-			for _, mode := range []string{"bare", "publish"} {
-				publish := mode == "publish"
+			for _, mode := range []string{"bare", "publish", "messages"} {
+				publish, messages := mode != "bare", mode == "messages"
 				b.Run(mode, func(b *testing.B) {
 					for b.Loop() {
 						id++
@@ -71,6 +72,13 @@ func BenchmarkPublish(b *testing.B) {
 							}
 							ev := deskkit.Event{Type: "task.trashed", Title: "Task trashed",
 								Data: map[string]any{"projectId": 1, "trashId": id, "targetName": "Fix the login"}}
+							if messages {
+								// As the trash publishes: a heading and body
+								// of key and arguments.
+								ev.Title = ""
+								ev.Heading = deskkit.Textf("Task %s moved to the trash", `"Fix the login"`)
+								ev.Body = deskkit.Textf("%s moved task %s of project %d to the trash.", "Ada", `"Fix the login"`, 1)
+							}
 							return r.Publish(ctx, tx, 10, ev)
 						})
 						if err != nil {

@@ -484,14 +484,13 @@ type Config struct {
 	// ("zh-CN"), "" for English. Run asks it outside any transaction, off
 	// the claim loop where it can, and keeps each tenant's answer for
 	// TenantLanguageTTL; an error is logged and means English, or the
-	// language last read. An event is stored as published (its Title and
-	// Text, in English for deskkit's own events) and its data. An event
-	// whose type has a Render (deskkit.EventType: the trash's, the
-	// verifier's and channel.disabled have one) is rendered from its data
-	// in that language, with Messages, when it is delivered, for the
-	// robots and e-mail (whose closing line follows); the webhook's JSON,
-	// machine-read, never changes. Other types, English, and a rendering
-	// that fails go out with the Title and Text they were published with.
+	// language last read. An event published with a Heading (deskkit's
+	// own, and a host's that has one) is written in that language, with
+	// Messages, when it is delivered, for the robots and e-mail (whose
+	// closing line follows); the webhook's JSON, machine-read, never
+	// changes. An event published with a Title and Text, and one published
+	// before deskkit kept messages, goes out with the Title and Text it was
+	// published with, in every language.
 	// It may be called from several goroutines at once, for different
 	// tenants, each call bounded by 10 seconds.
 	TenantLanguage func(ctx context.Context, tenantID int64) (string, error)

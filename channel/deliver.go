@@ -11,6 +11,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"golang.org/x/text/language"
+
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/notify"
 )
@@ -56,6 +58,17 @@ func (r *ChannelRegistry) message(ev Event) (notify.Message, error) {
 	}
 	if !validEventType(ev.Type) {
 		return notify.Message{}, deskkit.Invalid("type", "must be 1 to %d of a-z, 0-9, \".\", \"_\" and \"-\", such as task.trashed", MaxEventTypeBytes)
+	}
+	switch {
+	case !ev.Heading.IsZero() && (ev.Title != "" || ev.Text != ""):
+		// One way or the other: an English string beside its message
+		// would be a second copy that could say otherwise.
+		return notify.Message{}, deskkit.Invalid("title", "must be empty when the event has a Heading: the title and text are the Heading's and Body's")
+	case ev.Heading.IsZero() && !ev.Body.IsZero():
+		return notify.Message{}, deskkit.Invalid("body", "must be empty without a Heading")
+	case !ev.Heading.IsZero():
+		// The English is checked, and stored, as a Title and Text are.
+		ev.Title, ev.Text = ev.Message(nil, language.English)
 	}
 	if err := deskkit.CheckName("title", ev.Title, MaxTitleRunes); err != nil {
 		return notify.Message{}, err
@@ -127,7 +140,9 @@ func validEventType(s string) bool {
 //
 // Deliver is a library call for the host, which has decided that the
 // tenant is the right audience; it takes no principal and no throttle.
-// Unlike Publish, it sets no key of ev.Data, and checks none.
+// Unlike Publish, it sets no key of ev.Data, and checks none. An event
+// with a Heading is written in the tenant's language
+// (Config.TenantLanguage), as Publish's deliveries are.
 func (r *ChannelRegistry) Deliver(ctx context.Context, tenantID int64, ev Event, channelIDs []int64) ([]Result, error) {
 	ctx, call := r.ops.Start(ctx, "channel.Deliver", "")
 	v, err := r.deliver(ctx, tenantID, ev, channelIDs)
@@ -150,6 +165,10 @@ func (r *ChannelRegistry) deliver(ctx context.Context, tenantID int64, ev Event,
 	msg, err := r.message(ev)
 	if err != nil {
 		return nil, err
+	}
+	if !ev.Heading.IsZero() {
+		// Written in the tenant's language, as a delivery of Publish's.
+		msg = r.render(ctx, msg, eventMessages{ev.Heading, ev.Body}, r.tenantLanguage(ctx, tenantID))
 	}
 	ids := slices.Clone(channelIDs)
 	slices.Sort(ids)

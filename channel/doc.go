@@ -141,8 +141,9 @@
 // throughput.
 //
 // When Config.TenantLanguage says that a tenant reads another language,
-// deskkit's own events are rendered in it for the robots and e-mail when
-// they are delivered; the webhook's JSON, machine-read, never changes.
+// events published with a Heading (deskkit's own, and a host's that has
+// one) are written in it for the robots and e-mail when they are
+// delivered; the webhook's JSON, machine-read, never changes.
 //
 // Every attempt is logged, with what the channel's address and secret
 // hold masked (see Attempt). Deliveries, Attempts and DeliveryCounts read

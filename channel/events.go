@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/metric"
-	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/notify"
@@ -41,12 +41,11 @@ type ChannelDisabledData struct {
 	// Actor is the user who disabled the channel by hand; nil when the
 	// registry disabled it for its failures.
 	Actor *deskkit.Actor `json:"actor"`
-	// Cause says which of deskkit's causes Reason states, so that a
-	// delivery can state it in its reader's language: "user" (an admin
-	// disabled the channel: actor), "gone" (its webhook answered 410 Gone)
-	// or "failures" (its deliveries failed for too long: failingSeconds,
-	// attempts and lastError, the last attempt's error as recorded). Absent
-	// from events published before deskkit kept it.
+	// Cause says which of deskkit's causes Reason states: "user" (an
+	// admin disabled the channel: actor), "gone" (its webhook answered 410
+	// Gone) or "failures" (its deliveries failed for too long:
+	// failingSeconds, attempts and lastError, the last attempt's error as
+	// recorded). Absent from events published before deskkit kept it.
 	Cause          string `json:"cause,omitempty"`
 	FailingSeconds int64  `json:"failingSeconds,omitempty"`
 	Attempts       int    `json:"attempts,omitempty"`
@@ -92,27 +91,6 @@ func (c disableCause) data(d ChannelDisabledData) ChannelDisabledData {
 	return d
 }
 
-// reason is d's reason for a message: rendered from its cause when that
-// states the stored reason, else the stored reason as it is (an event
-// published before causes were kept, a duration the seconds cannot tell).
-func (d ChannelDisabledData) reason() any {
-	c := disableCause{cause: d.Cause, failing: time.Duration(d.FailingSeconds) * time.Second, attempts: d.Attempts, lastError: d.LastError}
-	switch d.Cause {
-	case causeGone, causeFailures:
-	case causeUser:
-		if d.Actor == nil {
-			return d.Reason
-		}
-		c.userID = d.Actor.ID
-	default:
-		return d.Reason
-	}
-	if t := c.text(); t.String() == d.Reason {
-		return t
-	}
-	return d.Reason
-}
-
 // EventTypes returns the event types the registry itself publishes, which
 // New registers: channel.disabled. A new slice each time.
 func EventTypes() []deskkit.EventType {
@@ -126,15 +104,13 @@ func EventTypes() []deskkit.EventType {
 			Reason: "deliveries failed for 5 days (12 attempts); the last: the webhook answered 503 Service Unavailable",
 			Cause:  causeFailures, FailingSeconds: 5 * 24 * 60 * 60, Attempts: 12, LastError: "the webhook answered 503 Service Unavailable",
 		},
-		Render: renderDisabled,
 	}}
 }
 
-// disabledTexts are the title and text of channel.disabled: written in
-// English when published, in another language when delivered
-// (renderDisabled). The reason is deskkit's message when the data say which
-// cause, else told as it is stored, in English.
-func disabledTexts(name string, actor *deskkit.Actor, reason any) (title, text deskkit.Text) {
+// disabledTexts are the heading and body of channel.disabled, published
+// by a channel's name and actor (nil: deskkit itself), for reason, the
+// cause's message.
+func disabledTexts(name string, actor *deskkit.Actor, reason deskkit.Text) (title, text deskkit.Text) {
 	title = deskkit.Textf("Channel %q was disabled", clipRunes(name, 100))
 	if actor != nil {
 		return title, deskkit.Textf("Disabled by user %d: %s. It gets no events until an admin enables it again.", actor.ID, reason)
@@ -142,14 +118,20 @@ func disabledTexts(name string, actor *deskkit.Actor, reason any) (title, text d
 	return title, deskkit.Textf("Disabled by deskkit: %s. It gets no events until an admin enables it again.", reason)
 }
 
-// renderDisabled is the EventRenderer of channel.disabled.
-func renderDisabled(m *deskkit.Messages, tag language.Tag, data json.RawMessage) (string, string, error) {
-	var d ChannelDisabledData
-	if err := json.Unmarshal(data, &d); err != nil {
-		return "", "", fmt.Errorf("channel: render %s: %w", EventChannelDisabled, err)
+// eventMessages is an event's Heading and Body as the outbox keeps them
+// (outbox.Event.Messages), each a deskkit.Text's JSON: its key and
+// arguments.
+type eventMessages struct {
+	Title deskkit.Text `json:"title"`
+	Text  deskkit.Text `json:"text,omitzero"`
+}
+
+// fit cuts s to n characters, "…" the last.
+func fit(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
 	}
-	title, text := disabledTexts(d.Name, d.Actor, d.reason())
-	return title.LocalizedMessage(m, tag), text.LocalizedMessage(m, tag), nil
+	return string([]rune(s)[:n-1]) + "…"
 }
 
 // RegisterEventTypes adds types to the registry's catalogue, which
@@ -365,8 +347,14 @@ var _ deskkit.Publisher = (*ChannelRegistry)(nil)
 // of the pool (Config.PlainStatements says what that saves, and when to
 // turn it off).
 //
+// An event with a Heading is stored with its Heading and Body as messages
+// (key and arguments) and their English as its title and text; each
+// delivery writes it in the receiving tenant's language (see
+// deskkit.Event and Config.TenantLanguage).
+//
 // Errors: a *deskkit.InputError naming the field of a malformed event
-// (tenantID, id, type, title, text, data), "data" for a key that folds
+// (tenantID, id, type, title, text, body, data; title and text for a
+// Heading and Body whose English breaks their bounds), "data" for a key that folds
 // to a key deskkit sets (its message names the key), or "type" for a
 // type nobody registered (RegisterEventTypes; its message lists the
 // registered types); the database's errors. Nothing is written then, and
@@ -392,10 +380,16 @@ func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int6
 	if msg.Data, err = withTenant(msg.Data, tenantID); err != nil {
 		return err
 	}
+	var messages json.RawMessage
+	if !ev.Heading.IsZero() {
+		if messages, err = json.Marshal(eventMessages{ev.Heading, ev.Body}); err != nil {
+			return fmt.Errorf("channel: publish: messages: %w", err)
+		}
+	}
 	var isNew, queued bool
 	switch db.(type) {
 	case bun.Tx, *bun.Tx:
-		isNew, queued, err = r.enqueue(ctx, db, tenantID, msg)
+		isNew, queued, err = r.enqueue(ctx, db, tenantID, msg, messages)
 	default:
 		// Holding no connection yet, Publish may take one to prepare its
 		// statement; inside the transaction it may not (see Transactions
@@ -407,7 +401,7 @@ func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int6
 		// leave an event without deliveries, which a retry with the same
 		// id would find published and add nothing to.
 		err = deskkit.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
-			n, q, err := r.enqueue(ctx, tx, tenantID, msg)
+			n, q, err := r.enqueue(ctx, tx, tenantID, msg, messages)
 			isNew, queued = n, q
 			return err
 		})
@@ -427,13 +421,14 @@ func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int6
 	return nil
 }
 
-// enqueue writes msg and its deliveries to the tenant's subscribed
-// channels through db, a transaction, and reports whether the event was
-// new and whether any delivery was queued.
-func (r *ChannelRegistry) enqueue(ctx context.Context, db bun.IDB, tenantID int64, msg notify.Message) (isNew, queued bool, err error) {
+// enqueue writes msg, with its messages (eventMessages' JSON, or nil),
+// and its deliveries to the tenant's subscribed channels through db, a
+// transaction, and reports whether the event was new and whether any
+// delivery was queued.
+func (r *ChannelRegistry) enqueue(ctx context.Context, db bun.IDB, tenantID int64, msg notify.Message, messages json.RawMessage) (isNew, queued bool, err error) {
 	isNew, n, err := r.publishes.Enqueue(ctx, db, outbox.Event{
 		TenantID: tenantID, ID: msg.ID, Type: msg.Type, Time: msg.Time,
-		Title: msg.Title, Text: msg.Text, Data: msg.Data,
+		Title: msg.Title, Text: msg.Text, Data: msg.Data, Messages: messages,
 	}, []any{tenantID, msg.Type, msg.Type}, r.cfg.Now(), r.cfg.RetrySchedule[0])
 	if err != nil {
 		return false, false, fmt.Errorf("channel: publish: %w", err)

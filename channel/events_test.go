@@ -626,13 +626,23 @@ func TestDeadChannelDisabled(t *testing.T) {
 			d.Reason != "deliveries failed for 2 hours 20 minutes (5 attempts); the last: "+d.LastError || !strings.Contains(d.LastError, "503") {
 			t.Errorf("channel.disabled data %s (%v)", data, err)
 		}
+		// Its messages, as stored, are written in Chinese at delivery.
 		msgs, err := deskkit.NewMessages()
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, text, err := channel.EventTypes()[0].Render(msgs, language.SimplifiedChinese, data)
-		if want := "已被 deskkit 自动禁用：推送已连续失败 2 小时 20 分钟（尝试 5 次）；最后一次：" + d.LastError + "。管理员重新启用前，该通道不会再收到事件。"; err != nil || text != want {
-			t.Errorf("rendered in Chinese %q (%v), want %q", text, err, want)
+		var stored string
+		if err := db.NewSelect().Table("deskkit_outbox_events").Column("messages").
+			Where("event_type = ?", channel.EventChannelDisabled).Scan(context.Background(), &stored); err != nil {
+			t.Fatal(err)
+		}
+		var em struct{ Title, Text deskkit.Text }
+		if err := json.Unmarshal([]byte(stored), &em); err != nil {
+			t.Fatalf("stored messages %s: %v", stored, err)
+		}
+		text := em.Text.LocalizedMessage(msgs, language.SimplifiedChinese)
+		if want := "已被 deskkit 自动禁用：推送已连续失败 2 小时 20 分钟（尝试 5 次）；最后一次：" + d.LastError + "。管理员重新启用前，该通道不会再收到事件。"; text != want {
+			t.Errorf("written in Chinese %q, want %q", text, want)
 		}
 		if disabled != 1 {
 			t.Errorf("the watcher got %d channel.disabled events, want 1", disabled)

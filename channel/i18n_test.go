@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -116,22 +117,18 @@ func TestComposedRuleLanguages(t *testing.T) {
 	})
 }
 
-// An event whose type has a renderer reaches a DingTalk robot in the
-// language of the receiving tenant, rendered at delivery from its data;
-// English, and types without a renderer, go as published.
+// An event published with a Heading and Body reaches a DingTalk robot and
+// an e-mail channel in the language of the receiving tenant, written at
+// delivery from its stored messages, a translation too long for an event
+// cut to its bounds; an event published with a Title and Text, and one
+// stored before deskkit kept messages, go as published in every language.
 func TestEventLanguages(t *testing.T) {
-	msgs, err := deskkit.NewMessages(fstest.MapFS{"zh-Hans.json": {Data: []byte(`{"Order %d shipped": "订单 %d 已发货", "%d parcels left the warehouse.": "%d 个包裹已出库。"}`)}})
+	long := strings.Repeat("长", 250) + " %d"
+	msgs, err := deskkit.NewMessages(fstest.MapFS{"zh-Hans.json": {Data: []byte(`{"Order %d shipped": "订单 %d 已发货", "%d parcels left the warehouse.": "%d 个包裹已出库。", "Order %d is late": "` + long + `"}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	shipped := deskkit.EventType{Name: "order.shipped", Description: "An order was shipped.", Example: map[string]any{"orderId": 1},
-		Render: func(m *deskkit.Messages, tag language.Tag, data json.RawMessage) (string, string, error) {
-			var d struct{ OrderID, Parcels int }
-			if err := json.Unmarshal(data, &d); err != nil {
-				return "", "", err
-			}
-			return m.Sprintf(tag, "Order %d shipped", d.OrderID), m.Sprintf(tag, "%d parcels left the warehouse.", d.Parcels), nil
-		}}
+	shipped := deskkit.EventType{Name: "order.shipped", Description: "An order was shipped.", Example: map[string]any{"orderId": 1}}
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		f := newEvFixture(t, db, channel.Config{Messages: msgs, TenantLanguage: func(_ context.Context, tenantID int64) (string, error) {
 			if tenantID == 10 {
@@ -142,30 +139,41 @@ func TestEventLanguages(t *testing.T) {
 		if err := f.r.RegisterEventTypes(shipped); err != nil {
 			t.Fatal(err)
 		}
-		f.add(t, f.ann, "WORKPLACE_CHAT", "ding", f.recv.URL+"/robot/send?access_token=zh", nil)
+		zhDing := f.add(t, f.ann, "WORKPLACE_CHAT", "ding", f.recv.URL+"/robot/send?access_token=zh", nil)
 		f.add(t, f.eve, "WORKPLACE_CHAT", "ding", f.recv.URL+"/robot/send?access_token=en", nil)
 		f.add(t, f.ann, "EMAIL", "team", "zh@example.com", nil)
 		for _, tenant := range []int64{10, 20} {
-			f.publish(t, tenant, deskkit.Event{Type: "order.shipped", Title: "Order 7 shipped", Text: "2 parcels left the warehouse.", Data: map[string]any{"orderId": 7, "parcels": 2}})
+			f.publish(t, tenant, deskkit.Event{Type: "order.shipped", Heading: deskkit.Textf("Order %d shipped", 7),
+				Body: deskkit.Textf("%d parcels left the warehouse.", 2), Data: map[string]any{"orderId": 7}})
 			f.publish(t, tenant, deskkit.Event{Type: "task.trashed", Title: "Task 7 was trashed", Text: "by Ann"})
 		}
-		if n := f.run(t); n != 6 {
-			t.Fatalf("ran %d attempts, want 6", n)
+		// Tenant 10's robot only: an event whose translation is too long,
+		// and one stored as before deskkit kept messages.
+		f.publish(t, 10, deskkit.Event{ID: "msg_late", Type: "order.shipped", Heading: deskkit.Textf("Order %d is late", 8)})
+		f.publish(t, 10, deskkit.Event{ID: "msg_old", Type: "order.shipped", Heading: deskkit.Textf("Order %d shipped", 9)})
+		if _, err := db.NewUpdate().Table("deskkit_outbox_events").Set("messages = NULL").Where("event_id = 'msg_old'").Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.run(t); n != 10 {
+			t.Fatalf("ran %d attempts, want 10", n)
 		}
 		mails := f.sendFixture.mail.To("zh@example.com")
-		if len(mails) != 2 {
-			t.Fatalf("%d mails, want 2", len(mails))
+		if len(mails) != 4 {
+			t.Fatalf("%d mails, want 4", len(mails))
 		}
 		for _, m := range mails {
 			parts, err := m.Parts()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.Subject() != "[deskkit] 订单 7 已发货" && m.Subject() != "[deskkit] Task 7 was trashed" {
+			switch m.Subject() {
+			case "[deskkit] 订单 7 已发货":
+				if parts["text/plain"] != "2 个包裹已出库。\n\n-- \n此邮件由 deskkit 发送至邮件通道 \"team\"。" {
+					t.Errorf("mail text %q", parts["text/plain"])
+				}
+			case "[deskkit] Task 7 was trashed", "[deskkit] Order 9 shipped", "[deskkit] " + strings.Repeat("长", 199) + "…":
+			default:
 				t.Errorf("mail subject %q", m.Subject())
-			}
-			if m.Subject() == "[deskkit] 订单 7 已发货" && parts["text/plain"] != "2 个包裹已出库。\n\n-- \n此邮件由 deskkit 发送至邮件通道 \"team\"。" {
-				t.Errorf("mail text %q", parts["text/plain"])
 			}
 		}
 		got := map[string][]string{}
@@ -181,8 +189,10 @@ func TestEventLanguages(t *testing.T) {
 			got[tok] = append(got[tok], body.Markdown.Title+" | "+body.Markdown.Text)
 		}
 		f.recv.mu.Unlock()
+		cut := strings.Repeat("长", 199) + "…"
 		for tok, want := range map[string][]string{
-			"zh": {"[ding] 订单 7 已发货 | #### [ding] 订单 7 已发货\n\n2 个包裹已出库。", "[ding] Task 7 was trashed | #### [ding] Task 7 was trashed\n\nby Ann"},
+			"zh": {"[ding] 订单 7 已发货 | #### [ding] 订单 7 已发货\n\n2 个包裹已出库。", "[ding] Task 7 was trashed | #### [ding] Task 7 was trashed\n\nby Ann",
+				"[ding] " + cut + " | #### [ding] " + cut, "[ding] Order 9 shipped | #### [ding] Order 9 shipped"},
 			"en": {"[ding] Order 7 shipped | #### [ding] Order 7 shipped\n\n2 parcels left the warehouse.", "[ding] Task 7 was trashed | #### [ding] Task 7 was trashed\n\nby Ann"},
 		} {
 			slices.Sort(want)
@@ -191,44 +201,41 @@ func TestEventLanguages(t *testing.T) {
 				t.Errorf("%s robot got %q, want %q", tok, got[tok], want)
 			}
 		}
+		// Send, outside the queue, writes it in the tenant's language too.
+		if err := f.r.Send(context.Background(), 10, zhDing.ID, deskkit.Event{Type: "order.shipped", Heading: deskkit.Textf("Order %d shipped", 5)}); err != nil {
+			t.Fatal(err)
+		}
+		f.recv.mu.Lock()
+		last := string(f.recv.bodies[len(f.recv.bodies)-1])
+		f.recv.mu.Unlock()
+		if !strings.Contains(last, "订单 5 已发货") {
+			t.Errorf("Send wrote %s", last)
+		}
 	})
 }
 
-// channel.disabled renders from its data; the stored reason stays as it is.
-func TestDisabledEventRender(t *testing.T) {
-	msgs, err := deskkit.NewMessages()
-	if err != nil {
-		t.Fatal(err)
-	}
-	render := channel.EventTypes()[0].Render
-	for _, tc := range []struct {
-		data        string
-		tag         language.Tag
-		title, text string
-	}{
-		{`{"channelId":7,"name":"Ops","reason":"the webhook answered 410 Gone: the receiver asked for no more deliveries","actor":null}`, language.SimplifiedChinese,
-			`通道 "Ops" 已禁用`, "已被 deskkit 自动禁用：the webhook answered 410 Gone: the receiver asked for no more deliveries。管理员重新启用前，该通道不会再收到事件。"},
-		{`{"channelId":7,"name":"Ops","reason":"disabled by user 3","actor":{"id":3,"name":"Ann"}}`, language.English,
-			`Channel "Ops" was disabled`, "Disabled by user 3: disabled by user 3. It gets no events until an admin enables it again."},
-		// With the cause in the data, deskkit's part of the reason is in
-		// the reader's language; the far end's error stays as recorded.
-		{`{"channelId":7,"name":"Ops","reason":"the webhook answered 410 Gone: the receiver asked for no more deliveries","actor":null,"cause":"gone"}`, language.SimplifiedChinese,
-			`通道 "Ops" 已禁用`, "已被 deskkit 自动禁用：Webhook 返回 410 Gone：接收方要求不再推送。管理员重新启用前，该通道不会再收到事件。"},
-		{`{"channelId":7,"name":"Ops","reason":"the webhook answered 410 Gone: the receiver asked for no more deliveries","actor":null,"cause":"gone"}`, language.English,
-			`Channel "Ops" was disabled`, "Disabled by deskkit: the webhook answered 410 Gone: the receiver asked for no more deliveries. It gets no events until an admin enables it again."},
-		{`{"channelId":7,"name":"Ops","reason":"deliveries failed for 5 days (12 attempts); the last: connection refused","actor":null,"cause":"failures","failingSeconds":432000,"attempts":12,"lastError":"connection refused"}`, language.SimplifiedChinese,
-			`通道 "Ops" 已禁用`, "已被 deskkit 自动禁用：推送已连续失败 5 天（尝试 12 次）；最后一次：connection refused。管理员重新启用前，该通道不会再收到事件。"},
-		{`{"channelId":7,"name":"Ops","reason":"deliveries failed for 5 days (12 attempts); the last: connection refused","actor":null,"cause":"failures","failingSeconds":432000,"attempts":12,"lastError":"connection refused"}`, language.English,
-			`Channel "Ops" was disabled`, "Disabled by deskkit: deliveries failed for 5 days (12 attempts); the last: connection refused. It gets no events until an admin enables it again."},
-		{`{"channelId":7,"name":"Ops","reason":"disabled by user 3","actor":{"id":3,"name":"Ann"},"cause":"user"}`, language.SimplifiedChinese,
-			`通道 "Ops" 已禁用`, "已被用户 3 禁用：由用户 3 禁用。管理员重新启用前，该通道不会再收到事件。"},
-		// Data whose cause does not state the stored reason: the reason as stored.
-		{`{"channelId":7,"name":"Ops","reason":"deliveries failed for 5 days (12 attempts); the last: x","actor":null,"cause":"failures","failingSeconds":1,"attempts":12,"lastError":"x"}`, language.SimplifiedChinese,
-			`通道 "Ops" 已禁用`, "已被 deskkit 自动禁用：deliveries failed for 5 days (12 attempts); the last: x。管理员重新启用前，该通道不会再收到事件。"},
-	} {
-		title, text, err := render(msgs, tc.tag, []byte(tc.data))
-		if err != nil || title != tc.title || text != tc.text {
-			t.Errorf("%v: %q / %q (%v), want %q / %q", tc.tag, title, text, err, tc.title, tc.text)
+// An event has its title and text one way: a Heading beside a Title is
+// refused, as is a Body without a Heading; a Heading's English is checked
+// as a Title is.
+func TestEventMessagesChecked(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newEvFixture(t, db, channel.Config{})
+		for _, tc := range []struct {
+			ev    deskkit.Event
+			field string
+		}{
+			{deskkit.Event{Type: "task.trashed", Title: "Task 7", Heading: deskkit.Textf("Task %d", 7)}, "title"},
+			{deskkit.Event{Type: "task.trashed", Text: "by Ann", Heading: deskkit.Textf("Task %d", 7)}, "title"},
+			{deskkit.Event{Type: "task.trashed", Body: deskkit.Textf("by %s", "Ann")}, "body"},
+			{deskkit.Event{Type: "task.trashed", Heading: deskkit.Textf("Task %s", strings.Repeat("x", 200))}, "title"},
+			{deskkit.Event{Type: "task.trashed", Heading: deskkit.Textf("Task %s", "a\nb")}, "title"},
+			{deskkit.Event{Type: "task.trashed", Heading: deskkit.Textf("Task %d", 7), Body: deskkit.Textf("%s", strings.Repeat("x", 3001))}, "text"},
+		} {
+			err := f.r.Publish(context.Background(), db, 10, tc.ev)
+			var ie *deskkit.InputError
+			if !errors.As(err, &ie) || ie.Field != tc.field {
+				t.Errorf("%+v: %v, want an InputError of %s", tc.ev, err, tc.field)
+			}
 		}
-	}
+	})
 }

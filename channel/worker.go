@@ -240,7 +240,9 @@ func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(conte
 		if _, ok := msgs[k]; !ok {
 			e := d.Event
 			m := notify.Message{ID: e.ID, Type: e.Type, Time: e.Time.UTC(), Title: e.Title, Text: e.Text, Data: e.Data}
-			m = r.render(ctx, m, langs[d.TenantID])
+			if len(e.Messages) > 0 {
+				m = r.renderStored(ctx, m, e.Messages, langs[d.TenantID])
+			}
 			// Checked once here, not once per channel.
 			msgs[k] = checked{m, notify.CheckMessage(m)}
 		}
@@ -292,28 +294,47 @@ func (r *ChannelRegistry) tenantLanguages(ctx context.Context, batch []outbox.De
 	return r.langs.languages(ctx, tenants)
 }
 
-// render writes m's title and text in tag's language with its type's
-// Render, if it has one and tag is not English; m as published otherwise,
-// or when the rendering fails or breaks an event's bounds.
-func (r *ChannelRegistry) render(ctx context.Context, m notify.Message, tag language.Tag) notify.Message {
-	if tag == language.English || tag == (language.Tag{}) {
+// tenantLanguage is the language of tenantID's messages, from the
+// registry's languageCache; zero (English) without Config.TenantLanguage.
+func (r *ChannelRegistry) tenantLanguage(ctx context.Context, tenantID int64) language.Tag {
+	if r.langs == nil {
+		return language.Tag{}
+	}
+	return r.langs.languages(ctx, []int64{tenantID})[tenantID]
+}
+
+// renderStored is render of an event's messages as the outbox stores
+// them (eventMessages' JSON); m as stored, its English, when they do not
+// decode.
+func (r *ChannelRegistry) renderStored(ctx context.Context, m notify.Message, stored json.RawMessage, tag language.Tag) notify.Message {
+	var em eventMessages
+	if err := json.Unmarshal(stored, &em); err != nil || em.Title.IsZero() {
+		r.cfg.Logger.WarnContext(ctx, "channel: read an event's stored messages; sent in English", slog.String("type", m.Type), slog.Any("error", err))
 		return m
 	}
-	r.typesMu.RLock()
-	render := r.types[m.Type].Render
-	r.typesMu.RUnlock()
-	if render == nil {
-		return m
+	return r.render(ctx, m, em, tag)
+}
+
+// render writes m's title and text from em in tag's language (English when
+// zero), with Config.Messages: a translation longer than an event's bounds
+// is cut to them; one that CheckMessage refuses (a title of two lines)
+// leaves m as it is, in English.
+func (r *ChannelRegistry) render(ctx context.Context, m notify.Message, em eventMessages, tag language.Tag) notify.Message {
+	if tag == (language.Tag{}) {
+		tag = language.English
 	}
-	title, text, err := render(r.cfg.Messages, tag, m.Data)
 	out := m
-	out.Title, out.Text = title, text
-	out.Lang, out.Messages = tag, r.cfg.Messages
-	if err == nil {
-		err = notify.CheckMessage(out)
+	out.Title = fit(em.Title.LocalizedMessage(r.cfg.Messages, tag), MaxTitleRunes)
+	out.Text = ""
+	if !em.Text.IsZero() {
+		out.Text = fit(em.Text.LocalizedMessage(r.cfg.Messages, tag), MaxTextRunes)
 	}
-	if err != nil {
-		r.cfg.Logger.WarnContext(ctx, "channel: render an event; sent as published", slog.String("type", m.Type), slog.String("language", tag.String()), slog.Any("error", err))
+	out.Lang, out.Messages = tag, r.cfg.Messages
+	// The data are m's, checked by its caller: only the words are new.
+	words := out
+	words.Data = nil
+	if err := notify.CheckMessage(words); err != nil {
+		r.cfg.Logger.WarnContext(ctx, "channel: render an event; sent in English", slog.String("type", m.Type), slog.String("language", tag.String()), slog.Any("error", err))
 		return m
 	}
 	return out
@@ -653,14 +674,14 @@ RETURNING name`, reason, outbox.TextJSON(msg), now.UnixMilli(), tenantID, id).Sc
 	if _, err := outbox.FailPending(ctx, tx, tenantID, outboxKind, id, reasonDisabled, now); err != nil {
 		return false, err
 	}
-	title, text := disabledTexts(names[0], actor, reason)
+	title, text := disabledTexts(names[0], actor, c.text())
 	err = r.Publish(ctx, tx, tenantID, deskkit.Event{
-		ID:    deskkit.NewEventID(),
-		Type:  EventChannelDisabled,
-		Time:  now,
-		Title: title.String(),
-		Text:  text.String(),
-		Data:  c.data(ChannelDisabledData{ChannelID: id, Name: names[0], Reason: reason, Actor: actor}),
+		ID:      deskkit.NewEventID(),
+		Type:    EventChannelDisabled,
+		Time:    now,
+		Heading: title,
+		Body:    text,
+		Data:    c.data(ChannelDisabledData{ChannelID: id, Name: names[0], Reason: reason, Actor: actor}),
 	})
 	return err == nil, err
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/dbtest"
@@ -37,8 +38,9 @@ func (benchPublisher) Publish(ctx context.Context, db bun.IDB, tenantID int64, e
 	if err != nil {
 		return err
 	}
+	title, text := ev.Message(nil, language.English)
 	_, err = db.NewInsert().Model(&benchEvent{
-		ID: ev.ID, TenantID: tenantID, Type: ev.Type, Time: ev.Time, Title: ev.Title, Text: ev.Text, Data: string(data),
+		ID: ev.ID, TenantID: tenantID, Type: ev.Type, Time: ev.Time, Title: title, Text: text, Data: string(data),
 	}).Exec(ctx)
 	return err
 }

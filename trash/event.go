@@ -86,8 +86,9 @@ type ProjectEventData struct {
 // EventTypes returns the types of the events the trash publishes, each with
 // a description and an example of its data, for the registry of event types
 // (the composition root registers them). Each call returns a fresh slice
-// with fresh examples. Each renders its title and text from its data in
-// another language than English when delivered (EventType.Render).
+// with fresh examples. Each event says what happened as messages
+// (deskkit.Event's Heading and Body), which a delivery writes in the
+// receiving tenant's language.
 //
 // Every event gets a new id (deskkit.NewEventID) and the trash's clock as
 // its time. The publisher receives the tenant as an argument and puts
@@ -113,7 +114,7 @@ type ProjectEventData struct {
 // there is a publisher; an error from Config.Users then fails the
 // operation, as it fails a search.
 //
-// Title and Text are short sentences in English, such as `Task "Fix login"
+// Heading and Body are short sentences, in English `Task "Fix login"
 // moved to the trash` and `Ada moved task "Fix login" of project 3 to the
 // trash.`, naming the actor ("User 7" when the name is unknown or holds
 // control characters) and the project by id (the trash knows no project
@@ -129,14 +130,6 @@ type ProjectEventData struct {
 // that every title keeps within deskkit.Event's 200; texts carry names
 // whole. The data carry every name as it is.
 func EventTypes() []deskkit.EventType {
-	types := eventTypes()
-	for i := range types {
-		types[i].Render = render(types[i].Name)
-	}
-	return types
-}
-
-func eventTypes() []deskkit.EventType {
 	actor := func() *deskkit.Actor { return &deskkit.Actor{ID: 7, Name: "Ada"} }
 	task := func() EntryEventData {
 		return EntryEventData{Actor: actor(), ProjectID: 3, TrashID: 41, TargetType: TargetTask, TargetID: 1200, TargetName: "Fix login"}
@@ -187,11 +180,11 @@ func eventTypes() []deskkit.EventType {
 
 // publish hands an event to the publisher in db, the transaction that makes
 // the change; nothing without a publisher.
-func (t *Trash) publish(ctx context.Context, db bun.IDB, tenantID int64, typ string, now time.Time, title, text string, data any) error {
+func (t *Trash) publish(ctx context.Context, db bun.IDB, tenantID int64, typ string, now time.Time, title, text deskkit.Text, data any) error {
 	if t.cfg.Publisher == nil {
 		return nil
 	}
-	ev := deskkit.Event{ID: deskkit.NewEventID(), Type: typ, Time: now.UTC(), Title: title, Text: text, Data: data}
+	ev := deskkit.Event{ID: deskkit.NewEventID(), Type: typ, Time: now.UTC(), Heading: title, Body: text, Data: data}
 	if err := t.cfg.Publisher.Publish(ctx, db, tenantID, ev); err != nil {
 		return fmt.Errorf("trash: publish %s: %w", typ, err)
 	}
@@ -236,7 +229,7 @@ func (t *Trash) publishTrashed(ctx context.Context, db bun.IDB, a *deskkit.Actor
 	}
 	data := entryData(a, r)
 	title, text := entryTexts(typ, data, "", 0)
-	return t.publish(ctx, db, r.TenantID, typ, now, title.String(), text.String(), data)
+	return t.publish(ctx, db, r.TenantID, typ, now, title, text, data)
 }
 
 // publishRestored publishes task.restored or sprint.restored for self, and
@@ -254,7 +247,7 @@ func (t *Trash) publishRestored(ctx context.Context, tx bun.Tx, a *deskkit.Actor
 		also = target.TargetName
 	}
 	title, text := entryTexts(typ, data.EntryEventData, also, 0)
-	return t.publish(ctx, tx, self.TenantID, typ, now, title.String(), text.String(), data)
+	return t.publish(ctx, tx, self.TenantID, typ, now, title, text, data)
 }
 
 // publishCleared publishes task.cleared or sprint.cleared for self, with
@@ -271,7 +264,7 @@ func (t *Trash) publishCleared(ctx context.Context, tx bun.Tx, a *deskkit.Actor,
 		}
 	}
 	title, text := entryTexts(typ, data.EntryEventData, "", len(data.AlsoCleared))
-	return t.publish(ctx, tx, self.TenantID, typ, now, title.String(), text.String(), data)
+	return t.publish(ctx, tx, self.TenantID, typ, now, title, text, data)
 }
 
 // publishProject publishes trash.restored, trash.cleared or trash.purged:
@@ -282,10 +275,10 @@ func (t *Trash) publishProject(ctx context.Context, tx bun.IDB, typ string, a *d
 		data.RetentionSeconds = int64(t.cfg.Retention / time.Second)
 	}
 	title, text := projectTexts(typ, data, t.cfg.Retention)
-	return t.publish(ctx, tx, key.tenantID, typ, now, title.String(), text.String(), data)
+	return t.publish(ctx, tx, key.tenantID, typ, now, title, text, data)
 }
 
-// The event texts. Title and Text reach robots as markdown and e-mail as
+// The event texts. Heading and Body reach robots as markdown and e-mail as
 // plain text, so the names in them (which users type, and which may hold
 // "[", "*" or "<") are quoted and have markdown's inline punctuation
 // escaped with a backslash: a robot shows the name as typed, and no name
@@ -317,7 +310,7 @@ func escapeMarkdown(s string) string {
 }
 
 // Lengths of names in event texts, in characters before escaping: a title
-// keeps within the 200 characters of deskkit.Event.Title with every
+// keeps within the 200 characters of an event's title with every
 // character escaped, a text within its 3000 with two full names.
 const (
 	maxTitleName = 60

@@ -1,21 +1,16 @@
 package trash
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
-
-	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 )
 
-// The titles and texts of the trash's events, as deskkit.Texts: written in
-// English when the event is published (its Title and Text) and in another
-// language when it is delivered to a channel of a tenant that reads one
-// (EventType.Render). Each sentence is one format, so that a language
-// orders its words its own way; the names in it are quoted and escaped as
-// titleName and textName say.
+// The headings and bodies of the trash's events, as deskkit.Texts: keys
+// and arguments, published as the event's Heading and Body and written in
+// the language of each tenant the event is delivered to. Each sentence is
+// one format, so that a language orders its words its own way; the names
+// in it are quoted and escaped as titleName and textName say.
 
 // actorText names the actor in a text: their name, "User 7" when it is
 // unknown or not a name deskkit would accept.
@@ -78,8 +73,7 @@ func entryTexts(typ string, d EntryEventData, alsoSprint string, alsoCleared int
 }
 
 // projectTexts are the title and text of trash.restored, trash.cleared and
-// trash.purged. retention is the age of the purged entries; 0 when it is
-// not known (the data of an event published without it), which leaves it
+// trash.purged. retention is the age of the purged entries; 0 leaves it
 // out.
 func projectTexts(typ string, d ProjectEventData, retention time.Duration) (title, text deskkit.Text) {
 	who, n, p := actorText(d.Actor), d.Count, d.ProjectID
@@ -108,34 +102,4 @@ func projectTexts(typ string, d ProjectEventData, retention time.Duration) (titl
 		return title, deskkit.Textf("Retention purged %d entries from the trash of project %d: they are deleted for good.", n, p)
 	}
 	return title, deskkit.Textf("Retention purged %d entries deleted more than %s ago from the trash of project %d: they are deleted for good.", n, deskkit.DurationText(retention), p)
-}
-
-// render is the EventRenderer of the trash's event type typ.
-func render(typ string) deskkit.EventRenderer {
-	return func(m *deskkit.Messages, tag language.Tag, data json.RawMessage) (string, string, error) {
-		var title, text deskkit.Text
-		switch typ {
-		case EventTrashRestored, EventTrashCleared, EventTrashPurged:
-			var d ProjectEventData
-			if err := json.Unmarshal(data, &d); err != nil {
-				return "", "", fmt.Errorf("trash: render %s: %w", typ, err)
-			}
-			title, text = projectTexts(typ, d, time.Duration(d.RetentionSeconds)*time.Second)
-		default:
-			var d struct {
-				EntryEventData
-				AlsoRestored *EventTarget  `json:"alsoRestored"`
-				AlsoCleared  []EventTarget `json:"alsoCleared"`
-			}
-			if err := json.Unmarshal(data, &d); err != nil {
-				return "", "", fmt.Errorf("trash: render %s: %w", typ, err)
-			}
-			also := ""
-			if d.AlsoRestored != nil {
-				also = d.AlsoRestored.TargetName
-			}
-			title, text = entryTexts(typ, d.EntryEventData, also, len(d.AlsoCleared))
-		}
-		return title.LocalizedMessage(m, tag), text.LocalizedMessage(m, tag), nil
-	}
 }

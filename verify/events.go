@@ -2,11 +2,9 @@ package verify
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/uptrace/bun"
-	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 )
@@ -34,8 +32,9 @@ type contactChanged struct {
 // newAddress}: the actor is the user (name is the Directory's FullName, ""
 // if it has none), both addresses masked as the notices mask them
 // ("+86*******8000", "a***@example.com"), oldAddress null for a bind. The
-// title and text name the user by FullName, else Username, and render in a
-// tenant's language at delivery (see channel.Config.TenantLanguage).
+// heading and body name the user by FullName, else Username, and are
+// written in a tenant's language at delivery (see
+// channel.Config.TenantLanguage).
 func EventTypes() []deskkit.EventType {
 	old := "+86*******8000"
 	oldEmail := "a***@example.com"
@@ -44,13 +43,11 @@ func EventTypes() []deskkit.EventType {
 		Description: "A user changed or added their mobile number, proved by verification codes; both numbers are masked.",
 		Example: contactChanged{TenantID: 1, Actor: &deskkit.Actor{ID: 7, Name: "Ann Lee"}, UserID: 7,
 			OldAddress: &old, NewAddress: "+86*******7000"},
-		Render: renderContact(EventMobileChanged),
 	}, {
 		Name:        EventEmailChanged,
 		Description: "A user changed or added their e-mail address, proved by verification codes; both addresses are masked.",
 		Example: contactChanged{TenantID: 1, Actor: &deskkit.Actor{ID: 7, Name: "Ann Lee"}, UserID: 7,
 			OldAddress: &oldEmail, NewAddress: "a***@example.org"},
-		Render: renderContact(EventEmailChanged),
 	}}
 }
 
@@ -85,17 +82,15 @@ func (v *Verifier) publishChange(ctx context.Context, tx bun.Tx, u User, k Kind,
 		data.OldAddress = &m
 	}
 	title, text := contactTexts(typ, name, data.OldAddress, data.NewAddress)
-	ev := deskkit.Event{ID: deskkit.NewEventID(), Type: typ, Time: v.cfg.Now(), Title: title.String(), Text: text.String(), Data: data}
+	ev := deskkit.Event{ID: deskkit.NewEventID(), Type: typ, Time: v.cfg.Now(), Heading: title, Body: text, Data: data}
 	if err := v.cfg.Publisher.Publish(ctx, tx, u.TenantID, ev); err != nil {
 		return fmt.Errorf("verify: publish %s: %w", typ, err)
 	}
 	return nil
 }
 
-// contactTexts are the title and text of a contact change: by name, from
-// old (nil for a bind) to address, both masked. They are written in English
-// when the event is published and in another language when it is
-// delivered (EventType.Render).
+// contactTexts are the heading and body of a contact change: by name, from
+// old (nil for a bind) to address, both masked.
 func contactTexts(typ string, name any, old *string, address string) (title, text deskkit.Text) {
 	if typ == EventEmailChanged {
 		if old == nil {
@@ -109,21 +104,4 @@ func contactTexts(typ string, name any, old *string, address string) (title, tex
 		return deskkit.Textf("%s added a mobile number", name), deskkit.Textf("%s added the mobile number %s.", name, address)
 	}
 	return deskkit.Textf("%s changed their mobile number", name), deskkit.Textf("%s changed their mobile number from %s to %s.", name, *old, address)
-}
-
-// renderContact is the EventRenderer of typ. The data names the user by
-// the directory's display name (the actor's), "User 7" without one.
-func renderContact(typ string) deskkit.EventRenderer {
-	return func(m *deskkit.Messages, tag language.Tag, data json.RawMessage) (string, string, error) {
-		var d contactChanged
-		if err := json.Unmarshal(data, &d); err != nil {
-			return "", "", fmt.Errorf("verify: render %s: %w", typ, err)
-		}
-		var name any = deskkit.Textf("User %d", d.UserID)
-		if d.Actor != nil && d.Actor.Name != "" {
-			name = d.Actor.Name
-		}
-		title, text := contactTexts(typ, name, d.OldAddress, d.NewAddress)
-		return title.LocalizedMessage(m, tag), text.LocalizedMessage(m, tag), nil
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/dbtest"
@@ -32,8 +33,9 @@ func (p *tablePublisher) Publish(ctx context.Context, db bun.IDB, tenantID int64
 	if err != nil {
 		return err
 	}
+	title, text := ev.Message(nil, language.English)
 	if _, err := db.ExecContext(ctx, "INSERT INTO test_events (tenant_id, event_id, event_type, title, body, data) VALUES (?, ?, ?, ?, ?, ?)",
-		tenantID, ev.ID, ev.Type, ev.Title, ev.Text, string(data)); err != nil {
+		tenantID, ev.ID, ev.Type, title, text, string(data)); err != nil {
 		return err
 	}
 	return p.fail

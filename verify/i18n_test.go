@@ -166,33 +166,3 @@ func TestLocaleTemplates(t *testing.T) {
 		}
 	}
 }
-
-// The contact events render in Chinese from their data, and in English as
-// published.
-func TestEventRender(t *testing.T) {
-	msgs, err := deskkit.NewMessages()
-	if err != nil {
-		t.Fatal(err)
-	}
-	render := map[string]deskkit.EventRenderer{}
-	for _, et := range verify.EventTypes() {
-		render[et.Name] = et.Render
-	}
-	for _, tc := range []struct {
-		typ, data   string
-		tag         language.Tag
-		title, text string
-	}{
-		{verify.EventMobileChanged, `{"tenantId":1,"actor":{"id":7,"name":"Ann Lee"},"userId":7,"oldAddress":"+86*******8000","newAddress":"+86*******7000"}`, language.SimplifiedChinese,
-			"Ann Lee 修改了手机号", "Ann Lee 将手机号从 +86*******8000 修改为 +86*******7000。"},
-		{verify.EventEmailChanged, `{"tenantId":1,"actor":{"id":7,"name":""},"userId":7,"oldAddress":null,"newAddress":"a***@example.org"}`, language.SimplifiedChinese,
-			"用户 7 绑定了邮箱", "用户 7 绑定了邮箱 a***@example.org。"},
-		{verify.EventEmailChanged, `{"tenantId":1,"actor":{"id":7,"name":"Ann Lee"},"userId":7,"oldAddress":null,"newAddress":"a***@example.org"}`, language.English,
-			"Ann Lee added a e-mail address", "Ann Lee added the e-mail address a***@example.org."},
-	} {
-		title, text, err := render[tc.typ](msgs, tc.tag, []byte(tc.data))
-		if err != nil || title != tc.title || text != tc.text {
-			t.Errorf("%s %v: %q / %q (%v), want %q / %q", tc.typ, tc.tag, title, text, err, tc.title, tc.text)
-		}
-	}
-}

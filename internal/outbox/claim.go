@@ -211,7 +211,7 @@ moved AS (
   SELECT ?0, tenant_id, target_id, ?2, max(start) + count(*) * 1000 / max(rate), ?1 FROM spaced GROUP BY tenant_id, target_id
   ON CONFLICT (kind, tenant_id, target_id) DO UPDATE SET rate_next_ms = excluded.rate_next_ms
 )
-SELECT c.*, s.not_before AS not_before_ms, s.rate, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms, e.title, e.body, e.data,
+SELECT c.*, s.not_before AS not_before_ms, s.rate, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms, e.title, e.body, e.data, e.messages,
   last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.found,
   EXISTS (SELECT 1 FROM room WHERE room <= 0) OR EXISTS (SELECT 1 FROM ranked r
     JOIN json_each_text(CAST(?5 AS json)) h ON h.key = CAST(r.tenant_id AS text)
@@ -384,12 +384,13 @@ type claimedRow struct {
 	Rate      *float64 `bun:"rate"`
 	Start     float64  `bun:"start"`
 
-	HasEvent   bool   `bun:"has_event"`
-	EventType  string `bun:"event_type"`
-	OccurredAt int64  `bun:"occurred_at_ms"`
-	Title      string `bun:"title"`
-	Body       string `bun:"body"`
-	Data       string `bun:"data"`
+	HasEvent   bool    `bun:"has_event"`
+	EventType  string  `bun:"event_type"`
+	OccurredAt int64   `bun:"occurred_at_ms"`
+	Title      string  `bun:"title"`
+	Body       string  `bun:"body"`
+	Data       string  `bun:"data"`
+	Messages   *string `bun:"messages"`
 }
 
 // claim takes up to n due deliveries under a new lease, as the comment
@@ -472,7 +473,7 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 			Attempt:  r.Attempts,
 			Event: eventRow{
 				TenantID: r.TenantID, EventID: r.EventID, EventType: r.EventType, OccurredAt: r.OccurredAt,
-				Title: r.Title, Body: r.Body, Data: r.Data,
+				Title: r.Title, Body: r.Body, Data: r.Data, Messages: r.Messages,
 			}.event(),
 			step:     r.Step,
 			token:    token,
@@ -641,7 +642,7 @@ func readEvents(ctx context.Context, db bun.IDB, rows []claimedRow) error {
 			continue
 		}
 		r := &rows[i]
-		r.HasEvent, r.EventType, r.OccurredAt, r.Title, r.Body, r.Data = true, e.EventType, e.OccurredAt, e.Title, e.Body, e.Data
+		r.HasEvent, r.EventType, r.OccurredAt, r.Title, r.Body, r.Data, r.Messages = true, e.EventType, e.OccurredAt, e.Title, e.Body, e.Data, e.Messages
 	}
 	return nil
 }

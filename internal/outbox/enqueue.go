@@ -77,8 +77,12 @@ func (e *Enqueuer) Enqueue(ctx context.Context, db bun.IDB, ev Event, args []any
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
 	}
+	var messages any // NULL
+	if len(ev.Messages) > 0 {
+		messages = string(ev.Messages)
+	}
 	nowMS, due := now.UnixMilli(), now.Add(firstDelay).UnixMilli()
-	evArgs := []any{ev.TenantID, ev.ID, ev.Type, ev.Time.UnixMilli(), ev.Title, ev.Text, string(data), nowMS}
+	evArgs := []any{ev.TenantID, ev.ID, ev.Type, ev.Time.UnixMilli(), ev.Title, ev.Text, string(data), messages, nowMS}
 	if isPostgres(db) {
 		all := append(append(append(evArgs, e.kind, due, nowMS), args...), notifyChannel, e.kind)
 		if ok, isNew, n, err := e.prepared(ctx, db, all); ok {
@@ -119,12 +123,12 @@ SELECT ?, ?, ?, t.id, t.payload, 'PENDING', 0, 0, ?, ? FROM (`+e.targets+`) AS t
 
 // insertEvent writes an event unless the tenant has its id.
 const insertEvent = `INSERT INTO deskkit_outbox_events
-    (tenant_id, event_id, event_type, occurred_at_ms, title, body, data, created_at_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+    (tenant_id, event_id, event_type, occurred_at_ms, title, body, data, messages, created_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 
 // enqueueSQL is Enqueue's one statement on PostgreSQL: the event, one
 // delivery per row targets selects (if the event is new), and a NOTIFY if
-// it wrote a delivery. Its placeholders: the event's 8 (insertEvent),
+// it wrote a delivery. Its placeholders: the event's 9 (insertEvent),
 // kind, due, now, targets' own, the NOTIFY channel and kind.
 func enqueueSQL(targets string) string {
 	return `WITH ev AS (` + insertEvent + ` RETURNING tenant_id, event_id),

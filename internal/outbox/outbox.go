@@ -178,24 +178,32 @@ type Event struct {
 	ID       string
 	Type     string
 	Time     time.Time
-	Title    string
-	Text     string
+	// Title and Text are the English: what every reader gets when
+	// Messages is nil.
+	Title string
+	Text  string
 	// Data is a JSON object.
 	Data json.RawMessage
+	// Messages is the title and text as messages, JSON that the kind's
+	// handler reads and writes (the channels': key and arguments, which a
+	// delivery writes in its reader's language); nil for none, and for
+	// every event enqueued before the column was added.
+	Messages json.RawMessage
 }
 
 // eventRow is a row of deskkit_outbox_events.
 type eventRow struct {
 	bun.BaseModel `bun:"table:deskkit_outbox_events"`
 
-	TenantID   int64  `bun:"tenant_id,pk"`
-	EventID    string `bun:"event_id,pk"`
-	EventType  string `bun:"event_type"`
-	OccurredAt int64  `bun:"occurred_at_ms"`
-	Title      string `bun:"title"`
-	Body       string `bun:"body"`
-	Data       string `bun:"data"`
-	CreatedAt  int64  `bun:"created_at_ms"`
+	TenantID   int64   `bun:"tenant_id,pk"`
+	EventID    string  `bun:"event_id,pk"`
+	EventType  string  `bun:"event_type"`
+	OccurredAt int64   `bun:"occurred_at_ms"`
+	Title      string  `bun:"title"`
+	Body       string  `bun:"body"`
+	Data       string  `bun:"data"`
+	Messages   *string `bun:"messages"`
+	CreatedAt  int64   `bun:"created_at_ms"`
 }
 
 func (r eventRow) event() Event {
@@ -207,7 +215,16 @@ func (r eventRow) event() Event {
 		Title:    r.Title,
 		Text:     r.Body,
 		Data:     json.RawMessage(r.Data),
+		Messages: rawOrNil(r.Messages),
 	}
+}
+
+// rawOrNil is a nullable JSON column as a json.RawMessage, nil for NULL.
+func rawOrNil(s *string) json.RawMessage {
+	if s == nil {
+		return nil
+	}
+	return json.RawMessage(*s)
 }
 
 // deliveryRow is a row of deskkit_outbox_deliveries.

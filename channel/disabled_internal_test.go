@@ -1,0 +1,45 @@
+package channel
+
+import (
+	"testing"
+	"time"
+
+	"golang.org/x/text/language"
+
+	"github.com/deskkit/deskkit"
+)
+
+// channel.disabled states its cause in the reader's language; the far
+// end's error stays as recorded.
+func TestDisabledEventTexts(t *testing.T) {
+	msgs, err := deskkit.NewMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := &deskkit.Actor{ID: 3, Name: "Ann"}
+	for _, tc := range []struct {
+		cause       disableCause
+		actor       *deskkit.Actor
+		tag         language.Tag
+		title, text string
+	}{
+		{disableCause{cause: causeGone}, nil, language.SimplifiedChinese,
+			`通道 "Ops" 已禁用`, "已被 deskkit 自动禁用：Webhook 返回 410 Gone：接收方要求不再推送。管理员重新启用前，该通道不会再收到事件。"},
+		{disableCause{cause: causeGone}, nil, language.English,
+			`Channel "Ops" was disabled`, "Disabled by deskkit: the webhook answered 410 Gone: the receiver asked for no more deliveries. It gets no events until an admin enables it again."},
+		{disableCause{cause: causeFailures, failing: 5 * 24 * time.Hour, attempts: 12, lastError: "connection refused"}, nil, language.SimplifiedChinese,
+			`通道 "Ops" 已禁用`, "已被 deskkit 自动禁用：推送已连续失败 5 天（尝试 12 次）；最后一次：connection refused。管理员重新启用前，该通道不会再收到事件。"},
+		{disableCause{cause: causeFailures, failing: 5 * 24 * time.Hour, attempts: 12, lastError: "connection refused"}, nil, language.English,
+			`Channel "Ops" was disabled`, "Disabled by deskkit: deliveries failed for 5 days (12 attempts); the last: connection refused. It gets no events until an admin enables it again."},
+		{disableCause{cause: causeUser, userID: 3}, ann, language.SimplifiedChinese,
+			`通道 "Ops" 已禁用`, "已被用户 3 禁用：由用户 3 禁用。管理员重新启用前，该通道不会再收到事件。"},
+		{disableCause{cause: causeUser, userID: 3}, ann, language.English,
+			`Channel "Ops" was disabled`, "Disabled by user 3: disabled by user 3. It gets no events until an admin enables it again."},
+	} {
+		h, b := disabledTexts("Ops", tc.actor, tc.cause.text())
+		ev := deskkit.Event{Type: EventChannelDisabled, Heading: h, Body: b}
+		if title, text := ev.Message(msgs, tc.tag); title != tc.title || text != tc.text {
+			t.Errorf("%s %v: %q / %q, want %q / %q", tc.cause.cause, tc.tag, title, text, tc.title, tc.text)
+		}
+	}
+}

@@ -1,0 +1,1 @@
+ALTER TABLE deskkit_outbox_events DROP COLUMN messages;
