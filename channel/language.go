@@ -74,6 +74,9 @@ func newLanguageCache(c *Config) *languageCache {
 	msgs := c.Messages
 	return &languageCache{
 		ttl: c.TenantLanguageTTL, now: c.Now, ask: c.TenantLanguage, log: c.Logger,
+		// A delivery has no request: its reader is the tenant, whose one
+		// setting the hook gives, matched by the rule of every request
+		// (deskkit.Messages.Match).
 		match: func(lang string) language.Tag { return msgs.Match(lang) },
 		slots: make(chan struct{}, languageLookups), entries: map[int64]*langEntry{},
 	}
