@@ -104,6 +104,11 @@ func codeKeys(t *testing.T) map[string]string {
 				if id, ok := n.Args[i].(*ast.Ident); ok && root && id.Name == "format" {
 					return true // the constructors passing their caller's format on
 				}
+				if c, ok := n.Args[i].(*ast.CallExpr); ok && dir == filepath.Join("httpapi", "console") {
+					if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "text" {
+						return true // a console text: the console's catalogue has it, its own test checks
+					}
+				}
 				pos := fset.Position(n.Args[i].Pos()).String()
 				key, ok := literal(n.Args[i], consts, dir)
 				if !ok {
