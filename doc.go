@@ -158,11 +158,11 @@
 //
 // Every message a person reads comes in English and Simplified Chinese; a
 // host adds languages or rewords messages with catalogues (Messages, and
-// its Example). Messages.Match picks a reader's language: Accept-Language,
-// then the user's locale, the tenant's, the server default. The request's
-// language travels in its context (WithLanguage), so that a code asked for
-// in Chinese is sent in Chinese, and the notice of a changed address later
-// in the same language.
+// its Example). httpapi picks a request's language once (Accept-Language,
+// the user's locale, the tenant's, the server default) and puts a Localizer
+// on its context, with which errors, codes and notices are written. Errors
+// and events hold each message once, as a Text (key and arguments, also
+// when stored), written in each reader's language where it is read.
 //
 // # Metrics, traces and request ids
 //

@@ -136,8 +136,8 @@
 // override in Config.Templates and Config.Notice. Codes and notices come in
 // English and Simplified Chinese (zh-CN), and in any language a host adds
 // with Config.Locales and Config.Messages. A code is written in the
-// language of the context of the call that asks for it (deskkit.WithLanguage;
-// the HTTP API puts the request's language there), and SMS.Locale says which,
+// language of the context of the call that asks for it (its
+// deskkit.Localizer, which the HTTP API puts there), and SMS.Locale says which,
 // so that a template provider sends its template of that locale; a notice
 // is written in the language of the change that caused it (the locale is
 // kept with the notice's row, and read when the notice is sent, later).

@@ -196,8 +196,9 @@ type Config struct {
 	// other languages, keyed by a BCP 47 tag ("zh-CN", "ja"): deskkit
 	// ships zh-CN's, which an entry here overrides field by field; another
 	// tag adds a language. A code is written in the language of its
-	// request's context (deskkit.WithLanguage; the HTTP API sets it), the
-	// closest of these, and English when the context carries none or
+	// request's context (its deskkit.Localizer; the HTTP API sets it):
+	// the one of these in the same language and script (zh-CN for zh-Hans;
+	// none for zh-TW), and English when the context carries none or
 	// none matches; a notice in the language of the request that changed
 	// the address. SMS.Locale is the chosen locale ("en", "zh-CN"), ""
 	// without a language in the context.
