@@ -209,8 +209,7 @@ func (r *ChannelRegistry) disableChannel(ctx context.Context, p deskkit.Principa
 		if err := r.exists(ctx, tx, tenantID, id); err != nil {
 			return err
 		}
-		_, err := r.disable(ctx, tx, tenantID, id, disableCause{cause: causeUser, userID: p.UserID},
-			deskkit.Text{}, &deskkit.Actor{ID: p.UserID})
+		_, err := r.disable(ctx, tx, tenantID, id, disableCause{cause: causeUser, userID: p.UserID}, &deskkit.Actor{ID: p.UserID})
 		return err
 	})
 	if err != nil {

@@ -65,11 +65,14 @@ type disableCause struct {
 	userID    int64         // causeUser
 	failing   time.Duration // causeFailures: how long deliveries failed
 	attempts  int           // causeFailures
-	lastError string        // causeFailures: the last attempt's error, as recorded
+	lastError deskkit.Text  // causeFailures: the last attempt's error, as recorded
 }
 
-// text is the reason c states, as a message; its English is the reason
-// stored.
+// text is the reason c states, as a message: the last attempt's error of
+// a channel disabled for its failures is the message it is, so that a
+// reader in another language reads it, the far end's words inside, in
+// theirs. Its English is the event's data's reason and the reason an
+// older deskkit reads.
 func (c disableCause) text() deskkit.Text {
 	switch c.cause {
 	case causeGone:
@@ -86,7 +89,7 @@ func (c disableCause) data(d ChannelDisabledData) ChannelDisabledData {
 	if c.cause == causeFailures {
 		d.FailingSeconds = int64(c.failing / time.Second)
 		d.Attempts = c.attempts
-		d.LastError = c.lastError
+		d.LastError = c.lastError.String()
 	}
 	return d
 }

@@ -641,7 +641,9 @@ func TestDeadChannelDisabled(t *testing.T) {
 			t.Fatalf("stored messages %s: %v", stored, err)
 		}
 		text := em.Text.LocalizedMessage(msgs, language.SimplifiedChinese)
-		if want := "已被 deskkit 自动禁用：推送已连续失败 2 小时 20 分钟（尝试 5 次）；最后一次：" + d.LastError + "。管理员重新启用前，该通道不会再收到事件。"; text != want {
+		// The last error is written in Chinese too, the far end's words
+		// (the status's name) kept.
+		if want := "已被 deskkit 自动禁用：推送已连续失败 2 小时 20 分钟（尝试 5 次）；最后一次：Webhook 返回 503 Service Unavailable。管理员重新启用前，该通道不会再收到事件。"; text != want {
 			t.Errorf("written in Chinese %q, want %q", text, want)
 		}
 		if disabled != 1 {

@@ -640,11 +640,11 @@ RETURNING failing_since_ms, failed_attempts, channel_type, name`, now.UnixMilli(
 	case s.Type == Webhook && o.StatusCode == http.StatusGone:
 		c = disableCause{cause: causeGone}
 	case failing >= r.cfg.DisableAfter && s.N >= r.cfg.DisableMinFailures:
-		c = disableCause{cause: causeFailures, failing: failing, attempts: s.N, lastError: o.Error.String()}
+		c = disableCause{cause: causeFailures, failing: failing, attempts: s.N, lastError: o.Error}
 	default:
 		return nil
 	}
-	_, err = r.disable(ctx, tx, d.TenantID, d.TargetID, c, o.Error, nil)
+	_, err = r.disable(ctx, tx, d.TenantID, d.TargetID, c, nil)
 	return err
 }
 
@@ -658,10 +658,10 @@ RETURNING failing_since_ms, failed_attempts, channel_type, name`, now.UnixMilli(
 // The reason is stored as its English (disabled_reason: what an older
 // deskkit reads, and the event's reason) and as its key and arguments
 // (disabled_reason_json), which List and Get write in their reader's
-// language; see storedReason.
-func (r *ChannelRegistry) disable(ctx context.Context, tx bun.IDB, tenantID, id int64, c disableCause, last deskkit.Text, actor *deskkit.Actor) (bool, error) {
+// language.
+func (r *ChannelRegistry) disable(ctx context.Context, tx bun.IDB, tenantID, id int64, c disableCause, actor *deskkit.Actor) (bool, error) {
 	now := r.cfg.Now()
-	msg := storedReason(c, last)
+	msg := c.text()
 	reason := msg.String()
 	var names []string
 	err := tx.NewRaw(`UPDATE deskkit_channels
@@ -674,7 +674,7 @@ RETURNING name`, reason, outbox.TextJSON(msg), now.UnixMilli(), tenantID, id).Sc
 	if _, err := outbox.FailPending(ctx, tx, tenantID, outboxKind, id, reasonDisabled, now); err != nil {
 		return false, err
 	}
-	title, text := disabledTexts(names[0], actor, c.text())
+	title, text := disabledTexts(names[0], actor, msg)
 	err = r.Publish(ctx, tx, tenantID, deskkit.Event{
 		ID:      deskkit.NewEventID(),
 		Type:    EventChannelDisabled,
@@ -684,18 +684,6 @@ RETURNING name`, reason, outbox.TextJSON(msg), now.UnixMilli(), tenantID, id).Sc
 		Data:    c.data(ChannelDisabledData{ChannelID: id, Name: names[0], Reason: reason, Actor: actor}),
 	})
 	return err == nil, err
-}
-
-// storedReason is the reason c states, as the message stored: c.text(),
-// whose English it writes, but with the last attempt's error of a channel
-// disabled for its failures kept as the message it is (last), so that a
-// reader in another language reads it, the far end's words inside, in
-// theirs.
-func storedReason(c disableCause, last deskkit.Text) deskkit.Text {
-	if c.cause != causeFailures || last.IsZero() {
-		return c.text()
-	}
-	return deskkit.Textf("deliveries failed for %s (%d attempts); the last: %s", deskkit.DurationText(c.failing), c.attempts, last)
 }
 
 // clipRunes cuts s to n runes.
