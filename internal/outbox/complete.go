@@ -119,6 +119,7 @@ func (f *flusher) run() {
 		wait = f.w.nextFlushWait(wait, len(batch))
 		f.w.flush(ctx, batch)
 		batch = nil
+		f.w.flushes.Add(1)
 		// The flush ended leases: a target at its cap may have room now.
 		// Not on PostgreSQL, where the worker's claims leave out its
 		// ended attempts already, and it claims again as each ends.

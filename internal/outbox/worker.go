@@ -342,6 +342,10 @@ type Worker struct {
 	// claims again as its attempts end. The claim tells it on both
 	// databases.
 	capped atomic.Bool
+	// flushes counts the flusher's flushes: on SQLite a claim that found
+	// a cap while a flush ended leases, and so told nobody (the flusher
+	// read capped before the claim stored it), wakes its Run itself.
+	flushes atomic.Int64
 	// full is whether every target the last claim reached was at its cap
 	// once it took its rows (PostgreSQL).
 	full atomic.Bool
@@ -558,6 +562,7 @@ func (w *Worker) Run(ctx context.Context) {
 		}
 		fromStart, idle := !w.midRound(), w.idle()
 		woken = w.wakes.Load()
+		flushes := w.flushes.Load()
 		batch, asked, err := w.claimAndStart(ctx, w.ahead(), &inflight, f.add)
 		n := len(batch)
 		w.follow(n, asked)
@@ -608,6 +613,12 @@ func (w *Worker) Run(ctx context.Context) {
 		// 40,973 claims that found nothing.
 		if !w.pg && err == nil && n == 0 && w.capped.Load() && !w.idle() {
 			backlog = false
+		}
+		// A flush that ended while the claim ran read capped before the
+		// claim stored it, and woke nobody: the wake it owed comes now.
+		// (A claim made after a flush saw its leases end.)
+		if !w.pg && !backlog && w.capped.Load() && w.flushes.Load() != flushes {
+			w.Wake()
 		}
 		// Without a listener, a worker that found deliveries lately
 		// looks again soon even without a wake, then less and less
