@@ -37,7 +37,7 @@ const noticeMaxRetryAfter = 2 * time.Hour
 
 const (
 	// noticeTimeout bounds one attempt: the sender's own timeout (10 s
-	// for SMTPMailer and the SMS senders) and then some.
+	// for the SMTP mailer and the SMS senders) and then some.
 	noticeTimeout = 30 * time.Second
 	// noticeLease is how long a claimed notice stays its worker's: longer
 	// than an attempt can take, so that only a dead worker's notice is
@@ -239,7 +239,7 @@ func (h noticeHandler) attempt(ctx context.Context, d outbox.Delivery) outbox.Ou
 	return outbox.Outcome{Error: deskkit.Textf("the sender did not accept the notice: %s", err.Error()), RetryAfter: wait}
 }
 
-// smtpReply is go-mail's *SendError as SMTPMailer returns it, without
+// smtpReply is go-mail's *SendError as the smtp package's Mailer returns it, without
 // importing go-mail here.
 type smtpReply interface {
 	error
@@ -250,15 +250,14 @@ type smtpReply interface {
 // noticeRetry says whether a notice whose sender answered err may be
 // accepted at a later attempt, and how long the far end asked to wait:
 //
-//   - an *SMSError (AliyunSMSSender, TencentSMSSender, or a host's sender
-//     that returns one) by its Retryable, its RetryAfter bounded by
+//   - an *SMSError (from the senders of package sms's subpackages, or a
+//     host's sender that returns one) by its Retryable, its RetryAfter bounded by
 //     noticeMaxRetryAfter: a refused key, template or number, or a daily
 //     limit, ends the notice at once;
-//   - an SMTP reply (SMTPMailer) by its code: 4xx is temporary, 5xx
+//   - an SMTP reply (the smtp package's Mailer) by its code: 4xx is temporary, 5xx
 //     final;
 //   - any other error, a transport's (a timeout, a refused connection) or
-//     one that says nothing of itself (HTTPSMSSender, TwilioSMSSender, a
-//     host's sender), is retried on the schedule, which is bounded:
+//     one that says nothing of itself (a host's sender), is retried on the schedule, which is bounded:
 //     telling an outage from a refusal is not possible there, and a notice
 //     of a changed address is worth four more attempts.
 func noticeRetry(err error) (bool, time.Duration) {
