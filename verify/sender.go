@@ -30,6 +30,6 @@ type SMSSender interface {
 	SendSMS(ctx context.Context, m SMS) error
 }
 
-// E-mail goes through the host's deskkit.Mailer (package smtp's Mailer is one), as a
-// deskkit.Mail whose BizKey is the bizKey and whose Code is the code, ""
-// for a notice; see SMS.Code.
+// E-mail goes through the host's deskkit.Mailer (verify/smtp's Mailer is
+// one), as a deskkit.Mail whose BizKey is the bizKey and whose Code is the
+// code, "" for a notice; see SMS.Code.

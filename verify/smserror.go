@@ -10,8 +10,8 @@ import (
 )
 
 // SMSError is a provider's refusal of a message, or a failure to reach
-// it, as the senders of package sms's subpackages answer. Its text never
-// holds the code, nor the number unmasked. A host's own SMSSender may return one
+// it, as the senders under verify/sms answer. Its text never holds the
+// code, nor the number unmasked. A host's own SMSSender may return one
 // too: the Verifier reads Retryable to retry a notice or not, and
 // Throttled and RetryAfter to answer a code's send with ErrSendThrottled.
 type SMSError struct {
@@ -30,8 +30,8 @@ type SMSError struct {
 	// support; "" when none came.
 	RequestID string
 	// Retryable says whether the same message may be accepted within
-	// minutes to hours (the notices' schedule, see the package
-	// documentation): the provider could not be reached, failed inside (a
+	// minutes to hours (the notices' schedule, see
+	// Verifier.SendNotices): the provider could not be reached, failed inside (a
 	// 5xx, a system error its documentation says to call again after), or
 	// throttled it for a window that ends that soon (Throttled). A refused
 	// credential, signature name, template or number is not retryable, nor
