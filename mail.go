@@ -19,7 +19,7 @@ type Mail struct {
 	Code string
 }
 
-// Mailer delivers e-mail; verify.SMTPMailer is one. SendMail returns nil
+// Mailer delivers e-mail; verify/smtp's Mailer is one. SendMail returns nil
 // only when the mail server accepted the message for delivery; any error
 // means it did not. The services never call it inside a database
 // transaction. An error that wraps the SMTP client's (with an IsTemp() bool

@@ -31,6 +31,14 @@ type Mobile struct {
 	ITC     int    // the international telephone (calling) code: 86
 }
 
+// How NormalizeMobile caches, in detail (the doc comment below says the contract):
+//
+// "+86 138 0013 8000" and "13800138000" with CN are one number. phonenumbers
+// runs a dozen regular expressions on every number it parses, so its answer
+// for a number as written and its region is kept in a bounded cache (two
+// generations of 4096) shared by the process: one number comes back for its
+// send, its check and its change.
+
 // NormalizeMobile checks mobile, written in any form a person would
 // ("13800138000", "138 0013 8000", "+86 138-0013-8000"), against country
 // (an ISO 3166-1 region such as CN or US, any case) with the phone-number
@@ -39,11 +47,7 @@ type Mobile struct {
 // (a mobile number, or one of a plan that does not tell mobiles from
 // landlines). Errors are *deskkit.InputError values naming mobile or country.
 //
-// "+86 138 0013 8000" and "13800138000" with CN are one number. phonenumbers
-// runs a dozen regular expressions on every number it parses, so its answer
-// for a number as written and its region is kept in a bounded cache (two
-// generations of 4096) shared by the process: one number comes back for its
-// send, its check and its change.
+// "+86 138 0013 8000" and "13800138000" with CN are one number.
 func NormalizeMobile(mobile, country string) (Mobile, error) {
 	region, err := normalizeCountry(country)
 	if err != nil {

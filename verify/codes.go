@@ -84,14 +84,7 @@ type Proof struct {
 	Address string
 }
 
-// SendSMS sends a code for req.BizKey to the mobile number. The number must
-// be the user's own or one no other user of the tenant has
-// (ErrAddressTaken); BIND_MOBILE needs a user without a number
-// (ErrAlreadyBound), MODIFY_MOBILE one with a number (ErrNotBound). It
-// returns a *deskkit.RateLimitError when a send limit is reached (see
-// Config), ErrSendFailed when the gateway did not accept the message
-// (ErrSendThrottled when the provider throttled it), and
-// *deskkit.InputError values for bad fields.
+// How a send is recorded, in detail (the doc comment below says the contract):
 //
 // No sender runs inside a database transaction. A send first stores the
 // code as pending (unusable) with its limits in one transaction, then calls
@@ -121,6 +114,21 @@ type Proof struct {
 // counted as one that did not go out. A sender that answers an error after
 // taking the message (a reply lost past the deadline) gets its limits back:
 // the gateway's word is what the Verifier goes by.
+
+// SendSMS sends a code for req.BizKey to the mobile number. The number must
+// be the user's own or one no other user of the tenant has
+// (ErrAddressTaken); BIND_MOBILE needs a user without a number
+// (ErrAlreadyBound), MODIFY_MOBILE one with a number (ErrNotBound). It
+// returns a *deskkit.RateLimitError when a send limit is reached (see
+// Config), ErrSendFailed when the gateway did not accept the message
+// (ErrSendThrottled when the provider throttled it), and
+// *deskkit.InputError values for bad fields.
+//
+// The sender runs outside any transaction, within the request's deadline;
+// a client that hangs up does not cut it short. A code becomes usable only
+// once the sender took the message; a refused send gives its limits back.
+// An outcome the database could not take is recorded later by Run (or
+// SendNotices), for up to CodeTTL.
 func (v *Verifier) SendSMS(ctx context.Context, p deskkit.Principal, req SMSSend) (Sent, error) {
 	ctx, call := v.ops.Start(ctx, "verify.SendSMS", "")
 	r, err := v.sendSMS(ctx, p, req)

@@ -21,7 +21,7 @@ import (
 )
 
 // phone is an SMSSender that prints each message with its code masked: a
-// host passes a real sender (verify.NewHTTPSMSSender, NewTwilioSMSSender).
+// host passes a real sender (one of the packages under verify/sms).
 type phone struct{ last string }
 
 var sixDigits = regexp.MustCompile(`\b\d{6}\b`)

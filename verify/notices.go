@@ -37,7 +37,7 @@ const noticeMaxRetryAfter = 2 * time.Hour
 
 const (
 	// noticeTimeout bounds one attempt: the sender's own timeout (10 s
-	// for SMTPMailer and the SMS senders) and then some.
+	// for the SMTP mailer and the SMS senders) and then some.
 	noticeTimeout = 30 * time.Second
 	// noticeLease is how long a claimed notice stays its worker's: longer
 	// than an attempt can take, so that only a dead worker's notice is
@@ -118,6 +118,8 @@ func (v *Verifier) noticeCommitted(ctx context.Context) {
 	}
 }
 
+// How Run works, in detail (the doc comment below says the contract):
+//
 // Run sends the notices to old addresses, and records the outcomes of
 // code sends that the database could not take when they ended (see
 // SendSMS), until ctx is done. It claims each due notice before it sends
@@ -135,6 +137,17 @@ func (v *Verifier) noticeCommitted(ctx context.Context) {
 // sends in flight (each bounded by 30 s), stops retrying outcomes, and
 // returns nil; the error is for what a later version may refuse at the
 // start. One Run per process is enough.
+
+// Run sends the notices to old addresses, and records the outcomes of
+// code sends that the database could not take when they ended (see
+// SendSMS), until ctx is done. It claims each due notice before it sends
+// it, so that replicas running Run, and SendNotices, never send one twice.
+// A committed change wakes it (on PostgreSQL, the outbox's NOTIFY wakes
+// every process's), and it looks once a second besides. While Run runs, a
+// change answers without waiting for its notice; without it, the change
+// sends its notice itself before it answers. When ctx is done Run finishes
+// the sends in flight (each bounded by 30 s) and returns nil. One Run per
+// process is enough.
 func (v *Verifier) Run(ctx context.Context) error {
 	v.runs.Add(1)
 	defer v.runs.Add(-1)
@@ -146,15 +159,7 @@ func (v *Verifier) Run(ctx context.Context) error {
 	return nil
 }
 
-// SendNotices sends the notices to old addresses that are due now (their
-// first send failed and their next is due, or no process ran Run), until
-// none is left, and returns how many went out. Each notice is claimed
-// before it is sent, so SendNotices never sends one that Run, another
-// replica or another call sends: hosts may call it from a scheduler of
-// their own instead of running Run, or besides it. A notice that fails is
-// retried on the notices' schedule, at a later call. Like Run, it first
-// records the outcomes of code sends that the database could not take when
-// they ended, those it can now.
+// How notices are claimed and retried, in detail (the doc comment below says the contract):
 //
 // Every send first claims its notice: on PostgreSQL with FOR UPDATE SKIP
 // LOCKED, on SQLite under its single writer, with a lease of 2 minutes (an
@@ -171,6 +176,20 @@ func (v *Verifier) Run(ctx context.Context) error {
 // first that the sender says is final (an *SMSError not Retryable, an SMTP
 // 5xx): the outbox records it FAILED with the cause. Purge deletes notices
 // a day after they were sent or dropped, attempts included.
+
+// SendNotices sends the notices to old addresses that are due now (their
+// first send failed and their next is due, or no process ran Run), until
+// none is left, and returns how many went out. Each notice is claimed
+// before it is sent, so SendNotices never sends one that Run, another
+// replica or another call sends: hosts may call it from a scheduler of
+// their own instead of running Run, or besides it. A notice that fails is
+// retried on the notices' schedule, at a later call. Like Run, it first
+// records the outcomes of code sends that the database could not take when
+// they ended, those it can now.
+//
+// A notice is retried up to five times over about two and a half hours
+// (a provider's RetryAfter waits longer), and dropped, logged, after its
+// fifth failure or a final one (an *SMSError not Retryable, an SMTP 5xx).
 func (v *Verifier) SendNotices(ctx context.Context) (int, error) {
 	ctx, call := v.ops.Start(ctx, "verify.SendNotices", "")
 	v.retrySettles(ctx)
@@ -239,7 +258,7 @@ func (h noticeHandler) attempt(ctx context.Context, d outbox.Delivery) outbox.Ou
 	return outbox.Outcome{Error: deskkit.Textf("the sender did not accept the notice: %s", err.Error()), RetryAfter: wait}
 }
 
-// smtpReply is go-mail's *SendError as SMTPMailer returns it, without
+// smtpReply is go-mail's *SendError as the smtp package's Mailer returns it, without
 // importing go-mail here.
 type smtpReply interface {
 	error
@@ -250,15 +269,14 @@ type smtpReply interface {
 // noticeRetry says whether a notice whose sender answered err may be
 // accepted at a later attempt, and how long the far end asked to wait:
 //
-//   - an *SMSError (AliyunSMSSender, TencentSMSSender, or a host's sender
-//     that returns one) by its Retryable, its RetryAfter bounded by
+//   - an *SMSError (from the senders of package sms's subpackages, or a
+//     host's sender that returns one) by its Retryable, its RetryAfter bounded by
 //     noticeMaxRetryAfter: a refused key, template or number, or a daily
 //     limit, ends the notice at once;
-//   - an SMTP reply (SMTPMailer) by its code: 4xx is temporary, 5xx
+//   - an SMTP reply (the smtp package's Mailer) by its code: 4xx is temporary, 5xx
 //     final;
 //   - any other error, a transport's (a timeout, a refused connection) or
-//     one that says nothing of itself (HTTPSMSSender, TwilioSMSSender, a
-//     host's sender), is retried on the schedule, which is bounded:
+//     one that says nothing of itself (a host's sender), is retried on the schedule, which is bounded:
 //     telling an outage from a refusal is not possible there, and a notice
 //     of a changed address is worth four more attempts.
 func noticeRetry(err error) (bool, time.Duration) {

@@ -162,7 +162,7 @@ func TestNoticeRetries(t *testing.T) {
 }
 
 // smtpRefusal is an SMTP server's reply as go-mail's *SendError gives it
-// (SMTPMailer's errors): a code, temporary when it is 4xx.
+// (the smtp package's errors): a code, temporary when it is 4xx.
 type smtpRefusal int
 
 func (e smtpRefusal) Error() string  { return fmt.Sprintf("SMTP %d", int(e)) }

@@ -9,7 +9,7 @@ type SMS struct {
 	BizKey BizKey
 	// Code is the verification code inside Text, or "" for a notice, so
 	// that a sender which logs (LogSender) can leave it out, and a
-	// template provider (AliyunSMSSender, TencentSMSSender) can send it as
+	// template provider (aliyun, tencent) can send it as
 	// its template's parameter.
 	Code string
 	// NewAddress is, in a notice (Code ""), the new number masked as Text
@@ -18,7 +18,7 @@ type SMS struct {
 	// Locale is the language the message is for ("zh-CN", "en"); "" means
 	// the sender's default. Text is rendered by the Verifier's templates;
 	// a template provider picks its template of this locale (see
-	// SMSTemplates).
+	// sms.Templates).
 	Locale string
 }
 
@@ -30,6 +30,6 @@ type SMSSender interface {
 	SendSMS(ctx context.Context, m SMS) error
 }
 
-// E-mail goes through the host's deskkit.Mailer (SMTPMailer is one), as a
-// deskkit.Mail whose BizKey is the bizKey and whose Code is the code, ""
-// for a notice; see SMS.Code.
+// E-mail goes through the host's deskkit.Mailer (verify/smtp's Mailer is
+// one), as a deskkit.Mail whose BizKey is the bizKey and whose Code is the
+// code, "" for a notice; see SMS.Code.

@@ -10,6 +10,19 @@ import (
 	"github.com/deskkit/deskkit/internal/telemetry"
 )
 
+// Telemetry of the notices, in detail (Config.MeterProvider says the
+// contract):
+//
+// The notices to old addresses share the module's outbox with the
+// channels' events: each attempt is a span "verify.notice" (a child of
+// the change's span when the change sends it itself) and counts in the
+// outbox's deskkit.deliveries and deskkit.delivery.duration (under the
+// outbox's instrumentation scope, as the channels' are) with
+// deskkit.channel.type verify.notice and deskkit.result succeeded,
+// retrying or failed. The outbox's gauges (its depth, its oldest due
+// delivery's age) count the notices too; channel.ChannelRegistry.Run
+// registers them, not the Verifier's Run.
+
 // scope is the instrumentation scope of the Verifier's meter and tracer.
 const scope = "github.com/deskkit/deskkit/verify"
 

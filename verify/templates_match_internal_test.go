@@ -37,19 +37,3 @@ func TestTemplatesMatchByScript(t *testing.T) {
 		}
 	}
 }
-
-// TestSMSTemplateLocale: a provider's template is the locale's, else one
-// of the same language in the same script, else the default locale's.
-func TestSMSTemplateLocale(t *testing.T) {
-	tpl := SMSTemplates{DefaultLocale: "zh-CN",
-		Codes:  map[BizKey]map[string]string{AnyBizKey: {"zh-CN": "A", "zh-HK": "B", "en": "E"}},
-		Notice: map[string]string{"zh-CN": "N"}}.withDefaults()
-	for locale, want := range map[string]string{
-		"zh-CN": "A", "zh": "A", "zh-SG": "A", "zh-TW": "B", "zh-Hant": "B", "zh-HK": "B",
-		"en-GB": "E", "en": "E", "fr": "A", "": "A",
-	} {
-		if id, _ := tpl.template(SMS{Locale: locale, Code: "123456", BizKey: "SIGNIN"}); id != want {
-			t.Errorf("locale %q: template %q, want %q", locale, id, want)
-		}
-	}
-}

@@ -106,7 +106,8 @@ const (
 	MinSecretLength              = 32
 )
 
-// Config holds the Verifier's optional settings; nil means all defaults.
+// How codes, secrets and limits work, in detail (Config's doc comment
+// below says the contract):
 //
 // # Codes and secrets
 //
@@ -163,6 +164,15 @@ const (
 // SendsPerAddressPerDay above SendsPerDay, using up an address's day takes
 // at least two accounts; examples/server/README.md (Trash and verification
 // in detail) works out an attacker's budget with the defaults.
+
+// Config holds the Verifier's optional settings; nil means all defaults.
+//
+// Every limit is kept in the database and taken by one atomic statement
+// (an upsert guarded by the limit), so it holds across replicas and
+// parallel requests. Windows are fixed and open with their first event;
+// a send refused by a limit answers a *deskkit.RateLimitError with the
+// time to wait. The interval and the hour are each user's own; the
+// address's day counts every user of every tenant, its holder included.
 type Config struct {
 	// PreviousSecret, if set, is the secret before the last rotation:
 	// codes hashed under it still pass a check, so a rotation does not
@@ -237,17 +247,11 @@ type Config struct {
 	//     per_day (the send limits, in the order Limits lists them) and
 	//     failures_per_day.
 	//
-	// The notices to old addresses share the module's outbox with the
-	// channels' events: each attempt is a span "verify.notice" (a child of
-	// the change's span when the change sends it itself) and counts in the
-	// outbox's deskkit.deliveries and deskkit.delivery.duration (under the
-	// outbox's instrumentation scope, as the channels' are) with
-	// deskkit.channel.type verify.notice and deskkit.result succeeded,
-	// retrying or failed. The outbox's gauges (its depth, its oldest due
-	// delivery's age) count the notices too; channel.ChannelRegistry.Run
-	// registers them, not the Verifier's Run. nil means the global
-	// providers (otel.GetMeterProvider, otel.GetTracerProvider), which
-	// record nothing until the host installs some.
+	// A notice's attempt is a span "verify.notice" and counts in the
+	// outbox's deskkit.deliveries with deskkit.channel.type verify.notice.
+	// nil means the global providers (otel.GetMeterProvider,
+	// otel.GetTracerProvider), which record nothing until the host
+	// installs some.
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
 }
@@ -348,10 +352,7 @@ type Verifier struct {
 	tel instruments
 }
 
-// New returns a Verifier over db, whose schema Migrate has created, with
-// the host's user directory, the senders of SMS and e-mail, and secret, the
-// server secret (at least MinSecretLength random bytes) from which the key
-// that hashes codes is derived.
+// How New checks the schema, in detail (the doc comment below says the contract):
 //
 // New checks, after its arguments, that Migrate has run: one catalog query
 // for the Verifier's and the outbox's tables, bounded by 5 seconds of its
@@ -360,6 +361,14 @@ type Verifier struct {
 // run verify.Migrate(ctx, db) first"); a database that does not answer in
 // time, or fails, is an error of its own that wraps the database's
 // (context.DeadlineExceeded for the bound) and says nothing of migrating.
+
+// New returns a Verifier over db, whose schema Migrate has created, with
+// the host's user directory, the senders of SMS and e-mail, and secret, the
+// server secret (at least MinSecretLength random bytes) from which the key
+// that hashes codes is derived.
+//
+// New checks that Migrate has run, in at most 5 seconds: a missing table is
+// an error naming verify.Migrate.
 func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret []byte, cfg *Config) (*Verifier, error) {
 	switch {
 	case db == nil:
@@ -414,15 +423,17 @@ var migrationFiles embed.FS
 // tables are the tables Migrate creates, which New checks for.
 var tables = slices.Concat([]string{"deskkit_verify_codes", "deskkit_verify_links", "deskkit_verify_limits"}, outbox.Tables)
 
-// Migrate creates or updates the Verifier's tables (deskkit_verify_codes,
-// _links, _limits and the deskkit_verify_migrations bookkeeping) and the
-// module's outbox (the deskkit_outbox_ tables), which keeps the notices to
-// old addresses. It is safe to run from several processes at once.
+// What Migrate moves, in detail (the doc comment below says the contract):
 //
 // Before the outbox, notices were kept in a table of their own, read
 // without claiming, so that the send after the commit, a ticker and every
 // replica could each send the same notice; Migrate moves the notices still
 // in that table into the outbox, their attempts counted, and drops it.
+
+// Migrate creates or updates the Verifier's tables (deskkit_verify_codes,
+// _links, _limits and the deskkit_verify_migrations bookkeeping) and the
+// module's outbox (the deskkit_outbox_ tables), which keeps the notices to
+// old addresses. It is safe to run from several processes at once.
 func Migrate(ctx context.Context, db *bun.DB) error {
 	if err := outbox.Migrate(ctx, db); err != nil {
 		return err

@@ -17,7 +17,7 @@ import (
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/httpapi"
-	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/smtp"
 )
 
 // Environment variables of the channel service.
@@ -223,7 +223,7 @@ func (cfg channelConfig) describe() []any {
 
 // newChannels builds the channel registry of the app. EMAIL channels send
 // through the verification service's SMTP server: one mail server for the
-// whole server, verify.SMTPMailer being a deskkit.Mailer as both services
+// whole server, smtp.Mailer being a deskkit.Mailer as both services
 // take it. Without an SMTP server EMAIL channels can be stored, and their
 // tests say that no mail server is configured: logging a message is no
 // delivery.
@@ -236,7 +236,7 @@ func (cfg channelConfig) describe() []any {
 func newChannels(db *bun.DB, secret []byte, dir *directory.Directory, cfg appConfig) (*channel.ChannelRegistry, error) {
 	var mail deskkit.Mailer
 	if cfg.Verify.smtp.Addr != "" {
-		m, err := verify.NewSMTPMailer(cfg.Verify.smtp)
+		m, err := smtp.New(cfg.Verify.smtp)
 		if err != nil {
 			return nil, fmt.Errorf("SMTP (%s...): %w", envSMTPAddr, err)
 		}

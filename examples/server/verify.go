@@ -22,6 +22,12 @@ import (
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/addr"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/sms"
+	"github.com/deskkit/deskkit/verify/sms/aliyun"
+	smsgateway "github.com/deskkit/deskkit/verify/sms/gateway"
+	"github.com/deskkit/deskkit/verify/sms/tencent"
+	"github.com/deskkit/deskkit/verify/sms/twilio"
+	"github.com/deskkit/deskkit/verify/smtp"
 )
 
 // Environment variables of the verification service. Secrets (the server
@@ -68,14 +74,14 @@ const defaultSMTPFrom = "deskkit <noreply@localhost>"
 // verifyConfig is how the server sends codes.
 type verifyConfig struct {
 	secret, previous []byte // nil: the secret kept in the database
-	smtp             verify.SMTPConfig
+	smtp             smtp.Config
 	smsProvider      string // log, http, twilio, aliyun or tencent
 	smsHTTPURL       string
-	twilio           verify.TwilioConfig
+	twilio           twilio.Config
 	// The template providers' settings: aliyun and tencent share the
 	// signature name, the endpoint and the templates.
-	aliyun      verify.AliyunSMSConfig
-	tencent     verify.TencentSMSConfig
+	aliyun      aliyun.Config
+	tencent     tencent.Config
 	devLogCodes bool // the log senders show codes: development only
 	// limits holds the code lifetime and the rate limits; zero fields are
 	// the Verifier's defaults.
@@ -108,11 +114,11 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 	fs.fromEnv("sms-sign-name", envSMSSignName)
 	templates := fs.String("sms-templates", "", "aliyun and tencent: template ids, [LOCALE:]KEY=ID,... where KEY is a bizKey, * for every bizKey without its own, or notice (to the old number after a change), and LOCALE is -sms-locale if left out; e.g. *=SMS_1,SIGNUP=SMS_2,notice=SMS_3,en:*=SMS_4,en:notice=SMS_5")
 	fs.fromEnv("sms-templates", envSMSTemplates)
-	locale := fs.String("sms-locale", verify.DefaultSMSLocale, "aliyun and tencent: the locale of -sms-templates entries without one, and of messages without one")
+	locale := fs.String("sms-locale", sms.DefaultLocale, "aliyun and tencent: the locale of -sms-templates entries without one, and of messages without one")
 	fs.fromEnv("sms-locale", envSMSLocale)
 	endpoint := fs.String("sms-endpoint", "", "aliyun and tencent: the API root URL (https://dysmsapi.aliyuncs.com, https://sms.tencentcloudapi.com)")
 	fs.fromEnv("sms-endpoint", envSMSEndpoint)
-	noticeNumber := fs.String("sms-notice-number", string(verify.NoticeLastFour), "aliyun and tencent: how the notice to the old number shows the new one: last4 (7000), or masked (+86*******7000, 14 characters: more than Tencent takes in a parameter from an account without enterprise verification)")
+	noticeNumber := fs.String("sms-notice-number", string(sms.NoticeLastFour), "aliyun and tencent: how the notice to the old number shows the new one: last4 (7000), or masked (+86*******7000, 14 characters: more than Tencent takes in a parameter from an account without enterprise verification)")
 	fs.fromEnv("sms-notice-number", envSMSNoticeNumber)
 	fs.StringVar(&cfg.tencent.SDKAppID, "tencent-sms-app-id", "", "tencent: the SMS application's SdkAppId (the key comes from "+envTencentSecretID+" and "+envTencentSecretKey+")")
 	fs.fromEnv("tencent-sms-app-id", envTencentAppID)
@@ -158,11 +164,11 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 				return fmt.Errorf("%s must be at least %d characters; make one with: openssl rand -hex 32", name, verify.MinSecretLength)
 			}
 		}
-		cfg.smtp.TLS = verify.SMTPTLS(strings.ToLower(strings.TrimSpace(*tlsMode)))
+		cfg.smtp.TLS = smtp.TLSMode(strings.ToLower(strings.TrimSpace(*tlsMode)))
 		if cfg.smtp.Addr != "" && *tlsMode == "" {
-			cfg.smtp.TLS = verify.SMTPTLSStartTLS
+			cfg.smtp.TLS = smtp.TLSStartTLS
 			if host, _, err := net.SplitHostPort(cfg.smtp.Addr); err == nil && addr.IsLoopbackHost(host) {
-				cfg.smtp.TLS = verify.SMTPTLSNone
+				cfg.smtp.TLS = smtp.TLSNone
 			}
 		}
 		if cfg.limits.CodeTTL > verify.MaxCodeTTL {
@@ -190,11 +196,11 @@ func addVerifyFlags(fs *flagSet, cfg *verifyConfig) func() error {
 			if err != nil {
 				return fmt.Errorf("-sms-templates (%s): %w", envSMSTemplates, err)
 			}
-			switch n := verify.NoticeNumber(strings.ToLower(strings.TrimSpace(*noticeNumber))); n {
-			case verify.NoticeLastFour, verify.NoticeMasked:
+			switch n := sms.NoticeNumber(strings.ToLower(strings.TrimSpace(*noticeNumber))); n {
+			case sms.NoticeLastFour, sms.NoticeMasked:
 				tpl.NoticeNumber = n
 			default:
-				return fmt.Errorf("-sms-notice-number (%s) must be %s or %s, not %q", envSMSNoticeNumber, verify.NoticeLastFour, verify.NoticeMasked, *noticeNumber)
+				return fmt.Errorf("-sms-notice-number (%s) must be %s or %s, not %q", envSMSNoticeNumber, sms.NoticeLastFour, sms.NoticeMasked, *noticeNumber)
 			}
 			cfg.aliyun.SignName, cfg.aliyun.Endpoint, cfg.aliyun.Templates = *signName, *endpoint, tpl
 			cfg.tencent.SignName, cfg.tencent.Endpoint, cfg.tencent.Templates = *signName, *endpoint, tpl
@@ -211,7 +217,7 @@ func flagAndVar(flag, variable string) string { return "-" + flag + " (" + varia
 
 // checkSMS says, by flag and environment variable, what the SMS provider
 // cfg names lacks: the library's constructors name the fields of its
-// configs (AliyunSMSConfig.SignName, Templates.Notice), which a user of
+// configs (aliyun.Config.SignName, Templates.Notice), which a user of
 // the server does not set.
 func (cfg *verifyConfig) checkSMS() error {
 	var missing []string
@@ -250,7 +256,7 @@ func (cfg *verifyConfig) checkSMS() error {
 // template of each bizKey (its own or *'s) and the notice's, as the
 // senders require. Locales match as the senders match them: case aside,
 // _ as -.
-func checkSMSTemplates(t verify.SMSTemplates) error {
+func checkSMSTemplates(t sms.Templates) error {
 	// Every locale must be a language a request can name (zh-CN, en; not
 	// klingon), as -locale's are.
 	if _, err := directory.CheckLocale("locale", t.DefaultLocale); err != nil {
@@ -275,7 +281,7 @@ func checkSMSTemplates(t verify.SMSTemplates) error {
 	}
 	var missing []string
 	for _, b := range verify.SMSBizKeys() {
-		if !has(t.Codes[b]) && !has(t.Codes[verify.AnyBizKey]) {
+		if !has(t.Codes[b]) && !has(t.Codes[sms.AnyBizKey]) {
 			missing = append(missing, string(b))
 		}
 	}
@@ -326,9 +332,9 @@ func blame[C any](user, base C, build func(C) error, settings []smsSetting[C]) s
 }
 
 // probeTemplates is a table that the senders take, in locale.
-func probeTemplates(t verify.SMSTemplates) verify.SMSTemplates {
-	return verify.SMSTemplates{DefaultLocale: t.DefaultLocale,
-		Codes: map[verify.BizKey]map[string]string{verify.AnyBizKey: {t.DefaultLocale: "probe"}}, Notice: map[string]string{t.DefaultLocale: "probe"}}
+func probeTemplates(t sms.Templates) sms.Templates {
+	return sms.Templates{DefaultLocale: t.DefaultLocale,
+		Codes: map[verify.BizKey]map[string]string{sms.AnyBizKey: {t.DefaultLocale: "probe"}}, Notice: map[string]string{t.DefaultLocale: "probe"}}
 }
 
 // smsError is err, of the constructor of cfg's SMS sender, with the
@@ -338,36 +344,36 @@ func (cfg verifyConfig) smsError(err error) error {
 	var which string
 	switch cfg.smsProvider {
 	case "twilio":
-		which = blame(cfg.twilio, verify.TwilioConfig{AccountSID: "AC0", AuthToken: "probe", From: "+15005550006"},
-			func(c verify.TwilioConfig) error { _, err := verify.NewTwilioSMSSender(c); return err },
-			[]smsSetting[verify.TwilioConfig]{
-				{flagAndVar("twilio-account-sid", envTwilioAccountSID), func(d *verify.TwilioConfig, s verify.TwilioConfig) { d.AccountSID = s.AccountSID }},
-				{flagAndVar("twilio-from", envTwilioFrom), func(d *verify.TwilioConfig, s verify.TwilioConfig) { d.From = s.From }},
-				{flagAndVar("twilio-base-url", envTwilioBaseURL), func(d *verify.TwilioConfig, s verify.TwilioConfig) { d.BaseURL = s.BaseURL }},
+		which = blame(cfg.twilio, twilio.Config{AccountSID: "AC0", AuthToken: "probe", From: "+15005550006"},
+			func(c twilio.Config) error { _, err := twilio.New(c); return err },
+			[]smsSetting[twilio.Config]{
+				{flagAndVar("twilio-account-sid", envTwilioAccountSID), func(d *twilio.Config, s twilio.Config) { d.AccountSID = s.AccountSID }},
+				{flagAndVar("twilio-from", envTwilioFrom), func(d *twilio.Config, s twilio.Config) { d.From = s.From }},
+				{flagAndVar("twilio-base-url", envTwilioBaseURL), func(d *twilio.Config, s twilio.Config) { d.BaseURL = s.BaseURL }},
 			})
 		if which == "" {
 			which = strings.Join([]string{flagAndVar("twilio-account-sid", envTwilioAccountSID), envTwilioAuthToken, flagAndVar("twilio-from", envTwilioFrom)}, ", ")
 		}
 	case "aliyun":
-		which = blame(cfg.aliyun, verify.AliyunSMSConfig{AccessKeyID: "probe", AccessKeySecret: "probe", SignName: "probe", Templates: probeTemplates(cfg.aliyun.Templates)},
-			func(c verify.AliyunSMSConfig) error { _, err := verify.NewAliyunSMSSender(c); return err },
-			[]smsSetting[verify.AliyunSMSConfig]{
-				{flagAndVar("sms-endpoint", envSMSEndpoint), func(d *verify.AliyunSMSConfig, s verify.AliyunSMSConfig) { d.Endpoint = s.Endpoint }},
-				{flagAndVar("sms-templates", envSMSTemplates), func(d *verify.AliyunSMSConfig, s verify.AliyunSMSConfig) { d.Templates = s.Templates }},
-				{flagAndVar("sms-sign-name", envSMSSignName), func(d *verify.AliyunSMSConfig, s verify.AliyunSMSConfig) { d.SignName = s.SignName }},
+		which = blame(cfg.aliyun, aliyun.Config{AccessKeyID: "probe", AccessKeySecret: "probe", SignName: "probe", Templates: probeTemplates(cfg.aliyun.Templates)},
+			func(c aliyun.Config) error { _, err := aliyun.New(c); return err },
+			[]smsSetting[aliyun.Config]{
+				{flagAndVar("sms-endpoint", envSMSEndpoint), func(d *aliyun.Config, s aliyun.Config) { d.Endpoint = s.Endpoint }},
+				{flagAndVar("sms-templates", envSMSTemplates), func(d *aliyun.Config, s aliyun.Config) { d.Templates = s.Templates }},
+				{flagAndVar("sms-sign-name", envSMSSignName), func(d *aliyun.Config, s aliyun.Config) { d.SignName = s.SignName }},
 			})
 		if which == "" {
 			which = strings.Join([]string{envAliyunKeyID, envAliyunKeySecret, "-sms-sign-name", "-sms-templates", "-sms-endpoint"}, ", ")
 		}
 	case "tencent":
-		which = blame(cfg.tencent, verify.TencentSMSConfig{SecretID: "probe", SecretKey: "probe", SDKAppID: "1400000000", SignName: "probe", Templates: probeTemplates(cfg.tencent.Templates)},
-			func(c verify.TencentSMSConfig) error { _, err := verify.NewTencentSMSSender(c); return err },
-			[]smsSetting[verify.TencentSMSConfig]{
-				{flagAndVar("sms-endpoint", envSMSEndpoint), func(d *verify.TencentSMSConfig, s verify.TencentSMSConfig) { d.Endpoint = s.Endpoint }},
-				{flagAndVar("tencent-region", envTencentRegion), func(d *verify.TencentSMSConfig, s verify.TencentSMSConfig) { d.Region = s.Region }},
-				{flagAndVar("sms-templates", envSMSTemplates), func(d *verify.TencentSMSConfig, s verify.TencentSMSConfig) { d.Templates = s.Templates }},
-				{flagAndVar("tencent-sms-app-id", envTencentAppID), func(d *verify.TencentSMSConfig, s verify.TencentSMSConfig) { d.SDKAppID = s.SDKAppID }},
-				{flagAndVar("sms-sign-name", envSMSSignName), func(d *verify.TencentSMSConfig, s verify.TencentSMSConfig) { d.SignName = s.SignName }},
+		which = blame(cfg.tencent, tencent.Config{SecretID: "probe", SecretKey: "probe", SDKAppID: "1400000000", SignName: "probe", Templates: probeTemplates(cfg.tencent.Templates)},
+			func(c tencent.Config) error { _, err := tencent.New(c); return err },
+			[]smsSetting[tencent.Config]{
+				{flagAndVar("sms-endpoint", envSMSEndpoint), func(d *tencent.Config, s tencent.Config) { d.Endpoint = s.Endpoint }},
+				{flagAndVar("tencent-region", envTencentRegion), func(d *tencent.Config, s tencent.Config) { d.Region = s.Region }},
+				{flagAndVar("sms-templates", envSMSTemplates), func(d *tencent.Config, s tencent.Config) { d.Templates = s.Templates }},
+				{flagAndVar("tencent-sms-app-id", envTencentAppID), func(d *tencent.Config, s tencent.Config) { d.SDKAppID = s.SDKAppID }},
+				{flagAndVar("sms-sign-name", envSMSSignName), func(d *tencent.Config, s tencent.Config) { d.SignName = s.SignName }},
 			})
 		if which == "" {
 			which = strings.Join([]string{envTencentSecretID, envTencentSecretKey, "-tencent-sms-app-id", "-sms-sign-name", "-sms-templates", "-sms-endpoint", "-tencent-region"}, ", ")
@@ -388,32 +394,32 @@ func (cfg verifyConfig) senders(logger *slog.Logger) (verify.SMSSender, deskkit.
 	var mail deskkit.Mailer = logSender
 	switch cfg.smsProvider {
 	case "http":
-		s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: cfg.smsHTTPURL})
+		s, err := smsgateway.New(smsgateway.Config{URL: cfg.smsHTTPURL})
 		if err != nil {
 			return nil, nil, fmt.Errorf("-sms-http-url (%s): %w", envSMSHTTPURL, err)
 		}
 		sms = s
 	case "twilio":
-		s, err := verify.NewTwilioSMSSender(cfg.twilio)
+		s, err := twilio.New(cfg.twilio)
 		if err != nil {
 			return nil, nil, cfg.smsError(err)
 		}
 		sms = s
 	case "aliyun":
-		s, err := verify.NewAliyunSMSSender(cfg.aliyun)
+		s, err := aliyun.New(cfg.aliyun)
 		if err != nil {
 			return nil, nil, cfg.smsError(err)
 		}
 		sms = s
 	case "tencent":
-		s, err := verify.NewTencentSMSSender(cfg.tencent)
+		s, err := tencent.New(cfg.tencent)
 		if err != nil {
 			return nil, nil, cfg.smsError(err)
 		}
 		sms = s
 	}
 	if cfg.smtp.Addr != "" {
-		m, err := verify.NewSMTPMailer(cfg.smtp)
+		m, err := smtp.New(cfg.smtp)
 		if err != nil {
 			return nil, nil, fmt.Errorf("SMTP (%s...): %w", envSMTPAddr, err)
 		}
@@ -450,11 +456,11 @@ func (cfg verifyConfig) hint() string {
 }
 
 // parseSMSTemplates reads -sms-templates: comma-separated
-// [LOCALE:]KEY=ID entries, KEY a bizKey, * (verify.AnyBizKey) or notice,
+// [LOCALE:]KEY=ID entries, KEY a bizKey, * (sms.AnyBizKey) or notice,
 // LOCALE defaultLocale when left out. Whether every bizKey has a template
 // is the sender's check.
-func parseSMSTemplates(spec, defaultLocale string) (verify.SMSTemplates, error) {
-	t := verify.SMSTemplates{DefaultLocale: defaultLocale, Codes: map[verify.BizKey]map[string]string{}, Notice: map[string]string{}}
+func parseSMSTemplates(spec, defaultLocale string) (sms.Templates, error) {
+	t := sms.Templates{DefaultLocale: defaultLocale, Codes: map[verify.BizKey]map[string]string{}, Notice: map[string]string{}}
 	for entry := range strings.SplitSeq(spec, ",") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
@@ -478,7 +484,7 @@ func parseSMSTemplates(spec, defaultLocale string) (verify.SMSTemplates, error) 
 			continue
 		}
 		b := verify.BizKey(key)
-		if b != verify.AnyBizKey && !slices.Contains(verify.SMSBizKeys(), b) {
+		if b != sms.AnyBizKey && !slices.Contains(verify.SMSBizKeys(), b) {
 			return t, fmt.Errorf("%q: %s is neither an SMS bizKey, * nor notice", entry, key)
 		}
 		if t.Codes[b] == nil {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/sms"
+	"github.com/deskkit/deskkit/verify/smtp"
 )
 
 func TestVerifyCommandLineErrors(t *testing.T) {
@@ -48,7 +50,7 @@ func TestVerifyCommandLineErrors(t *testing.T) {
 // TestSMSConfigErrorsNameFlags: an SMS provider's setting that is
 // missing or refused is named as the server's user sets it, by its flag
 // and environment variable, never by the library's Go field
-// (AliyunSMSConfig.SignName, Templates.Notice, AnyBizKey "*").
+// (aliyun.Config.SignName, Templates.Notice, sms.AnyBizKey "*").
 func TestSMSConfigErrorsNameFlags(t *testing.T) {
 	ctx := context.Background()
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "x.db")
@@ -113,9 +115,15 @@ func TestSMSConfigErrorsNameFlags(t *testing.T) {
 			t.Errorf("%s: err = %v, want one mentioning %q", c.name, err, c.want)
 			continue
 		}
-		// What comes before the library's own words names no Go field.
-		head, _, _ := strings.Cut(err.Error(), "verify: ")
-		for _, goName := range []string{"AliyunSMSConfig", "TencentSMSConfig", "TwilioConfig", "Templates.", "AnyBizKey", "AccessKeyID", "SDKAppID", "SignName", "Endpoint"} {
+		// What comes before the library's own words (its packages' names,
+		// "aliyun: ...") names no Go field.
+		head := err.Error()
+		for _, lib := range []string{"verify: ", "aliyun: ", "tencent: ", "twilio: ", "gateway: "} {
+			if before, _, ok := strings.Cut(head, lib); ok {
+				head = before
+			}
+		}
+		for _, goName := range []string{"Config.", "AliyunSMSConfig", "TencentSMSConfig", "TwilioConfig", "Templates.", "AnyBizKey", "AccessKeyID", "SDKAppID", "SignName", "Endpoint"} {
 			if strings.Contains(head, goName) {
 				t.Errorf("%s: %q names the Go field %s", c.name, err, goName)
 			}
@@ -126,16 +134,16 @@ func TestSMSConfigErrorsNameFlags(t *testing.T) {
 func TestSMTPTLSDefault(t *testing.T) {
 	for _, c := range []struct {
 		addr, tls string
-		want      verify.SMTPTLS
+		want      smtp.TLSMode
 	}{
-		{"127.0.0.1:1025", "", verify.SMTPTLSNone},
-		{"localhost:1025", "", verify.SMTPTLSNone},
-		{"[::1]:25", "", verify.SMTPTLSNone},
-		{"smtp.example.com:587", "", verify.SMTPTLSStartTLS},
-		{"smtp.example.com:465", "tls", verify.SMTPTLSImplicit},
-		{"127.0.0.1:1025", "starttls", verify.SMTPTLSStartTLS},
-		{"smtp.example.com:587", " STARTTLS ", verify.SMTPTLSStartTLS},
-		{"smtp.example.com:465", "TLS", verify.SMTPTLSImplicit},
+		{"127.0.0.1:1025", "", smtp.TLSNone},
+		{"localhost:1025", "", smtp.TLSNone},
+		{"[::1]:25", "", smtp.TLSNone},
+		{"smtp.example.com:587", "", smtp.TLSStartTLS},
+		{"smtp.example.com:465", "tls", smtp.TLSImplicit},
+		{"127.0.0.1:1025", "starttls", smtp.TLSStartTLS},
+		{"smtp.example.com:587", " STARTTLS ", smtp.TLSStartTLS},
+		{"smtp.example.com:465", "TLS", smtp.TLSImplicit},
 	} {
 		var cfg verifyConfig
 		fs := newFlagSet("serve", io.Discard, io.Discard, env(map[string]string{envSMTPAddr: c.addr, envSMTPTLS: c.tls}))
@@ -254,8 +262,8 @@ func TestVerifyHint(t *testing.T) {
 		want bool
 	}{
 		{verifyConfig{smsProvider: "log"}, true},
-		{verifyConfig{smsProvider: "http", smtp: verify.SMTPConfig{Addr: "127.0.0.1:25"}}, false},
-		{verifyConfig{smsProvider: "log", smtp: verify.SMTPConfig{Addr: "127.0.0.1:25"}}, true},
+		{verifyConfig{smsProvider: "http", smtp: smtp.Config{Addr: "127.0.0.1:25"}}, false},
+		{verifyConfig{smsProvider: "log", smtp: smtp.Config{Addr: "127.0.0.1:25"}}, true},
 		{verifyConfig{smsProvider: "log", devLogCodes: true}, false},
 	} {
 		if got := c.cfg.hint() != ""; got != c.want {
@@ -303,12 +311,12 @@ func TestParseSMSTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := verify.SMSTemplates{
+	want := sms.Templates{
 		DefaultLocale: "zh-CN",
 		Codes: map[verify.BizKey]map[string]string{
-			verify.AnyBizKey: {"zh-CN": "SMS_1", "en": "SMS_4"},
-			"SIGNUP":         {"zh-CN": "SMS_2"},
-			"SIGNIN":         {"zh-TW": "SMS_6"},
+			sms.AnyBizKey: {"zh-CN": "SMS_1", "en": "SMS_4"},
+			"SIGNUP":      {"zh-CN": "SMS_2"},
+			"SIGNIN":      {"zh-TW": "SMS_6"},
 		},
 		Notice: map[string]string{"zh-CN": "SMS_3", "en": "SMS_5"},
 	}
@@ -341,7 +349,7 @@ func TestTemplateProviderVariables(t *testing.T) {
 	}
 	tc, a := cfg.tencent, cfg.aliyun
 	if tc.SecretID != "AKID1" || tc.SecretKey != "key" || tc.SDKAppID != "1400006666" || tc.Region != "ap-beijing" || tc.SignName != "签名" ||
-		tc.Endpoint != "http://127.0.0.1:9" || tc.Templates.DefaultLocale != "en" || tc.Templates.Codes[verify.AnyBizKey]["en"] != "1" || tc.Templates.Notice["en"] != "2" {
+		tc.Endpoint != "http://127.0.0.1:9" || tc.Templates.DefaultLocale != "en" || tc.Templates.Codes[sms.AnyBizKey]["en"] != "1" || tc.Templates.Notice["en"] != "2" {
 		t.Errorf("tencent config %+v", tc)
 	}
 	if a.AccessKeyID != "LTAI1" || a.AccessKeySecret != "secret" || a.SignName != "签名" {
@@ -350,7 +358,7 @@ func TestTemplateProviderVariables(t *testing.T) {
 	if _, _, err := cfg.senders(nil); err != nil {
 		t.Errorf("senders: %v", err)
 	}
-	if tc.Templates.NoticeNumber != verify.NoticeLastFour {
+	if tc.Templates.NoticeNumber != sms.NoticeLastFour {
 		t.Errorf("notice number %q, want last4 by default", tc.Templates.NoticeNumber)
 	}
 	vars[envSMSNoticeNumber] = "Masked"
@@ -360,7 +368,7 @@ func TestTemplateProviderVariables(t *testing.T) {
 	if err := fs.parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := complete(); err != nil || cfg.tencent.Templates.NoticeNumber != verify.NoticeMasked || cfg.aliyun.Templates.NoticeNumber != verify.NoticeMasked {
+	if err := complete(); err != nil || cfg.tencent.Templates.NoticeNumber != sms.NoticeMasked || cfg.aliyun.Templates.NoticeNumber != sms.NoticeMasked {
 		t.Errorf("%s=Masked: %v, %q", envSMSNoticeNumber, err, cfg.tencent.Templates.NoticeNumber)
 	}
 	for _, flagName := range []string{"aliyun-access-key-id", "aliyun-access-key-secret", "tencent-secret-id", "tencent-secret-key"} {

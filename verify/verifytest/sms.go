@@ -38,8 +38,8 @@ type ProviderSMS struct {
 }
 
 // SMSProvider is a fake Alibaba Cloud or Tencent Cloud SMS API on a
-// loopback httptest server, for tests of a verify.AliyunSMSSender or
-// verify.TencentSMSSender and of a host's wiring of them. It checks each
+// loopback httptest server, for tests of an aliyun.Sender or a
+// tencent.Sender (packages under verify/sms) and of a host's wiring of them. It checks each
 // request's signature by computing it again, with the algorithm the
 // provider documents (written here apart from the senders' own), and
 // answers a bad one as the provider does (Aliyun: 400

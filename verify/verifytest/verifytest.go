@@ -11,8 +11,8 @@
 //   - Sink is an SMSSender and a deskkit.Mailer that records what it is
 //     given and can be made to fail.
 //   - SMSProvider is a fake Alibaba Cloud or Tencent Cloud SMS API on
-//     loopback (NewAliyunSMSProvider, NewTencentSMSProvider) for a
-//     verify.AliyunSMSSender or verify.TencentSMSSender: it checks each
+//     loopback (NewAliyunSMSProvider, NewTencentSMSProvider) for an
+//     aliyun.Sender or a tencent.Sender: it checks each
 //     request's signature as the provider documents, keeps the messages,
 //     and can be told to refuse them with the provider's error codes.
 //   - RunDirectoryTests checks a host's verify.Directory over its real

@@ -1,4 +1,4 @@
-package verify_test
+package tencent_test
 
 import (
 	"errors"
@@ -6,38 +6,19 @@ import (
 	"time"
 
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/sms"
+	"github.com/deskkit/deskkit/verify/sms/tencent"
 )
-
-// A template provider is configured with its approved templates: here one
-// template for every bizKey in each language, SIGNUP's own in Chinese,
-// and the notice's.
-func ExampleNewAliyunSMSSender() {
-	sms, err := verify.NewAliyunSMSSender(verify.AliyunSMSConfig{
-		AccessKeyID:     "LTAI-example", // a host reads both from its environment
-		AccessKeySecret: "example",
-		SignName:        "深科技",
-		Templates: verify.SMSTemplates{
-			DefaultLocale: "zh-CN",
-			Codes: map[verify.BizKey]map[string]string{
-				verify.AnyBizKey: {"zh-CN": "SMS_100001", "en": "SMS_200001"}, // ${code}
-				"SIGNUP":         {"zh-CN": "SMS_100002"},
-			},
-			Notice: map[string]string{"zh-CN": "SMS_100003", "en": "SMS_200003"}, // ${mobile}
-		},
-	})
-	fmt.Println(sms != nil, err)
-	// Output: true <nil>
-}
 
 // A bizKey without a template is refused when the sender is made, not
 // when its first code is sent. A refusal by the provider at a send is an
 // *verify.SMSError with the provider's code, which says whether the same
 // message may pass later, and after how long when the provider throttled
 // it.
-func ExampleNewTencentSMSSender() {
-	_, err := verify.NewTencentSMSSender(verify.TencentSMSConfig{
+func ExampleNew() {
+	_, err := tencent.New(tencent.Config{
 		SecretID: "AKID-example", SecretKey: "example", SDKAppID: "1400006666", SignName: "深科技",
-		Templates: verify.SMSTemplates{
+		Templates: sms.Templates{
 			Codes: map[verify.BizKey]map[string]string{
 				"SIGNUP": {"zh-CN": "1110"}, "SIGNIN": {"zh-CN": "1111"},
 			},

@@ -1,4 +1,4 @@
-package verify_test
+package sms_test
 
 import (
 	"context"
@@ -9,21 +9,26 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/uptrace/bun"
 
-	"github.com/deskkit/deskkit"
-	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/sms"
+	"github.com/deskkit/deskkit/verify/sms/aliyun"
+	"github.com/deskkit/deskkit/verify/sms/tencent"
 	"github.com/deskkit/deskkit/verify/verifytest"
 )
 
+// The template providers' shared behaviour, run on both: the table of
+// templates, failures, classification of the providers' codes.
+
+var smsTestMessage = verify.SMS{To: "+8613800138000", Text: "Your code is 482913.", BizKey: verify.ModifyMobile, Code: "482913"}
+
 // smsTestTemplates has a template of its own for SIGNUP, one for every
 // other bizKey, and the notice's, in zh-CN and en.
-func smsTestTemplates() verify.SMSTemplates {
-	return verify.SMSTemplates{
+func smsTestTemplates() sms.Templates {
+	return sms.Templates{
 		Codes: map[verify.BizKey]map[string]string{
-			verify.AnyBizKey: {"zh-CN": "T_ANY_ZH", "en": "T_ANY_EN"},
-			"SIGNUP":         {"zh-CN": "T_SIGNUP_ZH"},
+			sms.AnyBizKey: {"zh-CN": "T_ANY_ZH", "en": "T_ANY_EN"},
+			"SIGNUP":      {"zh-CN": "T_SIGNUP_ZH"},
 		},
 		Notice: map[string]string{"zh-CN": "T_NOTICE_ZH", "en": "T_NOTICE_EN"},
 	}
@@ -48,7 +53,7 @@ var smsProviderCases = []smsProviderCase{
 		name: "aliyun",
 		start: func(t *testing.T, secret string) (*verifytest.SMSProvider, verify.SMSSender) {
 			p := verifytest.NewAliyunSMSProvider(t, "LTAIexample", "aliyun-secret")
-			s, err := verify.NewAliyunSMSSender(verify.AliyunSMSConfig{
+			s, err := aliyun.New(aliyun.Config{
 				AccessKeyID: "LTAIexample", AccessKeySecret: secret, SignName: "阿里云短信测试",
 				Templates: smsTestTemplates(), Endpoint: p.URL, Now: fixedNow,
 			})
@@ -64,7 +69,7 @@ var smsProviderCases = []smsProviderCase{
 		name: "tencent",
 		start: func(t *testing.T, secret string) (*verifytest.SMSProvider, verify.SMSSender) {
 			p := verifytest.NewTencentSMSProvider(t, "AKIDexample", "tencent-secret")
-			s, err := verify.NewTencentSMSSender(verify.TencentSMSConfig{
+			s, err := tencent.New(tencent.Config{
 				SecretID: "AKIDexample", SecretKey: secret, SDKAppID: "1400006666", SignName: "腾讯云短信测试",
 				Templates: smsTestTemplates(), Endpoint: p.URL, Now: fixedNow,
 			})
@@ -127,7 +132,7 @@ func TestSMSTemplatesPreferTheBizKeysOwn(t *testing.T) {
 	tpl := smsTestTemplates()
 	tpl.Codes["SIGNUP"]["en"] = "T_SIGNUP_EN"
 	tpl.DefaultLocale = "en"
-	s, err := verify.NewAliyunSMSSender(verify.AliyunSMSConfig{AccessKeyID: "id", AccessKeySecret: "secret", SignName: "s", Templates: tpl, Endpoint: p.URL})
+	s, err := aliyun.New(aliyun.Config{AccessKeyID: "id", AccessKeySecret: "secret", SignName: "s", Templates: tpl, Endpoint: p.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,8 +238,8 @@ func TestTemplateSMSSenderUnreachable(t *testing.T) {
 }
 
 func TestNewTemplateSMSSendersValidate(t *testing.T) {
-	without := func(b verify.BizKey) verify.SMSTemplates {
-		tpl := verify.SMSTemplates{Codes: map[verify.BizKey]map[string]string{}, Notice: map[string]string{"zh-CN": "N"}}
+	without := func(b verify.BizKey) sms.Templates {
+		tpl := sms.Templates{Codes: map[verify.BizKey]map[string]string{}, Notice: map[string]string{"zh-CN": "N"}}
 		for _, k := range verify.SMSBizKeys() {
 			if k != b {
 				tpl.Codes[k] = map[string]string{"zh-CN": "T_" + string(k)}
@@ -244,54 +249,54 @@ func TestNewTemplateSMSSendersValidate(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		tpl  verify.SMSTemplates
+		tpl  sms.Templates
 		want string // in the error; "" for none
 	}{
 		{"every bizKey its own", without(""), ""},
 		{"AnyBizKey", smsTestTemplates(), ""},
 		{"a bizKey without a template", without("REALNAME_AUTH_SUBMIT"), "REALNAME_AUTH_SUBMIT"},
-		{"a bizKey with another locale only", func() verify.SMSTemplates {
+		{"a bizKey with another locale only", func() sms.Templates {
 			tpl := without("SIGNIN")
 			tpl.Codes["SIGNIN"] = map[string]string{"en": "T"}
 			return tpl
 		}(), "no template for locale zh-CN of bizKey SIGNIN"},
-		{"the default locale elsewhere", func() verify.SMSTemplates {
+		{"the default locale elsewhere", func() sms.Templates {
 			tpl := smsTestTemplates()
 			tpl.DefaultLocale = "en"
 			return tpl
 		}(), ""},
-		{"no notice", func() verify.SMSTemplates {
+		{"no notice", func() sms.Templates {
 			tpl := smsTestTemplates()
 			tpl.Notice = map[string]string{"en": "N"}
 			return tpl
 		}(), "Notice has no template for locale zh-CN"},
-		{"an e-mail-only bizKey", func() verify.SMSTemplates {
+		{"an e-mail-only bizKey", func() sms.Templates {
 			tpl := smsTestTemplates()
 			tpl.Codes["MODIFY_EMAIL"] = map[string]string{"zh-CN": "T"}
 			return tpl
 		}(), `"MODIFY_EMAIL" is not an SMS bizKey`},
-		{"a blank template id", func() verify.SMSTemplates {
+		{"a blank template id", func() sms.Templates {
 			tpl := smsTestTemplates()
 			tpl.Codes["SIGNIN"] = map[string]string{"en": " "}
 			return tpl
 		}(), "template id is empty"},
-		{"nothing", verify.SMSTemplates{}, "no template for locale zh-CN of bizKey SIGNUP, SIGNIN,"},
-		{"a default locale that is no language", func() verify.SMSTemplates {
+		{"nothing", sms.Templates{}, "no template for locale zh-CN of bizKey SIGNUP, SIGNIN,"},
+		{"a default locale that is no language", func() sms.Templates {
 			tpl := smsTestTemplates()
 			tpl.DefaultLocale = "klingon"
 			return tpl
 		}(), `DefaultLocale: "klingon" is not a BCP 47 language tag`},
-		{"a template locale that is no language", func() verify.SMSTemplates {
+		{"a template locale that is no language", func() sms.Templates {
 			tpl := smsTestTemplates()
 			tpl.Codes["SIGNIN"] = map[string]string{"zh-CN": "T", "zh-Hanz": "T2"}
 			return tpl
 		}(), `Codes[SIGNIN]: "zh-Hanz" is not a BCP 47 language tag`},
-		{"a notice locale that is no language", func() verify.SMSTemplates {
+		{"a notice locale that is no language", func() sms.Templates {
 			tpl := smsTestTemplates()
 			tpl.Notice["english"] = "N2"
 			return tpl
 		}(), `Notice: "english" is not a BCP 47 language tag`},
-		{"a valid locale without a catalogue", func() verify.SMSTemplates {
+		{"a valid locale without a catalogue", func() sms.Templates {
 			tpl := smsTestTemplates()
 			tpl.Notice["zh-TW"] = "N2"
 			return tpl
@@ -299,8 +304,8 @@ func TestNewTemplateSMSSendersValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, aerr := verify.NewAliyunSMSSender(verify.AliyunSMSConfig{AccessKeyID: "id", AccessKeySecret: "s", SignName: "n", Templates: tt.tpl})
-			_, terr := verify.NewTencentSMSSender(verify.TencentSMSConfig{SecretID: "id", SecretKey: "s", SDKAppID: "1400000000", SignName: "n", Templates: tt.tpl})
+			_, aerr := aliyun.New(aliyun.Config{AccessKeyID: "id", AccessKeySecret: "s", SignName: "n", Templates: tt.tpl})
+			_, terr := tencent.New(tencent.Config{SecretID: "id", SecretKey: "s", SDKAppID: "1400000000", SignName: "n", Templates: tt.tpl})
 			for name, err := range map[string]error{"aliyun": aerr, "tencent": terr} {
 				if tt.want == "" && err != nil {
 					t.Errorf("%s: %v", name, err)
@@ -314,28 +319,28 @@ func TestNewTemplateSMSSendersValidate(t *testing.T) {
 	tpl := smsTestTemplates()
 	for _, tt := range []struct {
 		name string
-		a    verify.AliyunSMSConfig
-		tc   verify.TencentSMSConfig
+		a    aliyun.Config
+		tc   tencent.Config
 		want string
 	}{
-		{"no credentials", verify.AliyunSMSConfig{SignName: "n", Templates: tpl}, verify.TencentSMSConfig{SDKAppID: "1", SignName: "n", Templates: tpl}, "needs"},
-		{"no sign name", verify.AliyunSMSConfig{AccessKeyID: "i", AccessKeySecret: "s", Templates: tpl}, verify.TencentSMSConfig{SecretID: "i", SecretKey: "s", SDKAppID: "1", Templates: tpl}, "SignName"},
-		{"http to a remote host", verify.AliyunSMSConfig{AccessKeyID: "i", AccessKeySecret: "s", SignName: "n", Templates: tpl, Endpoint: "http://dysmsapi.aliyuncs.com"},
-			verify.TencentSMSConfig{SecretID: "i", SecretKey: "s", SDKAppID: "1", SignName: "n", Templates: tpl, Endpoint: "http://sms.tencentcloudapi.com"}, "Endpoint"},
-		{"an endpoint with a path", verify.AliyunSMSConfig{AccessKeyID: "i", AccessKeySecret: "s", SignName: "n", Templates: tpl, Endpoint: "https://dysmsapi.aliyuncs.com/x"},
-			verify.TencentSMSConfig{SecretID: "i", SecretKey: "s", SDKAppID: "1", SignName: "n", Templates: tpl, Endpoint: "https://sms.tencentcloudapi.com/x?y"}, "Endpoint"},
-		{"negative concurrency", verify.AliyunSMSConfig{AccessKeyID: "i", AccessKeySecret: "s", SignName: "n", Templates: tpl, Concurrency: -1},
-			verify.TencentSMSConfig{SecretID: "i", SecretKey: "s", SDKAppID: "1", SignName: "n", Templates: tpl, Concurrency: -1}, "Concurrency"},
+		{"no credentials", aliyun.Config{SignName: "n", Templates: tpl}, tencent.Config{SDKAppID: "1", SignName: "n", Templates: tpl}, "needs"},
+		{"no sign name", aliyun.Config{AccessKeyID: "i", AccessKeySecret: "s", Templates: tpl}, tencent.Config{SecretID: "i", SecretKey: "s", SDKAppID: "1", Templates: tpl}, "SignName"},
+		{"http to a remote host", aliyun.Config{AccessKeyID: "i", AccessKeySecret: "s", SignName: "n", Templates: tpl, Endpoint: "http://dysmsapi.aliyuncs.com"},
+			tencent.Config{SecretID: "i", SecretKey: "s", SDKAppID: "1", SignName: "n", Templates: tpl, Endpoint: "http://sms.tencentcloudapi.com"}, "Endpoint"},
+		{"an endpoint with a path", aliyun.Config{AccessKeyID: "i", AccessKeySecret: "s", SignName: "n", Templates: tpl, Endpoint: "https://dysmsapi.aliyuncs.com/x"},
+			tencent.Config{SecretID: "i", SecretKey: "s", SDKAppID: "1", SignName: "n", Templates: tpl, Endpoint: "https://sms.tencentcloudapi.com/x?y"}, "Endpoint"},
+		{"negative concurrency", aliyun.Config{AccessKeyID: "i", AccessKeySecret: "s", SignName: "n", Templates: tpl, Concurrency: -1},
+			tencent.Config{SecretID: "i", SecretKey: "s", SDKAppID: "1", SignName: "n", Templates: tpl, Concurrency: -1}, "Concurrency"},
 	} {
-		_, aerr := verify.NewAliyunSMSSender(tt.a)
-		_, terr := verify.NewTencentSMSSender(tt.tc)
+		_, aerr := aliyun.New(tt.a)
+		_, terr := tencent.New(tt.tc)
 		for name, err := range map[string]error{"aliyun": aerr, "tencent": terr} {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("%s %s: error %v, want one naming %q", tt.name, name, err, tt.want)
 			}
 		}
 	}
-	if _, err := verify.NewTencentSMSSender(verify.TencentSMSConfig{SecretID: "i", SecretKey: "s", SDKAppID: "1", SignName: "n", Templates: tpl, Region: "ap guangzhou"}); err == nil {
+	if _, err := tencent.New(tencent.Config{SecretID: "i", SecretKey: "s", SDKAppID: "1", SignName: "n", Templates: tpl, Region: "ap guangzhou"}); err == nil {
 		t.Error("a region with a space passed")
 	}
 }
@@ -522,14 +527,14 @@ func TestNoticeNumber(t *testing.T) {
 	notice := verify.SMS{To: "+8613800138000", Text: "changed", BizKey: verify.ModifyMobile, NewAddress: "+86*******7000"}
 	for _, tt := range []struct {
 		provider string
-		number   verify.NoticeNumber
+		number   sms.NoticeNumber
 		want     string // the parameter; "" for a refusal
 	}{
 		{"aliyun", "", "7000"},
-		{"aliyun", verify.NoticeLastFour, "7000"},
-		{"aliyun", verify.NoticeMasked, "+86*******7000"},
+		{"aliyun", sms.NoticeLastFour, "7000"},
+		{"aliyun", sms.NoticeMasked, "+86*******7000"},
 		{"tencent", "", "7000"},
-		{"tencent", verify.NoticeMasked, ""},
+		{"tencent", sms.NoticeMasked, ""},
 	} {
 		tpl := smsTestTemplates()
 		tpl.NoticeNumber = tt.number
@@ -538,10 +543,10 @@ func TestNoticeNumber(t *testing.T) {
 		var err error
 		if tt.provider == "aliyun" {
 			p = verifytest.NewAliyunSMSProvider(t, "id", "secret")
-			s, err = verify.NewAliyunSMSSender(verify.AliyunSMSConfig{AccessKeyID: "id", AccessKeySecret: "secret", SignName: "s", Templates: tpl, Endpoint: p.URL})
+			s, err = aliyun.New(aliyun.Config{AccessKeyID: "id", AccessKeySecret: "secret", SignName: "s", Templates: tpl, Endpoint: p.URL})
 		} else {
 			p = verifytest.NewTencentSMSProvider(t, "id", "secret")
-			s, err = verify.NewTencentSMSSender(verify.TencentSMSConfig{SecretID: "id", SecretKey: "secret", SDKAppID: "1400006666", SignName: "s", Templates: tpl, Endpoint: p.URL})
+			s, err = tencent.New(tencent.Config{SecretID: "id", SecretKey: "secret", SDKAppID: "1400006666", SignName: "s", Templates: tpl, Endpoint: p.URL})
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -564,65 +569,11 @@ func TestNoticeNumber(t *testing.T) {
 	}
 	tpl := smsTestTemplates()
 	tpl.NoticeNumber = "full"
-	_, aerr := verify.NewAliyunSMSSender(verify.AliyunSMSConfig{AccessKeyID: "i", AccessKeySecret: "s", SignName: "n", Templates: tpl})
-	_, terr := verify.NewTencentSMSSender(verify.TencentSMSConfig{SecretID: "i", SecretKey: "s", SDKAppID: "1", SignName: "n", Templates: tpl})
+	_, aerr := aliyun.New(aliyun.Config{AccessKeyID: "i", AccessKeySecret: "s", SignName: "n", Templates: tpl})
+	_, terr := tencent.New(tencent.Config{SecretID: "i", SecretKey: "s", SDKAppID: "1", SignName: "n", Templates: tpl})
 	for _, err := range []error{aerr, terr} {
 		if err == nil || !strings.Contains(err.Error(), `NoticeNumber is "full"`) {
 			t.Errorf("NoticeNumber full: %v", err)
 		}
 	}
-}
-
-// TestSendThrottled: a code whose provider throttled it fails with
-// ErrSendThrottled, which is also ErrSendFailed (the limits are given
-// back) and carries the provider's wait; a refusal that is no throttle is
-// ErrSendFailed alone, without a wait.
-func TestSendThrottled(t *testing.T) {
-	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
-		ctx := context.Background()
-		f := setup(t, db, &verify.Config{SendsPerDay: 1})
-		send := func() error {
-			_, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN"})
-			return err
-		}
-		f.sink.FailWith(&verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberThirtySecondLimit",
-			Retryable: true, Throttled: true, RetryAfter: 30 * time.Second})
-		err := send()
-		for _, target := range []error{verify.ErrSendThrottled, verify.ErrSendFailed, deskkit.ErrUnavailable} {
-			if !errors.Is(err, target) {
-				t.Errorf("throttled send: %v does not match %v", err, target)
-			}
-		}
-		var ra deskkit.RetryAfterer
-		if !errors.As(err, &ra) || ra.RetryAfterDuration() != 30*time.Second {
-			t.Errorf("throttled send: %v, want a RetryAfterer of 30s", err)
-		}
-		var cm deskkit.ClientMessager
-		if !errors.As(err, &cm) || cm.ClientMessage() != "the SMS provider is throttling messages: try again later" {
-			t.Errorf("throttled send: client message %v", err)
-		}
-		if se, ok := errors.AsType[*verify.SMSError](err); !ok || se.Code != "LimitExceeded.PhoneNumberThirtySecondLimit" {
-			t.Errorf("throttled send: %v, want the provider's *SMSError inside", err)
-		}
-
-		// A host's own sender may leave the wait out: the default.
-		f.sink.FailWith(&verify.SMSError{Provider: "gateway", Status: 429, Retryable: true, Throttled: true})
-		if err := send(); !errors.As(err, &ra) || ra.RetryAfterDuration() != verify.DefaultSMSRetryAfter {
-			t.Errorf("throttled send without a wait: %v, want a RetryAfterer of %s", err, verify.DefaultSMSRetryAfter)
-		}
-
-		f.sink.FailWith(&verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberDailyLimit"})
-		err = send()
-		if !errors.Is(err, verify.ErrSendFailed) || errors.Is(err, verify.ErrSendThrottled) {
-			t.Errorf("refused send: %v, want ErrSendFailed and not ErrSendThrottled", err)
-		}
-		if errors.As(err, &ra) {
-			t.Errorf("refused send: %v carries a wait", err)
-		}
-		// Neither send counted toward the user's one send a day.
-		f.sink.FailWith(nil)
-		if err := send(); err != nil {
-			t.Errorf("a send after two failed ones: %v", err)
-		}
-	})
 }

@@ -1,4 +1,4 @@
-package verify_test
+package smtp_test
 
 import (
 	"context"
@@ -12,22 +12,23 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/smtptest"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/smtp"
 )
 
 // The transport itself (TLS modes, AUTH, refusals, deadlines) is proved
-// in internal/mailer; these tests prove what SMTPMailer adds: its config
+// in internal/mailer; these tests prove what Mailer adds: its config
 // reaches the mailer, a Mail becomes the right message, and errors come
 // back wrapped so that callers can tell a deadline.
 
-func TestSMTPMailerSendMail(t *testing.T) {
+func TestMailerSendMail(t *testing.T) {
 	serverTLS, clientTLS := smtptest.CA(t)
 	srv := smtptest.StartConfig(t, &smtptest.Config{StartTLS: serverTLS, Users: map[string]string{"ann": "s3cret"}})
-	m, err := verify.NewSMTPMailer(verify.SMTPConfig{
+	m, err := smtp.New(smtp.Config{
 		Addr:      srv.Addr,
 		From:      "Deskkit <noreply@deskkit.test>",
 		Username:  "ann",
 		Password:  "s3cret",
-		TLS:       verify.SMTPTLSStartTLS,
+		TLS:       smtp.TLSStartTLS,
 		TLSConfig: clientTLS,
 		HelloName: "client.deskkit.test",
 	})
@@ -80,12 +81,12 @@ func TestSMTPMailerSendMail(t *testing.T) {
 	}
 }
 
-func TestSMTPMailerErrors(t *testing.T) {
+func TestMailerErrors(t *testing.T) {
 	_, clientTLS := smtptest.CA(t)
 	plain := smtptest.Start(t)
 
 	t.Run("starttls refused", func(t *testing.T) {
-		m, err := verify.NewSMTPMailer(verify.SMTPConfig{Addr: plain.Addr, From: "noreply@deskkit.test", TLSConfig: clientTLS})
+		m, err := smtp.New(smtp.Config{Addr: plain.Addr, From: "noreply@deskkit.test", TLSConfig: clientTLS})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +100,7 @@ func TestSMTPMailerErrors(t *testing.T) {
 	})
 	t.Run("ctx deadline", func(t *testing.T) {
 		addr, _ := smtptest.StartSilent(t)
-		m, err := verify.NewSMTPMailer(verify.SMTPConfig{Addr: addr, From: "noreply@deskkit.test", TLS: verify.SMTPTLSNone, Timeout: time.Minute})
+		m, err := smtp.New(smtp.Config{Addr: addr, From: "noreply@deskkit.test", TLS: smtp.TLSNone, Timeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,23 +113,23 @@ func TestSMTPMailerErrors(t *testing.T) {
 	})
 }
 
-func TestNewSMTPMailerValidates(t *testing.T) {
+func TestNewValidates(t *testing.T) {
 	tests := []struct {
 		name    string
-		cfg     verify.SMTPConfig
+		cfg     smtp.Config
 		wantErr string // "" for valid
 	}{
-		{"starttls", verify.SMTPConfig{Addr: "mail.example.com:587", From: "noreply@example.com", Username: "ann", Password: "pw"}, ""},
-		{"implicit", verify.SMTPConfig{Addr: "mail.example.com:465", From: "noreply@example.com", TLS: verify.SMTPTLSImplicit, Username: "ann"}, ""},
-		{"clear text to loopback", verify.SMTPConfig{Addr: "127.0.0.1:25", From: "noreply@example.com", TLS: verify.SMTPTLSNone, Username: "ann"}, ""},
-		{"password in clear text", verify.SMTPConfig{Addr: "mail.example.com:25", From: "noreply@example.com", TLS: verify.SMTPTLSNone, Username: "ann", Password: "pw"}, "clear text"},
-		{"unknown TLS", verify.SMTPConfig{Addr: "mail.example.com:25", From: "noreply@example.com", TLS: "ssl"}, "TLS"},
-		{"no From", verify.SMTPConfig{Addr: "mail.example.com:25"}, "From"},
-		{"no Addr", verify.SMTPConfig{From: "noreply@example.com"}, "Addr"},
+		{"starttls", smtp.Config{Addr: "mail.example.com:587", From: "noreply@example.com", Username: "ann", Password: "pw"}, ""},
+		{"implicit", smtp.Config{Addr: "mail.example.com:465", From: "noreply@example.com", TLS: smtp.TLSImplicit, Username: "ann"}, ""},
+		{"clear text to loopback", smtp.Config{Addr: "127.0.0.1:25", From: "noreply@example.com", TLS: smtp.TLSNone, Username: "ann"}, ""},
+		{"password in clear text", smtp.Config{Addr: "mail.example.com:25", From: "noreply@example.com", TLS: smtp.TLSNone, Username: "ann", Password: "pw"}, "clear text"},
+		{"unknown TLS", smtp.Config{Addr: "mail.example.com:25", From: "noreply@example.com", TLS: "ssl"}, "TLS"},
+		{"no From", smtp.Config{Addr: "mail.example.com:25"}, "From"},
+		{"no Addr", smtp.Config{From: "noreply@example.com"}, "Addr"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := verify.NewSMTPMailer(tt.cfg)
+			_, err := smtp.New(tt.cfg)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -136,7 +137,7 @@ func TestNewSMTPMailerValidates(t *testing.T) {
 				return
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("NewSMTPMailer error = %v, want one containing %q", err, tt.wantErr)
+				t.Fatalf("New error = %v, want one containing %q", err, tt.wantErr)
 			}
 		})
 	}

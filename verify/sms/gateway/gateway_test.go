@@ -1,4 +1,4 @@
-package verify_test
+package gateway_test
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/sms/gateway"
 )
 
 // smsTestRequest is what a test gateway saw of one request.
@@ -67,11 +67,11 @@ func answer(status int, body string) http.HandlerFunc {
 
 var smsTestMessage = verify.SMS{To: "+8613800138000", Text: "Your code is 482913.", BizKey: verify.ModifyMobile, Code: "482913"}
 
-func TestHTTPSMSSenderRequest(t *testing.T) {
+func TestSenderRequest(t *testing.T) {
 	for _, status := range []int{http.StatusOK, http.StatusAccepted} {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			g := startSMSTestGateway(t, answer(status, `{"id":"1"}`))
-			s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{
+			s, err := gateway.New(gateway.Config{
 				URL:    g.URL + "/sms/send",
 				Header: http.Header{"X-Api-Key": {"key-1"}},
 			})
@@ -92,7 +92,7 @@ func TestHTTPSMSSenderRequest(t *testing.T) {
 	}
 }
 
-func TestHTTPSMSSenderFailures(t *testing.T) {
+func TestSenderFailures(t *testing.T) {
 	tests := []struct {
 		name  string
 		reply http.HandlerFunc
@@ -107,7 +107,7 @@ func TestHTTPSMSSenderFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := startSMSTestGateway(t, tt.reply)
-			s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL})
+			s, err := gateway.New(gateway.Config{URL: g.URL})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +130,7 @@ func TestHTTPSMSSenderFailures(t *testing.T) {
 	}
 }
 
-func TestHTTPSMSSenderRedirectFails(t *testing.T) {
+func TestSenderRedirectFails(t *testing.T) {
 	var targetHits atomic.Int64
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		targetHits.Add(1)
@@ -139,7 +139,7 @@ func TestHTTPSMSSenderRedirectFails(t *testing.T) {
 	g := startSMSTestGateway(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, target.URL+"/elsewhere", http.StatusFound)
 	})
-	s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL})
+	s, err := gateway.New(gateway.Config{URL: g.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-func TestHTTPSMSSenderBoundsTheReply(t *testing.T) {
+func TestSenderBoundsTheReply(t *testing.T) {
 	const size = 10 << 20
 	huge := func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
@@ -191,7 +191,7 @@ func TestHTTPSMSSenderBoundsTheReply(t *testing.T) {
 	g := startSMSTestGateway(t, huge)
 	tr := &countingTransport{base: &http.Transport{}}
 	t.Cleanup(tr.base.CloseIdleConnections)
-	s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL, Client: &http.Client{Transport: tr}})
+	s, err := gateway.New(gateway.Config{URL: g.URL, Client: &http.Client{Transport: tr}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestHTTPSMSSenderBoundsTheReply(t *testing.T) {
 	}
 
 	// The default client too fails and quotes no more.
-	s, err = verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL})
+	s, err = gateway.New(gateway.Config{URL: g.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,9 +216,9 @@ func TestHTTPSMSSenderBoundsTheReply(t *testing.T) {
 	}
 }
 
-func TestHTTPSMSSenderRefusesWithoutSending(t *testing.T) {
+func TestSenderRefusesWithoutSending(t *testing.T) {
 	g := startSMSTestGateway(t, answer(http.StatusOK, ""))
-	s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL})
+	s, err := gateway.New(gateway.Config{URL: g.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,9 +235,9 @@ func TestHTTPSMSSenderRefusesWithoutSending(t *testing.T) {
 	}
 }
 
-func TestHTTPSMSSenderErrorHidesQueryKey(t *testing.T) {
+func TestSenderErrorHidesQueryKey(t *testing.T) {
 	// Nothing listens on port 1 of loopback: the dial fails at once.
-	s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: "http://127.0.0.1:1/send?key=topsecret"})
+	s, err := gateway.New(gateway.Config{URL: "http://127.0.0.1:1/send?key=topsecret"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,157 +247,18 @@ func TestHTTPSMSSenderErrorHidesQueryKey(t *testing.T) {
 	}
 }
 
-func TestNewHTTPSMSSenderValidates(t *testing.T) {
+func TestNewValidates(t *testing.T) {
 	for _, u := range []string{"", "/relative", "ftp://example.com/x", "example.com/send", "http://"} {
-		if _, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: u}); err == nil {
-			t.Errorf("NewHTTPSMSSender(URL %q) succeeded", u)
+		if _, err := gateway.New(gateway.Config{URL: u}); err == nil {
+			t.Errorf("New(URL %q) succeeded", u)
 		}
 	}
 }
 
-func TestTwilioSMSSender(t *testing.T) {
-	const sid, token = "AC0123456789abcdef0123456789abcdef", "tok3n"
-	tests := []struct {
-		name     string
-		from     string
-		reply    http.HandlerFunc
-		wantForm url.Values
-		wantErr  []string // nil for success
-	}{
-		{
-			name:     "201 from a number",
-			from:     "+15005550006",
-			reply:    answer(http.StatusCreated, `{"sid":"SM1","status":"queued"}`),
-			wantForm: url.Values{"To": {"+8613800138000"}, "From": {"+15005550006"}, "Body": {"Your code is 482913."}},
-		},
-		{
-			name:     "201 from a messaging service",
-			from:     "MG0123456789abcdef0123456789abcdef",
-			reply:    answer(http.StatusCreated, `{"sid":"SM1"}`),
-			wantForm: url.Values{"To": {"+8613800138000"}, "MessagingServiceSid": {"MG0123456789abcdef0123456789abcdef"}, "Body": {"Your code is 482913."}},
-		},
-		{
-			name:     "400 with Twilio's error",
-			from:     "+15005550006",
-			reply:    answer(http.StatusBadRequest, `{"code":21211,"message":"The 'To' number is not a valid phone number.","more_info":"https://www.twilio.com/docs/errors/21211","status":400}`),
-			wantForm: url.Values{"To": {"+8613800138000"}, "From": {"+15005550006"}, "Body": {"Your code is 482913."}},
-			wantErr:  []string{"400", "21211", "The 'To' number is not a valid phone number."},
-		},
-		{
-			name:     "200 is not 201",
-			from:     "+15005550006",
-			reply:    answer(http.StatusOK, `{}`),
-			wantForm: url.Values{"To": {"+8613800138000"}, "From": {"+15005550006"}, "Body": {"Your code is 482913."}},
-			wantErr:  []string{"200"},
-		},
-		{
-			name:     "503 without JSON",
-			from:     "+15005550006",
-			reply:    answer(http.StatusServiceUnavailable, "upstream down"),
-			wantForm: url.Values{"To": {"+8613800138000"}, "From": {"+15005550006"}, "Body": {"Your code is 482913."}},
-			wantErr:  []string{"503", "upstream down"},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g := startSMSTestGateway(t, tt.reply)
-			s, err := verify.NewTwilioSMSSender(verify.TwilioConfig{AccountSID: sid, AuthToken: token, From: tt.from, BaseURL: g.URL})
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = s.SendSMS(context.Background(), smsTestMessage)
-			if tt.wantErr == nil && err != nil {
-				t.Fatal(err)
-			}
-			if tt.wantErr != nil {
-				if err == nil {
-					t.Fatal("SendSMS succeeded, want an error")
-				}
-				for _, w := range tt.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not contain %q", err, w)
-					}
-				}
-				if strings.Contains(err.Error(), smsTestMessage.Code) || strings.Contains(err.Error(), token) {
-					t.Errorf("error %q contains the code or the token", err)
-				}
-			}
-			reqs := g.requests()
-			if len(reqs) != 1 {
-				t.Fatalf("gateway got %d requests, want 1", len(reqs))
-			}
-			form, err := url.ParseQuery(reqs[0].Body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			reqs[0].Body = ""
-			want := smsTestRequest{
-				Method: "POST", Path: "/2010-04-01/Accounts/" + sid + "/Messages.json",
-				ContentType: "application/x-www-form-urlencoded", User: sid, Password: token,
-			}
-			if diff := cmp.Diff(want, reqs[0]); diff != "" {
-				t.Errorf("request (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantForm, form); diff != "" {
-				t.Errorf("form (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestTwilioSMSSenderRedirectFails(t *testing.T) {
-	var targetHits atomic.Int64
-	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { targetHits.Add(1) }))
-	t.Cleanup(target.Close)
-	g := startSMSTestGateway(t, func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
-	})
-	s, err := verify.NewTwilioSMSSender(verify.TwilioConfig{AccountSID: "AC1", AuthToken: "t", From: "+15005550006", BaseURL: g.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SendSMS(context.Background(), smsTestMessage); err == nil || !strings.Contains(err.Error(), "307") {
-		t.Fatalf("SendSMS error = %v, want one naming 307", err)
-	}
-	if n := targetHits.Load(); n != 0 {
-		t.Errorf("the redirect target got %d requests, want none", n)
-	}
-}
-
-func TestNewTwilioSMSSenderValidates(t *testing.T) {
-	valid := verify.TwilioConfig{AccountSID: "AC1", AuthToken: "t", From: "+15005550006"}
-	tests := []struct {
-		name   string
-		change func(*verify.TwilioConfig)
-		ok     bool
-	}{
-		{"default BaseURL", func(*verify.TwilioConfig) {}, true},
-		{"https BaseURL", func(c *verify.TwilioConfig) { c.BaseURL = "https://api.example.com/" }, true},
-		{"http on loopback", func(c *verify.TwilioConfig) { c.BaseURL = "http://127.0.0.1:8080" }, true},
-		{"messaging service", func(c *verify.TwilioConfig) { c.From = "MG1" }, true},
-		{"http to a remote host", func(c *verify.TwilioConfig) { c.BaseURL = "http://api.example.com" }, false},
-		{"no AccountSID", func(c *verify.TwilioConfig) { c.AccountSID = "" }, false},
-		{"AccountSID with a slash", func(c *verify.TwilioConfig) { c.AccountSID = "AC1/../x" }, false},
-		{"no AuthToken", func(c *verify.TwilioConfig) { c.AuthToken = "" }, false},
-		{"no From", func(c *verify.TwilioConfig) { c.From = "" }, false},
-		{"From not E.164", func(c *verify.TwilioConfig) { c.From = "15005550006" }, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := valid
-			tt.change(&cfg)
-			_, err := verify.NewTwilioSMSSender(cfg)
-			if (err == nil) != tt.ok {
-				t.Errorf("NewTwilioSMSSender error = %v, want ok %v", err, tt.ok)
-			}
-		})
-	}
-}
-
-// TestHTTPSMSSenderKeepsConnectionsAlive: rounds of concurrent sends reuse
+// TestSenderKeepsConnectionsAlive: rounds of concurrent sends reuse
 // the connections of the first round. On Go's default transport (2 idle
 // connections per host) every round opened concurrency-2 new ones.
-func TestHTTPSMSSenderKeepsConnectionsAlive(t *testing.T) {
+func TestSenderKeepsConnectionsAlive(t *testing.T) {
 	const concurrency, rounds = 16, 4
 	var opened atomic.Int64
 	arrived := make(chan struct{}, concurrency)
@@ -415,7 +276,7 @@ func TestHTTPSMSSenderKeepsConnectionsAlive(t *testing.T) {
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: srv.URL, Concurrency: concurrency})
+	s, err := gateway.New(gateway.Config{URL: srv.URL, Concurrency: concurrency})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,20 +309,16 @@ func TestHTTPSMSSenderKeepsConnectionsAlive(t *testing.T) {
 	}
 }
 
-func TestNewSMSSendersRefuseNegativeConcurrency(t *testing.T) {
-	if _, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: "http://127.0.0.1:1/sms", Concurrency: -1}); err == nil {
+func TestNewRefusesNegativeConcurrency(t *testing.T) {
+	if _, err := gateway.New(gateway.Config{URL: "http://127.0.0.1:1/sms", Concurrency: -1}); err == nil {
 		t.Error("HTTP sender with Concurrency -1: no error")
-	}
-	if _, err := verify.NewTwilioSMSSender(verify.TwilioConfig{AccountSID: "AC1", AuthToken: "t", From: "+12015550123", Concurrency: -1}); err == nil {
-		t.Error("Twilio sender with Concurrency -1: no error")
 	}
 }
 
-// TestGatewayAndTwilioClassify checks that the HTTP gateway's and Twilio's
-// refusals are *SMSError classified as the template providers' are: a 429
-// (or Twilio's 20429) throttled with the answer's Retry-After, a 5xx
+// TestClassify checks that the gateway's refusals are *SMSError
+// classified as the template providers' are: a 429 throttled with the answer's Retry-After, a 5xx
 // retryable, anything else final.
-func TestGatewayAndTwilioClassify(t *testing.T) {
+func TestClassify(t *testing.T) {
 	withRetryAfter := func(status int, after, body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
 			if after != "" {
@@ -477,30 +334,21 @@ func TestGatewayAndTwilioClassify(t *testing.T) {
 		RetryAfter           time.Duration
 	}
 	tests := []struct {
-		name   string
-		twilio bool
-		reply  http.HandlerFunc
-		want   class
+		name  string
+		reply http.HandlerFunc
+		want  class
 	}{
-		{"gateway 429 with Retry-After", false, withRetryAfter(http.StatusTooManyRequests, "42", "slow down"), class{"", true, true, 42 * time.Second}},
-		{"gateway 429 without", false, withRetryAfter(http.StatusTooManyRequests, "", "slow down"), class{"", true, true, verify.DefaultSMSRetryAfter}},
-		{"gateway 503", false, withRetryAfter(http.StatusServiceUnavailable, "", "down"), class{"", true, false, 0}},
-		{"gateway 400", false, withRetryAfter(http.StatusBadRequest, "", "bad number"), class{"", false, false, 0}},
-		{"twilio 20429", true, withRetryAfter(http.StatusTooManyRequests, "7", `{"code":20429,"message":"Too Many Requests"}`), class{"20429", true, true, 7 * time.Second}},
-		{"twilio 20003", true, withRetryAfter(http.StatusUnauthorized, "", `{"code":20003,"message":"Authenticate"}`), class{"20003", false, false, 0}},
-		{"twilio 21211", true, withRetryAfter(http.StatusBadRequest, "", `{"code":21211,"message":"Invalid 'To' Phone Number"}`), class{"21211", false, false, 0}},
-		{"twilio 20500", true, withRetryAfter(http.StatusInternalServerError, "", `{"code":20500,"message":"Internal Server Error"}`), class{"20500", true, false, 0}},
+		{"gateway 429 with Retry-After", withRetryAfter(http.StatusTooManyRequests, "42", "slow down"), class{"", true, true, 42 * time.Second}},
+		{"gateway 429 without", withRetryAfter(http.StatusTooManyRequests, "", "slow down"), class{"", true, true, verify.DefaultSMSRetryAfter}},
+		{"gateway 503", withRetryAfter(http.StatusServiceUnavailable, "", "down"), class{"", true, false, 0}},
+		{"gateway 400", withRetryAfter(http.StatusBadRequest, "", "bad number"), class{"", false, false, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := startSMSTestGateway(t, tt.reply)
 			var s verify.SMSSender
 			var err error
-			if tt.twilio {
-				s, err = verify.NewTwilioSMSSender(verify.TwilioConfig{AccountSID: "AC0123456789abcdef0123456789abcdef", AuthToken: "tok3n", From: "+15005550006", BaseURL: g.URL})
-			} else {
-				s, err = verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL})
-			}
+			s, err = gateway.New(gateway.Config{URL: g.URL})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -516,7 +364,7 @@ func TestGatewayAndTwilioClassify(t *testing.T) {
 	t.Run("gateway unreachable", func(t *testing.T) {
 		g := startSMSTestGateway(t, answer(http.StatusOK, ""))
 		g.Close()
-		s, err := verify.NewHTTPSMSSender(verify.HTTPSMSConfig{URL: g.URL})
+		s, err := gateway.New(gateway.Config{URL: g.URL})
 		if err != nil {
 			t.Fatal(err)
 		}
