@@ -22,7 +22,7 @@
 // transaction, as the trash does in the host's delete.
 //
 // The Mailer is the host's deskkit.Mailer, the one shape of e-mail every
-// service shares: the verification service's *verify.SMTPMailer is one, so
+// service shares: verify/smtp's *smtp.Mailer is one, so
 // one mail server serves both (the reference server does this). Without a
 // Mailer, e-mail channels can be stored, and their messages fail with a
 // DeliveryError saying that no mail server is configured.
