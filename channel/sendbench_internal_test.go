@@ -186,7 +186,7 @@ func openEachBatch(ctx context.Context, r *ChannelRegistry, keys []channelKey) (
 			if err != nil {
 				return n, err
 			}
-			if _, err := target(s.Channel, s.Secret).Prepared(); err != nil {
+			if _, err := kindOf(s.Type).Target(s.Name, s.Address, s.Secret).Prepared(); err != nil {
 				return n, err
 			}
 			n++

@@ -161,17 +161,27 @@ func (s *Sender) Send(ctx context.Context, t Target, m Message) error {
 // or for e-mail the addresses that took the message. The Reply is zero
 // when nothing was answered.
 func (s *Sender) SendReply(ctx context.Context, t Target, m Message) (Reply, error) {
-	if err := CheckMessage(m); err != nil {
+	m, err := Checked(m)
+	if err != nil {
 		return Reply{}, err
+	}
+	return s.SendChecked(ctx, t, m)
+}
+
+// Checked is m as SendChecked takes it, with its data compacted, or the
+// error of CheckMessage.
+func Checked(m Message) (Message, error) {
+	if err := CheckMessage(m); err != nil {
+		return m, err
 	}
 	if len(m.Data) > 0 {
 		var b bytes.Buffer
 		if err := json.Compact(&b, m.Data); err != nil {
-			return Reply{}, deskkit.Invalid("data", "must be a JSON object")
+			return m, deskkit.Invalid("data", "must be a JSON object")
 		}
 		m.Data = b.Bytes()
 	}
-	return s.SendChecked(ctx, t, m)
+	return m, nil
 }
 
 // SendChecked is SendReply for a message that CheckMessage has accepted
