@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/deskkit/deskkit"
+
 	"github.com/deskkit/deskkit/channel/internal/dingtalk"
 	"github.com/deskkit/deskkit/channel/internal/email"
 	"github.com/deskkit/deskkit/channel/internal/kind"
@@ -60,8 +62,8 @@ func (unknown) Test(string, string, bool, *string) (kind.Test, error) {
 func (unknown) Target(name, address, secret string) notify.Target {
 	return notify.Target{Name: name, Address: address, Secret: secret}
 }
-func (unknown) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notify.Message) (notify.Reply, error) {
-	return s.SendChecked(ctx, t, m)
+func (unknown) Send(context.Context, *notify.Sender, notify.Target, notify.Message) (notify.Reply, error) {
+	return notify.Reply{}, deskkit.Invalid("kind", "must be one of webhook, wecom, dingtalk, email, not %q", "")
 }
 func (unknown) Classify(*notify.Failure) kind.Verdict { return kind.Retry }
 

@@ -22,7 +22,6 @@
 package dingtalk
 
 import (
-	"context"
 	"net/url"
 	"strings"
 
@@ -101,17 +100,6 @@ func (Kind) Test(_, stored string, own bool, given *string) (kind.Test, error) {
 		return kind.Test{Signing: stored, Messages: 1}, nil
 	}
 	return kind.One, nil
-}
-
-// Target is the robot's URL and secret.
-func (Kind) Target(name, address, secret string) notify.Target {
-	return notify.Target{Kind: notify.KindDingTalk, Name: name, Address: address, Secret: secret}
-}
-
-// Send posts m as the robot's markdown message, signed when t.Secret is
-// set.
-func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notify.Message) (notify.Reply, error) {
-	return s.SendChecked(ctx, t, m)
 }
 
 // Classify retries every failure.

@@ -18,7 +18,6 @@
 package email
 
 import (
-	"context"
 	"errors"
 	"strings"
 
@@ -112,12 +111,7 @@ func (Kind) Test(address, _ string, _ bool, _ *string) (kind.Test, error) {
 
 // Target is the channel's list of addresses.
 func (Kind) Target(name, address, secret string) notify.Target {
-	return notify.Target{Kind: notify.KindEmail, Name: name, Address: address, Secret: secret}
-}
-
-// Send mails m to each address of t (or of t.Only).
-func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notify.Message) (notify.Reply, error) {
-	return s.SendChecked(ctx, t, m)
+	return notify.Target{Name: name, Address: address, Secret: secret}
 }
 
 // Classify retries every failure.

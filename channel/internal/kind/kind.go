@@ -23,8 +23,9 @@
 //
 // Address and Secret return *deskkit.InputError values naming "address"
 // or "secret", or the SSRF guard's refusal of a literal address, which the
-// registry reports as its address-blocked error. Send returns nil, a
-// *notify.Failure, or a *deskkit.InputError for a malformed target.
+// registry reports as its address-blocked error. Send returns nil, the
+// shared sending code's Failure saying what the far end answered, or a
+// *deskkit.InputError for a malformed target or message.
 package kind
 
 import (
@@ -98,8 +99,7 @@ type Delivery interface {
 	// Target is what Send sends a channel's messages to, with what the
 	// sends of a batch share parsed once where it parses.
 	Target(name, address, secret string) notify.Target
-	// Send delivers m, checked (notify.CheckMessage) and with compact
-	// data, to t once through s's HTTP client or mailer.
+	// Send delivers m, checked and with compact data, to t once through s's HTTP client or mailer.
 	Send(ctx context.Context, s *notify.Sender, t notify.Target, m notify.Message) (notify.Reply, error)
 	// Classify says what becomes of a channel after the failure f.
 	Classify(f *notify.Failure) Verdict

@@ -20,7 +20,6 @@
 package webhook
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -108,21 +107,6 @@ func (Kind) Test(address, stored string, own bool, given *string) (kind.Test, er
 		return kind.Test{}, err
 	}
 	return kind.Test{Signing: s, Shown: s, Messages: 1}, nil
-}
-
-// Target is the channel's target with its URL and secret parsed once for
-// the sends of a batch; as it is when they do not parse (its sends fail).
-func (Kind) Target(name, address, secret string) notify.Target {
-	t := notify.Target{Kind: notify.KindWebhook, Name: name, Address: address, Secret: secret}
-	if p, err := t.Prepared(); err == nil {
-		return p
-	}
-	return t
-}
-
-// Send posts m, signed with t.Secret.
-func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notify.Message) (notify.Reply, error) {
-	return s.SendChecked(ctx, t, m)
 }
 
 // Classify disables the channel on a 410 Gone.

@@ -17,8 +17,6 @@
 package wecom
 
 import (
-	"context"
-
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel/internal/kind"
 	"github.com/deskkit/deskkit/internal/notify"
@@ -72,16 +70,6 @@ func (Kind) NewSecret() (string, error) { return "", nil }
 
 // Test sends one unsigned message.
 func (Kind) Test(string, string, bool, *string) (kind.Test, error) { return kind.One, nil }
-
-// Target is the robot's URL.
-func (Kind) Target(name, address, secret string) notify.Target {
-	return notify.Target{Kind: notify.KindWeCom, Name: name, Address: address, Secret: secret}
-}
-
-// Send posts m as the robot's markdown message.
-func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notify.Message) (notify.Reply, error) {
-	return s.SendChecked(ctx, t, m)
-}
 
 // Classify retries every failure.
 func (Kind) Classify(*notify.Failure) kind.Verdict { return kind.Retry }

@@ -1,4 +1,4 @@
-package notify_test
+package kind_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind"
 	"github.com/deskkit/deskkit/internal/notify"
 )
 
@@ -19,21 +20,21 @@ func TestSendReply(t *testing.T) {
 		name   string
 		status int
 		body   string
-		kind   notify.Kind
+		kind   kind.Kind
 		path   string
 		failed bool
 	}{
-		{"webhook 204", http.StatusNoContent, "", notify.KindWebhook, "/hook", false},
-		{"webhook 200 with a body", http.StatusOK, "thanks", notify.KindWebhook, "/hook", false},
-		{"webhook 500", http.StatusInternalServerError, "down for maintenance", notify.KindWebhook, "/hook", true},
-		{"webhook 302", http.StatusFound, "moved", notify.KindWebhook, "/hook", true},
-		{"robot errcode 0", http.StatusOK, `{"errcode":0,"errmsg":"ok"}`, notify.KindWeCom, "/cgi-bin/webhook/send?key=K", false},
-		{"robot errcode 93000", http.StatusOK, `{"errcode":93000,"errmsg":"invalid webhook url"}`, notify.KindWeCom, "/cgi-bin/webhook/send?key=K", true},
+		{"webhook 204", http.StatusNoContent, "", kindWebhook, "/hook", false},
+		{"webhook 200 with a body", http.StatusOK, "thanks", kindWebhook, "/hook", false},
+		{"webhook 500", http.StatusInternalServerError, "down for maintenance", kindWebhook, "/hook", true},
+		{"webhook 302", http.StatusFound, "moved", kindWebhook, "/hook", true},
+		{"robot errcode 0", http.StatusOK, `{"errcode":0,"errmsg":"ok"}`, kindWeCom, "/cgi-bin/webhook/send?key=K", false},
+		{"robot errcode 93000", http.StatusOK, `{"errcode":93000,"errmsg":"invalid webhook url"}`, kindWeCom, "/cgi-bin/webhook/send?key=K", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			far := startFarEnd(t, answer(c.status, c.body))
-			target := notify.Target{Kind: c.kind, Name: "ops", Address: far.URL + c.path}
-			if c.kind == notify.KindWebhook {
+			target := dest{Kind: c.kind, Name: "ops", Address: far.URL + c.path}
+			if c.kind == kindWebhook {
 				target.Secret = secret
 			}
 			rep, err := newSender(t).SendReply(context.Background(), target, message())
@@ -47,7 +48,7 @@ func TestSendReply(t *testing.T) {
 	}
 	t.Run("no reply", func(t *testing.T) {
 		rep, err := newSender(t).SendReply(context.Background(),
-			notify.Target{Kind: notify.KindWebhook, Address: closedURL(t), Secret: secret}, message())
+			dest{Kind: kindWebhook, Address: closedURL(t), Secret: secret}, message())
 		if err == nil || rep.Status != 0 || rep.Body != nil {
 			t.Errorf("reply %+v, %v", rep, err)
 		}
@@ -66,7 +67,7 @@ func TestSendReplyEmail(t *testing.T) {
 		}
 		return nil
 	})
-	target := notify.Target{Kind: notify.KindEmail, Name: "ops", Address: "ann@example.com,bob@example.org,cy@example.net"}
+	target := dest{Kind: kindEmail, Name: "ops", Address: "ann@example.com,bob@example.org,cy@example.net"}
 	rep, err := s.SendReply(context.Background(), target, message())
 	f := asFailure(t, err)
 	if f == nil || !slices.Equal(f.Recipients, []string{"bob@example.org"}) ||

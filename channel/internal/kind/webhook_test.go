@@ -1,4 +1,4 @@
-package notify_test
+package kind_test
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func TestWebhookRequest(t *testing.T) {
 			m := message()
 			m.Data = tt.data
 			before := time.Now().Unix()
-			err := s.Send(context.Background(), notify.Target{Kind: notify.KindWebhook, Name: "ops", Address: far.URL + "/hooks/deskkit?tenant=7", Secret: secret}, m)
+			err := s.Send(context.Background(), dest{Kind: kindWebhook, Name: "ops", Address: far.URL + "/hooks/deskkit?tenant=7", Secret: secret}, m)
 			if err != nil {
 				t.Fatalf("Send: %v", err)
 			}
@@ -97,7 +97,7 @@ func TestWebhookRetryKeepsID(t *testing.T) {
 	s := newSender(t)
 	now := fixedNow
 	s.Now = func() time.Time { return now }
-	target := notify.Target{Kind: notify.KindWebhook, Address: far.URL, Secret: secret}
+	target := dest{Kind: kindWebhook, Address: far.URL, Secret: secret}
 	for range 2 {
 		if err := s.Send(context.Background(), target, message()); err != nil {
 			t.Fatal(err)

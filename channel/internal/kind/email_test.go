@@ -1,4 +1,4 @@
-package notify_test
+package kind_test
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func TestEmailSend(t *testing.T) {
 	m := message()
 	m.Title = "Disk almost full 磁盘"
 	m.Text = "Volume /data is at 93%."
-	err := s.Send(context.Background(), notify.Target{Kind: notify.KindEmail, Name: "ops team", Address: "ann@example.com,bob@example.org"}, m)
+	err := s.Send(context.Background(), dest{Kind: kindEmail, Name: "ops team", Address: "ann@example.com,bob@example.org"}, m)
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}
@@ -85,7 +85,7 @@ func TestEmailDefaultAppNameAndNoText(t *testing.T) {
 	s.Mail = newMailer(t, srv.Addr, 5*time.Second)
 	m := message()
 	m.Text = ""
-	if err := s.Send(context.Background(), notify.Target{Kind: notify.KindEmail, Name: "ops", Address: "ann@example.com"}, m); err != nil {
+	if err := s.Send(context.Background(), dest{Kind: kindEmail, Name: "ops", Address: "ann@example.com"}, m); err != nil {
 		t.Fatal(err)
 	}
 	msgs := srv.Messages()
@@ -169,7 +169,7 @@ func TestEmailFailures(t *testing.T) {
 			s := newSender(t)
 			var good *smtptest.Server
 			s.Mail, good = tt.setup(t)
-			err := s.Send(context.Background(), notify.Target{Kind: notify.KindEmail, Name: "ops", Address: tt.address}, message())
+			err := s.Send(context.Background(), dest{Kind: kindEmail, Name: "ops", Address: tt.address}, message())
 			if diff := cmp.Diff(tt.want, asFailure(t, err), ignoreErr); diff != "" {
 				t.Errorf("Send (-want +got):\n%s", diff)
 			}
@@ -203,7 +203,7 @@ func TestEmailStopsAfterCancel(t *testing.T) {
 		cancel() // the caller gives up after the first mail
 		return err
 	})
-	err := s.Send(ctx, notify.Target{Kind: notify.KindEmail, Name: "ops", Address: "ann@example.com,bob@example.org,cat@example.net"}, message())
+	err := s.Send(ctx, dest{Kind: kindEmail, Name: "ops", Address: "ann@example.com,bob@example.org,cat@example.net"}, message())
 	want := &notify.Failure{
 		Reason:     deskkit.Plain("the mail to 2 of 3 addresses failed: bob@example.org: cancelled; cat@example.net: cancelled"),
 		Recipients: []string{"bob@example.org", "cat@example.net"}, Retryable: true,

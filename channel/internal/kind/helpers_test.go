@@ -1,4 +1,4 @@
-package notify_test
+package kind_test
 
 import (
 	"context"
@@ -16,6 +16,11 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/dingtalk"
+	"github.com/deskkit/deskkit/channel/internal/email"
+	"github.com/deskkit/deskkit/channel/internal/kind"
+	"github.com/deskkit/deskkit/channel/internal/webhook"
+	"github.com/deskkit/deskkit/channel/internal/wecom"
 	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/safehttp"
 )
@@ -91,12 +96,12 @@ var fixedNow = time.Date(2024, 5, 1, 8, 30, 15, 0, time.UTC)
 
 // newSender returns a Sender whose client may reach loopback, with the
 // fixed clock.
-func newSender(t *testing.T) *notify.Sender {
+func newSender(t *testing.T) sender {
 	t.Helper()
-	return &notify.Sender{
+	return sender{&notify.Sender{
 		HTTP: safehttp.New(safehttp.Config{AllowPrivateNetworks: true, Timeout: 5 * time.Second}),
 		Now:  func() time.Time { return fixedNow },
-	}
+	}}
 }
 
 // message returns the message most tests send.
@@ -154,4 +159,39 @@ func asFailure(t *testing.T, err error) *notify.Failure {
 		t.Fatalf("Send returned %T %v, want *notify.Failure", err, err)
 	}
 	return f
+}
+
+// The kinds, as the tests name them.
+var (
+	kindWebhook  kind.Kind = webhook.Kind{}
+	kindWeCom    kind.Kind = wecom.Kind{}
+	kindDingTalk kind.Kind = dingtalk.Kind{}
+	kindEmail    kind.Kind = email.Kind{}
+)
+
+// dest is a target as the tests write it: the kind that sends to it, and
+// the target's fields.
+type dest struct {
+	Kind                  kind.Kind
+	Name, Address, Secret string
+	Only                  []string
+}
+
+// sender sends to a dest as the registry sends to a channel: the message
+// checked, then the kind's Send with the kind's Target.
+type sender struct{ *notify.Sender }
+
+func (s sender) Send(ctx context.Context, d dest, m notify.Message) error {
+	_, err := s.SendReply(ctx, d, m)
+	return err
+}
+
+func (s sender) SendReply(ctx context.Context, d dest, m notify.Message) (notify.Reply, error) {
+	m, err := notify.Checked(m)
+	if err != nil {
+		return notify.Reply{}, err
+	}
+	t := d.Kind.Target(d.Name, d.Address, d.Secret)
+	t.Only = d.Only
+	return d.Kind.Send(ctx, s.Sender, t, m)
 }

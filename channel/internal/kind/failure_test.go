@@ -1,4 +1,4 @@
-package notify_test
+package kind_test
 
 import (
 	"context"
@@ -17,28 +17,29 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind"
 	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/safehttp"
 )
 
 // httpKind is one of the kinds that speak HTTP, as its tests reach it.
 type httpKind struct {
-	kind   notify.Kind
+	kind   kind.Kind
 	who    string // how Reasons name the far end
 	path   string // address path and query under the far end's URL
 	secret func(t *testing.T) string
 }
 
 var httpKinds = []httpKind{
-	{kind: notify.KindWebhook, who: "the webhook", path: "/hook", secret: func(t *testing.T) string {
+	{kind: kindWebhook, who: "the webhook", path: "/hook", secret: func(t *testing.T) string {
 		s, err := notify.NewWebhookSecret()
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}},
-	{kind: notify.KindWeCom, who: "WeCom", path: "/cgi-bin/webhook/send?key=KEY", secret: func(*testing.T) string { return "" }},
-	{kind: notify.KindDingTalk, who: "DingTalk", path: "/robot/send?access_token=TOKEN", secret: func(*testing.T) string { return "SECabc" }},
+	{kind: kindWeCom, who: "WeCom", path: "/cgi-bin/webhook/send?key=KEY", secret: func(*testing.T) string { return "" }},
+	{kind: kindDingTalk, who: "DingTalk", path: "/robot/send?access_token=TOKEN", secret: func(*testing.T) string { return "SECabc" }},
 }
 
 // TestHTTPFailures answers each kind's request with each kind of failure
@@ -135,7 +136,7 @@ func TestHTTPFailures(t *testing.T) {
 		name:    "10 MB reply",
 		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) { return answer(200, big) },
 		want: func(k httpKind, _ string) *notify.Failure {
-			if k.kind == notify.KindWebhook {
+			if k.kind == kindWebhook {
 				return nil
 			}
 			return &notify.Failure{Status: 200, Reason: deskkit.Plain(k.who + " answered 200 OK but not with a robot's JSON errcode: is the address a " + k.who + " robot?")}
@@ -149,11 +150,11 @@ func TestHTTPFailures(t *testing.T) {
 	}}
 	for _, k := range httpKinds {
 		for _, tt := range tests {
-			t.Run(string(k.kind)+"/"+tt.name, func(t *testing.T) {
+			t.Run(k.kind.Info().Type+"/"+tt.name, func(t *testing.T) {
 				target := startFarEnd(t, answer(200, `{"errcode":0}`))
 				far := startFarEnd(t, tt.handler(target.URL))
 				err := newSender(t).Send(context.Background(),
-					notify.Target{Kind: k.kind, Name: "ops", Address: far.URL + k.path, Secret: k.secret(t)}, message())
+					dest{Kind: k.kind, Name: "ops", Address: far.URL + k.path, Secret: k.secret(t)}, message())
 				want := tt.want(k, target.URL)
 				got := asFailure(t, err)
 				if diff := cmp.Diff(want, got, ignoreErr); diff != "" {
@@ -180,9 +181,9 @@ func TestHTTPFailures(t *testing.T) {
 // TestHTTPUnreachable covers the sends that get no reply at all.
 func TestHTTPUnreachable(t *testing.T) {
 	for _, k := range httpKinds {
-		t.Run(string(k.kind), func(t *testing.T) {
-			target := func(address string) notify.Target {
-				return notify.Target{Kind: k.kind, Name: "ops", Address: address + k.path, Secret: k.secret(t)}
+		t.Run(k.kind.Info().Type, func(t *testing.T) {
+			target := func(address string) dest {
+				return dest{Kind: k.kind, Name: "ops", Address: address + k.path, Secret: k.secret(t)}
 			}
 
 			t.Run("a reply that never comes", func(t *testing.T) {
@@ -365,7 +366,7 @@ func TestRedirectRelativeLocation(t *testing.T) {
 		w.Header().Set("Location", "/moved/t0k3n12345?sig=abc%2Bdef")
 		w.WriteHeader(http.StatusTemporaryRedirect)
 	})
-	err := newSender(t).Send(context.Background(), notify.Target{Kind: notify.KindWebhook, Name: "ops", Address: far.URL + "/hook?token=s3cr3t", Secret: httpKinds[0].secret(t)}, message())
+	err := newSender(t).Send(context.Background(), dest{Kind: kindWebhook, Name: "ops", Address: far.URL + "/hook?token=s3cr3t", Secret: httpKinds[0].secret(t)}, message())
 	f := asFailure(t, err)
 	want := "the webhook answered a redirect (307 to " + far.URL + "/***), which is not followed: use the final URL"
 	if f == nil || f.Reason.String() != want {

@@ -1,4 +1,4 @@
-package notify_test
+package kind_test
 
 import (
 	"context"
@@ -17,15 +17,13 @@ import (
 func TestSendRefusesMalformedInput(t *testing.T) {
 	far := startFarEnd(t, answer(200, `{"errcode":0}`))
 	secret, _ := notify.NewWebhookSecret()
-	webhook := notify.Target{Kind: notify.KindWebhook, Name: "ops", Address: far.URL, Secret: secret}
+	webhook := dest{Kind: kindWebhook, Name: "ops", Address: far.URL, Secret: secret}
 	tests := []struct {
 		name   string
-		target notify.Target
+		target dest
 		edit   func(m *notify.Message)
 		field  string
 	}{
-		{"unknown kind", notify.Target{Kind: "sms", Address: far.URL}, nil, "kind"},
-		{"empty kind", notify.Target{Address: far.URL}, nil, "kind"},
 		{"id without prefix", webhook, func(m *notify.Message) { m.ID = "01hx3v9k" }, "id"},
 		{"id prefix only", webhook, func(m *notify.Message) { m.ID = "msg_" }, "id"},
 		{"id with a dot", webhook, func(m *notify.Message) { m.ID = "msg_a.b" }, "id"},
@@ -39,15 +37,15 @@ func TestSendRefusesMalformedInput(t *testing.T) {
 		{"data not JSON", webhook, func(m *notify.Message) { m.Data = json.RawMessage(`{`) }, "data"},
 		{"data an array", webhook, func(m *notify.Message) { m.Data = json.RawMessage(`[1]`) }, "data"},
 		{"data null", webhook, func(m *notify.Message) { m.Data = json.RawMessage(`null`) }, "data"},
-		{"webhook without secret", notify.Target{Kind: notify.KindWebhook, Address: far.URL}, nil, "secret"},
-		{"webhook relative URL", notify.Target{Kind: notify.KindWebhook, Address: "/hook", Secret: secret}, nil, "address"},
-		{"webhook ftp URL", notify.Target{Kind: notify.KindWebhook, Address: "ftp://example.com/x", Secret: secret}, nil, "address"},
-		{"webhook URL with password", notify.Target{Kind: notify.KindWebhook, Address: "http://u:p@example.com/", Secret: secret}, nil, "address"},
-		{"WeCom without host", notify.Target{Kind: notify.KindWeCom, Address: "https:///cgi-bin/webhook/send?key=K"}, nil, "address"},
-		{"DingTalk secret with a space", notify.Target{Kind: notify.KindDingTalk, Address: far.URL + "/robot/send?access_token=T", Secret: "SEC a"}, nil, "secret"},
-		{"e-mail with a display name", notify.Target{Kind: notify.KindEmail, Address: "Ann <ann@example.com>"}, nil, "address"},
-		{"e-mail list with a hole", notify.Target{Kind: notify.KindEmail, Address: "ann@example.com,,bob@example.org"}, nil, "address"},
-		{"e-mail not an address", notify.Target{Kind: notify.KindEmail, Address: "ann"}, nil, "address"},
+		{"webhook without secret", dest{Kind: kindWebhook, Address: far.URL}, nil, "secret"},
+		{"webhook relative URL", dest{Kind: kindWebhook, Address: "/hook", Secret: secret}, nil, "address"},
+		{"webhook ftp URL", dest{Kind: kindWebhook, Address: "ftp://example.com/x", Secret: secret}, nil, "address"},
+		{"webhook URL with password", dest{Kind: kindWebhook, Address: "http://u:p@example.com/", Secret: secret}, nil, "address"},
+		{"WeCom without host", dest{Kind: kindWeCom, Address: "https:///cgi-bin/webhook/send?key=K"}, nil, "address"},
+		{"DingTalk secret with a space", dest{Kind: kindDingTalk, Address: far.URL + "/robot/send?access_token=T", Secret: "SEC a"}, nil, "secret"},
+		{"e-mail with a display name", dest{Kind: kindEmail, Address: "Ann <ann@example.com>"}, nil, "address"},
+		{"e-mail list with a hole", dest{Kind: kindEmail, Address: "ann@example.com,,bob@example.org"}, nil, "address"},
+		{"e-mail not an address", dest{Kind: kindEmail, Address: "ann"}, nil, "address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,8 +74,8 @@ func TestSendRefusesMalformedInput(t *testing.T) {
 }
 
 func TestSendWithoutHTTPClient(t *testing.T) {
-	s := &notify.Sender{}
-	err := s.Send(context.Background(), notify.Target{Kind: notify.KindWeCom, Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=K"}, message())
+	s := sender{&notify.Sender{}}
+	err := s.Send(context.Background(), dest{Kind: kindWeCom, Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=K"}, message())
 	var f *notify.Failure
 	if err == nil || errors.As(err, &f) {
 		t.Fatalf("Send = %v, want an error that is not a Failure", err)

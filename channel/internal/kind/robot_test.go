@@ -1,4 +1,4 @@
-package notify_test
+package kind_test
 
 import (
 	"context"
@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind"
+	"github.com/deskkit/deskkit/channel/internal/wecom"
 	"github.com/deskkit/deskkit/internal/notify"
 )
 
@@ -43,7 +45,7 @@ func viewOf(t *testing.T, r request) robotView {
 func TestWeComRequest(t *testing.T) {
 	far := startFarEnd(t, answer(200, `{"errcode":0,"errmsg":"ok"}`))
 	err := newSender(t).Send(context.Background(),
-		notify.Target{Kind: notify.KindWeCom, Name: "ops", Address: far.URL + "/cgi-bin/webhook/send?key=693a91f6-7xxx"}, message())
+		dest{Kind: kindWeCom, Name: "ops", Address: far.URL + "/cgi-bin/webhook/send?key=693a91f6-7xxx"}, message())
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}
@@ -62,14 +64,14 @@ func TestWeComRequest(t *testing.T) {
 // MaxWeComBytes on a character boundary, and only when it must be.
 func TestWeComCut(t *testing.T) {
 	const heading = "**Test message**\n\n"
-	fits := heading + strings.Repeat("a", notify.MaxWeComBytes-len(heading))
+	fits := heading + strings.Repeat("a", wecom.MaxBytes-len(heading))
 	tests := []struct {
 		name, text string
 		want       func(content string) bool
 	}{
-		{"exactly the limit", strings.Repeat("a", notify.MaxWeComBytes-len(heading)), func(c string) bool { return c == fits }},
-		{"one byte over", strings.Repeat("a", notify.MaxWeComBytes-len(heading)+1), func(c string) bool {
-			return c == fits[:notify.MaxWeComBytes-len("…")]+"…"
+		{"exactly the limit", strings.Repeat("a", wecom.MaxBytes-len(heading)), func(c string) bool { return c == fits }},
+		{"one byte over", strings.Repeat("a", wecom.MaxBytes-len(heading)+1), func(c string) bool {
+			return c == fits[:wecom.MaxBytes-len("…")]+"…"
 		}},
 		{"three-byte characters", strings.Repeat("验", 2000), func(c string) bool {
 			// 18 + 3*1359 + 3 = 4098 > 4096, so 1358 fit before "…".
@@ -82,7 +84,7 @@ func TestWeComCut(t *testing.T) {
 			far := startFarEnd(t, answer(200, `{"errcode":0}`))
 			m := message()
 			m.Text = tt.text
-			if err := newSender(t).Send(context.Background(), notify.Target{Kind: notify.KindWeCom, Address: far.URL + "/cgi-bin/webhook/send?key=K"}, m); err != nil {
+			if err := newSender(t).Send(context.Background(), dest{Kind: kindWeCom, Address: far.URL + "/cgi-bin/webhook/send?key=K"}, m); err != nil {
 				t.Fatal(err)
 			}
 			var body struct {
@@ -92,7 +94,7 @@ func TestWeComCut(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := body.Markdown.Content
-			if len(c) > notify.MaxWeComBytes || !utf8.ValidString(c) || !tt.want(c) {
+			if len(c) > wecom.MaxBytes || !utf8.ValidString(c) || !tt.want(c) {
 				t.Errorf("content of %d bytes (valid UTF-8: %v) is not as wanted; ends %q", len(c), utf8.ValidString(c), c[max(0, len(c)-12):])
 			}
 		})
@@ -141,7 +143,7 @@ func TestDingTalkRequest(t *testing.T) {
 				_, _ = w.Write([]byte(`{"errcode":0,"errmsg":"ok"}`))
 			})
 			err := newSender(t).Send(context.Background(),
-				notify.Target{Kind: notify.KindDingTalk, Name: "ops alerts", Address: far.URL + "/robot/send?access_token=TOKEN", Secret: tt.secret}, message())
+				dest{Kind: kindDingTalk, Name: "ops alerts", Address: far.URL + "/robot/send?access_token=TOKEN", Secret: tt.secret}, message())
 			if err != nil {
 				t.Fatalf("Send: %v", err)
 			}
@@ -162,7 +164,7 @@ func TestDingTalkRequest(t *testing.T) {
 			_, _ = w.Write([]byte(`{"errcode":0,"errmsg":"ok"}`))
 		})
 		err := newSender(t).Send(context.Background(),
-			notify.Target{Kind: notify.KindDingTalk, Name: "ops", Address: far.URL + "/robot/send?access_token=T", Secret: "SECsomething-else"}, message())
+			dest{Kind: kindDingTalk, Name: "ops", Address: far.URL + "/robot/send?access_token=T", Secret: "SECsomething-else"}, message())
 		f := asFailure(t, err)
 		if f == nil || f.Errcode != 310000 || f.Retryable {
 			t.Errorf("Send = %#v, want errcode 310000, not retryable", f)
@@ -176,70 +178,70 @@ func TestRobotErrcodes(t *testing.T) {
 	cleaned := "line1 line2 [31mred evil " + strings.Repeat("é", 175) + "…"
 	tests := []struct {
 		name  string
-		kind  notify.Kind
+		kind  kind.Kind
 		reply string
 		want  *notify.Failure
 	}{{
-		name: "WeCom ok", kind: notify.KindWeCom, reply: `{"errcode":0,"errmsg":"ok"}`,
+		name: "WeCom ok", kind: kindWeCom, reply: `{"errcode":0,"errmsg":"ok"}`,
 	}, {
-		name: "WeCom 93000", kind: notify.KindWeCom,
+		name: "WeCom 93000", kind: kindWeCom,
 		reply: `{"errcode":93000,"errmsg":"invalid webhook url, hint: [1714552215_7_abc], from ip: 203.0.113.9"}`,
 		want: &notify.Failure{Status: 200, Errcode: 93000, Errmsg: "invalid webhook url, hint: [1714552215_7_abc], from ip: 203.0.113.9",
 			Reason: deskkit.Plain("WeCom answered errcode 93000: invalid webhook url, hint: [1714552215_7_abc], from ip: 203.0.113.9")},
 	}, {
-		name: "WeCom 45009 rate limit", kind: notify.KindWeCom, reply: `{"errcode":45009,"errmsg":"api freq out of limit"}`,
+		name: "WeCom 45009 rate limit", kind: kindWeCom, reply: `{"errcode":45009,"errmsg":"api freq out of limit"}`,
 		want: &notify.Failure{Status: 200, Errcode: 45009, Errmsg: "api freq out of limit", Retryable: true, RetryAfter: time.Minute,
 			Reason: deskkit.Plain("WeCom refused the message: a robot may send at most 20 messages a minute (errcode 45009: api freq out of limit)")},
 	}, {
-		name: "WeCom busy", kind: notify.KindWeCom, reply: `{"errcode":-1,"errmsg":"system busy"}`,
+		name: "WeCom busy", kind: kindWeCom, reply: `{"errcode":-1,"errmsg":"system busy"}`,
 		want: &notify.Failure{Status: 200, Errcode: -1, Errmsg: "system busy", Retryable: true, Reason: deskkit.Plain("WeCom is busy (errcode -1: system busy)")},
 	}, {
-		name: "WeCom errcode without errmsg", kind: notify.KindWeCom, reply: `{"errcode":40008}`,
+		name: "WeCom errcode without errmsg", kind: kindWeCom, reply: `{"errcode":40008}`,
 		want: &notify.Failure{Status: 200, Errcode: 40008, Reason: deskkit.Plain("WeCom answered errcode 40008")},
 	}, {
-		name: "WeCom hostile errmsg", kind: notify.KindWeCom, reply: string(hostileJSON),
+		name: "WeCom hostile errmsg", kind: kindWeCom, reply: string(hostileJSON),
 		want: &notify.Failure{Status: 200, Errcode: 40001, Errmsg: cleaned, Reason: deskkit.Plain("WeCom answered errcode 40001: " + cleaned)},
 	}, {
-		name: "WeCom HTML page", kind: notify.KindWeCom, reply: `<html><body>Welcome</body></html>`,
+		name: "WeCom HTML page", kind: kindWeCom, reply: `<html><body>Welcome</body></html>`,
 		want: &notify.Failure{Status: 200, Reason: deskkit.Plain("WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?")},
 	}, {
-		name: "WeCom JSON without errcode", kind: notify.KindWeCom, reply: `{"ok":true}`,
+		name: "WeCom JSON without errcode", kind: kindWeCom, reply: `{"ok":true}`,
 		want: &notify.Failure{Status: 200, Reason: deskkit.Plain("WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?")},
 	}, {
-		name: "WeCom errcode as a string", kind: notify.KindWeCom, reply: `{"errcode":"0"}`,
+		name: "WeCom errcode as a string", kind: kindWeCom, reply: `{"errcode":"0"}`,
 		want: &notify.Failure{Status: 200, Reason: deskkit.Plain("WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?")},
 	}, {
-		name: "WeCom empty reply", kind: notify.KindWeCom, reply: ``,
+		name: "WeCom empty reply", kind: kindWeCom, reply: ``,
 		want: &notify.Failure{Status: 200, Reason: deskkit.Plain("WeCom answered 200 OK but not with a robot's JSON errcode: is the address a WeCom robot?")},
 	}, {
-		name: "DingTalk ok", kind: notify.KindDingTalk, reply: `{"errcode":0,"errmsg":"ok"}`,
+		name: "DingTalk ok", kind: kindDingTalk, reply: `{"errcode":0,"errmsg":"ok"}`,
 	}, {
-		name: "DingTalk 310000", kind: notify.KindDingTalk, reply: `{"errcode":310000,"errmsg":"keywords not in content"}`,
+		name: "DingTalk 310000", kind: kindDingTalk, reply: `{"errcode":310000,"errmsg":"keywords not in content"}`,
 		want: &notify.Failure{Status: 200, Errcode: 310000, Errmsg: "keywords not in content",
 			Reason: deskkit.Plain("DingTalk refused the message (errcode 310000: keywords not in content): the robot's security settings " +
 				"want a keyword the message lacks, a signature with another secret, or a clock closer to DingTalk's")},
 	}, {
-		name: "DingTalk 130101", kind: notify.KindDingTalk, reply: `{"errcode":130101,"errmsg":"send too fast, exceed 20 times per minute"}`,
+		name: "DingTalk 130101", kind: kindDingTalk, reply: `{"errcode":130101,"errmsg":"send too fast, exceed 20 times per minute"}`,
 		want: &notify.Failure{Status: 200, Errcode: 130101, Errmsg: "send too fast, exceed 20 times per minute", Retryable: true, RetryAfter: time.Minute,
 			Reason: deskkit.Plain("DingTalk refused the message: a robot may send at most 20 messages a minute (errcode 130101: send too fast, exceed 20 times per minute)")},
 	}, {
-		name: "DingTalk 300001", kind: notify.KindDingTalk, reply: `{"errcode":300001,"errmsg":"token is not exist"}`,
+		name: "DingTalk 300001", kind: kindDingTalk, reply: `{"errcode":300001,"errmsg":"token is not exist"}`,
 		want: &notify.Failure{Status: 200, Errcode: 300001, Errmsg: "token is not exist", Reason: deskkit.Plain("DingTalk answered errcode 300001: token is not exist")},
 	}, {
-		name: "DingTalk busy", kind: notify.KindDingTalk, reply: `{"errcode":-1,"errmsg":"系统繁忙"}`,
+		name: "DingTalk busy", kind: kindDingTalk, reply: `{"errcode":-1,"errmsg":"系统繁忙"}`,
 		want: &notify.Failure{Status: 200, Errcode: -1, Errmsg: "系统繁忙", Retryable: true, Reason: deskkit.Plain("DingTalk is busy (errcode -1: 系统繁忙)")},
 	}, {
-		name: "DingTalk HTML page", kind: notify.KindDingTalk, reply: `<!doctype html><title>404</title>`,
+		name: "DingTalk HTML page", kind: kindDingTalk, reply: `<!doctype html><title>404</title>`,
 		want: &notify.Failure{Status: 200, Reason: deskkit.Plain("DingTalk answered 200 OK but not with a robot's JSON errcode: is the address a DingTalk robot?")},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			far := startFarEnd(t, answer(200, tt.reply))
 			path := "/cgi-bin/webhook/send?key=K"
-			if tt.kind == notify.KindDingTalk {
+			if tt.kind == kindDingTalk {
 				path = "/robot/send?access_token=T"
 			}
-			err := newSender(t).Send(context.Background(), notify.Target{Kind: tt.kind, Name: "ops", Address: far.URL + path}, message())
+			err := newSender(t).Send(context.Background(), dest{Kind: tt.kind, Name: "ops", Address: far.URL + path}, message())
 			if diff := cmp.Diff(tt.want, asFailure(t, err), ignoreErr); diff != "" {
 				t.Errorf("Send (-want +got):\n%s", diff)
 			}
