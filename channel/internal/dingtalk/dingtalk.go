@@ -16,9 +16,11 @@
 // # Errors
 //
 // Success is a JSON answer with errcode 0. A refused keyword, signature or
-// timestamp is 310000; the rate limit (130101, 20 messages a minute) and
-// "busy" (-1) are retried; every failure is retried on the delivery's
-// schedule.
+// timestamp is 310000; the rate limit (130101, 20 messages a minute,
+// retried after a minute) and "busy" (-1) are worth a retry, as are
+// timeouts, 429 and 5xx; a failure is retried on the delivery's schedule
+// unless the SSRF guard refused the address, and the channel is never
+// disabled for one answer.
 package dingtalk
 
 import (

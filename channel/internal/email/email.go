@@ -13,8 +13,9 @@
 // # Errors
 //
 // A delivery fails for the addresses the mail server did not take; its
-// retries go to those alone. Every failure is retried on the delivery's
-// schedule.
+// retries, on the delivery's schedule, go to those alone. A temporary
+// refusal, a timeout or a refused connection is worth a retry; the channel
+// is never disabled for one answer.
 package email
 
 import (

@@ -99,7 +99,8 @@ type Delivery interface {
 	// Target is what Send sends a channel's messages to, with what the
 	// sends of a batch share parsed once where it parses.
 	Target(name, address, secret string) notify.Target
-	// Send delivers m, checked and with compact data, to t once through s's HTTP client or mailer.
+	// Send delivers m, checked and with compact data, to t once,
+	// through s's HTTP client or mailer.
 	Send(ctx context.Context, s *notify.Sender, t notify.Target, m notify.Message) (notify.Reply, error)
 	// Classify says what becomes of a channel after the failure f.
 	Classify(f *notify.Failure) Verdict

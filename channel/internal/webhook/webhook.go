@@ -16,7 +16,8 @@
 //
 // Any 2xx answer is success. A 410 Gone means the receiver is gone: the
 // delivery ends and the channel is disabled. Other failures are retried
-// on the delivery's schedule.
+// on the delivery's schedule (a 429's or 503's Retry-After heeded), unless
+// the SSRF guard refused the address.
 package webhook
 
 import (

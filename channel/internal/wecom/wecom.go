@@ -12,8 +12,10 @@
 // # Errors
 //
 // WeCom answers HTTP 200 to its refusals: success is a JSON answer with
-// errcode 0. Its rate limit (45009, 20 messages a minute) and "busy" (-1)
-// are retried; every failure is retried on the delivery's schedule.
+// errcode 0. Its rate limit (45009, 20 messages a minute, retried after a
+// minute) and "busy" (-1) are worth a retry, as are timeouts, 429 and 5xx;
+// a failure is retried on the delivery's schedule unless the SSRF guard
+// refused the address, and the channel is never disabled for one answer.
 package wecom
 
 import (
