@@ -9,18 +9,19 @@ import (
 	"time"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind/kindtest"
 	"github.com/deskkit/deskkit/internal/notify"
 )
 
 // TestSendRefusesMalformedInput: a bad target or message is the caller's
 // bug, an InputError naming the field, and nothing is sent.
 func TestSendRefusesMalformedInput(t *testing.T) {
-	far := startFarEnd(t, answer(200, `{"errcode":0}`))
+	far := kindtest.StartFarEnd(t, kindtest.Answer(200, `{"errcode":0}`))
 	secret, _ := notify.NewWebhookSecret()
-	webhook := dest{Kind: kindWebhook, Name: "ops", Address: far.URL, Secret: secret}
+	webhook := kindtest.Dest{Kind: kindtest.KindWebhook, Name: "ops", Address: far.URL, Secret: secret}
 	tests := []struct {
 		name   string
-		target dest
+		target kindtest.Dest
 		edit   func(m *notify.Message)
 		field  string
 	}{
@@ -37,24 +38,24 @@ func TestSendRefusesMalformedInput(t *testing.T) {
 		{"data not JSON", webhook, func(m *notify.Message) { m.Data = json.RawMessage(`{`) }, "data"},
 		{"data an array", webhook, func(m *notify.Message) { m.Data = json.RawMessage(`[1]`) }, "data"},
 		{"data null", webhook, func(m *notify.Message) { m.Data = json.RawMessage(`null`) }, "data"},
-		{"webhook without secret", dest{Kind: kindWebhook, Address: far.URL}, nil, "secret"},
-		{"webhook relative URL", dest{Kind: kindWebhook, Address: "/hook", Secret: secret}, nil, "address"},
-		{"webhook ftp URL", dest{Kind: kindWebhook, Address: "ftp://example.com/x", Secret: secret}, nil, "address"},
-		{"webhook URL with password", dest{Kind: kindWebhook, Address: "http://u:p@example.com/", Secret: secret}, nil, "address"},
-		{"WeCom without host", dest{Kind: kindWeCom, Address: "https:///cgi-bin/webhook/send?key=K"}, nil, "address"},
-		{"DingTalk secret with a space", dest{Kind: kindDingTalk, Address: far.URL + "/robot/send?access_token=T", Secret: "SEC a"}, nil, "secret"},
-		{"e-mail with a display name", dest{Kind: kindEmail, Address: "Ann <ann@example.com>"}, nil, "address"},
-		{"e-mail list with a hole", dest{Kind: kindEmail, Address: "ann@example.com,,bob@example.org"}, nil, "address"},
-		{"e-mail not an address", dest{Kind: kindEmail, Address: "ann"}, nil, "address"},
+		{"webhook without secret", kindtest.Dest{Kind: kindtest.KindWebhook, Address: far.URL}, nil, "secret"},
+		{"webhook relative URL", kindtest.Dest{Kind: kindtest.KindWebhook, Address: "/hook", Secret: secret}, nil, "address"},
+		{"webhook ftp URL", kindtest.Dest{Kind: kindtest.KindWebhook, Address: "ftp://example.com/x", Secret: secret}, nil, "address"},
+		{"webhook URL with password", kindtest.Dest{Kind: kindtest.KindWebhook, Address: "http://u:p@example.com/", Secret: secret}, nil, "address"},
+		{"WeCom without host", kindtest.Dest{Kind: kindtest.KindWeCom, Address: "https:///cgi-bin/webhook/send?key=K"}, nil, "address"},
+		{"DingTalk secret with a space", kindtest.Dest{Kind: kindtest.KindDingTalk, Address: far.URL + "/robot/send?access_token=T", Secret: "SEC a"}, nil, "secret"},
+		{"e-mail with a display name", kindtest.Dest{Kind: kindtest.KindEmail, Address: "Ann <ann@example.com>"}, nil, "address"},
+		{"e-mail list with a hole", kindtest.Dest{Kind: kindtest.KindEmail, Address: "ann@example.com,,bob@example.org"}, nil, "address"},
+		{"e-mail not an address", kindtest.Dest{Kind: kindtest.KindEmail, Address: "ann"}, nil, "address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := message()
+			m := kindtest.Message()
 			if tt.edit != nil {
 				tt.edit(&m)
 			}
-			s := newSender(t)
-			s.Mail = mailerFunc(func(context.Context, deskkit.Mail) error {
+			s := kindtest.NewSender(t)
+			s.Mail = kindtest.MailerFunc(func(context.Context, deskkit.Mail) error {
 				t.Error("mail sent")
 				return nil
 			})
@@ -68,14 +69,14 @@ func TestSendRefusesMalformedInput(t *testing.T) {
 			}
 		})
 	}
-	if n := len(far.requests()); n != 0 {
+	if n := len(far.Requests()); n != 0 {
 		t.Errorf("far end received %d requests, want 0", n)
 	}
 }
 
 func TestSendWithoutHTTPClient(t *testing.T) {
-	s := sender{&notify.Sender{}}
-	err := s.Send(context.Background(), dest{Kind: kindWeCom, Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=K"}, message())
+	s := kindtest.Sender{Sender: &notify.Sender{}}
+	err := s.Send(context.Background(), kindtest.Dest{Kind: kindtest.KindWeCom, Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=K"}, kindtest.Message())
 	var f *notify.Failure
 	if err == nil || errors.As(err, &f) {
 		t.Fatalf("Send = %v, want an error that is not a Failure", err)
