@@ -3,7 +3,6 @@ package channel
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 
@@ -108,32 +107,7 @@ const masked = notify.Masked
 // sees addresses masked sees every URL in a disabled reason or an attempt's
 // error so (a reason stored by an older version may quote a redirect's
 // Location whole).
-func MaskAddress(t Type, address string) string {
-	switch t {
-	case Email:
-		return address
-	case Webhook, EnterpriseChat, WorkplaceChat:
-	default:
-		return masked
-	}
-	if t == Webhook {
-		return notify.MaskURL(address)
-	}
-	u, err := url.Parse(address)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return masked
-	}
-	parts := strings.Split(u.RawQuery, "&")
-	for i, p := range parts {
-		name, _, _ := strings.Cut(p, "=")
-		parts[i] = name + "=" + masked
-	}
-	m := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
-	if u.RawQuery != "" {
-		m.RawQuery = strings.Join(parts, "&")
-	}
-	return m.String()
-}
+func MaskAddress(t Type, address string) string { return kindOf(t).Mask(address) }
 
 // urlsInText finds the http and https URLs in a text: up to a space, a
 // quote, a bracket or a character no URL carries unencoded.

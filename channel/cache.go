@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind"
 	"github.com/deskkit/deskkit/internal/notify"
 )
 
@@ -28,6 +29,7 @@ type opened struct {
 	tenantID int64
 	// version is deskkit_channels.version of the row it was opened from.
 	version int64
+	kind    kind.Kind
 	target  notify.Target
 	err     error
 
@@ -264,11 +266,9 @@ func (r *ChannelRegistry) open(row versionedRow) *opened {
 	if err != nil {
 		return o
 	}
-	o.target = target(s.Channel, s.Secret)
-	if p, perr := o.target.Prepared(); perr == nil {
-		// Unprepared, a malformed stored channel fails its send with the
-		// error attempt reports.
-		o.target = p
-	}
+	// Unprepared, a malformed stored channel fails its send with the
+	// error attempt reports.
+	o.kind = kindOf(s.Type)
+	o.target = o.kind.Target(s.Name, s.Address, s.Secret)
 	return o
 }

@@ -50,28 +50,26 @@ const (
 	WorkplaceChat Type = "WORKPLACE_CHAT"
 )
 
-// types are the channel types in the order the documentation gives them.
-var types = [...]Type{Webhook, Email, EnterpriseChat, WorkplaceChat}
-
 // Types returns the channel types in the order the documentation gives
 // them, in a new slice each time: a caller that changes it changes nothing
 // else.
-func Types() []Type { return slices.Clone(types[:]) }
-
-// aliases are the source system's names, accepted on input.
-var aliases = map[string]Type{"WECHAT": EnterpriseChat, "DINGTALK": WorkplaceChat}
+func Types() []Type {
+	out := make([]Type, len(registered))
+	for i, k := range registered {
+		out[i] = Type(k.Info().Type)
+	}
+	return out
+}
 
 // ParseType reads a channel type: a canonical name or an alias (WECHAT for
 // ENTERPRISE_CHAT, DINGTALK for WORKPLACE_CHAT), in upper case as written.
 // Anything else is an *deskkit.InputError for field "channelType".
 func ParseType(s string) (Type, error) {
-	for _, t := range types {
-		if s == string(t) {
-			return t, nil
-		}
+	if _, ok := byType[Type(s)]; ok {
+		return Type(s), nil
 	}
-	if t, ok := aliases[s]; ok {
-		return t, nil
+	if k, ok := byAlias[s]; ok {
+		return Type(k.Info().Type), nil
 	}
 	return "", deskkit.Invalid("channelType", "must be one of WEBHOOK, EMAIL, ENTERPRISE_CHAT (alias WECHAT), WORKPLACE_CHAT (alias DINGTALK)")
 }
@@ -97,15 +95,17 @@ const (
 	DefaultTimeout = 10 * time.Second
 )
 
-// quotas is how many channels of each type one tenant may have.
-var quotas = map[Type]int{Webhook: 5, Email: 20, EnterpriseChat: 10, WorkplaceChat: 10}
-
 // Quota is how many channels of type t one tenant may have: 5 webhooks,
 // 20 e-mail channels, 10 of each robot; 0 for an unknown type. The count
 // is one row per tenant and type, taken by a guarded upsert in the
 // insert's transaction, so that parallel adds cannot pass the quota on
 // either database. Over quota, Add answers a *QuotaError.
-func (t Type) Quota() int { return quotas[t] }
+func (t Type) Quota() int {
+	if k, ok := byType[t]; ok {
+		return k.Info().Quota
+	}
+	return 0
+}
 
 // Channel is a channel as the API shows it: never with a secret.
 type Channel struct {

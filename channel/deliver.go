@@ -14,6 +14,7 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind"
 	"github.com/deskkit/deskkit/internal/notify"
 )
 
@@ -238,7 +239,8 @@ func (r *ChannelRegistry) sendOne(ctx context.Context, tenantID, channelID int64
 func (r *ChannelRegistry) send(ctx context.Context, c storedChannel, msg notify.Message) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
-	err := publicError(r.sender.Send(ctx, target(c.Channel, c.Secret), msg), c)
+	k := kindOf(c.Type)
+	err := publicError(r.sendOnce(ctx, k, k.Target(c.Name, c.Address, c.Secret), msg), c)
 	if err != nil {
 		r.cfg.Logger.WarnContext(ctx, "channel delivery failed",
 			slog.Int64("channel", c.ID), slog.String("type", string(c.Type)),
@@ -257,16 +259,15 @@ func deliveryReason(err error) string {
 	return err.Error()
 }
 
-// kinds maps channel types to the senders' protocols.
-var kinds = map[Type]notify.Kind{
-	Webhook:        notify.KindWebhook,
-	Email:          notify.KindEmail,
-	EnterpriseChat: notify.KindWeCom,
-	WorkplaceChat:  notify.KindDingTalk,
-}
-
-func target(c Channel, secret string) notify.Target {
-	return notify.Target{Kind: kinds[c.Type], Name: c.Name, Address: c.Address, Secret: secret}
+// sendOnce is a send of msg, checked and with its data compacted, to t
+// by kind k.
+func (r *ChannelRegistry) sendOnce(ctx context.Context, k kind.Kind, t notify.Target, msg notify.Message) error {
+	msg, err := notify.Checked(msg)
+	if err != nil {
+		return err
+	}
+	_, err = k.Send(ctx, r.sender, t, msg)
+	return err
 }
 
 // Purge deletes the test and resend throttles' closed windows and returns
@@ -284,19 +285,4 @@ func (r *ChannelRegistry) purge(ctx context.Context) (int64, error) {
 		return n, fmt.Errorf("channel: %w", err)
 	}
 	return n, nil
-}
-
-// describe is a type's name for people, in test messages.
-func describe(t Type) string {
-	switch t {
-	case Webhook:
-		return "webhook"
-	case Email:
-		return "e-mail"
-	case EnterpriseChat:
-		return "WeCom group robot"
-	case WorkplaceChat:
-		return "DingTalk robot"
-	}
-	return strings.ToLower(string(t))
 }

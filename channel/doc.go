@@ -46,6 +46,12 @@
 // The Type constants say what each robot is sent, and Input's fields how
 // names and addresses are checked.
 //
+// Each kind is a package of its own behind one interface (its address
+// rules, masking, who may add one, signing, sending, and which failures
+// retry, give up or disable the channel), and the registry lists the kinds
+// in one place. The interface is deskkit's own for now; a public one
+// through which a host adds kinds of its own is a later step.
+//
 // # Rules
 //
 //   - A channel's name is unique within its tenant without case: "WH2"

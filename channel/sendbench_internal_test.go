@@ -186,8 +186,8 @@ func openEachBatch(ctx context.Context, r *ChannelRegistry, keys []channelKey) (
 			if err != nil {
 				return n, err
 			}
-			if _, err := target(s.Channel, s.Secret).Prepared(); err != nil {
-				return n, err
+			if t := kindOf(s.Type).Target(s.Name, s.Address, s.Secret); s.Type == Webhook && t.Parsed == nil {
+				return n, fmt.Errorf("channel %d: the webhook's address or secret does not parse", s.ID)
 			}
 			n++
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/database"
-	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/outbox"
 )
 
@@ -74,7 +73,7 @@ func (r *ChannelRegistry) add(ctx context.Context, p deskkit.Principal, in Input
 	if in.ID != 0 {
 		return Added{}, deskkit.Invalid("id", "must not be sent when adding a channel: the new channel's id is in the answer")
 	}
-	ch, secret, err := normalizeInput(r.sender.HTTP, in)
+	ch, secret, err := r.normalize(p, in)
 	if err != nil {
 		return Added{}, err
 	}
@@ -85,10 +84,9 @@ func (r *ChannelRegistry) add(ctx context.Context, p deskkit.Principal, in Input
 		return Added{}, err
 	}
 	var added Added
-	if ch.Type == Webhook {
-		if added.Secret, err = notify.NewWebhookSecret(); err != nil {
-			return Added{}, fmt.Errorf("channel: add: %w", err)
-		}
+	if added.Secret, err = kindOf(ch.Type).NewSecret(); err != nil {
+		return Added{}, fmt.Errorf("channel: add: %w", err)
+	} else if added.Secret != "" {
 		secret = &added.Secret
 	}
 	addressEnc, secretEnc, err := r.sealRow(tenantID, ch.Type, ch.Address, secret)
@@ -174,7 +172,7 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 	if err := deskkit.CheckID("id", in.ID); err != nil {
 		return Channel{}, err
 	}
-	ch, secret, err := normalizeInput(r.sender.HTTP, in)
+	ch, secret, err := r.normalize(p, in)
 	if err != nil {
 		return Channel{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -62,7 +61,7 @@ func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Inpu
 			return TestResult{}, err
 		}
 	}
-	c, secret, err := normalizeInput(r.sender.HTTP, in)
+	c, secret, err := r.normalize(p, in)
 	if err != nil {
 		return TestResult{}, err
 	}
@@ -87,31 +86,18 @@ func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Inpu
 	// anything to the robot for an hour.
 	ownSecret := found && stored.Address == c.Address
 
-	var res TestResult
-	var signing string
-	switch c.Type {
-	case Webhook:
-		if ownSecret {
-			signing = stored.Secret
-		} else {
-			if signing, err = notify.NewWebhookSecret(); err != nil {
-				return TestResult{}, fmt.Errorf("channel: %w", err)
-			}
-			res.Secret = signing
-		}
-	case WorkplaceChat:
-		switch {
-		case secret != nil && *secret != "":
-			signing = *secret
-		case ownSecret:
-			signing = stored.Secret
-		}
+	k := kindOf(c.Type)
+	plan, err := k.Test(c.Address, stored.Secret, ownSecret, secret)
+	if err != nil {
+		return TestResult{}, fmt.Errorf("channel: %w", err)
 	}
+	res := TestResult{Secret: plan.Shown}
+	signing := plan.Signing
 	if found {
 		c.ID = stored.ID
 	}
 
-	if err := r.takeTest(ctx, tenantID, recipients(c)); err != nil {
+	if err := r.takeTest(ctx, tenantID, plan.Messages); err != nil {
 		return TestResult{}, err
 	}
 
@@ -119,7 +105,7 @@ func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Inpu
 	res.MessageID = msg.ID
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
-	if err := r.sender.Send(ctx, target(c, signing), msg); err != nil {
+	if err := r.sendOnce(ctx, k, k.Target(c.Name, c.Address, signing), msg); err != nil {
 		return TestResult{}, publicError(err, storedChannel{Channel: c, Secret: signing})
 	}
 	return res, nil
@@ -131,15 +117,6 @@ func (r *ChannelRegistry) timeout() time.Duration {
 		return r.cfg.Timeout
 	}
 	return DefaultTimeout
-}
-
-// recipients is how many messages a test of c sends: one per address of
-// an EMAIL channel, one otherwise.
-func recipients(c Channel) int {
-	if c.Type == Email {
-		return strings.Count(c.Address, ",") + 1
-	}
-	return 1
 }
 
 // takeTest counts a test of n messages against the tenant's throttle.
@@ -169,7 +146,7 @@ func (r *ChannelRegistry) testMessage(c Channel) notify.Message {
 		Time:  r.cfg.Now().UTC(),
 		Title: fmt.Sprintf("Test message for channel %s", c.Name),
 		Text: fmt.Sprintf("This is a test message from %s for the %s channel **%s**. If you can read it, the channel works.",
-			r.cfg.AppName, describe(c.Type), c.Name),
+			r.cfg.AppName, kindOf(c.Type).Info().Name, c.Name),
 		Data: b,
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind"
 	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/outbox"
 )
@@ -350,7 +351,7 @@ type checked struct {
 // timeout, and says what became of it.
 func (r *ChannelRegistry) attempt(ctx context.Context, c *opened, msg notify.Message, d outbox.Delivery) outbox.Outcome {
 	t := c.target // a copy: Only is this attempt's
-	if c.Type == Email && d.Payload != "" {
+	if d.Payload != "" {
 		// A retry goes only to the addresses the last attempt did not
 		// reach (see Recorded).
 		_ = json.Unmarshal([]byte(d.Payload), &t.Only)
@@ -359,9 +360,9 @@ func (r *ChannelRegistry) attempt(ctx context.Context, c *opened, msg notify.Mes
 	r.remaining.Delete(d.ID)
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
-	rep, err := r.sender.SendChecked(ctx, t, msg)
+	rep, err := c.kind.Send(ctx, r.sender, t, msg)
 	o := outbox.Outcome{StatusCode: rep.Status, Response: c.redact(string(rep.Body))}
-	if c.Type == Email && len(rep.Accepted) > 0 {
+	if len(rep.Accepted) > 0 {
 		o.Response = "the mail server took the message for " + strings.Join(rep.Accepted, ", ")
 	}
 	var f *notify.Failure
@@ -372,9 +373,9 @@ func (r *ChannelRegistry) attempt(ctx context.Context, c *opened, msg notify.Mes
 	case errors.As(err, &f):
 		// A robot's errmsg may quote its URL, key and all.
 		o.Error, o.RetryAfter = c.redactText(f.Reason), f.RetryAfter
-		o.Final = f.Blocked() || (c.Type == Webhook && f.Status == http.StatusGone)
+		o.Final = f.Blocked() || c.kind.Classify(f) != kind.Retry
 		o.Busy = overloaded(f)
-		if c.Type == Email && len(f.Recipients) > 0 {
+		if len(f.Recipients) > 0 {
 			o.Response = strings.TrimSpace(o.Response + "\nnot taken: " + strings.Join(f.Recipients, ", "))
 			r.remaining.Store(d.ID, owed{d.Attempt, f.Recipients})
 		}
@@ -431,11 +432,6 @@ func mask(text string, parts []string) string {
 // address ("/", "a=1") is no secret, and masking it would garble replies.
 const minRedacted = 4
 
-// minSegment is the shortest path segment redact masks on its own: a long
-// segment is likely a token; a short one ("hooks", "v2") is likely not, and
-// the path as a whole is masked anyway.
-const minSegment = 16
-
 // redactions are the texts redact masks for c, longest first.
 func redactions(c storedChannel) []string {
 	seen := map[string]bool{}
@@ -470,45 +466,11 @@ func redactions(c storedChannel) []string {
 		}
 	}
 	spell(c.Secret)
-	u, err := url.Parse(c.Address)
-	switch {
-	case c.Type == Email || err != nil || u.Host == "":
-		spell(c.Address)
-	case c.Type == Webhook:
-		// As MaskAddress shows a webhook: everything after the host.
-		spell(c.Address)
-		spell(requestURI(c.Address))
-		spell(u.RawQuery)
-		spell(u.EscapedPath())
-		for seg := range strings.SplitSeq(u.EscapedPath(), "/") {
-			if len(seg) >= minSegment {
-				spell(seg)
-			}
-		}
-		fallthrough
-	default:
-		// As MaskAddress shows a robot: its query's values, the key or
-		// access_token among them; the path is the protocol's.
-		for p := range strings.SplitSeq(u.RawQuery, "&") {
-			_, v, _ := strings.Cut(p, "=")
-			spell(v)
-		}
+	for _, part := range kindOf(c.Type).Hidden(c.Address) {
+		spell(part)
 	}
 	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
-}
-
-// requestURI is the path and query of a URL as written: what follows its
-// host.
-func requestURI(address string) string {
-	_, rest, ok := strings.Cut(address, "://")
-	if !ok {
-		return ""
-	}
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		return rest[i:]
-	}
-	return ""
 }
 
 // lowerHex and upperHex write the hex digits of s's percent-escapes in one
@@ -637,7 +599,7 @@ RETURNING failing_since_ms, failed_attempts, channel_type, name`, now.UnixMilli(
 	failing := now.Sub(time.UnixMilli(s.Since))
 	var c disableCause
 	switch {
-	case s.Type == Webhook && o.StatusCode == http.StatusGone:
+	case kindOf(s.Type).Classify(&notify.Failure{Status: o.StatusCode}) == kind.Disable:
 		c = disableCause{cause: causeGone}
 	case failing >= r.cfg.DisableAfter && s.N >= r.cfg.DisableMinFailures:
 		c = disableCause{cause: causeFailures, failing: failing, attempts: s.N, lastError: o.Error}

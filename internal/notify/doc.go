@@ -1,39 +1,28 @@
-// Package notify sends one message through one channel's protocol and
-// tells from the far end's answer whether it was taken. It is the sending
-// half of package channel, which stores channels and calls it; it knows no
-// database, so that a job can drive it for queued delivery with retries.
+// Package notify holds what the kinds of channel share to send a message
+// and read the far end's answer. The kinds themselves (webhook, e-mail,
+// WeCom, DingTalk) are packages of their own under channel; package
+// channel stores channels and drives them. It knows no database, so that
+// a job can drive it for queued delivery with retries.
 //
 // # Overview
 //
-// A Sender delivers a Message to a Target of one Kind:
+// A Message is one event to deliver, checked by CheckMessage (Checked also
+// compacts its data) before any kind sends it; a Target is one channel as
+// its kind needs it; a Reply is what the far end answered. A Sender holds
+// what the kinds send with: the SSRF-guarded HTTP client, the mailer, the
+// clock and the application's name. Its Post sends one request through
+// the guard, PostRobot one robot message whose JSON errcode it reads.
 //
-//   - KindWebhook: a POST of {"type", "timestamp", "data"} signed by the
-//     Standard Webhooks library (headers webhook-id, webhook-timestamp,
-//     webhook-signature: "v1," and the base64 HMAC-SHA256 of
-//     id.timestamp.body keyed by the decoded "whsec_" secret). Any 2xx is
-//     success. The signed timestamp is the attempt's (Sender.Now), the
-//     body's is the event's, so a retry is signed afresh while
-//     webhook-id, the same on every attempt, lets the receiver drop
-//     duplicates.
-//   - KindWeCom: a WeCom group robot's markdown message, "**Title**" and
-//     the text, cut to MaxWeComBytes on a character boundary. Success is
-//     a 2xx reply that is JSON with errcode 0: WeCom answers HTTP 200 to
-//     its refusals.
-//   - KindDingTalk: a DingTalk custom robot's markdown message, with the
-//     channel's name in title and text so that a robot in keyword mode
-//     finds it; with a secret, the URL gets DingTalk's timestamp and sign
-//     parameters. Success is errcode 0.
-//   - KindEmail: one e-mail to each address, so recipients do not see one
-//     another, subject "[AppName] Title", a footer naming the channel.
-//
-// Every request goes through a *safehttp.Client, the SSRF guard: no
+// Every request goes through Sender.HTTP, the SSRF guard: no
 // proxy, no redirect followed (a 3xx is a failure that says where it
 // pointed, masked by MaskURL: the scheme and host, never the path or
 // query), at most 64 KiB of a reply read, one deadline for it all.
+// NewWebhookSecret, ParseWebhookSecret and Sign are the Standard Webhooks
+// signing that the webhook kind and its tests use.
 //
 // # Errors
 //
-// Send returns nil, or a *Failure saying what the far end answered (the
+// A failed send is a *Failure saying what the far end answered (the
 // status, the robot's errcode and errmsg, the refused addresses) or why it
 // could not be reached, with Retryable for a job: timeouts, connection
 // errors, 408, 429, 5xx and the robots' rate limits are worth a retry;
@@ -45,8 +34,8 @@
 //
 // # Testing
 //
-// The tests run each protocol against a real HTTP server on loopback that
-// checks the exact request (webhook signatures are checked with the
-// official standard-webhooks library) and answers success and each kind
-// of failure, and e-mail through a real SMTP server (internal/smtptest).
+// The kinds' tests run each protocol against a real HTTP server on
+// loopback that checks the exact request (webhook signatures are checked
+// with the official standard-webhooks library) and answers success and
+// each kind of failure, and e-mail through a real SMTP server.
 package notify

@@ -143,7 +143,7 @@ func (s *Sender) statusFailure(who deskkit.Text, u *url.URL, r *safehttp.Reply) 
 	f.say(deskkit.Textf("%s answered %s", who, statusText(r.Status)))
 	f.Retryable = r.Status == http.StatusRequestTimeout || r.Status == http.StatusTooManyRequests || r.Status >= 500
 	if r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable {
-		f.RetryAfter = retryAfter(r.Header.Get("Retry-After"), s.now())
+		f.RetryAfter = retryAfter(r.Header.Get("Retry-After"), s.Clock())
 	}
 	return f
 }

@@ -12,10 +12,10 @@ import (
 	"github.com/deskkit/deskkit/internal/safehttp"
 )
 
-// post sends body to u and returns the reply, if any, and the failure
+// Post sends body to u and returns the reply, if any, and the failure
 // when its status is not 2xx or there was none; who names the far end in
 // the failure's reason.
-func (s *Sender) post(ctx context.Context, who deskkit.Text, u *url.URL, h http.Header, body []byte) (*safehttp.Reply, *Failure) {
+func (s *Sender) Post(ctx context.Context, who deskkit.Text, u *url.URL, h http.Header, body []byte) (*safehttp.Reply, *Failure) {
 	// u is parsed already: the request takes it as it is, not its text
 	// to parse again (and u may be shared by the sends of a batch: nothing
 	// here changes it).
@@ -38,9 +38,9 @@ func (s *Sender) post(ctx context.Context, who deskkit.Text, u *url.URL, h http.
 	return r, nil
 }
 
-// marshal is json.Marshal without escaping <, > and &: the text is
+// Marshal is json.Marshal without escaping <, > and &: the text is
 // markdown, and the robots count bytes.
-func marshal(v any) ([]byte, error) {
+func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -2,7 +2,6 @@ package notify
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
@@ -31,64 +29,27 @@ var (
 		"address points to a network that channels may not reach")
 )
 
-// Kind is the protocol a Target speaks.
-type Kind string
-
-// The kinds of target.
-const (
-	// KindWebhook: a Standard Webhooks POST signed with Target.Secret.
-	KindWebhook Kind = "webhook"
-	// KindWeCom: a WeCom (WeChat Work) group robot.
-	KindWeCom Kind = "wecom"
-	// KindDingTalk: a DingTalk custom robot, signed when Target.Secret is set.
-	KindDingTalk Kind = "dingtalk"
-	// KindEmail: one e-mail to each address of Target.Address.
-	KindEmail Kind = "email"
-)
-
-// Target is where a message goes: a channel as the sender needs it, with
-// its secret decrypted.
+// Target is where a message goes: a channel as its kind's sender needs
+// it, with its secret decrypted.
 type Target struct {
-	Kind Kind
 	// Name is the channel's name: DingTalk gets it in the title and text,
 	// so that a robot in keyword mode finds it; e-mail names it in the
 	// footer, so that a recipient knows why the mail came.
 	Name string
-	// Address is the URL, or for KindEmail a comma-separated list of
+	// Address is the URL, or for e-mail a comma-separated list of
 	// addresses: "a@x.com,b@y.com".
 	Address string
 	// Secret is the webhook's "whsec_" signing secret, or DingTalk's
 	// optional "SEC..." one; "" for the others.
 	Secret string
-	// Only, for KindEmail, limits the send to those addresses of Address
+	// Only, for e-mail, limits the send to those addresses of Address
 	// that it lists (a retry sends only to the addresses that failed);
 	// nil sends to every address.
 	Only []string
-
-	// What Prepared parsed once, for the many sends of a batch: a
-	// webhook's URL (never changed by a send) and its signer, holding
-	// the decoded key.
-	url    *url.URL
-	signer *standardwebhooks.Webhook
-}
-
-// Prepared returns t with a webhook's address and secret parsed, so that
-// the sends of a batch to one channel parse them once; other kinds are
-// returned as they are. Its errors are those a send would return.
-func (t Target) Prepared() (Target, error) {
-	if t.Kind != KindWebhook {
-		return t, nil
-	}
-	u, err := parseURL(t.Address)
-	if err != nil {
-		return t, err
-	}
-	signer, err := newSigner(t.Secret)
-	if err != nil {
-		return t, err
-	}
-	t.url, t.signer = u, signer
-	return t, nil
+	// Parsed is what the target's kind parsed once for the many sends of
+	// a batch (a webhook's URL and signer); nil until it did. Only that
+	// kind reads it.
+	Parsed any
 }
 
 // Reply is what the far end answered to one send.
@@ -126,10 +87,10 @@ type Message struct {
 	Messages *deskkit.Messages
 }
 
-// Sender turns messages into each kind's protocol and tells from the far
-// end's answer whether it took them. It keeps no state between sends, so
-// a job can call Send again for a retry, and it is safe for concurrent
-// use.
+// Sender is what the kinds send with: the SSRF-guarded HTTP client, the
+// mailer, the clock and the application's name. It keeps no state between
+// sends, so a job can send again for a retry, and it is safe for
+// concurrent use.
 type Sender struct {
 	// HTTP sends the requests of the webhook and robot kinds; required
 	// for them. It is the SSRF guard: nothing is sent around it.
@@ -145,69 +106,42 @@ type Sender struct {
 	AppName string
 }
 
-// Send delivers m to t once: retries are the caller's (a job calls Send
-// again with the same m). It returns nil when the far end took the
-// message; a *Failure (errors.Is ErrFailed or ErrBlocked) saying what it
-// answered or why it could not be reached; or a *deskkit.InputError when
-// t or m is malformed, which is the caller's bug (channels are checked
-// when stored), so nothing is sent.
-func (s *Sender) Send(ctx context.Context, t Target, m Message) error {
-	_, err := s.SendReply(ctx, t, m)
-	return err
-}
-
-// SendReply is Send that also returns what the far end answered, on
-// success and on failure: the reply's status and the start of its body,
-// or for e-mail the addresses that took the message. The Reply is zero
-// when nothing was answered.
-func (s *Sender) SendReply(ctx context.Context, t Target, m Message) (Reply, error) {
+// Checked is m as a kind sends it: checked by CheckMessage and with its
+// data compacted. A worker sending one event to many targets checks it
+// once (the check decodes its data), and the webhook's body carries the
+// data as it is. Its errors are *deskkit.InputError values.
+func Checked(m Message) (Message, error) {
 	if err := CheckMessage(m); err != nil {
-		return Reply{}, err
+		return m, err
 	}
 	if len(m.Data) > 0 {
 		var b bytes.Buffer
 		if err := json.Compact(&b, m.Data); err != nil {
-			return Reply{}, deskkit.Invalid("data", "must be a JSON object")
+			return m, deskkit.Invalid("data", "must be a JSON object")
 		}
 		m.Data = b.Bytes()
 	}
-	return s.SendChecked(ctx, t, m)
+	return m, nil
 }
 
-// SendChecked is SendReply for a message that CheckMessage has accepted
-// and whose data is compact JSON (as json.Marshal writes it): a worker
-// sending one event to many targets checks it once (the check decodes its
-// data), and the webhook's body carries the data as it is.
-func (s *Sender) SendChecked(ctx context.Context, t Target, m Message) (Reply, error) {
-	switch t.Kind {
-	case KindWebhook:
-		return s.sendWebhook(ctx, t, m)
-	case KindWeCom:
-		return s.sendWeCom(ctx, t, m)
-	case KindDingTalk:
-		return s.sendDingTalk(ctx, t, m)
-	case KindEmail:
-		return s.sendEmail(ctx, t, m)
-	}
-	return Reply{}, deskkit.Invalid("kind", "must be one of webhook, wecom, dingtalk, email, not %q", t.Kind)
-}
-
-// reply is the Reply of an HTTP reply, nil or not.
-func reply(r *safehttp.Reply) Reply {
+// ReplyOf is the Reply of an HTTP reply, nil or not.
+func ReplyOf(r *safehttp.Reply) Reply {
 	if r == nil {
 		return Reply{}
 	}
 	return Reply{Status: r.Status, Body: r.Body}
 }
 
-func (s *Sender) now() time.Time {
+// Clock is the time by s.Now.
+func (s *Sender) Clock() time.Time {
 	if s.Now != nil {
 		return s.Now()
 	}
 	return time.Now()
 }
 
-func (s *Sender) appName() string {
+// App is s.AppName, or "deskkit".
+func (s *Sender) App() string {
 	if strings.TrimSpace(s.AppName) == "" {
 		return "deskkit"
 	}
@@ -252,9 +186,9 @@ func CheckMessage(m Message) error {
 	return nil
 }
 
-// parseURL checks a webhook or robot address: an absolute http or https
+// ParseURL checks a webhook or robot address: an absolute http or https
 // URL with a host.
-func parseURL(address string) (*url.URL, error) {
+func ParseURL(address string) (*url.URL, error) {
 	u, err := url.Parse(address)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
 		return nil, deskkit.Invalid("address", "must be an absolute http or https URL")
@@ -269,9 +203,11 @@ func parseURL(address string) (*url.URL, error) {
 // needs it: a bug in building the Sender.
 var errNoHTTP = errors.New("notify: Sender.HTTP is nil")
 
-func (s *Sender) checkHTTP(t Target) error {
+// CheckHTTP says whether s can send the requests of the kind named kind
+// ("webhook"): an error, not a Failure, when s has no HTTP client.
+func (s *Sender) CheckHTTP(kind string) error {
 	if s.HTTP == nil {
-		return fmt.Errorf("%w (needed for %s targets)", errNoHTTP, t.Kind)
+		return fmt.Errorf("%w (needed for %s targets)", errNoHTTP, kind)
 	}
 	return nil
 }

@@ -49,18 +49,18 @@ func ParseWebhookSecret(s string) ([]byte, error) {
 // keyed by the decoded secret, of id + "." + ts (Unix seconds) + "." +
 // body. Its error is ParseWebhookSecret's.
 func Sign(secret, id string, ts time.Time, body []byte) (string, error) {
-	wh, err := newSigner(secret)
+	wh, err := NewSigner(secret)
 	if err != nil {
 		return "", err
 	}
 	return wh.Sign(id, ts, body)
 }
 
-// newSigner returns the Standard Webhooks signer of secret, once
+// NewSigner returns the Standard Webhooks signer of secret, once
 // ParseWebhookSecret has accepted it: the library takes any base64 after
 // an optional prefix, a channel's secret only "whsec_" and the standard
 // base64 of 32 bytes.
-func newSigner(secret string) (*standardwebhooks.Webhook, error) {
+func NewSigner(secret string) (*standardwebhooks.Webhook, error) {
 	if _, err := ParseWebhookSecret(secret); err != nil {
 		return nil, err
 	}

@@ -112,3 +112,6 @@ func TestNewMessageID(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// fixedNow is the clock of the tests that need one.
+var fixedNow = time.Date(2024, 5, 1, 8, 30, 15, 0, time.UTC)

@@ -1,4 +1,4 @@
-package notify_test
+package email_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind/kindtest"
 	"github.com/deskkit/deskkit/internal/mailer"
 	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/smtptest"
@@ -45,13 +46,13 @@ func (r routeMailer) SendMail(ctx context.Context, m deskkit.Mail) error {
 
 func TestEmailSend(t *testing.T) {
 	srv := smtptest.Start(t)
-	s := newSender(t)
+	s := kindtest.NewSender(t)
 	s.Mail = newMailer(t, srv.Addr, 5*time.Second)
 	s.AppName = "Acme Desk"
-	m := message()
+	m := kindtest.Message()
 	m.Title = "Disk almost full 磁盘"
 	m.Text = "Volume /data is at 93%."
-	err := s.Send(context.Background(), notify.Target{Kind: notify.KindEmail, Name: "ops team", Address: "ann@example.com,bob@example.org"}, m)
+	err := s.Send(context.Background(), kindtest.Dest{Kind: kindtest.KindEmail, Name: "ops team", Address: "ann@example.com,bob@example.org"}, m)
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}
@@ -81,11 +82,11 @@ func TestEmailSend(t *testing.T) {
 
 func TestEmailDefaultAppNameAndNoText(t *testing.T) {
 	srv := smtptest.Start(t)
-	s := newSender(t)
+	s := kindtest.NewSender(t)
 	s.Mail = newMailer(t, srv.Addr, 5*time.Second)
-	m := message()
+	m := kindtest.Message()
 	m.Text = ""
-	if err := s.Send(context.Background(), notify.Target{Kind: notify.KindEmail, Name: "ops", Address: "ann@example.com"}, m); err != nil {
+	if err := s.Send(context.Background(), kindtest.Dest{Kind: kindtest.KindEmail, Name: "ops", Address: "ann@example.com"}, m); err != nil {
 		t.Fatal(err)
 	}
 	msgs := srv.Messages()
@@ -148,7 +149,7 @@ func TestEmailFailures(t *testing.T) {
 	}, {
 		name: "mail server refuses connections",
 		setup: func(t *testing.T) (deskkit.Mailer, *smtptest.Server) {
-			return newMailer(t, strings.TrimPrefix(closedURL(t), "http://"), 5*time.Second), nil
+			return newMailer(t, strings.TrimPrefix(kindtest.ClosedURL(t), "http://"), 5*time.Second), nil
 		},
 		address: "ann@example.com,bob@example.org",
 		want: &notify.Failure{
@@ -166,11 +167,11 @@ func TestEmailFailures(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newSender(t)
+			s := kindtest.NewSender(t)
 			var good *smtptest.Server
 			s.Mail, good = tt.setup(t)
-			err := s.Send(context.Background(), notify.Target{Kind: notify.KindEmail, Name: "ops", Address: tt.address}, message())
-			if diff := cmp.Diff(tt.want, asFailure(t, err), ignoreErr); diff != "" {
+			err := s.Send(context.Background(), kindtest.Dest{Kind: kindtest.KindEmail, Name: "ops", Address: tt.address}, kindtest.Message())
+			if diff := cmp.Diff(tt.want, kindtest.AsFailure(t, err), kindtest.IgnoreErr); diff != "" {
 				t.Errorf("Send (-want +got):\n%s", diff)
 			}
 			if !errors.Is(err, notify.ErrFailed) || !errors.Is(err, deskkit.ErrUnavailable) {
@@ -196,26 +197,22 @@ func TestEmailStopsAfterCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
 	real := newMailer(t, srv.Addr, 5*time.Second)
-	s := newSender(t)
-	s.Mail = mailerFunc(func(ctx context.Context, m deskkit.Mail) error {
+	s := kindtest.NewSender(t)
+	s.Mail = kindtest.MailerFunc(func(ctx context.Context, m deskkit.Mail) error {
 		calls++
 		err := real.SendMail(ctx, m)
 		cancel() // the caller gives up after the first mail
 		return err
 	})
-	err := s.Send(ctx, notify.Target{Kind: notify.KindEmail, Name: "ops", Address: "ann@example.com,bob@example.org,cat@example.net"}, message())
+	err := s.Send(ctx, kindtest.Dest{Kind: kindtest.KindEmail, Name: "ops", Address: "ann@example.com,bob@example.org,cat@example.net"}, kindtest.Message())
 	want := &notify.Failure{
 		Reason:     deskkit.Plain("the mail to 2 of 3 addresses failed: bob@example.org: cancelled; cat@example.net: cancelled"),
 		Recipients: []string{"bob@example.org", "cat@example.net"}, Retryable: true,
 	}
-	if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
+	if diff := cmp.Diff(want, kindtest.AsFailure(t, err), kindtest.IgnoreErr); diff != "" {
 		t.Errorf("Send (-want +got):\n%s", diff)
 	}
 	if calls != 1 || len(srv.Messages()) != 1 {
 		t.Errorf("%d SendMail calls, %d messages delivered; want 1 and 1", calls, len(srv.Messages()))
 	}
 }
-
-type mailerFunc func(ctx context.Context, m deskkit.Mail) error
-
-func (f mailerFunc) SendMail(ctx context.Context, m deskkit.Mail) error { return f(ctx, m) }

@@ -1,4 +1,4 @@
-package notify_test
+package kind_test
 
 import (
 	"context"
@@ -17,28 +17,30 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind"
+	"github.com/deskkit/deskkit/channel/internal/kind/kindtest"
 	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/safehttp"
 )
 
 // httpKind is one of the kinds that speak HTTP, as its tests reach it.
 type httpKind struct {
-	kind   notify.Kind
+	kind   kind.Kind
 	who    string // how Reasons name the far end
 	path   string // address path and query under the far end's URL
 	secret func(t *testing.T) string
 }
 
 var httpKinds = []httpKind{
-	{kind: notify.KindWebhook, who: "the webhook", path: "/hook", secret: func(t *testing.T) string {
+	{kind: kindtest.KindWebhook, who: "the webhook", path: "/hook", secret: func(t *testing.T) string {
 		s, err := notify.NewWebhookSecret()
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}},
-	{kind: notify.KindWeCom, who: "WeCom", path: "/cgi-bin/webhook/send?key=KEY", secret: func(*testing.T) string { return "" }},
-	{kind: notify.KindDingTalk, who: "DingTalk", path: "/robot/send?access_token=TOKEN", secret: func(*testing.T) string { return "SECabc" }},
+	{kind: kindtest.KindWeCom, who: "WeCom", path: "/cgi-bin/webhook/send?key=KEY", secret: func(*testing.T) string { return "" }},
+	{kind: kindtest.KindDingTalk, who: "DingTalk", path: "/robot/send?access_token=TOKEN", secret: func(*testing.T) string { return "SECabc" }},
 }
 
 // TestHTTPFailures answers each kind's request with each kind of failure
@@ -78,20 +80,24 @@ func TestHTTPFailures(t *testing.T) {
 	}, {
 		name: "308 without Location",
 		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) {
-			return answer(http.StatusPermanentRedirect, "")
+			return kindtest.Answer(http.StatusPermanentRedirect, "")
 		},
 		want: func(k httpKind, _ string) *notify.Failure {
 			return &notify.Failure{Status: 308, Reason: deskkit.Plain(k.who + " answered a redirect (308), which is not followed: use the final URL")}
 		},
 	}, {
-		name:    "400",
-		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) { return answer(400, "bad") },
+		name: "400",
+		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) {
+			return kindtest.Answer(400, "bad")
+		},
 		want: func(k httpKind, _ string) *notify.Failure {
 			return &notify.Failure{Status: 400, Reason: deskkit.Plain(k.who + " answered 400 Bad Request")}
 		},
 	}, {
-		name:    "410",
-		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) { return answer(410, "") },
+		name: "410",
+		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) {
+			return kindtest.Answer(410, "")
+		},
 		want: func(k httpKind, _ string) *notify.Failure {
 			return &notify.Failure{Status: 410, Reason: deskkit.Plain(k.who + " answered 410 Gone")}
 		},
@@ -107,8 +113,10 @@ func TestHTTPFailures(t *testing.T) {
 			return &notify.Failure{Status: 429, Reason: deskkit.Plain(k.who + " answered 429 Too Many Requests"), Retryable: true, RetryAfter: 30 * time.Second}
 		},
 	}, {
-		name:    "500",
-		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) { return answer(500, "oops") },
+		name: "500",
+		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) {
+			return kindtest.Answer(500, "oops")
+		},
 		want: func(k httpKind, _ string) *notify.Failure {
 			return &notify.Failure{Status: 500, Reason: deskkit.Plain(k.who + " answered 500 Internal Server Error"), Retryable: true}
 		},
@@ -116,7 +124,7 @@ func TestHTTPFailures(t *testing.T) {
 		name: "503 with Retry-After date",
 		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) {
 			return func(w http.ResponseWriter, _ *http.Request, _ <-chan struct{}) {
-				w.Header().Set("Retry-After", fixedNow.Add(2*time.Minute).Format(http.TimeFormat))
+				w.Header().Set("Retry-After", kindtest.FixedNow.Add(2*time.Minute).Format(http.TimeFormat))
 				w.WriteHeader(http.StatusServiceUnavailable)
 			}
 		},
@@ -124,39 +132,45 @@ func TestHTTPFailures(t *testing.T) {
 			return &notify.Failure{Status: 503, Reason: deskkit.Plain(k.who + " answered 503 Service Unavailable"), Retryable: true, RetryAfter: 2 * time.Minute}
 		},
 	}, {
-		name:    "599, a status without a name",
-		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) { return answer(599, "") },
+		name: "599, a status without a name",
+		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) {
+			return kindtest.Answer(599, "")
+		},
 		want: func(k httpKind, _ string) *notify.Failure {
 			return &notify.Failure{Status: 599, Reason: deskkit.Plain(k.who + " answered 599"), Retryable: true}
 		},
 	}, {
 		// Read up to the client's bound: the webhook succeeds on its
 		// status, a robot's answer is not its JSON.
-		name:    "10 MB reply",
-		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) { return answer(200, big) },
+		name: "10 MB reply",
+		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) {
+			return kindtest.Answer(200, big)
+		},
 		want: func(k httpKind, _ string) *notify.Failure {
-			if k.kind == notify.KindWebhook {
+			if k.kind == kindtest.KindWebhook {
 				return nil
 			}
 			return &notify.Failure{Status: 200, Reason: deskkit.Plain(k.who + " answered 200 OK but not with a robot's JSON errcode: is the address a " + k.who + " robot?")}
 		},
 	}, {
-		name:    "10 MB error reply",
-		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) { return answer(502, big) },
+		name: "10 MB error reply",
+		handler: func(string) func(http.ResponseWriter, *http.Request, <-chan struct{}) {
+			return kindtest.Answer(502, big)
+		},
 		want: func(k httpKind, _ string) *notify.Failure {
 			return &notify.Failure{Status: 502, Reason: deskkit.Plain(k.who + " answered 502 Bad Gateway"), Retryable: true}
 		},
 	}}
 	for _, k := range httpKinds {
 		for _, tt := range tests {
-			t.Run(string(k.kind)+"/"+tt.name, func(t *testing.T) {
-				target := startFarEnd(t, answer(200, `{"errcode":0}`))
-				far := startFarEnd(t, tt.handler(target.URL))
-				err := newSender(t).Send(context.Background(),
-					notify.Target{Kind: k.kind, Name: "ops", Address: far.URL + k.path, Secret: k.secret(t)}, message())
+			t.Run(k.kind.Info().Type+"/"+tt.name, func(t *testing.T) {
+				target := kindtest.StartFarEnd(t, kindtest.Answer(200, `{"errcode":0}`))
+				far := kindtest.StartFarEnd(t, tt.handler(target.URL))
+				err := kindtest.NewSender(t).Send(context.Background(),
+					kindtest.Dest{Kind: k.kind, Name: "ops", Address: far.URL + k.path, Secret: k.secret(t)}, kindtest.Message())
 				want := tt.want(k, target.URL)
-				got := asFailure(t, err)
-				if diff := cmp.Diff(want, got, ignoreErr); diff != "" {
+				got := kindtest.AsFailure(t, err)
+				if diff := cmp.Diff(want, got, kindtest.IgnoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
 				if got != nil && (got.Err != nil || !errors.Is(err, notify.ErrFailed) || errors.Is(err, notify.ErrBlocked) ||
@@ -166,10 +180,10 @@ func TestHTTPFailures(t *testing.T) {
 				if got != nil && got.ClientMessage() != got.Reason.String() {
 					t.Errorf("ClientMessage() = %q, want the Reason %q", got.ClientMessage(), got.Reason)
 				}
-				if n := len(far.requests()); n != 1 {
+				if n := len(far.Requests()); n != 1 {
 					t.Errorf("far end received %d requests, want 1 (no retry inside Send)", n)
 				}
-				if n := len(target.requests()); n != 0 {
+				if n := len(target.Requests()); n != 0 {
 					t.Errorf("redirect target received %d requests, want 0", n)
 				}
 			})
@@ -180,25 +194,25 @@ func TestHTTPFailures(t *testing.T) {
 // TestHTTPUnreachable covers the sends that get no reply at all.
 func TestHTTPUnreachable(t *testing.T) {
 	for _, k := range httpKinds {
-		t.Run(string(k.kind), func(t *testing.T) {
-			target := func(address string) notify.Target {
-				return notify.Target{Kind: k.kind, Name: "ops", Address: address + k.path, Secret: k.secret(t)}
+		t.Run(k.kind.Info().Type, func(t *testing.T) {
+			target := func(address string) kindtest.Dest {
+				return kindtest.Dest{Kind: k.kind, Name: "ops", Address: address + k.path, Secret: k.secret(t)}
 			}
 
 			t.Run("a reply that never comes", func(t *testing.T) {
-				far := startFarEnd(t, func(_ http.ResponseWriter, r *http.Request, done <-chan struct{}) {
+				far := kindtest.StartFarEnd(t, func(_ http.ResponseWriter, r *http.Request, done <-chan struct{}) {
 					select {
 					case <-r.Context().Done():
 					case <-done:
 					}
 				})
-				s := newSender(t)
+				s := kindtest.NewSender(t)
 				const limit = 300 * time.Millisecond
 				s.HTTP = safehttp.New(safehttp.Config{AllowPrivateNetworks: true, Timeout: limit})
 				start := time.Now()
-				err := s.Send(context.Background(), target(far.URL), message())
+				err := s.Send(context.Background(), target(far.URL), kindtest.Message())
 				took := time.Since(start)
-				f := asFailure(t, err)
+				f := kindtest.AsFailure(t, err)
 				if f == nil || !strings.HasPrefix(f.Reason.String(), "timed out after ") || !f.Retryable || f.Status != 0 {
 					t.Fatalf("Send = %#v, want a retryable timeout", f)
 				}
@@ -212,9 +226,9 @@ func TestHTTPUnreachable(t *testing.T) {
 			})
 
 			t.Run("connection refused", func(t *testing.T) {
-				err := newSender(t).Send(context.Background(), target(closedURL(t)), message())
+				err := kindtest.NewSender(t).Send(context.Background(), target(kindtest.ClosedURL(t)), kindtest.Message())
 				want := &notify.Failure{Reason: deskkit.Plain("connection refused"), Retryable: true}
-				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
+				if diff := cmp.Diff(want, kindtest.AsFailure(t, err), kindtest.IgnoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
 				if !errors.Is(err, notify.ErrFailed) {
@@ -223,12 +237,12 @@ func TestHTTPUnreachable(t *testing.T) {
 			})
 
 			t.Run("cancelled by the caller", func(t *testing.T) {
-				far := startFarEnd(t, answer(200, `{"errcode":0}`))
+				far := kindtest.StartFarEnd(t, kindtest.Answer(200, `{"errcode":0}`))
 				ctx, cancel := context.WithCancel(context.Background())
 				cancel()
-				err := newSender(t).Send(ctx, target(far.URL), message())
+				err := kindtest.NewSender(t).Send(ctx, target(far.URL), kindtest.Message())
 				want := &notify.Failure{Reason: deskkit.Plain("the send was cancelled"), Retryable: true}
-				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
+				if diff := cmp.Diff(want, kindtest.AsFailure(t, err), kindtest.IgnoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
 				if !errors.Is(err, context.Canceled) {
@@ -237,17 +251,17 @@ func TestHTTPUnreachable(t *testing.T) {
 			})
 
 			t.Run("host name not found", func(t *testing.T) {
-				s := newSender(t)
-				s.HTTP = safehttp.New(safehttp.Config{AllowPrivateNetworks: true, Resolver: mapResolver{}})
-				err := s.Send(context.Background(), target("http://nowhere.test"), message())
+				s := kindtest.NewSender(t)
+				s.HTTP = safehttp.New(safehttp.Config{AllowPrivateNetworks: true, Resolver: kindtest.MapResolver{}})
+				err := s.Send(context.Background(), target("http://nowhere.test"), kindtest.Message())
 				want := &notify.Failure{Reason: deskkit.Plain("the host name nowhere.test was not found")}
-				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
+				if diff := cmp.Diff(want, kindtest.AsFailure(t, err), kindtest.IgnoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
 			})
 
 			t.Run("connection closed before an answer", func(t *testing.T) {
-				far := startFarEnd(t, func(w http.ResponseWriter, _ *http.Request, _ <-chan struct{}) {
+				far := kindtest.StartFarEnd(t, func(w http.ResponseWriter, _ *http.Request, _ <-chan struct{}) {
 					conn, _, err := w.(http.Hijacker).Hijack()
 					if err != nil {
 						t.Error(err)
@@ -255,9 +269,9 @@ func TestHTTPUnreachable(t *testing.T) {
 					}
 					_ = conn.Close()
 				})
-				err := newSender(t).Send(context.Background(), target(far.URL), message())
+				err := kindtest.NewSender(t).Send(context.Background(), target(far.URL), kindtest.Message())
 				want := &notify.Failure{Reason: deskkit.Plain("the connection was closed before an answer"), Retryable: true}
-				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
+				if diff := cmp.Diff(want, kindtest.AsFailure(t, err), kindtest.IgnoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
 			})
@@ -268,39 +282,39 @@ func TestHTTPUnreachable(t *testing.T) {
 				}))
 				srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is the point
 				t.Cleanup(srv.Close)
-				err := newSender(t).Send(context.Background(), target(srv.URL), message())
+				err := kindtest.NewSender(t).Send(context.Background(), target(srv.URL), kindtest.Message())
 				want := &notify.Failure{Reason: deskkit.Plain("the server's TLS certificate is not trusted or not valid for its name")}
-				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
+				if diff := cmp.Diff(want, kindtest.AsFailure(t, err), kindtest.IgnoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
 			})
 
 			t.Run("https to a plain HTTP server", func(t *testing.T) {
-				far := startFarEnd(t, answer(200, `{"errcode":0}`))
-				err := newSender(t).Send(context.Background(), target(strings.Replace(far.URL, "http:", "https:", 1)), message())
+				far := kindtest.StartFarEnd(t, kindtest.Answer(200, `{"errcode":0}`))
+				err := kindtest.NewSender(t).Send(context.Background(), target(strings.Replace(far.URL, "http:", "https:", 1)), kindtest.Message())
 				want := &notify.Failure{Reason: deskkit.Plain("the server does not speak TLS: use http:// or the right port")}
-				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
+				if diff := cmp.Diff(want, kindtest.AsFailure(t, err), kindtest.IgnoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
 			})
 
 			t.Run("resolver failing", func(t *testing.T) {
-				s := newSender(t)
+				s := kindtest.NewSender(t)
 				s.HTTP = safehttp.New(safehttp.Config{AllowPrivateNetworks: true, Resolver: failingResolver{}})
-				err := s.Send(context.Background(), target("http://flaky.test"), message())
+				err := s.Send(context.Background(), target("http://flaky.test"), kindtest.Message())
 				want := &notify.Failure{Reason: deskkit.Plain("the host name could not be resolved"), Retryable: true}
-				if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
+				if diff := cmp.Diff(want, kindtest.AsFailure(t, err), kindtest.IgnoreErr); diff != "" {
 					t.Errorf("Send (-want +got):\n%s", diff)
 				}
 			})
 
 			// Without AllowPrivateNetworks the guard refuses loopback,
 			// literal or resolved, before any packet is sent.
-			blocked := safehttp.New(safehttp.Config{Resolver: mapResolver{
+			blocked := safehttp.New(safehttp.Config{Resolver: kindtest.MapResolver{
 				"hooks.example.test": {netip.MustParseAddr("127.0.0.1")},
 				"meta.example.test":  {netip.MustParseAddr("169.254.169.254")},
 			}})
-			far := startFarEnd(t, answer(200, `{"errcode":0}`))
+			far := kindtest.StartFarEnd(t, kindtest.Answer(200, `{"errcode":0}`))
 			port := far.URL[strings.LastIndex(far.URL, ":"):]
 			// The reason names the kind of network, and how development
 			// opens loopback, never the resolved address.
@@ -315,18 +329,18 @@ func TestHTTPUnreachable(t *testing.T) {
 			} {
 				address, reason := b.address, b.reason
 				t.Run("blocked: "+b.name, func(t *testing.T) {
-					s := newSender(t)
+					s := kindtest.NewSender(t)
 					s.HTTP = blocked
-					err := s.Send(context.Background(), target(address), message())
+					err := s.Send(context.Background(), target(address), kindtest.Message())
 					want := &notify.Failure{Reason: deskkit.Plain(reason)}
-					if diff := cmp.Diff(want, asFailure(t, err), ignoreErr); diff != "" {
+					if diff := cmp.Diff(want, kindtest.AsFailure(t, err), kindtest.IgnoreErr); diff != "" {
 						t.Errorf("Send (-want +got):\n%s", diff)
 					}
 					if !errors.Is(err, notify.ErrBlocked) || !errors.Is(err, safehttp.ErrBlocked) || !errors.Is(err, deskkit.ErrInvalid) ||
 						errors.Is(err, notify.ErrFailed) || errors.Is(err, deskkit.ErrUnavailable) {
 						t.Errorf("Send = %v, want it to match ErrBlocked and deskkit.ErrInvalid only", err)
 					}
-					if n := len(far.requests()); n != 0 {
+					if n := len(far.Requests()); n != 0 {
 						t.Errorf("the far end received %d requests, want 0", n)
 					}
 				})
@@ -361,12 +375,12 @@ func (failingResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.A
 // masked: the reason says which scheme and host, never the path or the
 // query, which may carry a token.
 func TestRedirectRelativeLocation(t *testing.T) {
-	far := startFarEnd(t, func(w http.ResponseWriter, _ *http.Request, _ <-chan struct{}) {
+	far := kindtest.StartFarEnd(t, func(w http.ResponseWriter, _ *http.Request, _ <-chan struct{}) {
 		w.Header().Set("Location", "/moved/t0k3n12345?sig=abc%2Bdef")
 		w.WriteHeader(http.StatusTemporaryRedirect)
 	})
-	err := newSender(t).Send(context.Background(), notify.Target{Kind: notify.KindWebhook, Name: "ops", Address: far.URL + "/hook?token=s3cr3t", Secret: httpKinds[0].secret(t)}, message())
-	f := asFailure(t, err)
+	err := kindtest.NewSender(t).Send(context.Background(), kindtest.Dest{Kind: kindtest.KindWebhook, Name: "ops", Address: far.URL + "/hook?token=s3cr3t", Secret: httpKinds[0].secret(t)}, kindtest.Message())
+	f := kindtest.AsFailure(t, err)
 	want := "the webhook answered a redirect (307 to " + far.URL + "/***), which is not followed: use the final URL"
 	if f == nil || f.Reason.String() != want {
 		t.Fatalf("Send = %#v, want the reason %q", f, want)

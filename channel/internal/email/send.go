@@ -1,4 +1,4 @@
-package notify
+package email
 
 import (
 	"context"
@@ -10,36 +10,37 @@ import (
 	"syscall"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/notify"
 )
 
 // maxEmailAddrs bounds the addresses of one e-mail target, as a guard
-// against a malformed list (channel allows 10).
+// against a malformed list (a channel holds at most MaxAddrs).
 const maxEmailAddrs = 100
 
-// sendEmail mails m to each address of t, one message each, so that the
-// recipients do not see one another. The messages go one after another:
-// a relay may limit the connections of one client, and there are at most
-// ten addresses.
-func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) (Reply, error) {
+// Send mails m to each address of t (or of t.Only), one message each, so
+// that the recipients do not see one another. The messages go one after
+// another: a relay may limit the connections of one client, and there are
+// at most ten addresses.
+func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notify.Message) (notify.Reply, error) {
 	addrs, err := splitAddresses(t.Address)
 	if err != nil {
-		return Reply{}, err
+		return notify.Reply{}, err
 	}
 	if t.Only != nil {
 		addrs = slices.DeleteFunc(addrs, func(a string) bool { return !slices.Contains(t.Only, a) })
 	}
 	if s.Mail == nil {
-		return Reply{}, &Failure{Reason: deskkit.Textf("no mail server is configured"), Recipients: addrs}
+		return notify.Reply{}, &notify.Failure{Reason: deskkit.Textf("no mail server is configured"), Recipients: addrs}
 	}
-	app := s.appName()
+	app := s.App()
 	msg := deskkit.Mail{
 		Subject: "[" + app + "] " + m.Title,
 		Text: strings.TrimLeft(m.Text+"\n\n", "\n") +
 			// "-- " opens a signature: mail readers set it apart.
 			"-- \n" + deskkit.Textf("Sent by %s to the e-mail channel %q.", app, t.Name).LocalizedMessage(m.Messages, m.Lang),
 	}
-	f := &Failure{}
-	var rep Reply
+	f := &notify.Failure{}
+	var rep notify.Reply
 	var whys deskkit.Text // "a: why; b: why"
 	var failed int
 	var errs []error
@@ -69,9 +70,9 @@ func (s *Sender) sendEmail(ctx context.Context, t Target, m Message) (Reply, err
 	}
 	f.Err = errors.Join(errs...)
 	if len(addrs) == 1 {
-		f.say(deskkit.Textf("the mail to %s", whys))
+		f.Reason = deskkit.Textf("the mail to %s", whys)
 	} else {
-		f.say(deskkit.Textf("the mail to %d of %d addresses failed: %s", failed, len(addrs), whys))
+		f.Reason = deskkit.Textf("the mail to %d of %d addresses failed: %s", failed, len(addrs), whys)
 	}
 	return rep, f
 }

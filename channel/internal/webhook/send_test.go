@@ -1,4 +1,4 @@
-package notify_test
+package webhook_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/deskkit/deskkit/channel/internal/kind/kindtest"
 	"github.com/deskkit/deskkit/internal/notify"
 )
 
@@ -40,11 +41,11 @@ func TestWebhookRequest(t *testing.T) {
 		verify:   wh.Verify,
 	}, {
 		name:     "fixed clock, no data",
-		now:      func() time.Time { return fixedNow },
+		now:      func() time.Time { return kindtest.FixedNow },
 		data:     nil,
 		wantBody: `{"type":"channel.test","timestamp":"2024-05-01T08:30:00Z","data":{}}`,
 		verify: func(body []byte, h http.Header) error {
-			if got, want := h.Get("webhook-timestamp"), strconv.FormatInt(fixedNow.Unix(), 10); got != want {
+			if got, want := h.Get("webhook-timestamp"), strconv.FormatInt(kindtest.FixedNow.Unix(), 10); got != want {
 				t.Errorf("webhook-timestamp = %q, want %q (the sender's clock)", got, want)
 			}
 			return wh.VerifyIgnoringTimestamp(body, h)
@@ -52,17 +53,17 @@ func TestWebhookRequest(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			far := startFarEnd(t, answer(http.StatusNoContent, ""))
-			s := newSender(t)
+			far := kindtest.StartFarEnd(t, kindtest.Answer(http.StatusNoContent, ""))
+			s := kindtest.NewSender(t)
 			s.Now = tt.now
-			m := message()
+			m := kindtest.Message()
 			m.Data = tt.data
 			before := time.Now().Unix()
-			err := s.Send(context.Background(), notify.Target{Kind: notify.KindWebhook, Name: "ops", Address: far.URL + "/hooks/deskkit?tenant=7", Secret: secret}, m)
+			err := s.Send(context.Background(), kindtest.Dest{Kind: kindtest.KindWebhook, Name: "ops", Address: far.URL + "/hooks/deskkit?tenant=7", Secret: secret}, m)
 			if err != nil {
 				t.Fatalf("Send: %v", err)
 			}
-			req := far.only(t)
+			req := far.Only(t)
 			type view struct {
 				Method, Path, RawQuery, ContentType, ID, Body string
 			}
@@ -93,18 +94,18 @@ func TestWebhookRequest(t *testing.T) {
 // signature over the attempt's time.
 func TestWebhookRetryKeepsID(t *testing.T) {
 	secret, _ := notify.NewWebhookSecret()
-	far := startFarEnd(t, answer(http.StatusOK, "ok"))
-	s := newSender(t)
-	now := fixedNow
+	far := kindtest.StartFarEnd(t, kindtest.Answer(http.StatusOK, "ok"))
+	s := kindtest.NewSender(t)
+	now := kindtest.FixedNow
 	s.Now = func() time.Time { return now }
-	target := notify.Target{Kind: notify.KindWebhook, Address: far.URL, Secret: secret}
+	target := kindtest.Dest{Kind: kindtest.KindWebhook, Address: far.URL, Secret: secret}
 	for range 2 {
-		if err := s.Send(context.Background(), target, message()); err != nil {
+		if err := s.Send(context.Background(), target, kindtest.Message()); err != nil {
 			t.Fatal(err)
 		}
 		now = now.Add(time.Minute)
 	}
-	reqs := far.requests()
+	reqs := far.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
@@ -114,7 +115,7 @@ func TestWebhookRetryKeepsID(t *testing.T) {
 	if string(reqs[0].Body) != string(reqs[1].Body) {
 		t.Errorf("body changed on a retry:\n%s\n%s", reqs[0].Body, reqs[1].Body)
 	}
-	if got, want := reqs[1].Header.Get("webhook-timestamp"), strconv.FormatInt(fixedNow.Add(time.Minute).Unix(), 10); got != want {
+	if got, want := reqs[1].Header.Get("webhook-timestamp"), strconv.FormatInt(kindtest.FixedNow.Add(time.Minute).Unix(), 10); got != want {
 		t.Errorf("retry's webhook-timestamp = %s, want %s", got, want)
 	}
 	if reqs[0].Header.Get("webhook-signature") == reqs[1].Header.Get("webhook-signature") {

@@ -1,4 +1,4 @@
-package notify_test
+package kind_test
 
 import (
 	"context"
@@ -9,23 +9,22 @@ import (
 	"time"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind/kindtest"
 	"github.com/deskkit/deskkit/internal/notify"
 )
 
 // TestSendRefusesMalformedInput: a bad target or message is the caller's
 // bug, an InputError naming the field, and nothing is sent.
 func TestSendRefusesMalformedInput(t *testing.T) {
-	far := startFarEnd(t, answer(200, `{"errcode":0}`))
+	far := kindtest.StartFarEnd(t, kindtest.Answer(200, `{"errcode":0}`))
 	secret, _ := notify.NewWebhookSecret()
-	webhook := notify.Target{Kind: notify.KindWebhook, Name: "ops", Address: far.URL, Secret: secret}
+	webhook := kindtest.Dest{Kind: kindtest.KindWebhook, Name: "ops", Address: far.URL, Secret: secret}
 	tests := []struct {
 		name   string
-		target notify.Target
+		target kindtest.Dest
 		edit   func(m *notify.Message)
 		field  string
 	}{
-		{"unknown kind", notify.Target{Kind: "sms", Address: far.URL}, nil, "kind"},
-		{"empty kind", notify.Target{Address: far.URL}, nil, "kind"},
 		{"id without prefix", webhook, func(m *notify.Message) { m.ID = "01hx3v9k" }, "id"},
 		{"id prefix only", webhook, func(m *notify.Message) { m.ID = "msg_" }, "id"},
 		{"id with a dot", webhook, func(m *notify.Message) { m.ID = "msg_a.b" }, "id"},
@@ -39,24 +38,24 @@ func TestSendRefusesMalformedInput(t *testing.T) {
 		{"data not JSON", webhook, func(m *notify.Message) { m.Data = json.RawMessage(`{`) }, "data"},
 		{"data an array", webhook, func(m *notify.Message) { m.Data = json.RawMessage(`[1]`) }, "data"},
 		{"data null", webhook, func(m *notify.Message) { m.Data = json.RawMessage(`null`) }, "data"},
-		{"webhook without secret", notify.Target{Kind: notify.KindWebhook, Address: far.URL}, nil, "secret"},
-		{"webhook relative URL", notify.Target{Kind: notify.KindWebhook, Address: "/hook", Secret: secret}, nil, "address"},
-		{"webhook ftp URL", notify.Target{Kind: notify.KindWebhook, Address: "ftp://example.com/x", Secret: secret}, nil, "address"},
-		{"webhook URL with password", notify.Target{Kind: notify.KindWebhook, Address: "http://u:p@example.com/", Secret: secret}, nil, "address"},
-		{"WeCom without host", notify.Target{Kind: notify.KindWeCom, Address: "https:///cgi-bin/webhook/send?key=K"}, nil, "address"},
-		{"DingTalk secret with a space", notify.Target{Kind: notify.KindDingTalk, Address: far.URL + "/robot/send?access_token=T", Secret: "SEC a"}, nil, "secret"},
-		{"e-mail with a display name", notify.Target{Kind: notify.KindEmail, Address: "Ann <ann@example.com>"}, nil, "address"},
-		{"e-mail list with a hole", notify.Target{Kind: notify.KindEmail, Address: "ann@example.com,,bob@example.org"}, nil, "address"},
-		{"e-mail not an address", notify.Target{Kind: notify.KindEmail, Address: "ann"}, nil, "address"},
+		{"webhook without secret", kindtest.Dest{Kind: kindtest.KindWebhook, Address: far.URL}, nil, "secret"},
+		{"webhook relative URL", kindtest.Dest{Kind: kindtest.KindWebhook, Address: "/hook", Secret: secret}, nil, "address"},
+		{"webhook ftp URL", kindtest.Dest{Kind: kindtest.KindWebhook, Address: "ftp://example.com/x", Secret: secret}, nil, "address"},
+		{"webhook URL with password", kindtest.Dest{Kind: kindtest.KindWebhook, Address: "http://u:p@example.com/", Secret: secret}, nil, "address"},
+		{"WeCom without host", kindtest.Dest{Kind: kindtest.KindWeCom, Address: "https:///cgi-bin/webhook/send?key=K"}, nil, "address"},
+		{"DingTalk secret with a space", kindtest.Dest{Kind: kindtest.KindDingTalk, Address: far.URL + "/robot/send?access_token=T", Secret: "SEC a"}, nil, "secret"},
+		{"e-mail with a display name", kindtest.Dest{Kind: kindtest.KindEmail, Address: "Ann <ann@example.com>"}, nil, "address"},
+		{"e-mail list with a hole", kindtest.Dest{Kind: kindtest.KindEmail, Address: "ann@example.com,,bob@example.org"}, nil, "address"},
+		{"e-mail not an address", kindtest.Dest{Kind: kindtest.KindEmail, Address: "ann"}, nil, "address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := message()
+			m := kindtest.Message()
 			if tt.edit != nil {
 				tt.edit(&m)
 			}
-			s := newSender(t)
-			s.Mail = mailerFunc(func(context.Context, deskkit.Mail) error {
+			s := kindtest.NewSender(t)
+			s.Mail = kindtest.MailerFunc(func(context.Context, deskkit.Mail) error {
 				t.Error("mail sent")
 				return nil
 			})
@@ -70,14 +69,14 @@ func TestSendRefusesMalformedInput(t *testing.T) {
 			}
 		})
 	}
-	if n := len(far.requests()); n != 0 {
+	if n := len(far.Requests()); n != 0 {
 		t.Errorf("far end received %d requests, want 0", n)
 	}
 }
 
 func TestSendWithoutHTTPClient(t *testing.T) {
-	s := &notify.Sender{}
-	err := s.Send(context.Background(), notify.Target{Kind: notify.KindWeCom, Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=K"}, message())
+	s := kindtest.Sender{Sender: &notify.Sender{}}
+	err := s.Send(context.Background(), kindtest.Dest{Kind: kindtest.KindWeCom, Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=K"}, kindtest.Message())
 	var f *notify.Failure
 	if err == nil || errors.As(err, &f) {
 		t.Fatalf("Send = %v, want an error that is not a Failure", err)

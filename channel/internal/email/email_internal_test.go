@@ -1,0 +1,12 @@
+package email
+
+import "testing"
+
+func TestOrdinal(t *testing.T) {
+	want := map[int]string{1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 10: "10th", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 22: "22nd", 101: "101st", 111: "111th"}
+	for n, w := range want {
+		if got := ordinal(n).String(); got != w {
+			t.Errorf("ordinal(%d) = %q, want %q", n, got, w)
+		}
+	}
+}
