@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,61 +15,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/internal/smstest"
 	"github.com/deskkit/deskkit/verify/sms/gateway"
 )
-
-// smsTestRequest is what a test gateway saw of one request.
-type smsTestRequest struct {
-	Method, Path, ContentType, APIKey string
-	User, Password                    string
-	Body                              string
-}
-
-// smsTestGateway is an httptest server on loopback that records requests
-// and answers with reply.
-type smsTestGateway struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []smsTestRequest
-}
-
-func startSMSTestGateway(t *testing.T, reply http.HandlerFunc) *smsTestGateway {
-	t.Helper()
-	g := &smsTestGateway{}
-	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		user, password, _ := r.BasicAuth()
-		g.mu.Lock()
-		g.reqs = append(g.reqs, smsTestRequest{
-			Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"),
-			APIKey: r.Header.Get("X-Api-Key"), User: user, Password: password, Body: string(body),
-		})
-		g.mu.Unlock()
-		reply(w, r)
-	}))
-	t.Cleanup(g.Close)
-	return g
-}
-
-func (g *smsTestGateway) requests() []smsTestRequest {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]smsTestRequest(nil), g.reqs...)
-}
-
-func answer(status int, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}
-}
-
-var smsTestMessage = verify.SMS{To: "+8613800138000", Text: "Your code is 482913.", BizKey: verify.ModifyMobile, Code: "482913"}
 
 func TestSenderRequest(t *testing.T) {
 	for _, status := range []int{http.StatusOK, http.StatusAccepted} {
 		t.Run(http.StatusText(status), func(t *testing.T) {
-			g := startSMSTestGateway(t, answer(status, `{"id":"1"}`))
+			g := smstest.Start(t, smstest.Answer(status, `{"id":"1"}`))
 			s, err := gateway.New(gateway.Config{
 				URL:    g.URL + "/sms/send",
 				Header: http.Header{"X-Api-Key": {"key-1"}},
@@ -78,14 +30,14 @@ func TestSenderRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.SendSMS(context.Background(), smsTestMessage); err != nil {
+			if err := s.SendSMS(context.Background(), smstest.Message); err != nil {
 				t.Fatal(err)
 			}
-			want := []smsTestRequest{{
+			want := []smstest.Request{{
 				Method: "POST", Path: "/sms/send", ContentType: "application/json", APIKey: "key-1",
 				Body: `{"to":"+8613800138000","text":"Your code is 482913.","bizKey":"MODIFY_MOBILE"}`,
 			}}
-			if diff := cmp.Diff(want, g.requests()); diff != "" {
+			if diff := cmp.Diff(want, g.Requests()); diff != "" {
 				t.Errorf("requests (-want +got):\n%s", diff)
 			}
 		})
@@ -98,20 +50,20 @@ func TestSenderFailures(t *testing.T) {
 		reply http.HandlerFunc
 		want  []string // in the error's text
 	}{
-		{"400", answer(http.StatusBadRequest, `{"error":"bad number"}`), []string{"400 Bad Request", "bad number"}},
-		{"500", answer(http.StatusInternalServerError, "down"), []string{"500 Internal Server Error", "down"}},
-		{"echo of the message", answer(http.StatusBadRequest, "rejected: Your code is 482913."), []string{"400", "rejected"}},
-		{"echo of the number", answer(http.StatusBadRequest, "bad number +8613800138000 (13800138000)"), []string{"400", "bad number +*********8000 (*******8000)"}},
-		{"long reply", answer(http.StatusBadGateway, strings.Repeat("x", 1000)), []string{"502", strings.Repeat("x", 200) + "..."}},
+		{"400", smstest.Answer(http.StatusBadRequest, `{"error":"bad number"}`), []string{"400 Bad Request", "bad number"}},
+		{"500", smstest.Answer(http.StatusInternalServerError, "down"), []string{"500 Internal Server Error", "down"}},
+		{"echo of the message", smstest.Answer(http.StatusBadRequest, "rejected: Your code is 482913."), []string{"400", "rejected"}},
+		{"echo of the number", smstest.Answer(http.StatusBadRequest, "bad number +8613800138000 (13800138000)"), []string{"400", "bad number +*********8000 (*******8000)"}},
+		{"long reply", smstest.Answer(http.StatusBadGateway, strings.Repeat("x", 1000)), []string{"502", strings.Repeat("x", 200) + "..."}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := startSMSTestGateway(t, tt.reply)
+			g := smstest.Start(t, tt.reply)
 			s, err := gateway.New(gateway.Config{URL: g.URL})
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = s.SendSMS(context.Background(), smsTestMessage)
+			err = s.SendSMS(context.Background(), smstest.Message)
 			if err == nil {
 				t.Fatal("SendSMS succeeded, want an error")
 			}
@@ -120,7 +72,7 @@ func TestSenderFailures(t *testing.T) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
 			}
-			if strings.Contains(err.Error(), smsTestMessage.Code) || strings.Contains(err.Error(), "13800138000") {
+			if strings.Contains(err.Error(), smstest.Message.Code) || strings.Contains(err.Error(), "13800138000") {
 				t.Errorf("error %q contains the code or the number", err)
 			}
 			if strings.Contains(err.Error(), strings.Repeat("x", 201)) {
@@ -136,14 +88,14 @@ func TestSenderRedirectFails(t *testing.T) {
 		targetHits.Add(1)
 	}))
 	t.Cleanup(target.Close)
-	g := startSMSTestGateway(t, func(w http.ResponseWriter, r *http.Request) {
+	g := smstest.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, target.URL+"/elsewhere", http.StatusFound)
 	})
 	s, err := gateway.New(gateway.Config{URL: g.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.SendSMS(context.Background(), smsTestMessage)
+	err = s.SendSMS(context.Background(), smstest.Message)
 	if err == nil || !strings.Contains(err.Error(), "302") {
 		t.Fatalf("SendSMS error = %v, want one naming 302", err)
 	}
@@ -188,14 +140,14 @@ func TestSenderBoundsTheReply(t *testing.T) {
 			}
 		}
 	}
-	g := startSMSTestGateway(t, huge)
+	g := smstest.Start(t, huge)
 	tr := &countingTransport{base: &http.Transport{}}
 	t.Cleanup(tr.base.CloseIdleConnections)
 	s, err := gateway.New(gateway.Config{URL: g.URL, Client: &http.Client{Transport: tr}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.SendSMS(context.Background(), smsTestMessage)
+	err = s.SendSMS(context.Background(), smstest.Message)
 	if err == nil || !strings.Contains(err.Error(), "500") {
 		t.Fatalf("SendSMS error = %v, want one naming 500", err)
 	}
@@ -211,13 +163,13 @@ func TestSenderBoundsTheReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SendSMS(context.Background(), smsTestMessage); err == nil || len(err.Error()) > 400 {
+	if err := s.SendSMS(context.Background(), smstest.Message); err == nil || len(err.Error()) > 400 {
 		t.Errorf("SendSMS error = %.500v, want a short one", err)
 	}
 }
 
 func TestSenderRefusesWithoutSending(t *testing.T) {
-	g := startSMSTestGateway(t, answer(http.StatusOK, ""))
+	g := smstest.Start(t, smstest.Answer(http.StatusOK, ""))
 	s, err := gateway.New(gateway.Config{URL: g.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -227,10 +179,10 @@ func TestSenderRefusesWithoutSending(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := s.SendSMS(ctx, smsTestMessage); !errors.Is(err, context.Canceled) {
+	if err := s.SendSMS(ctx, smstest.Message); !errors.Is(err, context.Canceled) {
 		t.Errorf("SendSMS with a cancelled ctx = %v, want context.Canceled", err)
 	}
-	if n := len(g.requests()); n != 0 {
+	if n := len(g.Requests()); n != 0 {
 		t.Errorf("gateway got %d requests, want none", n)
 	}
 }
@@ -241,7 +193,7 @@ func TestSenderErrorHidesQueryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.SendSMS(context.Background(), smsTestMessage)
+	err = s.SendSMS(context.Background(), smstest.Message)
 	if err == nil || strings.Contains(err.Error(), "topsecret") || !strings.Contains(err.Error(), "127.0.0.1:1/send") {
 		t.Errorf("SendSMS error = %v, want one naming the URL without its query", err)
 	}
@@ -345,14 +297,14 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := startSMSTestGateway(t, tt.reply)
+			g := smstest.Start(t, tt.reply)
 			var s verify.SMSSender
 			var err error
 			s, err = gateway.New(gateway.Config{URL: g.URL})
 			if err != nil {
 				t.Fatal(err)
 			}
-			se, ok := errors.AsType[*verify.SMSError](s.SendSMS(context.Background(), smsTestMessage))
+			se, ok := errors.AsType[*verify.SMSError](s.SendSMS(context.Background(), smstest.Message))
 			if !ok {
 				t.Fatal("SendSMS did not fail with an *SMSError")
 			}
@@ -362,13 +314,13 @@ func TestClassify(t *testing.T) {
 		})
 	}
 	t.Run("gateway unreachable", func(t *testing.T) {
-		g := startSMSTestGateway(t, answer(http.StatusOK, ""))
+		g := smstest.Start(t, smstest.Answer(http.StatusOK, ""))
 		g.Close()
 		s, err := gateway.New(gateway.Config{URL: g.URL})
 		if err != nil {
 			t.Fatal(err)
 		}
-		se, ok := errors.AsType[*verify.SMSError](s.SendSMS(context.Background(), smsTestMessage))
+		se, ok := errors.AsType[*verify.SMSError](s.SendSMS(context.Background(), smstest.Message))
 		if !ok || !se.Retryable || se.Err == nil {
 			t.Errorf("unreachable gateway: got %#v, want a retryable *SMSError wrapping the transport's error", se)
 		}

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,56 +15,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/internal/smstest"
 	"github.com/deskkit/deskkit/verify/sms/twilio"
 )
-
-// smsTestRequest is what a test gateway saw of one request.
-type smsTestRequest struct {
-	Method, Path, ContentType, APIKey string
-	User, Password                    string
-	Body                              string
-}
-
-// smsTestGateway is an httptest server on loopback that records requests
-// and answers with reply.
-type smsTestGateway struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []smsTestRequest
-}
-
-func startSMSTestGateway(t *testing.T, reply http.HandlerFunc) *smsTestGateway {
-	t.Helper()
-	g := &smsTestGateway{}
-	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		user, password, _ := r.BasicAuth()
-		g.mu.Lock()
-		g.reqs = append(g.reqs, smsTestRequest{
-			Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"),
-			APIKey: r.Header.Get("X-Api-Key"), User: user, Password: password, Body: string(body),
-		})
-		g.mu.Unlock()
-		reply(w, r)
-	}))
-	t.Cleanup(g.Close)
-	return g
-}
-
-func (g *smsTestGateway) requests() []smsTestRequest {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]smsTestRequest(nil), g.reqs...)
-}
-
-func answer(status int, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}
-}
-
-var smsTestMessage = verify.SMS{To: "+8613800138000", Text: "Your code is 482913.", BizKey: verify.ModifyMobile, Code: "482913"}
 
 func TestSender(t *testing.T) {
 	const sid, token = "AC0123456789abcdef0123456789abcdef", "tok3n"
@@ -79,45 +31,45 @@ func TestSender(t *testing.T) {
 		{
 			name:     "201 from a number",
 			from:     "+15005550006",
-			reply:    answer(http.StatusCreated, `{"sid":"SM1","status":"queued"}`),
+			reply:    smstest.Answer(http.StatusCreated, `{"sid":"SM1","status":"queued"}`),
 			wantForm: url.Values{"To": {"+8613800138000"}, "From": {"+15005550006"}, "Body": {"Your code is 482913."}},
 		},
 		{
 			name:     "201 from a messaging service",
 			from:     "MG0123456789abcdef0123456789abcdef",
-			reply:    answer(http.StatusCreated, `{"sid":"SM1"}`),
+			reply:    smstest.Answer(http.StatusCreated, `{"sid":"SM1"}`),
 			wantForm: url.Values{"To": {"+8613800138000"}, "MessagingServiceSid": {"MG0123456789abcdef0123456789abcdef"}, "Body": {"Your code is 482913."}},
 		},
 		{
 			name:     "400 with Twilio's error",
 			from:     "+15005550006",
-			reply:    answer(http.StatusBadRequest, `{"code":21211,"message":"The 'To' number is not a valid phone number.","more_info":"https://www.twilio.com/docs/errors/21211","status":400}`),
+			reply:    smstest.Answer(http.StatusBadRequest, `{"code":21211,"message":"The 'To' number is not a valid phone number.","more_info":"https://www.twilio.com/docs/errors/21211","status":400}`),
 			wantForm: url.Values{"To": {"+8613800138000"}, "From": {"+15005550006"}, "Body": {"Your code is 482913."}},
 			wantErr:  []string{"400", "21211", "The 'To' number is not a valid phone number."},
 		},
 		{
 			name:     "200 is not 201",
 			from:     "+15005550006",
-			reply:    answer(http.StatusOK, `{}`),
+			reply:    smstest.Answer(http.StatusOK, `{}`),
 			wantForm: url.Values{"To": {"+8613800138000"}, "From": {"+15005550006"}, "Body": {"Your code is 482913."}},
 			wantErr:  []string{"200"},
 		},
 		{
 			name:     "503 without JSON",
 			from:     "+15005550006",
-			reply:    answer(http.StatusServiceUnavailable, "upstream down"),
+			reply:    smstest.Answer(http.StatusServiceUnavailable, "upstream down"),
 			wantForm: url.Values{"To": {"+8613800138000"}, "From": {"+15005550006"}, "Body": {"Your code is 482913."}},
 			wantErr:  []string{"503", "upstream down"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := startSMSTestGateway(t, tt.reply)
+			g := smstest.Start(t, tt.reply)
 			s, err := twilio.New(twilio.Config{AccountSID: sid, AuthToken: token, From: tt.from, BaseURL: g.URL})
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = s.SendSMS(context.Background(), smsTestMessage)
+			err = s.SendSMS(context.Background(), smstest.Message)
 			if tt.wantErr == nil && err != nil {
 				t.Fatal(err)
 			}
@@ -130,11 +82,11 @@ func TestSender(t *testing.T) {
 						t.Errorf("error %q does not contain %q", err, w)
 					}
 				}
-				if strings.Contains(err.Error(), smsTestMessage.Code) || strings.Contains(err.Error(), token) {
+				if strings.Contains(err.Error(), smstest.Message.Code) || strings.Contains(err.Error(), token) {
 					t.Errorf("error %q contains the code or the token", err)
 				}
 			}
-			reqs := g.requests()
+			reqs := g.Requests()
 			if len(reqs) != 1 {
 				t.Fatalf("gateway got %d requests, want 1", len(reqs))
 			}
@@ -143,7 +95,7 @@ func TestSender(t *testing.T) {
 				t.Fatal(err)
 			}
 			reqs[0].Body = ""
-			want := smsTestRequest{
+			want := smstest.Request{
 				Method: "POST", Path: "/2010-04-01/Accounts/" + sid + "/Messages.json",
 				ContentType: "application/x-www-form-urlencoded", User: sid, Password: token,
 			}
@@ -161,14 +113,14 @@ func TestSenderRedirectFails(t *testing.T) {
 	var targetHits atomic.Int64
 	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { targetHits.Add(1) }))
 	t.Cleanup(target.Close)
-	g := startSMSTestGateway(t, func(w http.ResponseWriter, r *http.Request) {
+	g := smstest.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
 	})
 	s, err := twilio.New(twilio.Config{AccountSID: "AC1", AuthToken: "t", From: "+15005550006", BaseURL: g.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SendSMS(context.Background(), smsTestMessage); err == nil || !strings.Contains(err.Error(), "307") {
+	if err := s.SendSMS(context.Background(), smstest.Message); err == nil || !strings.Contains(err.Error(), "307") {
 		t.Fatalf("SendSMS error = %v, want one naming 307", err)
 	}
 	if n := targetHits.Load(); n != 0 {
@@ -242,14 +194,14 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := startSMSTestGateway(t, tt.reply)
+			g := smstest.Start(t, tt.reply)
 			var s verify.SMSSender
 			var err error
 			s, err = twilio.New(twilio.Config{AccountSID: "AC0123456789abcdef0123456789abcdef", AuthToken: "tok3n", From: "+15005550006", BaseURL: g.URL})
 			if err != nil {
 				t.Fatal(err)
 			}
-			se, ok := errors.AsType[*verify.SMSError](s.SendSMS(context.Background(), smsTestMessage))
+			se, ok := errors.AsType[*verify.SMSError](s.SendSMS(context.Background(), smstest.Message))
 			if !ok {
 				t.Fatal("SendSMS did not fail with an *SMSError")
 			}
