@@ -54,7 +54,11 @@ func normalizeSecret(t Type, secret *string) (*string, error) {
 	if len(*secret) > MaxSecretBytes {
 		return nil, deskkit.Invalid("secret", "must be at most %d bytes", MaxSecretBytes)
 	}
-	return kindOf(t).Secret(strings.TrimSpace(*secret))
+	s, err := kindOf(t).Secret(strings.TrimSpace(*secret))
+	if errors.Is(err, kind.ErrNoSecret) {
+		return nil, errNoSecret(t)
+	}
+	return s, err
 }
 
 // normalizeAddress checks a channel's address for type t and returns it as

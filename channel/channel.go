@@ -61,8 +61,9 @@ func Types() []Type {
 	return out
 }
 
-// ParseType reads a channel type: a canonical name or an alias (WECHAT for
-// ENTERPRISE_CHAT, DINGTALK for WORKPLACE_CHAT), in upper case as written.
+// ParseType reads a channel type: a canonical name or an alias
+// (TypeInfo.Aliases: WECHAT for ENTERPRISE_CHAT, DINGTALK for
+// WORKPLACE_CHAT), in upper case as written.
 // Anything else is an *deskkit.InputError for field "channelType".
 func ParseType(s string) (Type, error) {
 	if _, ok := byType[Type(s)]; ok {
@@ -71,7 +72,7 @@ func ParseType(s string) (Type, error) {
 	if k, ok := byAlias[s]; ok {
 		return Type(k.Info().Type), nil
 	}
-	return "", deskkit.Invalid("channelType", "must be one of WEBHOOK, EMAIL, ENTERPRISE_CHAT (alias WECHAT), WORKPLACE_CHAT (alias DINGTALK)")
+	return "", deskkit.Invalid("channelType", "must be one of %s", typeList())
 }
 
 // Bounds of channel fields.

@@ -49,7 +49,11 @@
 // Each kind is a package of its own behind one interface (its address
 // rules, masking, who may add one, signing, sending, and which failures
 // retry, give up or disable the channel), and the registry lists the kinds
-// in one place. The interface is deskkit's own for now; a public one
+// in one place. TypeInfos describes them for a host's forms and
+// references (the console and the API's document are written from it).
+// Every kind, the robots included, may be added, replaced and tested by
+// admins and by whom the host's Authorizer allows: without an Authorizer,
+// admins only. The interface is deskkit's own for now; a public one
 // through which a host adds kinds of its own is a later step.
 //
 // # Rules

@@ -3,9 +3,11 @@ package channel
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/language"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel/internal/email"
@@ -46,6 +48,39 @@ func TestUnknownKindSend(t *testing.T) {
 		}
 		if got := MaskAddress(typ, "https://example.com/hook?key=k"); got != masked {
 			t.Errorf("%q: MaskAddress = %q, want %q", typ, got, masked)
+		}
+	}
+}
+
+// TestRefusalsNameEveryKind: the refusals that list kinds (a type no kind
+// has, a secret given to a kind that takes none) are written from the
+// registry, in every language: each registered type in the list, with
+// its aliases, joined the language's way.
+func TestRefusalsNameEveryKind(t *testing.T) {
+	msgs, err := deskkit.NewMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, typeErr := ParseType("SMS")
+	secretErr := errNoSecret("X-TYPE")
+	for _, tag := range msgs.Languages() {
+		typeMsg := typeErr.(deskkit.LocalizedMessager).LocalizedMessage(msgs, tag)
+		secretMsg := secretErr.(deskkit.LocalizedMessager).LocalizedMessage(msgs, tag)
+		for _, ti := range TypeInfos() {
+			if !strings.Contains(typeMsg, string(ti.Type)) {
+				t.Errorf("%s: %q does not name %s", tag, typeMsg, ti.Type)
+			}
+			for _, a := range ti.Aliases {
+				if !strings.Contains(typeMsg, a) {
+					t.Errorf("%s: %q does not name the alias %s", tag, typeMsg, a)
+				}
+			}
+			if takes := !ti.SecretHint.IsZero(); takes != strings.Contains(secretMsg, string(ti.Type)) {
+				t.Errorf("%s: %q names %s: %v, want %v", tag, secretMsg, ti.Type, !takes, takes)
+			}
+		}
+		if tag != language.English && strings.Contains(typeMsg, ", ") {
+			t.Errorf("%s: %q joins the list the English way", tag, typeMsg)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/swaggest/jsonschema-go"
 
@@ -92,11 +94,66 @@ func (noChannelID) JSONSchema() (jsonschema.Schema, error) {
 // channelTypeInput is a channel type as a client may write it.
 type channelTypeInput string
 
-func (channelTypeInput) Enum() []any { return append(channelTypes(), "WECHAT", "DINGTALK") }
+func (channelTypeInput) Enum() []any {
+	out := channelTypes()
+	for _, ti := range channel.TypeInfos() {
+		for _, a := range ti.Aliases {
+			out = append(out, a)
+		}
+	}
+	return out
+}
 
 func (channelTypeInput) PrepareJSONSchema(s *jsonschema.Schema) error {
-	s.WithDescription("A channel type as a client may write it: a canonical name (see ChannelType) or the source system's alias, WECHAT for ENTERPRISE_CHAT and DINGTALK for WORKPLACE_CHAT. Answers always use the canonical names.").WithExamples("WEBHOOK")
+	s.WithDescription(kindDocs.Replace("A channel type as a client may write it: a canonical name (see ChannelType) or the source system's alias, {kinds.aliases}. Answers always use the canonical names.")).WithExamples("WEBHOOK")
 	return nil
+}
+
+// kindDocs fills the placeholders of the channel operations' documents
+// with what the registered kinds of channel say of themselves
+// (channel.TypeInfos), so that a kind the registry gains is documented
+// here without an edit: prose and every schema description go through it.
+//
+//	{kinds}            each type and what it is: "WEBHOOK: a signed HTTP POST (Standard Webhooks). ..."
+//	{kinds.aliases}    "WECHAT for ENTERPRISE_CHAT and DINGTALK for WORKPLACE_CHAT"
+//	{kinds.addresses}  each type and its address's rules
+//	{kinds.secrets}    each type that takes a secret from a client, and that secret
+//	{kinds.takers}     the types that take one: "WORKPLACE_CHAT"
+//	{kinds.tests}      each type and what its test sends
+//	{kinds.quotas}     "5 WEBHOOK, 20 EMAIL, ... channels"
+var kindDocs = func() *strings.Replacer {
+	var summaries, aliases, addresses, secrets, takers, tests, quotas []string
+	for _, ti := range channel.TypeInfos() {
+		t := string(ti.Type)
+		for _, a := range ti.Aliases {
+			aliases = append(aliases, a+" for "+t)
+		}
+		summaries = append(summaries, t+": "+ti.Summary+".")
+		addresses = append(addresses, t+": "+ti.AddressDoc+".")
+		if ti.SecretDoc != "" {
+			secrets = append(secrets, t+": "+ti.SecretDoc+".")
+			takers = append(takers, t)
+		}
+		tests = append(tests, t+": "+ti.TestDoc+".")
+		quotas = append(quotas, strconv.Itoa(ti.Quota)+" "+t)
+	}
+	return strings.NewReplacer(
+		"{kinds}", strings.Join(summaries, " "),
+		"{kinds.aliases}", englishList(aliases),
+		"{kinds.addresses}", strings.Join(addresses, " "),
+		"{kinds.secrets}", strings.Join(secrets, " "),
+		"{kinds.takers}", englishList(takers),
+		"{kinds.tests}", strings.Join(tests, " "),
+		"{kinds.quotas}", englishList(quotas)+" channels",
+	)
+}()
+
+// englishList joins items as English does: "a", "a and b", "a, b and c".
+func englishList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // subscribedEvent is an event type or prefix of a subscription.
@@ -119,8 +176,8 @@ type (
 		ID      noChannelID       `json:"id"`
 		Type    channelTypeInput  `json:"channelType" required:"true"`
 		Name    string            `json:"name" required:"true" minLength:"1" maxLength:"100" description:"The channel's name: 1 to 100 characters, not blank, without control characters; unique within the tenant, across types (409 channel_name_taken)."`
-		Address string            `json:"address" required:"true" minLength:"1" maxLength:"2000" description:"Where messages go, at most 2,000 bytes, trimmed. WEBHOOK: an absolute http or https URL of printable ASCII, without user information or fragment. ENTERPRISE_CHAT: a WeCom group-robot URL, https://HOST/cgi-bin/webhook/send?key=KEY. WORKPLACE_CHAT: a DingTalk robot URL, https://HOST/robot/send?access_token=TOKEN, without timestamp or sign. EMAIL: a comma-separated list of 1 to 10 bare e-mail addresses, stored normalised (domain in lower case, duplicates dropped, joined by commas without spaces). A URL whose host is a literal address of a blocked network, or localhost, is 400 channel_address_blocked, msg naming the reason; host names are checked when a message is sent."`
-		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"WORKPLACE_CHAT only: DingTalk's signing secret (SEC...), which turns on signing. Write-only: stored encrypted, never shown. On a replace, absent or null keeps the stored secret and \"\" removes it. Other types take none (absent, null or \"\")."`
+		Address string            `json:"address" required:"true" minLength:"1" maxLength:"2000" description:"Where messages go, at most 2,000 bytes, trimmed. {kinds.addresses} A URL whose host is a literal address of a blocked network, or localhost, is 400 channel_address_blocked, msg naming the reason; host names are checked when a message is sent."`
+		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"Taken by {kinds.takers} only. {kinds.secrets} Write-only: stored encrypted, never shown. On a replace, absent or null keeps the stored secret and \"\" removes it. Other types take none (absent, null or \"\")."`
 		Events  []subscribedEvent `json:"events" nullable:"true" maxItems:"50" description:"The subscription: registered event types (GET /event/types) and prefixes ending in .* that match at least one (task.*), duplicates dropped; absent, null or [] means every event. An unknown type is 400. A replace replaces it; a test ignores it."`
 		Rate    float64           `json:"rateLimit" minimum:"0" maximum:"1000" description:"The channel's own limit in messages a second (fractions allowed: 0.5 is one every 2 s), sends spaced evenly across every server; absent, null or 0 for none, when the server's default applies. A replace replaces it; a test ignores it."`
 	}
@@ -130,7 +187,7 @@ type (
 		Type    channelTypeInput  `json:"channelType" required:"true"`
 		Name    string            `json:"name" required:"true" minLength:"1" maxLength:"100" description:"The channel's name: 1 to 100 characters, not blank, without control characters; unique within the tenant, across types (409 channel_name_taken)."`
 		Address string            `json:"address" required:"true" minLength:"1" maxLength:"2000" description:"Where messages go, checked as an add checks it."`
-		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"WORKPLACE_CHAT only: DingTalk's signing secret (SEC...). Absent or null keeps the stored secret and \"\" removes it. Other types take none (absent, null or \"\")."`
+		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"Taken by {kinds.takers} only, as an add takes it. Absent or null keeps the stored secret and \"\" removes it. Other types take none (absent, null or \"\")."`
 		Events  []subscribedEvent `json:"events" nullable:"true" maxItems:"50" description:"The subscription, as an add takes it; it replaces the stored one."`
 		Rate    float64           `json:"rateLimit" minimum:"0" maximum:"1000" description:"The channel's own limit in messages a second, as an add takes it; it replaces the stored one (absent, null or 0: none)."`
 	}
@@ -140,7 +197,7 @@ type (
 		Type    channelTypeInput  `json:"channelType" required:"true"`
 		Name    string            `json:"name" required:"true" minLength:"1" maxLength:"100" description:"The channel's name, checked as an add checks it."`
 		Address string            `json:"address" required:"true" minLength:"1" maxLength:"2000" description:"Where the message goes, checked as an add checks it."`
-		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"WORKPLACE_CHAT only: DingTalk's signing secret (SEC...) that signs the message; absent or null signs with the stored channel's, if the address is its address."`
+		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"Taken by {kinds.takers} only: the secret that signs the message, as an add takes it; absent or null signs with the stored channel's, if the address is its address."`
 		Events  []subscribedEvent `json:"events" nullable:"true" maxItems:"50" description:"Ignored by a test."`
 		Rate    float64           `json:"rateLimit" minimum:"0" maximum:"1000" description:"Ignored by a test."`
 	}
@@ -175,7 +232,7 @@ func channelInput(id channelID, typ channelTypeInput, name, address string, secr
 }
 
 type channelTypeRequest struct {
-	Type channelTypeInput `path:"channelType" example:"WEBHOOK" description:"The type of the channels to list: a canonical name, or an alias (WECHAT for ENTERPRISE_CHAT, DINGTALK for WORKPLACE_CHAT), in upper case."`
+	Type channelTypeInput `path:"channelType" example:"WEBHOOK" description:"The type of the channels to list: a canonical name or an alias, as an add takes channelType, in upper case."`
 }
 
 // channelIDRequest names a channel.
@@ -228,17 +285,16 @@ var addEventChannelDoc = &doc{
 	description: prose(`
 		Adds a channel to the caller's tenant. Only admins, or users the host's channel.Authorizer
 		allows, may add channels: anyone else is 403 forbidden, asked before anything is read or
-		written. channelType takes the aliases WECHAT and DINGTALK; the answer has the canonical
+		written. channelType takes the aliases {kinds.aliases}; the answer has the canonical
 		type. name is unique within the tenant (409 channel_name_taken); address is checked for the
-		type (see ChannelAdd). Each tenant may have 5 webhooks, 20 e-mail channels and 10 of each
-		robot kind: one more is 409 channel_quota_exceeded (E3), counted in the transaction of the
+		type (see ChannelAdd). Each tenant may have {kinds.quotas}: one more is 409 channel_quota_exceeded (E3), counted in the transaction of the
 		insert, so parallel adds cannot exceed it.
 
 		A webhook gets a signing secret, whsec_ and the base64 of 32 random bytes: it is in this
 		answer and never again (it is stored encrypted). Every webhook request carries webhook-id,
 		webhook-timestamp and webhook-signature headers (Standard Webhooks), which any Standard
-		Webhooks library checks with it. A WORKPLACE_CHAT channel takes DingTalk's signing secret
-		(SEC...) in secret, write-only; no other type takes one.
+		Webhooks library checks with it. {kinds.takers} channels take a secret of the client's in secret, write-only: {kinds.secrets}
+		No other type takes one.
 
 		A URL whose host is a literal address of a network channels may not reach (loopback,
 		private, link-local, cloud metadata, in any spelling: 127.1, 2130706433,
@@ -275,7 +331,7 @@ var replaceEventChannelDoc = &doc{
 		is required (400 without), as a number or a string of digits. The type cannot change: a
 		different channelType (after aliases) is 400, and an id that names no channel of the tenant
 		(never was, deleted, another tenant's) is 404. A webhook keeps its signing secret; for a
-		WORKPLACE_CHAT channel, secret absent or null keeps the stored one, "" removes it, and a new
+		{kinds.takers} channel, secret absent or null keeps the stored one, "" removes it, and a new
 		value replaces it.
 	`),
 	ok: "OK. data is the channel as stored now.",
@@ -351,16 +407,10 @@ var testEventChannelDoc = &doc{
 		Sends one real message through the channel's protocol, to the address in the body, checked
 		as an add checks it (nothing is stored). Only admins, or users the host's channel.Authorizer
 		allows, may test channels: anyone else is 403 forbidden, asked before anything is read or
-		written. WEBHOOK: a Standard Webhooks POST of an event of type channel.test, signed with the
-		stored secret of the channel named by id, or else of the tenant's webhook of this name, when
-		the body's address is that channel's address; otherwise with a throwaway secret returned in
-		data (a stored secret never signs a message to another address, which could replay it to the
-		real receiver). EMAIL: one message to each address, through the host's mail server.
-		ENTERPRISE_CHAT and WORKPLACE_CHAT: the robot's markdown message (the channel name in title
-		and text, for DingTalk's keyword mode; signed with the secret in the body, or else with the
-		stored one when the address is the stored channel's).
+		written. {kinds.tests}
 
-		Success is a 2xx answer, and for the robots errcode 0 in it. Anything else is 502
+		Success is a 2xx answer, and for a robot whose service answers 200 to its refusals the
+		success code in it. Anything else is 502
 		channel_test_failed, whose msg says what the far end answered (its status, or errcode and
 		errmsg; DingTalk's 310000 and 130101 are explained) or why it could not be reached;
 		redirects are never followed (a 3xx is a failure naming where its Location points as a
@@ -381,7 +431,7 @@ var testEventChannelDoc = &doc{
 		channelForbidden,
 		channelMissing,
 		{key: KeyTooManyRequests, when: "The tenant sent as many test messages this minute as allowed (20 by default; the host may set another number): the test route is no relay. Retry after Retry-After seconds."},
-		{key: KeyChannelTestFailed, when: "The channel did not take the test message: the far end answered a non-2xx status (any 3xx included: redirects are not followed), a robot answered a non-zero errcode, the mail server refused, or the far end could not be reached (connection refused, no answer within 10 seconds...). msg says what the far end answered. Nothing is wrong with deskkit: fix the address or the far end, then test again."},
+		{key: KeyChannelTestFailed, when: "The channel did not take the test message: the far end answered a non-2xx status (any 3xx included: redirects are not followed), a robot answered an error code, the mail server refused, or the far end could not be reached (connection refused, no answer within 10 seconds...). msg says what the far end answered. Nothing is wrong with deskkit: fix the address or the far end, then test again."},
 	},
 	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"messageId": "msg_2p7Kq0xTzcmSJxqWwYQ4nUkD3Fa", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
 	more: map[string]example{

@@ -116,7 +116,7 @@ var enumDocs = map[reflect.Type]struct {
 	description string
 }{
 	reflect.TypeFor[trash.TargetType](): {[]any{string(trash.TargetTask), string(trash.TargetSprint)}, "What the entry holds: a task or a sprint."},
-	reflect.TypeFor[channel.Type]():     {channelTypes(), "The kind of a channel, as answers write it. WEBHOOK: a signed HTTP POST (Standard Webhooks). EMAIL: mail to 1 to 10 addresses. ENTERPRISE_CHAT: a WeCom (WeChat Work) group robot. WORKPLACE_CHAT: a DingTalk custom robot."},
+	reflect.TypeFor[channel.Type]():     {channelTypes(), kindDocs.Replace("The kind of a channel, as answers write it. {kinds}")},
 }
 
 func channelTypes() []any {
@@ -231,6 +231,9 @@ func buildDocument(ops []*operation) ([]byte, error) {
 		jsonschema.InterceptProp(func(p jsonschema.InterceptPropParams) error {
 			if !p.Processed {
 				return nil
+			}
+			if d := p.PropertySchema.Description; d != nil && strings.Contains(*d, "{kinds") {
+				p.PropertySchema.WithDescription(kindDocs.Replace(*d))
 			}
 			if p.Field.Tag.Get("nullable") == "true" {
 				p.PropertySchema.AddType(jsonschema.Null)

@@ -5,7 +5,7 @@ import "strings"
 // prose is an operation's description as its source writes it, wrapped in
 // a raw string: each line trimmed, the lines of a paragraph joined with a
 // space, and paragraphs (split by a blank line) by a blank line, as the
-// document gives them.
+// document gives them, with the kinds of channel filled in (kindDocs).
 func prose(s string) string {
 	var paras []string
 	var p []string
@@ -23,7 +23,7 @@ func prose(s string) string {
 	if len(p) > 0 {
 		paras = append(paras, strings.Join(p, " "))
 	}
-	return strings.Join(paras, "\n\n")
+	return kindDocs.Replace(strings.Join(paras, "\n\n"))
 }
 
 // markdown is prose whose code spans are marked with ‵ (a reversed

@@ -40,16 +40,30 @@ func (c *Console) channelRoutes() {
 	c.page(ScopeChannels, "POST "+c.base+"deliveries/{id}/resend", c.resendDelivery)
 }
 
-// channelTypes are the types the forms offer, with their words.
-var channelTypes = []struct{ Value, Label, Hint string }{
-	{string(channel.Webhook), text("Webhook"), text("An http or https URL that gets a signed POST (Standard Webhooks).")},
-	{string(channel.Email), text("E-mail"), text("1 to 10 e-mail addresses, separated by commas.")},
-	{string(channel.EnterpriseChat), text("WeCom robot"), text("https://HOST/cgi-bin/webhook/send?key=KEY")},
-	{string(channel.WorkplaceChat), text("DingTalk robot"), text("https://HOST/robot/send?access_token=TOKEN")},
+// typeChoice is a channel type the forms offer, in the reader's words.
+type typeChoice struct {
+	Value, Label, Field, Hint, SecretHint string
 }
 
-func channelTypeLabel(t channel.Type) string {
-	for _, ct := range channelTypes {
+// channelTypes are the types the forms offer: the registry's, in its
+// order, with its words in r's language.
+func (c *Console) channelTypes(r *http.Request) []typeChoice {
+	l := c.localizer(r)
+	var out []typeChoice
+	for _, ti := range channel.TypeInfos() {
+		ch := typeChoice{Value: string(ti.Type), Label: l.Write(ti.Label), Field: l.Write(ti.Field), Hint: l.Write(ti.Hint)}
+		if !ti.SecretHint.IsZero() {
+			ch.SecretHint = l.Write(ti.SecretHint)
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// channelTypeLabel is t in r's words: its label, or its name for a type
+// no kind has.
+func (c *Console) channelTypeLabel(r *http.Request, t channel.Type) string {
+	for _, ct := range c.channelTypes(r) {
 		if ct.Value == string(t) {
 			return ct.Label
 		}
@@ -91,7 +105,7 @@ func (c *Console) channelsPage(w http.ResponseWriter, r *http.Request, s *consol
 	v := channelsView{Admin: s.Principal.Admin, List: make([]channelRow, len(list))}
 	for i, ch := range list {
 		t := totals[ch.ID]
-		v.List[i] = channelRow{Channel: ch, TypeLabel: channelTypeLabel(ch.Type), Succeeded: t.Succeeded, Failed: t.Failed, Pending: t.Pending}
+		v.List[i] = channelRow{Channel: ch, TypeLabel: c.channelTypeLabel(r, ch.Type), Succeeded: t.Succeeded, Failed: t.Failed, Pending: t.Pending}
 	}
 	c.render(w, r, s, http.StatusOK, "channels", v)
 }
@@ -122,13 +136,15 @@ type eventChoice struct {
 }
 
 type channelFormView struct {
-	Form      channelForm
-	Types     any
-	TypeLabel string // the form's type in words
-	TypeHint  string // what its address is
-	Events    []eventChoice
-	Edit      bool
-	Result    *testOutcome // a test of the form's values
+	Form       channelForm
+	Types      []typeChoice
+	TypeLabel  string // the form's type in words
+	Field      string // the address field's label
+	TypeHint   string // what its address is
+	SecretHint string // the secret its type takes; "" for none
+	Events     []eventChoice
+	Edit       bool
+	Result     *testOutcome // a test of the form's values
 }
 
 // testOutcome is what a test's far end answered.
@@ -141,11 +157,12 @@ type testOutcome struct {
 }
 
 // formView fills the events the form offers from the registry's catalogue.
-func (c *Console) formView(f channelForm, edit bool) channelFormView {
-	v := channelFormView{Form: f, Types: channelTypes, Edit: edit, TypeLabel: channelTypeLabel(channel.Type(f.Type)), TypeHint: text("The channel's address.")}
-	for _, ct := range channelTypes {
+func (c *Console) formView(r *http.Request, f channelForm, edit bool) channelFormView {
+	v := channelFormView{Form: f, Types: c.channelTypes(r), Edit: edit, TypeLabel: f.Type,
+		Field: c.tr(r, "Address"), TypeHint: c.tr(r, "The channel's address.")}
+	for _, ct := range v.Types {
 		if ct.Value == f.Type {
-			v.TypeHint = ct.Hint
+			v.TypeLabel, v.Field, v.TypeHint, v.SecretHint = ct.Label, ct.Field, ct.Hint, ct.SecretHint
 		}
 	}
 	known := map[string]bool{}
@@ -211,13 +228,13 @@ func (f channelForm) input() channel.Input {
 }
 
 func (c *Console) newChannelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
-	f := channelForm{Type: string(channel.Webhook)}
-	for _, ct := range channelTypes {
+	f := channelForm{Type: string(channel.Types()[0])}
+	for _, ct := range c.channelTypes(r) {
 		if ct.Value == r.URL.Query().Get("type") {
 			f.Type = ct.Value
 		}
 	}
-	c.render(w, r, s, http.StatusOK, "channels_form", c.formView(f, false))
+	c.render(w, r, s, http.StatusOK, "channels_form", c.formView(r, f, false))
 }
 
 // addedView is the page after an add: the secret, shown this once.
@@ -234,7 +251,7 @@ func (c *Console) addChannel(w http.ResponseWriter, r *http.Request, s *consoleS
 	}
 	added, err := c.cfg.Channels.Add(r.Context(), s.Principal, f.input())
 	if err != nil {
-		c.renderProblem(w, r, s, "channels_form", c.formView(f, false), c.problem(r, err))
+		c.renderProblem(w, r, s, "channels_form", c.formView(r, f, false), c.problem(r, err))
 		return
 	}
 	if added.Secret != "" {
@@ -261,7 +278,7 @@ func (c *Console) editChannelPage(w http.ResponseWriter, r *http.Request, s *con
 	if ch.RateLimit > 0 {
 		f.RateLimit = strconv.FormatFloat(ch.RateLimit, 'f', -1, 64)
 	}
-	c.render(w, r, s, http.StatusOK, "channels_form", c.formView(f, true))
+	c.render(w, r, s, http.StatusOK, "channels_form", c.formView(r, f, true))
 }
 
 func (c *Console) replaceChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
@@ -277,7 +294,7 @@ func (c *Console) replaceChannel(w http.ResponseWriter, r *http.Request, s *cons
 	}
 	ch, err := c.cfg.Channels.Replace(r.Context(), s.Principal, f.input())
 	if err != nil {
-		c.renderProblem(w, r, s, "channels_form", c.formView(f, true), c.problem(r, err))
+		c.renderProblem(w, r, s, "channels_form", c.formView(r, f, true), c.problem(r, err))
 		return
 	}
 	setFlash(w, r, c.tr(r, "Saved channel “%s”.", ch.Name))
@@ -304,7 +321,7 @@ func (c *Console) test(r *http.Request, s *consoleSession, in channel.Input) (te
 // them, and shows the form again with the answer.
 func (c *Console) testForm(w http.ResponseWriter, r *http.Request, s *consoleSession, f channelForm, edit bool) {
 	out, p := c.test(r, s, f.input())
-	v := c.formView(f, edit)
+	v := c.formView(r, f, edit)
 	if p.Message == "" {
 		v.Result = &out
 	}
@@ -363,7 +380,7 @@ func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *cons
 		v.Button = c.tr(r, "Disable channel")
 	} else {
 		v.Question = c.tr(r, "Delete channel “%s” for good? Its pending deliveries end FAILED, and its log goes with the retention.", ch.Name)
-		if ch.Type == channel.Webhook {
+		if ti, ok := channel.TypeInfoOf(ch.Type); ok && ti.OwnSecret {
 			v.Question += " " + c.tr(r, "A webhook added again gets a new secret.")
 		}
 		v.Button = c.tr(r, "Delete channel")
@@ -476,7 +493,7 @@ func (c *Console) channelPage(w http.ResponseWriter, r *http.Request, s *console
 // day, and a page of its deliveries under the status filter.
 func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *consoleSession, ch channel.Channel, status int, test *testOutcome) {
 	q := r.URL.Query()
-	v := channelView{Channel: ch, TypeLabel: channelTypeLabel(ch.Type), Test: test, Statuses: deliveryStatuses,
+	v := channelView{Channel: ch, TypeLabel: c.channelTypeLabel(r, ch.Type), Test: test, Statuses: deliveryStatuses,
 		Status: q.Get("status"), PageNo: 1, Admin: s.Principal.Admin,
 		Since: c.cfg.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02T15:04")}
 	if p := q.Get("page"); p != "" {

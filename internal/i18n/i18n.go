@@ -50,11 +50,33 @@ type Bundle struct {
 	msgs    map[language.Tag]map[string]string
 }
 
-// New returns a bundle of English and the shipped catalogues.
+// registered are the catalogues the module's packages ship beside the
+// shared one (a kind of channel's own messages), in the order of Register.
+var registered struct {
+	sync.Mutex
+	list []fs.FS
+}
+
+// Register adds a catalogue that New loads after the shared one: the
+// messages a package of the module ships with its code, such as a kind of
+// channel's. It is meant for a package's init, and loads as Load does.
+func Register(fsys fs.FS) {
+	registered.Lock()
+	defer registered.Unlock()
+	registered.list = append(registered.list, fsys)
+}
+
+// New returns a bundle of English, the shipped catalogue and those
+// registered.
 func New() *Bundle {
 	b := &Bundle{tags: []language.Tag{English}, msgs: map[language.Tag]map[string]string{}}
-	if err := b.Load(shipped); err != nil {
-		panic(fmt.Sprintf("i18n: the shipped catalogues: %v", err)) // a build error, caught by the tests
+	registered.Lock()
+	all := append([]fs.FS{shipped}, registered.list...)
+	registered.Unlock()
+	for _, fsys := range all {
+		if err := b.Load(fsys); err != nil {
+			panic(fmt.Sprintf("i18n: the shipped catalogues: %v", err)) // a build error, caught by the tests
+		}
 	}
 	return b
 }

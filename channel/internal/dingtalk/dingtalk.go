@@ -24,6 +24,7 @@
 package dingtalk
 
 import (
+	"embed"
 	"net/url"
 	"strings"
 
@@ -39,6 +40,14 @@ const (
 	token = "access_token"
 )
 
+// hint is the address's shape, as a form and a refusal say it.
+var hint = deskkit.Textf("a DingTalk robot URL: https://HOST/robot/send?access_token=TOKEN")
+
+// messages are the kind's catalogues.
+//
+//go:embed messages/*.json
+var messages embed.FS
+
 // Kind is the WORKPLACE_CHAT kind.
 type Kind struct{}
 
@@ -46,7 +55,20 @@ var _ kind.Kind = Kind{}
 
 // Info names the kind: 10 DingTalk robots a tenant.
 func (Kind) Info() kind.Info {
-	return kind.Info{Type: "WORKPLACE_CHAT", Aliases: []string{"DINGTALK"}, Quota: 10, Name: "DingTalk robot"}
+	return kind.Info{
+		Type: "WORKPLACE_CHAT", Aliases: []string{"DINGTALK"}, Quota: 10, Name: "DingTalk robot",
+		Label:      deskkit.Textf("DingTalk robot"),
+		Field:      deskkit.Textf("Address (URL)"),
+		Hint:       hint,
+		SecretHint: deskkit.Textf("a DingTalk signing secret, SEC..."),
+		Doc: kind.Doc{
+			Summary: "a DingTalk custom robot",
+			Address: "a DingTalk robot URL, https://HOST/robot/send?access_token=TOKEN, without timestamp or sign",
+			Secret:  "DingTalk's signing secret (SEC...), which turns on signing",
+			Test:    "the robot's markdown message, the channel name in title and text for DingTalk's keyword mode, signed with the secret in the body, or else with the stored one when the address is the stored channel's",
+		},
+		Messages: messages,
+	}
 }
 
 // Address checks a DingTalk robot's URL; it is stored as sent.
@@ -55,7 +77,7 @@ func (Kind) Address(c *safehttp.Client, address string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := kind.CheckRobot(u, path, token, deskkit.Textf("a DingTalk robot URL: https://HOST/robot/send?access_token=TOKEN")); err != nil {
+	if err := kind.CheckRobot(u, path, token, hint); err != nil {
 		return "", err
 	}
 	q, _ := url.ParseQuery(u.RawQuery) // CheckRobot parsed it

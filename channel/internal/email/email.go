@@ -19,6 +19,7 @@
 package email
 
 import (
+	"embed"
 	"errors"
 	"strings"
 
@@ -35,6 +36,11 @@ const MaxAddrs = 10
 // maxEmailBytes bounds one address: RFC 5321's limit of a path.
 const maxEmailBytes = 254
 
+// messages are the kind's catalogues.
+//
+//go:embed messages/*.json
+var messages embed.FS
+
 // Kind is the EMAIL kind.
 type Kind struct{}
 
@@ -42,7 +48,18 @@ var _ kind.Kind = Kind{}
 
 // Info names the kind: 20 e-mail channels a tenant.
 func (Kind) Info() kind.Info {
-	return kind.Info{Type: "EMAIL", Quota: 20, Name: "e-mail"}
+	return kind.Info{
+		Type: "EMAIL", Quota: 20, Name: "e-mail",
+		Label: deskkit.Textf("E-mail"),
+		Field: deskkit.Textf("E-mail addresses"),
+		Hint:  deskkit.Textf("1 to 10 e-mail addresses, separated by commas."),
+		Doc: kind.Doc{
+			Summary: "mail to 1 to 10 addresses",
+			Address: "a comma-separated list of 1 to 10 bare e-mail addresses, stored normalised (domain in lower case, duplicates dropped, joined by commas without spaces)",
+			Test:    "one message to each address, through the host's mail server",
+		},
+		Messages: messages,
+	}
 }
 
 // Address checks and normalises a comma-separated list of addresses.
@@ -91,7 +108,7 @@ func ordinal(n int) deskkit.Text {
 // Secret refuses a secret that is not empty: e-mail is not signed.
 func (Kind) Secret(secret string) (*string, error) {
 	if secret != "" {
-		return nil, kind.NoSecret("EMAIL")
+		return nil, kind.ErrNoSecret
 	}
 	return nil, nil
 }

@@ -30,6 +30,8 @@ package kind
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/notify"
@@ -58,6 +60,41 @@ type Info struct {
 	Name string
 	// Permission is who may add, replace or test a channel of the kind.
 	Permission Permission
+	// Label is the kind's name in a form or a list: "DingTalk robot".
+	Label deskkit.Text
+	// Field is the address field's label in a form: "Address (URL)".
+	Field deskkit.Text
+	// Hint is the address's shape, as a form shows it under the field:
+	// "https://HOST/robot/send?access_token=TOKEN".
+	Hint deskkit.Text
+	// SecretHint says what secret a client may give a channel of the kind,
+	// as a form shows it: "a DingTalk signing secret (SEC...)". It is zero
+	// for a kind that takes none from a client.
+	SecretHint deskkit.Text
+	// OwnSecret says that deskkit makes each channel's signing secret
+	// (NewSecret), shown once when it is added and never taken from a
+	// client: a channel added again gets a new one.
+	OwnSecret bool
+	// Doc is the kind in the API's reference, in English.
+	Doc Doc
+	// Messages are the kind's own catalogues (messages/zh-Hans.json):
+	// the translations of the messages its package writes, keyed by
+	// their English as the module's catalogues are.
+	Messages fs.FS
+}
+
+// Doc is a kind in the API's reference: English sentences that the
+// reference puts after the kind's type ("WORKPLACE_CHAT: ...").
+type Doc struct {
+	// Summary is what the kind is: "a DingTalk custom robot".
+	Summary string
+	// Address is the address's rules: "a DingTalk robot URL, ...".
+	Address string
+	// Secret is the secret a client may give, "" for none: "DingTalk's
+	// signing secret (SEC...), which turns on signing".
+	Secret string
+	// Test is what a test message is: "the robot's markdown message ...".
+	Test string
 }
 
 // Permission is who may add, replace or test a channel of a kind.
@@ -130,11 +167,10 @@ const (
 	Disable
 )
 
-// NoSecret is the refusal of a secret by a kind that takes none: its
-// secrets are made by deskkit, or it has none.
-func NoSecret(typ string) error {
-	return deskkit.Invalid("secret", "is taken only by WORKPLACE_CHAT channels (a DingTalk signing secret, SEC...); %s channels take none", typ)
-}
+// ErrNoSecret is the refusal of a secret by a kind that takes none: its
+// secrets are made by deskkit, or it has none. The registry answers it
+// with the kinds that take one.
+var ErrNoSecret = errors.New("kind: the kind takes no secret")
 
 // One is a test of one message, signed with nothing.
 var One = Test{Messages: 1}

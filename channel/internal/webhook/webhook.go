@@ -21,6 +21,8 @@
 package webhook
 
 import (
+	"embed"
+	"github.com/deskkit/deskkit"
 	"net/http"
 	"net/url"
 	"strings"
@@ -30,6 +32,11 @@ import (
 	"github.com/deskkit/deskkit/internal/safehttp"
 )
 
+// messages are the kind's catalogues.
+//
+//go:embed messages/*.json
+var messages embed.FS
+
 // Kind is the WEBHOOK kind.
 type Kind struct{}
 
@@ -37,7 +44,19 @@ var _ kind.Kind = Kind{}
 
 // Info names the kind: 5 webhooks a tenant.
 func (Kind) Info() kind.Info {
-	return kind.Info{Type: "WEBHOOK", Quota: 5, Name: "webhook"}
+	return kind.Info{
+		Type: "WEBHOOK", Quota: 5, Name: "webhook", OwnSecret: true,
+		Label: deskkit.Textf("Webhook"),
+		Field: deskkit.Textf("Address (URL)"),
+		Hint:  deskkit.Textf("An http or https URL that gets a signed POST (Standard Webhooks)."),
+		Doc: kind.Doc{
+			Summary: "a signed HTTP POST (Standard Webhooks)",
+			Address: "an absolute http or https URL of printable ASCII, without user information or fragment",
+			Test: "a Standard Webhooks POST of an event of type channel.test, signed with the stored secret of the channel named by id, or else of the tenant's webhook of this name, " +
+				"when the body's address is that channel's address; otherwise with a throwaway secret returned in data (a stored secret never signs a message to another address, which could replay it to the real receiver)",
+		},
+		Messages: messages,
+	}
 }
 
 // Address checks a webhook's URL; it is stored as sent.
@@ -51,7 +70,7 @@ func (Kind) Address(c *safehttp.Client, address string) (string, error) {
 // Secret refuses a secret that is not empty: deskkit makes a webhook's.
 func (Kind) Secret(secret string) (*string, error) {
 	if secret != "" {
-		return nil, kind.NoSecret("WEBHOOK")
+		return nil, kind.ErrNoSecret
 	}
 	return nil, nil
 }

@@ -19,6 +19,7 @@
 package wecom
 
 import (
+	"embed"
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel/internal/kind"
 	"github.com/deskkit/deskkit/internal/notify"
@@ -31,6 +32,14 @@ const (
 	key  = "key"
 )
 
+// hint is the address's shape, as a form and a refusal say it.
+var hint = deskkit.Textf("a WeCom group-robot URL: https://HOST/cgi-bin/webhook/send?key=KEY")
+
+// messages are the kind's catalogues.
+//
+//go:embed messages/*.json
+var messages embed.FS
+
 // Kind is the ENTERPRISE_CHAT kind.
 type Kind struct{}
 
@@ -38,7 +47,18 @@ var _ kind.Kind = Kind{}
 
 // Info names the kind: 10 WeCom robots a tenant.
 func (Kind) Info() kind.Info {
-	return kind.Info{Type: "ENTERPRISE_CHAT", Aliases: []string{"WECHAT"}, Quota: 10, Name: "WeCom group robot"}
+	return kind.Info{
+		Type: "ENTERPRISE_CHAT", Aliases: []string{"WECHAT"}, Quota: 10, Name: "WeCom group robot",
+		Label: deskkit.Textf("WeCom robot"),
+		Field: deskkit.Textf("Address (URL)"),
+		Hint:  hint,
+		Doc: kind.Doc{
+			Summary: "a WeCom (WeChat Work) group robot",
+			Address: "a WeCom group-robot URL, https://HOST/cgi-bin/webhook/send?key=KEY",
+			Test:    "the robot's markdown message, the title in bold and the text",
+		},
+		Messages: messages,
+	}
 }
 
 // Address checks a WeCom robot's URL; it is stored as sent.
@@ -47,7 +67,7 @@ func (Kind) Address(c *safehttp.Client, address string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := kind.CheckRobot(u, path, key, deskkit.Textf("a WeCom group-robot URL: https://HOST/cgi-bin/webhook/send?key=KEY")); err != nil {
+	if err := kind.CheckRobot(u, path, key, hint); err != nil {
 		return "", err
 	}
 	return address, nil
@@ -56,7 +76,7 @@ func (Kind) Address(c *safehttp.Client, address string) (string, error) {
 // Secret refuses a secret that is not empty: the key is the credential.
 func (Kind) Secret(secret string) (*string, error) {
 	if secret != "" {
-		return nil, kind.NoSecret("ENTERPRISE_CHAT")
+		return nil, kind.ErrNoSecret
 	}
 	return nil, nil
 }
