@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/deskkit/deskkit/channel"
 )
 
 // -h and help name the commands and the secrets' environment variables.
@@ -18,7 +20,13 @@ func TestHelpNamesCommandsAndSecrets(t *testing.T) {
 	ctx := context.Background()
 	want := []string{"serve", "token", "seed", "help", "-version",
 		"DESKKIT_SECRET ", "DESKKIT_SECRET_PREVIOUS", "DESKKIT_SMTP_PASSWORD", "DESKKIT_TWILIO_AUTH_TOKEN",
-		"DESKKIT_ALIYUN_ACCESS_KEY_ID", "DESKKIT_ALIYUN_ACCESS_KEY_SECRET", "DESKKIT_TENCENT_SECRET_ID", "DESKKIT_TENCENT_SECRET_KEY"}
+		"DESKKIT_ALIYUN_ACCESS_KEY_ID", "DESKKIT_ALIYUN_ACCESS_KEY_SECRET", "DESKKIT_TENCENT_SECRET_ID", "DESKKIT_TENCENT_SECRET_KEY",
+		"Channel types"}
+	// Every registered channel type, with what it is and its aliases.
+	for _, ti := range channel.TypeInfos() {
+		want = append(want, string(ti.Type)+" ", ti.Summary)
+		want = append(want, ti.Aliases...)
+	}
 	for _, c := range []struct {
 		name       string
 		args       []string

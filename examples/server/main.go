@@ -183,6 +183,7 @@ func newFlagSet(name string, stdout, stderr io.Writer, getenv func(string) strin
 		fmt.Fprintf(fs.Output(), usageHead, name)
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), usageSecrets)
+		fmt.Fprint(fs.Output(), usageChannelTypes())
 	}
 	return &flagSet{FlagSet: fs, getenv: getenv, env: map[string]string{}, stdout: stdout, version: v}
 }
@@ -214,6 +215,21 @@ Secrets come from the environment only, never from flags (which every process li
   ` + envTencentSecretID + `, ` + envTencentSecretKey + `
                             Tencent Cloud SMS API key (-sms-provider tencent)
 `
+
+// usageChannelTypes ends every -h: the channel types the API and the
+// console take, as the registry lists them.
+func usageChannelTypes() string {
+	var b strings.Builder
+	b.WriteString("\nChannel types (channelType of POST /api/v1/event/channel, the console's Channels page):\n")
+	for _, ti := range channel.TypeInfos() {
+		line := ti.Summary
+		if len(ti.Aliases) > 0 {
+			line += " (alias " + strings.Join(ti.Aliases, ", ") + ")"
+		}
+		fmt.Fprintf(&b, "  %-17s %s\n", ti.Type, line)
+	}
+	return b.String()
+}
 
 // version is the program's version from its build information: the module
 // version, the commit it was built from when the build recorded one, and
