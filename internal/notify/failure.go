@@ -125,6 +125,12 @@ func clean(s string, limit int) string {
 	return string(out)
 }
 
+// Quote is far-end text as a failure quotes it, as an errmsg is: invalid
+// UTF-8, control and invisible characters made spaces, runs of spaces
+// one, cut to 200 runes with "…". A kind whose far end answers in plain
+// text (Slack's "no_service") quotes its answer so.
+func Quote(s string) string { return clean(s, maxErrmsgRunes) }
+
 // statusFailure is the failure of a non-2xx reply from who ("the
 // webhook", "WeCom") to a request to u.
 func (s *Sender) statusFailure(who deskkit.Text, u *url.URL, r *safehttp.Reply) *Failure {

@@ -5,6 +5,7 @@
 package kindtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -48,7 +49,8 @@ type FarEnd struct {
 }
 
 // StartFarEnd starts a far end answering with h; h may block until
-// done is closed (when the test ends) or the client goes away.
+// done is closed (when the test ends) or the client goes away. h may read
+// the request's body, which the far end has recorded already.
 func StartFarEnd(t *testing.T, h func(w http.ResponseWriter, r *http.Request, done <-chan struct{})) *FarEnd {
 	t.Helper()
 	f := &FarEnd{}
@@ -61,6 +63,7 @@ func StartFarEnd(t *testing.T, h func(w http.ResponseWriter, r *http.Request, do
 		f.mu.Lock()
 		f.reqs = append(f.reqs, Request{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
 		f.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body)) // for h to read as a far end does
 		h(w, r, done)
 	}))
 	t.Cleanup(srv.Close)
