@@ -24,6 +24,7 @@ import (
 	"github.com/deskkit/deskkit/channel/internal/dingtalk"
 	"github.com/deskkit/deskkit/channel/internal/email"
 	"github.com/deskkit/deskkit/channel/internal/kind"
+	"github.com/deskkit/deskkit/channel/internal/slack"
 	"github.com/deskkit/deskkit/channel/internal/webhook"
 	"github.com/deskkit/deskkit/channel/internal/wecom"
 	"github.com/deskkit/deskkit/internal/notify"
@@ -174,6 +175,7 @@ var (
 	KindWeCom    kind.Kind = wecom.Kind{}
 	KindDingTalk kind.Kind = dingtalk.Kind{}
 	KindEmail    kind.Kind = email.Kind{}
+	KindSlack    kind.Kind = slack.Kind{}
 )
 
 // Dest is a target as the tests write it: the kind that sends to it, and
