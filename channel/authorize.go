@@ -97,6 +97,8 @@ const masked = notify.Masked
 //   - ENTERPRISE_CHAT and WORKPLACE_CHAT: the URL with every query value,
 //     the robot's key or access_token among them, replaced by "***":
 //     https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***.
+//   - SLACK: the scheme and host and "/services/***" for the webhook's
+//     three path parts: https://hooks.slack.com/services/***.
 //   - EMAIL: unchanged; the addresses are the tenant's own people.
 //
 // An address that does not parse as a URL is masked whole ("***").

@@ -40,6 +40,9 @@
 //     which gets markdown titled with the channel's name; an optional
 //     signing secret (DingTalk's "SEC..." secret) turns on DingTalk's
 //     signing.
+//   - SLACK: a Slack incoming webhook,
+//     https://hooks.slack.com/services/T.../B.../XXXX (or another host:
+//     Enterprise Grid, GovSlack), which gets Block Kit JSON.
 //
 // Input also takes the source system's names, WECHAT for ENTERPRISE_CHAT
 // and DINGTALK for WORKPLACE_CHAT; answers always use the canonical names.
@@ -64,9 +67,9 @@
 //   - An address must be an absolute URL without user info or fragment
 //     (or, for EMAIL, a list of addresses), and is refused rather than
 //     rewritten when a URL parser could read it two ways (Input.Address).
-//   - A tenant may have 5 webhooks, 20 e-mail channels and 10 of each
-//     robot (Type.Quota), also under parallel adds; over quota is a
-//     *QuotaError.
+//   - A tenant may have 5 webhooks, 20 e-mail channels, 10 of each
+//     robot and 10 Slack webhooks (Type.Quota), also under parallel adds;
+//     over quota is a *QuotaError.
 //   - Replace keeps the id and refuses a change of type: delete the
 //     channel and add a new one, since the secret and the quota belong to
 //     the type.

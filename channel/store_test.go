@@ -106,6 +106,7 @@ func hookURL(n int) string { return fmt.Sprintf("https://hooks.example.com/h/%d?
 const (
 	weComURL    = "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=wecom-key-4711"
 	dingTalkURL = "https://oapi.dingtalk.com/robot/send?access_token=dingtalk-token-0815"
+	slackURL    = "https://hooks.slack.com/services/T0SLACK01/B0SLACK02/slack-token-0042"
 	dingSecret  = "SECb1a2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
 )
 
@@ -313,7 +314,7 @@ func TestStoreAddRefuses(t *testing.T) {
 		}{
 			{Input{ID: 5, Type: "WEBHOOK", Name: "n", Address: hookURL(2)}, "id"},
 			{Input{ID: -1, Type: "WEBHOOK", Name: "n", Address: hookURL(2)}, "id"},
-			{Input{Type: "SLACK", Name: "n", Address: hookURL(2)}, "channelType"},
+			{Input{Type: "SMS", Name: "n", Address: hookURL(2)}, "channelType"},
 			{Input{Type: "WEBHOOK", Name: "", Address: hookURL(2)}, "name"},
 			{Input{Type: "WEBHOOK", Name: strings.Repeat("名", MaxNameRunes+1), Address: hookURL(2)}, "name"},
 			{Input{Type: "WEBHOOK", Name: "n", Address: "not a url"}, "address"},
@@ -424,8 +425,12 @@ func TestStoreQuotaEveryType(t *testing.T) {
 			Email:          func(i int) string { return fmt.Sprintf("u%d@example.com", i) },
 			EnterpriseChat: func(int) string { return weComURL },
 			WorkplaceChat:  func(int) string { return dingTalkURL },
+			"SLACK":        func(int) string { return slackURL },
 		}
 		for _, typ := range Types() {
+			if address[typ] == nil {
+				t.Fatalf("no address for type %s: give this test one", typ)
+			}
 			for i := range typ.Quota() {
 				f.add(t, f.ann, Input{Type: string(typ), Name: fmt.Sprintf("%s %d", typ, i), Address: address[typ](i)})
 			}

@@ -438,7 +438,7 @@ func TestChannelBadRequests(t *testing.T) {
 			key, field                 string
 		}{
 			// Add: the rules of each field.
-			{"type unknown", "POST", channelPath, `{"channelType": "SLACK", "name": "a", "address": "https://hooks.example.com/"}`, 400, httpapi.KeyValidation, "channelType"},
+			{"type unknown", "POST", channelPath, `{"channelType": "SMS", "name": "a", "address": "https://hooks.example.com/"}`, 400, httpapi.KeyValidation, "channelType"},
 			{"type in lower case", "POST", channelPath, `{"channelType": "webhook", "name": "a", "address": "https://hooks.example.com/"}`, 400, httpapi.KeyValidation, "channelType"},
 			{"type missing", "POST", channelPath, `{"name": "a", "address": "https://hooks.example.com/"}`, 400, httpapi.KeyValidation, "channelType"},
 			{"name missing", "POST", channelPath, `{"channelType": "WEBHOOK", "address": "https://hooks.example.com/"}`, 400, httpapi.KeyValidation, "name"},
@@ -490,7 +490,7 @@ func TestChannelBadRequests(t *testing.T) {
 			{"replace bad address", "PUT", channelPath, `{"id": ` + id + `, "channelType": "WEBHOOK", "name": "Ops hook", "address": "mailto:ops@example.com"}`, 400, httpapi.KeyValidation, "address"},
 
 			// List and delete: the path parameters.
-			{"list unknown type", "GET", channelTypePath + "SLACK", ``, 400, httpapi.KeyValidation, "channelType"},
+			{"list unknown type", "GET", channelTypePath + "SMS", ``, 400, httpapi.KeyValidation, "channelType"},
 			{"list unknown parameter", "GET", channelTypePath + "EMAIL?name=x", ``, 400, httpapi.KeyValidation, "name"},
 			{"delete id 0", "DELETE", channelPath + "/0", ``, 400, httpapi.KeyValidation, "id"},
 			{"delete id letters", "DELETE", channelPath + "/abc", ``, 400, httpapi.KeyValidation, "id"},
@@ -896,7 +896,7 @@ var channelResponseCases = []responseCase{
 			}
 		}},
 	{name: "add unknown type", op: "addEventChannel", method: http.MethodPost, target: path(channelPath),
-		body: channelBody("SLACK", "a", "https://hooks.example.com/"), token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
+		body: channelBody("SMS", "a", "https://hooks.example.com/"), token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
 	{name: "add unknown field", op: "addEventChannel", method: http.MethodPost, target: path(channelPath),
 		body:  fill(`{"channelType": "WEBHOOK", "name": "a", "address": "https://hooks.example.com/", "url": "x"}`),
 		token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},
@@ -950,7 +950,7 @@ var channelResponseCases = []responseCase{
 		token: "bob", reqValid: true, wantStatus: 200, wantData: func(fx fixture) any { return []channel.Channel{fx.channel.Channel} }},
 	{name: "list by alias, empty", op: "listEventChannels", method: http.MethodGet, target: path(channelTypePath + "WECHAT"), prepare: storedWebhook,
 		token: "bob", reqValid: true, wantStatus: 200, wantData: func(fixture) any { return []channel.Channel{} }},
-	{name: "list unknown type", op: "listEventChannels", method: http.MethodGet, target: path(channelTypePath + "SLACK"),
+	{name: "list unknown type", op: "listEventChannels", method: http.MethodGet, target: path(channelTypePath + "SMS"),
 		token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
 	{name: "list database down", op: "listEventChannels", method: http.MethodGet, target: path(channelTypePath + "EMAIL"),
 		token: "bob", down: true, reqValid: true, wantStatus: 503, wantKey: httpapi.KeyServiceUnavailable},

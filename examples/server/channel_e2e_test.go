@@ -235,7 +235,7 @@ func TestChannelsEndToEnd(t *testing.T) {
 			{"no id", ann, http.MethodPut, "/api/v1/event/channel", map[string]any{"channelType": "WEBHOOK", "name": "ops-2", "address": recv.URL}, 400, "param_validation_error"},
 			{"other tenant", zed, http.MethodPut, "/api/v1/event/channel", map[string]any{"id": hook.ID, "channelType": "WEBHOOK", "name": "x", "address": recv.URL}, 404, "resource_not_found"},
 			{"name taken", ann, http.MethodPost, "/api/v1/event/channel", map[string]any{"channelType": "WEBHOOK", "name": "team", "address": recv.URL}, 409, "channel_name_taken"},
-			{"unknown type", ann, http.MethodPost, "/api/v1/event/channel", map[string]any{"channelType": "SLACK", "name": "s", "address": recv.URL}, 400, "param_validation_error"},
+			{"unknown type", ann, http.MethodPost, "/api/v1/event/channel", map[string]any{"channelType": "SMS", "name": "s", "address": recv.URL}, 400, "param_validation_error"},
 			{"metadata address", ann, http.MethodPost, "/api/v1/event/channel", map[string]any{"channelType": "WEBHOOK", "name": "m", "address": "http://169.254.169.254/latest"}, 400, "channel_address_blocked"},
 			{"other tenant's delete", zed, http.MethodDelete, "/api/v1/event/channel/" + strconv.FormatInt(hook.ID, 10), nil, 404, "resource_not_found"},
 		} {
