@@ -1,0 +1,234 @@
+package kindtest
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+)
+
+// Fake is a kind's far end as its service behaves, for the conformance
+// suite (channel/conformance_test.go), which drives every kind that sends
+// over HTTP the same way: add, list, replace, test, deliver, a refusal,
+// and the hook removed.
+type Fake struct {
+	// Type is the kind's canonical type.
+	Type string
+	// Address is the address of a channel whose far end is at base
+	// ("http://127.0.0.1:PORT").
+	Address func(base string) string
+	// Secret is a secret a client gives a channel of the kind; "" for a
+	// kind that takes none.
+	Secret string
+	// Check tells whether the service takes a message: nil, or why not.
+	// secret is the channel's signing secret (the one given, or the one
+	// deskkit made), now the clock the sender signs with, and want what
+	// the message must hold.
+	Check func(r *http.Request, body []byte, secret string, now time.Time, want Want) error
+	// Accept is the service's answer to a message it takes; Reject its
+	// answer to one Check refuses.
+	Accept, Reject Reply
+	// Gone is the service's answer once the hook was removed, and
+	// Disables whether the channel is disabled for it.
+	Gone     Reply
+	Disables bool
+}
+
+// Want is what a message must hold: a chat message its title, a webhook
+// its event type.
+type Want struct{ Title, Type string }
+
+// Reply is an HTTP answer.
+type Reply struct {
+	Status int
+	Body   string
+}
+
+// FakeServer is a Fake running on loopback: a real HTTP server that checks
+// each request as the service does.
+type FakeServer struct {
+	URL string
+
+	fake   Fake
+	now    func() time.Time
+	mu     sync.Mutex
+	secret string
+	gone   bool
+	taken  int
+	faults []error
+	want   Want
+}
+
+// Start runs f on loopback; now is the clock the sender signs with.
+func (f Fake) Start(t *testing.T, now func() time.Time) *FakeServer {
+	t.Helper()
+	s := &FakeServer{fake: f, now: now}
+	srv := httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+func (s *FakeServer) serve(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	answer := s.fake.Accept
+	switch {
+	case s.gone:
+		answer = s.fake.Gone
+	case err != nil:
+		s.faults = append(s.faults, err)
+		answer = s.fake.Reject
+	default:
+		if err := s.fake.Check(r, body, s.secret, s.now(), s.want); err != nil {
+			s.faults = append(s.faults, err)
+			answer = s.fake.Reject
+		} else {
+			s.taken++
+		}
+	}
+	w.Header().Set("Content-Type", contentType(answer.Body))
+	w.WriteHeader(answer.Status)
+	_, _ = io.WriteString(w, answer.Body)
+}
+
+func contentType(body string) string {
+	if strings.HasPrefix(body, "{") {
+		return "application/json"
+	}
+	return "text/plain; charset=utf-8"
+}
+
+// Expect sets the channel's signing secret and what the next messages
+// must hold.
+func (s *FakeServer) Expect(secret string, want Want) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.secret, s.want = secret, want
+}
+
+// SetGone makes the server answer as the service does for a removed hook.
+func (s *FakeServer) SetGone(gone bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gone = gone
+}
+
+// Taken is how many messages the server took, and why it refused the
+// others.
+func (s *FakeServer) Taken() (int, []error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taken, append([]error(nil), s.faults...)
+}
+
+// Fakes are the far ends of the kinds that send over HTTP, in the
+// registry's order; e-mail has its SMTP server (internal/smtptest).
+var Fakes = []Fake{WebhookFake, WeComFake, DingTalkFake}
+
+// WebhookFake is a Standard Webhooks receiver: it checks the signature
+// with the official library, and answers 410 once it is gone.
+var WebhookFake = Fake{
+	Type:    "WEBHOOK",
+	Address: func(base string) string { return base + "/hooks/deskkit" },
+	Check: func(r *http.Request, body []byte, secret string, now time.Time, want Want) error {
+		wh, err := standardwebhooks.NewWebhook(secret)
+		if err != nil {
+			return err
+		}
+		// The library checks the timestamp against the wall clock; the
+		// tests' clock is fixed, so the age is checked here against it.
+		ts, err := strconv.ParseInt(r.Header.Get("webhook-timestamp"), 10, 64)
+		if err != nil || time.Unix(ts, 0).Sub(now).Abs() > 5*time.Minute {
+			return fmt.Errorf("webhook-timestamp %q not within 5 minutes of %v", r.Header.Get("webhook-timestamp"), now)
+		}
+		if err := wh.VerifyIgnoringTimestamp(body, r.Header); err != nil {
+			return fmt.Errorf("signature: %w", err)
+		}
+		var ev struct{ Type string }
+		if err := json.Unmarshal(body, &ev); err != nil || ev.Type != want.Type {
+			return fmt.Errorf("the event's type is not %q: %s", want.Type, body)
+		}
+		return nil
+	},
+	Accept: Reply{204, ""}, Reject: Reply{400, "bad signature"},
+	Gone: Reply{410, ""},
+}
+
+// WeComFake is a WeCom group robot: the key in the query, a markdown
+// message; it answers errcode 93000 once the robot was removed.
+var WeComFake = Fake{
+	Type:    "ENTERPRISE_CHAT",
+	Address: func(base string) string { return base + "/cgi-bin/webhook/send?key=693a91f6-7xxx" },
+	Check: func(r *http.Request, body []byte, _ string, _ time.Time, want Want) error {
+		if r.URL.Path != "/cgi-bin/webhook/send" || r.URL.Query().Get("key") == "" {
+			return errors.New("no robot at " + r.URL.Path)
+		}
+		var b struct {
+			MsgType  string `json:"msgtype"`
+			Markdown struct {
+				Content string `json:"content"`
+			} `json:"markdown"`
+		}
+		if err := json.Unmarshal(body, &b); err != nil || b.MsgType != "markdown" || len(b.Markdown.Content) > 4096 {
+			return fmt.Errorf("not a markdown message of at most 4096 bytes: %s", body)
+		}
+		return contains(b.Markdown.Content, want.Title)
+	},
+	Accept: Reply{200, `{"errcode":0,"errmsg":"ok"}`}, Reject: Reply{200, `{"errcode":40008,"errmsg":"invalid message type"}`},
+	Gone: Reply{200, `{"errcode":93000,"errmsg":"invalid webhook url"}`},
+}
+
+// DingTalkFake is a DingTalk custom robot with signing on: it checks the
+// timestamp is within an hour of its clock and the sign, and answers
+// 310000 otherwise; it answers errcode 300001 once the robot was removed.
+var DingTalkFake = Fake{
+	Type:    "WORKPLACE_CHAT",
+	Address: func(base string) string { return base + "/robot/send?access_token=tok3n" },
+	Secret:  "SECd1ngta1k0123456789",
+	Check: func(r *http.Request, body []byte, secret string, now time.Time, want Want) error {
+		q := r.URL.Query()
+		if r.URL.Path != "/robot/send" || q.Get("access_token") == "" {
+			return errors.New("no robot at " + r.URL.Path)
+		}
+		ms, err := strconv.ParseInt(q.Get("timestamp"), 10, 64)
+		if err != nil || time.UnixMilli(ms).Sub(now).Abs() > time.Hour {
+			return fmt.Errorf("timestamp %q not within an hour of %v", q.Get("timestamp"), now)
+		}
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(q.Get("timestamp") + "\n" + secret))
+		if !hmac.Equal([]byte(q.Get("sign")), []byte(base64.StdEncoding.EncodeToString(mac.Sum(nil)))) {
+			return errors.New("sign not match")
+		}
+		var b struct {
+			MsgType  string `json:"msgtype"`
+			Markdown struct{ Title, Text string }
+		}
+		if err := json.Unmarshal(body, &b); err != nil || b.MsgType != "markdown" || b.Markdown.Title == "" {
+			return fmt.Errorf("not a markdown message: %s", body)
+		}
+		return contains(b.Markdown.Text, want.Title)
+	},
+	Accept: Reply{200, `{"errcode":0,"errmsg":"ok"}`}, Reject: Reply{200, `{"errcode":310000,"errmsg":"sign not match"}`},
+	Gone: Reply{200, `{"errcode":300001,"errmsg":"token is not exist"}`},
+}
+
+func contains(text, want string) error {
+	if !strings.Contains(text, want) {
+		return fmt.Errorf("the message does not hold %q: %s", want, text)
+	}
+	return nil
+}
