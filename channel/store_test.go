@@ -21,6 +21,7 @@ import (
 	"github.com/uptrace/bun/migrate"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind/kindtest"
 	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	dkmigrate "github.com/deskkit/deskkit/internal/migrate"
@@ -420,10 +421,10 @@ func TestStoreQuotaEveryType(t *testing.T) {
 		f := newStoreFixture(t, db)
 		ctx := context.Background()
 		address := map[Type]func(int) string{
-			Webhook:        hookURL,
-			Email:          func(i int) string { return fmt.Sprintf("u%d@example.com", i) },
-			EnterpriseChat: func(int) string { return weComURL },
-			WorkplaceChat:  func(int) string { return dingTalkURL },
+			Email: func(i int) string { return fmt.Sprintf("u%d@example.com", i) },
+		}
+		for _, fake := range kindtest.Fakes {
+			address[Type(fake.Type)] = func(int) string { return fake.Address("https://far.example.com") }
 		}
 		for _, typ := range Types() {
 			for i := range typ.Quota() {

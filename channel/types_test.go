@@ -9,11 +9,8 @@ import (
 // Types hands out a copy: changing it changes neither the next answer nor
 // what ParseType accepts.
 func TestTypesIsACopy(t *testing.T) {
-	want := []Type{Webhook, Email, EnterpriseChat, WorkplaceChat}
+	want := Types() // TestRegisteredKinds checks the list itself
 	got := Types()
-	if d := cmp.Diff(want, got); d != "" {
-		t.Fatalf("Types() (-want +got):\n%s", d)
-	}
 	got[0] = "SMS"
 	if d := cmp.Diff(want, Types()); d != "" {
 		t.Errorf("Types() after a caller changed its copy (-want +got):\n%s", d)

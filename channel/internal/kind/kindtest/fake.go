@@ -165,7 +165,7 @@ var WebhookFake = Fake{
 		return nil
 	},
 	Accept: Reply{204, ""}, Reject: Reply{400, "bad signature"},
-	Gone: Reply{410, ""},
+	Gone: Reply{410, ""}, Disables: true,
 }
 
 // WeComFake is a WeCom group robot: the key in the query, a markdown
