@@ -137,7 +137,7 @@ func (s *FakeServer) Taken() (int, []error) {
 
 // Fakes are the far ends of the kinds that send over HTTP, in the
 // registry's order; e-mail has its SMTP server (internal/smtptest).
-var Fakes = []Fake{WebhookFake, WeComFake, DingTalkFake}
+var Fakes = []Fake{WebhookFake, WeComFake, DingTalkFake, FeishuFake}
 
 // WebhookFake is a Standard Webhooks receiver: it checks the signature
 // with the official library, and answers 410 once it is gone.
@@ -224,6 +224,78 @@ var DingTalkFake = Fake{
 	},
 	Accept: Reply{200, `{"errcode":0,"errmsg":"ok"}`}, Reject: Reply{200, `{"errcode":310000,"errmsg":"sign not match"}`},
 	Gone: Reply{200, `{"errcode":300001,"errmsg":"token is not exist"}`},
+}
+
+// FeishuFake is a Feishu custom robot with signing on: it checks the
+// timestamp is within an hour of its clock and the sign, as Feishu's open
+// platform documents them, and answers 19021 otherwise; it answers 19001
+// once the robot was removed.
+var FeishuFake = Fake{
+	Type:    "FEISHU",
+	Address: func(base string) string { return base + "/open-apis/bot/v2/hook/3f1c2b7e-66a0-4d5e-9c1b-0123456789ab" },
+	Secret:  "fe1shuSecretAbc123",
+	Check:   CheckFeishu,
+	Accept:  Reply{200, `{"StatusCode":0,"StatusMessage":"success","code":0,"data":{},"msg":"success"}`},
+	Reject:  Reply{200, `{"code":19021,"data":{},"msg":"sign match fail or timestamp is not within one hour from current time"}`},
+	Gone:    Reply{200, `{"code":19001,"data":{},"msg":"param invalid: incoming webhook access token invalid"}`},
+}
+
+// FeishuSign is Feishu's signature, computed as its open platform
+// documents it, apart from the package that sends it.
+func FeishuSign(timestamp, secret string) string {
+	mac := hmac.New(sha256.New, []byte(timestamp+"\n"+secret))
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// CheckFeishu checks a Feishu robot message as Feishu does: its path, a
+// JSON body of at most 20 KB, the signature when the robot has a secret
+// (a timestamp in seconds within an hour of now), and a text or card
+// message that holds the title.
+func CheckFeishu(r *http.Request, body []byte, secret string, now time.Time, want Want) error {
+	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/open-apis/bot/v2/hook/") || r.URL.RawQuery != "" {
+		return errors.New("no robot at " + r.URL.String())
+	}
+	if len(body) > 20<<10 {
+		return fmt.Errorf("the body has %d bytes, more than 20 KB", len(body))
+	}
+	var b struct {
+		Timestamp, Sign string
+		MsgType         string `json:"msg_type"`
+		Content         struct{ Text string }
+		Card            struct {
+			Header struct {
+				Title struct{ Tag, Content string }
+			}
+			Elements []struct{ Tag, Content string }
+		}
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if secret != "" {
+		ts, err := strconv.ParseInt(b.Timestamp, 10, 64)
+		if err != nil || time.Unix(ts, 0).Sub(now).Abs() > time.Hour {
+			return fmt.Errorf("timestamp %q not within an hour of %v", b.Timestamp, now)
+		}
+		if !hmac.Equal([]byte(b.Sign), []byte(FeishuSign(b.Timestamp, secret))) {
+			return errors.New("sign match fail")
+		}
+	}
+	switch b.MsgType {
+	case "text":
+		return contains(b.Content.Text, want.Title)
+	case "interactive":
+		if b.Card.Header.Title.Tag != "plain_text" {
+			return fmt.Errorf("a card's title must be plain_text: %s", body)
+		}
+		for _, e := range b.Card.Elements {
+			if e.Tag != "markdown" && e.Tag != "div" && e.Tag != "hr" {
+				return fmt.Errorf("a card element of tag %q", e.Tag)
+			}
+		}
+		return contains(b.Card.Header.Title.Content, want.Title)
+	}
+	return fmt.Errorf("msg_type %q is none Feishu knows here", b.MsgType)
 }
 
 func contains(text, want string) error {

@@ -22,6 +22,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel/internal/dingtalk"
 	"github.com/deskkit/deskkit/channel/internal/email"
+	"github.com/deskkit/deskkit/channel/internal/feishu"
 	"github.com/deskkit/deskkit/channel/internal/kind"
 	"github.com/deskkit/deskkit/channel/internal/webhook"
 	"github.com/deskkit/deskkit/channel/internal/wecom"
@@ -171,6 +172,7 @@ var (
 	KindWeCom    kind.Kind = wecom.Kind{}
 	KindDingTalk kind.Kind = dingtalk.Kind{}
 	KindEmail    kind.Kind = email.Kind{}
+	KindFeishu   kind.Kind = feishu.Kind{}
 )
 
 // Dest is a target as the tests write it: the kind that sends to it, and
