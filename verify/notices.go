@@ -30,7 +30,7 @@ const noticeKind = "verify.notice"
 var noticeSchedule = []time.Duration{0, time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour}
 
 // noticeMaxRetryAfter bounds the wait a throttled notice's provider asks
-// for (SMSError.RetryAfter): it lengthens a delay of the schedule to at
+// for (sms.Error.RetryAfter): it lengthens a delay of the schedule to at
 // most this, so that the last attempt comes at most about 8 hours after
 // the change, not a day later as the outbox's own bound would allow.
 const noticeMaxRetryAfter = 2 * time.Hour
@@ -173,7 +173,7 @@ func (v *Verifier) Run(ctx context.Context) error {
 // failed together are not all sent again at the same instant; a provider's
 // RetryAfter, up to 2 hours, waits longer), each logged as a warning; the
 // fifth failure drops the notice with an error in the log, and so does the
-// first that the sender says is final (an *SMSError not Retryable, an SMTP
+// first that the sender says is final (an *sms.Error not Retryable, an SMTP
 // 5xx): the outbox records it FAILED with the cause. Purge deletes notices
 // a day after they were sent or dropped, attempts included.
 
@@ -189,7 +189,7 @@ func (v *Verifier) Run(ctx context.Context) error {
 //
 // A notice is retried up to five times over about two and a half hours
 // (a provider's RetryAfter waits longer), and dropped, logged, after its
-// fifth failure or a final one (an *SMSError not Retryable, an SMTP 5xx).
+// fifth failure or a final one (an *sms.Error not Retryable, an SMTP 5xx).
 func (v *Verifier) SendNotices(ctx context.Context) (int, error) {
 	ctx, call := v.ops.Start(ctx, "verify.SendNotices", "")
 	v.retrySettles(ctx)
@@ -269,7 +269,7 @@ type smtpReply interface {
 // noticeRetry says whether a notice whose sender answered err may be
 // accepted at a later attempt, and how long the far end asked to wait:
 //
-//   - an *SMSError (from the senders of package sms's subpackages, or a
+//   - an *sms.Error (from the senders of package sms's subpackages, or a
 //     host's sender that returns one) by its Retryable, its RetryAfter bounded by
 //     noticeMaxRetryAfter: a refused key, template or number, or a daily
 //     limit, ends the notice at once;
@@ -280,8 +280,9 @@ type smtpReply interface {
 //     telling an outage from a refusal is not possible there, and a notice
 //     of a changed address is worth four more attempts.
 func noticeRetry(err error) (bool, time.Duration) {
-	if se, ok := errors.AsType[*SMSError](err); ok {
-		return se.Retryable, min(se.RetryAfter, noticeMaxRetryAfter)
+	if se, ok := errors.AsType[smsRefusal](err); ok {
+		retryable, _, wait := se.SMSRefusal()
+		return retryable, min(wait, noticeMaxRetryAfter)
 	}
 	if sr, ok := errors.AsType[smtpReply](err); ok && sr.ErrorCode() != 0 {
 		return sr.IsTemp(), 0

@@ -24,8 +24,9 @@ type SMS struct {
 
 // SMSSender delivers text messages. SendSMS returns nil only when the
 // provider accepted the message; any error (a refused number, a gateway
-// that is down or answers non-2xx, ctx done) means it was not accepted. The
-// Verifier never calls it inside a database transaction.
+// that is down or answers non-2xx, ctx done) means it was not accepted;
+// an *sms.Error in it tells the Verifier a throttle or a final refusal.
+// The Verifier never calls it inside a database transaction.
 type SMSSender interface {
 	SendSMS(ctx context.Context, m SMS) error
 }

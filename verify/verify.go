@@ -61,9 +61,8 @@ var (
 	ErrSendFailed = deskkit.NewError(deskkit.ErrUnavailable, "verify: send failed",
 		"the message could not be sent: try again later")
 	// ErrSendThrottled: the SMS provider refused the message for its rate
-	// limits (SMSError.Throttled). The error also matches ErrSendFailed,
-	// with what that implies, and is a deskkit.RetryAfterer with the
-	// provider's wait (SMSError.RetryAfter).
+	// limits (sms.Error.Throttled). It also matches ErrSendFailed, and is
+	// a deskkit.RetryAfterer with the provider's wait.
 	ErrSendThrottled = deskkit.NewError(deskkit.ErrUnavailable, "verify: send throttled",
 		"the SMS provider is throttling messages: try again later")
 	// ErrAddressTaken: another user of the tenant has the address. No code

@@ -24,7 +24,7 @@
 // # Errors
 //
 // Each sender answers a refusal, or a provider it cannot reach, with a
-// *verify.SMSError carrying the provider's code and its class, as each
+// *Error carrying the provider's code and its class, as each
 // sender's SendSMS lists: Retryable, Throttled (with a RetryAfter; a
 // code's send then fails with verify.ErrSendThrottled, which httpapi
 // answers 503 with Retry-After), or final. No error holds the code, nor
