@@ -27,7 +27,8 @@
 // [github.com/deskkit/deskkit/verify/sms/tencent] (template providers,
 // configured with [github.com/deskkit/deskkit/verify/sms]). E-mail goes
 // through [github.com/deskkit/deskkit/verify/smtp] or any deskkit.Mailer.
-// LogSender logs instead of sending, for development.
+// [github.com/deskkit/deskkit/verify/logsender] logs instead of sending,
+// for development.
 //
 // # Codes, secrets and limits
 //

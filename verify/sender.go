@@ -8,7 +8,7 @@ type SMS struct {
 	Text   string // the rendered template, code included
 	BizKey BizKey
 	// Code is the verification code inside Text, or "" for a notice, so
-	// that a sender which logs (LogSender) can leave it out, and a
+	// that a sender which logs (logsender.Sender) can leave it out, and a
 	// template provider (aliyun, tencent) can send it as
 	// its template's parameter.
 	Code string

@@ -375,7 +375,7 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 	case dir == nil:
 		return nil, errors.New("verify: dir is required")
 	case sms == nil || mail == nil:
-		return nil, errors.New("verify: an SMSSender and a Mailer are required (LogSender is both)")
+		return nil, errors.New("verify: an SMSSender and a Mailer are required (logsender.Sender is both)")
 	case len(secret) < MinSecretLength:
 		return nil, fmt.Errorf("verify: secret must be at least %d bytes", MinSecretLength)
 	}

@@ -9,7 +9,8 @@
 //   - aliyun and tencent send through Alibaba Cloud SMS (阿里云短信服务)
 //     and Tencent Cloud SMS (腾讯云短信), the template providers.
 //
-// verify.LogSender, which logs instead of sending, is for development.
+// verify/logsender's Sender, which logs instead of sending, is for
+// development.
 //
 // # Template providers
 //
