@@ -23,6 +23,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/limiter"
+	"github.com/deskkit/deskkit/verify/template"
 )
 
 // States of a code row.
@@ -331,8 +332,8 @@ ON CONFLICT (tenant_id, user_id, kind, biz_key, address) DO UPDATE SET
 
 func (v *Verifier) deliverCode(ctx context.Context, k Kind, b BizKey, pc pendingCode) error {
 	set, locale := v.templates.forContext(ctx)
-	data := TemplateData{
-		AppName: v.cfg.AppName, BizKey: b, Purpose: purpose(b).LocalizedMessage(v.cfg.Messages, set.tag), Code: pc.code,
+	data := template.Data{
+		AppName: v.cfg.AppName, BizKey: string(b), Purpose: purpose(b).LocalizedMessage(v.cfg.Messages, set.tag), Code: pc.code,
 		Minutes: int(v.cfg.CodeTTL.Round(time.Minute) / time.Minute),
 	}
 	t := set.code(b)

@@ -52,9 +52,10 @@
 // after the commit by Run, or by the change itself and SendNotices; it is
 // retried on a schedule, and Purge deletes it a day after. With
 // Config.Publisher set, a committed change publishes EventMobileChanged or
-// EventEmailChanged. Codes and notices are written from Template values in
-// English, Simplified Chinese and any language Config.Locales adds, in the
-// language of the request's context.
+// EventEmailChanged. Codes and notices are written from the templates of
+// [github.com/deskkit/deskkit/verify/template] in English, Simplified
+// Chinese and any language Config.Locales adds, in the language of the
+// request's context.
 //
 // # Errors
 //

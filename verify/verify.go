@@ -20,6 +20,7 @@ import (
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/internal/outbox"
 	"github.com/deskkit/deskkit/internal/telemetry"
+	"github.com/deskkit/deskkit/verify/template"
 )
 
 // Errors the Verifier returns. The shared classes are deskkit's sentinels;
@@ -197,20 +198,15 @@ type Config struct {
 	// FailuresPerDay is how many wrong codes one user may enter in a day,
 	// across codes; DefaultFailuresPerDay if 0.
 	FailuresPerDay int
-	// Templates override the messages of some bizKeys; see Template.
-	Templates map[BizKey]Template
-	// Notice overrides the notice sent to the old address after a change.
-	Notice *Template
-	// Templates and Notice are English's. Locales holds the templates of
-	// other languages, keyed by a BCP 47 tag ("zh-CN", "ja"): deskkit
-	// ships zh-CN's, which an entry here overrides field by field; another
-	// tag adds a language. A code is written in the language of its
-	// request's context (its deskkit.Localizer; the HTTP API sets it):
-	// the one of these in the same language and script (zh-CN for zh-Hans;
-	// none for zh-TW), and English when the context carries none or
-	// none matches; a notice in the language of the request that changed
-	// the address. SMS.Locale is the chosen locale ("en", "zh-CN"), ""
-	// without a language in the context.
+	// Templates override the English messages of some bizKeys, Notice
+	// the notice to the old address after a change (see package
+	// verify/template, which says which language a message is in).
+	Templates map[BizKey]template.Template
+	Notice    *template.Template
+	// Locales holds the templates of other languages, by BCP 47 tag
+	// ("zh-CN", "ja"): an entry for zh-CN overrides the shipped ones field
+	// by field; another tag adds a language. SMS.Locale is the chosen
+	// one ("en", "zh-CN"), "" without a language in the context.
 	Locales map[string]LocaleTemplates
 	// Messages writes the templates' Purpose ("change your mobile
 	// number") in their language; the shipped catalogues if nil. A host
