@@ -16,34 +16,27 @@
 // Every bizKey of the source system's API is accepted (SMSBizKeys,
 // EmailBizKeys), each its own namespace of codes. The Verifier acts on
 // four of them itself; the host redeems the link secret of any other for
-// its own flow with Redeem, inside its transaction if it likes.
+// its own flow with Redeem, inside its transaction if it likes. The
+// Verifier's own errors (ErrCodeWrong, ErrSendFailed, ...) each match one
+// of deskkit's classes too; bad fields are *deskkit.InputError values.
 //
 // # Senders
 //
-// The senders live in packages of their own, each an SMSSender:
-// [github.com/deskkit/deskkit/verify/sms/gateway] (a JSON POST to the
-// host's gateway), [github.com/deskkit/deskkit/verify/sms/twilio],
-// [github.com/deskkit/deskkit/verify/sms/aliyun] and
-// [github.com/deskkit/deskkit/verify/sms/tencent] (template providers,
-// configured with [github.com/deskkit/deskkit/verify/sms]). E-mail goes
-// through [github.com/deskkit/deskkit/verify/smtp] or any deskkit.Mailer.
-// [github.com/deskkit/deskkit/verify/logsender] logs instead of sending,
-// for development.
+// The senders live in packages of their own under verify/: each of
+// sms/gateway (a JSON POST to the host's gateway), sms/twilio, sms/aliyun
+// and sms/tencent (template providers, configured with package sms) is an
+// SMSSender; smtp is a deskkit.Mailer; logsender is both, and logs
+// instead of sending, for development.
 //
 // # Codes, secrets and limits
 //
 // A code is 6 digits, valid Config.CodeTTL, good for MaxAttempts wrong
 // checks, and stored only as a keyed hash under the server secret. A link
 // secret is good once, for LinkSecretTTL, for the user, bizKey and address
-// it was won for. Every limit of Config is kept in the database and taken
-// by one atomic statement, so it holds across replicas; the address's day
-// counts every user of every tenant together, so that many accounts cannot
-// flood one phone or mailbox.
-//
-// No sender runs inside a database transaction: a code is stored as
-// pending, sent, then made usable, or given back with its limits when the
-// sender refused it (ErrSendFailed, or ErrSendThrottled with the
-// provider's wait).
+// it was won for. Every limit of Config holds across replicas (see
+// Config). No sender runs inside a database transaction: a code is stored
+// as pending, sent, then made usable, or given back with its limits when
+// the sender refused it (ErrSendFailed, or ErrSendThrottled).
 //
 // # Notices and events
 //
@@ -53,15 +46,7 @@
 // retried on a schedule, and Purge deletes it a day after. With
 // Config.Publisher set, a committed change publishes EventMobileChanged or
 // EventEmailChanged. Codes and notices are written from the templates of
-// [github.com/deskkit/deskkit/verify/template] in English, Simplified
-// Chinese and any language Config.Locales adds, in the language of the
-// request's context.
-//
-// # Errors
-//
-// The Verifier's own errors (ErrCodeWrong, ErrSendFailed, ...) each match
-// one of deskkit's classes too, and httpapi gives each an error key of its
-// own. Bad fields are *deskkit.InputError values naming the field.
+// package verify/template, in the language of the request's context.
 //
 // # Testing
 //

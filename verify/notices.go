@@ -141,14 +141,13 @@ func (v *Verifier) noticeCommitted(ctx context.Context) {
 
 // Run sends the notices to old addresses, and records the outcomes of
 // code sends that the database could not take when they ended (see
-// SendSMS), until ctx is done. It claims each due notice before it sends
-// it, so that replicas running Run, and SendNotices, never send one twice.
-// A committed change wakes it (on PostgreSQL, the outbox's NOTIFY wakes
-// every process's), and it looks once a second besides. While Run runs, a
-// change answers without waiting for its notice; without it, the change
-// sends its notice itself before it answers. When ctx is done Run finishes
-// the sends in flight (each bounded by 30 s) and returns nil. One Run per
-// process is enough.
+// SendSMS), until ctx is done; one per process is enough. It claims each
+// due notice, so no notice is sent twice. A committed change wakes it (on
+// PostgreSQL, by NOTIFY, every process's), and it looks once a second
+// besides. While Run runs, a change answers without waiting for its
+// notice; without it, the change sends its notice itself before it
+// answers. When ctx is done Run finishes the sends in flight (each
+// bounded by 30 s) and returns nil.
 func (v *Verifier) Run(ctx context.Context) error {
 	v.runs.Add(1)
 	defer v.runs.Add(-1)
@@ -180,16 +179,13 @@ func (v *Verifier) Run(ctx context.Context) error {
 
 // SendNotices sends the notices to old addresses that are due now (their
 // first send failed and their next is due, or no process ran Run), until
-// none is left, and returns how many went out. Each notice is claimed
-// before it is sent, so SendNotices never sends one that Run, another
-// replica or another call sends: hosts may call it from a scheduler of
-// their own instead of running Run, or besides it. A notice that fails is
-// retried on the notices' schedule, at a later call. Like Run, it first
-// records the outcomes of code sends that the database could not take when
-// they ended, those it can now.
+// none is left, and returns how many went out. It claims each notice as
+// Run does, so hosts may call it from a scheduler of their own instead of
+// running Run, or besides it. Like Run, it first records the outcomes of
+// code sends that the database could not take when they ended.
 //
-// A notice is retried up to five times over about two and a half hours
-// (a provider's RetryAfter waits longer), and dropped, logged, after its
+// A notice is tried up to five times over about two and a half hours (a
+// provider's RetryAfter waits longer), and dropped, logged, after its
 // fifth failure or a final one (an *sms.Error not Retryable, an SMTP 5xx).
 func (v *Verifier) SendNotices(ctx context.Context) (int, error) {
 	ctx, call := v.ops.Start(ctx, "verify.SendNotices", "")

@@ -34,31 +34,28 @@ var (
 	ErrConflict        = deskkit.ErrConflict        // a username or address another user has
 	ErrRateLimited     = deskkit.ErrRateLimited     // a send or failure limit; *deskkit.RateLimitError
 
-	// ErrCodeWrong: the code does not match. The client message says how
-	// many attempts the code has left.
+	// ErrCodeWrong: the code does not match; the message says how many
+	// attempts are left.
 	ErrCodeWrong = deskkit.NewError(deskkit.ErrInvalid, "verify: wrong code",
 		"verificationCode is wrong")
-	// ErrCodeExpired: the code matched a code that has expired; request a
-	// new one.
+	// ErrCodeExpired: the code matched a code that has expired.
 	ErrCodeExpired = deskkit.NewError(deskkit.ErrInvalid, "verify: code expired",
 		"verificationCode has expired: request a new code")
 	// ErrCodeMissing: no usable code was sent for this bizKey and address
 	// (never, or it was used, or its send failed). For a code a check used
-	// up, the client message says so, and for BIND_* that the link secret
-	// the check answered is the proof the change takes.
+	// up the message says so, and for BIND_* that its link secret is the proof.
 	ErrCodeMissing = deskkit.NewError(deskkit.ErrInvalid, "verify: no code",
 		"no code is waiting for this bizKey and address: request one first")
 	// ErrCodeExhausted: the code had MaxAttempts wrong checks and is dead.
 	ErrCodeExhausted = deskkit.NewError(deskkit.ErrRateLimited, "verify: code exhausted",
 		"verificationCode had too many wrong attempts: request a new code")
-	// ErrTooManyFailures: the user had MaxFailuresPerDay wrong checks in
-	// the current day; it comes as a *FailureLimitError with the time to
-	// wait.
+	// ErrTooManyFailures: the user had Config.FailuresPerDay wrong checks
+	// today; it comes with a *deskkit.RateLimitError giving the wait.
 	ErrTooManyFailures = deskkit.NewError(deskkit.ErrRateLimited, "verify: too many failed checks",
 		"too many wrong codes today: try again later")
 	// ErrSendFailed: the SMS gateway or mail server did not accept the
 	// message. No usable code is left, and the send's limits are given
-	// back (once the database takes it): a retry is not refused by them.
+	// back (once the database takes it).
 	ErrSendFailed = deskkit.NewError(deskkit.ErrUnavailable, "verify: send failed",
 		"the message could not be sent: try again later")
 	// ErrSendThrottled: the SMS provider refused the message for its rate
@@ -70,12 +67,10 @@ var (
 	// is sent; the attempt counts toward the limits.
 	ErrAddressTaken = deskkit.NewError(deskkit.ErrConflict, "verify: address taken",
 		"the address belongs to another user")
-	// ErrAlreadyBound: BIND_MOBILE or BIND_EMAIL for a user who has an
-	// address of that kind: use MODIFY_MOBILE or MODIFY_EMAIL.
+	// ErrAlreadyBound: BIND_* for a user who has an address of that kind.
 	ErrAlreadyBound = deskkit.NewError(deskkit.ErrConflict, "verify: address already bound",
 		"you have an address of this kind already: use MODIFY_MOBILE or MODIFY_EMAIL")
-	// ErrNotBound: MODIFY_MOBILE or MODIFY_EMAIL for a user who has no
-	// address of that kind: use BIND_MOBILE or BIND_EMAIL.
+	// ErrNotBound: MODIFY_* for a user who has no address of that kind.
 	ErrNotBound = deskkit.NewError(deskkit.ErrConflict, "verify: no address to modify",
 		"you have no address of this kind to modify: use BIND_MOBILE or BIND_EMAIL")
 	// ErrLinkSecret: the link secret is unknown, expired, used, or was not
@@ -174,30 +169,18 @@ const (
 // time to wait. The interval and the hour are each user's own; the
 // address's day counts every user of every tenant, its holder included.
 type Config struct {
-	// PreviousSecret, if set, is the secret before the last rotation:
-	// codes hashed under it still pass a check, so a rotation does not
-	// kill codes in flight. Drop it after MaxCodeTTL.
+	// PreviousSecret is the secret before the last rotation, if any:
+	// codes in flight still pass a check. Drop it after MaxCodeTTL.
 	PreviousSecret []byte
 	// CodeTTL is how long a code is valid: DefaultCodeTTL if 0, at most
 	// MaxCodeTTL.
 	CodeTTL time.Duration
-	// ResendInterval: at most one code per (user, bizKey, address) within
-	// it. DefaultResendInterval if 0.
-	ResendInterval time.Duration
-	// SendsPerHour is how many codes one user may have sent to one address
-	// in an hour; DefaultSendsPerHour if 0.
-	SendsPerHour int
-	// SendsPerAddressPerDay is how many codes one address may get in a
-	// day from all users of all tenants together, its holder included;
-	// DefaultSendsPerAddressPerDay if 0. Keep it above SendsPerDay, or a
-	// single account can use it up.
-	SendsPerAddressPerDay int
-	// SendsPerDay is how many codes one user may request in a day
-	// (refused sends included); DefaultSendsPerDay if 0.
-	SendsPerDay int
-	// FailuresPerDay is how many wrong codes one user may enter in a day,
-	// across codes; DefaultFailuresPerDay if 0.
-	FailuresPerDay int
+	// The limits; each is its Default* constant if 0.
+	ResendInterval        time.Duration // one code per (user, bizKey, address) within it
+	SendsPerHour          int           // codes per (user, address) an hour
+	SendsPerAddressPerDay int           // codes per address a day, all users of all tenants; keep it above SendsPerDay
+	SendsPerDay           int           // codes per user a day, refused sends included
+	FailuresPerDay        int           // wrong codes per user a day, across codes
 	// Templates override the English messages of some bizKeys, Notice
 	// the notice to the old address after a change (see package
 	// verify/template, which says which language a message is in).
@@ -209,44 +192,36 @@ type Config struct {
 	// one ("en", "zh-CN"), "" without a language in the context.
 	Locales map[string]LocaleTemplates
 	// Messages writes the templates' Purpose ("change your mobile
-	// number") in their language; the shipped catalogues if nil. A host
-	// that adds a language gives its purposes in a catalogue of Messages.
+	// number") in their language: the shipped catalogues if nil, or a
+	// host's with the purposes of the languages it adds.
 	Messages *deskkit.Messages
 	// AppName is the sender's name in messages; "deskkit" if "".
 	AppName string
-	// Publisher, if set, gets the events of contact changes
-	// (EventMobileChanged, EventEmailChanged; see EventTypes) inside the
-	// change's transaction; nil publishes none. New fails if it is a
-	// deskkit.EventTypeChecker that lacks one of the types: register them
-	// first.
+	// Publisher, if set, gets the events of contact changes (EventTypes)
+	// inside the change's transaction. New fails if it is a
+	// deskkit.EventTypeChecker that lacks one of the types.
 	Publisher deskkit.Publisher
 	// Logger gets failed notices; slog.Default if nil. Codes and secrets
 	// are never logged.
 	Logger *slog.Logger
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
-	// MeterProvider and TracerProvider record, under the scope
-	// github.com/deskkit/deskkit/verify, a span per operation
-	// ("verify.SendSMS", "verify.ChangeEmail", ...; status Error when it
-	// failed, with deskkit.result) and the counters:
+	// MeterProvider and TracerProvider (the global ones if nil) record,
+	// under the scope github.com/deskkit/deskkit/verify, a span per
+	// operation ("verify.SendSMS", ...; status Error when it failed, with
+	// deskkit.result) and the counters:
 	//
-	//   - deskkit.verify.codes.sent: one per SendSMS or SendEmail call
-	//     (whatever the number of addresses), by deskkit.channel (sms,
-	//     email) and deskkit.result ("ok", or the error key httpapi
-	//     answers: too_many_requests, verification_address_taken, ...);
+	//   - deskkit.verify.codes.sent: one per SendSMS or SendEmail call, by
+	//     deskkit.channel (sms, email) and deskkit.result ("ok", or the
+	//     error key httpapi answers: too_many_requests, ...);
 	//   - deskkit.verify.codes.checked: one per CheckSMS or CheckEmail
-	//     call, likewise (verification_code_wrong,
-	//     verification_code_expired, ...);
+	//     call, likewise (verification_code_wrong, ...);
 	//   - deskkit.verify.rate_limited: one per refusal of a limit, by
 	//     deskkit.limit: resend_interval, per_hour, per_address_per_day,
-	//     per_day (the send limits, in the order Limits lists them) and
-	//     failures_per_day.
+	//     per_day or failures_per_day.
 	//
 	// A notice's attempt is a span "verify.notice" and counts in the
 	// outbox's deskkit.deliveries with deskkit.channel.type verify.notice.
-	// nil means the global providers (otel.GetMeterProvider,
-	// otel.GetTracerProvider), which record nothing until the host
-	// installs some.
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
 }
