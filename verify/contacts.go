@@ -43,16 +43,12 @@ import (
 // MobileChange changes the principal's mobile number. With MODIFY_MOBILE,
 // LinkSecret is what checking a MODIFY_MOBILE code sent to the current
 // number answered, and Code is a MODIFY_MOBILE code sent to the new number.
-// With BIND_MOBILE (for a user without a number) one proof of the new
-// number is enough: Code, a BIND_MOBILE code sent to it, or, once a check
-// has used that code up, LinkSecret, what checking it answered, alone or
-// with that same Code (as a client that checked first sends it). A Code
-// and a LinkSecret that are not of one check of the new number are an
-// input error on linkSecret.
-//
-// The code is checked first, in the transaction that spends the secret
-// and writes the address: a wrong code does not burn the secret, and a
-// refused change spends neither. EmailChange follows the same rules.
+// With BIND_MOBILE one proof of the new number is enough: Code, a
+// BIND_MOBILE code sent to it, or LinkSecret, what checking that code
+// answered, alone or with that same Code; a Code and a LinkSecret not of
+// one check are an input error on linkSecret. The code is checked first,
+// in the transaction that spends the secret and writes the address: a
+// wrong code does not burn the secret, and a refused change spends neither.
 type MobileChange struct {
 	BizKey     BizKey
 	Mobile     string

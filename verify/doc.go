@@ -2,8 +2,6 @@
 // at an address, and change their profile and contact addresses, the
 // latter only with that proof.
 //
-// # Overview
-//
 // A Verifier is built by New over the library's tables (Migrate), the
 // host's user store (a Directory), a sender of text messages (SMSSender),
 // a deskkit.Mailer, and the server secret. httpapi mounts it under
@@ -50,8 +48,7 @@
 //
 // # Testing
 //
-// Package verifytest has an in-memory Directory, a FuncDirectory to script
-// answers, a Sink that records what is sent, fakes of Alibaba Cloud and
-// Tencent Cloud SMS, and RunDirectoryTests, the conformance suite a host's
-// own Directory should pass over its real tables.
+// Package verifytest has an in-memory Directory, a scripted FuncDirectory,
+// a Sink that records what is sent, fakes of Alibaba Cloud and Tencent
+// Cloud SMS, and RunDirectoryTests, the suite for a host's own Directory.
 package verify

@@ -140,14 +140,13 @@ func (v *Verifier) noticeCommitted(ctx context.Context) {
 // start. One Run per process is enough.
 
 // Run sends the notices to old addresses, and records the outcomes of
-// code sends that the database could not take when they ended (see
-// SendSMS), until ctx is done; one per process is enough. It claims each
-// due notice, so no notice is sent twice. A committed change wakes it (on
-// PostgreSQL, by NOTIFY, every process's), and it looks once a second
-// besides. While Run runs, a change answers without waiting for its
-// notice; without it, the change sends its notice itself before it
-// answers. When ctx is done Run finishes the sends in flight (each
-// bounded by 30 s) and returns nil.
+// code sends that the database could not take (see SendSMS), until ctx is
+// done; one per process is enough. It claims each due notice, so none is
+// sent twice. A committed change wakes it (on PostgreSQL, by NOTIFY, in
+// every process), and it looks once a second besides. While Run runs, a
+// change answers without waiting for its notice; without it, the change
+// sends its notice itself before it answers. When ctx is done Run
+// finishes the sends in flight (each bounded by 30 s) and returns nil.
 func (v *Verifier) Run(ctx context.Context) error {
 	v.runs.Add(1)
 	defer v.runs.Add(-1)

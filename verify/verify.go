@@ -23,10 +23,9 @@ import (
 	"github.com/deskkit/deskkit/verify/template"
 )
 
-// Errors the Verifier returns. The shared classes are deskkit's sentinels;
-// the others are the Verifier's own, each also matching its class
-// (errors.Is(ErrCodeExpired, deskkit.ErrInvalid) holds), so that httpapi
-// can give each an error key of its own.
+// Errors the Verifier returns: deskkit's classes, and its own, each also
+// matching its class (errors.Is(ErrCodeExpired, deskkit.ErrInvalid)
+// holds) and given an error key of its own by httpapi.
 var (
 	ErrUnauthenticated = deskkit.ErrUnauthenticated // the principal is not valid
 	ErrNotFound        = deskkit.ErrNotFound        // the principal's user or tenant is gone
@@ -89,14 +88,11 @@ const (
 
 // Defaults of Config.
 const (
-	DefaultCodeTTL        = 5 * time.Minute
-	DefaultResendInterval = 60 * time.Second
-	DefaultSendsPerHour   = 10 // per user and address
-	DefaultSendsPerDay    = 20 // per user
-	// DefaultSendsPerAddressPerDay is per address, across users and
-	// tenants: more than DefaultSendsPerDay, so that no one account can
-	// use it up (see Config).
-	DefaultSendsPerAddressPerDay = 30
+	DefaultCodeTTL               = 5 * time.Minute
+	DefaultResendInterval        = 60 * time.Second
+	DefaultSendsPerHour          = 10 // per user and address
+	DefaultSendsPerDay           = 20 // per user
+	DefaultSendsPerAddressPerDay = 30 // per address, all tenants: above DefaultSendsPerDay
 	DefaultFailuresPerDay        = 20 // per user
 	MinSecretLength              = 32
 )
@@ -162,12 +158,11 @@ const (
 
 // Config holds the Verifier's optional settings; nil means all defaults.
 //
-// Every limit is kept in the database and taken by one atomic statement
-// (an upsert guarded by the limit), so it holds across replicas and
-// parallel requests. Windows are fixed and open with their first event;
-// a send refused by a limit answers a *deskkit.RateLimitError with the
-// time to wait. The interval and the hour are each user's own; the
-// address's day counts every user of every tenant, its holder included.
+// Every limit is kept in the database and taken by one atomic statement,
+// so it holds across replicas and parallel requests. Windows are fixed and
+// open with their first event; a refused send answers a
+// *deskkit.RateLimitError with the wait. The address's day counts its
+// holder too.
 type Config struct {
 	// PreviousSecret is the secret before the last rotation, if any:
 	// codes in flight still pass a check. Drop it after MaxCodeTTL.
@@ -178,7 +173,7 @@ type Config struct {
 	// The limits; each is its Default* constant if 0.
 	ResendInterval        time.Duration // one code per (user, bizKey, address) within it
 	SendsPerHour          int           // codes per (user, address) an hour
-	SendsPerAddressPerDay int           // codes per address a day, all users of all tenants; keep it above SendsPerDay
+	SendsPerAddressPerDay int           // codes per address a day, all users of all tenants; above SendsPerDay, or one account uses it up
 	SendsPerDay           int           // codes per user a day, refused sends included
 	FailuresPerDay        int           // wrong codes per user a day, across codes
 	// Templates override the English messages of some bizKeys, Notice
@@ -208,20 +203,16 @@ type Config struct {
 	Now func() time.Time
 	// MeterProvider and TracerProvider (the global ones if nil) record,
 	// under the scope github.com/deskkit/deskkit/verify, a span per
-	// operation ("verify.SendSMS", ...; status Error when it failed, with
-	// deskkit.result) and the counters:
-	//
-	//   - deskkit.verify.codes.sent: one per SendSMS or SendEmail call, by
-	//     deskkit.channel (sms, email) and deskkit.result ("ok", or the
-	//     error key httpapi answers: too_many_requests, ...);
-	//   - deskkit.verify.codes.checked: one per CheckSMS or CheckEmail
-	//     call, likewise (verification_code_wrong, ...);
-	//   - deskkit.verify.rate_limited: one per refusal of a limit, by
-	//     deskkit.limit: resend_interval, per_hour, per_address_per_day,
-	//     per_day or failures_per_day.
-	//
-	// A notice's attempt is a span "verify.notice" and counts in the
-	// outbox's deskkit.deliveries with deskkit.channel.type verify.notice.
+	// operation ("verify.SendSMS", ...; status Error on failure, with
+	// deskkit.result); the counters deskkit.verify.codes.sent (per SendSMS
+	// or SendEmail call) and deskkit.verify.codes.checked (per CheckSMS or
+	// CheckEmail call), by deskkit.channel (sms, email) and deskkit.result
+	// ("ok", or httpapi's error key: too_many_requests, ...); and
+	// deskkit.verify.rate_limited, per refusal of a limit, by deskkit.limit
+	// (resend_interval, per_hour, per_address_per_day, per_day,
+	// failures_per_day). A notice's attempt is a span "verify.notice" and
+	// counts in the outbox's deskkit.deliveries with deskkit.channel.type
+	// verify.notice.
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
 }
@@ -295,9 +286,8 @@ func checkPublisher(p deskkit.Publisher) error {
 }
 
 // Verifier sends and checks verification codes for the current user, and
-// changes the user's profile and contact addresses, the latter only with
-// proof. It is safe for concurrent use, also by several processes sharing
-// one database: every limit is kept in the database.
+// changes the user's profile and contact addresses. It is safe for
+// concurrent use, also by several processes sharing one database.
 type Verifier struct {
 	db       *bun.DB
 	postgres bool // else SQLite: no data-modifying WITH
@@ -335,10 +325,8 @@ type Verifier struct {
 // New returns a Verifier over db, whose schema Migrate has created, with
 // the host's user directory, the senders of SMS and e-mail, and secret, the
 // server secret (at least MinSecretLength random bytes) from which the key
-// that hashes codes is derived.
-//
-// New checks that Migrate has run, in at most 5 seconds: a missing table is
-// an error naming verify.Migrate.
+// that hashes codes is derived. New checks that Migrate has run, in at
+// most 5 seconds: a missing table is an error naming verify.Migrate.
 func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret []byte, cfg *Config) (*Verifier, error) {
 	switch {
 	case db == nil:
