@@ -23,7 +23,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/limiter"
-	"github.com/deskkit/deskkit/verify/template"
+	"github.com/deskkit/deskkit/verify/texts"
 )
 
 // States of a code row.
@@ -329,7 +329,7 @@ ON CONFLICT (tenant_id, user_id, kind, biz_key, address) DO UPDATE SET
 
 func (v *Verifier) deliverCode(ctx context.Context, k Kind, b BizKey, pc pendingCode) error {
 	set, locale := v.templates.forContext(ctx)
-	data := template.Data{
+	data := texts.Data{
 		AppName: v.cfg.AppName, BizKey: string(b), Purpose: purpose(b).LocalizedMessage(v.cfg.Messages, set.tag), Code: pc.code,
 		Minutes: int(v.cfg.CodeTTL.Round(time.Minute) / time.Minute),
 	}

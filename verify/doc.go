@@ -44,7 +44,7 @@
 // retried on a schedule, and Purge deletes it a day after. With
 // Config.Publisher set, a committed change publishes EventMobileChanged or
 // EventEmailChanged. Codes and notices are written from the templates of
-// package verify/template, in the language of the request's context.
+// package verify/texts, in the language of the request's context.
 //
 // # Testing
 //

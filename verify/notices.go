@@ -14,7 +14,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/outbox"
-	"github.com/deskkit/deskkit/verify/template"
+	"github.com/deskkit/deskkit/verify/texts"
 )
 
 // noticeKind is the kind of the outbox's deliveries of notices, and the
@@ -293,7 +293,7 @@ func (noticeHandler) Recorded(context.Context, bun.Tx, []outbox.Result) error {
 
 func (v *Verifier) deliverNotice(ctx context.Context, n notice) error {
 	set := v.templates.forLocale(n.Locale)
-	msg, err := set.notice.render(template.Data{AppName: v.cfg.AppName, BizKey: string(n.BizKey),
+	msg, err := set.notice.render(texts.Data{AppName: v.cfg.AppName, BizKey: string(n.BizKey),
 		Purpose: noticePurpose(n.Kind).LocalizedMessage(v.cfg.Messages, set.tag), NewAddress: n.NewAddress})
 	if err != nil {
 		return err

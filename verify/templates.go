@@ -14,13 +14,13 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/i18n"
-	"github.com/deskkit/deskkit/verify/template"
+	"github.com/deskkit/deskkit/verify/texts"
 )
 
 // The defaults. Codes come first in the SMS, where phones offer to copy
 // them.
 var (
-	defaultCode = template.Template{
+	defaultCode = texts.Template{
 		SMS:     `{{.Code}} is your {{.AppName}} code to {{.Purpose}}. It expires in {{.Minutes}} minutes. Do not share it.`,
 		Subject: `{{.Code}} is your {{.AppName}} code`,
 		Text: `Your {{.AppName}} code to {{.Purpose}} is {{.Code}}.
@@ -30,7 +30,7 @@ It expires in {{.Minutes}} minutes. If you did not ask for it, ignore this messa
 <p style="font-size:24px;font-weight:bold;letter-spacing:4px">{{.Code}}</p>
 <p>It expires in {{.Minutes}} minutes. If you did not ask for it, ignore this message; nobody can use the code without access to this mailbox.</p>`,
 	}
-	defaultNotice = template.Template{
+	defaultNotice = texts.Template{
 		SMS:     `{{.AppName}}: the {{.Purpose}} of your account was changed to {{.NewAddress}}. If this was not you, contact your administrator.`,
 		Subject: `Your {{.AppName}} {{.Purpose}} was changed`,
 		Text: `The {{.Purpose}} of your {{.AppName}} account was changed to {{.NewAddress}}.
@@ -46,7 +46,7 @@ const zhCN = "zh-CN"
 
 // The shipped Simplified Chinese templates.
 var (
-	zhCode = template.Template{
+	zhCode = texts.Template{
 		SMS:     `{{.Code}}（{{.AppName}} 验证码），用于{{.Purpose}}，{{.Minutes}} 分钟内有效。请勿泄露给他人。`,
 		Subject: `{{.Code}} 是您的 {{.AppName}} 验证码`,
 		Text: `您正在{{.Purpose}}，{{.AppName}} 验证码为 {{.Code}}。
@@ -56,7 +56,7 @@ var (
 <p style="font-size:24px;font-weight:bold;letter-spacing:4px">{{.Code}}</p>
 <p>验证码 {{.Minutes}} 分钟内有效。如非本人操作，请忽略本邮件；没有此邮箱的访问权限，任何人都无法使用该验证码。</p>`,
 	}
-	zhNotice = template.Template{
+	zhNotice = texts.Template{
 		SMS:     `{{.AppName}}：您账号的{{.Purpose}}已修改为 {{.NewAddress}}。如非本人操作，请立即联系管理员。`,
 		Subject: `您的 {{.AppName}} {{.Purpose}}已修改`,
 		Text: `您的 {{.AppName}} 账号的{{.Purpose}}已修改为 {{.NewAddress}}。
@@ -71,9 +71,9 @@ var (
 // (Config.Locales). Empty fields fall back to the shipped templates of the
 // language if deskkit ships it (zh-CN), else to English's.
 type LocaleTemplates struct {
-	Code     template.Template            // the codes of every bizKey without one in ByBizKey
-	ByBizKey map[BizKey]template.Template // the codes of some bizKeys
-	Notice   template.Template            // the notice to an old address
+	Code     texts.Template            // the codes of every bizKey without one in ByBizKey
+	ByBizKey map[BizKey]texts.Template // the codes of some bizKeys
+	Notice   texts.Template            // the notice to an old address
 }
 
 // purposes say what the codes of some bizKeys are for; the others say
@@ -107,13 +107,13 @@ func noticePurpose(k Kind) deskkit.Text {
 	return deskkit.Textf("e-mail address")
 }
 
-// parsed is a template.Template, parsed.
+// parsed is a texts.Template, parsed.
 type parsed struct {
 	sms, subject, text *texttemplate.Template
 	html               *htmltemplate.Template
 }
 
-// message is a rendered template.Template.
+// message is a rendered texts.Template.
 type message struct{ SMS, Subject, Text, HTML string }
 
 // templateSet is the templates of one language.
@@ -179,8 +179,8 @@ func (ts templates) forLocale(locale string) *templateSet {
 
 // newTemplates parses the defaults and the host's overrides; a template
 // that does not parse, or fails on sample data, is an error of New.
-func newTemplates(overrides map[BizKey]template.Template, notice *template.Template, locales map[string]LocaleTemplates) (templates, error) {
-	var n template.Template
+func newTemplates(overrides map[BizKey]texts.Template, notice *texts.Template, locales map[string]LocaleTemplates) (templates, error) {
+	var n texts.Template
 	if notice != nil {
 		n = *notice
 	}
@@ -222,7 +222,7 @@ func newTemplates(overrides map[BizKey]template.Template, notice *template.Templ
 	return ts, nil
 }
 
-func newSet(locale string, tag language.Tag, lt LocaleTemplates, code, notice template.Template) (*templateSet, error) {
+func newSet(locale string, tag language.Tag, lt LocaleTemplates, code, notice texts.Template) (*templateSet, error) {
 	s := &templateSet{locale: locale, tag: tag, byKey: map[BizKey]*parsed{}}
 	name := func(n string) string {
 		if locale == "en" {
@@ -252,7 +252,7 @@ func knownBizKey(b BizKey) bool {
 	return checkBizKey(KindSMS, b) == nil || checkBizKey(KindEmail, b) == nil
 }
 
-func parse(name string, t, def template.Template) (*parsed, error) {
+func parse(name string, t, def texts.Template) (*parsed, error) {
 	pick := func(s, d string) string {
 		if s == "" {
 			return d
@@ -273,13 +273,13 @@ func parse(name string, t, def template.Template) (*parsed, error) {
 	if p.html, err = htmltemplate.New(name + ".HTML").Option("missingkey=error").Parse(pick(t.HTML, def.HTML)); err != nil {
 		return nil, fmt.Errorf("verify: template %s: %w", name, err)
 	}
-	if _, err := p.render(template.Data{AppName: "app", BizKey: "SIGNIN", Purpose: "sign in", Code: "123456", Minutes: 5, NewAddress: "a***@example.com"}); err != nil {
+	if _, err := p.render(texts.Data{AppName: "app", BizKey: "SIGNIN", Purpose: "sign in", Code: "123456", Minutes: 5, NewAddress: "a***@example.com"}); err != nil {
 		return nil, err
 	}
 	return &p, nil
 }
 
-func (p *parsed) render(d template.Data) (message, error) {
+func (p *parsed) render(d texts.Data) (message, error) {
 	var m message
 	var b bytes.Buffer
 	exec := func(dst *string, run func() error) error {

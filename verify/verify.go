@@ -20,7 +20,7 @@ import (
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/internal/outbox"
 	"github.com/deskkit/deskkit/internal/telemetry"
-	"github.com/deskkit/deskkit/verify/template"
+	"github.com/deskkit/deskkit/verify/texts"
 )
 
 // Errors the Verifier returns: deskkit's classes, and its own, each also
@@ -178,9 +178,9 @@ type Config struct {
 	FailuresPerDay        int           // wrong codes per user a day, across codes
 	// Templates override the English messages of some bizKeys, Notice
 	// the notice to the old address after a change (see package
-	// verify/template, which says which language a message is in).
-	Templates map[BizKey]template.Template
-	Notice    *template.Template
+	// verify/texts, which says which language a message is in).
+	Templates map[BizKey]texts.Template
+	Notice    *texts.Template
 	// Locales holds the templates of other languages, by BCP 47 tag
 	// ("zh-CN", "ja"): an entry for zh-CN overrides the shipped ones field
 	// by field; another tag adds a language. SMS.Locale is the chosen

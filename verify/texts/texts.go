@@ -1,4 +1,4 @@
-// Package template holds the texts of the messages the Verifier of
+// Package texts holds the texts of the messages the Verifier of
 // package verify sends: a Template for the codes of a bizKey, or for the
 // notice to an old address after a change, written in Go's template
 // language with Data as the data.
@@ -8,7 +8,7 @@
 // shipped texts, in English and Simplified Chinese (zh-CN):
 //
 //	cfg := &verify.Config{
-//		Templates: map[verify.BizKey]template.Template{
+//		Templates: map[verify.BizKey]texts.Template{
 //			verify.PasswordUpdate: {SMS: `{{.Code}} resets your {{.AppName}} password. Valid {{.Minutes}} minutes.`},
 //		},
 //	}
@@ -21,7 +21,7 @@
 // language and script (zh-CN's for zh-Hans; none for zh-TW unless
 // configured), else English's, also when the context carries no language;
 // a notice in the language of the request that changed the address.
-package template
+package texts
 
 // Template is the text of the messages of one bizKey, written in Go's
 // template language with Data as the data. SMS, Subject and Text are
