@@ -15,7 +15,7 @@ type Mail struct {
 	// bizKey ("LOGIN", "BIND_EMAIL"...); "" for a channel's message.
 	BizKey string
 	// Code is the one-time code inside the subject and bodies, "" if none,
-	// so that a Mailer that logs (verify.LogSender) can leave it out.
+	// so that a Mailer that logs (verify/logsender's Sender) can leave it out.
 	Code string
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deskkit/deskkit/channel/internal/dingtalk"
 	"github.com/deskkit/deskkit/channel/internal/email"
+	"github.com/deskkit/deskkit/channel/internal/feishu"
 	"github.com/deskkit/deskkit/channel/internal/kind"
 	"github.com/deskkit/deskkit/channel/internal/slack"
 	"github.com/deskkit/deskkit/channel/internal/webhook"
@@ -20,7 +21,7 @@ import (
 
 // registered are the kinds of channel, in the order the documentation
 // gives them: the one place that lists them.
-var registered = [...]kind.Kind{webhook.Kind{}, email.Kind{}, wecom.Kind{}, dingtalk.Kind{}, slack.Kind{}}
+var registered = [...]kind.Kind{webhook.Kind{}, email.Kind{}, wecom.Kind{}, dingtalk.Kind{}, feishu.Kind{}, slack.Kind{}}
 
 // The kinds' own catalogues join every deskkit.Messages made after this
 // package is loaded: their messages are written only by this package.

@@ -17,11 +17,11 @@ import (
 // TestRegisteredKinds: the list of kinds is the documented types, in
 // their order, with their quotas and aliases.
 func TestRegisteredKinds(t *testing.T) {
-	want := []Type{Webhook, Email, EnterpriseChat, WorkplaceChat, "SLACK"}
+	want := []Type{Webhook, Email, EnterpriseChat, WorkplaceChat, "FEISHU", "SLACK"}
 	if diff := cmp.Diff(want, Types()); diff != "" {
 		t.Errorf("Types() (-want +got):\n%s", diff)
 	}
-	quotas := map[Type]int{Webhook: 5, Email: 20, EnterpriseChat: 10, WorkplaceChat: 10, "SLACK": 10, "SMS": 0}
+	quotas := map[Type]int{Webhook: 5, Email: 20, EnterpriseChat: 10, WorkplaceChat: 10, "FEISHU": 10, "SLACK": 10, "SMS": 0}
 	for typ, q := range quotas {
 		if got := typ.Quota(); got != q {
 			t.Errorf("%s.Quota() = %d, want %d", typ, got, q)

@@ -21,6 +21,7 @@ import (
 	"github.com/uptrace/bun/migrate"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind/kindtest"
 	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	dkmigrate "github.com/deskkit/deskkit/internal/migrate"
@@ -106,7 +107,6 @@ func hookURL(n int) string { return fmt.Sprintf("https://hooks.example.com/h/%d?
 const (
 	weComURL    = "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=wecom-key-4711"
 	dingTalkURL = "https://oapi.dingtalk.com/robot/send?access_token=dingtalk-token-0815"
-	slackURL    = "https://hooks.slack.com/services/T0SLACK01/B0SLACK02/slack-token-0042"
 	dingSecret  = "SECb1a2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
 )
 
@@ -421,16 +421,12 @@ func TestStoreQuotaEveryType(t *testing.T) {
 		f := newStoreFixture(t, db)
 		ctx := context.Background()
 		address := map[Type]func(int) string{
-			Webhook:        hookURL,
-			Email:          func(i int) string { return fmt.Sprintf("u%d@example.com", i) },
-			EnterpriseChat: func(int) string { return weComURL },
-			WorkplaceChat:  func(int) string { return dingTalkURL },
-			"SLACK":        func(int) string { return slackURL },
+			Email: func(i int) string { return fmt.Sprintf("u%d@example.com", i) },
+		}
+		for _, fake := range kindtest.Fakes {
+			address[Type(fake.Type)] = func(int) string { return fake.Address("https://far.example.com") }
 		}
 		for _, typ := range Types() {
-			if address[typ] == nil {
-				t.Fatalf("no address for type %s: give this test one", typ)
-			}
 			for i := range typ.Quota() {
 				f.add(t, f.ann, Input{Type: string(typ), Name: fmt.Sprintf("%s %d", typ, i), Address: address[typ](i)})
 			}

@@ -7,16 +7,10 @@ import (
 )
 
 // Types hands out a copy: changing it changes neither the next answer nor
-// what ParseType accepts. (TestRegisteredKinds pins the list itself.)
+// what ParseType accepts.
 func TestTypesIsACopy(t *testing.T) {
-	want := Types()
-	if len(want) == 0 || want[0] != Webhook {
-		t.Fatalf("Types() = %v, want WEBHOOK first", want)
-	}
+	want := Types() // TestRegisteredKinds checks the list itself
 	got := Types()
-	if d := cmp.Diff(want, got); d != "" {
-		t.Fatalf("Types() (-want +got):\n%s", d)
-	}
 	got[0] = "SMS"
 	if d := cmp.Diff(want, Types()); d != "" {
 		t.Errorf("Types() after a caller changed its copy (-want +got):\n%s", d)

@@ -287,14 +287,15 @@ var addEventChannelDoc = &doc{
 		allows, may add channels: anyone else is 403 forbidden, asked before anything is read or
 		written. channelType takes the aliases {kinds.aliases}; the answer has the canonical
 		type. name is unique within the tenant (409 channel_name_taken); address is checked for the
-		type (see ChannelAdd). Each tenant may have {kinds.quotas}: one more is 409 channel_quota_exceeded (E3), counted in the transaction of the
-		insert, so parallel adds cannot exceed it.
+		type (see ChannelAdd). Each tenant may have {kinds.quotas}: one more is 409
+		channel_quota_exceeded (E3), counted in the transaction of the insert, so parallel adds
+		cannot exceed it.
 
 		A webhook gets a signing secret, whsec_ and the base64 of 32 random bytes: it is in this
 		answer and never again (it is stored encrypted). Every webhook request carries webhook-id,
 		webhook-timestamp and webhook-signature headers (Standard Webhooks), which any Standard
-		Webhooks library checks with it. {kinds.takers} channels take a secret of the client's in secret, write-only: {kinds.secrets}
-		No other type takes one.
+		Webhooks library checks with it. {kinds.takers} channels take a secret of the client's in
+		secret, write-only: {kinds.secrets} No other type takes one.
 
 		A URL whose host is a literal address of a network channels may not reach (loopback,
 		private, link-local, cloud metadata, in any spelling: 127.1, 2130706433,
@@ -410,8 +411,7 @@ var testEventChannelDoc = &doc{
 		written. {kinds.tests}
 
 		Success is a 2xx answer, and for a robot whose service answers 200 to its refusals the
-		success code in it. Anything else is 502
-		channel_test_failed, whose msg says what the far end answered (its status, or errcode and
+		success code in it. Anything else is 502 channel_test_failed, whose msg says what the far end answered (its status, or errcode and
 		errmsg; DingTalk's 310000 and 130101 are explained) or why it could not be reached;
 		redirects are never followed (a 3xx is a failure naming where its Location points as a
 		masked address is shown, https://HOST/***), what the address holds (its path and query, a

@@ -22,6 +22,7 @@ import (
 	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/sms"
 	"github.com/deskkit/deskkit/verify/verifytest"
 )
 
@@ -29,7 +30,7 @@ var errGatewayDown = errors.New("gateway down")
 
 // errThrottled is a template provider's throttle of a message, with its
 // wait.
-var errThrottled = &verify.SMSError{Provider: "aliyun", Status: 200, Code: "isv.BUSINESS_LIMIT_CONTROL", Message: "触发分钟级流控Permits:1",
+var errThrottled = &sms.Error{Provider: "aliyun", Status: 200, Code: "isv.BUSINESS_LIMIT_CONTROL", Message: "触发分钟级流控Permits:1",
 	Retryable: true, Throttled: true, RetryAfter: 42 * time.Second}
 
 // The addresses of the verify fixture, all in tenant 1 ("Acme").

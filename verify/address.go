@@ -15,13 +15,10 @@ import (
 // Bounds of addresses, as the source system's API sets them.
 const (
 	MaxEmailLength = 100 // the source system's API: email, length 1 to 100
-	// MaxMobileLength bounds the mobile number as written by the client
-	// (spaces, dashes and a "+" included) before parsing: no way of
-	// writing a 15-digit E.164 number needs more.
-	MaxMobileLength = 32
-	// MaxEmailRecipients is how many addresses one e-mail send may name,
-	// after flattening and dropping duplicates.
-	MaxEmailRecipients = 5
+	// MaxMobileLength bounds the number as the client wrote it (spaces,
+	// dashes, "+"): a 15-digit E.164 number fits in any form.
+	MaxMobileLength    = 32
+	MaxEmailRecipients = 5 // addresses of one e-mail send, duplicates dropped
 )
 
 // Mobile is a mobile number as the Verifier stores it.
@@ -46,8 +43,6 @@ type Mobile struct {
 // number must be valid for the region and able to receive text messages
 // (a mobile number, or one of a plan that does not tell mobiles from
 // landlines). Errors are *deskkit.InputError values naming mobile or country.
-//
-// "+86 138 0013 8000" and "13800138000" with CN are one number.
 func NormalizeMobile(mobile, country string) (Mobile, error) {
 	region, err := normalizeCountry(country)
 	if err != nil {

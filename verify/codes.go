@@ -23,6 +23,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/limiter"
+	"github.com/deskkit/deskkit/verify/texts"
 )
 
 // States of a code row.
@@ -115,20 +116,17 @@ type Proof struct {
 // taking the message (a reply lost past the deadline) gets its limits back:
 // the gateway's word is what the Verifier goes by.
 
-// SendSMS sends a code for req.BizKey to the mobile number. The number must
-// be the user's own or one no other user of the tenant has
-// (ErrAddressTaken); BIND_MOBILE needs a user without a number
-// (ErrAlreadyBound), MODIFY_MOBILE one with a number (ErrNotBound). It
-// returns a *deskkit.RateLimitError when a send limit is reached (see
-// Config), ErrSendFailed when the gateway did not accept the message
-// (ErrSendThrottled when the provider throttled it), and
-// *deskkit.InputError values for bad fields.
+// SendSMS sends a code for req.BizKey to the mobile number, which must be
+// the user's own or one no other user of the tenant has (ErrAddressTaken);
+// BIND_MOBILE needs a user without a number (ErrAlreadyBound),
+// MODIFY_MOBILE one with a number (ErrNotBound). Other errors: a
+// *deskkit.RateLimitError (see Config), ErrSendFailed or ErrSendThrottled,
+// *deskkit.InputError values.
 //
 // The sender runs outside any transaction, within the request's deadline;
 // a client that hangs up does not cut it short. A code becomes usable only
-// once the sender took the message; a refused send gives its limits back.
-// An outcome the database could not take is recorded later by Run (or
-// SendNotices), for up to CodeTTL.
+// once the sender took the message. An outcome the database could not take
+// is recorded later by Run (or SendNotices), for up to CodeTTL.
 func (v *Verifier) SendSMS(ctx context.Context, p deskkit.Principal, req SMSSend) (Sent, error) {
 	ctx, call := v.ops.Start(ctx, "verify.SendSMS", "")
 	r, err := v.sendSMS(ctx, p, req)
@@ -331,8 +329,8 @@ ON CONFLICT (tenant_id, user_id, kind, biz_key, address) DO UPDATE SET
 
 func (v *Verifier) deliverCode(ctx context.Context, k Kind, b BizKey, pc pendingCode) error {
 	set, locale := v.templates.forContext(ctx)
-	data := TemplateData{
-		AppName: v.cfg.AppName, BizKey: b, Purpose: purpose(b).LocalizedMessage(v.cfg.Messages, set.tag), Code: pc.code,
+	data := texts.Data{
+		AppName: v.cfg.AppName, BizKey: string(b), Purpose: purpose(b).LocalizedMessage(v.cfg.Messages, set.tag), Code: pc.code,
 		Minutes: int(v.cfg.CodeTTL.Round(time.Minute) / time.Minute),
 	}
 	t := set.code(b)
@@ -404,10 +402,9 @@ func normalizeCode(code string) (string, error) {
 }
 
 // CheckSMS checks a code sent by SendSMS and answers a link secret. Errors:
-// ErrCodeWrong (the message says how many attempts are left), ErrCodeExpired,
-// ErrCodeMissing, ErrCodeExhausted, ErrTooManyFailures (with a
-// *deskkit.RateLimitError giving the wait), ErrAddressTaken (another user
-// of the tenant holds the address now), *deskkit.InputError values.
+// ErrCodeWrong, ErrCodeExpired, ErrCodeMissing, ErrCodeExhausted,
+// ErrTooManyFailures, ErrAddressTaken (another user of the tenant holds
+// the address now), *deskkit.InputError values.
 func (v *Verifier) CheckSMS(ctx context.Context, p deskkit.Principal, req SMSCheck) (Link, error) {
 	ctx, call := v.ops.Start(ctx, "verify.CheckSMS", "")
 	r, err := v.checkSMS(ctx, p, req)
@@ -664,14 +661,12 @@ func hashLink(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Redeem spends a link secret that a successful check of a code for bizKey
-// answered to the principal, and returns what it proved: the kind and the
-// address the code went to. Hosts use it to guard their own flows (a
-// password update after a PASSWORD_UPDATE code, cancelling an account
-// after SIGN_CANCEL). db may be the host's transaction, so that the secret
-// is spent only if the host's change commits; nil uses the Verifier's
-// database. A secret is good once, for LinkSecretTTL, for the user and
-// bizKey it was won for; anything else is ErrLinkSecret.
+// Redeem spends a link secret that a check of a code for bizKey answered
+// to the principal, and returns what it proved. Hosts guard their own
+// flows with it (a password update after PASSWORD_UPDATE). db may be the
+// host's transaction, so that the secret is spent only if the host's
+// change commits; nil uses the Verifier's database. A secret not good for
+// the user and bizKey (see Link) is ErrLinkSecret.
 func (v *Verifier) Redeem(ctx context.Context, db bun.IDB, p deskkit.Principal, bizKey BizKey, secret string) (Proof, error) {
 	ctx, call := v.ops.Start(ctx, "verify.Redeem", "")
 	r, err := v.redeemSecret(ctx, db, p, bizKey, secret)

@@ -43,16 +43,12 @@ import (
 // MobileChange changes the principal's mobile number. With MODIFY_MOBILE,
 // LinkSecret is what checking a MODIFY_MOBILE code sent to the current
 // number answered, and Code is a MODIFY_MOBILE code sent to the new number.
-// With BIND_MOBILE (for a user without a number) one proof of the new
-// number is enough: Code, a BIND_MOBILE code sent to it, or, once a check
-// has used that code up, LinkSecret, what checking it answered, alone or
-// with that same Code (as a client that checked first sends it). A Code
-// and a LinkSecret that are not of one check of the new number are an
-// input error on linkSecret.
-//
-// The code is checked first, in the transaction that spends the secret
-// and writes the address: a wrong code does not burn the secret, and a
-// refused change spends neither. EmailChange follows the same rules.
+// With BIND_MOBILE one proof of the new number is enough: Code, a
+// BIND_MOBILE code sent to it, or LinkSecret, what checking that code
+// answered, alone or with that same Code; a Code and a LinkSecret not of
+// one check are an input error on linkSecret. The code is checked first,
+// in the transaction that spends the secret and writes the address: a
+// wrong code does not burn the secret, and a refused change spends neither.
 type MobileChange struct {
 	BizKey     BizKey
 	Mobile     string
@@ -71,19 +67,13 @@ type EmailChange struct {
 	LinkSecret string
 }
 
-// ChangeMobile changes the principal's mobile number with proof and returns
-// the updated detail. A notice to the old number is written into the
-// outbox in the change's transaction and sent after the commit (see
-// Run); with Config.Publisher, EventMobileChanged is published in
-// that transaction, and an error of the publisher fails the change.
-// Besides the errors of CheckSMS: ErrAlreadyBound, ErrNotBound,
-// ErrAddressTaken, ErrLinkSecret (the secret is unknown, spent, expired, or
-// was not won on the right number), *deskkit.InputError values (with
-// BIND_MOBILE, one on linkSecret for a code and a secret that are not of
-// one check).
-// The code is checked first, in the same transaction that spends the link
-// secret and changes the number: a wrong code leaves the secret unspent,
-// and a refused change leaves both.
+// ChangeMobile changes the principal's mobile number with proof, as
+// MobileChange says, and returns the updated detail. A notice to the old
+// number is written into the outbox in the change's transaction and sent
+// after the commit (see Run); with Config.Publisher, EventMobileChanged is
+// published in that transaction, and an error of the publisher fails the
+// change. Besides the errors of CheckSMS: ErrAlreadyBound, ErrNotBound,
+// ErrAddressTaken, ErrLinkSecret, *deskkit.InputError values.
 func (v *Verifier) ChangeMobile(ctx context.Context, p deskkit.Principal, req MobileChange) (Detail, error) {
 	ctx, call := v.ops.Start(ctx, "verify.ChangeMobile", "")
 	r, err := v.changeMobile(ctx, p, req)
@@ -255,12 +245,10 @@ func (v *Verifier) bindProof(ctx context.Context, tx bun.IDB, u User, c change, 
 }
 
 // Purge deletes codes and link secrets that expired a day ago or more,
-// rate-limit windows that have closed, and notices that were sent or
-// dropped a day ago or more (from the outbox, with their attempts: they
-// hold the old address), and returns how many rows went. Nothing it
-// deletes could still pass a check, refuse a request or be sent; it only
-// keeps the tables small and addresses no longer than needed. Hosts run it
-// now and then.
+// rate-limit windows that have closed, and notices (with their attempts,
+// which hold the old address) sent or dropped a day ago or more, and
+// returns how many rows went; none of them could still pass a check,
+// refuse a request or be sent. Hosts run it now and then.
 func (v *Verifier) Purge(ctx context.Context) (int64, error) {
 	ctx, call := v.ops.Start(ctx, "verify.Purge", "")
 	r, err := v.purge(ctx)

@@ -62,17 +62,13 @@ type UserReader interface {
 }
 
 // UserWriter changes users. Its methods run inside the Verifier's
-// transaction and must do their database work through db alone, so that a
-// contact change commits or rolls back together with the code and link
-// secret it spends. They return an error matching deskkit.ErrConflict when
-// the tenant's unique index refuses a username, mobile or e-mail address
-// another user has, and one matching deskkit.ErrNotFound for an unknown
-// user.
-//
-// SetMobile and SetEmail change the address only if it is still old (""
-// for none), and return an error matching deskkit.ErrConflict otherwise:
-// the proof the Verifier checked was won on old, and a concurrent change
-// must not let it prove something else.
+// transaction and do their database work through db alone, so that a
+// contact change commits or rolls back with the code and link secret it
+// spends. They return an error matching deskkit.ErrConflict when the
+// tenant's unique index refuses a username or address another user has,
+// and one matching deskkit.ErrNotFound for an unknown user. SetMobile and
+// SetEmail change the address only if it is still old ("" for none), and
+// match deskkit.ErrConflict otherwise: the proof was won on old.
 type UserWriter interface {
 	UpdateProfile(ctx context.Context, db bun.IDB, tenantID, userID int64, p Profile) error
 	SetMobile(ctx context.Context, db bun.IDB, tenantID, userID int64, old, mobile, country string) error

@@ -2,8 +2,6 @@
 // at an address, and change their profile and contact addresses, the
 // latter only with that proof.
 //
-// # Overview
-//
 // A Verifier is built by New over the library's tables (Migrate), the
 // host's user store (a Directory), a sender of text messages (SMSSender),
 // a deskkit.Mailer, and the server secret. httpapi mounts it under
@@ -16,33 +14,27 @@
 // Every bizKey of the source system's API is accepted (SMSBizKeys,
 // EmailBizKeys), each its own namespace of codes. The Verifier acts on
 // four of them itself; the host redeems the link secret of any other for
-// its own flow with Redeem, inside its transaction if it likes.
+// its own flow with Redeem, inside its transaction if it likes. The
+// Verifier's own errors (ErrCodeWrong, ErrSendFailed, ...) each match one
+// of deskkit's classes too; bad fields are *deskkit.InputError values.
 //
 // # Senders
 //
-// The senders live in packages of their own, each an SMSSender:
-// [github.com/deskkit/deskkit/verify/sms/gateway] (a JSON POST to the
-// host's gateway), [github.com/deskkit/deskkit/verify/sms/twilio],
-// [github.com/deskkit/deskkit/verify/sms/aliyun] and
-// [github.com/deskkit/deskkit/verify/sms/tencent] (template providers,
-// configured with [github.com/deskkit/deskkit/verify/sms]). E-mail goes
-// through [github.com/deskkit/deskkit/verify/smtp] or any deskkit.Mailer.
-// LogSender logs instead of sending, for development.
+// The senders live in packages of their own under verify/: each of
+// sms/gateway (a JSON POST to the host's gateway), sms/twilio, sms/aliyun
+// and sms/tencent (template providers, configured with package sms) is an
+// SMSSender; smtp is a deskkit.Mailer; logsender is both, and logs
+// instead of sending, for development.
 //
 // # Codes, secrets and limits
 //
 // A code is 6 digits, valid Config.CodeTTL, good for MaxAttempts wrong
 // checks, and stored only as a keyed hash under the server secret. A link
 // secret is good once, for LinkSecretTTL, for the user, bizKey and address
-// it was won for. Every limit of Config is kept in the database and taken
-// by one atomic statement, so it holds across replicas; the address's day
-// counts every user of every tenant together, so that many accounts cannot
-// flood one phone or mailbox.
-//
-// No sender runs inside a database transaction: a code is stored as
-// pending, sent, then made usable, or given back with its limits when the
-// sender refused it (ErrSendFailed, or ErrSendThrottled with the
-// provider's wait).
+// it was won for. Every limit of Config holds across replicas (see
+// Config). No sender runs inside a database transaction: a code is stored
+// as pending, sent, then made usable, or given back with its limits when
+// the sender refused it (ErrSendFailed, or ErrSendThrottled).
 //
 // # Notices and events
 //
@@ -51,20 +43,12 @@
 // after the commit by Run, or by the change itself and SendNotices; it is
 // retried on a schedule, and Purge deletes it a day after. With
 // Config.Publisher set, a committed change publishes EventMobileChanged or
-// EventEmailChanged. Codes and notices are written from Template values in
-// English, Simplified Chinese and any language Config.Locales adds, in the
-// language of the request's context.
-//
-// # Errors
-//
-// The Verifier's own errors (ErrCodeWrong, ErrSendFailed, ...) each match
-// one of deskkit's classes too, and httpapi gives each an error key of its
-// own. Bad fields are *deskkit.InputError values naming the field.
+// EventEmailChanged. Codes and notices are written from the templates of
+// package verify/texts, in the language of the request's context.
 //
 // # Testing
 //
-// Package verifytest has an in-memory Directory, a FuncDirectory to script
-// answers, a Sink that records what is sent, fakes of Alibaba Cloud and
-// Tencent Cloud SMS, and RunDirectoryTests, the conformance suite a host's
-// own Directory should pass over its real tables.
+// Package verifytest has an in-memory Directory, a scripted FuncDirectory,
+// a Sink that records what is sent, fakes of Alibaba Cloud and Tencent
+// Cloud SMS, and RunDirectoryTests, the suite for a host's own Directory.
 package verify

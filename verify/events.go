@@ -26,15 +26,12 @@ type contactChanged struct {
 }
 
 // EventTypes returns the types of the events the Verifier publishes, for
-// the host to register with its publisher's catalogue:
-// user.mobile.changed and user.email.changed, for a modify and a bind
-// alike, with data {tenantId, actor {id, name}, userId, oldAddress,
-// newAddress}: the actor is the user (name is the Directory's FullName, ""
-// if it has none), both addresses masked as the notices mask them
-// ("+86*******8000", "a***@example.com"), oldAddress null for a bind. The
-// heading and body name the user by FullName, else Username, and are
-// written in a tenant's language at delivery (see
-// channel.Config.TenantLanguage).
+// the host's publisher: user.mobile.changed and user.email.changed, for a
+// modify and a bind alike, with data {tenantId, actor {id, name}, userId,
+// oldAddress, newAddress}: the actor is the user (name: FullName, or ""),
+// the addresses masked ("+86*******8000", "a***@example.com"), oldAddress
+// null for a bind. The heading and body name the user by FullName, else
+// Username, in a tenant's language (channel.Config.TenantLanguage).
 func EventTypes() []deskkit.EventType {
 	old := "+86*******8000"
 	oldEmail := "a***@example.com"

@@ -17,6 +17,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/logsender"
 	"github.com/deskkit/deskkit/verify/verifytest"
 )
 
@@ -63,7 +64,7 @@ func Example() {
 
 	sms := &phone{}
 	secret := []byte("an example secret of at least 32 bytes; use crypto/rand")
-	v, err := verify.New(db, users, sms, verify.LogSender{}, secret, nil)
+	v, err := verify.New(db, users, sms, logsender.Sender{}, secret, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func ExampleVerifier_Run() {
 		log.Fatal(err)
 	}
 	secret := []byte("an example secret of at least 32 bytes; use crypto/rand")
-	v, err := verify.New(db, verifytest.NewDirectory(), verify.LogSender{}, verify.LogSender{}, secret, nil)
+	v, err := verify.New(db, verifytest.NewDirectory(), logsender.Sender{}, logsender.Sender{}, secret, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

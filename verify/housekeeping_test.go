@@ -12,6 +12,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/texts"
 	"github.com/deskkit/deskkit/verify/verifytest"
 )
 
@@ -51,7 +52,7 @@ func TestTemplates(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, db, &verify.Config{
 			AppName: "Acme <b>",
-			Templates: map[verify.BizKey]verify.Template{
+			Templates: map[verify.BizKey]texts.Template{
 				"SIGNIN": {SMS: "Acme sign-in code {{.Code}} ({{.Minutes}} min)", HTML: "<p>{{.AppName}}: {{.Code}}</p>"},
 			},
 		})
@@ -89,9 +90,9 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"short previous secret", secret, &verify.Config{PreviousSecret: []byte("x")}},
 		{"negative limit", secret, &verify.Config{SendsPerDay: -1}},
 		{"negative address limit", secret, &verify.Config{SendsPerAddressPerDay: -1}},
-		{"template of an unknown bizKey", secret, &verify.Config{Templates: map[verify.BizKey]verify.Template{"NOPE": {SMS: "x"}}}},
-		{"template that does not parse", secret, &verify.Config{Templates: map[verify.BizKey]verify.Template{"SIGNIN": {SMS: "{{.Code"}}}},
-		{"template with an unknown field", secret, &verify.Config{Notice: &verify.Template{Text: "{{.Nope}}"}}},
+		{"template of an unknown bizKey", secret, &verify.Config{Templates: map[verify.BizKey]texts.Template{"NOPE": {SMS: "x"}}}},
+		{"template that does not parse", secret, &verify.Config{Templates: map[verify.BizKey]texts.Template{"SIGNIN": {SMS: "{{.Code"}}}},
+		{"template with an unknown field", secret, &verify.Config{Notice: &texts.Template{Text: "{{.Nope}}"}}},
 	} {
 		if _, err := verify.New(db, dir, s, s, c.secret, c.cfg); err == nil {
 			t.Errorf("%s: New succeeded", c.name)

@@ -12,6 +12,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/texts"
 )
 
 // A code goes out in the language of the request that asked for it, and
@@ -130,8 +131,8 @@ func (f *fixture) changeMobileIn(t *testing.T, ctx context.Context, from, to str
 func TestLocaleTemplates(t *testing.T) {
 	db := dbtest.OpenSQLite(t)
 	f := setup(t, db, &verify.Config{Locales: map[string]verify.LocaleTemplates{
-		"zh-CN": {Code: verify.Template{SMS: `【{{.AppName}}】验证码 {{.Code}}，{{.Minutes}} 分钟内有效。`}},
-		"ja":    {ByBizKey: map[verify.BizKey]verify.Template{"SIGNIN": {SMS: `{{.Code}} は {{.AppName}} のログインコードです`}}},
+		"zh-CN": {Code: texts.Template{SMS: `【{{.AppName}}】验证码 {{.Code}}，{{.Minutes}} 分钟内有效。`}},
+		"ja":    {ByBizKey: map[verify.BizKey]texts.Template{"SIGNIN": {SMS: `{{.Code}} は {{.AppName}} のログインコードです`}}},
 	}})
 	for _, tc := range []struct {
 		tag    string
@@ -159,7 +160,7 @@ func TestLocaleTemplates(t *testing.T) {
 	for _, bad := range []map[string]verify.LocaleTemplates{
 		{"not a tag!": {}},
 		{"en": {}},
-		{"zh-CN": {Notice: verify.Template{SMS: "{{.Nope"}}},
+		{"zh-CN": {Notice: texts.Template{SMS: "{{.Nope"}}},
 	} {
 		if _, err := verify.New(db, f.dir, f.sink, f.sink, secret, &verify.Config{Locales: bad}); err == nil {
 			t.Errorf("New accepted Locales %v", bad)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/outbox"
+	"github.com/deskkit/deskkit/verify/texts"
 )
 
 // noticeKind is the kind of the outbox's deliveries of notices, and the
@@ -30,7 +31,7 @@ const noticeKind = "verify.notice"
 var noticeSchedule = []time.Duration{0, time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour}
 
 // noticeMaxRetryAfter bounds the wait a throttled notice's provider asks
-// for (SMSError.RetryAfter): it lengthens a delay of the schedule to at
+// for (sms.Error.RetryAfter): it lengthens a delay of the schedule to at
 // most this, so that the last attempt comes at most about 8 hours after
 // the change, not a day later as the outbox's own bound would allow.
 const noticeMaxRetryAfter = 2 * time.Hour
@@ -139,15 +140,13 @@ func (v *Verifier) noticeCommitted(ctx context.Context) {
 // start. One Run per process is enough.
 
 // Run sends the notices to old addresses, and records the outcomes of
-// code sends that the database could not take when they ended (see
-// SendSMS), until ctx is done. It claims each due notice before it sends
-// it, so that replicas running Run, and SendNotices, never send one twice.
-// A committed change wakes it (on PostgreSQL, the outbox's NOTIFY wakes
-// every process's), and it looks once a second besides. While Run runs, a
+// code sends that the database could not take (see SendSMS), until ctx is
+// done; one per process is enough. It claims each due notice, so none is
+// sent twice. A committed change wakes it (on PostgreSQL, by NOTIFY, in
+// every process), and it looks once a second besides. While Run runs, a
 // change answers without waiting for its notice; without it, the change
-// sends its notice itself before it answers. When ctx is done Run finishes
-// the sends in flight (each bounded by 30 s) and returns nil. One Run per
-// process is enough.
+// sends its notice itself before it answers. When ctx is done Run
+// finishes the sends in flight (each bounded by 30 s) and returns nil.
 func (v *Verifier) Run(ctx context.Context) error {
 	v.runs.Add(1)
 	defer v.runs.Add(-1)
@@ -173,23 +172,20 @@ func (v *Verifier) Run(ctx context.Context) error {
 // failed together are not all sent again at the same instant; a provider's
 // RetryAfter, up to 2 hours, waits longer), each logged as a warning; the
 // fifth failure drops the notice with an error in the log, and so does the
-// first that the sender says is final (an *SMSError not Retryable, an SMTP
+// first that the sender says is final (an *sms.Error not Retryable, an SMTP
 // 5xx): the outbox records it FAILED with the cause. Purge deletes notices
 // a day after they were sent or dropped, attempts included.
 
 // SendNotices sends the notices to old addresses that are due now (their
 // first send failed and their next is due, or no process ran Run), until
-// none is left, and returns how many went out. Each notice is claimed
-// before it is sent, so SendNotices never sends one that Run, another
-// replica or another call sends: hosts may call it from a scheduler of
-// their own instead of running Run, or besides it. A notice that fails is
-// retried on the notices' schedule, at a later call. Like Run, it first
-// records the outcomes of code sends that the database could not take when
-// they ended, those it can now.
+// none is left, and returns how many went out. It claims each notice as
+// Run does, so hosts may call it from a scheduler of their own instead of
+// running Run, or besides it. Like Run, it first records the outcomes of
+// code sends that the database could not take when they ended.
 //
-// A notice is retried up to five times over about two and a half hours
-// (a provider's RetryAfter waits longer), and dropped, logged, after its
-// fifth failure or a final one (an *SMSError not Retryable, an SMTP 5xx).
+// A notice is tried up to five times over about two and a half hours (a
+// provider's RetryAfter waits longer), and dropped, logged, after its
+// fifth failure or a final one (an *sms.Error not Retryable, an SMTP 5xx).
 func (v *Verifier) SendNotices(ctx context.Context) (int, error) {
 	ctx, call := v.ops.Start(ctx, "verify.SendNotices", "")
 	v.retrySettles(ctx)
@@ -269,7 +265,7 @@ type smtpReply interface {
 // noticeRetry says whether a notice whose sender answered err may be
 // accepted at a later attempt, and how long the far end asked to wait:
 //
-//   - an *SMSError (from the senders of package sms's subpackages, or a
+//   - an *sms.Error (from the senders of package sms's subpackages, or a
 //     host's sender that returns one) by its Retryable, its RetryAfter bounded by
 //     noticeMaxRetryAfter: a refused key, template or number, or a daily
 //     limit, ends the notice at once;
@@ -280,8 +276,9 @@ type smtpReply interface {
 //     telling an outage from a refusal is not possible there, and a notice
 //     of a changed address is worth four more attempts.
 func noticeRetry(err error) (bool, time.Duration) {
-	if se, ok := errors.AsType[*SMSError](err); ok {
-		return se.Retryable, min(se.RetryAfter, noticeMaxRetryAfter)
+	if se, ok := errors.AsType[smsRefusal](err); ok {
+		retryable, _, wait := se.SMSRefusal()
+		return retryable, min(wait, noticeMaxRetryAfter)
 	}
 	if sr, ok := errors.AsType[smtpReply](err); ok && sr.ErrorCode() != 0 {
 		return sr.IsTemp(), 0
@@ -296,7 +293,7 @@ func (noticeHandler) Recorded(context.Context, bun.Tx, []outbox.Result) error {
 
 func (v *Verifier) deliverNotice(ctx context.Context, n notice) error {
 	set := v.templates.forLocale(n.Locale)
-	msg, err := set.notice.render(TemplateData{AppName: v.cfg.AppName, BizKey: n.BizKey,
+	msg, err := set.notice.render(texts.Data{AppName: v.cfg.AppName, BizKey: string(n.BizKey),
 		Purpose: noticePurpose(n.Kind).LocalizedMessage(v.cfg.Messages, set.tag), NewAddress: n.NewAddress})
 	if err != nil {
 		return err

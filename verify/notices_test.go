@@ -20,6 +20,7 @@ import (
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/internal/outbox"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/sms"
 	"github.com/deskkit/deskkit/verify/verifytest"
 )
 
@@ -185,11 +186,11 @@ func TestNoticeFinalFailure(t *testing.T) {
 			status string
 			inErr  string // in the recorded error
 		}{
-			{"a refused template", &verify.SMSError{Provider: "tencent", Status: 200, Code: "FailedOperation.TemplateIncorrectOrUnapproved", Message: "template not approved"},
+			{"a refused template", &sms.Error{Provider: "tencent", Status: 200, Code: "FailedOperation.TemplateIncorrectOrUnapproved", Message: "template not approved"},
 				"FAILED", "refused the notice for good, not retried: verify: tencent SMS answered 200 OK: FailedOperation.TemplateIncorrectOrUnapproved"},
-			{"a refused key", &verify.SMSError{Provider: "aliyun", Status: 400, Code: "SignatureDoesNotMatch"}, "FAILED", "SignatureDoesNotMatch"},
+			{"a refused key", &sms.Error{Provider: "aliyun", Status: 400, Code: "SignatureDoesNotMatch"}, "FAILED", "SignatureDoesNotMatch"},
 			{"an SMTP 550", smtpRefusal(550), "FAILED", "SMTP 550"},
-			{"a retryable provider error", &verify.SMSError{Provider: "aliyun", Status: 200, Code: "isp.SYSTEM_ERROR", Retryable: true}, "PENDING", "isp.SYSTEM_ERROR"},
+			{"a retryable provider error", &sms.Error{Provider: "aliyun", Status: 200, Code: "isp.SYSTEM_ERROR", Retryable: true}, "PENDING", "isp.SYSTEM_ERROR"},
 			{"an SMTP 451", smtpRefusal(451), "PENDING", "SMTP 451"},
 			{"an error that says nothing", errGatewayDown, "PENDING", "gateway down"},
 		} {
@@ -228,7 +229,7 @@ func TestNoticeThrottled(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, db, nil)
 		req := f.mobileChange(t, annMobile, newMobile)
-		f.sink.FailWith(&verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberOneHourLimit",
+		f.sink.FailWith(&sms.Error{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberOneHourLimit",
 			Retryable: true, Throttled: true, RetryAfter: time.Hour})
 		if _, err := f.v.ChangeMobile(ctx, f.ann, req); err != nil {
 			t.Fatal(err)

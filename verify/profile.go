@@ -103,17 +103,16 @@ func (v *Verifier) tenant(ctx context.Context, p deskkit.Principal) (TenantDetai
 }
 
 // UpdateProfile changes the fields of the principal's profile that pr
-// names and returns the updated detail. Rules: username 1 to 100
-// characters; firstName, lastName, fullName and title at most 100; landline
-// at most 40; avatar an http or https URL of at most 400 (or "" for none);
-// address at most 200; gender MALE, FEMALE or UNKNOWN. A username another
+// names and returns the updated detail. Rules: a username of 1 character
+// or more, each field within its Max*Length; avatar an http or https URL
+// (or "" for none); gender MALE, FEMALE or UNKNOWN. A username another
 // user of the tenant has is an error matching ErrConflict.
 //
 // An update that sets firstName or lastName but not fullName sets fullName
 // too, from the new parts and the stored one it leaves (deskkit.FullName:
-// "Ada Lovelace", but "王小明" for names in a CJK script); joined longer
-// than 100 characters, it is refused naming fullName, which the client
-// then sends. An update that sets fullName keeps it as given.
+// "Ada Lovelace", but "王小明" for names in a CJK script); longer than
+// MaxNameLength, it is refused naming fullName, which the client then
+// sends. An update that sets fullName keeps it as given.
 func (v *Verifier) UpdateProfile(ctx context.Context, p deskkit.Principal, pr Profile) (Detail, error) {
 	ctx, call := v.ops.Start(ctx, "verify.UpdateProfile", "")
 	r, err := v.updateProfile(ctx, p, pr)

@@ -11,6 +11,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/sms"
 )
 
 // TestSendThrottled: a code whose provider throttled it fails with
@@ -25,7 +26,7 @@ func TestSendThrottled(t *testing.T) {
 			_, err := f.v.SendSMS(ctx, f.ann, verify.SMSSend{BizKey: "SIGNIN", Mobile: annMobile, Country: "CN"})
 			return err
 		}
-		f.sink.FailWith(&verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberThirtySecondLimit",
+		f.sink.FailWith(&sms.Error{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberThirtySecondLimit",
 			Retryable: true, Throttled: true, RetryAfter: 30 * time.Second})
 		err := send()
 		for _, target := range []error{verify.ErrSendThrottled, verify.ErrSendFailed, deskkit.ErrUnavailable} {
@@ -41,17 +42,17 @@ func TestSendThrottled(t *testing.T) {
 		if !errors.As(err, &cm) || cm.ClientMessage() != "the SMS provider is throttling messages: try again later" {
 			t.Errorf("throttled send: client message %v", err)
 		}
-		if se, ok := errors.AsType[*verify.SMSError](err); !ok || se.Code != "LimitExceeded.PhoneNumberThirtySecondLimit" {
-			t.Errorf("throttled send: %v, want the provider's *SMSError inside", err)
+		if se, ok := errors.AsType[*sms.Error](err); !ok || se.Code != "LimitExceeded.PhoneNumberThirtySecondLimit" {
+			t.Errorf("throttled send: %v, want the provider's *sms.Error inside", err)
 		}
 
 		// A host's own sender may leave the wait out: the default.
-		f.sink.FailWith(&verify.SMSError{Provider: "gateway", Status: 429, Retryable: true, Throttled: true})
-		if err := send(); !errors.As(err, &ra) || ra.RetryAfterDuration() != verify.DefaultSMSRetryAfter {
-			t.Errorf("throttled send without a wait: %v, want a RetryAfterer of %s", err, verify.DefaultSMSRetryAfter)
+		f.sink.FailWith(&sms.Error{Provider: "gateway", Status: 429, Retryable: true, Throttled: true})
+		if err := send(); !errors.As(err, &ra) || ra.RetryAfterDuration() != sms.DefaultRetryAfter {
+			t.Errorf("throttled send without a wait: %v, want a RetryAfterer of %s", err, sms.DefaultRetryAfter)
 		}
 
-		f.sink.FailWith(&verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberDailyLimit"})
+		f.sink.FailWith(&sms.Error{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberDailyLimit"})
 		err = send()
 		if !errors.Is(err, verify.ErrSendFailed) || errors.Is(err, verify.ErrSendThrottled) {
 			t.Errorf("refused send: %v, want ErrSendFailed and not ErrSendThrottled", err)

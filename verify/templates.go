@@ -14,36 +14,13 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/i18n"
+	"github.com/deskkit/deskkit/verify/texts"
 )
-
-// Template is the text of the messages of one bizKey, written in Go's
-// template language with TemplateData as the data. SMS, Subject and Text
-// are text/template; HTML is html/template (the same language, with
-// escaping suited to HTML, so that nothing in the data can inject markup).
-// Empty fields fall back to the defaults.
-type Template struct {
-	SMS     string
-	Subject string
-	Text    string
-	HTML    string
-}
-
-// TemplateData is what a template may use.
-type TemplateData struct {
-	AppName string
-	BizKey  BizKey
-	Purpose string // what the code is for, in the template's language: "change your mobile number", "修改手机号"
-	Code    string // "" in a notice
-	Minutes int    // how long the code is valid
-	// NewAddress is, in a notice, the new address, masked:
-	// "+86*******8000", "a***@example.com".
-	NewAddress string
-}
 
 // The defaults. Codes come first in the SMS, where phones offer to copy
 // them.
 var (
-	defaultCode = Template{
+	defaultCode = texts.Template{
 		SMS:     `{{.Code}} is your {{.AppName}} code to {{.Purpose}}. It expires in {{.Minutes}} minutes. Do not share it.`,
 		Subject: `{{.Code}} is your {{.AppName}} code`,
 		Text: `Your {{.AppName}} code to {{.Purpose}} is {{.Code}}.
@@ -53,7 +30,7 @@ It expires in {{.Minutes}} minutes. If you did not ask for it, ignore this messa
 <p style="font-size:24px;font-weight:bold;letter-spacing:4px">{{.Code}}</p>
 <p>It expires in {{.Minutes}} minutes. If you did not ask for it, ignore this message; nobody can use the code without access to this mailbox.</p>`,
 	}
-	defaultNotice = Template{
+	defaultNotice = texts.Template{
 		SMS:     `{{.AppName}}: the {{.Purpose}} of your account was changed to {{.NewAddress}}. If this was not you, contact your administrator.`,
 		Subject: `Your {{.AppName}} {{.Purpose}} was changed`,
 		Text: `The {{.Purpose}} of your {{.AppName}} account was changed to {{.NewAddress}}.
@@ -69,7 +46,7 @@ const zhCN = "zh-CN"
 
 // The shipped Simplified Chinese templates.
 var (
-	zhCode = Template{
+	zhCode = texts.Template{
 		SMS:     `{{.Code}}（{{.AppName}} 验证码），用于{{.Purpose}}，{{.Minutes}} 分钟内有效。请勿泄露给他人。`,
 		Subject: `{{.Code}} 是您的 {{.AppName}} 验证码`,
 		Text: `您正在{{.Purpose}}，{{.AppName}} 验证码为 {{.Code}}。
@@ -79,7 +56,7 @@ var (
 <p style="font-size:24px;font-weight:bold;letter-spacing:4px">{{.Code}}</p>
 <p>验证码 {{.Minutes}} 分钟内有效。如非本人操作，请忽略本邮件；没有此邮箱的访问权限，任何人都无法使用该验证码。</p>`,
 	}
-	zhNotice = Template{
+	zhNotice = texts.Template{
 		SMS:     `{{.AppName}}：您账号的{{.Purpose}}已修改为 {{.NewAddress}}。如非本人操作，请立即联系管理员。`,
 		Subject: `您的 {{.AppName}} {{.Purpose}}已修改`,
 		Text: `您的 {{.AppName}} 账号的{{.Purpose}}已修改为 {{.NewAddress}}。
@@ -94,13 +71,9 @@ var (
 // (Config.Locales). Empty fields fall back to the shipped templates of the
 // language if deskkit ships it (zh-CN), else to English's.
 type LocaleTemplates struct {
-	// Code is the template of the codes of every bizKey without one in
-	// ByBizKey.
-	Code Template
-	// ByBizKey overrides the template of some bizKeys.
-	ByBizKey map[BizKey]Template
-	// Notice is the template of the notice to an old address.
-	Notice Template
+	Code     texts.Template            // the codes of every bizKey without one in ByBizKey
+	ByBizKey map[BizKey]texts.Template // the codes of some bizKeys
+	Notice   texts.Template            // the notice to an old address
 }
 
 // purposes say what the codes of some bizKeys are for; the others say
@@ -134,13 +107,13 @@ func noticePurpose(k Kind) deskkit.Text {
 	return deskkit.Textf("e-mail address")
 }
 
-// parsed is a Template, parsed.
+// parsed is a texts.Template, parsed.
 type parsed struct {
 	sms, subject, text *texttemplate.Template
 	html               *htmltemplate.Template
 }
 
-// message is a rendered Template.
+// message is a rendered texts.Template.
 type message struct{ SMS, Subject, Text, HTML string }
 
 // templateSet is the templates of one language.
@@ -206,8 +179,8 @@ func (ts templates) forLocale(locale string) *templateSet {
 
 // newTemplates parses the defaults and the host's overrides; a template
 // that does not parse, or fails on sample data, is an error of New.
-func newTemplates(overrides map[BizKey]Template, notice *Template, locales map[string]LocaleTemplates) (templates, error) {
-	var n Template
+func newTemplates(overrides map[BizKey]texts.Template, notice *texts.Template, locales map[string]LocaleTemplates) (templates, error) {
+	var n texts.Template
 	if notice != nil {
 		n = *notice
 	}
@@ -249,7 +222,7 @@ func newTemplates(overrides map[BizKey]Template, notice *Template, locales map[s
 	return ts, nil
 }
 
-func newSet(locale string, tag language.Tag, lt LocaleTemplates, code, notice Template) (*templateSet, error) {
+func newSet(locale string, tag language.Tag, lt LocaleTemplates, code, notice texts.Template) (*templateSet, error) {
 	s := &templateSet{locale: locale, tag: tag, byKey: map[BizKey]*parsed{}}
 	name := func(n string) string {
 		if locale == "en" {
@@ -279,7 +252,7 @@ func knownBizKey(b BizKey) bool {
 	return checkBizKey(KindSMS, b) == nil || checkBizKey(KindEmail, b) == nil
 }
 
-func parse(name string, t, def Template) (*parsed, error) {
+func parse(name string, t, def texts.Template) (*parsed, error) {
 	pick := func(s, d string) string {
 		if s == "" {
 			return d
@@ -300,13 +273,13 @@ func parse(name string, t, def Template) (*parsed, error) {
 	if p.html, err = htmltemplate.New(name + ".HTML").Option("missingkey=error").Parse(pick(t.HTML, def.HTML)); err != nil {
 		return nil, fmt.Errorf("verify: template %s: %w", name, err)
 	}
-	if _, err := p.render(TemplateData{AppName: "app", BizKey: "SIGNIN", Purpose: "sign in", Code: "123456", Minutes: 5, NewAddress: "a***@example.com"}); err != nil {
+	if _, err := p.render(texts.Data{AppName: "app", BizKey: "SIGNIN", Purpose: "sign in", Code: "123456", Minutes: 5, NewAddress: "a***@example.com"}); err != nil {
 		return nil, err
 	}
 	return &p, nil
 }
 
-func (p *parsed) render(d TemplateData) (message, error) {
+func (p *parsed) render(d texts.Data) (message, error) {
 	var m message
 	var b bytes.Buffer
 	exec := func(dst *string, run func() error) error {

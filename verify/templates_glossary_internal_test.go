@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/deskkit/deskkit/internal/i18n/glossary"
+	"github.com/deskkit/deskkit/verify/texts"
 )
 
 // TestChineseTemplatesKeepGlossary fails when a shipped Simplified Chinese
@@ -11,7 +12,7 @@ import (
 // the glossary: 你 for 您, a term it rules out, half-width punctuation in
 // Chinese text.
 func TestChineseTemplatesKeepGlossary(t *testing.T) {
-	for name, tpl := range map[string]Template{"code": zhCode, "notice": zhNotice} {
+	for name, tpl := range map[string]texts.Template{"code": zhCode, "notice": zhNotice} {
 		for part, text := range map[string]string{"SMS": tpl.SMS, "Subject": tpl.Subject, "Text": tpl.Text, "HTML": tpl.HTML} {
 			if text == "" {
 				t.Errorf("%s %s: empty", name, part)

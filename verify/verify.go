@@ -20,12 +20,12 @@ import (
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/internal/outbox"
 	"github.com/deskkit/deskkit/internal/telemetry"
+	"github.com/deskkit/deskkit/verify/texts"
 )
 
-// Errors the Verifier returns. The shared classes are deskkit's sentinels;
-// the others are the Verifier's own, each also matching its class
-// (errors.Is(ErrCodeExpired, deskkit.ErrInvalid) holds), so that httpapi
-// can give each an error key of its own.
+// Errors the Verifier returns: deskkit's classes, and its own, each also
+// matching its class (errors.Is(ErrCodeExpired, deskkit.ErrInvalid)
+// holds) and given an error key of its own by httpapi.
 var (
 	ErrUnauthenticated = deskkit.ErrUnauthenticated // the principal is not valid
 	ErrNotFound        = deskkit.ErrNotFound        // the principal's user or tenant is gone
@@ -33,49 +33,43 @@ var (
 	ErrConflict        = deskkit.ErrConflict        // a username or address another user has
 	ErrRateLimited     = deskkit.ErrRateLimited     // a send or failure limit; *deskkit.RateLimitError
 
-	// ErrCodeWrong: the code does not match. The client message says how
-	// many attempts the code has left.
+	// ErrCodeWrong: the code does not match; the message says how many
+	// attempts are left.
 	ErrCodeWrong = deskkit.NewError(deskkit.ErrInvalid, "verify: wrong code",
 		"verificationCode is wrong")
-	// ErrCodeExpired: the code matched a code that has expired; request a
-	// new one.
+	// ErrCodeExpired: the code matched a code that has expired.
 	ErrCodeExpired = deskkit.NewError(deskkit.ErrInvalid, "verify: code expired",
 		"verificationCode has expired: request a new code")
 	// ErrCodeMissing: no usable code was sent for this bizKey and address
 	// (never, or it was used, or its send failed). For a code a check used
-	// up, the client message says so, and for BIND_* that the link secret
-	// the check answered is the proof the change takes.
+	// up the message says so, and for BIND_* that its link secret is the proof.
 	ErrCodeMissing = deskkit.NewError(deskkit.ErrInvalid, "verify: no code",
 		"no code is waiting for this bizKey and address: request one first")
 	// ErrCodeExhausted: the code had MaxAttempts wrong checks and is dead.
 	ErrCodeExhausted = deskkit.NewError(deskkit.ErrRateLimited, "verify: code exhausted",
 		"verificationCode had too many wrong attempts: request a new code")
-	// ErrTooManyFailures: the user had MaxFailuresPerDay wrong checks in
-	// the current day; it comes as a *FailureLimitError with the time to
-	// wait.
+	// ErrTooManyFailures: the user had Config.FailuresPerDay wrong checks
+	// today; it comes with a *deskkit.RateLimitError giving the wait.
 	ErrTooManyFailures = deskkit.NewError(deskkit.ErrRateLimited, "verify: too many failed checks",
 		"too many wrong codes today: try again later")
 	// ErrSendFailed: the SMS gateway or mail server did not accept the
 	// message. No usable code is left, and the send's limits are given
-	// back (once the database takes it): a retry is not refused by them.
+	// back (once the database takes it).
 	ErrSendFailed = deskkit.NewError(deskkit.ErrUnavailable, "verify: send failed",
 		"the message could not be sent: try again later")
 	// ErrSendThrottled: the SMS provider refused the message for its rate
-	// limits (SMSError.Throttled). The error also matches ErrSendFailed,
-	// with what that implies, and is a deskkit.RetryAfterer with the
-	// provider's wait (SMSError.RetryAfter).
+	// limits (sms.Error.Throttled). It also matches ErrSendFailed, and is
+	// a deskkit.RetryAfterer with the provider's wait.
 	ErrSendThrottled = deskkit.NewError(deskkit.ErrUnavailable, "verify: send throttled",
 		"the SMS provider is throttling messages: try again later")
 	// ErrAddressTaken: another user of the tenant has the address. No code
 	// is sent; the attempt counts toward the limits.
 	ErrAddressTaken = deskkit.NewError(deskkit.ErrConflict, "verify: address taken",
 		"the address belongs to another user")
-	// ErrAlreadyBound: BIND_MOBILE or BIND_EMAIL for a user who has an
-	// address of that kind: use MODIFY_MOBILE or MODIFY_EMAIL.
+	// ErrAlreadyBound: BIND_* for a user who has an address of that kind.
 	ErrAlreadyBound = deskkit.NewError(deskkit.ErrConflict, "verify: address already bound",
 		"you have an address of this kind already: use MODIFY_MOBILE or MODIFY_EMAIL")
-	// ErrNotBound: MODIFY_MOBILE or MODIFY_EMAIL for a user who has no
-	// address of that kind: use BIND_MOBILE or BIND_EMAIL.
+	// ErrNotBound: MODIFY_* for a user who has no address of that kind.
 	ErrNotBound = deskkit.NewError(deskkit.ErrConflict, "verify: no address to modify",
 		"you have no address of this kind to modify: use BIND_MOBILE or BIND_EMAIL")
 	// ErrLinkSecret: the link secret is unknown, expired, used, or was not
@@ -94,14 +88,11 @@ const (
 
 // Defaults of Config.
 const (
-	DefaultCodeTTL        = 5 * time.Minute
-	DefaultResendInterval = 60 * time.Second
-	DefaultSendsPerHour   = 10 // per user and address
-	DefaultSendsPerDay    = 20 // per user
-	// DefaultSendsPerAddressPerDay is per address, across users and
-	// tenants: more than DefaultSendsPerDay, so that no one account can
-	// use it up (see Config).
-	DefaultSendsPerAddressPerDay = 30
+	DefaultCodeTTL               = 5 * time.Minute
+	DefaultResendInterval        = 60 * time.Second
+	DefaultSendsPerHour          = 10 // per user and address
+	DefaultSendsPerDay           = 20 // per user
+	DefaultSendsPerAddressPerDay = 30 // per address, all tenants: above DefaultSendsPerDay
 	DefaultFailuresPerDay        = 20 // per user
 	MinSecretLength              = 32
 )
@@ -167,91 +158,61 @@ const (
 
 // Config holds the Verifier's optional settings; nil means all defaults.
 //
-// Every limit is kept in the database and taken by one atomic statement
-// (an upsert guarded by the limit), so it holds across replicas and
-// parallel requests. Windows are fixed and open with their first event;
-// a send refused by a limit answers a *deskkit.RateLimitError with the
-// time to wait. The interval and the hour are each user's own; the
-// address's day counts every user of every tenant, its holder included.
+// Every limit is kept in the database and taken by one atomic statement,
+// so it holds across replicas and parallel requests. Windows are fixed and
+// open with their first event; a refused send answers a
+// *deskkit.RateLimitError with the wait. The address's day counts its
+// holder too.
 type Config struct {
-	// PreviousSecret, if set, is the secret before the last rotation:
-	// codes hashed under it still pass a check, so a rotation does not
-	// kill codes in flight. Drop it after MaxCodeTTL.
+	// PreviousSecret is the secret before the last rotation, if any:
+	// codes in flight still pass a check. Drop it after MaxCodeTTL.
 	PreviousSecret []byte
 	// CodeTTL is how long a code is valid: DefaultCodeTTL if 0, at most
 	// MaxCodeTTL.
 	CodeTTL time.Duration
-	// ResendInterval: at most one code per (user, bizKey, address) within
-	// it. DefaultResendInterval if 0.
-	ResendInterval time.Duration
-	// SendsPerHour is how many codes one user may have sent to one address
-	// in an hour; DefaultSendsPerHour if 0.
-	SendsPerHour int
-	// SendsPerAddressPerDay is how many codes one address may get in a
-	// day from all users of all tenants together, its holder included;
-	// DefaultSendsPerAddressPerDay if 0. Keep it above SendsPerDay, or a
-	// single account can use it up.
-	SendsPerAddressPerDay int
-	// SendsPerDay is how many codes one user may request in a day
-	// (refused sends included); DefaultSendsPerDay if 0.
-	SendsPerDay int
-	// FailuresPerDay is how many wrong codes one user may enter in a day,
-	// across codes; DefaultFailuresPerDay if 0.
-	FailuresPerDay int
-	// Templates override the messages of some bizKeys; see Template.
-	Templates map[BizKey]Template
-	// Notice overrides the notice sent to the old address after a change.
-	Notice *Template
-	// Templates and Notice are English's. Locales holds the templates of
-	// other languages, keyed by a BCP 47 tag ("zh-CN", "ja"): deskkit
-	// ships zh-CN's, which an entry here overrides field by field; another
-	// tag adds a language. A code is written in the language of its
-	// request's context (its deskkit.Localizer; the HTTP API sets it):
-	// the one of these in the same language and script (zh-CN for zh-Hans;
-	// none for zh-TW), and English when the context carries none or
-	// none matches; a notice in the language of the request that changed
-	// the address. SMS.Locale is the chosen locale ("en", "zh-CN"), ""
-	// without a language in the context.
+	// The limits; each is its Default* constant if 0.
+	ResendInterval        time.Duration // one code per (user, bizKey, address) within it
+	SendsPerHour          int           // codes per (user, address) an hour
+	SendsPerAddressPerDay int           // codes per address a day, all users of all tenants; above SendsPerDay, or one account uses it up
+	SendsPerDay           int           // codes per user a day, refused sends included
+	FailuresPerDay        int           // wrong codes per user a day, across codes
+	// Templates override the English messages of some bizKeys, Notice
+	// the notice to the old address after a change (see package
+	// verify/texts, which says which language a message is in).
+	Templates map[BizKey]texts.Template
+	Notice    *texts.Template
+	// Locales holds the templates of other languages, by BCP 47 tag
+	// ("zh-CN", "ja"): an entry for zh-CN overrides the shipped ones field
+	// by field; another tag adds a language. SMS.Locale is the chosen
+	// one ("en", "zh-CN"), "" without a language in the context.
 	Locales map[string]LocaleTemplates
 	// Messages writes the templates' Purpose ("change your mobile
-	// number") in their language; the shipped catalogues if nil. A host
-	// that adds a language gives its purposes in a catalogue of Messages.
+	// number") in their language: the shipped catalogues if nil, or a
+	// host's with the purposes of the languages it adds.
 	Messages *deskkit.Messages
 	// AppName is the sender's name in messages; "deskkit" if "".
 	AppName string
-	// Publisher, if set, gets the events of contact changes
-	// (EventMobileChanged, EventEmailChanged; see EventTypes) inside the
-	// change's transaction; nil publishes none. New fails if it is a
-	// deskkit.EventTypeChecker that lacks one of the types: register them
-	// first.
+	// Publisher, if set, gets the events of contact changes (EventTypes)
+	// inside the change's transaction. New fails if it is a
+	// deskkit.EventTypeChecker that lacks one of the types.
 	Publisher deskkit.Publisher
 	// Logger gets failed notices; slog.Default if nil. Codes and secrets
 	// are never logged.
 	Logger *slog.Logger
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
-	// MeterProvider and TracerProvider record, under the scope
-	// github.com/deskkit/deskkit/verify, a span per operation
-	// ("verify.SendSMS", "verify.ChangeEmail", ...; status Error when it
-	// failed, with deskkit.result) and the counters:
-	//
-	//   - deskkit.verify.codes.sent: one per SendSMS or SendEmail call
-	//     (whatever the number of addresses), by deskkit.channel (sms,
-	//     email) and deskkit.result ("ok", or the error key httpapi
-	//     answers: too_many_requests, verification_address_taken, ...);
-	//   - deskkit.verify.codes.checked: one per CheckSMS or CheckEmail
-	//     call, likewise (verification_code_wrong,
-	//     verification_code_expired, ...);
-	//   - deskkit.verify.rate_limited: one per refusal of a limit, by
-	//     deskkit.limit: resend_interval, per_hour, per_address_per_day,
-	//     per_day (the send limits, in the order Limits lists them) and
-	//     failures_per_day.
-	//
-	// A notice's attempt is a span "verify.notice" and counts in the
-	// outbox's deskkit.deliveries with deskkit.channel.type verify.notice.
-	// nil means the global providers (otel.GetMeterProvider,
-	// otel.GetTracerProvider), which record nothing until the host
-	// installs some.
+	// MeterProvider and TracerProvider (the global ones if nil) record,
+	// under the scope github.com/deskkit/deskkit/verify, a span per
+	// operation ("verify.SendSMS", ...; status Error on failure, with
+	// deskkit.result); the counters deskkit.verify.codes.sent (per SendSMS
+	// or SendEmail call) and deskkit.verify.codes.checked (per CheckSMS or
+	// CheckEmail call), by deskkit.channel (sms, email) and deskkit.result
+	// ("ok", or httpapi's error key: too_many_requests, ...); and
+	// deskkit.verify.rate_limited, per refusal of a limit, by deskkit.limit
+	// (resend_interval, per_hour, per_address_per_day, per_day,
+	// failures_per_day). A notice's attempt is a span "verify.notice" and
+	// counts in the outbox's deskkit.deliveries with deskkit.channel.type
+	// verify.notice.
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
 }
@@ -325,9 +286,8 @@ func checkPublisher(p deskkit.Publisher) error {
 }
 
 // Verifier sends and checks verification codes for the current user, and
-// changes the user's profile and contact addresses, the latter only with
-// proof. It is safe for concurrent use, also by several processes sharing
-// one database: every limit is kept in the database.
+// changes the user's profile and contact addresses. It is safe for
+// concurrent use, also by several processes sharing one database.
 type Verifier struct {
 	db       *bun.DB
 	postgres bool // else SQLite: no data-modifying WITH
@@ -365,10 +325,8 @@ type Verifier struct {
 // New returns a Verifier over db, whose schema Migrate has created, with
 // the host's user directory, the senders of SMS and e-mail, and secret, the
 // server secret (at least MinSecretLength random bytes) from which the key
-// that hashes codes is derived.
-//
-// New checks that Migrate has run, in at most 5 seconds: a missing table is
-// an error naming verify.Migrate.
+// that hashes codes is derived. New checks that Migrate has run, in at
+// most 5 seconds: a missing table is an error naming verify.Migrate.
 func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret []byte, cfg *Config) (*Verifier, error) {
 	switch {
 	case db == nil:
@@ -376,7 +334,7 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 	case dir == nil:
 		return nil, errors.New("verify: dir is required")
 	case sms == nil || mail == nil:
-		return nil, errors.New("verify: an SMSSender and a Mailer are required (LogSender is both)")
+		return nil, errors.New("verify: an SMSSender and a Mailer are required (logsender.Sender is both)")
 	case len(secret) < MinSecretLength:
 		return nil, fmt.Errorf("verify: secret must be at least %d bytes", MinSecretLength)
 	}

@@ -134,6 +134,7 @@ import (
 	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/logsender"
 )
 
 func main() {
@@ -418,7 +419,7 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
-	logSender := verify.LogSender{Logger: o.Logger, ShowCodes: true}
+	logSender := logsender.Sender{Logger: o.Logger, ShowCodes: true}
 	v, err := verify.New(db, hostUsers{db}, logSender, logSender, o.Secret,
 		&verify.Config{AppName: "Embed", Logger: o.Logger, Publisher: chans})
 	if err != nil {

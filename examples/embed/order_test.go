@@ -10,6 +10,7 @@ import (
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/logsender"
 )
 
 // TestServicesCheckTheRegistry: the trash and the Verifier, given the
@@ -33,7 +34,7 @@ func TestServicesCheckTheRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logSender := verify.LogSender{}
+	logSender := logsender.Sender{}
 	newTrash := func() error {
 		_, err := trash.New(db, &host{db: db}, &trash.Config{Publisher: reg})
 		return err

@@ -23,7 +23,7 @@ import (
 )
 
 // logBook is the app's log as JSON lines, kept for the test to read the
-// codes the LogSender wrote. The app writes it from request goroutines.
+// codes the log sender wrote. The app writes it from request goroutines.
 type logBook struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -35,7 +35,7 @@ func (l *logBook) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
-// logLine is a line of the LogSender.
+// logLine is a line of the log sender.
 type logLine struct {
 	Msg     string `json:"msg"`
 	To      string `json:"to"`

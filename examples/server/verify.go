@@ -22,6 +22,7 @@ import (
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/addr"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/logsender"
 	"github.com/deskkit/deskkit/verify/sms"
 	"github.com/deskkit/deskkit/verify/sms/aliyun"
 	smsgateway "github.com/deskkit/deskkit/verify/sms/gateway"
@@ -389,7 +390,7 @@ func (cfg verifyConfig) senders(logger *slog.Logger) (verify.SMSSender, deskkit.
 	if err := cfg.checkSMS(); err != nil {
 		return nil, nil, err
 	}
-	logSender := verify.LogSender{Logger: logger, ShowCodes: cfg.devLogCodes}
+	logSender := logsender.Sender{Logger: logger, ShowCodes: cfg.devLogCodes}
 	var sms verify.SMSSender = logSender
 	var mail deskkit.Mailer = logSender
 	switch cfg.smsProvider {

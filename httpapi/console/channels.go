@@ -51,7 +51,7 @@ func (c *Console) channelTypes(r *http.Request) []typeChoice {
 	l := c.localizer(r)
 	var out []typeChoice
 	for _, ti := range channel.TypeInfos() {
-		ch := typeChoice{Value: string(ti.Type), Label: l.Write(ti.Label), Field: l.Write(ti.Field), Hint: l.Write(ti.Hint)}
+		ch := typeChoice{Value: string(ti.Type), Label: l.Write(ti.Label), Field: l.Write(ti.Field), Hint: capital(l.Write(ti.Hint))}
 		if !ti.SecretHint.IsZero() {
 			ch.SecretHint = l.Write(ti.SecretHint)
 		}

@@ -255,6 +255,15 @@ func joinSentences(a, b string) string {
 	return a + " " + b
 }
 
+// capital is s with its first letter in upper case when its first word is
+// lower-case letters alone: "a Feishu robot URL" but not "projectId must".
+func capital(s string) string {
+	if word, _, _ := strings.Cut(s, " "); word != "" && strings.IndexFunc(word, func(r rune) bool { return r < 'a' || r > 'z' }) < 0 {
+		return strings.ToUpper(s[:1]) + s[1:]
+	}
+	return s
+}
+
 // sentence makes s end with a full stop ("。" after Chinese, Japanese or
 // Korean) and, when upper is set, start upper case: only when its first
 // word is a plain lower-case word, never a field name (projectId,
@@ -265,8 +274,8 @@ func sentence(s string, upper bool) string {
 	if s == "" {
 		return s
 	}
-	if word, _, _ := strings.Cut(s, " "); upper && strings.IndexFunc(word, func(r rune) bool { return r < 'a' || r > 'z' }) < 0 {
-		s = strings.ToUpper(s[:1]) + s[1:]
+	if upper {
+		s = capital(s)
 	}
 	last, _ := utf8.DecodeLastRuneInString(s)
 	switch {

@@ -21,11 +21,13 @@ const ErrcodeBusy = -1
 // retry before it has passed is refused again.
 const RobotRateWindow = time.Minute
 
-// robotReply is both robots' answer.
-type robotReply struct {
-	Errcode *int   `json:"errcode"`
-	Errmsg  string `json:"errmsg"`
-}
+// RobotFields name the members of a robot's JSON answer that hold its
+// code, zero for success, and the code's message: errcode and errmsg for
+// WeCom and DingTalk, code and msg for Feishu.
+type RobotFields struct{ Code, Msg string }
+
+// Errcode are WeCom's and DingTalk's fields.
+var Errcode = RobotFields{Code: "errcode", Msg: "errmsg"}
 
 // Explainer fills in the Reason and retry fields of f, a robot's refusal
 // with its Errcode and Errmsg set.
@@ -36,6 +38,12 @@ type Explainer func(f *Failure)
 // errcode means. Success is a 2xx reply that is JSON with errcode 0: the
 // robots answer HTTP 200 to their refusals.
 func (s *Sender) PostRobot(ctx context.Context, who deskkit.Text, u *url.URL, body any, explain Explainer) (Reply, error) {
+	return s.PostRobotAs(ctx, who, u, body, Errcode, explain)
+}
+
+// PostRobotAs is PostRobot for a robot whose answer holds its code and
+// message in fields; the Failure's Errcode and Errmsg are them.
+func (s *Sender) PostRobotAs(ctx context.Context, who deskkit.Text, u *url.URL, body any, fields RobotFields, explain Explainer) (Reply, error) {
 	b, err := Marshal(body)
 	if err != nil {
 		return Reply{}, err
@@ -46,23 +54,31 @@ func (s *Sender) PostRobot(ctx context.Context, who deskkit.Text, u *url.URL, bo
 	if f != nil {
 		return ReplyOf(r), f
 	}
-	return ReplyOf(r), robotFailure(who, r, explain)
+	return ReplyOf(r), robotFailure(who, r, fields, explain)
 }
 
-// robotFailure reads a robot's 2xx reply: nil for errcode 0, the failure
+// robotFailure reads a robot's 2xx reply: nil for code 0, the failure
 // otherwise, also for a reply that is not a robot's JSON (the address is
 // some other web page, which answers 200 to anything).
-func robotFailure(who deskkit.Text, r *safehttp.Reply, explain Explainer) error {
-	var rr robotReply
-	if r.Truncated || json.Unmarshal(r.Body, &rr) != nil || rr.Errcode == nil {
+func robotFailure(who deskkit.Text, r *safehttp.Reply, fields RobotFields, explain Explainer) error {
+	var members map[string]json.RawMessage
+	var code *int
+	var msg string
+	if !r.Truncated && json.Unmarshal(r.Body, &members) == nil {
+		if json.Unmarshal(members[fields.Code], &code) != nil {
+			code = nil
+		}
+		_ = json.Unmarshal(members[fields.Msg], &msg) // a message that is no string is none
+	}
+	if code == nil {
 		f := &Failure{Status: r.Status}
 		f.say(deskkit.Textf("%s answered %s but not with a robot's JSON errcode: is the address a %s robot?", who, statusText(r.Status), who))
 		return f
 	}
-	if *rr.Errcode == 0 {
+	if *code == 0 {
 		return nil
 	}
-	f := &Failure{Status: r.Status, Errcode: *rr.Errcode, Errmsg: clean(rr.Errmsg, maxErrmsgRunes)}
+	f := &Failure{Status: r.Status, Errcode: *code, Errmsg: clean(msg, maxErrmsgRunes)}
 	explain(f)
 	return f
 }

@@ -9,7 +9,8 @@
 //   - aliyun and tencent send through Alibaba Cloud SMS (阿里云短信服务)
 //     and Tencent Cloud SMS (腾讯云短信), the template providers.
 //
-// verify.LogSender, which logs instead of sending, is for development.
+// verify/logsender's Sender, which logs instead of sending, is for
+// development.
 //
 // # Template providers
 //
@@ -24,7 +25,7 @@
 // # Errors
 //
 // Each sender answers a refusal, or a provider it cannot reach, with a
-// *verify.SMSError carrying the provider's code and its class, as each
+// *Error carrying the provider's code and its class, as each
 // sender's SendSMS lists: Retryable, Throttled (with a RetryAfter; a
 // code's send then fails with verify.ErrSendThrottled, which httpapi
 // answers 503 with Retry-After), or final. No error holds the code, nor

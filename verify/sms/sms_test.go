@@ -197,9 +197,9 @@ func TestTemplateSMSSenderFailures(t *testing.T) {
 			p, s := pc.start(t, secret)
 			p.Refuse(func(verifytest.ProviderSMS) (int, string) { return tt.status, tt.code })
 			err := s.SendSMS(context.Background(), smsTestMessage)
-			var se *verify.SMSError
+			var se *sms.Error
 			if !errors.As(err, &se) {
-				t.Fatalf("error %v (%T), want an *SMSError", err, err)
+				t.Fatalf("error %v (%T), want an *sms.Error", err, err)
 			}
 			got := want{se.Status, se.Code, se.Retryable}
 			if got != tt.want {
@@ -227,9 +227,9 @@ func TestTemplateSMSSenderUnreachable(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		err := s.SendSMS(ctx, smsTestMessage)
-		var se *verify.SMSError
+		var se *sms.Error
 		if !errors.As(err, &se) || !se.Retryable || !errors.Is(err, context.Canceled) {
-			t.Errorf("%s: error %v, want a retryable *SMSError wrapping context.Canceled", pc.name, err)
+			t.Errorf("%s: error %v, want a retryable *sms.Error wrapping context.Canceled", pc.name, err)
 		}
 		if err := s.SendSMS(context.Background(), verify.SMS{To: "13800138000", Code: "123456", BizKey: "SIGNIN"}); err == nil || !strings.Contains(err.Error(), "E.164") {
 			t.Errorf("%s: a number without +: %v", pc.name, err)
@@ -377,9 +377,9 @@ func checkClassification(t *testing.T, provider string, cases []smsClassCase) {
 	for _, c := range cases {
 		p.RefuseWith(func(verifytest.ProviderSMS) verifytest.Refusal { return c.refusal })
 		err := s.SendSMS(context.Background(), smsTestMessage)
-		se, ok := errors.AsType[*verify.SMSError](err)
+		se, ok := errors.AsType[*sms.Error](err)
 		if !ok {
-			t.Errorf("%+v: error %v, want an *SMSError", c.refusal, err)
+			t.Errorf("%+v: error %v, want an *sms.Error", c.refusal, err)
 			continue
 		}
 		if got := (smsClass{se.Retryable, se.Throttled, se.RetryAfter}); got != c.want {
@@ -409,7 +409,7 @@ func TestAliyunErrorClassification(t *testing.T) {
 		{r(0, "isv.BUSINESS_LIMIT_CONTROL", "触发分钟级流控Permits:1"), throttled(time.Minute)},
 		{r(0, "isv.BUSINESS_LIMIT_CONTROL", "触发小时级流控Permits:5"), throttled(time.Hour)},
 		{r(0, "isv.BUSINESS_LIMIT_CONTROL", "触发天级流控Permits:10"), final},
-		{r(0, "isv.BUSINESS_LIMIT_CONTROL", "业务限流"), throttled(verify.DefaultSMSRetryAfter)},
+		{r(0, "isv.BUSINESS_LIMIT_CONTROL", "业务限流"), throttled(sms.DefaultRetryAfter)},
 		// The provider's own Retry-After beats the window of the message.
 		{verifytest.Refusal{Code: "isv.BUSINESS_LIMIT_CONTROL", Message: "触发分钟级流控Permits:1", RetryAfter: "17"}, throttled(17 * time.Second)},
 		// The account's day and month: as Tencent's daily limits, final.
@@ -425,8 +425,8 @@ func TestAliyunErrorClassification(t *testing.T) {
 		{r(0, "isp.RAM_PERMISSION_DENY", ""), final},
 		{r(0, "isv.BLACK_KEY_CONTROL_LIMIT", ""), final},
 		// The API gateway.
-		{r(http.StatusBadRequest, "Throttling", ""), throttled(verify.DefaultSMSRetryAfter)},
-		{r(http.StatusBadRequest, "Throttling.User", ""), throttled(verify.DefaultSMSRetryAfter)},
+		{r(http.StatusBadRequest, "Throttling", ""), throttled(sms.DefaultRetryAfter)},
+		{r(http.StatusBadRequest, "Throttling.User", ""), throttled(sms.DefaultRetryAfter)},
 		{verifytest.Refusal{Status: http.StatusTooManyRequests, Code: "Throttling.Api", RetryAfter: "9"}, throttled(9 * time.Second)},
 		{r(http.StatusInternalServerError, "InternalError", ""), retry},
 		{r(http.StatusServiceUnavailable, "ServiceUnavailable", ""), retry},
@@ -434,7 +434,7 @@ func TestAliyunErrorClassification(t *testing.T) {
 		{r(http.StatusNotFound, "InvalidAccessKeyId.NotFound", ""), final},
 		// A code the documentation does not list: by the status.
 		{r(http.StatusBadGateway, "isp.SOMETHING_NEW", ""), retry},
-		{r(http.StatusTooManyRequests, "isv.SOMETHING_NEW", ""), throttled(verify.DefaultSMSRetryAfter)},
+		{r(http.StatusTooManyRequests, "isv.SOMETHING_NEW", ""), throttled(sms.DefaultRetryAfter)},
 		{verifytest.Refusal{Status: http.StatusTooManyRequests, Code: "isv.SOMETHING_NEW", RetryAfter: "100000"}, throttled(time.Hour)},
 		{r(0, "isv.SOMETHING_NEW", ""), final},
 	})
@@ -447,14 +447,14 @@ func TestTencentErrorClassification(t *testing.T) {
 	req := func(code string) verifytest.Refusal { return verifytest.Refusal{Code: code} }              // Error.Code
 	num := func(code string) verifytest.Refusal { return verifytest.Refusal{Status: 200, Code: code} } // SendStatusSet[0].Code
 	checkClassification(t, "tencent", []smsClassCase{
-		{req("RequestLimitExceeded"), throttled(verify.DefaultSMSRetryAfter)},
-		{req("RequestLimitExceeded.UinLimitExceeded"), throttled(verify.DefaultSMSRetryAfter)},
-		{req("RequestLimitExceeded.IPLimitExceeded"), throttled(verify.DefaultSMSRetryAfter)},
-		{req("RequestLimitExceeded.GlobalRegionUinLimitExceeded"), throttled(verify.DefaultSMSRetryAfter)},
+		{req("RequestLimitExceeded"), throttled(sms.DefaultRetryAfter)},
+		{req("RequestLimitExceeded.UinLimitExceeded"), throttled(sms.DefaultRetryAfter)},
+		{req("RequestLimitExceeded.IPLimitExceeded"), throttled(sms.DefaultRetryAfter)},
+		{req("RequestLimitExceeded.GlobalRegionUinLimitExceeded"), throttled(sms.DefaultRetryAfter)},
 		{verifytest.Refusal{Status: http.StatusTooManyRequests, Code: "RequestLimitExceeded", RetryAfter: "3"}, throttled(3 * time.Second)},
 		{num("LimitExceeded.PhoneNumberThirtySecondLimit"), throttled(30 * time.Second)},
 		{num("LimitExceeded.PhoneNumberOneHourLimit"), throttled(time.Hour)},
-		{num("LimitExceeded.DeliveryFrequencyLimit"), throttled(verify.DefaultSMSRetryAfter)},
+		{num("LimitExceeded.DeliveryFrequencyLimit"), throttled(sms.DefaultRetryAfter)},
 		// Daily limits do not clear within the notices' schedule: final,
 		// as Aliyun's isv.DAY_LIMIT_CONTROL.
 		{req("LimitExceeded.AppDailyLimit"), final},
@@ -490,7 +490,7 @@ func TestTencentErrorClassification(t *testing.T) {
 		// A code the documentation does not list: by the status.
 		{req("LimitExceeded.SomethingNew"), final},
 		{verifytest.Refusal{Status: http.StatusBadGateway}, retry},
-		{verifytest.Refusal{Status: http.StatusTooManyRequests}, throttled(verify.DefaultSMSRetryAfter)},
+		{verifytest.Refusal{Status: http.StatusTooManyRequests}, throttled(sms.DefaultRetryAfter)},
 	})
 }
 
@@ -553,7 +553,7 @@ func TestNoticeNumber(t *testing.T) {
 		}
 		err = s.SendSMS(context.Background(), notice)
 		if tt.want == "" {
-			se, ok := errors.AsType[*verify.SMSError](err)
+			se, ok := errors.AsType[*sms.Error](err)
 			if !ok || se.Code != "InvalidParameterValue.TemplateParameterLengthLimit" || se.Retryable {
 				t.Errorf("%s %q: error %v, want a final TemplateParameterLengthLimit", tt.provider, tt.number, err)
 			}

@@ -64,11 +64,11 @@ type Info struct {
 	Label deskkit.Text
 	// Field is the address field's label in a form: "Address (URL)".
 	Field deskkit.Text
-	// Hint is the address's shape, as a form shows it under the field:
-	// "https://HOST/robot/send?access_token=TOKEN".
+	// Hint is the address's shape, as a form shows it under the field and
+	// a refusal names it: "a DingTalk robot URL: https://HOST/robot/...".
 	Hint deskkit.Text
 	// SecretHint says what secret a client may give a channel of the kind,
-	// as a form shows it: "a DingTalk signing secret (SEC...)". It is zero
+	// as a form shows it: "a DingTalk signing secret, SEC...". It is zero
 	// for a kind that takes none from a client.
 	SecretHint deskkit.Text
 	// OwnSecret says that deskkit makes each channel's signing secret

@@ -1,6 +1,6 @@
 // Package smsprovider is what verify's SMS senders share and no host
 // needs: their HTTP client, the reading and classifying of a provider's
-// answer into a *verify.SMSError, the template table's checks and lookup,
+// answer into a *sms.Error, the template table's checks and lookup,
 // and the signing helpers of the template providers.
 package smsprovider
 
@@ -334,7 +334,7 @@ func noticeParam(t sms.Templates, masked string) string {
 	return masked[len(masked)-4:]
 }
 
-// Class is how a provider's error code is taken (see verify.SMSError).
+// Class is how a provider's error code is taken (see sms.Error).
 type Class struct {
 	Retryable, Throttled bool
 	// Wait is the window the code names, for RetryAfter; 0 if none.
@@ -352,7 +352,7 @@ var (
 // of its code, if the table has the code, and from the HTTP status
 // otherwise: a 5xx is retryable, a 429 throttled. retryAfter is the
 // answer's Retry-After header, which beats the code's window.
-func Classify(e *verify.SMSError, c Class, known bool, retryAfter time.Duration) {
+func Classify(e *sms.Error, c Class, known bool, retryAfter time.Duration) {
 	if !known {
 		c = Class{Retryable: e.Status >= 500 || e.Status == http.StatusTooManyRequests, Throttled: e.Status == http.StatusTooManyRequests}
 	}
@@ -366,7 +366,7 @@ func Classify(e *verify.SMSError, c Class, known bool, retryAfter time.Duration)
 	case c.Wait > 0:
 		e.RetryAfter = c.Wait
 	default:
-		e.RetryAfter = verify.DefaultSMSRetryAfter
+		e.RetryAfter = sms.DefaultRetryAfter
 	}
 }
 
@@ -426,7 +426,7 @@ func SHA256Hex(b []byte) string {
 }
 
 // Excerpt is the start of a provider's message or answer for a
-// *verify.SMSError, with m's code and text cut out in case it echoes them.
+// *sms.Error, with m's code and text cut out in case it echoes them.
 func Excerpt(s string, m verify.SMS) string {
 	q := excerpt([]byte(s), m)
 	if u, err := strconv.Unquote(q); err == nil {

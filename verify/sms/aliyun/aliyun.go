@@ -13,7 +13,7 @@
 //
 // # Errors
 //
-// A refusal is a *verify.SMSError with Provider "aliyun" and Alibaba
+// A refusal is a *sms.Error with Provider "aliyun" and Alibaba
 // Cloud's code, classified as Sender.SendSMS lists: the per-number limits
 // of a minute or an hour (isv.BUSINESS_LIMIT_CONTROL) and the API
 // gateway's Throttling are throttled, system errors retryable, the day's
@@ -164,7 +164,7 @@ func (c *Config) validate() error {
 
 // SendSMS asks Alibaba Cloud to send m. It returns nil when the answer is
 // 200 with Code "OK", and otherwise an error: a number that is not E.164,
-// or a *verify.SMSError with the provider's code, classified by a table of the
+// or a *sms.Error with the provider's code, classified by a table of the
 // codes Alibaba Cloud's documentation lists: isp.SYSTEM_ERROR,
 // InternalError, ServiceUnavailable, 5xx answers and an unreachable
 // endpoint are Retryable; isv.BUSINESS_LIMIT_CONTROL (a per-number limit
@@ -218,7 +218,7 @@ func (s *Sender) SendSMS(ctx context.Context, m verify.SMS) error {
 	req.Header.Set("Accept", "application/json")
 	status, reply, retryAfter, err := smsprovider.Post(s.client, req)
 	if err != nil {
-		return &verify.SMSError{Provider: "aliyun", Retryable: true, Err: err}
+		return &sms.Error{Provider: "aliyun", Retryable: true, Err: err}
 	}
 	var a struct {
 		Code      string `json:"Code"`
@@ -231,7 +231,7 @@ func (s *Sender) SendSMS(ctx context.Context, m verify.SMS) error {
 	if status == http.StatusOK && a.Code == "OK" {
 		return nil
 	}
-	e := &verify.SMSError{Provider: "aliyun", Status: status, Code: a.Code, Message: smsprovider.Excerpt(a.Message, m), RequestID: a.RequestID}
+	e := &sms.Error{Provider: "aliyun", Status: status, Code: a.Code, Message: smsprovider.Excerpt(a.Message, m), RequestID: a.RequestID}
 	c, known := codes[a.Code]
 	if a.Code == "isv.BUSINESS_LIMIT_CONTROL" {
 		c = aliyunBusinessLimit(a.Message)
@@ -313,7 +313,7 @@ var codes = map[string]smsprovider.Class{
 // its message, which names the limit hit: "触发分钟级流控Permits:1" (a
 // minute), "触发小时级流控Permits:5" (an hour), "触发天级流控Permits:10"
 // (a day, which does not clear within the notices' schedule: final). A
-// message that names none is a throttle of verify.DefaultSMSRetryAfter.
+// message that names none is a throttle of sms.DefaultRetryAfter.
 func aliyunBusinessLimit(msg string) smsprovider.Class {
 	lower := strings.ToLower(msg)
 	switch {

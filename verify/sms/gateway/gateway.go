@@ -10,9 +10,9 @@
 //
 // # Errors
 //
-// A non-2xx answer is a *verify.SMSError with Provider "http", classified
+// A non-2xx answer is a *sms.Error with Provider "http", classified
 // by its status: a 429 throttled (its Retry-After, else
-// verify.DefaultSMSRetryAfter), a 5xx retryable, anything else final; a
+// sms.DefaultRetryAfter), a 5xx retryable, anything else final; a
 // gateway that cannot be reached is retryable. At most 64 KiB of an
 // answer is read, and at most 200 bytes of it quoted; no error holds the
 // message's text, nor the number unmasked, nor the URL's query.
@@ -54,9 +54,9 @@ type Config struct {
 // Sender is a verify.SMSSender for a gateway of the host's own: it POSTs
 // each message as JSON, {"to": "+8613800138000", "text": "...", "bizKey":
 // "SIGNIN"}, and takes any 2xx answer as accepted. Any other answer is an
-// *verify.SMSError with Provider "http", classified by its status: a 429 is
+// *sms.Error with Provider "http", classified by its status: a 429 is
 // Throttled (RetryAfter from its Retry-After header, else
-// verify.DefaultSMSRetryAfter), a 5xx Retryable, anything else final; a gateway
+// sms.DefaultRetryAfter), a 5xx Retryable, anything else final; a gateway
 // that cannot be reached is Retryable. It is safe for concurrent use.
 type Sender struct {
 	url    *url.URL
@@ -105,8 +105,8 @@ func (c *Config) validate() error {
 
 // SendSMS posts m to the gateway. It returns nil on a 2xx answer, and an
 // error otherwise: a number that is not E.164, a gateway that cannot be
-// reached or ctx ending first (a *verify.SMSError wrapping the transport's
-// error), a non-2xx answer (a *verify.SMSError with the status and the start of
+// reached or ctx ending first (a *sms.Error wrapping the transport's
+// error), a non-2xx answer (a *sms.Error with the status and the start of
 // the reply, classified as Sender says). No error contains m.Text,
 // which carries the code, nor m.To.
 func (s *Sender) SendSMS(ctx context.Context, m verify.SMS) error {
@@ -131,12 +131,12 @@ func (s *Sender) SendSMS(ctx context.Context, m verify.SMS) error {
 	req.Header.Set("Content-Type", "application/json")
 	status, reply, retryAfter, err := smsprovider.Post(s.client, req)
 	if err != nil {
-		return &verify.SMSError{Provider: "http", Retryable: true, Err: fmt.Errorf("gateway %s: %w", smsprovider.RedactURL(s.url), err)}
+		return &sms.Error{Provider: "http", Retryable: true, Err: fmt.Errorf("gateway %s: %w", smsprovider.RedactURL(s.url), err)}
 	}
 	if status/100 == 2 {
 		return nil
 	}
-	e := &verify.SMSError{Provider: "http", Status: status, Message: smsprovider.Excerpt(string(reply), m)}
+	e := &sms.Error{Provider: "http", Status: status, Message: smsprovider.Excerpt(string(reply), m)}
 	smsprovider.Classify(e, smsprovider.Final, false, smsprovider.ParseRetryAfter(retryAfter, time.Now()))
 	return e
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/deskkit/deskkit/verify"
 	"github.com/deskkit/deskkit/verify/internal/smstest"
+	"github.com/deskkit/deskkit/verify/sms"
 	"github.com/deskkit/deskkit/verify/sms/gateway"
 )
 
@@ -267,7 +268,7 @@ func TestNewRefusesNegativeConcurrency(t *testing.T) {
 	}
 }
 
-// TestClassify checks that the gateway's refusals are *SMSError
+// TestClassify checks that the gateway's refusals are *sms.Error
 // classified as the template providers' are: a 429 throttled with the answer's Retry-After, a 5xx
 // retryable, anything else final.
 func TestClassify(t *testing.T) {
@@ -291,7 +292,7 @@ func TestClassify(t *testing.T) {
 		want  class
 	}{
 		{"gateway 429 with Retry-After", withRetryAfter(http.StatusTooManyRequests, "42", "slow down"), class{"", true, true, 42 * time.Second}},
-		{"gateway 429 without", withRetryAfter(http.StatusTooManyRequests, "", "slow down"), class{"", true, true, verify.DefaultSMSRetryAfter}},
+		{"gateway 429 without", withRetryAfter(http.StatusTooManyRequests, "", "slow down"), class{"", true, true, sms.DefaultRetryAfter}},
 		{"gateway 503", withRetryAfter(http.StatusServiceUnavailable, "", "down"), class{"", true, false, 0}},
 		{"gateway 400", withRetryAfter(http.StatusBadRequest, "", "bad number"), class{"", false, false, 0}},
 	}
@@ -304,9 +305,9 @@ func TestClassify(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			se, ok := errors.AsType[*verify.SMSError](s.SendSMS(context.Background(), smstest.Message))
+			se, ok := errors.AsType[*sms.Error](s.SendSMS(context.Background(), smstest.Message))
 			if !ok {
-				t.Fatal("SendSMS did not fail with an *SMSError")
+				t.Fatal("SendSMS did not fail with an *sms.Error")
 			}
 			if diff := cmp.Diff(tt.want, class{se.Code, se.Retryable, se.Throttled, se.RetryAfter}); diff != "" {
 				t.Errorf("classification (-want +got):\n%s", diff)
@@ -320,9 +321,9 @@ func TestClassify(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		se, ok := errors.AsType[*verify.SMSError](s.SendSMS(context.Background(), smstest.Message))
+		se, ok := errors.AsType[*sms.Error](s.SendSMS(context.Background(), smstest.Message))
 		if !ok || !se.Retryable || se.Err == nil {
-			t.Errorf("unreachable gateway: got %#v, want a retryable *SMSError wrapping the transport's error", se)
+			t.Errorf("unreachable gateway: got %#v, want a retryable *sms.Error wrapping the transport's error", se)
 		}
 	})
 }

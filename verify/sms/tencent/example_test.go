@@ -12,7 +12,7 @@ import (
 
 // A bizKey without a template is refused when the sender is made, not
 // when its first code is sent. A refusal by the provider at a send is an
-// *verify.SMSError with the provider's code, which says whether the same
+// *sms.Error with the provider's code, which says whether the same
 // message may pass later, and after how long when the provider throttled
 // it.
 func ExampleNew() {
@@ -27,9 +27,9 @@ func ExampleNew() {
 	})
 	fmt.Println(err != nil)
 
-	var sendErr error = &verify.SMSError{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberThirtySecondLimit",
+	var sendErr error = &sms.Error{Provider: "tencent", Status: 200, Code: "LimitExceeded.PhoneNumberThirtySecondLimit",
 		Retryable: true, Throttled: true, RetryAfter: 30 * time.Second}
-	if se, ok := errors.AsType[*verify.SMSError](sendErr); ok && se.Retryable {
+	if se, ok := errors.AsType[*sms.Error](sendErr); ok && se.Retryable {
 		fmt.Println("try again in", se.RetryAfter, "after", se.Code)
 	}
 	// Output:

@@ -14,7 +14,7 @@
 //
 // # Errors
 //
-// A refusal is a *verify.SMSError with Provider "tencent" and Tencent
+// A refusal is a *sms.Error with Provider "tencent" and Tencent
 // Cloud's code, classified as Sender.SendSMS lists: request and
 // per-number frequency limits are throttled, internal errors retryable,
 // daily limits and every refusal of the key, signature, template or
@@ -179,7 +179,7 @@ func (c *Config) validate() error {
 
 // SendSMS asks Tencent Cloud to send m. It returns nil when the answer is
 // 200 with the number's SendStatus Code "Ok", and otherwise an error: a
-// number that is not E.164, or a *verify.SMSError with the provider's code, the
+// number that is not E.164, or a *sms.Error with the provider's code, the
 // request's (Error.Code) or the number's (SendStatusSet[0].Code),
 // classified by a table of the codes Tencent Cloud's documentation
 // lists: RequestLimitExceeded (and its .UinLimitExceeded,
@@ -225,7 +225,7 @@ func (s *Sender) SendSMS(ctx context.Context, m verify.SMS) error {
 		map[string]string{"content-type": tencentContentType, "host": s.endpoint.Host, "x-tc-action": tencentAction}, body))
 	status, reply, retryAfter, err := smsprovider.Post(s.client, req)
 	if err != nil {
-		return &verify.SMSError{Provider: "tencent", Retryable: true, Err: err}
+		return &sms.Error{Provider: "tencent", Retryable: true, Err: err}
 	}
 	var a struct {
 		Response struct {
@@ -240,7 +240,7 @@ func (s *Sender) SendSMS(ctx context.Context, m verify.SMS) error {
 			RequestID string `json:"RequestId"`
 		}
 	}
-	e := &verify.SMSError{Provider: "tencent", Status: status}
+	e := &sms.Error{Provider: "tencent", Status: status}
 	switch {
 	case json.Unmarshal(reply, &a) != nil:
 		e.Message = smsprovider.Excerpt(string(reply), m)

@@ -10,7 +10,7 @@
 //
 // # Errors
 //
-// Any answer but 201 Created is a *verify.SMSError with Provider
+// Any answer but 201 Created is a *sms.Error with Provider
 // "twilio" and Twilio's error code (21211 for an invalid To, ...): 20429
 // and a 429 are throttled (with the answer's Retry-After), 20500, 20503
 // and a 5xx retryable, anything else final. No error holds the message's
@@ -124,8 +124,8 @@ func (c *Config) validate() error {
 
 // SendSMS asks Twilio to send m. It returns nil when Twilio answers 201
 // Created, and an error otherwise: a number that is not E.164, Twilio
-// unreachable or ctx ending first (a *verify.SMSError wrapping the transport's
-// error), any other answer (a *verify.SMSError with Provider "twilio", the
+// unreachable or ctx ending first (a *sms.Error wrapping the transport's
+// error), any other answer (a *sms.Error with Provider "twilio", the
 // status, and Twilio's error code and message, e.g. 21211 for an invalid
 // To, classified by a table of Twilio's documented codes). No error contains m.Text, which carries
 // the code, nor m.To.
@@ -143,7 +143,7 @@ func (s *Sender) SendSMS(ctx context.Context, m verify.SMS) error {
 	req.SetBasicAuth(s.sid, s.token)
 	status, reply, retryAfter, err := smsprovider.Post(s.client, req)
 	if err != nil {
-		return &verify.SMSError{Provider: "twilio", Retryable: true, Err: err}
+		return &sms.Error{Provider: "twilio", Retryable: true, Err: err}
 	}
 	if status == http.StatusCreated {
 		return nil
@@ -152,7 +152,7 @@ func (s *Sender) SendSMS(ctx context.Context, m verify.SMS) error {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}
-	e := &verify.SMSError{Provider: "twilio", Status: status, Message: smsprovider.Excerpt(string(reply), m)}
+	e := &sms.Error{Provider: "twilio", Status: status, Message: smsprovider.Excerpt(string(reply), m)}
 	if json.Unmarshal(reply, &t) == nil && (t.Code != 0 || t.Message != "") {
 		e.Message = smsprovider.Excerpt(t.Message, m)
 		if t.Code != 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/deskkit/deskkit/verify"
 	"github.com/deskkit/deskkit/verify/internal/smstest"
+	"github.com/deskkit/deskkit/verify/sms"
 	"github.com/deskkit/deskkit/verify/sms/twilio"
 )
 
@@ -164,7 +165,7 @@ func TestNewRefusesNegativeConcurrency(t *testing.T) {
 	}
 }
 
-// TestClassify checks that Twilio's refusals are *SMSError classified
+// TestClassify checks that Twilio's refusals are *sms.Error classified
 // as the template providers' are: a 429 (or Twilio's 20429) throttled with the answer's Retry-After, a 5xx
 // retryable, anything else final.
 func TestClassify(t *testing.T) {
@@ -201,9 +202,9 @@ func TestClassify(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			se, ok := errors.AsType[*verify.SMSError](s.SendSMS(context.Background(), smstest.Message))
+			se, ok := errors.AsType[*sms.Error](s.SendSMS(context.Background(), smstest.Message))
 			if !ok {
-				t.Fatal("SendSMS did not fail with an *SMSError")
+				t.Fatal("SendSMS did not fail with an *sms.Error")
 			}
 			if diff := cmp.Diff(tt.want, class{se.Code, se.Retryable, se.Throttled, se.RetryAfter}); diff != "" {
 				t.Errorf("classification (-want +got):\n%s", diff)

@@ -23,6 +23,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel/internal/dingtalk"
 	"github.com/deskkit/deskkit/channel/internal/email"
+	"github.com/deskkit/deskkit/channel/internal/feishu"
 	"github.com/deskkit/deskkit/channel/internal/kind"
 	"github.com/deskkit/deskkit/channel/internal/slack"
 	"github.com/deskkit/deskkit/channel/internal/webhook"
@@ -175,6 +176,7 @@ var (
 	KindWeCom    kind.Kind = wecom.Kind{}
 	KindDingTalk kind.Kind = dingtalk.Kind{}
 	KindEmail    kind.Kind = email.Kind{}
+	KindFeishu   kind.Kind = feishu.Kind{}
 	KindSlack    kind.Kind = slack.Kind{}
 )
 

@@ -1,4 +1,14 @@
-package verify
+// Package logsender has Sender, a verify.SMSSender and deskkit.Mailer
+// that logs each message instead of sending it: for development and
+// tests, and for a deployment that has no gateway yet. Hand the one value
+// to verify.New as both senders:
+//
+//	s := logsender.Sender{Logger: logger}
+//	v, err := verify.New(db, dir, s, s, secret, nil)
+//
+// Without ShowCodes no line holds a code, so a production log does not
+// let its readers pass checks.
+package logsender
 
 import (
 	"context"
@@ -6,13 +16,13 @@ import (
 	"strings"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/verify"
 )
 
-// LogSender is both an SMSSender and a deskkit.Mailer that sends nothing: it logs
-// one Info line per message, with the recipient, the bizKey and, for mail,
-// the subject. It is for development and tests, and for a deployment that
-// has no gateway yet.
-type LogSender struct {
+// Sender is both a verify.SMSSender and a deskkit.Mailer that sends
+// nothing: it logs one Info line per message, with the recipient, the
+// bizKey and, for mail, the subject.
+type Sender struct {
 	// Logger receives the lines; slog.Default() if nil.
 	Logger *slog.Logger
 	// ShowCodes adds the message text and the code, as the attribute
@@ -24,12 +34,12 @@ type LogSender struct {
 }
 
 var (
-	_ SMSSender      = LogSender{}
-	_ deskkit.Mailer = LogSender{}
+	_ verify.SMSSender = Sender{}
+	_ deskkit.Mailer   = Sender{}
 )
 
 // SendSMS logs m. It returns only ctx's error, when ctx is done.
-func (l LogSender) SendSMS(ctx context.Context, m SMS) error {
+func (l Sender) SendSMS(ctx context.Context, m verify.SMS) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -45,7 +55,7 @@ func (l LogSender) SendSMS(ctx context.Context, m SMS) error {
 }
 
 // SendMail logs m. It returns only ctx's error, when ctx is done.
-func (l LogSender) SendMail(ctx context.Context, m deskkit.Mail) error {
+func (l Sender) SendMail(ctx context.Context, m deskkit.Mail) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -64,7 +74,7 @@ func (l LogSender) SendMail(ctx context.Context, m deskkit.Mail) error {
 	return nil
 }
 
-func (l LogSender) logger() *slog.Logger {
+func (l Sender) logger() *slog.Logger {
 	if l.Logger != nil {
 		return l.Logger
 	}

@@ -1,4 +1,4 @@
-package verify_test
+package logsender_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/verify"
+	"github.com/deskkit/deskkit/verify/logsender"
 )
 
 // logLines decodes the JSON lines of buf without their time.
@@ -29,7 +30,7 @@ func logLines(t *testing.T, buf *bytes.Buffer) []map[string]any {
 	return lines
 }
 
-func TestLogSender(t *testing.T) {
+func TestSender(t *testing.T) {
 	const code = "482913"
 	sms := verify.SMS{To: "+8613800138000", Text: "Your code is " + code + ".", BizKey: verify.BindMobile, Code: code}
 	mail := deskkit.Mail{
@@ -60,7 +61,7 @@ func TestLogSender(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			s := verify.LogSender{Logger: slog.New(slog.NewJSONHandler(&buf, nil)), ShowCodes: tt.showCodes}
+			s := logsender.Sender{Logger: slog.New(slog.NewJSONHandler(&buf, nil)), ShowCodes: tt.showCodes}
 			if err := s.SendSMS(context.Background(), sms); err != nil {
 				t.Fatal(err)
 			}
@@ -77,13 +78,13 @@ func TestLogSender(t *testing.T) {
 	}
 }
 
-func TestLogSenderDefaultLoggerAndCtx(t *testing.T) {
+func TestSenderDefaultLoggerAndCtx(t *testing.T) {
 	var buf bytes.Buffer
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 	t.Cleanup(func() { slog.SetDefault(old) })
 
-	var s verify.LogSender
+	var s logsender.Sender
 	if err := s.SendSMS(context.Background(), verify.SMS{To: "+15005550006", Text: "code 777111", Code: "777111"}); err != nil {
 		t.Fatal(err)
 	}
