@@ -23,7 +23,7 @@ func TestREADMESaysWhereExamplesAre(t *testing.T) {
 	}
 	readme := strings.Join(strings.Fields(string(raw)), " ")
 	for _, want := range []string{
-		"are in the packages' `example_test.go` files (and verify's `example_sms_test.go`)",
+		"are in the packages' `example_test.go` files (the SMS senders' in `verify/sms/...`)",
 		"pkg.go.dev shows them beside the docs (`go doc` does not print them)",
 		"`go test -run Example ./...` runs them",
 	} {
@@ -39,7 +39,7 @@ func TestREADMESaysWhereExamplesAre(t *testing.T) {
 	if err != nil {
 		t.Skipf("no go command to check go doc: %v", err)
 	}
-	for _, dir := range []string{".", "trash", "verify", "channel", "httpapi", "httpapi/console", "envelope"} {
+	for _, dir := range []string{".", "trash", "verify", "verify/sms/aliyun", "verify/sms/tencent", "verify/texts", "channel", "httpapi", "httpapi/console", "envelope"} {
 		examples := 0
 		files, _ := filepath.Glob(filepath.Join(dir, "example*_test.go"))
 		for _, f := range files {
