@@ -131,9 +131,13 @@ type seriesWant struct {
 
 // serverSeries are the series of the server's own instruments (METRICS.md),
 // after TestMetricsListener's requests (three trash searches, one current
-// user) on a pool of -db-max-conns 4. The library's are libraryCases.
+// user) on a pool of -db-max-conns 4. The library's are libraryCases. How
+// many connections are idle or used at the scrape is the background
+// workers' and the pool's affair (on a shared PostgreSQL the pool may just
+// have dropped a broken one): the two states are checked to be reported,
+// and the pool's bound to be the flag's.
 var serverSeries = []seriesWant{
-	{"db_client_connection_count", map[string]string{"db_client_connection_state": "idle", "otel_scope_name": scopeName}, atLeast(1)},
+	{"db_client_connection_count", map[string]string{"db_client_connection_state": "idle", "otel_scope_name": scopeName}, atLeast(0)},
 	{"db_client_connection_count", map[string]string{"db_client_connection_state": "used", "otel_scope_name": scopeName}, atLeast(0)},
 	{"db_client_connection_max", map[string]string{"otel_scope_name": scopeName}, equal(4)},
 	{"db_client_connection_wait_count_total", map[string]string{"otel_scope_name": scopeName}, atLeast(0)},
