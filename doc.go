@@ -20,12 +20,12 @@
 //     deskkit.Mailer (SMTP, an HTTP gateway, Twilio, Alibaba Cloud and
 //     Tencent Cloud SMS and a log sender are included).
 //   - channel.ChannelRegistry keeps each tenant's event channels (a signed
-//     webhook, e-mail, a WeCom and a DingTalk robot) and delivers events
-//     through them: the services and the host publish an Event in the
-//     transaction of their change (ChannelRegistry.Publish, a Publisher),
-//     and ChannelRegistry.Run delivers it from a transactional outbox, with
-//     retries, in every replica. Outbound requests pass an SSRF guard;
-//     secrets are stored encrypted.
+//     webhook, e-mail, WeCom, DingTalk and Feishu robots, Slack) and
+//     delivers events through them: the services and the host publish an
+//     Event in the transaction of their change (ChannelRegistry.Publish, a
+//     Publisher), and ChannelRegistry.Run delivers it from a transactional
+//     outbox, with retries, in every replica. Outbound requests pass an
+//     SSRF guard; secrets are stored encrypted.
 //   - httpapi.Server mounts the services on an http.Handler at /api/v1, with
 //     bearer authentication through an httpapi.Authenticator, the common
 //     response envelope (package envelope) and one table that maps errors to

@@ -1,6 +1,6 @@
 // Package channel keeps a tenant's event channels, the places event
 // notifications go, and sends messages through them: a signed generic
-// webhook, e-mail, and two chat robots.
+// webhook, e-mail, three chat robots (WeCom, DingTalk, Feishu) and Slack.
 //
 // # Overview
 //
@@ -22,8 +22,8 @@
 // transaction, as the trash does in the host's delete.
 //
 // The Mailer is the host's deskkit.Mailer, the one shape of e-mail every
-// service shares: verify/smtp's *smtp.Mailer is one, so
-// one mail server serves both (the reference server does this). Without a
+// service shares: verify/smtp's *smtp.Mailer is one, so one mail server
+// serves both (the reference server does this). Without a
 // Mailer, e-mail channels can be stored, and their messages fail with a
 // DeliveryError saying that no mail server is configured.
 //
@@ -40,24 +40,26 @@
 //     which gets markdown titled with the channel's name; an optional
 //     signing secret (DingTalk's "SEC..." secret) turns on DingTalk's
 //     signing.
+//   - FEISHU: a Feishu (Lark) custom robot, https://HOST/open-apis/bot/v2/hook/TOKEN,
+//     which gets a card (a test: text) titled with the channel's name; an
+//     optional signing secret turns on Feishu's signing.
 //   - SLACK: a Slack incoming webhook,
 //     https://hooks.slack.com/services/T.../B.../XXXX (or another host:
 //     Enterprise Grid, GovSlack), which gets Block Kit JSON.
 //
-// Input also takes the source system's names, WECHAT for ENTERPRISE_CHAT
-// and DINGTALK for WORKPLACE_CHAT; answers always use the canonical names.
-// The Type constants say what each robot is sent, and Input's fields how
-// names and addresses are checked.
+// Input also takes aliases: the source system's names, WECHAT for
+// ENTERPRISE_CHAT and DINGTALK for WORKPLACE_CHAT, and LARK for FEISHU;
+// answers always use the canonical names. The Type constants (the first
+// four types) and the kinds' TypeInfos say what each is sent, and Input's
+// fields how names and addresses are checked.
 //
 // Each kind is a package of its own behind one interface (its address
 // rules, masking, who may add one, signing, sending, and which failures
 // retry, give up or disable the channel), and the registry lists the kinds
 // in one place. TypeInfos describes them for a host's forms and
 // references (the console and the API's document are written from it).
-// Every kind, the robots included, may be added, replaced and tested by
-// admins and by whom the host's Authorizer allows: without an Authorizer,
-// admins only. The interface is deskkit's own for now; a public one
-// through which a host adds kinds of its own is a later step.
+// The interface is deskkit's own for now; a public one through which a
+// host adds kinds of its own is a later step.
 //
 // # Rules
 //
@@ -78,9 +80,10 @@
 //   - Channels decide where a tenant's events go, so by default only admins
 //     (deskkit.Principal.Admin) may add, replace, delete, test, enable and
 //     disable them and work with their deliveries; any other user gets
-//     ErrForbidden, asked before any transaction. Every user of the tenant
-//     may list them, a non-admin with addresses masked (MaskAddress). A
-//     host with other rules sets Config.Authorizer (see Authorizer).
+//     ErrForbidden, asked before any transaction; every kind alike, the
+//     robots included. Every user of the tenant may list them, a non-admin
+//     with addresses masked (MaskAddress). A host with other rules sets
+//     Config.Authorizer (see Authorizer).
 //   - Signing secrets and addresses are stored encrypted under a key
 //     derived from the server secret, and never logged; a webhook's
 //     signing secret is shown once, in the answer to its add (Added).
