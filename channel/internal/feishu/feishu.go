@@ -128,18 +128,9 @@ func (Kind) Hidden(address string) []string {
 // NewSecret is "": a Feishu secret is the client's to give.
 func (Kind) NewSecret() (string, error) { return "", nil }
 
-// Test signs with the secret given, or else with the stored one when own,
-// or not at all: a Feishu signature covers only the time, so a stored
-// secret signing for an address the caller picks would let the caller post
-// anything to the robot for an hour.
+// Test signs as kind.ClientSigned says.
 func (Kind) Test(_, stored string, own bool, given *string) (kind.Test, error) {
-	switch {
-	case given != nil && *given != "":
-		return kind.Test{Signing: *given, Messages: 1}, nil
-	case own:
-		return kind.Test{Signing: stored, Messages: 1}, nil
-	}
-	return kind.One, nil
+	return kind.ClientSigned(stored, own, given), nil
 }
 
 // Classify retries every failure.

@@ -174,3 +174,18 @@ var ErrNoSecret = errors.New("kind: the kind takes no secret")
 
 // One is a test of one message, signed with nothing.
 var One = Test{Messages: 1}
+
+// ClientSigned is the test of a robot whose secret is the client's and
+// whose signature covers only the time (DingTalk, Feishu): one message
+// signed with the secret given, or else with the stored one when own, or
+// not at all. A stored secret signing for an address the caller picks
+// would let the caller post anything to that robot for an hour.
+func ClientSigned(stored string, own bool, given *string) Test {
+	switch {
+	case given != nil && *given != "":
+		return Test{Signing: *given, Messages: 1}
+	case own:
+		return Test{Signing: stored, Messages: 1}
+	}
+	return One
+}
