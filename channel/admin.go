@@ -164,6 +164,9 @@ func (r *ChannelRegistry) enableChannel(ctx context.Context, p deskkit.Principal
 		Set("disabled_at_ms = NULL").
 		Set("failing_since_ms = NULL").
 		Set("failed_attempts = 0").
+		Set("disabled_by = NULL").
+		Set("failing_event_ms = NULL").
+		Set("last_failure_status = NULL, last_failure_error = NULL, last_failure_error_json = NULL").
 		Set("updated_at_ms = ?", r.now()).
 		Set("version = version + 1"). // the worker's cache sees the change
 		Where("tenant_id = ? AND id = ?", tenantID, id).
@@ -252,6 +255,9 @@ func (r *ChannelRegistry) shown(ctx context.Context, p deskkit.Principal, tenant
 	}
 	chans := []Channel{listed(s, full)}
 	if err := r.withFlow(ctx, tenantID, chans); err != nil {
+		return Channel{}, err
+	}
+	if err := r.withHealth(ctx, tenantID, chans); err != nil {
 		return Channel{}, err
 	}
 	return chans[0], nil

@@ -149,7 +149,60 @@ type Channel struct {
 	// PausedUntil is when the pause a Retry-After asked for ends, UTC;
 	// nil when the channel is not paused.
 	PausedUntil *time.Time `json:"pausedUntil" description:"While a Retry-After answer pauses the channel (at most an hour), when the pause ends, UTC; null otherwise. No delivery to the channel starts before then."`
+
+	// Health is the channel's state at a glance: HealthHealthy,
+	// HealthFailing (its failure clock runs: FailingSince, FailedAttempts,
+	// LastStatusCode, LastError) or HealthDisabled (DisabledDate,
+	// DisabledReason, DisabledBy). See Health.
+	Health Health `json:"health" enum:"healthy,failing,disabled" description:"The channel's state at a glance: healthy (its last counted attempt succeeded, or none failed), failing (every attempt since failingSince failed: see failedAttempts, lastStatusCode, lastError) or disabled (see disabledDate, disabledReason, disabledBy)."`
+	// FailingSince is when the first of the failed attempts since the
+	// channel's last success was made, UTC; nil after a success (and
+	// for a channel that never failed). It stays set on a channel disabled
+	// for its failures, until it is enabled again.
+	FailingSince *time.Time `json:"failingSince" description:"When the first of the attempts that failed since the channel's last success was made, UTC; null when the last counted attempt succeeded or none failed. Kept on a channel disabled for its failures until it is enabled again."`
+	// FailedAttempts is how many attempts failed in a row since
+	// FailingSince; 0 after a success.
+	FailedAttempts int `json:"failedAttempts" minimum:"0" description:"How many attempts failed in a row since failingSince; 0 when healthy. An attempt that a later success of the same moment made good is not counted."`
+	// LastStatusCode is the HTTP status of the last failed attempt
+	// counted (0 when it got no reply, or for a channel without one).
+	LastStatusCode int `json:"lastStatusCode" minimum:"0" description:"The HTTP status code of the last failed attempt counted in failedAttempts (a robot's reply keeps the HTTP status of its answer); 0 when that attempt got no reply (a timeout, a refused connection) or when the channel is not failing."`
+	// LastError is that attempt's error, in the reader's language (as
+	// DisabledReason), URLs masked as DisabledReason's; "" when the
+	// channel is not failing.
+	LastError string `json:"lastError" description:"The error of the last failed attempt counted in failedAttempts, in the reader's language, with what the far end answered quoted inside; empty when the channel is not failing."`
+	// Attempts24h is how many attempts to the channel started in the
+	// last 24 hours, and AttemptsSucceeded24h how many of them succeeded;
+	// SuccessShare24h is their ratio (0 to 1), nil without attempts.
+	// These count attempts (a delivery retried five times is five), unlike
+	// the delivery totals (DeliveryTotals), which count deliveries by
+	// status.
+	Attempts24h          int      `json:"attempts24h" minimum:"0" description:"How many attempts to the channel started in the last 24 hours (every retry counts, unlike the deliveries' totals)."`
+	AttemptsSucceeded24h int      `json:"attemptsSucceeded24h" minimum:"0" description:"How many of attempts24h succeeded."`
+	SuccessShare24h      *float64 `json:"successShare24h" minimum:"0" maximum:"1" description:"attemptsSucceeded24h / attempts24h, from 0 to 1; null when no attempt started in the last 24 hours."`
+	// DisabledBy is the user who disabled the channel by hand; nil while
+	// enabled, when deskkit disabled it (DisabledReason says why), and for
+	// channels disabled before it was kept. DisabledByName is that user's
+	// name from Config.Users ("" without the hook, or when it does not
+	// know the user).
+	DisabledBy     *int64 `json:"disabledBy" minimum:"1" description:"The id of the user who disabled the channel by hand; null while enabled and when deskkit disabled it for its failures or a 410 Gone (disabledReason says why)."`
+	DisabledByName string `json:"disabledByName" description:"The display name of disabledBy, from the host's user directory; empty when disabledBy is null or the directory does not know the user."`
 }
+
+// Health is a channel's state at a glance (Channel.Health).
+type Health string
+
+// The states of Channel.Health.
+const (
+	// HealthHealthy: enabled, and its last attempt counted succeeded
+	// (or none failed).
+	HealthHealthy Health = "healthy"
+	// HealthFailing: enabled, and every attempt since FailingSince
+	// failed. After Config.FailingAfter of it, channel.failing is
+	// published once.
+	HealthFailing Health = "failing"
+	// HealthDisabled: disabled, by hand or for its failures.
+	HealthDisabled Health = "disabled"
+)
 
 // Input is what a client sends to add, replace or test a channel.
 type Input struct {
@@ -373,6 +426,17 @@ type Config struct {
 	// DisableMinFailures is how many failed attempts, at least, disable a
 	// channel after DisableAfter; DefaultDisableMinFailures (10) if 0.
 	DisableMinFailures int
+	// FailingAfter is how long a channel's attempts must all have failed
+	// before channel.failing is published, once per episode (an episode
+	// ends with a success, a disable or an enable), to the tenant's other
+	// enabled channels; DefaultFailingAfter (1 hour) if 0. The mark that
+	// it was published is a column of the channel's row, set by a
+	// conditional update in the transaction that counts the failure, so
+	// that replicas raise it once between them.
+	FailingAfter time.Duration
+	// Users names the users who disabled channels by hand
+	// (Channel.DisabledByName); optional: without it the name is "".
+	Users UserResolver
 	// LogRetention is how long attempts, finished deliveries and events
 	// are kept before Run's housekeeping purges them, every hour, in
 	// batches of 1,000 rows per statement; DefaultLogRetention (30 days)
@@ -558,6 +622,9 @@ func (c *Config) withDefaults() *Config {
 	if out.DisableAfter == 0 {
 		out.DisableAfter = DefaultDisableAfter
 	}
+	if out.FailingAfter == 0 {
+		out.FailingAfter = DefaultFailingAfter
+	}
 	if out.DisableMinFailures == 0 {
 		out.DisableMinFailures = DefaultDisableMinFailures
 	}
@@ -584,6 +651,8 @@ func (c *Config) validate() error {
 	switch {
 	case c.DisableAfter < 0:
 		return errors.New("channel: Config.DisableAfter must not be negative")
+	case c.FailingAfter < 0:
+		return errors.New("channel: Config.FailingAfter must not be negative")
 	case c.DisableMinFailures < 0:
 		return errors.New("channel: Config.DisableMinFailures must not be negative")
 	case c.LogRetention < 0:
@@ -608,6 +677,7 @@ func (c *Config) validate() error {
 const (
 	DefaultDisableAfter       = 5 * 24 * time.Hour
 	DefaultDisableMinFailures = 10
+	DefaultFailingAfter       = time.Hour
 	DefaultLogRetention       = 30 * 24 * time.Hour
 	DefaultConcurrency        = 16
 	// DefaultMaxInFlightPerChannel is Config.MaxInFlightPerChannel's
@@ -645,6 +715,10 @@ type ChannelRegistry struct {
 	// publishes writes Publish's event and deliveries; on PostgreSQL its
 	// statement is prepared per connection (prepare).
 	publishes *outbox.Enqueuer
+	// publishesExcept is publishes leaving one channel out (its last
+	// argument): channel.failing goes to the failing channel's tenant's
+	// other channels, the failing one being still enabled.
+	publishesExcept *outbox.Enqueuer
 	// prepareFailed is when preparing it last failed (Unix ms; 0 for
 	// never): a Publish tries again only a minute later.
 	prepareFailed atomic.Int64
@@ -743,6 +817,7 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 		targets = postgresTargets
 	}
 	r.publishes = outbox.NewEnqueuer(db, outboxKind, targets)
+	r.publishesExcept = outbox.NewEnqueuer(db, outboxKind, targets+exceptTarget)
 	r.worker, err = outbox.NewWorker(db, outbox.Config{
 		Kind:              outboxKind,
 		Handler:           (*handler)(r),

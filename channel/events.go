@@ -95,7 +95,8 @@ func (c disableCause) data(d ChannelDisabledData) ChannelDisabledData {
 }
 
 // EventTypes returns the event types the registry itself publishes, which
-// New registers: channel.disabled. A new slice each time.
+// New registers: channel.disabled and channel.failing. A new slice each
+// time.
 func EventTypes() []deskkit.EventType {
 	return []deskkit.EventType{{
 		Name: EventChannelDisabled,
@@ -107,7 +108,7 @@ func EventTypes() []deskkit.EventType {
 			Reason: "deliveries failed for 5 days (12 attempts); the last: the webhook answered 503 Service Unavailable",
 			Cause:  causeFailures, FailingSeconds: 5 * 24 * 60 * 60, Attempts: 12, LastError: "the webhook answered 503 Service Unavailable",
 		},
-	}}
+	}, failingEventType}
 }
 
 // disabledTexts are the heading and body of channel.disabled, published
@@ -293,6 +294,9 @@ WHERE c.tenant_id = ? AND c.enabled AND (c.events IS NULL OR EXISTS (
     AND substr(?, 1, length(p.value) - 1) = substr(p.value, 1, length(p.value) - 1))))`
 )
 
+// exceptTarget leaves one channel out of the targets (publishesExcept).
+const exceptTarget = "\nAND c.id <> ?"
+
 // encodeEvents is a subscription as stored: NULL for every event.
 func encodeEvents(events []string) *string {
 	if len(events) == 0 {
@@ -364,12 +368,13 @@ var _ deskkit.Publisher = (*ChannelRegistry)(nil)
 // the caller rolls back.
 func (r *ChannelRegistry) Publish(ctx context.Context, db bun.IDB, tenantID int64, ev deskkit.Event) error {
 	ctx, call := r.ops.Start(ctx, "channel.Publish", "")
-	err := r.publish(ctx, db, tenantID, ev)
+	err := r.publish(ctx, db, tenantID, ev, 0)
 	call.End(err)
 	return err
 }
 
-func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int64, ev deskkit.Event) error {
+// publish is Publish, leaving out the tenant's channel except (none if 0).
+func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int64, ev deskkit.Event, except int64) error {
 	if err := deskkit.CheckID("tenantID", tenantID); err != nil {
 		return err
 	}
@@ -392,7 +397,7 @@ func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int6
 	var isNew, queued bool
 	switch db.(type) {
 	case bun.Tx, *bun.Tx:
-		isNew, queued, err = r.enqueue(ctx, db, tenantID, msg, messages)
+		isNew, queued, err = r.enqueue(ctx, db, tenantID, msg, messages, except)
 	default:
 		// Holding no connection yet, Publish may take one to prepare its
 		// statement; inside the transaction it may not (see Transactions
@@ -404,7 +409,7 @@ func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int6
 		// leave an event without deliveries, which a retry with the same
 		// id would find published and add nothing to.
 		err = deskkit.RunInTx(ctx, db, nil, func(ctx context.Context, tx bun.Tx) error {
-			n, q, err := r.enqueue(ctx, tx, tenantID, msg, messages)
+			n, q, err := r.enqueue(ctx, tx, tenantID, msg, messages, except)
 			isNew, queued = n, q
 			return err
 		})
@@ -428,11 +433,15 @@ func (r *ChannelRegistry) publish(ctx context.Context, db bun.IDB, tenantID int6
 // and its deliveries to the tenant's subscribed channels through db, a
 // transaction, and reports whether the event was new and whether any
 // delivery was queued.
-func (r *ChannelRegistry) enqueue(ctx context.Context, db bun.IDB, tenantID int64, msg notify.Message, messages json.RawMessage) (isNew, queued bool, err error) {
-	isNew, n, err := r.publishes.Enqueue(ctx, db, outbox.Event{
+func (r *ChannelRegistry) enqueue(ctx context.Context, db bun.IDB, tenantID int64, msg notify.Message, messages json.RawMessage, except int64) (isNew, queued bool, err error) {
+	e, args := r.publishes, []any{tenantID, msg.Type, msg.Type}
+	if except != 0 {
+		e, args = r.publishesExcept, append(args, except)
+	}
+	isNew, n, err := e.Enqueue(ctx, db, outbox.Event{
 		TenantID: tenantID, ID: msg.ID, Type: msg.Type, Time: msg.Time,
 		Title: msg.Title, Text: msg.Text, Data: msg.Data, Messages: messages,
-	}, []any{tenantID, msg.Type, msg.Type}, r.cfg.Now(), r.cfg.RetrySchedule[0])
+	}, args, r.cfg.Now(), r.cfg.RetrySchedule[0])
 	if err != nil {
 		return false, false, fmt.Errorf("channel: publish: %w", err)
 	}

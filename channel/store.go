@@ -45,6 +45,13 @@ type channelRow struct {
 	// disabled since they are kept (see disable).
 	DisabledReasonJSON *string `bun:"disabled_reason_json"`
 	DisabledAt         *int64  `bun:"disabled_at_ms"`
+	// The health (see setHealth).
+	DisabledBy           *int64  `bun:"disabled_by"`
+	FailingSince         *int64  `bun:"failing_since_ms"`
+	FailedAttempts       int     `bun:"failed_attempts"`
+	LastFailureStatus    *int    `bun:"last_failure_status"`
+	LastFailureError     *string `bun:"last_failure_error"`
+	LastFailureErrorJSON *string `bun:"last_failure_error_json"`
 }
 
 // Add stores a new channel for p's tenant and returns it with its id; a
@@ -111,7 +118,7 @@ RETURNING id`, tenantID, string(ch.Type), ch.Name, deskkit.FoldName(ch.Name), ad
 	if err != nil {
 		return Added{}, writeError("add", err)
 	}
-	ch.Enabled = true
+	ch.Enabled, ch.Health = true, HealthHealthy
 	ch.RateLimit = in.RateLimit
 	ch.InFlightLimit, _ = r.worker.Limits()
 	if ch.Events == nil {
@@ -189,7 +196,8 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 	now := r.now()
 	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var stored channelRow
-		err := tx.NewSelect().Model(&stored).Column("channel_type", "enabled", "disabled_reason", "disabled_reason_json", "disabled_at_ms").
+		err := tx.NewSelect().Model(&stored).Column("channel_type", "enabled", "disabled_reason", "disabled_reason_json", "disabled_at_ms",
+			"disabled_by", "failing_since_ms", "failed_attempts", "last_failure_status", "last_failure_error", "last_failure_error_json").
 			Where("c.tenant_id = ? AND c.id = ?", tenantID, ch.ID).
 			Scan(ctx)
 		switch {
@@ -204,6 +212,9 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 		var reason deskkit.Text
 		reason, ch.DisabledDate = disabled(stored)
 		ch.DisabledReason = r.reader(ctx).Write(reason)
+		hs := storedChannel{Channel: ch}
+		setHealth(r.reader(ctx), &hs, stored)
+		ch = hs.Channel
 		q := tx.NewUpdate().Model((*channelRow)(nil)).
 			Set("name = ?", ch.Name).
 			Set("name_folded = ?", deskkit.FoldName(ch.Name)).
@@ -237,6 +248,9 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 	}
 	chans := []Channel{ch}
 	if err := r.withFlow(ctx, tenantID, chans); err != nil {
+		return Channel{}, err
+	}
+	if err := r.withHealth(ctx, tenantID, chans); err != nil {
 		return Channel{}, err
 	}
 	return chans[0], nil
@@ -315,6 +329,9 @@ func (r *ChannelRegistry) list(ctx context.Context, p deskkit.Principal, t Type)
 	if err := r.withFlow(ctx, tenantID, out); err != nil {
 		return nil, err
 	}
+	if err := r.withHealth(ctx, tenantID, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -325,6 +342,7 @@ func listed(s storedChannel, full bool) Channel {
 	if !full {
 		c.Address = MaskAddress(s.Type, s.Address)
 		c.DisabledReason = maskURLs(s.DisabledReason)
+		c.LastError = maskURLs(s.LastError)
 	}
 	return c
 }
@@ -385,6 +403,9 @@ func (r *ChannelRegistry) get(ctx context.Context, p deskkit.Principal, id int64
 	}
 	chans := []Channel{listed(s, full)}
 	if err := r.withFlow(ctx, tenantID, chans); err != nil {
+		return Channel{}, err
+	}
+	if err := r.withHealth(ctx, tenantID, chans); err != nil {
 		return Channel{}, err
 	}
 	return chans[0], nil
@@ -581,6 +602,7 @@ func (r *ChannelRegistry) openRow(l deskkit.Localizer, tenantID int64, row chann
 	var reason deskkit.Text
 	reason, s.DisabledDate = disabled(row)
 	s.DisabledReason = l.Write(reason)
+	setHealth(l, &s, row)
 	if row.SecretEnc != nil {
 		if s.Secret, err = r.seal.open(*row.SecretEnc, sealAAD(tenantID, row.Type, fieldSecret)); err != nil {
 			return storedChannel{}, fmt.Errorf("channel %d secret: %w", row.ID, err)

@@ -114,7 +114,7 @@ func str(s string) *string { return &s }
 
 // on is c as an answer shows a channel that is enabled, with every event.
 func on(c Channel) Channel {
-	c.Enabled = true
+	c.Enabled, c.Health = true, HealthHealthy
 	if c.Events == nil {
 		c.Events = []string{}
 	}

@@ -549,6 +549,8 @@ func (h *handler) Recorded(ctx context.Context, tx bun.Tx, done []outbox.Result)
 		if _, err := tx.NewUpdate().Table("deskkit_channels").
 			Set("failing_since_ms = NULL").
 			Set("failed_attempts = 0").
+			Set("failing_event_ms = NULL").
+			Set("last_failure_status = NULL, last_failure_error = NULL, last_failure_error_json = NULL").
 			Where("(tenant_id, id) IN (?) AND failed_attempts <> 0", bun.List(reset)).
 			Exec(ctx); err != nil {
 			return err
@@ -582,15 +584,23 @@ func (r *ChannelRegistry) keepOwed(ctx context.Context, tx bun.Tx, d outbox.Deli
 func (r *ChannelRegistry) countFailure(ctx context.Context, tx bun.Tx, d outbox.Delivery, o outbox.Outcome) error {
 	now := r.cfg.Now()
 	var st []struct {
-		Since int64  `bun:"failing_since_ms"`
-		N     int    `bun:"failed_attempts"`
-		Type  Type   `bun:"channel_type"`
-		Name  string `bun:"name"`
+		Since  int64  `bun:"failing_since_ms"`
+		N      int    `bun:"failed_attempts"`
+		Type   Type   `bun:"channel_type"`
+		Name   string `bun:"name"`
+		Raised *int64 `bun:"failing_event_ms"`
 	}
+	var status *int
+	if o.StatusCode != 0 {
+		status = &o.StatusCode
+	}
+	errEnglish, errJSON := outbox.StoredText(o.Error)
 	err := tx.NewRaw(`UPDATE deskkit_channels
-SET failing_since_ms = COALESCE(failing_since_ms, ?), failed_attempts = failed_attempts + 1
+SET failing_since_ms = COALESCE(failing_since_ms, ?), failed_attempts = failed_attempts + 1,
+  last_failure_status = ?, last_failure_error = ?, last_failure_error_json = ?
 WHERE tenant_id = ? AND id = ? AND enabled
-RETURNING failing_since_ms, failed_attempts, channel_type, name`, now.UnixMilli(), d.TenantID, d.TargetID).Scan(ctx, &st)
+RETURNING failing_since_ms, failed_attempts, channel_type, name, failing_event_ms`,
+		now.UnixMilli(), status, errEnglish, errJSON, d.TenantID, d.TargetID).Scan(ctx, &st)
 	if err != nil || len(st) == 0 {
 		return err
 	}
@@ -603,6 +613,8 @@ RETURNING failing_since_ms, failed_attempts, channel_type, name`, now.UnixMilli(
 		c = disableCause{cause: causeGone}
 	case failing >= r.cfg.DisableAfter && s.N >= r.cfg.DisableMinFailures:
 		c = disableCause{cause: causeFailures, failing: failing, attempts: s.N, lastError: o.Error}
+	case failing >= r.cfg.FailingAfter && s.Raised == nil:
+		return r.raiseFailing(ctx, tx, d.TenantID, d.TargetID, s.Name, time.UnixMilli(s.Since), s.N, o.StatusCode, o.Error)
 	default:
 		return nil
 	}
@@ -625,11 +637,16 @@ func (r *ChannelRegistry) disable(ctx context.Context, tx bun.IDB, tenantID, id 
 	now := r.cfg.Now()
 	msg := c.text()
 	reason := msg.String()
+	var by *int64 // disabled_by: the user, or NULL for deskkit itself
+	if actor != nil {
+		by = &actor.ID
+	}
 	var names []string
 	err := tx.NewRaw(`UPDATE deskkit_channels
-SET enabled = FALSE, disabled_reason = ?, disabled_reason_json = ?, disabled_at_ms = ?, version = version + 1
+SET enabled = FALSE, disabled_reason = ?, disabled_reason_json = ?, disabled_at_ms = ?, version = version + 1,
+  disabled_by = ?, failing_event_ms = NULL
 WHERE tenant_id = ? AND id = ? AND enabled
-RETURNING name`, reason, outbox.TextJSON(msg), now.UnixMilli(), tenantID, id).Scan(ctx, &names)
+RETURNING name`, reason, outbox.TextJSON(msg), now.UnixMilli(), by, tenantID, id).Scan(ctx, &names)
 	if err != nil || len(names) == 0 {
 		return false, err
 	}

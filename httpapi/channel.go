@@ -314,7 +314,7 @@ var addEventChannelDoc = &doc{
 		{key: KeyChannelNameTaken},     // ChannelAddConflict
 		{key: KeyChannelQuotaExceeded}, // ChannelAddConflict
 	},
-	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
+	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 0, "attemptsSucceeded24h": 0, "successShare24h": null, "disabledBy": null, "disabledByName": "", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
 	more: map[string]example{
 		"wecom":    {summary: "A WeCom robot, by alias", body: raw(`{"channelType": "WECHAT", "name": "Team room", "address": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"}`)},
 		"dingtalk": {summary: "A signed DingTalk robot", body: raw(`{"channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": "SECxxxxxxxx"}`)},
@@ -343,7 +343,7 @@ var replaceEventChannelDoc = &doc{
 		channelMissing,
 		{key: KeyChannelNameTaken, when: "Another channel of the tenant has the name."},
 	},
-	example: example{body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}`)},
+	example: example{body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}`)},
 	more: map[string]example{
 		"idAsString": {summary: "The id as a string, unsigned", body: raw(`{"id": "43", "channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": ""}`)},
 	},
@@ -361,9 +361,17 @@ var listEventChannelsDoc = &doc{
 		query value, its key or access_token among them, as ***
 		(https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***); e-mail addresses as stored. An
 		unknown type is 400.
+
+		Each channel says its health at a glance: health is healthy, failing (every attempt since
+		failingSince failed: failedAttempts in a row, the last one's lastStatusCode and lastError)
+		or disabled (disabledDate, disabledReason, and disabledBy and disabledByName when a user
+		disabled it). attempts24h, attemptsSucceeded24h and successShare24h count the attempts of
+		the last 24 hours, every retry included; the delivery totals of the console count
+		deliveries instead. A channel failing for an hour (the server's -event-failing-after)
+		raises channel.failing, once per episode, to the tenant's other channels.
 	`),
 	ok:      "OK. data is the list; [] if there are none.",
-	example: example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}]`)},
+	example: example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}, {"id": 43, "channelType": "WEBHOOK", "name": "Billing hook", "address": "https://billing.example.com/hooks", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 2, "pausedUntil": null, "health": "failing", "failingSince": "2026-11-23T08:12:00Z", "failedAttempts": 4, "lastStatusCode": 500, "lastError": "the webhook answered 500 Internal Server Error", "attempts24h": 20, "attemptsSucceeded24h": 16, "successShare24h": 0.8, "disabledBy": null, "disabledByName": ""}]`)},
 }
 
 var getEventChannelDoc = &doc{
@@ -374,13 +382,15 @@ var getEventChannelDoc = &doc{
 		address masked for a user who is not an admin (unless the host's channel.Authorizer lets
 		them see addresses). Every user of the tenant may get a channel. An id that names no channel
 		of the tenant (never was, deleted, another tenant's) is 404. GET /event/channel/type/... and
-		the other static segments are their own routes, never a channel id.
+		the other static segments are their own routes, never a channel id. Its health (health,
+		failingSince, failedAttempts, lastStatusCode, lastError, the attempts of the last 24 hours,
+		disabledBy and disabledByName) is as the list of its type describes.
 	`),
 	ok: "OK. data is the channel.",
 	errors: []errDoc{
 		channelMissing,
 	},
-	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}`)},
+	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}`)},
 }
 
 var deleteEventChannelDoc = &doc{

@@ -44,11 +44,11 @@ func TestChannelAuthorize(t *testing.T) {
 		if d := cmp.Diff(want, e.list(t, "admin", "WEBHOOK")); d != "" {
 			t.Errorf("admin's webhooks (-want +got):\n%s", d)
 		}
-		masked := []channel.Channel{{ID: hook.ID, Type: channel.Webhook, Name: "ops", Address: "https://hooks.example.com/***", Enabled: true, Events: []string{}, InFlightLimit: 4}}
+		masked := []channel.Channel{{ID: hook.ID, Type: channel.Webhook, Name: "ops", Address: "https://hooks.example.com/***", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}}
 		if d := cmp.Diff(masked, e.list(t, "alice", "WEBHOOK", "t0k", "/deskkit")); d != "" {
 			t.Errorf("alice's webhooks (-want +got):\n%s", d)
 		}
-		robots := []channel.Channel{{ID: robot.ID, Type: channel.EnterpriseChat, Name: "robot", Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***", Enabled: true, Events: []string{}, InFlightLimit: 4}}
+		robots := []channel.Channel{{ID: robot.ID, Type: channel.EnterpriseChat, Name: "robot", Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}}
 		if d := cmp.Diff(robots, e.list(t, "alice", "WECHAT", "wecom-key-4711")); d != "" {
 			t.Errorf("alice's robots (-want +got):\n%s", d)
 		}

@@ -326,7 +326,7 @@ func TestChannelLifecycle(t *testing.T) {
 		e.call(t, http.MethodPost, channelPath, "alice",
 			`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`).wantOK(t, &hook)
 		webhookSecret(t, hook.Secret)
-		if diff := cmp.Diff(channel.Channel{ID: hook.ID, Type: channel.Webhook, Name: "Ops hook", Address: "https://hooks.example.com/deskkit", Enabled: true, Events: []string{}, InFlightLimit: 4}, hook.Channel); diff != "" || hook.ID < 1 {
+		if diff := cmp.Diff(channel.Channel{ID: hook.ID, Type: channel.Webhook, Name: "Ops hook", Address: "https://hooks.example.com/deskkit", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}, hook.Channel); diff != "" || hook.ID < 1 {
 			t.Errorf("added webhook (-want +got):\n%s", diff)
 		}
 
@@ -343,9 +343,9 @@ func TestChannelLifecycle(t *testing.T) {
 		e.call(t, http.MethodPost, channelPath, "alice",
 			`{"channelType": "EMAIL", "name": "On call", "address": "ann@Example.COM, bob@example.com,ann@example.com"}`).wantOK(t, &mail)
 		want := []channel.Added{
-			{Channel: channel.Channel{ID: wecom.ID, Type: channel.EnterpriseChat, Name: "Team room", Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=abc", Enabled: true, Events: []string{}, InFlightLimit: 4}},
-			{Channel: channel.Channel{ID: ding.ID, Type: channel.WorkplaceChat, Name: "Ding room", Address: "https://oapi.dingtalk.com/robot/send?access_token=tok", Enabled: true, Events: []string{}, InFlightLimit: 4}},
-			{Channel: channel.Channel{ID: mail.ID, Type: channel.Email, Name: "On call", Address: "ann@example.com,bob@example.com", Enabled: true, Events: []string{}, InFlightLimit: 4}},
+			{Channel: channel.Channel{ID: wecom.ID, Type: channel.EnterpriseChat, Name: "Team room", Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=abc", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}},
+			{Channel: channel.Channel{ID: ding.ID, Type: channel.WorkplaceChat, Name: "Ding room", Address: "https://oapi.dingtalk.com/robot/send?access_token=tok", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}},
+			{Channel: channel.Channel{ID: mail.ID, Type: channel.Email, Name: "On call", Address: "ann@example.com,bob@example.com", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}},
 		}
 		if diff := cmp.Diff(want, []channel.Added{wecom, ding, mail}); diff != "" {
 			t.Errorf("added (-want +got):\n%s", diff)
@@ -373,13 +373,13 @@ func TestChannelLifecycle(t *testing.T) {
 		var replaced channel.Channel
 		e.call(t, http.MethodPut, channelPath, "bob", fmt.Sprintf(
 			`{"id": "%d", "channelType": "WEBHOOK", "name": "Ops hook 2", "address": "https://hooks.example.com/v2"}`, hook.ID)).wantOK(t, &replaced)
-		wantHook := channel.Channel{ID: hook.ID, Type: channel.Webhook, Name: "Ops hook 2", Address: "https://hooks.example.com/v2", Enabled: true, Events: []string{}, InFlightLimit: 4}
+		wantHook := channel.Channel{ID: hook.ID, Type: channel.Webhook, Name: "Ops hook 2", Address: "https://hooks.example.com/v2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}
 		if diff := cmp.Diff(wantHook, replaced); diff != "" {
 			t.Errorf("replaced (-want +got):\n%s", diff)
 		}
 		e.call(t, http.MethodPut, channelPath, "alice", fmt.Sprintf(
 			`{"id": %d, "channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=tok2"}`, ding.ID)).wantOK(t, &replaced)
-		wantDing := channel.Channel{ID: ding.ID, Type: channel.WorkplaceChat, Name: "Ding room", Address: "https://oapi.dingtalk.com/robot/send?access_token=tok2", Enabled: true, Events: []string{}, InFlightLimit: 4}
+		wantDing := channel.Channel{ID: ding.ID, Type: channel.WorkplaceChat, Name: "Ding room", Address: "https://oapi.dingtalk.com/robot/send?access_token=tok2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}
 		if diff := cmp.Diff(wantDing, replaced); diff != "" {
 			t.Errorf("replaced (-want +got):\n%s", diff)
 		}
@@ -847,7 +847,7 @@ func wantAdded(name, address string) func(t *testing.T, data json.RawMessage) {
 		if err := json.Unmarshal(data, &a); err != nil {
 			t.Fatalf("data %s: %v", data, err)
 		}
-		if diff := cmp.Diff(channel.Channel{ID: a.ID, Type: channel.Webhook, Name: name, Address: address, Enabled: true, Events: []string{}, InFlightLimit: 4}, a.Channel); diff != "" || a.ID < 1 {
+		if diff := cmp.Diff(channel.Channel{ID: a.ID, Type: channel.Webhook, Name: name, Address: address, Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}, a.Channel); diff != "" || a.ID < 1 {
 			t.Errorf("added (-want +got):\n%s", diff)
 		}
 		webhookSecret(t, a.Secret)
@@ -918,13 +918,13 @@ var channelResponseCases = []responseCase{
 	{name: "replace", op: "replaceEventChannel", method: http.MethodPut, target: path(channelPath), prepare: storedWebhook,
 		body: replaceBody("WEBHOOK", "Ops hook 2", "https://hooks.example.com/v2"), token: "bob", reqValid: true, wantStatus: 200,
 		wantData: func(fx fixture) any {
-			return channel.Channel{ID: fx.channel.ID, Type: channel.Webhook, Name: "Ops hook 2", Address: "https://hooks.example.com/v2", Enabled: true, Events: []string{}, InFlightLimit: 4}
+			return channel.Channel{ID: fx.channel.ID, Type: channel.Webhook, Name: "Ops hook 2", Address: "https://hooks.example.com/v2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}
 		}},
 	{name: "replace id as a string", op: "replaceEventChannel", method: http.MethodPut, target: path(channelPath), prepare: storedWebhook,
 		body:  fill(`{"id": "{channelId}", "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/v3"}`),
 		token: "alice", reqValid: true, wantStatus: 200,
 		wantData: func(fx fixture) any {
-			return channel.Channel{ID: fx.channel.ID, Type: channel.Webhook, Name: "Ops hook", Address: "https://hooks.example.com/v3", Enabled: true, Events: []string{}, InFlightLimit: 4}
+			return channel.Channel{ID: fx.channel.ID, Type: channel.Webhook, Name: "Ops hook", Address: "https://hooks.example.com/v3", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}
 		}},
 	{name: "replace without id", op: "replaceEventChannel", method: http.MethodPut, target: path(channelPath),
 		body: channelBody("WEBHOOK", "a", "https://hooks.example.com/"), token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},

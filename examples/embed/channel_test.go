@@ -382,14 +382,18 @@ func TestChannelEvents(t *testing.T) {
 	// Channels are the tenant's: Globex's key lists none and cannot delete
 	// Acme's; Ada still has hers.
 	path := "/api/v1/event/channel/type/WEBHOOK"
+	all := 1.0
 	for _, c := range []struct {
 		key  string
 		want []channel.Channel
 	}{
 		{"key-alan", []channel.Channel{}},
 		{"key-ada", []channel.Channel{
-			{ID: added.ID, Type: channel.Webhook, Name: "Ops", Address: rc.URL + "/hook", Enabled: true, Events: []string{}, InFlightLimit: 4},
-			{ID: deletions.ID, Type: channel.Webhook, Name: "Deletions", Address: onlyHost.URL + "/hook", Enabled: true, Events: []string{eventTaskDeleted}, InFlightLimit: 4},
+			// Healthy, every attempt of the day a success.
+			{ID: added.ID, Type: channel.Webhook, Name: "Ops", Address: rc.URL + "/hook", Enabled: true, Events: []string{}, InFlightLimit: 4,
+				Health: channel.HealthHealthy, Attempts24h: 2, AttemptsSucceeded24h: 2, SuccessShare24h: &all},
+			{ID: deletions.ID, Type: channel.Webhook, Name: "Deletions", Address: onlyHost.URL + "/hook", Enabled: true, Events: []string{eventTaskDeleted}, InFlightLimit: 4,
+				Health: channel.HealthHealthy, Attempts24h: 1, AttemptsSucceeded24h: 1, SuccessShare24h: &all},
 		}},
 	} {
 		status, b := h.do(c.key, http.MethodGet, path, nil)

@@ -350,3 +350,8 @@ func SetPayload(ctx context.Context, db bun.IDB, id int64, payload string) error
 	}
 	return nil
 }
+
+// StoredText is t as a pair of columns keeps it (see ReadText): its
+// English, cut to an error's bound, and its key and arguments as JSON
+// (nil when cut); both nil for the zero Text.
+func StoredText(t deskkit.Text) (english, js *string) { return storedError(t) }
