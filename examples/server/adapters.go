@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/trash"
@@ -117,6 +118,18 @@ var _ trash.UserResolver = trashUsers{}
 // database, or the transaction of a delete that holds a connection: the
 // directory shares the database). Unknown ids are left out.
 func (u trashUsers) ResolveUsers(ctx context.Context, db bun.IDB, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
+	return u.d.ResolveUsers(ctx, db, tenantID, ids)
+}
+
+// channelUsers makes the directory the channel registry's UserResolver:
+// the names of the users who disabled channels.
+type channelUsers struct{ d *directory.Directory }
+
+var _ channel.UserResolver = channelUsers{}
+
+// ResolveUsers returns how the channels show the users ids of the tenant,
+// as trashUsers does.
+func (u channelUsers) ResolveUsers(ctx context.Context, db bun.IDB, tenantID int64, ids []int64) (map[int64]deskkit.UserInfo, error) {
 	return u.d.ResolveUsers(ctx, db, tenantID, ids)
 }
 

@@ -29,6 +29,7 @@ const (
 	envEventRetrySchedule    = "DESKKIT_EVENT_RETRY_SCHEDULE"
 	envEventDisableAfter     = "DESKKIT_EVENT_DISABLE_AFTER"
 	envEventDisableMinFailed = "DESKKIT_EVENT_DISABLE_MIN_FAILURES"
+	envEventFailingAfter     = "DESKKIT_EVENT_FAILING_AFTER"
 	envEventLogRetention     = "DESKKIT_EVENT_LOG_RETENTION"
 	envEventConcurrency      = "DESKKIT_EVENT_CONCURRENCY"
 	envEventBatchSize        = "DESKKIT_EVENT_BATCH_SIZE"
@@ -53,6 +54,7 @@ type channelConfig struct {
 	// The delivery of events; the registry's defaults where zero.
 	retrySchedule      []time.Duration
 	disableAfter       time.Duration
+	failingAfter       time.Duration
 	disableMinFailures int
 	logRetention       time.Duration
 	// How many attempts run at once, how many deliveries a claim takes,
@@ -87,6 +89,9 @@ func addChannelFlags(fs *flagSet, cfg *channelConfig) {
 	fs.Var(durationFlag{&cfg.disableAfter}, "event-disable-after",
 		"disable a channel whose deliveries all failed for this long; 0 means "+channel.DefaultDisableAfter.String())
 	fs.fromEnv("event-disable-after", envEventDisableAfter)
+	fs.Var(durationFlag{&cfg.failingAfter}, "event-failing-after",
+		"raise channel.failing, once per episode, to a tenant's other channels when a channel's deliveries all failed for this long; 0 means "+channel.DefaultFailingAfter.String())
+	fs.fromEnv("event-failing-after", envEventFailingAfter)
 	fs.Var(countFlag{&cfg.disableMinFailures}, "event-disable-min-failures",
 		"failed attempts a channel needs, besides -event-disable-after, to be disabled; 0 means "+strconv.Itoa(channel.DefaultDisableMinFailures))
 	fs.fromEnv("event-disable-min-failures", envEventDisableMinFailed)
@@ -211,6 +216,7 @@ func (cfg channelConfig) describe() []any {
 		slog.Int("resendsPerMinute", resends), slog.String("timeout", timeout.String()),
 		slog.String("retrySchedule", formatSchedule(schedule)),
 		slog.String("disableAfter", cmp.Or(cfg.disableAfter, channel.DefaultDisableAfter).String()),
+		slog.String("failingAfter", cmp.Or(cfg.failingAfter, channel.DefaultFailingAfter).String()),
 		slog.Int("disableMinFailures", cmp.Or(cfg.disableMinFailures, channel.DefaultDisableMinFailures)),
 		slog.String("logRetention", cmp.Or(cfg.logRetention, channel.DefaultLogRetention).String()),
 		slog.Int("concurrency", concurrency), slog.Int("batchSize", cmp.Or(cfg.batchSize, concurrency)),
@@ -251,6 +257,8 @@ func newChannels(db *bun.DB, secret []byte, dir *directory.Directory, cfg appCon
 		RetrySchedule:         cfg.Channel.retrySchedule,
 		DisableAfter:          cfg.Channel.disableAfter,
 		DisableMinFailures:    cfg.Channel.disableMinFailures,
+		FailingAfter:          cfg.Channel.failingAfter,
+		Users:                 channelUsers{dir},
 		LogRetention:          cfg.Channel.logRetention,
 		Concurrency:           cfg.Channel.concurrency,
 		BatchSize:             cfg.Channel.batchSize,
