@@ -147,14 +147,14 @@
 // batches, fairly between tenants and between a tenant's channels, and
 // attempts each on Config.RetrySchedule (0, 5s, 5m, 30m, 2h, 5h, 10h, 10h
 // by default). Delivery is at least once: receivers drop duplicates by
-// webhook-id. A channel whose attempts have all failed for
-// Config.DisableAfter (5 days), or a webhook that answers 410 Gone, is
-// disabled, and a channel.disabled event tells the tenant's other
-// channels. Run's documentation says how claims, leases, fairness,
-// retries, wake-ups, retention and shutdown work; the Config fields of
-// each give its bounds; examples/server/README.md ("Event channels in
-// detail") gives what a delivery costs the database and the measured
-// throughput.
+// webhook-id. Channel.Health shows healthy, failing or disabled, and why.
+// Config.FailingAfter (1 h) of failures raises channel.failing once, and
+// Config.DisableAfter (5 days) or a 410 Gone disables the channel and
+// raises channel.disabled, both to the tenant's other channels. Run's doc
+// says how claims, leases, fairness, retries, wake-ups, retention and
+// shutdown work; the Config fields of each give its bounds;
+// examples/server/README.md ("Event channels in detail") gives what a
+// delivery costs the database and the measured throughput.
 //
 // When Config.TenantLanguage says that a tenant reads another language,
 // events published with a Heading (deskkit's own, and a host's that has
