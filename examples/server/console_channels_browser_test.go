@@ -292,7 +292,7 @@ func TestConsoleChannels(t *testing.T) {
 		}
 		tb.inspect("channels")
 		tb.submit("[role=status]", chromedp.Click(chromedp.CSS(`#channels button[aria-label^="Enable"]`)))
-		if st := tb.text("#channels td.state"); st != "Enabled" {
+		if st := tb.text("#channels td.state"); st != "Healthy" {
 			t.Errorf("the enabled channel's state: %q", st)
 		}
 

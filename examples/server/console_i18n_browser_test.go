@@ -127,7 +127,7 @@ func TestConsoleChinese(t *testing.T) {
 		tb.open("/console/channels", "#channels")
 		tb.wantChinese("h1", "通道")
 		tb.wantChinese(`#channels td[data-label="最近 24 小时"]`, "推送成功 1，推送失败 0，待推送 0")
-		tb.wantChinese(`#channels td[data-label="状态"]`, "已启用")
+		tb.wantChinese(`#channels td[data-label="状态"]`, "正常")
 		tb.inspect("channels-zh-CN")
 
 		// The profile.

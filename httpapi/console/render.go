@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"math"
 	"mime"
 	"net/http"
 	"path"
@@ -139,6 +140,21 @@ func (c *Console) parsePages(a *assets, tag language.Tag) (map[string]*pageTempl
 		// deliveryStatus and gender give a stored value's text, for t.
 		"deliveryStatus": deliveryStatusLabel,
 		"gender":         genderLabel,
+		// percent writes a share (0 to 1) as a whole percentage, rounded
+		// down, so that 100% means every attempt, for tf.
+		"percent": func(f *float64) string {
+			if f == nil {
+				return ""
+			}
+			return strconv.FormatFloat(math.Floor(*f*100+1e-9), 'f', -1, 64) + "%"
+		},
+		// deref is the value of an id that may be nil (0 then).
+		"deref": func(p *int64) int64 {
+			if p == nil {
+				return 0
+			}
+			return *p
+		},
 		"datePtr": func(t *time.Time) string {
 			if t == nil {
 				return ""
