@@ -257,7 +257,8 @@ func TestChannelsEndToEnd(t *testing.T) {
 			t.Errorf("a 6th webhook: %d %+v", status, env)
 		}
 		ok(t, base, ann, http.MethodDelete, "/api/v1/event/channel/"+strconv.FormatInt(hook.ID, 10), nil, nil)
-		ok(t, base, ann, http.MethodPost, "/api/v1/event/channel", map[string]any{"channelType": "WEBHOOK", "name": "hook6", "address": recv.URL + "/hook"}, nil)
+		var six struct{ ID int64 }
+		ok(t, base, ann, http.MethodPost, "/api/v1/event/channel", map[string]any{"channelType": "WEBHOOK", "name": "hook6", "address": recv.URL + "/hook"}, &six)
 
 		// The throttle: 8 messages a minute per tenant; 6 were sent above
 		// (the e-mail test counts one per address).
@@ -272,6 +273,22 @@ func TestChannelsEndToEnd(t *testing.T) {
 		}
 		if strings.Contains(logs.String(), hook.Secret) || strings.Contains(logs.String(), sec) {
 			t.Error("a channel secret is in the server's log")
+		}
+
+		// Its health: healthy, then disabled by ann, by her name from the
+		// directory.
+		var health struct {
+			Health         string
+			DisabledBy     *int64
+			DisabledByName string
+		}
+		path := "/api/v1/event/channel/" + strconv.FormatInt(six.ID, 10)
+		if ok(t, base, bob, http.MethodGet, path, nil, &health); health.Health != "healthy" || health.DisabledBy != nil {
+			t.Errorf("a new channel's health: %+v", health)
+		}
+		ok(t, base, ann, http.MethodPatch, path+"/disable", nil, nil)
+		if ok(t, base, bob, http.MethodGet, path, nil, &health); health.Health != "disabled" || health.DisabledBy == nil || health.DisabledByName != "ann" {
+			t.Errorf("the disabled channel's health: %+v", health)
 		}
 	})
 }
