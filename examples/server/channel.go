@@ -219,7 +219,7 @@ func (cfg channelConfig) describe() []any {
 		slog.String("failingAfter", cmp.Or(cfg.failingAfter, channel.DefaultFailingAfter).String()),
 		slog.Int("disableMinFailures", cmp.Or(cfg.disableMinFailures, channel.DefaultDisableMinFailures)),
 		slog.String("logRetention", cmp.Or(cfg.logRetention, channel.DefaultLogRetention).String()),
-		slog.Int("concurrency", concurrency), slog.Int("batchSize", cmp.Or(cfg.batchSize, concurrency)),
+		slog.Int("concurrency", concurrency), slog.Int("batchSize", cmp.Or(cfg.batchSize, 4*concurrency)),
 		slog.Int("channelInFlight", cmp.Or(cfg.channelInFlight, channel.DefaultMaxInFlightPerChannel)),
 		slog.Int("channelInFlightMax", cfg.channelCeiling), slog.Float64("channelRateLimit", cfg.channelRate),
 		slog.Int("tenantConcurrency", cmp.Or(cfg.tenantConcurrency, (concurrency+1)/2)),

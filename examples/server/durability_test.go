@@ -214,7 +214,7 @@ func waitDrained(t *testing.T, base, token string, channelID int64, timeout time
 // checkReceived checks what rcv got of pub's events: every request signed,
 // no event pub did not publish, at most maxDups duplicates. It returns the
 // distinct events and the duplicates.
-func checkReceived(t *testing.T, rcv *receiver, pub *publisher, maxDups int) (distinct, dups int) {
+func checkReceived(t *testing.T, rcv *receiver, pub *publisher, maxDups int, explained func(map[string]int) int) (distinct, dups int) {
 	t.Helper()
 	distinct, dups, bad := rcv.tally()
 	if len(bad) > 0 {
@@ -224,9 +224,53 @@ func checkReceived(t *testing.T, rcv *receiver, pub *publisher, maxDups int) (di
 		t.Errorf("the receiver got %d events nobody published, e.g. %v", len(u), u[0])
 	}
 	if dups > maxDups {
-		t.Errorf("%d duplicates, want at most %d: %v", dups, maxDups, duplicated(rcv))
+		if n := dups - explained(duplicated(rcv)); n > maxDups {
+			t.Errorf("%d duplicates, %d of them not explained by a recorded failed attempt, want at most %d: %v", dups, n, maxDups, duplicated(rcv))
+		}
 	}
 	return distinct, dups
+}
+
+// noneExplained explains no duplicate.
+func noneExplained(map[string]int) int { return 0 }
+
+// failedAttemptsExplain returns how many of the duplicates dups (event id
+// to arrivals) a recorded failed attempt of the channel's delivery
+// explains: an attempt that timed out under load (the receiver had the
+// request, the answer came too late) is recorded as failed and made again,
+// as at-least-once delivery wants. The duplicates a kill or a cut leaves
+// are the attempts whose outcome was never recorded.
+func failedAttemptsExplain(t *testing.T, base, token string, channelID int64) func(map[string]int) int {
+	return func(dups map[string]int) int {
+		t.Helper()
+		deliveryOf := map[string]int64{}
+		for pageNo := 1; ; pageNo++ {
+			var page struct {
+				Total int
+				List  []channel.Delivery
+			}
+			ok(t, base, token, http.MethodGet, fmt.Sprintf("/api/v1/event/channel/%d/deliveries?pageNo=%d&pageSize=%d", channelID, pageNo, channel.MaxPageSize), nil, &page)
+			for _, d := range page.List {
+				deliveryOf[d.EventID] = d.ID
+			}
+			if len(page.List) == 0 || len(deliveryOf) >= page.Total {
+				break
+			}
+		}
+		explained := 0
+		for eventID, n := range dups {
+			var attempts []channel.Attempt
+			ok(t, base, token, http.MethodGet, fmt.Sprintf("/api/v1/event/delivery/%d/attempts", deliveryOf[eventID]), nil, &attempts)
+			failed := 0
+			for _, a := range attempts {
+				if a.Error != "" {
+					failed++
+				}
+			}
+			explained += min(n-1, failed)
+		}
+		return explained
+	}
 }
 
 // addWebhook adds a webhook channel to rcv (at path) with the events it
@@ -649,11 +693,12 @@ func TestDurableKill9(t *testing.T) {
 	}
 	t.Logf("%s after the restart every event had arrived but those of the %d deliveries held by the killed process's lease that it had not sent (%d; it had sent %d before it died)",
 		time.Since(restart).Round(time.Millisecond), len(held), len(held)-sentBeforeKill, sentBeforeKill)
-	// A worker takes one of its channel.DefaultConcurrency slots before it
-	// claims a delivery and gives it back only once the attempt's outcome
-	// is committed: at most that many deliveries are in flight.
-	if len(held) > channel.DefaultConcurrency {
-		t.Errorf("%d deliveries held by the killed process, want at most %d (its concurrency)", len(held), channel.DefaultConcurrency)
+	// A worker holds at most its channel.DefaultConcurrency slots' worth
+	// of deliveries in flight and, claimed ahead, at most a batch waiting
+	// for a slot (channel.Config.BatchSize, 4 x the concurrency by
+	// default); a claim counts an attempt, so both are held here.
+	if maxHeld := 5 * channel.DefaultConcurrency; len(held) > maxHeld {
+		t.Errorf("%d deliveries held by the killed process, want at most %d (its concurrency and a batch claimed ahead)", len(held), maxHeld)
 	}
 
 	// Every acknowledged event arrives at least once: the held ones when
@@ -673,10 +718,12 @@ func TestDurableKill9(t *testing.T) {
 	// most that many deliveries were claimed and unrecorded at the kill,
 	// and each is attempted again exactly once (nobody dies after the
 	// restart, and the receiver answers at once, within the timeout). The
-	// bound is thus channel.DefaultConcurrency (8) with one channel; the
-	// deliveries held above are those, and the ones the killed process
-	// had sent come twice.
-	distinct, dups := checkReceived(t, rcv, pub, channel.DefaultConcurrency)
+	// bound is thus channel.DefaultConcurrency with one channel; the
+	// deliveries held above include those, and the ones the killed process
+	// had sent come twice. An attempt that timed out on a loaded machine
+	// is recorded as failed and made again: such a duplicate is
+	// at-least-once working, and does not count toward the bound.
+	distinct, dups := checkReceived(t, rcv, pub, channel.DefaultConcurrency, failedAttemptsExplain(t, second.base, ann, hook))
 	t.Logf("drained %s after the restart: %d distinct events at the receiver, %d duplicates", drained.Round(time.Millisecond), distinct, dups)
 	if dups != sentBeforeKill {
 		t.Logf("note: %d duplicates, where %d were expected from the held deliveries: other attempts were repeated (a timeout under load?): %v", dups, sentBeforeKill, duplicated(rcv))
@@ -748,7 +795,7 @@ func TestDurableTwoReplicas(t *testing.T) {
 			break
 		}
 	}
-	distinct, dups := checkReceived(t, rcv, pub, 0)
+	distinct, dups := checkReceived(t, rcv, pub, 0, noneExplained)
 	t.Logf("2 replicas: %d events published in %s, all delivered %s after the first publish: %d distinct, %d duplicates",
 		events, published.Round(time.Millisecond), delivered.Round(time.Millisecond), distinct, dups)
 	if distinct != events {
@@ -958,7 +1005,7 @@ func TestDurableDatabaseCut(t *testing.T) {
 	drained := time.Since(restored)
 	// As at a kill: only attempts started before the cut whose outcome
 	// could not be recorded are made again, at most one per worker slot.
-	distinct, dups := checkReceived(t, rcv, pub, channel.DefaultConcurrency)
+	distinct, dups := checkReceived(t, rcv, pub, channel.DefaultConcurrency, failedAttemptsExplain(t, base, ann, hook))
 	t.Logf("cut %s after %d acknowledged publishes (%d more acknowledged during the cut); publishing again %s after the database came back; %d events, %d of them published again after a 503; every one arrived %s and the outbox drained %s after; %d distinct events, %d duplicates",
 		restored.Sub(cutAt).Round(time.Millisecond), ackedBefore, ackedDuringCut, backIn.Round(time.Millisecond), len(acked), retry,
 		arrived.Round(time.Millisecond), drained.Round(time.Millisecond), distinct, dups)
