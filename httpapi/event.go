@@ -63,7 +63,12 @@ func (h eventHandlers) types(ctx context.Context, p deskkit.Principal, _ noReque
 	if !p.Valid() {
 		return nil, deskkit.ErrUnauthenticated
 	}
-	return h.s.EventTypes(), nil
+	types := h.s.EventTypes()
+	l, _ := deskkit.LocalizerOf(ctx)
+	for i, t := range types {
+		types[i].Description = t.Describe(l.Messages(), l.Language())
+	}
+	return types, nil
 }
 
 func (h eventHandlers) channels(ctx context.Context, p deskkit.Principal, _ noRequest) ([]channel.Channel, error) {

@@ -166,9 +166,10 @@ func (c *Console) formView(r *http.Request, f channelForm, edit bool) channelFor
 		}
 	}
 	known := map[string]bool{}
+	l := c.localizer(r)
 	for _, t := range c.cfg.Channels.EventTypes() {
 		known[t.Name] = true
-		v.Events = append(v.Events, eventChoice{Name: t.Name, Description: t.Description, Checked: slices.Contains(f.Events, t.Name)})
+		v.Events = append(v.Events, eventChoice{Name: t.Name, Description: t.Describe(l.Messages(), l.Language()), Checked: slices.Contains(f.Events, t.Name)})
 	}
 	// What the catalogue does not name (prefixes) goes to the free field.
 	var more []string
