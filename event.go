@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/json"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -80,14 +81,60 @@ func (ev Event) Message(m *Messages, tag language.Tag) (title, text string) {
 }
 
 // EventType describes a type of event, for the catalogue that users read
-// (GET /api/v1/event/types) and that subscriptions are checked against.
+// (GET /api/v1/event/types, the console's channel form) and that
+// subscriptions are checked against. Its JSON tags are the catalogue's
+// keys, so that a client may decode an answer's types into it.
 type EventType struct {
 	// Name is the Event.Type, e.g. "task.trashed".
-	Name string `json:"type" description:"The event's type, as webhooks get it in type (task.trashed)."`
-	// Description says when the event happens, in one sentence.
-	Description string `json:"description" description:"When the event happens."`
-	// Example is an example of the event's data.
-	Example any `json:"example" description:"An example of the event's data (tenantId, added to every event's data, is left out)."`
+	Name string `json:"type"`
+	// About says when the event happens, in a sentence or two written for
+	// the host's users, as a message (Textf) that the catalogue writes in
+	// each reader's language. deskkit's types set it.
+	About Text `json:"-"`
+	// Description is the English description of a type without About: a
+	// host's type written before About, which reads the same in every
+	// language. Describe writes whichever the type has.
+	Description string `json:"description"`
+	// Service is who publishes the type: ServiceTrash, ServiceVerify,
+	// ServiceChannel, or the host's own name for a group of its types
+	// (1 to 40 of a-z, 0-9, "_" and "-"); "" is ServiceHost. The console
+	// groups the subscription's checkboxes by it.
+	Service string `json:"service,omitempty"`
+	// Example is an example of the event's data, without "tenantId" (the
+	// publisher adds it), or with it: the catalogue sets it to 1. It must
+	// encode as a JSON object; nil is {}. Unless Schema is given, the
+	// schema of the data is reflected from its Go type, so a value of the
+	// data's own type (trash.EntryEventData) describes it best.
+	Example any `json:"example"`
+	// Schema is the JSON Schema (draft 2020-12) of the event's data,
+	// tenantId included, for a type whose data's Go type does not say
+	// enough (a map): a JSON object. Nil reflects it from Example.
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// The services of EventType.Service.
+const (
+	ServiceTrash   = "trash"   // the trash's events (trash.EventTypes)
+	ServiceVerify  = "verify"  // the verification service's (verify.EventTypes)
+	ServiceChannel = "channel" // the channel registry's (channel.EventTypes)
+	ServiceHost    = "host"    // the host's own, when EventType.Service is ""
+)
+
+// ServiceName is t's Service, ServiceHost for "".
+func (t EventType) ServiceName() string {
+	if t.Service == "" {
+		return ServiceHost
+	}
+	return t.Service
+}
+
+// Describe is t's description in tag's language: About written with m (a
+// nil m, or English, writes the English), else Description as it is.
+func (t EventType) Describe(m *Messages, tag language.Tag) string {
+	if t.About.IsZero() {
+		return t.Description
+	}
+	return t.About.LocalizedMessage(m, tag)
 }
 
 // Actor is who caused an event, in the data of the services' events

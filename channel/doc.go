@@ -137,11 +137,11 @@
 //
 // Publish accepts only registered types: the registry's own (EventTypes)
 // and those the composition root registers with RegisterEventTypes when it
-// starts (the trash's, the verifier's, the host's own). Nothing registers a
-// type at run time, so the catalogue is the same for every tenant and in
-// every process running the same code. A channel's subscription
-// (Input.Events) lists types and prefixes ending in ".*" ("task.*");
-// empty means every event.
+// starts (the trash's, the verifier's, the host's own; deskkit.EventType
+// gives each one's service, description, data schema and example). Nothing
+// registers a type at run time, so the catalogue is the same for every
+// tenant and process. A channel's subscription (Input.Events) lists types
+// and prefixes ending in ".*" ("task.*"); empty means every event.
 //
 // Run, in every process of the deployment, claims due deliveries in
 // batches, fairly between tenants and between a tenant's channels, and

@@ -99,10 +99,10 @@ func (c disableCause) data(d ChannelDisabledData) ChannelDisabledData {
 // time.
 func EventTypes() []deskkit.EventType {
 	return []deskkit.EventType{{
-		Name: EventChannelDisabled,
-		Description: "A channel was disabled: by an admin (actor), or by deskkit because its deliveries " +
-			"failed for too long or its webhook answered 410 Gone (actor null). It gets no new deliveries " +
-			"until enabled again. Sent to the tenant's other enabled channels.",
+		Name:    EventChannelDisabled,
+		Service: deskkit.ServiceChannel,
+		About: deskkit.Textf("An event channel was disabled, by an admin or automatically because deliveries to it kept failing. " +
+			"It receives no events until an admin enables it again. The tenant's other channels get this event."),
 		Example: ChannelDisabledData{
 			TenantID: 1, ChannelID: 7, Name: "Ops webhook",
 			Reason: "deliveries failed for 5 days (12 attempts); the last: the webhook answered 503 Service Unavailable",
@@ -151,7 +151,10 @@ func fit(s string, n int) string {
 //
 // Errors: a *deskkit.InputError naming "type" for a name that is not 1 to
 // MaxEventTypeBytes of a-z, 0-9, ".", "_" and "-", or that is already
-// registered (also twice in types); nothing is registered then.
+// registered (also twice in types); naming "service" for a Service that
+// is not "" nor 1 to 40 of a-z, 0-9, "_" and "-"; naming "example" for
+// an Example that does not encode as a JSON object; naming "schema" for
+// a Schema that is no JSON object. Nothing is registered then.
 func (r *ChannelRegistry) RegisterEventTypes(types ...deskkit.EventType) error {
 	r.typesMu.Lock()
 	defer r.typesMu.Unlock()
@@ -163,12 +166,49 @@ func (r *ChannelRegistry) RegisterEventTypes(types ...deskkit.EventType) error {
 		if _, dup := r.types[t.Name]; dup || seen[t.Name] {
 			return deskkit.Invalid("type", "%q is already registered", t.Name)
 		}
+		if err := checkCatalogueEntry(t); err != nil {
+			return err
+		}
 		seen[t.Name] = true
 	}
 	for _, t := range types {
 		r.types[t.Name] = t
 	}
 	return nil
+}
+
+// checkCatalogueEntry checks what the catalogue shows of t beside its
+// name: its service, example and schema.
+func checkCatalogueEntry(t deskkit.EventType) error {
+	if t.Service != "" && !validService(t.Service) {
+		return deskkit.Invalid("service", "%q of type %q must be 1 to 40 of a-z, 0-9, \"_\" and \"-\", such as trash", t.Service, t.Name)
+	}
+	if t.Example != nil {
+		b, err := json.Marshal(t.Example)
+		if err != nil || len(b) == 0 || b[0] != '{' {
+			return deskkit.Invalid("example", "of type %q must encode as a JSON object", t.Name)
+		}
+	}
+	if t.Schema != nil {
+		var m map[string]any
+		if err := json.Unmarshal(t.Schema, &m); err != nil || m == nil {
+			return deskkit.Invalid("schema", "of type %q must be a JSON Schema: a JSON object", t.Name)
+		}
+	}
+	return nil
+}
+
+// validService reports whether s is 1 to 40 of a-z, 0-9, "_" and "-".
+func validService(s string) bool {
+	if s == "" || len(s) > 40 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // EventTypes returns the registry's catalogue, sorted by name: a copy, so

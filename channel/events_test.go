@@ -300,6 +300,15 @@ func TestEventTypes(t *testing.T) {
 				t.Errorf("register %v: %v", bad, err)
 			}
 		}
+		for field, bad := range map[string]deskkit.EventType{
+			"service": {Name: "ok.two", Service: "Billing"},
+			"example": {Name: "ok.three", Example: []int{1}},
+			"schema":  {Name: "ok.four", Schema: json.RawMessage(`[1]`)},
+		} {
+			if err := f.r.RegisterEventTypes(bad); !isInputError(err, field) {
+				t.Errorf("register %+v: %v, want an input error naming %s", bad, err, field)
+			}
+		}
 		if got := len(f.r.EventTypes()); got != 6 {
 			t.Errorf("refused registrations registered something: %d types", got)
 		}

@@ -36,10 +36,10 @@ type ChannelFailingData struct {
 }
 
 var failingEventType = deskkit.EventType{
-	Name: EventChannelFailing,
-	Description: "A channel's deliveries have all failed for a while (an hour unless the operator set " +
-		"another time): it is still enabled and retried, and is disabled if it keeps failing. Sent once per " +
-		"failure episode to the tenant's other enabled channels; a success ends the episode.",
+	Name:    EventChannelFailing,
+	Service: deskkit.ServiceChannel,
+	About: deskkit.Textf("Deliveries to an event channel have kept failing for a while (an hour unless the operator set another time). " +
+		"It is still enabled and retried, and is disabled if it keeps failing. The tenant's other channels get this event once each time it starts failing."),
 	Example: ChannelFailingData{
 		TenantID: 1, ChannelID: 7, Name: "Ops webhook",
 		FailingSince: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC), FailingSeconds: 3720, Attempts: 4,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/internal/eventcat"
 )
 
 // eventRoutes are the event catalogue, every channel of the tenant, and
@@ -59,11 +60,42 @@ type recovered struct {
 	Count int      `json:"count" minimum:"0" description:"How many FAILED deliveries were queued again."`
 }
 
-func (h eventHandlers) types(ctx context.Context, p deskkit.Principal, _ noRequest) ([]deskkit.EventType, error) {
+// eventTypeInfo is a type of the catalogue as GET /event/types shows it.
+type eventTypeInfo struct {
+	Type        string `json:"type" description:"The event's type, as webhooks get it in type (task.trashed)."`
+	Service     string `json:"service" description:"Who publishes the event: trash, verify (the current user's changes), channel (the event channels themselves), host (the host's own), or a name the host gave a group of its own types."`
+	Description string `json:"description" description:"When the event happens, in the reader's language (Accept-Language, else the user's or tenant's locale)."`
+	Schema      any    `json:"schema" description:"The JSON Schema (draft 2020-12) of the event's data, tenantId included: reflected from the data's Go type, or the host's own for its types."`
+	Example     any    `json:"example" description:"An example of the event's data, as payload.data but without tenantId (kept for clients written before payload)."`
+	Payload     any    `json:"payload" description:"An example of the whole event as a webhook receives it: {type, timestamp, data}, data with tenantId."`
+}
+
+func (h eventHandlers) types(ctx context.Context, p deskkit.Principal, _ noRequest) ([]eventTypeInfo, error) {
 	if !p.Valid() {
 		return nil, deskkit.ErrUnauthenticated
 	}
-	return h.s.EventTypes(), nil
+	l, _ := deskkit.LocalizerOf(ctx)
+	types := h.s.EventTypes()
+	out := make([]eventTypeInfo, 0, len(types))
+	for _, t := range types {
+		schema, err := eventcat.Schema(t)
+		if err != nil {
+			return nil, err
+		}
+		payload, err := eventcat.Payload(t)
+		if err != nil {
+			return nil, err
+		}
+		example := t.Example
+		if example == nil {
+			example = map[string]any{}
+		}
+		out = append(out, eventTypeInfo{
+			Type: t.Name, Service: t.ServiceName(), Description: t.Describe(l.Messages(), l.Language()),
+			Schema: schema, Example: example, Payload: payload,
+		})
+	}
+	return out, nil
 }
 
 func (h eventHandlers) channels(ctx context.Context, p deskkit.Principal, _ noRequest) ([]channel.Channel, error) {
@@ -126,14 +158,20 @@ var listEventTypesDoc = &doc{
 	summary: "List the event types",
 	description: prose(`
 		The catalogue of event types that channels can subscribe to: deskkit's own (the trash's, the
-		verification service's, channel.disabled) and those the host registered, sorted by type,
-		each with a description and an example of its data. Every event is delivered as Standard
-		Webhooks' payload {type, timestamp, data}; data always holds tenantId, and the services'
-		events an actor ({id, name}, or null when nobody caused it). Every user of the tenant may
-		read it.
+		verification service's, channel.disabled) and those the host registered, sorted by type.
+		Each says who publishes it (service), when it happens (description, in the reader's
+		language), the JSON Schema of its data, and an example of the whole event as a webhook
+		receives it (payload). Every event is delivered as Standard Webhooks' payload {type,
+		timestamp, data}; data always holds tenantId, and the services' events an actor ({id,
+		name}, or null when nobody caused it). Every user of the tenant may read it.
 	`),
-	ok:      "OK. data is the catalogue.",
-	example: example{data: raw(`[{"type": "task.trashed", "description": "A task was moved to the trash.", "example": {"actor": {"id": 7, "name": "Ada"}, "projectId": 3, "trashId": 10, "targetType": "TASK", "targetId": 55, "targetName": "Fix login"}}]`)},
+	ok: "OK. data is the catalogue.",
+	example: example{data: raw(`[{"type": "task.trashed", "service": "trash", "description": "A task was deleted. It is in the trash and can be restored from there.", ` +
+		`"schema": {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "required": ["tenantId", "actor", "projectId", "trashId", "targetType", "targetId", "targetName"], ` +
+		`"properties": {"tenantId": {"type": "integer"}, "actor": {"type": ["object", "null"], "required": ["id", "name"], "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}, ` +
+		`"projectId": {"type": "integer"}, "trashId": {"type": "integer"}, "targetType": {"type": "string"}, "targetId": {"type": "integer"}, "targetName": {"type": "string"}}}, ` +
+		`"example": {"actor": {"id": 7, "name": "Ada"}, "projectId": 3, "trashId": 41, "targetType": "TASK", "targetId": 1200, "targetName": "Fix login"}, ` +
+		`"payload": {"type": "task.trashed", "timestamp": "2026-11-23T10:00:00Z", "data": {"tenantId": 1, "actor": {"id": 7, "name": "Ada"}, "projectId": 3, "trashId": 41, "targetType": "TASK", "targetId": 1200, "targetName": "Fix login"}}}]`)},
 }
 
 var listAllEventChannelsDoc = &doc{

@@ -18,7 +18,6 @@ import (
 	"github.com/swaggest/openapi-go"
 	"github.com/swaggest/openapi-go/openapi31"
 
-	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/envelope"
 	"github.com/deskkit/deskkit/trash"
@@ -63,7 +62,7 @@ var sharedResponses = map[string]string{
 // package and type: VerifyDetail) and describe the services' types; a
 // list's name is its element's with List.
 var schemaDocs = map[reflect.Type]struct{ name, description string }{
-	reflect.TypeFor[deskkit.EventType]():        {"EventType", "A type of event channels can subscribe to."},
+	reflect.TypeFor[eventTypeInfo]():            {"EventType", "A type of event channels can subscribe to."},
 	reflect.TypeFor[trash.Entry]():              {"TrashEntry", "One deleted task or sprint waiting in the trash."},
 	reflect.TypeFor[trash.Page]():               {"TrashPage", "One page of search results and the number of all matches."},
 	reflect.TypeFor[verify.Detail]():            {"UserDetail", "The current user, as the host's user directory holds them. Fields the user has not set are empty strings."},

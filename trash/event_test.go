@@ -702,8 +702,8 @@ func TestEventTypes(t *testing.T) {
 	var got []string
 	for _, et := range types {
 		got = append(got, et.Name)
-		if et.Description == "" || !strings.HasSuffix(et.Description, ".") {
-			t.Errorf("%s: description %q is not a sentence", et.Name, et.Description)
+		if et.About.String() == "" || !strings.HasSuffix(et.About.String(), ".") {
+			t.Errorf("%s: description %q is not a sentence", et.Name, et.About.String())
 		}
 		b, err := json.Marshal(et.Example)
 		if err != nil || len(b) == 0 || b[0] != '{' {

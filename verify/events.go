@@ -36,13 +36,15 @@ func EventTypes() []deskkit.EventType {
 	old := "+86*******8000"
 	oldEmail := "a***@example.com"
 	return []deskkit.EventType{{
-		Name:        EventMobileChanged,
-		Description: "A user changed or added their mobile number, proved by verification codes; both numbers are masked.",
+		Name:    EventMobileChanged,
+		Service: deskkit.ServiceVerify,
+		About:   deskkit.Textf("A user added or changed their mobile number after confirming it with a verification code. Both numbers are shown partly hidden."),
 		Example: contactChanged{TenantID: 1, Actor: &deskkit.Actor{ID: 7, Name: "Ann Lee"}, UserID: 7,
 			OldAddress: &old, NewAddress: "+86*******7000"},
 	}, {
-		Name:        EventEmailChanged,
-		Description: "A user changed or added their e-mail address, proved by verification codes; both addresses are masked.",
+		Name:    EventEmailChanged,
+		Service: deskkit.ServiceVerify,
+		About:   deskkit.Textf("A user added or changed their e-mail address after confirming it with a verification code. Both addresses are shown partly hidden."),
 		Example: contactChanged{TenantID: 1, Actor: &deskkit.Actor{ID: 7, Name: "Ann Lee"}, UserID: 7,
 			OldAddress: &oldEmail, NewAddress: "a***@example.org"},
 	}}

@@ -39,9 +39,12 @@ type taskDeleted struct {
 // refuses a type nobody registered.
 func hostEventTypes() []deskkit.EventType {
 	return []deskkit.EventType{{
-		Name: eventTaskDeleted,
-		Description: "A task was deleted from the task list (published by the host). It went to the trash: " +
-			"task.trashed follows with the trash entry, from which it can be restored until it is purged.",
+		Name:    eventTaskDeleted,
+		Service: "tasks",
+		// English only: a host without a catalogue of its own writes
+		// Description, which reads the same in every language.
+		Description: "A task was deleted from the task list. It is in the trash, " +
+			"where it can be restored until it is deleted for good.",
 		Example: taskDeleted{
 			Actor: &deskkit.Actor{ID: 1, Name: "Ada Lovelace"}, TaskID: 2, ProjectID: 1,
 			Title: "Book the venue", CreatedBy: 1,

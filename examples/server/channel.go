@@ -288,10 +288,13 @@ const eventDemoHello = "demo.hello"
 // time.
 func demoEventTypes() []deskkit.EventType {
 	return []deskkit.EventType{{
-		Name: eventDemoHello,
-		Description: "An admin of the tenant published it by hand through the demo host (POST /api/v1/demo/event/publish), " +
-			"to try the tenant's channels; its data is what the admin sent.",
+		Name:  eventDemoHello,
+		About: deskkit.Textf("A test event an admin sent by hand from the demo, to try the channels. Its data is whatever the admin entered."),
+		// Its data is any object: the schema says so, as a host writes
+		// one for data whose Go type (a map) says nothing.
 		Example: map[string]any{"n": 1},
+		Schema: json.RawMessage(`{"type": "object", "description": "Whatever the admin entered, and the tenant's id.", ` +
+			`"properties": {"tenantId": {"type": "integer", "description": "The tenant's id."}}, "required": ["tenantId"]}`),
 	}}
 }
 

@@ -131,7 +131,9 @@ type channelForm struct {
 
 // eventChoice is a registered event type the form offers.
 type eventChoice struct {
+	Index             int // the checkbox's number, for its id
 	Name, Description string
+	Example           string // the event as a webhook receives it, indented
 	Checked           bool
 }
 
@@ -142,9 +144,10 @@ type channelFormView struct {
 	Field      string // the address field's label
 	TypeHint   string // what its address is
 	SecretHint string // the secret its type takes; "" for none
-	Events     []eventChoice
-	Edit       bool
-	Result     *testOutcome // a test of the form's values
+	// Events are the catalogue's types, by service.
+	Events []eventGroup
+	Edit   bool
+	Result *testOutcome // a test of the form's values
 }
 
 // testOutcome is what a test's far end answered.
@@ -166,10 +169,11 @@ func (c *Console) formView(r *http.Request, f channelForm, edit bool) channelFor
 		}
 	}
 	known := map[string]bool{}
-	for _, t := range c.cfg.Channels.EventTypes() {
+	types := c.cfg.Channels.EventTypes()
+	for _, t := range types {
 		known[t.Name] = true
-		v.Events = append(v.Events, eventChoice{Name: t.Name, Description: t.Description, Checked: slices.Contains(f.Events, t.Name)})
 	}
+	v.Events = c.eventGroups(r, types, f.Events)
 	// What the catalogue does not name (prefixes) goes to the free field.
 	var more []string
 	for _, e := range f.Events {
