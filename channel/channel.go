@@ -149,6 +149,11 @@ type Channel struct {
 	// PausedUntil is when the pause a Retry-After asked for ends, UTC;
 	// nil when the channel is not paused.
 	PausedUntil *time.Time `json:"pausedUntil" description:"While a Retry-After answer pauses the channel (at most an hour), when the pause ends, UTC; null otherwise. No delivery to the channel starts before then."`
+	// PreviousSecretUntil is, for a webhook whose signing secret was
+	// rotated with an overlap, when the secret it replaced stops signing
+	// beside the new one, UTC; nil when no overlap runs (see
+	// RotateSecret).
+	PreviousSecretUntil *time.Time `json:"previousSecretUntil" description:"WEBHOOK: while the signing secret that the last rotation replaced still signs beside the new one (each request carries both signatures), when it stops, UTC; null otherwise."`
 }
 
 // Input is what a client sends to add, replace or test a channel.
@@ -206,10 +211,10 @@ type Input struct {
 }
 
 // Added is the answer to an add: the channel and, for a webhook, its
-// signing secret, which is shown this once and never again.
+// signing secret, which only an admin's RevealSecret shows again.
 type Added struct {
 	Channel
-	Secret string `json:"secret,omitempty" pattern:"^whsec_[A-Za-z0-9+/]{43}=$" description:"WEBHOOK only: the channel's signing secret, whsec_ and the base64 of 32 random bytes, for the receiver to check the webhook-signature header with a Standard Webhooks library. Shown in this answer only: store it."`
+	Secret string `json:"secret,omitempty" pattern:"^whsec_[A-Za-z0-9+/]{43}=$" description:"WEBHOOK only: the channel's signing secret, whsec_ and the base64 of 32 random bytes, for the receiver to check the webhook-signature header with a Standard Webhooks library. Store it: only an admin's reveal (POST /event/channel/{id}/secret/reveal) shows it again."`
 }
 
 // TestResult is the answer to a successful test.

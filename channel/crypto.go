@@ -107,6 +107,10 @@ func (s *sealer) open(ciphertext, aad string) (string, error) {
 const (
 	fieldAddress = "address"
 	fieldSecret  = "secret"
+	// fieldPreviousSecret is a webhook's secret that a rotation replaced,
+	// signing beside the new one during the overlap: a field of its own,
+	// so that the ciphertext cannot be copied back into secret_enc.
+	fieldPreviousSecret = "previous-secret"
 )
 
 // sealAAD binds a sealed value to its row's tenant, type and field: the

@@ -95,9 +95,10 @@ func (c disableCause) data(d ChannelDisabledData) ChannelDisabledData {
 }
 
 // EventTypes returns the event types the registry itself publishes, which
-// New registers: channel.disabled. A new slice each time.
+// New registers: channel.disabled, channel.secret.revealed and
+// channel.secret.rotated. A new slice each time.
 func EventTypes() []deskkit.EventType {
-	return []deskkit.EventType{{
+	return append([]deskkit.EventType{{
 		Name: EventChannelDisabled,
 		Description: "A channel was disabled: by an admin (actor), or by deskkit because its deliveries " +
 			"failed for too long or its webhook answered 410 Gone (actor null). It gets no new deliveries " +
@@ -107,7 +108,7 @@ func EventTypes() []deskkit.EventType {
 			Reason: "deliveries failed for 5 days (12 attempts); the last: the webhook answered 503 Service Unavailable",
 			Cause:  causeFailures, FailingSeconds: 5 * 24 * 60 * 60, Attempts: 12, LastError: "the webhook answered 503 Service Unavailable",
 		},
-	}}
+	}}, secretEventTypes()...)
 }
 
 // disabledTexts are the heading and body of channel.disabled, published

@@ -282,7 +282,7 @@ func TestEventTypes(t *testing.T) {
 		for _, e := range f.r.EventTypes() {
 			names = append(names, e.Name)
 		}
-		if want := []string{"channel.disabled", "sprint.trashed", "task.restored", "task.trashed", "tasks.archived"}; !slices.Equal(names, want) {
+		if want := []string{"channel.disabled", "channel.secret.revealed", "channel.secret.rotated", "sprint.trashed", "task.restored", "task.trashed", "tasks.archived"}; !slices.Equal(names, want) {
 			t.Errorf("catalogue %v, want %v", names, want)
 		}
 		f.r.EventTypes()[0].Name = "changed"
@@ -300,10 +300,10 @@ func TestEventTypes(t *testing.T) {
 				t.Errorf("register %v: %v", bad, err)
 			}
 		}
-		if got := len(f.r.EventTypes()); got != 5 {
+		if got := len(f.r.EventTypes()); got != 7 {
 			t.Errorf("refused registrations registered something: %d types", got)
 		}
-		if len(channel.EventTypes()) != 1 || channel.EventTypes()[0].Example == nil {
+		if len(channel.EventTypes()) != 3 || channel.EventTypes()[0].Example == nil {
 			t.Errorf("channel.EventTypes() = %+v", channel.EventTypes())
 		}
 	})

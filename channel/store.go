@@ -10,7 +10,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind"
 	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/outbox"
 )
 
@@ -45,6 +47,11 @@ type channelRow struct {
 	// disabled since they are kept (see disable).
 	DisabledReasonJSON *string `bun:"disabled_reason_json"`
 	DisabledAt         *int64  `bun:"disabled_at_ms"`
+	// PreviousSecretEnc is a webhook's secret that a rotation replaced,
+	// sealed, and PreviousUntil (Unix ms) when it stops signing; both nil
+	// when no overlap runs (see RotateSecret).
+	PreviousSecretEnc *string `bun:"previous_secret_enc"`
+	PreviousUntil     *int64  `bun:"previous_secret_until_ms"`
 }
 
 // Add stores a new channel for p's tenant and returns it with its id; a
@@ -211,6 +218,9 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 			Set("events = ?", encodeEvents(ch.Events)).
 			Set("updated_at_ms = ?", now).
 			Set("version = version + 1"). // the worker's cache sees the change
+			// A rotation's overlap that has ended goes with the write.
+			Set("previous_secret_enc = CASE WHEN previous_secret_until_ms > ? THEN previous_secret_enc END", now).
+			Set("previous_secret_until_ms = CASE WHEN previous_secret_until_ms > ? THEN previous_secret_until_ms END", now).
 			Where("c.tenant_id = ? AND c.id = ? AND c.channel_type = ?", tenantID, ch.ID, string(ch.Type))
 		// Only a sent secret touches the column, so that a replace that
 		// keeps the secret cannot write back one read before a parallel
@@ -295,7 +305,7 @@ func (r *ChannelRegistry) list(ctx context.Context, p deskkit.Principal, t Type)
 	}
 	var rows []channelRow
 	q := r.db.NewSelect().Model(&rows).
-		ExcludeColumn("secret_enc").
+		ExcludeColumn("secret_enc", "previous_secret_enc").
 		Where("c.tenant_id = ?", tenantID).
 		OrderExpr("c.id")
 	if t != "" {
@@ -370,7 +380,7 @@ func (r *ChannelRegistry) get(ctx context.Context, p deskkit.Principal, id int64
 	}
 	var row channelRow
 	err = r.db.NewSelect().Model(&row).
-		ExcludeColumn("secret_enc").
+		ExcludeColumn("secret_enc", "previous_secret_enc").
 		Where("c.tenant_id = ? AND c.id = ?", tenantID, id).
 		Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -458,10 +468,21 @@ func (r *ChannelRegistry) deleteChannel(ctx context.Context, p deskkit.Principal
 }
 
 // storedChannel is a channel with its secret decrypted ("" if none), for
-// the senders.
+// the senders; during a rotation's overlap, with the secret it replaced
+// and when that stops signing.
 type storedChannel struct {
 	Channel
-	Secret string
+	Secret        string
+	Previous      string
+	PreviousUntil time.Time
+}
+
+// target is s as its kind sends to it: the kind's target, with the
+// previous secret of a rotation's overlap.
+func (s storedChannel) target(k kind.Kind) notify.Target {
+	t := k.Target(s.Name, s.Address, s.Secret)
+	t.Previous, t.PreviousUntil = s.Previous, s.PreviousUntil
+	return t
 }
 
 // stored returns the tenant's channel id, or ErrNotFound.
@@ -584,6 +605,21 @@ func (r *ChannelRegistry) openRow(l deskkit.Localizer, tenantID int64, row chann
 	if row.SecretEnc != nil {
 		if s.Secret, err = r.seal.open(*row.SecretEnc, sealAAD(tenantID, row.Type, fieldSecret)); err != nil {
 			return storedChannel{}, fmt.Errorf("channel %d secret: %w", row.ID, err)
+		}
+	}
+	if row.PreviousUntil != nil {
+		s.PreviousUntil = time.UnixMilli(*row.PreviousUntil).UTC()
+		if s.PreviousUntil.After(r.cfg.Now()) {
+			until := s.PreviousUntil
+			s.PreviousSecretUntil = &until
+		}
+	}
+	// Read when the row was read whole (List and Get leave it out): the
+	// senders check PreviousUntil at each send, so that an overlap ends on
+	// time for a channel the worker keeps opened.
+	if row.PreviousSecretEnc != nil && s.PreviousSecretUntil != nil {
+		if s.Previous, err = r.seal.open(*row.PreviousSecretEnc, sealAAD(tenantID, row.Type, fieldPreviousSecret)); err != nil {
+			return storedChannel{}, fmt.Errorf("channel %d previous secret: %w", row.ID, err)
 		}
 	}
 	return s, nil

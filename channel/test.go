@@ -105,8 +105,14 @@ func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Inpu
 	res.MessageID = msg.ID
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
-	if err := r.sendOnce(ctx, k, k.Target(c.Name, c.Address, signing), msg); err != nil {
-		return TestResult{}, publicError(err, storedChannel{Channel: c, Secret: signing})
+	target := storedChannel{Channel: c, Secret: signing}
+	if ownSecret && signing != "" && signing == stored.Secret {
+		// The stored secret signs: during a rotation's overlap, so does
+		// the one it replaced, as every delivery is signed.
+		target.Previous, target.PreviousUntil = stored.Previous, stored.PreviousUntil
+	}
+	if err := r.sendOnce(ctx, k, target.target(k), msg); err != nil {
+		return TestResult{}, publicError(err, target)
 	}
 	return res, nil
 }

@@ -466,6 +466,7 @@ func redactions(c storedChannel) []string {
 		}
 	}
 	spell(c.Secret)
+	spell(c.Previous)
 	for _, part := range kindOf(c.Type).Hidden(c.Address) {
 		spell(part)
 	}

@@ -42,6 +42,14 @@ type Target struct {
 	// Secret is the webhook's "whsec_" signing secret, or DingTalk's
 	// optional "SEC..." one; "" for the others.
 	Secret string
+	// Previous is, during a webhook's rotation, the secret that Secret
+	// replaced, and PreviousUntil when it stops signing: until then each
+	// message carries both signatures, Secret's first, space-separated in
+	// webhook-signature, as Standard Webhooks lays out. "" for none; a
+	// time past PreviousUntil (by the Sender's clock) signs with Secret
+	// alone.
+	Previous      string
+	PreviousUntil time.Time
 	// Only, for e-mail, limits the send to those addresses of Address
 	// that it lists (a retry sends only to the addresses that failed);
 	// nil sends to every address.

@@ -54,8 +54,11 @@ func (Kind) Target(name, address, secret string) notify.Target {
 	return t
 }
 
-// Send POSTs m as a Standard Webhooks message signed with t.Secret. Any
-// 2xx is success.
+// Send POSTs m as a Standard Webhooks message signed with t.Secret and,
+// while a rotation's overlap runs (t.Previous, until t.PreviousUntil by
+// the sender's clock), with the previous secret too: "v1,<new> v1,<old>"
+// in webhook-signature, as Standard Webhooks sends several signatures, so
+// that a receiver holding either secret verifies it. Any 2xx is success.
 func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notify.Message) (notify.Reply, error) {
 	if err := s.CheckHTTP("webhook"); err != nil {
 		return notify.Reply{}, err
@@ -82,6 +85,15 @@ func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notif
 	sig, err := p.signer.Sign(m.ID, now, b)
 	if err != nil {
 		return notify.Reply{}, err
+	}
+	if t.Previous != "" && now.Before(t.PreviousUntil) {
+		// Parsed per send: a previous secret signs only during an
+		// overlap, and its signer costs a base64 decoding.
+		old, err := notify.Sign(t.Previous, m.ID, now, b)
+		if err != nil {
+			return notify.Reply{}, err
+		}
+		sig += " " + old
 	}
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")

@@ -1,0 +1,301 @@
+package channel
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/internal/notify"
+)
+
+// A webhook's signing secret: revealed to an admin on demand, and rotated
+// with an overlap in which the old secret signs beside the new one.
+
+// The event types of a webhook's signing secret, which New registers.
+const (
+	// EventSecretRevealed: someone revealed a webhook's signing secret
+	// (RevealSecret).
+	EventSecretRevealed = "channel.secret.revealed"
+	// EventSecretRotated: someone gave a webhook a new signing secret
+	// (RotateSecret).
+	EventSecretRotated = "channel.secret.rotated"
+)
+
+// Bounds of a rotation's overlap (SecretRotation.Overlap).
+const (
+	// DefaultSecretOverlap is how long the replaced secret signs beside
+	// the new one when a rotation names no overlap: a day.
+	DefaultSecretOverlap = 24 * time.Hour
+	// MaxSecretOverlap is the longest overlap: 7 days.
+	MaxSecretOverlap = 7 * 24 * time.Hour
+)
+
+// SecretRotation is what a client sends to rotate a webhook's signing
+// secret.
+type SecretRotation struct {
+	// Secret is the new secret, "whsec_" and the standard base64 of 32
+	// bytes (what a Standard Webhooks library takes, and the form Add
+	// gives); "" has deskkit make one. It must differ from the current
+	// secret.
+	Secret string
+	// Overlap is how long the secret it replaces keeps signing beside it:
+	// nil for DefaultSecretOverlap, 0 to end it at once, at most
+	// MaxSecretOverlap.
+	Overlap *time.Duration
+}
+
+// SigningSecret is a webhook's current signing secret, as RevealSecret and
+// RotateSecret answer it.
+type SigningSecret struct {
+	_         struct{} `additionalProperties:"false" description:"A webhook's current signing secret, and how long the secret it replaced still signs beside it."`
+	ChannelID int64    `json:"channelId" minimum:"1" description:"The channel's id."`
+	Secret    string   `json:"secret" pattern:"^whsec_[A-Za-z0-9+/]{43}=$" description:"The channel's current signing secret, whsec_ and the base64 of 32 bytes, for the receiver to check the webhook-signature header with a Standard Webhooks library."`
+	// PreviousSecretUntil is when the secret the last rotation replaced
+	// stops signing beside this one, UTC; nil when none does.
+	PreviousSecretUntil *time.Time `json:"previousSecretUntil" description:"While the secret that the last rotation replaced still signs beside this one (each request carries both signatures, space-separated in webhook-signature), when it stops, UTC; null when none does."`
+}
+
+// ChannelSecretData is the data of channel.secret.revealed and
+// channel.secret.rotated: which webhook, and who.
+type ChannelSecretData struct {
+	TenantID  int64  `json:"tenantId,omitempty"` // set by Publish
+	ChannelID int64  `json:"channelId"`
+	Name      string `json:"name"`
+	// Actor is the user who revealed or rotated the secret.
+	Actor *deskkit.Actor `json:"actor"`
+	// PreviousSecretUntil is, for a rotation, when the replaced secret
+	// stops signing; nil when it stopped at once.
+	PreviousSecretUntil *time.Time `json:"previousSecretUntil,omitempty"`
+}
+
+// secretEventTypes are the catalogue's entries of the secret's events.
+func secretEventTypes() []deskkit.EventType {
+	until := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	return []deskkit.EventType{{
+		Name: EventSecretRevealed,
+		Description: "Someone revealed a webhook's signing secret (actor): whoever saw it can sign requests " +
+			"that the webhook's receiver takes. Rotate the secret if that was not meant to happen.",
+		Example: ChannelSecretData{TenantID: 1, ChannelID: 7, Name: "Ops webhook", Actor: &deskkit.Actor{ID: 3, Name: "Ada"}},
+	}, {
+		Name: EventSecretRotated,
+		Description: "Someone gave a webhook a new signing secret (actor). Until previousSecretUntil the old secret " +
+			"signs beside the new one, so that the receiver can move to the new secret; then only the new one signs.",
+		Example: ChannelSecretData{TenantID: 1, ChannelID: 7, Name: "Ops webhook", Actor: &deskkit.Actor{ID: 3, Name: "Ada"}, PreviousSecretUntil: &until},
+	}}
+}
+
+// errNoOwnSecret is the refusal of a reveal or a rotation of a channel of
+// type t, whose secret (if any) deskkit does not make.
+func errNoOwnSecret(t Type) error {
+	return deskkit.Invalid("id", "names a %s channel: only webhooks have a signing secret of deskkit's to reveal or rotate", string(t))
+}
+
+// ownsSecret says whether deskkit makes the signing secrets of type t.
+func ownsSecret(t Type) bool { return kindOf(t).Info().OwnSecret }
+
+// RevealSecret returns p's tenant's webhook id's current signing secret.
+// Each reveal publishes channel.secret.revealed to the tenant's subscribed
+// channels, with p's user as actor, and writes a log line (the channel,
+// tenant and user; never the secret), before the secret is returned: a
+// reveal whose event cannot be written reveals nothing.
+//
+// Only admins, and principals the Authorizer allows ActionRevealSecret,
+// may.
+//
+// Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
+// id, also for a channel that is not a webhook; ErrNotFound for an id that
+// names no channel of the tenant.
+func (r *ChannelRegistry) RevealSecret(ctx context.Context, p deskkit.Principal, id int64) (SigningSecret, error) {
+	ctx, call := r.ops.Start(ctx, "channel.RevealSecret", "")
+	v, err := r.revealSecret(ctx, p, id)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) revealSecret(ctx context.Context, p deskkit.Principal, id int64) (SigningSecret, error) {
+	tenantID, err := r.authorize(ctx, p, ActionRevealSecret)
+	if err != nil {
+		return SigningSecret{}, err
+	}
+	if err := deskkit.CheckID("id", id); err != nil {
+		return SigningSecret{}, err
+	}
+	s, err := r.stored(ctx, tenantID, id)
+	if err != nil {
+		return SigningSecret{}, err
+	}
+	if !ownsSecret(s.Type) || s.Secret == "" {
+		return SigningSecret{}, errNoOwnSecret(s.Type)
+	}
+	now := r.cfg.Now()
+	actor := &deskkit.Actor{ID: p.UserID}
+	err = r.Publish(ctx, r.db, tenantID, deskkit.Event{
+		ID:      deskkit.NewEventID(),
+		Type:    EventSecretRevealed,
+		Time:    now,
+		Heading: deskkit.Textf("The signing secret of webhook %q was revealed", clipRunes(s.Name, 100)),
+		Body:    deskkit.Textf("Revealed by user %d. Whoever saw it can sign requests that the webhook's receiver takes: rotate the secret if that was not meant to happen.", p.UserID),
+		Data:    ChannelSecretData{ChannelID: id, Name: s.Name, Actor: actor},
+	})
+	if err != nil {
+		return SigningSecret{}, fmt.Errorf("channel: reveal secret: %w", err)
+	}
+	r.cfg.Logger.InfoContext(ctx, "channel: signing secret revealed",
+		slog.Int64("tenant", tenantID), slog.Int64("channel", id), slog.Int64("user", p.UserID))
+	return SigningSecret{ChannelID: id, Secret: s.Secret, PreviousSecretUntil: s.PreviousSecretUntil}, nil
+}
+
+// RotateSecret gives p's tenant's webhook id a new signing secret, rot.Secret
+// or one deskkit makes, and returns it: the only answer that shows it,
+// but for a later RevealSecret. The new secret signs every message from
+// now on; the one it replaces signs beside it for rot.Overlap (a day if
+// nil, at most MaxSecretOverlap; 0 ends it at once), so that each
+// delivery and test in the overlap carries both signatures,
+// space-separated in webhook-signature ("v1,<new> v1,<old>"), as
+// Standard Webhooks lays out: a receiver verifies with either secret, and
+// moves to the new one within the overlap. After it the old secret signs
+// nothing; it is cleared from the row by the channel's next write or by
+// Purge. A rotation during an overlap starts a new one: the secret before
+// the current one signs no more.
+//
+// The old secret is stored sealed as the current one is (see New), under a
+// field of its own. The rotation publishes channel.secret.rotated, with
+// p's user as actor, in the transaction of its write, and writes a log
+// line without either secret.
+//
+// Only admins, and principals the Authorizer allows ActionRotateSecret,
+// may.
+//
+// Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
+// id (also for a channel that is not a webhook), secret (not "whsec_" and
+// the base64 of 32 bytes, or the current secret) or overlap; ErrNotFound
+// for an id that names no channel of the tenant.
+func (r *ChannelRegistry) RotateSecret(ctx context.Context, p deskkit.Principal, id int64, rot SecretRotation) (SigningSecret, error) {
+	ctx, call := r.ops.Start(ctx, "channel.RotateSecret", "")
+	v, err := r.rotateSecret(ctx, p, id, rot)
+	call.End(err)
+	return v, err
+}
+
+func (r *ChannelRegistry) rotateSecret(ctx context.Context, p deskkit.Principal, id int64, rot SecretRotation) (SigningSecret, error) {
+	tenantID, err := r.authorize(ctx, p, ActionRotateSecret)
+	if err != nil {
+		return SigningSecret{}, err
+	}
+	if err := deskkit.CheckID("id", id); err != nil {
+		return SigningSecret{}, err
+	}
+	overlap := DefaultSecretOverlap
+	if rot.Overlap != nil {
+		overlap = *rot.Overlap
+	}
+	if overlap < 0 || overlap > MaxSecretOverlap {
+		return SigningSecret{}, deskkit.Invalid("overlap", "must be between 0 (the old secret stops signing at once) and %s", deskkit.DurationText(MaxSecretOverlap))
+	}
+	secret := rot.Secret
+	if secret == "" {
+		if secret, err = notify.NewWebhookSecret(); err != nil {
+			return SigningSecret{}, fmt.Errorf("channel: rotate secret: %w", err)
+		}
+	} else if _, err := notify.ParseWebhookSecret(secret); err != nil {
+		return SigningSecret{}, err
+	}
+	now := r.cfg.Now()
+	out := SigningSecret{ChannelID: id, Secret: secret}
+	var until *int64
+	if overlap > 0 {
+		t := now.Add(overlap).UTC()
+		out.PreviousSecretUntil = &t
+		ms := t.UnixMilli()
+		until = &ms
+	}
+	actor := &deskkit.Actor{ID: p.UserID}
+	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
+		var row channelRow
+		q := tx.NewSelect().Model(&row).Column("id", "channel_type", "name", "secret_enc").
+			Where("c.tenant_id = ? AND c.id = ?", tenantID, id)
+		if r.pg {
+			// Two rotations at once: the second reads the first's secret.
+			q = q.For("UPDATE")
+		}
+		err := q.Scan(ctx)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return ErrNotFound
+		case err != nil:
+			return err
+		case !ownsSecret(row.Type) || row.SecretEnc == nil:
+			return errNoOwnSecret(row.Type)
+		}
+		current, err := r.seal.open(*row.SecretEnc, sealAAD(tenantID, row.Type, fieldSecret))
+		if err != nil {
+			return fmt.Errorf("channel %d secret: %w", id, err)
+		}
+		if current == secret {
+			return deskkit.Invalid("secret", "must differ from the channel's current secret")
+		}
+		secretEnc, err := r.seal.seal(secret, sealAAD(tenantID, row.Type, fieldSecret))
+		if err != nil {
+			return err
+		}
+		var previousEnc *string
+		if until != nil {
+			s, err := r.seal.seal(current, sealAAD(tenantID, row.Type, fieldPreviousSecret))
+			if err != nil {
+				return err
+			}
+			previousEnc = &s
+		}
+		_, err = tx.NewUpdate().Model((*channelRow)(nil)).
+			Set("secret_enc = ?", secretEnc).
+			Set("previous_secret_enc = ?", previousEnc).
+			Set("previous_secret_until_ms = ?", until).
+			Set("updated_at_ms = ?", now.UnixMilli()).
+			Set("version = version + 1"). // the worker's cache sees the change
+			Where("c.tenant_id = ? AND c.id = ?", tenantID, id).
+			Exec(ctx)
+		if err != nil {
+			return err
+		}
+		body := deskkit.Textf("Rotated by user %d. The old secret stopped signing at once.", p.UserID)
+		if out.PreviousSecretUntil != nil {
+			body = deskkit.Textf("Rotated by user %d. Until %s the old secret signs beside the new one; then only the new one signs.", p.UserID, out.PreviousSecretUntil.Format("2006-01-02 15:04 UTC"))
+		}
+		return r.Publish(ctx, tx, tenantID, deskkit.Event{
+			ID:      deskkit.NewEventID(),
+			Type:    EventSecretRotated,
+			Time:    now,
+			Heading: deskkit.Textf("Webhook %q has a new signing secret", clipRunes(row.Name, 100)),
+			Body:    body,
+			Data:    ChannelSecretData{ChannelID: id, Name: row.Name, Actor: actor, PreviousSecretUntil: out.PreviousSecretUntil},
+		})
+	})
+	if err != nil {
+		return SigningSecret{}, writeError("rotate secret", err)
+	}
+	r.cfg.Logger.InfoContext(ctx, "channel: signing secret rotated",
+		slog.Int64("tenant", tenantID), slog.Int64("channel", id), slog.Int64("user", p.UserID),
+		slog.Duration("overlap", overlap))
+	return out, nil
+}
+
+// clearEndedOverlaps clears the previous secrets whose overlap has ended
+// (Purge): they sign nothing, and a dump need not hold them.
+func (r *ChannelRegistry) clearEndedOverlaps(ctx context.Context, now int64) (int64, error) {
+	res, err := r.db.NewUpdate().Table("deskkit_channels").
+		Set("previous_secret_enc = NULL").
+		Set("previous_secret_until_ms = NULL").
+		Set("version = version + 1").
+		Where("previous_secret_until_ms <= ?", now).
+		Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("channel: clear ended overlaps: %w", err)
+	}
+	return res.RowsAffected()
+}
