@@ -27,7 +27,7 @@ func channelRoutes(r ChannelService) []operation {
 		op("deleteEventChannel", http.MethodDelete, "/event/channel/{id}", deleteEventChannelDoc, h.delete),
 		op("testEventChannel", http.MethodPost, "/event/channel/test", testEventChannelDoc, h.test),
 	}
-	return ops
+	return append(ops, secretRoutes(r)...)
 }
 
 type channelHandlers struct {
@@ -314,7 +314,7 @@ var addEventChannelDoc = &doc{
 		{key: KeyChannelNameTaken},     // ChannelAddConflict
 		{key: KeyChannelQuotaExceeded}, // ChannelAddConflict
 	},
-	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
+	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
 	more: map[string]example{
 		"wecom":    {summary: "A WeCom robot, by alias", body: raw(`{"channelType": "WECHAT", "name": "Team room", "address": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"}`)},
 		"dingtalk": {summary: "A signed DingTalk robot", body: raw(`{"channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": "SECxxxxxxxx"}`)},
@@ -343,7 +343,7 @@ var replaceEventChannelDoc = &doc{
 		channelMissing,
 		{key: KeyChannelNameTaken, when: "Another channel of the tenant has the name."},
 	},
-	example: example{body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}`)},
+	example: example{body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null}`)},
 	more: map[string]example{
 		"idAsString": {summary: "The id as a string, unsigned", body: raw(`{"id": "43", "channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": ""}`)},
 	},
@@ -363,7 +363,7 @@ var listEventChannelsDoc = &doc{
 		unknown type is 400.
 	`),
 	ok:      "OK. data is the list; [] if there are none.",
-	example: example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}]`)},
+	example: example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null}]`)},
 }
 
 var getEventChannelDoc = &doc{
@@ -380,7 +380,7 @@ var getEventChannelDoc = &doc{
 	errors: []errDoc{
 		channelMissing,
 	},
-	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null}`)},
+	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null}`)},
 }
 
 var deleteEventChannelDoc = &doc{

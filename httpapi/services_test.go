@@ -112,7 +112,7 @@ func TestServicesWrappedAndFaked(t *testing.T) {
 		t.Errorf("the wrapper saw %d counts, want 1", n)
 	}
 	code, env := get("GET", "/api/v1/event/channel/type/WEBHOOK")
-	want := []any{map[string]any{"id": 7.0, "channelType": "WEBHOOK", "name": "ops", "address": "https://hooks.example.com/x", "enabled": true, "events": []any{}, "disabledReason": "", "disabledDate": nil, "rateLimit": 0.0, "inFlightLimit": 0.0, "pausedUntil": nil}}
+	want := []any{map[string]any{"id": 7.0, "channelType": "WEBHOOK", "name": "ops", "address": "https://hooks.example.com/x", "enabled": true, "events": []any{}, "disabledReason": "", "disabledDate": nil, "rateLimit": 0.0, "inFlightLimit": 0.0, "pausedUntil": nil, "previousSecretUntil": nil}}
 	if code != 200 || !cmp.Equal(env["data"], any(want)) || !cmp.Equal(listed, []string{"WEBHOOK"}) {
 		t.Errorf("list from the fake: %d %v, listed %v", code, env, listed)
 	}
