@@ -36,7 +36,9 @@ func init() {
 		[]responseCase{
 			{name: "reveal", op: "revealEventChannelSecret", method: http.MethodPost, target: channelOp("/secret/reveal"), prepare: storedWebhook,
 				token: "bob", reqValid: true, wantStatus: 200,
-				wantData: func(fx fixture) any { return channel.SigningSecret{ChannelID: fx.channel.ID, Secret: fx.channel.Secret} }},
+				wantData: func(fx fixture) any {
+					return channel.SigningSecret{ChannelID: fx.channel.ID, Secret: fx.channel.Secret}
+				}},
 			{name: "reveal of an e-mail channel", op: "revealEventChannelSecret", method: http.MethodPost, target: channelOp("/secret/reveal"), prepare: storedMail,
 				token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
 		},
