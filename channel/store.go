@@ -55,8 +55,8 @@ type channelRow struct {
 }
 
 // Add stores a new channel for p's tenant and returns it with its id; a
-// WEBHOOK channel's answer also carries its new signing secret, which is
-// shown this once. in.ID must be 0. A WORKPLACE_CHAT channel takes an
+// WEBHOOK channel's answer also carries its new signing secret, which only
+// RevealSecret and RotateSecret show again. in.ID must be 0. A WORKPLACE_CHAT channel takes an
 // optional DingTalk signing secret in in.Secret; no other type takes one.
 //
 // Only admins, and principals the Config's Authorizer allows, may add.
@@ -154,8 +154,8 @@ RETURNING n`, tenantID, string(t), quota).Scan(ctx, &n)
 
 // Replace overwrites the name and address of p's tenant's channel in.ID,
 // validated exactly as Add validates them, and returns the channel. The
-// type cannot change. A WEBHOOK channel keeps its signing secret; for a
-// WORKPLACE_CHAT channel, in.Secret nil keeps the stored secret, "" removes
+// type cannot change. A WEBHOOK channel keeps its signing secret
+// (RotateSecret changes it); for a WORKPLACE_CHAT channel, in.Secret nil keeps the stored secret, "" removes
 // it and any other value replaces it.
 //
 // Errors: those of Add but the quota (ErrForbidden for a principal who may

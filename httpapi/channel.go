@@ -292,7 +292,10 @@ var addEventChannelDoc = &doc{
 		cannot exceed it.
 
 		A webhook gets a signing secret, whsec_ and the base64 of 32 random bytes: it is in this
-		answer and never again (it is stored encrypted). Every webhook request carries webhook-id,
+		answer, stored encrypted, and shown again only to an admin who reveals it (POST
+		/event/channel/{id}/secret/reveal, recorded as an event); POST
+		/event/channel/{id}/secret/rotate replaces it, the old one signing beside the new one for
+		an overlap. Every webhook request carries webhook-id,
 		webhook-timestamp and webhook-signature headers (Standard Webhooks), which any Standard
 		Webhooks library checks with it. {kinds.takers} channels take a secret of the client's in
 		secret, write-only: {kinds.secrets} No other type takes one.
@@ -306,7 +309,7 @@ var addEventChannelDoc = &doc{
 		another special-purpose range. Host names are resolved, and every address they resolve to
 		checked, when a message is sent.
 	`),
-	ok: "OK. data is the new channel, and a webhook's signing secret, shown this once.",
+	ok: "OK. data is the new channel, and a webhook's signing secret.",
 	errors: []errDoc{
 		{key: KeyValidation},            // ChannelBadRequest
 		{key: KeyChannelAddressBlocked}, // ChannelBadRequest
@@ -331,7 +334,8 @@ var replaceEventChannelDoc = &doc{
 		replace channels: anyone else is 403 forbidden, asked before anything is read or written. id
 		is required (400 without), as a number or a string of digits. The type cannot change: a
 		different channelType (after aliases) is 400, and an id that names no channel of the tenant
-		(never was, deleted, another tenant's) is 404. A webhook keeps its signing secret; for a
+		(never was, deleted, another tenant's) is 404. A webhook keeps its signing secret (POST
+		/event/channel/{id}/secret/rotate changes it); for a
 		{kinds.takers} channel, secret absent or null keeps the stored one, "" removes it, and a new
 		value replaces it.
 	`),

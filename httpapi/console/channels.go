@@ -240,7 +240,8 @@ func (c *Console) newChannelPage(w http.ResponseWriter, r *http.Request, s *cons
 	c.render(w, r, s, http.StatusOK, "channels_form", c.formView(r, f, false))
 }
 
-// addedView is the page after an add: the secret, shown this once.
+// addedView is the page after an add: the secret, shown on this page (an
+// admin may reveal it again later).
 type addedView struct {
 	Channel channel.Channel
 	Secret  string
