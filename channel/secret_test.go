@@ -446,3 +446,68 @@ func (a allowOnly) CanManageChannels(_ context.Context, _ deskkit.Principal, act
 	}
 	return false, nil
 }
+
+// TestSecretRotationAcrossServerSecrets: a webhook rotated with an overlap
+// under one server secret is read whole, both of its signing secrets, by a
+// registry whose server secret was rotated since and that keeps the old
+// one as Config.PreviousSecret: its deliveries carry both signatures.
+// Without PreviousSecret, the row opens to nobody.
+func TestSecretRotationAcrossServerSecrets(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		if err := channel.Migrate(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		clock := clocktest.New(time.Now().UTC().Truncate(time.Second))
+		registry := func(secret, previous []byte) *channel.ChannelRegistry {
+			t.Helper()
+			r, err := channel.New(db, secret, nil, &channel.Config{AllowPrivateNetworks: true, Now: clock.Now,
+				Logger: slog.New(slog.DiscardHandler), PreviousSecret: previous})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.RegisterEventTypes(hostTypes...); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		ann := deskkit.Principal{UserID: 1, TenantID: 10, Admin: true}
+		hook := startHookReceiver(t)
+		before := registry(sendSecret, nil)
+		added, err := before.Add(ctx, ann, channel.Input{Type: "WEBHOOK", Name: "ops", Address: hook.URL + "/hook"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rot, err := before.RotateSecret(ctx, ann, added.ID, channel.SecretRotation{})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		rotatedServer := []byte("another server secret, of 32 bytes or more")
+		after := registry(rotatedServer, sendSecret)
+		if err := after.Publish(ctx, db, 10, newEvent("task.trashed")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := channel.RunOnce(ctx, after); err != nil {
+			t.Fatal(err)
+		}
+		reqs := hook.since(0)
+		if len(reqs) != 2 { // the rotation's event and the task's
+			t.Fatalf("%d requests, want 2", len(reqs))
+		}
+		for _, q := range reqs {
+			for _, s := range []string{added.Secret, rot.Secret} {
+				wh, _ := standardwebhooks.NewWebhook(s)
+				if err := wh.Verify(q.body, q.header); err != nil {
+					t.Errorf("after the server secret's rotation, a delivery does not verify with %.12s...: %v", s, err)
+				}
+			}
+		}
+		if got, err := after.RevealSecret(ctx, ann, added.ID); err != nil || got.Secret != rot.Secret {
+			t.Errorf("reveal after the server secret's rotation: %.12s..., %v", got.Secret, err)
+		}
+		if got, err := registry(rotatedServer, nil).RevealSecret(ctx, ann, added.ID); err == nil || got.Secret != "" {
+			t.Errorf("reveal without the previous server secret: %.12s..., %v; want an error", got.Secret, err)
+		}
+	})
+}
