@@ -154,6 +154,13 @@ type Channel struct {
 	// beside the new one, UTC; nil when no overlap runs (see
 	// RotateSecret).
 	PreviousSecretUntil *time.Time `json:"previousSecretUntil" description:"WEBHOOK: while the signing secret that the last rotation replaced still signs beside the new one (each request carries both signatures), when it stops, UTC; null otherwise."`
+	// Signing is what signs a webhook's requests (SigningHMAC,
+	// SigningEd25519 or SigningBoth); "" for the other types.
+	Signing Signing `json:"signing,omitempty" description:"WEBHOOK only: what signs its requests: hmac (v1, signatures under the whsec_ secret), ed25519 (v1a, signatures; receivers verify with publicKey) or hmac+ed25519 (both). A rotation changes it."`
+	// PublicKey is the public key of a webhook's ed25519 signing key,
+	// "whpk_" and the base64 of 32 bytes, for its receiver; "" when it
+	// signs with HMAC alone. The signing key itself is never shown.
+	PublicKey string `json:"publicKey,omitempty" pattern:"^whpk_[A-Za-z0-9+/]{43}=$" description:"WEBHOOK signing with ed25519 only: the public key, whpk_ and the base64 of 32 bytes, with which the receiver verifies the v1a, signatures. Not a secret; the signing key is never shown."`
 }
 
 // Input is what a client sends to add, replace or test a channel.

@@ -36,14 +36,52 @@ const (
 	MaxSecretOverlap = 7 * 24 * time.Hour
 )
 
+// Signing is what signs a webhook's requests, as Standard Webhooks lays
+// out its signatures.
+type Signing string
+
+// The ways a webhook signs.
+const (
+	// SigningHMAC: a "v1," signature, HMAC-SHA256 under the channel's
+	// "whsec_" secret, which the receiver holds too. Every webhook's at
+	// first.
+	SigningHMAC Signing = "hmac"
+	// SigningEd25519: a "v1a," signature, ed25519 under a signing key
+	// that never leaves deskkit; the receiver verifies with its public
+	// key ("whpk_", Channel.PublicKey), which cannot sign.
+	SigningEd25519 Signing = "ed25519"
+	// SigningBoth: both signatures on every request.
+	SigningBoth Signing = "hmac+ed25519"
+)
+
+// hmac and ed25519 say whether s signs with each.
+func (s Signing) hmac() bool    { return s == SigningHMAC || s == SigningBoth }
+func (s Signing) ed25519() bool { return s == SigningEd25519 || s == SigningBoth }
+
+// parseSigning reads a Signing a client sent; "" is none.
+func parseSigning(s string) (Signing, error) {
+	switch v := Signing(s); v {
+	case "", SigningHMAC, SigningEd25519, SigningBoth:
+		return v, nil
+	}
+	return "", deskkit.Invalid("signing", "must be hmac, ed25519 or hmac+ed25519")
+}
+
 // SecretRotation is what a client sends to rotate a webhook's signing
 // secret.
 type SecretRotation struct {
-	// Secret is the new secret, "whsec_" and the standard base64 of 32
-	// bytes (what a Standard Webhooks library takes, and the form Add
+	// Secret is the new HMAC secret, "whsec_" and the standard base64 of
+	// 32 bytes (what a Standard Webhooks library takes, and the form Add
 	// gives); "" has deskkit make one. It must differ from the current
-	// secret.
+	// secret. A rotation to SigningEd25519 takes none.
 	Secret string
+	// Signing is what signs from now on: "" keeps what signs now. The
+	// rotation makes a new ed25519 key when it signs with ed25519 (the
+	// key is never taken from a client, and never shown: its public key
+	// is). Whatever signed before signs beside the new keys during the
+	// overlap, so that a webhook moves from HMAC to ed25519, or back, as
+	// it moves from one secret to the next.
+	Signing Signing
 	// Overlap is how long the secret it replaces keeps signing beside it:
 	// nil for DefaultSecretOverlap, 0 to end it at once, at most
 	// MaxSecretOverlap.
@@ -55,7 +93,14 @@ type SecretRotation struct {
 type SigningSecret struct {
 	_         struct{} `additionalProperties:"false" description:"A webhook's current signing secret, and how long the secret it replaced still signs beside it."`
 	ChannelID int64    `json:"channelId" minimum:"1" description:"The channel's id."`
-	Secret    string   `json:"secret" pattern:"^whsec_[A-Za-z0-9+/]{43}=$" description:"The channel's current signing secret, whsec_ and the base64 of 32 bytes, for the receiver to check the webhook-signature header with a Standard Webhooks library."`
+	// Signing is what signs the webhook's requests now.
+	Signing Signing `json:"signing" description:"What signs the webhook's requests now: hmac (the secret), ed25519 (the key whose public key is publicKey) or hmac+ed25519."`
+	// Secret is the HMAC secret; "" when the webhook signs with ed25519
+	// alone.
+	Secret string `json:"secret,omitempty" pattern:"^whsec_[A-Za-z0-9+/]{43}=$" description:"The channel's current signing secret, whsec_ and the base64 of 32 bytes, for the receiver to check the v1, signatures of webhook-signature with a Standard Webhooks library; absent when the webhook signs with ed25519 alone."`
+	// PublicKey is the ed25519 key's public key; "" when the webhook signs
+	// with HMAC alone.
+	PublicKey string `json:"publicKey,omitempty" pattern:"^whpk_[A-Za-z0-9+/]{43}=$" description:"When the webhook signs with ed25519: the public key, whpk_ and the base64 of 32 bytes, with which the receiver verifies the v1a, signatures. The signing key is never shown."`
 	// PreviousSecretUntil is when the secret the last rotation replaced
 	// stops signing beside this one, UTC; nil when none does.
 	PreviousSecretUntil *time.Time `json:"previousSecretUntil" description:"While the secret that the last rotation replaced still signs beside this one (each request carries both signatures, space-separated in webhook-signature), when it stops, UTC; null when none does."`
@@ -69,6 +114,10 @@ type ChannelSecretData struct {
 	Name      string `json:"name"`
 	// Actor is the user who revealed or rotated the secret.
 	Actor *deskkit.Actor `json:"actor"`
+	// Signing and PublicKey are, for a rotation, what signs from now on
+	// and, when an ed25519 key does, its public key.
+	Signing   Signing `json:"signing,omitempty"`
+	PublicKey string  `json:"publicKey,omitempty"`
 	// PreviousSecretUntil is, for a rotation, when the replaced secret
 	// stops signing; nil when it stopped at once.
 	PreviousSecretUntil *time.Time `json:"previousSecretUntil,omitempty"`
@@ -86,7 +135,7 @@ func secretEventTypes() []deskkit.EventType {
 		Name: EventSecretRotated,
 		Description: "Someone gave a webhook a new signing secret (actor). Until previousSecretUntil the old secret " +
 			"signs beside the new one, so that the receiver can move to the new secret; then only the new one signs.",
-		Example: ChannelSecretData{TenantID: 1, ChannelID: 7, Name: "Ops webhook", Actor: &deskkit.Actor{ID: 3, Name: "Ada"}, PreviousSecretUntil: &until},
+		Example: ChannelSecretData{TenantID: 1, ChannelID: 7, Name: "Ops webhook", Actor: &deskkit.Actor{ID: 3, Name: "Ada"}, Signing: SigningHMAC, PreviousSecretUntil: &until},
 	}}
 }
 
@@ -130,7 +179,7 @@ func (r *ChannelRegistry) revealSecret(ctx context.Context, p deskkit.Principal,
 	if err != nil {
 		return SigningSecret{}, err
 	}
-	if !ownsSecret(s.Type) || s.Secret == "" {
+	if !ownsSecret(s.Type) {
 		return SigningSecret{}, errNoOwnSecret(s.Type)
 	}
 	now := r.cfg.Now()
@@ -148,7 +197,7 @@ func (r *ChannelRegistry) revealSecret(ctx context.Context, p deskkit.Principal,
 	}
 	r.cfg.Logger.InfoContext(ctx, "channel: signing secret revealed",
 		slog.Int64("tenant", tenantID), slog.Int64("channel", id), slog.Int64("user", p.UserID))
-	return SigningSecret{ChannelID: id, Secret: s.Secret, PreviousSecretUntil: s.PreviousSecretUntil}, nil
+	return SigningSecret{ChannelID: id, Signing: s.Signing, Secret: s.Secret, PublicKey: s.PublicKey, PreviousSecretUntil: s.PreviousSecretUntil}, nil
 }
 
 // RotateSecret gives p's tenant's webhook id a new signing secret, rot.Secret
@@ -191,6 +240,10 @@ func (r *ChannelRegistry) rotateSecret(ctx context.Context, p deskkit.Principal,
 	if err := deskkit.CheckID("id", id); err != nil {
 		return SigningSecret{}, err
 	}
+	signing, err := parseSigning(string(rot.Signing))
+	if err != nil {
+		return SigningSecret{}, err
+	}
 	overlap := DefaultSecretOverlap
 	if rot.Overlap != nil {
 		overlap = *rot.Overlap
@@ -198,16 +251,27 @@ func (r *ChannelRegistry) rotateSecret(ctx context.Context, p deskkit.Principal,
 	if overlap < 0 || overlap > MaxSecretOverlap {
 		return SigningSecret{}, deskkit.Invalid("overlap", "must be between 0 (the old secret stops signing at once) and %s", deskkit.DurationText(MaxSecretOverlap))
 	}
+	if rot.Secret != "" {
+		if signing == SigningEd25519 {
+			return SigningSecret{}, deskkit.Invalid("secret", "is not taken by a rotation to ed25519 alone: the webhook then has no HMAC secret")
+		}
+		if _, err := notify.ParseWebhookSecret(rot.Secret); err != nil {
+			return SigningSecret{}, err
+		}
+	}
+	// Both made before the transaction, used if the signing wants them.
 	secret := rot.Secret
 	if secret == "" {
 		if secret, err = notify.NewWebhookSecret(); err != nil {
 			return SigningSecret{}, fmt.Errorf("channel: rotate secret: %w", err)
 		}
-	} else if _, err := notify.ParseWebhookSecret(secret); err != nil {
-		return SigningSecret{}, err
+	}
+	key, err := notify.NewSigningKey()
+	if err != nil {
+		return SigningSecret{}, fmt.Errorf("channel: rotate secret: %w", err)
 	}
 	now := r.cfg.Now()
-	out := SigningSecret{ChannelID: id, Secret: secret}
+	out := SigningSecret{ChannelID: id}
 	var until *int64
 	if overlap > 0 {
 		t := now.Add(overlap).UTC()
@@ -218,10 +282,10 @@ func (r *ChannelRegistry) rotateSecret(ctx context.Context, p deskkit.Principal,
 	actor := &deskkit.Actor{ID: p.UserID}
 	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var row channelRow
-		q := tx.NewSelect().Model(&row).Column("id", "channel_type", "name", "secret_enc").
+		q := tx.NewSelect().Model(&row).Column("id", "channel_type", "name", "secret_enc", "ed25519_key_enc", "signing").
 			Where("c.tenant_id = ? AND c.id = ?", tenantID, id)
 		if r.pg {
-			// Two rotations at once: the second reads the first's secret.
+			// Two rotations at once: the second reads the first's keys.
 			q = q.For("UPDATE")
 		}
 		err := q.Scan(ctx)
@@ -230,31 +294,74 @@ func (r *ChannelRegistry) rotateSecret(ctx context.Context, p deskkit.Principal,
 			return ErrNotFound
 		case err != nil:
 			return err
-		case !ownsSecret(row.Type) || row.SecretEnc == nil:
+		case !ownsSecret(row.Type):
 			return errNoOwnSecret(row.Type)
 		}
-		current, err := r.seal.open(*row.SecretEnc, sealAAD(tenantID, row.Type, fieldSecret))
-		if err != nil {
-			return fmt.Errorf("channel %d secret: %w", id, err)
+		out.Signing = signing
+		if out.Signing == "" {
+			out.Signing = SigningHMAC
+			if row.Signing != nil {
+				out.Signing = Signing(*row.Signing)
+			}
 		}
-		if current == secret {
+		// What signs now: its keys sign beside the new ones during the
+		// overlap.
+		var current, currentKey string
+		if row.SecretEnc != nil {
+			if current, err = r.seal.open(*row.SecretEnc, sealAAD(tenantID, row.Type, fieldSecret)); err != nil {
+				return fmt.Errorf("channel %d secret: %w", id, err)
+			}
+		}
+		if row.Ed25519KeyEnc != nil {
+			if currentKey, err = r.seal.open(*row.Ed25519KeyEnc, sealAAD(tenantID, row.Type, fieldKey)); err != nil {
+				return fmt.Errorf("channel %d key: %w", id, err)
+			}
+		}
+		if rot.Secret != "" && rot.Secret == current {
 			return deskkit.Invalid("secret", "must differ from the channel's current secret")
 		}
-		secretEnc, err := r.seal.seal(secret, sealAAD(tenantID, row.Type, fieldSecret))
-		if err != nil {
+		var secretEnc, keyEnc, publicKey, previousEnc, previousKeyEnc *string
+		seal := func(dst **string, plain, field string) error {
+			s, err := r.seal.seal(plain, sealAAD(tenantID, row.Type, field))
+			*dst = &s
 			return err
 		}
-		var previousEnc *string
-		if until != nil {
-			s, err := r.seal.seal(current, sealAAD(tenantID, row.Type, fieldPreviousSecret))
-			if err != nil {
+		if out.Signing.hmac() {
+			out.Secret = secret
+			if err := seal(&secretEnc, secret, fieldSecret); err != nil {
 				return err
 			}
-			previousEnc = &s
+		}
+		if out.Signing.ed25519() {
+			if out.PublicKey, err = notify.PublicKeyOf(key); err != nil {
+				return err
+			}
+			publicKey = &out.PublicKey
+			if err := seal(&keyEnc, key, fieldKey); err != nil {
+				return err
+			}
+		}
+		if until != nil && current != "" {
+			if err := seal(&previousEnc, current, fieldPreviousSecret); err != nil {
+				return err
+			}
+		}
+		if until != nil && currentKey != "" {
+			if err := seal(&previousKeyEnc, currentKey, fieldPreviousKey); err != nil {
+				return err
+			}
+		}
+		var signingCol *string
+		if out.Signing != SigningHMAC {
+			signingCol = (*string)(&out.Signing)
 		}
 		_, err = tx.NewUpdate().Model((*channelRow)(nil)).
 			Set("secret_enc = ?", secretEnc).
+			Set("ed25519_key_enc = ?", keyEnc).
+			Set("ed25519_public_key = ?", publicKey).
+			Set("signing = ?", signingCol).
 			Set("previous_secret_enc = ?", previousEnc).
+			Set("previous_ed25519_key_enc = ?", previousKeyEnc).
 			Set("previous_secret_until_ms = ?", until).
 			Set("updated_at_ms = ?", now.UnixMilli()).
 			Set("version = version + 1"). // the worker's cache sees the change
@@ -273,7 +380,8 @@ func (r *ChannelRegistry) rotateSecret(ctx context.Context, p deskkit.Principal,
 			Time:    now,
 			Heading: deskkit.Textf("Webhook %q has a new signing secret", clipRunes(row.Name, 100)),
 			Body:    body,
-			Data:    ChannelSecretData{ChannelID: id, Name: row.Name, Actor: actor, PreviousSecretUntil: out.PreviousSecretUntil},
+			Data: ChannelSecretData{ChannelID: id, Name: row.Name, Actor: actor, Signing: out.Signing, PublicKey: out.PublicKey,
+				PreviousSecretUntil: out.PreviousSecretUntil},
 		})
 	})
 	if err != nil {
@@ -281,7 +389,7 @@ func (r *ChannelRegistry) rotateSecret(ctx context.Context, p deskkit.Principal,
 	}
 	r.cfg.Logger.InfoContext(ctx, "channel: signing secret rotated",
 		slog.Int64("tenant", tenantID), slog.Int64("channel", id), slog.Int64("user", p.UserID),
-		slog.Duration("overlap", overlap))
+		slog.String("signing", string(out.Signing)), slog.Duration("overlap", overlap))
 	return out, nil
 }
 
@@ -290,6 +398,7 @@ func (r *ChannelRegistry) rotateSecret(ctx context.Context, p deskkit.Principal,
 func (r *ChannelRegistry) clearEndedOverlaps(ctx context.Context, now int64) (int64, error) {
 	res, err := r.db.NewUpdate().Table("deskkit_channels").
 		Set("previous_secret_enc = NULL").
+		Set("previous_ed25519_key_enc = NULL").
 		Set("previous_secret_until_ms = NULL").
 		Set("version = version + 1").
 		Where("previous_secret_until_ms <= ?", now).

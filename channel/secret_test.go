@@ -3,6 +3,8 @@ package channel_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -89,8 +92,72 @@ func (h *hookReceiver) count() int {
 type check struct {
 	phase  string
 	req    hookRequest
-	secret string
+	secret string // an HMAC secret (whsec_), or an ed25519 public key (whpk_)
 	ok     bool
+}
+
+// hmac reports whether c checks an HMAC signature ("v1,") rather than an
+// ed25519 one ("v1a,").
+func (c check) hmac() bool { return strings.HasPrefix(c.secret, "whsec_") }
+
+// verifyV1a verifies a request as a receiver of Standard Webhooks'
+// asymmetric signatures does, written from the specification: the
+// public key is "whpk_" and the base64 of an ed25519 public key; the
+// signed content is webhook-id, ".", webhook-timestamp, "." and the body;
+// webhook-signature holds space-separated "version,signature" pairs, of
+// which the "v1a" ones are base64 ed25519 signatures, and one that
+// verifies is enough; a timestamp more than 5 minutes from now is
+// refused.
+func verifyV1a(publicKey string, h http.Header, body []byte, now time.Time) error {
+	raw, ok := strings.CutPrefix(publicKey, "whpk_")
+	if !ok {
+		return errors.New("not a whpk_ key")
+	}
+	pub, err := base64.StdEncoding.DecodeString(raw)
+	if err != nil || len(pub) != ed25519.PublicKeySize {
+		return errors.New("not an ed25519 public key")
+	}
+	id, ts := h.Get("webhook-id"), h.Get("webhook-timestamp")
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || id == "" {
+		return errors.New("missing headers")
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > 5*time.Minute || d < -5*time.Minute {
+		return errors.New("timestamp out of tolerance")
+	}
+	msg := []byte(id + "." + ts + "." + string(body))
+	for _, part := range strings.Fields(h.Get("webhook-signature")) {
+		version, sig, _ := strings.Cut(part, ",")
+		if version != "v1a" {
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(sig)
+		if err == nil && ed25519.Verify(ed25519.PublicKey(pub), msg, b) {
+			return nil
+		}
+	}
+	return errors.New("No matching signature found")
+}
+
+// verifyInGo verifies checks with the Go Standard Webhooks library (HMAC)
+// and verifyV1a (ed25519).
+func verifyInGo(t *testing.T, checks []check) {
+	t.Helper()
+	for _, c := range checks {
+		var err error
+		if c.hmac() {
+			wh, werr := standardwebhooks.NewWebhook(c.secret)
+			if werr != nil {
+				t.Fatal(werr)
+			}
+			err = wh.Verify(c.req.body, c.req.header)
+		} else {
+			err = verifyV1a(c.secret, c.req.header, c.req.body, time.Now())
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("%s: Go says %v with %.12s..., want ok=%v", c.phase, err, c.secret, c.ok)
+		}
+	}
 }
 
 // TestSecretRotation verifies every request of a webhook through a
@@ -228,15 +295,7 @@ func TestSecretRotation(t *testing.T) {
 		expect("after a rotation without overlap", deliver(), 1, map[string]bool{third: true, second: false})
 
 		// The checks, with the Go library.
-		for _, c := range checks {
-			wh, err := standardwebhooks.NewWebhook(c.secret)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := wh.Verify(c.req.body, c.req.header); (err == nil) != c.ok {
-				t.Errorf("%s: the Go library says %v with secret %.12s..., want ok=%v", c.phase, err, c.secret, c.ok)
-			}
-		}
+		verifyInGo(t, checks)
 		// And with the npm library, run by node.
 		verifyWithNode(t, checks)
 
@@ -285,7 +344,8 @@ func TestSecretRotation(t *testing.T) {
 
 // verifyWithNode verifies checks with the npm standardwebhooks package
 // (channel/testdata/standardwebhooks, whose node_modules .ci/run installs
-// with npm ci): where it is not installed, the test installs it in a
+// with npm ci), and the ed25519 ones, which that package does not take,
+// with node's own crypto, as verify.js does from the specification: where it is not installed, the test installs it in a
 // temporary folder, and skips if it cannot, unless DESKKIT_REQUIRE_POSTGRES
 // is set (CI), where it fails.
 func verifyWithNode(t *testing.T, checks []check) {
@@ -324,9 +384,10 @@ func verifyWithNode(t *testing.T, checks []check) {
 		dir = tmp
 	}
 	type nodeCase struct {
-		Secret  string            `json:"secret"`
-		Body    string            `json:"body"`
-		Headers map[string]string `json:"headers"`
+		Secret    string            `json:"secret,omitempty"`
+		PublicKey string            `json:"publicKey,omitempty"`
+		Body      string            `json:"body"`
+		Headers   map[string]string `json:"headers"`
 	}
 	cases := make([]nodeCase, len(checks))
 	for i, c := range checks {
@@ -334,7 +395,12 @@ func verifyWithNode(t *testing.T, checks []check) {
 		for _, k := range []string{"webhook-id", "webhook-timestamp", "webhook-signature"} {
 			h[k] = c.req.header.Get(k)
 		}
-		cases[i] = nodeCase{c.secret, string(c.req.body), h}
+		cases[i] = nodeCase{Body: string(c.req.body), Headers: h}
+		if c.hmac() {
+			cases[i].Secret = c.secret
+		} else {
+			cases[i].PublicKey = c.secret
+		}
 	}
 	in, _ := json.Marshal(cases)
 	cmd := exec.Command(node, filepath.Join(dir, "verify.js"))
@@ -354,11 +420,11 @@ func verifyWithNode(t *testing.T, checks []check) {
 		got := results[i]
 		switch {
 		case c.ok && got != nil:
-			t.Errorf("%s: the npm library refuses the secret %.12s...: %s", c.phase, c.secret, *got)
+			t.Errorf("%s: node refuses %.12s...: %s", c.phase, c.secret, *got)
 		case !c.ok && got == nil:
-			t.Errorf("%s: the npm library takes the secret %.12s..., which must no longer sign", c.phase, c.secret)
+			t.Errorf("%s: node takes %.12s..., which must not sign", c.phase, c.secret)
 		case !c.ok && *got != "No matching signature found":
-			t.Errorf("%s: the npm library refuses for another reason than the signature: %s", c.phase, *got)
+			t.Errorf("%s: node refuses for another reason than the signature: %s", c.phase, *got)
 		}
 	}
 }
@@ -508,6 +574,143 @@ func TestSecretRotationAcrossServerSecrets(t *testing.T) {
 		}
 		if got, err := registry(rotatedServer, nil).RevealSecret(ctx, ann, added.ID); err == nil || got.Secret != "" {
 			t.Errorf("reveal without the previous server secret: %.12s..., %v; want an error", got.Secret, err)
+		}
+	})
+}
+
+// TestSecretRotationEd25519 moves a webhook from HMAC to ed25519, to both,
+// and back to HMAC, each by a rotation, and verifies every request as
+// receivers do: HMAC signatures with the Go and npm Standard Webhooks
+// libraries, ed25519 ("v1a,") ones with verifiers written from the
+// specification in Go and in node. During each overlap the old scheme's
+// keys sign beside the new ones; after it they do not. The public key is
+// shown, the signing key never, and it is stored sealed.
+func TestSecretRotationEd25519(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		if err := channel.Migrate(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		clock := clocktest.New(time.Now().UTC().Truncate(time.Second))
+		var logs syncBuffer
+		r, err := channel.New(db, sendSecret, nil, &channel.Config{
+			AllowPrivateNetworks: true, Now: clock.Now, RetrySchedule: shortSchedule,
+			Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RegisterEventTypes(hostTypes...); err != nil {
+			t.Fatal(err)
+		}
+		ann := deskkit.Principal{UserID: 1, TenantID: 10, Admin: true}
+		hook := startHookReceiver(t)
+		address := hook.URL + "/hook"
+		added, err := r.Add(ctx, ann, channel.Input{Type: "WEBHOOK", Name: "ops", Address: address})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if added.Signing != channel.SigningHMAC || added.PublicKey != "" {
+			t.Errorf("a new webhook signs with %q (public key %q), want hmac alone", added.Signing, added.PublicKey)
+		}
+		var checks []check
+		deliver := func(phase string, signatures int, keys map[string]bool) {
+			t.Helper()
+			n := hook.count()
+			if err := r.Publish(ctx, db, 10, newEvent("task.trashed")); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				k, err := channel.RunOnce(ctx, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if k == 0 {
+					break
+				}
+			}
+			if _, err := r.Test(ctx, ann, channel.Input{ID: added.ID, Type: "WEBHOOK", Name: "ops", Address: address}); err != nil {
+				t.Fatalf("%s: test: %v", phase, err)
+			}
+			reqs := hook.since(n)
+			if len(reqs) < 2 {
+				t.Fatalf("%s: %d requests", phase, len(reqs))
+			}
+			for _, q := range reqs {
+				if got := len(strings.Fields(q.header.Get("webhook-signature"))); got != signatures {
+					t.Errorf("%s: %d signatures (%s), want %d", phase, got, q.header.Get("webhook-signature"), signatures)
+				}
+				for k, ok := range keys {
+					checks = append(checks, check{phase, q, k, ok})
+				}
+			}
+		}
+		two := 2 * time.Minute
+		rotate := func(signing channel.Signing, overlap time.Duration) channel.SigningSecret {
+			t.Helper()
+			s, err := r.RotateSecret(ctx, ann, added.ID, channel.SecretRotation{Signing: signing, Overlap: &overlap})
+			if err != nil {
+				t.Fatalf("rotate to %s: %v", signing, err)
+			}
+			if s.Signing != signing || (s.Secret != "") != (signing != channel.SigningEd25519) || (s.PublicKey != "") != (signing != channel.SigningHMAC) {
+				t.Errorf("rotated to %s: %+v", signing, s)
+			}
+			if got, err := r.Get(ctx, ann, added.ID); err != nil || got.Signing != signing || got.PublicKey != s.PublicKey {
+				t.Errorf("get after the rotation to %s: %+v, %v", signing, got, err)
+			}
+			return s
+		}
+
+		first := added.Secret
+		ed := rotate(channel.SigningEd25519, two)
+		var sealed string
+		if err := db.NewSelect().Table("deskkit_channels").Column("ed25519_key_enc").Scan(ctx, &sealed); err != nil || !strings.HasPrefix(sealed, "v1:") || strings.Contains(sealed, "whsk_") {
+			t.Errorf("the signing key is stored as %.20q (%v), want it sealed", sealed, err)
+		}
+		if _, err := r.RotateSecret(ctx, ann, added.ID, channel.SecretRotation{Signing: channel.SigningEd25519, Secret: first}); !isInputError(err, "secret") {
+			t.Errorf("a secret given for ed25519 alone: %v", err)
+		}
+		if _, err := r.RotateSecret(ctx, ann, added.ID, channel.SecretRotation{Signing: "rsa"}); !isInputError(err, "signing") {
+			t.Errorf("an unknown signing: %v", err)
+		}
+		deliver("HMAC to ed25519, in the overlap", 2, map[string]bool{ed.PublicKey: true, first: true})
+		revealed, err := r.RevealSecret(ctx, ann, added.ID)
+		if err != nil || revealed.Secret != "" || revealed.PublicKey != ed.PublicKey || revealed.Signing != channel.SigningEd25519 {
+			t.Errorf("reveal of an ed25519 webhook: %+v, %v; want its public key alone", revealed, err)
+		}
+		clock.Advance(two + time.Second)
+		deliver("ed25519 after the overlap", 1, map[string]bool{ed.PublicKey: true, first: false})
+
+		both := rotate(channel.SigningBoth, two)
+		deliver("ed25519 to both, in the overlap", 3, map[string]bool{both.Secret: true, both.PublicKey: true, ed.PublicKey: true})
+		clock.Advance(two + time.Second)
+		deliver("both after the overlap", 2, map[string]bool{both.Secret: true, both.PublicKey: true, ed.PublicKey: false})
+
+		back := rotate(channel.SigningHMAC, 0)
+		deliver("back to HMAC at once", 1, map[string]bool{back.Secret: true, both.Secret: false, both.PublicKey: false})
+
+		verifyInGo(t, checks)
+		verifyWithNode(t, checks)
+
+		// The signing keys: sealed in the database, in no answer, request
+		// or log line.
+		var stored []struct {
+			Key *string `bun:"ed25519_key_enc"`
+		}
+		if err := db.NewSelect().Table("deskkit_channels").Column("ed25519_key_enc").Scan(ctx, &stored); err != nil {
+			t.Fatal(err)
+		}
+		if len(stored) != 1 || stored[0].Key != nil {
+			t.Errorf("after the rotation back to HMAC, the row keeps a key: %v", stored)
+		}
+		out := logs.String()
+		if strings.Contains(out, "whsk_") || strings.Contains(out, "v1a,") {
+			t.Errorf("the log shows a signing key or signature:\n%s", out)
+		}
+		for _, q := range hook.since(0) {
+			if bytes.Contains(q.body, []byte("whsk_")) {
+				t.Errorf("a request shows a signing key: %s", q.body)
+			}
 		}
 	})
 }

@@ -121,6 +121,9 @@ func on(c Channel) Channel {
 	if c.InFlightLimit == 0 {
 		c.InFlightLimit = DefaultMaxInFlightPerChannel // a new channel's: the floor
 	}
+	if c.Type == Webhook && c.Signing == "" {
+		c.Signing = SigningHMAC // a new webhook's
+	}
 	return c
 }
 

@@ -106,10 +106,11 @@ func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Inpu
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	target := storedChannel{Channel: c, Secret: signing}
-	if ownSecret && signing != "" && signing == stored.Secret {
-		// The stored secret signs: during a rotation's overlap, so does
-		// the one it replaced, as every delivery is signed.
-		target.Previous, target.PreviousUntil = stored.Previous, stored.PreviousUntil
+	if ownSecret && signing == stored.Secret {
+		// The stored channel's keys sign, as every delivery is signed: its
+		// ed25519 key too, and during a rotation's overlap the ones they
+		// replaced.
+		target.Key, target.Previous, target.PreviousKey, target.PreviousUntil = stored.Key, stored.Previous, stored.PreviousKey, stored.PreviousUntil
 	}
 	if err := r.sendOnce(ctx, k, target.target(k), msg); err != nil {
 		return TestResult{}, publicError(err, target)
