@@ -99,6 +99,7 @@ var schemaDocs = map[reflect.Type]struct{ name, description string }{
 	reflect.TypeFor[channelTypeInput]():         {"ChannelTypeInput", ""},
 	reflect.TypeFor[trash.TargetType]():         {"TargetType", ""},
 	reflect.TypeFor[channel.Type]():             {"ChannelType", ""},
+	reflect.TypeFor[channel.Signing]():          {"ChannelSigning", ""},
 	reflect.TypeFor[*none]():                    {"Null", ""},
 	reflect.TypeFor[int]():                      {"Count", ""},
 	reflect.TypeFor[int64]():                    {"Count64", ""},
@@ -119,6 +120,8 @@ var enumDocs = map[reflect.Type]struct {
 }{
 	reflect.TypeFor[trash.TargetType](): {[]any{string(trash.TargetTask), string(trash.TargetSprint)}, "What the entry holds: a task or a sprint."},
 	reflect.TypeFor[channel.Type]():     {channelTypes(), kindDocs.Replace("The kind of a channel, as answers write it. {kinds}")},
+	reflect.TypeFor[channel.Signing](): {[]any{string(channel.SigningHMAC), string(channel.SigningEd25519), string(channel.SigningBoth)},
+		"What signs a webhook's requests, as Standard Webhooks lays out its signatures: hmac, a v1, signature (HMAC-SHA256 under the whsec_ secret, which the receiver holds too); ed25519, a v1a, signature (under a signing key that never leaves the server; the receiver verifies with its whpk_ public key, which cannot sign); hmac+ed25519, both on every request."},
 }
 
 func channelTypes() []any {

@@ -27,9 +27,10 @@ type secretHandlers struct {
 // secretRotateBody is what a rotation takes; {} rotates to a new secret
 // of deskkit's with the default overlap.
 type secretRotateBody struct {
-	_              struct{} `additionalProperties:"false" description:"A rotation of a webhook's signing secret: {} makes a new secret and keeps the old one signing for a day."`
-	Secret         *string  `json:"secret" nullable:"true" writeOnly:"true" pattern:"^whsec_[A-Za-z0-9+/]{43}=$" example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q=" description:"The new secret, whsec_ and the standard base64 of 32 bytes (what Standard Webhooks libraries take), different from the current one; absent or null has deskkit make one."`
-	OverlapSeconds *int64   `json:"overlapSeconds" nullable:"true" minimum:"0" maximum:"604800" example:"86400" description:"How long, in seconds, the replaced secret keeps signing beside the new one, at most 604800 (7 days); 0 ends it at once; absent or null for 86400 (a day)."`
+	_              struct{}         `additionalProperties:"false" description:"A rotation of a webhook's signing secret: {} makes a new secret and keeps the old one signing for a day."`
+	Secret         *string          `json:"secret" nullable:"true" writeOnly:"true" pattern:"^whsec_[A-Za-z0-9+/]{43}=$" example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q=" description:"The new secret, whsec_ and the standard base64 of 32 bytes (what Standard Webhooks libraries take), different from the current one; absent or null has deskkit make one."`
+	OverlapSeconds *int64           `json:"overlapSeconds" nullable:"true" minimum:"0" maximum:"604800" example:"86400" description:"How long, in seconds, the replaced secret keeps signing beside the new one, at most 604800 (7 days); 0 ends it at once; absent or null for 86400 (a day)."`
+	Signing        *channel.Signing `json:"signing" nullable:"true" enum:"hmac,ed25519,hmac+ed25519" description:"What signs from now on: hmac, ed25519 or hmac+ed25519; absent or null keeps what signs now. A new ed25519 key is made whenever ed25519 signs (its public key is in the answer; the signing key is never shown). What signed before keeps signing beside it during the overlap, so that a receiver moves from HMAC to ed25519 as it moves from one secret to the next. secret is refused with ed25519 alone."`
 }
 
 type secretRotateRequest struct {
@@ -43,6 +44,9 @@ func (h secretHandlers) reveal(ctx context.Context, p deskkit.Principal, req cha
 
 func (h secretHandlers) rotate(ctx context.Context, p deskkit.Principal, req secretRotateRequest) (channel.SigningSecret, error) {
 	var rot channel.SecretRotation
+	if req.Body.Signing != nil {
+		rot.Signing = *req.Body.Signing
+	}
 	if req.Body.Secret != nil {
 		rot.Secret = *req.Body.Secret
 		if rot.Secret == "" {
@@ -63,7 +67,7 @@ var secretForbidden = errDoc{name: "ChannelSecretForbidden", key: KeyForbidden, 
 
 var secretNotWebhook = errDoc{key: KeyValidation, when: "The body is malformed, or id names a channel that is not a webhook: only webhooks have a signing secret of deskkit's."}
 
-const exampleSigningSecret = `{"channelId": 42, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q=", "previousSecretUntil": null}`
+const exampleSigningSecret = `{"channelId": 42, "signing": "hmac", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q=", "previousSecretUntil": null}`
 
 var revealEventChannelSecretDoc = &doc{
 	tag:     "channel",
@@ -75,8 +79,9 @@ var revealEventChannelSecretDoc = &doc{
 		channel.secret.revealed event (with the caller as actor) goes to the tenant's subscribed
 		channels, and the server logs the reveal, never the secret. A POST, so that no cache or
 		prefetch reveals it. A channel that is not a webhook is 400: other types have no secret of
-		deskkit's. During a rotation's overlap, previousSecretUntil says when the replaced secret
-		stops signing beside this one.
+		deskkit's. A webhook that signs with ed25519 answers its public key (publicKey), never its
+		signing key, and no secret when it signs with ed25519 alone. During a rotation's overlap,
+		previousSecretUntil says when the replaced secret stops signing beside this one.
 	`),
 	ok:      "OK. data is the webhook's current signing secret.",
 	errors:  []errDoc{secretNotWebhook, secretForbidden, channelMissing},
@@ -94,7 +99,14 @@ var rotateEventChannelSecretDoc = &doc{
 		webhook-signature ("v1,<new> v1,<old>"), as Standard Webhooks lays out, so that a receiver
 		holding either secret verifies every request; move the receiver to the new secret within the
 		overlap. After it only the new secret signs. A rotation during an overlap starts a new one:
-		the secret before the current one stops at once. Only admins, or users the host's
+		the secret before the current one stops at once.
+
+		signing chooses what signs from now on: hmac (v1, signatures under the whsec_ secret),
+		ed25519 (v1a, signatures under a key that never leaves the server; the receiver verifies
+		with the answer's publicKey, whpk_ and the base64 of 32 bytes) or hmac+ed25519; absent keeps
+		what signs now. A new ed25519 key is made whenever ed25519 signs, and what signed before
+		keeps signing beside the new keys during the overlap, so that a receiver moves from HMAC to
+		ed25519 (or back) without a request it cannot verify. Only admins, or users the host's
 		channel.Authorizer allows (action rotate-secret), may: anyone else is 403 forbidden. Each
 		rotation publishes channel.secret.rotated (with the caller as actor) and is logged, never
 		with a secret. A channel that is not a webhook is 400, as is a secret that is not whsec_ and
@@ -104,9 +116,10 @@ var rotateEventChannelSecretDoc = &doc{
 	errors: []errDoc{secretNotWebhook, secretForbidden, channelMissing},
 	example: example{
 		body: raw(`{"overlapSeconds": 86400}`),
-		data: raw(`{"channelId": 42, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q=", "previousSecretUntil": "2026-11-24T10:00:00Z"}`),
+		data: raw(`{"channelId": 42, "signing": "hmac", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q=", "previousSecretUntil": "2026-11-24T10:00:00Z"}`),
 	},
 	more: map[string]example{
-		"given": {summary: "A secret of the client's, the old one ending at once", body: raw(`{"secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q=", "overlapSeconds": 0}`)},
+		"given":   {summary: "A secret of the client's, the old one ending at once", body: raw(`{"secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q=", "overlapSeconds": 0}`)},
+		"ed25519": {summary: "From HMAC to ed25519, HMAC signing beside it for a week", body: raw(`{"signing": "ed25519", "overlapSeconds": 604800}`)},
 	},
 }

@@ -37,7 +37,7 @@ func init() {
 			{name: "reveal", op: "revealEventChannelSecret", method: http.MethodPost, target: channelOp("/secret/reveal"), prepare: storedWebhook,
 				token: "bob", reqValid: true, wantStatus: 200,
 				wantData: func(fx fixture) any {
-					return channel.SigningSecret{ChannelID: fx.channel.ID, Secret: fx.channel.Secret}
+					return channel.SigningSecret{ChannelID: fx.channel.ID, Signing: channel.SigningHMAC, Secret: fx.channel.Secret}
 				}},
 			{name: "reveal of an e-mail channel", op: "revealEventChannelSecret", method: http.MethodPost, target: channelOp("/secret/reveal"), prepare: storedMail,
 				token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
@@ -60,8 +60,21 @@ func init() {
 			{name: "rotate to a given secret at once", op: "rotateEventChannelSecret", method: http.MethodPost, target: channelOp("/secret/rotate"), prepare: storedWebhook,
 				body: rotate(`{"secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q=", "overlapSeconds": 0}`), token: "bob", reqValid: true, wantStatus: 200,
 				wantData: func(fx fixture) any {
-					return channel.SigningSecret{ChannelID: fx.channel.ID, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}
+					return channel.SigningSecret{ChannelID: fx.channel.ID, Signing: channel.SigningHMAC, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}
 				}},
+			{name: "rotate to ed25519", op: "rotateEventChannelSecret", method: http.MethodPost, target: channelOp("/secret/rotate"), prepare: storedWebhook,
+				body: rotate(`{"signing": "ed25519", "overlapSeconds": 604800}`), token: "bob", reqValid: true, wantStatus: 200,
+				checkData: func(t *testing.T, data json.RawMessage) {
+					var s channel.SigningSecret
+					if err := json.Unmarshal(data, &s); err != nil {
+						t.Fatalf("data %s: %v", data, err)
+					}
+					if s.Signing != channel.SigningEd25519 || s.Secret != "" || !strings.HasPrefix(s.PublicKey, "whpk_") || s.PreviousSecretUntil == nil {
+						t.Errorf("rotated to ed25519: %s", data)
+					}
+				}},
+			{name: "rotate to an unknown signing", op: "rotateEventChannelSecret", method: http.MethodPost, target: channelOp("/secret/rotate"), prepare: storedWebhook,
+				body: rotate(`{"signing": "rsa"}`), token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
 			{name: "rotate with a bad secret", op: "rotateEventChannelSecret", method: http.MethodPost, target: channelOp("/secret/rotate"), prepare: storedWebhook,
 				body: rotate(`{"secret": "SECnot"}`), token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
 			{name: "rotate with an overlap over 7 days", op: "rotateEventChannelSecret", method: http.MethodPost, target: channelOp("/secret/rotate"), prepare: storedWebhook,
@@ -210,13 +223,22 @@ func TestSecretsShownOnlyWhereMeant(t *testing.T) {
 		}
 		setEcho(third)
 		call("POST", "/event/channel/test", testBody, false)
+		// ed25519 beside HMAC: the public key is shown, the signing key
+		// never.
+		ed := call("POST", ch+"/secret/rotate", `{"signing": "hmac+ed25519", "overlapSeconds": 60}`, true)
+		fourth := secretOf(ed)
+		if pk, _ := ed["publicKey"].(string); !strings.HasPrefix(pk, "whpk_") {
+			t.Errorf("rotation to ed25519 answered no public key: %v", ed)
+		}
+		setEcho(fourth, third)
+		call("POST", "/event/channel/test", testBody, false)
 
 		// The worker delivers the rotations' and the reveal's events.
 		deadline := time.Now().Add(20 * time.Second)
 		for {
 			page := call("GET", ch+"/deliveries?pageSize=100", "", false)
 			list, _ := page["list"].([]any)
-			done := len(list) == 3
+			done := len(list) == 4
 			for _, d := range list {
 				if d.(map[string]any)["status"] != channel.DeliverySucceeded {
 					done = false
@@ -240,8 +262,8 @@ func TestSecretsShownOnlyWhereMeant(t *testing.T) {
 		mu.Lock()
 		sent := slices.Clone(signatures)
 		mu.Unlock()
-		if len(sent) < 6 {
-			t.Fatalf("the receiver got %d requests, want 3 tests and 3 events", len(sent))
+		if len(sent) < 8 {
+			t.Fatalf("the receiver got %d requests, want 4 tests and 4 events", len(sent))
 		}
 		leaks := func(where, text string) {
 			t.Helper()
@@ -250,8 +272,11 @@ func TestSecretsShownOnlyWhereMeant(t *testing.T) {
 					t.Errorf("%s shows the secret %.12s...:\n%s", where, s, text)
 				}
 			}
-			if strings.Contains(text, "v1,") {
+			if strings.Contains(text, "v1,") || strings.Contains(text, "v1a,") {
 				t.Errorf("%s shows a signature:\n%s", where, text)
+			}
+			if strings.Contains(text, "whsk_") {
+				t.Errorf("%s shows a signing key:\n%s", where, text)
 			}
 			for _, sig := range sent {
 				for _, part := range strings.Fields(sig) {

@@ -388,8 +388,8 @@ func TestChannelEvents(t *testing.T) {
 	}{
 		{"key-alan", []channel.Channel{}},
 		{"key-ada", []channel.Channel{
-			{ID: added.ID, Type: channel.Webhook, Name: "Ops", Address: rc.URL + "/hook", Enabled: true, Events: []string{}, InFlightLimit: 4},
-			{ID: deletions.ID, Type: channel.Webhook, Name: "Deletions", Address: onlyHost.URL + "/hook", Enabled: true, Events: []string{eventTaskDeleted}, InFlightLimit: 4},
+			{ID: added.ID, Type: channel.Webhook, Name: "Ops", Address: rc.URL + "/hook", Enabled: true, Events: []string{}, InFlightLimit: 4, Signing: channel.SigningHMAC},
+			{ID: deletions.ID, Type: channel.Webhook, Name: "Deletions", Address: onlyHost.URL + "/hook", Enabled: true, Events: []string{eventTaskDeleted}, InFlightLimit: 4, Signing: channel.SigningHMAC},
 		}},
 	} {
 		status, b := h.do(c.key, http.MethodGet, path, nil)
