@@ -486,6 +486,7 @@ type channelView struct {
 	// which the page offers to reveal and rotate.
 	OwnSecret bool
 	Overlaps  any
+	Signings  any
 }
 
 func (c *Console) channelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
@@ -507,7 +508,7 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 	q := r.URL.Query()
 	v := channelView{Channel: ch, TypeLabel: c.channelTypeLabel(r, ch.Type), Test: test, Statuses: deliveryStatuses,
 		Status: q.Get("status"), PageNo: 1, Admin: s.Principal.Admin,
-		Since: c.cfg.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02T15:04"), Overlaps: overlapChoices}
+		Since: c.cfg.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02T15:04"), Overlaps: overlapChoices, Signings: signingChoices}
 	if ti, ok := channel.TypeInfoOf(ch.Type); ok {
 		v.OwnSecret = ti.OwnSecret
 	}
@@ -647,6 +648,28 @@ var overlapChoices = []struct {
 	{3 * 86400, text("3 days")}, {7 * 86400, text("7 days")},
 }
 
+// signingChoices are the ways a webhook signs, as the rotate form offers
+// them and the channel's page names them.
+var signingChoices = []struct {
+	Value channel.Signing
+	Label string
+}{
+	{channel.SigningHMAC, text("HMAC-SHA256 with a shared secret (v1)")},
+	{channel.SigningEd25519, text("Ed25519: the receiver holds a public key (v1a)")},
+	{channel.SigningBoth, text("Both: each request carries the two signatures")},
+}
+
+// signingLabel is the words of s (its form choice's); s itself when it
+// is none of them.
+func signingLabel(s channel.Signing) string {
+	for _, c := range signingChoices {
+		if c.Value == s {
+			return c.Label
+		}
+	}
+	return string(s)
+}
+
 // revealSecret shows the webhook's signing secret, as POST
 // /event/channel/{id}/secret/reveal answers it (the registry records the
 // reveal), in the answer of the POST: in no URL and no later page.
@@ -681,7 +704,7 @@ func (c *Console) rotateSecret(w http.ResponseWriter, r *http.Request, s *consol
 		c.fail(w, r, s, err)
 		return
 	}
-	rot := channel.SecretRotation{Secret: strings.TrimSpace(r.PostForm.Get("secret"))}
+	rot := channel.SecretRotation{Secret: strings.TrimSpace(r.PostForm.Get("secret")), Signing: channel.Signing(r.PostForm.Get("signing"))}
 	if v := r.PostForm.Get("overlap"); v != "" {
 		n, err := httpapi.ParseInt("overlap", v, 0, int(channel.MaxSecretOverlap/time.Second))
 		if err != nil {
@@ -696,6 +719,6 @@ func (c *Console) rotateSecret(w http.ResponseWriter, r *http.Request, s *consol
 		c.fail(w, r, s, err)
 		return
 	}
-	ch.PreviousSecretUntil = sec.PreviousSecretUntil
+	ch.PreviousSecretUntil, ch.Signing, ch.PublicKey = sec.PreviousSecretUntil, sec.Signing, sec.PublicKey
 	c.render(w, r, s, http.StatusOK, "channels_secret", secretView{Channel: ch, SigningSecret: sec, Rotated: true})
 }

@@ -136,9 +136,11 @@ func (c *Console) parsePages(a *assets, tag language.Tag) (map[string]*pageTempl
 			return template.CSS("--accent: " + c.cfg.AccentColor)
 		},
 		"date": formatDate,
-		// deliveryStatus and gender give a stored value's text, for t.
+		// deliveryStatus, gender and signing give a stored value's text,
+		// for t.
 		"deliveryStatus": deliveryStatusLabel,
 		"gender":         genderLabel,
+		"signing":        signingLabel,
 		"datePtr": func(t *time.Time) string {
 			if t == nil {
 				return ""

@@ -97,6 +97,24 @@ func TestSecretPages(t *testing.T) {
 		a = f.do(http.MethodPost, page+"/rotate", url.Values{"csrf": {csrf}, "secret": {"SECnot"}}, ck)
 		wantPage(t, "bad secret", a, http.StatusBadRequest, "en", `secret must start with &#34;whsec_&#34;`)
 
+		// To ed25519 alone: the public key is shown, no secret, no signing
+		// key; the channel's page says so.
+		a = f.do(http.MethodPost, page+"/rotate", url.Values{"csrf": {csrf}, "overlap": {"0"}, "signing": {"ed25519"}}, ck)
+		wantPage(t, "rotated to ed25519", a, http.StatusOK, "en", `id="public-key"`, "Your receiver verifies the v1a signatures with this public key.")
+		ed, err := reg.RevealSecret(ctx, ada, added.ID)
+		if err != nil || ed.Signing != channel.SigningEd25519 || !shows(a, ed.PublicKey) || strings.Contains(a.body, `id="secret"`) || strings.Contains(a.body, "whsk_") {
+			t.Errorf("the page of a rotation to ed25519 (%+v, %v):\n%s", ed, err, a.body)
+		}
+		a = f.get(page, "zh-CN", ck)
+		wantPage(t, "channel page of an ed25519 webhook", a, http.StatusOK, "zh-CN", "Ed25519：接收端持有公钥（v1a）", `<option value="ed25519" selected>`)
+		if !strings.Contains(html.UnescapeString(a.body), `<code id="public-key">`+ed.PublicKey) {
+			t.Errorf("the channel's page does not show its public key:\n%s", a.body)
+		}
+		a = f.do(http.MethodPost, page+"/reveal", url.Values{"csrf": {csrf}}, ck)
+		if !shows(a, ed.PublicKey) || strings.Contains(a.body, `id="secret"`) {
+			t.Errorf("the reveal of an ed25519 webhook:\n%s", a.body)
+		}
+
 		// A user who is not an admin.
 		bob := f.signIn(f.issue("bob", false))
 		bobCSRF := f.csrf(bob)
