@@ -109,8 +109,9 @@
 // headers webhook-id ("msg_" and a unique id, the same on a retry of the
 // same message), webhook-timestamp (Unix seconds) and webhook-signature
 // ("v1," and the base64 HMAC-SHA256 of "id.timestamp.body" under the
-// decoded secret; during a rotation's overlap, two such signatures,
-// space-separated), and the JSON body {"type", "timestamp", "data"}. Any 2xx
+// decoded secret, or for a webhook that signs with ed25519 "v1a," and the
+// base64 ed25519 signature of the same; several space-separated during a
+// rotation's overlap or when both sign), and the JSON body {"type", "timestamp", "data"}. Any 2xx
 // is success; a redirect is never followed. Robots succeed only on a JSON
 // reply with errcode 0: WeCom and DingTalk answer HTTP 200 with a non-zero
 // errcode when they refuse. E-mail succeeds when the mail server takes
@@ -144,8 +145,17 @@
 // too. A rotation publishes channel.secret.rotated and is logged, never
 // with a secret.
 //
-// Signing with ed25519 (Standard Webhooks' "v1a," signatures), instead of
-// or beside HMAC, is not built yet: every webhook signs with HMAC-SHA256.
+// A webhook may sign with ed25519 (Standard Webhooks' "v1a," signatures)
+// instead of HMAC or beside it (Signing: SigningHMAC, every webhook's at
+// first, SigningEd25519, SigningBoth), chosen by a rotation
+// (SecretRotation.Signing): a rotation to a scheme with ed25519 makes a
+// new signing key, sealed as the secret is (its own field) and never
+// shown, and shows its public key ("whpk_", Channel.PublicKey,
+// SigningSecret.PublicKey), with which receivers verify and which cannot
+// sign. Under the overlap rule, whatever signed before keeps signing
+// beside the new keys, so that a receiver moves from HMAC to ed25519, or
+// back, as it moves from one secret to the next. A webhook that signs with
+// ed25519 alone has no HMAC secret: its reveal answers the public key.
 //
 // Test sends one real message through a channel as given, so that it can
 // be tried before it is saved; a stored secret signs only a message to the
