@@ -148,8 +148,9 @@ func errNoOwnSecret(t Type) error {
 // ownsSecret says whether deskkit makes the signing secrets of type t.
 func ownsSecret(t Type) bool { return kindOf(t).Info().OwnSecret }
 
-// RevealSecret returns p's tenant's webhook id's current signing secret.
-// Each reveal publishes channel.secret.revealed to the tenant's subscribed
+// RevealSecret returns p's tenant's webhook id's current signing secret
+// and, for a webhook that signs with ed25519, its public key (never the
+// signing key; no secret when ed25519 signs alone). Each reveal publishes channel.secret.revealed to the tenant's subscribed
 // channels, with p's user as actor, and writes a log line (the channel,
 // tenant and user; never the secret), before the secret is returned: a
 // reveal whose event cannot be written reveals nothing.
@@ -213,8 +214,15 @@ func (r *ChannelRegistry) revealSecret(ctx context.Context, p deskkit.Principal,
 // Purge. A rotation during an overlap starts a new one: the secret before
 // the current one signs no more.
 //
-// The old secret is stored sealed as the current one is (see New), under a
-// field of its own. The rotation publishes channel.secret.rotated, with
+// rot.Signing chooses what signs from now on ("" keeps what signs now):
+// a rotation to a scheme with ed25519 makes a new ed25519 key, whose
+// public key the answer gives ("v1a," signatures), and one with HMAC a
+// new secret ("v1,"). The overlap's old keys are whatever signed before,
+// so a webhook moves between HMAC and ed25519 as it moves between
+// secrets.
+//
+// The old secret and key are stored sealed as the current ones are (see
+// New), under fields of their own. The rotation publishes channel.secret.rotated, with
 // p's user as actor, in the transaction of its write, and writes a log
 // line without either secret.
 //
@@ -223,7 +231,8 @@ func (r *ChannelRegistry) revealSecret(ctx context.Context, p deskkit.Principal,
 //
 // Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
 // id (also for a channel that is not a webhook), secret (not "whsec_" and
-// the base64 of 32 bytes, or the current secret) or overlap; ErrNotFound
+// the base64 of 32 bytes, the current secret, or given for ed25519 alone),
+// signing or overlap; ErrNotFound
 // for an id that names no channel of the tenant.
 func (r *ChannelRegistry) RotateSecret(ctx context.Context, p deskkit.Principal, id int64, rot SecretRotation) (SigningSecret, error) {
 	ctx, call := r.ops.Start(ctx, "channel.RotateSecret", "")
