@@ -36,13 +36,19 @@ const (
 	// open to every user of the tenant; without this action the addresses
 	// come masked (see MaskAddress).
 	ActionViewAddresses Action = "view-addresses"
+	// ActionRevealSecret is showing a webhook's current signing secret
+	// (RevealSecret): each reveal is an event and a log line.
+	ActionRevealSecret Action = "reveal-secret"
+	// ActionRotateSecret is giving a webhook a new signing secret, the
+	// old one signing beside it for an overlap (RotateSecret).
+	ActionRotateSecret Action = "rotate-secret"
 )
 
 // Authorizer tells whether a principal who is not an admin may do a with
 // the channels of their tenant. Without one only admin principals
 // (deskkit.Principal.Admin) may add, replace, delete, test, enable and
-// disable channels, see addresses in full, and read, resend and recover
-// deliveries; every user of the tenant may list them, masked.
+// disable channels, see addresses in full, reveal and rotate webhooks'
+// signing secrets, and read, resend and recover deliveries; every user of the tenant may list them, masked.
 // Admins are never asked about: they may do everything within their tenant.
 // An error it returns aborts the operation and is passed on.
 //

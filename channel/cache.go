@@ -269,6 +269,6 @@ func (r *ChannelRegistry) open(row versionedRow) *opened {
 	// Unprepared, a malformed stored channel fails its send with the
 	// error attempt reports.
 	o.kind = kindOf(s.Type)
-	o.target = o.kind.Target(s.Name, s.Address, s.Secret)
+	o.target = s.target(o.kind)
 	return o
 }

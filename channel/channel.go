@@ -186,6 +186,18 @@ type Channel struct {
 	// know the user).
 	DisabledBy     *int64 `json:"disabledBy" minimum:"1" description:"The id of the user who disabled the channel by hand; null while enabled and when deskkit disabled it for its failures or a 410 Gone (disabledReason says why)."`
 	DisabledByName string `json:"disabledByName" description:"The display name of disabledBy, from the host's user directory; empty when disabledBy is null or the directory does not know the user."`
+	// PreviousSecretUntil is, for a webhook whose signing secret was
+	// rotated with an overlap, when the secret it replaced stops signing
+	// beside the new one, UTC; nil when no overlap runs (see
+	// RotateSecret).
+	PreviousSecretUntil *time.Time `json:"previousSecretUntil" description:"WEBHOOK: while the signing secret that the last rotation replaced still signs beside the new one (each request carries both signatures), when it stops, UTC; null otherwise."`
+	// Signing is what signs a webhook's requests (SigningHMAC,
+	// SigningEd25519 or SigningBoth); "" for the other types.
+	Signing Signing `json:"signing,omitempty" description:"WEBHOOK only: what signs its requests: hmac (v1, signatures under the whsec_ secret), ed25519 (v1a, signatures; receivers verify with publicKey) or hmac+ed25519 (both). A rotation changes it."`
+	// PublicKey is the public key of a webhook's ed25519 signing key,
+	// "whpk_" and the base64 of 32 bytes, for its receiver; "" when it
+	// signs with HMAC alone. The signing key itself is never shown.
+	PublicKey string `json:"publicKey,omitempty" pattern:"^whpk_[A-Za-z0-9+/]{43}=$" description:"WEBHOOK signing with ed25519 only: the public key, whpk_ and the base64 of 32 bytes, with which the receiver verifies the v1a, signatures. Not a secret; the signing key is never shown."`
 }
 
 // Health is a channel's state at a glance (Channel.Health).
@@ -259,10 +271,10 @@ type Input struct {
 }
 
 // Added is the answer to an add: the channel and, for a webhook, its
-// signing secret, which is shown this once and never again.
+// signing secret, which only an admin's RevealSecret shows again.
 type Added struct {
 	Channel
-	Secret string `json:"secret,omitempty" pattern:"^whsec_[A-Za-z0-9+/]{43}=$" description:"WEBHOOK only: the channel's signing secret, whsec_ and the base64 of 32 random bytes, for the receiver to check the webhook-signature header with a Standard Webhooks library. Shown in this answer only: store it."`
+	Secret string `json:"secret,omitempty" pattern:"^whsec_[A-Za-z0-9+/]{43}=$" description:"WEBHOOK only: the channel's signing secret, whsec_ and the base64 of 32 random bytes, for the receiver to check the webhook-signature header with a Standard Webhooks library. Store it: only an admin's reveal (POST /event/channel/{id}/secret/reveal) shows it again."`
 }
 
 // TestResult is the answer to a successful test.

@@ -107,6 +107,14 @@ func (s *sealer) open(ciphertext, aad string) (string, error) {
 const (
 	fieldAddress = "address"
 	fieldSecret  = "secret"
+	// fieldPreviousSecret is a webhook's secret that a rotation replaced,
+	// signing beside the new one during the overlap: a field of its own,
+	// so that the ciphertext cannot be copied back into secret_enc.
+	fieldPreviousSecret = "previous-secret"
+	// fieldKey and fieldPreviousKey are a webhook's ed25519 signing key
+	// and the one a rotation replaced.
+	fieldKey         = "ed25519-key"
+	fieldPreviousKey = "previous-ed25519-key"
 )
 
 // sealAAD binds a sealed value to its row's tenant, type and field: the

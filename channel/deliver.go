@@ -240,7 +240,7 @@ func (r *ChannelRegistry) send(ctx context.Context, c storedChannel, msg notify.
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	k := kindOf(c.Type)
-	err := publicError(r.sendOnce(ctx, k, k.Target(c.Name, c.Address, c.Secret), msg), c)
+	err := publicError(r.sendOnce(ctx, k, c.target(k), msg), c)
 	if err != nil {
 		r.cfg.Logger.WarnContext(ctx, "channel delivery failed",
 			slog.Int64("channel", c.ID), slog.String("type", string(c.Type)),
@@ -270,8 +270,11 @@ func (r *ChannelRegistry) sendOnce(ctx context.Context, k kind.Kind, t notify.Ta
 	return err
 }
 
-// Purge deletes the test and resend throttles' closed windows and returns
-// how many rows went. Hosts run it now and then; it only keeps the table small.
+// Purge deletes the test and resend throttles' closed windows, and clears
+// the previous signing secrets of webhooks whose rotation's overlap has
+// ended (see RotateSecret), and returns how many rows went or were
+// cleared. Run does it every hour; a host that does not run Run may run it
+// now and then.
 func (r *ChannelRegistry) Purge(ctx context.Context) (int64, error) {
 	ctx, call := r.ops.Start(ctx, "channel.Purge", "")
 	v, err := r.purge(ctx)
@@ -280,9 +283,11 @@ func (r *ChannelRegistry) Purge(ctx context.Context) (int64, error) {
 }
 
 func (r *ChannelRegistry) purge(ctx context.Context) (int64, error) {
-	n, err := limiterPurge(ctx, r.db, r.now())
+	now := r.now()
+	n, err := limiterPurge(ctx, r.db, now)
 	if err != nil {
 		return n, fmt.Errorf("channel: %w", err)
 	}
-	return n, nil
+	cleared, err := r.clearEndedOverlaps(ctx, now)
+	return n + cleared, err
 }

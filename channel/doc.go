@@ -79,14 +79,16 @@
 //     channel is ErrNotFound, as an unknown one is.
 //   - Channels decide where a tenant's events go, so by default only admins
 //     (deskkit.Principal.Admin) may add, replace, delete, test, enable and
-//     disable them and work with their deliveries; any other user gets
+//     disable them, reveal and rotate webhooks' signing secrets, and work
+//     with their deliveries; any other user gets
 //     ErrForbidden, asked before any transaction; every kind alike, the
 //     robots included. Every user of the tenant may list them, a non-admin
 //     with addresses masked (MaskAddress). A host with other rules sets
 //     Config.Authorizer (see Authorizer).
 //   - Signing secrets and addresses are stored encrypted under a key
 //     derived from the server secret, and never logged; a webhook's
-//     signing secret is shown once, in the answer to its add (Added).
+//     signing secret is shown in the answer to its add (Added), and
+//     again only by RevealSecret or RotateSecret (see Signing secrets).
 //     After a rotation of the server secret, keep the previous one in
 //     Config.PreviousSecret (New says for how long).
 //   - Outbound requests never reach loopback, private networks, link-local
@@ -107,7 +109,9 @@
 // headers webhook-id ("msg_" and a unique id, the same on a retry of the
 // same message), webhook-timestamp (Unix seconds) and webhook-signature
 // ("v1," and the base64 HMAC-SHA256 of "id.timestamp.body" under the
-// decoded secret), and the JSON body {"type", "timestamp", "data"}. Any 2xx
+// decoded secret, or for a webhook that signs with ed25519 "v1a," and the
+// base64 ed25519 signature of the same; several space-separated during a
+// rotation's overlap or when both sign), and the JSON body {"type", "timestamp", "data"}. Any 2xx
 // is success; a redirect is never followed. Robots succeed only on a JSON
 // reply with errcode 0: WeCom and DingTalk answer HTTP 200 with a non-zero
 // errcode when they refuse. E-mail succeeds when the mail server takes
@@ -117,6 +121,41 @@
 // *DeliveryError (errors.Is ErrDeliveryFailed) whose message says what the
 // far end answered, and whose Retryable field says whether trying later
 // may help.
+//
+// # Signing secrets
+//
+// A webhook gets its signing secret when it is added; Replace keeps it.
+// RevealSecret shows it again to an admin (or whom the Authorizer allows
+// ActionRevealSecret): each reveal publishes channel.secret.revealed to
+// the tenant's channels, with the user as actor, and writes a log line
+// without the secret, before the secret is returned. RotateSecret
+// (ActionRotateSecret) gives the webhook a new secret, the client's
+// ("whsec_" and the base64 of 32 bytes) or one the registry makes, and
+// keeps the old one signing beside it for an overlap (SecretRotation:
+// DefaultSecretOverlap, a day, unless given; at most MaxSecretOverlap, 7
+// days; 0 ends it at once): until then every delivery and test carries
+// both signatures, the new one first, space-separated in
+// webhook-signature ("v1,<new> v1,<old>"), as Standard Webhooks lays out,
+// so that a receiver holding either secret verifies every request, and
+// moves to the new one within the overlap (Channel.PreviousSecretUntil
+// says until when). After it only the new secret signs; the old one is
+// cleared from the row by the channel's next write or by Purge. The old
+// secret is sealed as the current one is, under a field of its own, so
+// that the server secret's rotation (Config.PreviousSecret) covers it
+// too. A rotation publishes channel.secret.rotated and is logged, never
+// with a secret.
+//
+// A webhook may sign with ed25519 (Standard Webhooks' "v1a," signatures)
+// instead of HMAC or beside it (Signing: SigningHMAC, every webhook's at
+// first, SigningEd25519, SigningBoth), chosen by a rotation
+// (SecretRotation.Signing): a rotation to a scheme with ed25519 makes a
+// new signing key, sealed as the secret is (its own field) and never
+// shown, and shows its public key ("whpk_", Channel.PublicKey,
+// SigningSecret.PublicKey), with which receivers verify and which cannot
+// sign. Under the overlap rule, whatever signed before keeps signing
+// beside the new keys, so that a receiver moves from HMAC to ed25519, or
+// back, as it moves from one secret to the next. A webhook that signs with
+// ed25519 alone has no HMAC secret: its reveal answers the public key.
 //
 // Test sends one real message through a channel as given, so that it can
 // be tried before it is saved; a stored secret signs only a message to the

@@ -95,10 +95,10 @@ func (c disableCause) data(d ChannelDisabledData) ChannelDisabledData {
 }
 
 // EventTypes returns the event types the registry itself publishes, which
-// New registers: channel.disabled and channel.failing. A new slice each
-// time.
+// New registers: channel.disabled, channel.failing, channel.secret.revealed
+// and channel.secret.rotated. A new slice each time.
 func EventTypes() []deskkit.EventType {
-	return []deskkit.EventType{{
+	return append([]deskkit.EventType{{
 		Name:    EventChannelDisabled,
 		Service: deskkit.ServiceChannel,
 		About: deskkit.Textf("An event channel was disabled, by an admin or automatically because deliveries to it kept failing. " +
@@ -108,7 +108,7 @@ func EventTypes() []deskkit.EventType {
 			Reason: "deliveries failed for 5 days (12 attempts); the last: the webhook answered 503 Service Unavailable",
 			Cause:  causeFailures, FailingSeconds: 5 * 24 * 60 * 60, Attempts: 12, LastError: "the webhook answered 503 Service Unavailable",
 		},
-	}, failingEventType}
+	}, failingEventType}, secretEventTypes()...)
 }
 
 // disabledTexts are the heading and body of channel.disabled, published

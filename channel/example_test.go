@@ -68,7 +68,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	secret = added.Secret // shown this once; the registry keeps it encrypted
+	secret = added.Secret // shown here; the registry keeps it encrypted
 
 	results, err := reg.Deliver(ctx, ann.TenantID, channel.Event{
 		Type: "task.trashed", Title: `Task "Write docs" moved to the trash`, Data: map[string]any{"taskId": 42},

@@ -38,7 +38,7 @@ type ChannelFailingData struct {
 var failingEventType = deskkit.EventType{
 	Name:    EventChannelFailing,
 	Service: deskkit.ServiceChannel,
-	About: deskkit.Textf("Deliveries to an event channel have kept failing for a while (an hour unless the operator set another time). " +
+	About: deskkit.Textf("Deliveries to an event channel have kept failing for a while, an hour unless the operator set another time. " +
 		"It is still enabled and retried, and is disabled if it keeps failing. The tenant's other channels get this event once each time it starts failing."),
 	Example: ChannelFailingData{
 		TenantID: 1, ChannelID: 7, Name: "Ops webhook",

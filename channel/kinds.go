@@ -101,8 +101,9 @@ type TypeInfo struct {
 	// (Input.Secret), as a form shows it; zero when the type takes none.
 	SecretHint deskkit.Text
 	// OwnSecret says that deskkit makes each channel's signing secret,
-	// shown once by Add (Added.Secret): a channel added again gets a new
-	// one.
+	// shown by Add (Added.Secret) and again only by RevealSecret and
+	// RotateSecret, which only such types have: a channel added again gets
+	// a new one.
 	OwnSecret bool
 	// Summary, AddressDoc, SecretDoc and TestDoc are English sentences for
 	// an API reference: what the type is, its address's rules, the secret

@@ -51,7 +51,7 @@ func TestPublishUnknownType(t *testing.T) {
 		f.add(t, f.ann, "WEBHOOK", "hook", f.recv.URL+"/hook", nil)
 		before := typeNames(f.r.EventTypes())
 		want := `type "tenant.x.own" is not a registered event type; the registered types are ` +
-			`channel.disabled, channel.failing, sprint.trashed, task.restored, task.trashed, tasks.archived (GET /api/v1/event/types describes them)`
+			`channel.disabled, channel.failing, channel.secret.revealed, channel.secret.rotated, sprint.trashed, task.restored, task.trashed, tasks.archived (GET /api/v1/event/types describes them)`
 		for _, tenant := range []int64{10, 20, 10} {
 			err := f.r.Publish(ctx, db, tenant, deskkit.Event{Type: "tenant.x.own", Title: "mine"})
 			var ie *deskkit.InputError
@@ -75,7 +75,7 @@ func TestPublishUnknownType(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := f.r.Publish(ctx, db, 10, deskkit.Event{Type: "tenant.x.own", Title: "mine"})
-		if !isInputError(err, "type") || !strings.Contains(err.Error(), "bulk.t48, bulk.t49 and 16 more (") {
+		if !isInputError(err, "type") || !strings.Contains(err.Error(), "bulk.t48, bulk.t49 and 18 more (") {
 			t.Errorf("a long catalogue: %v", err)
 		}
 	})

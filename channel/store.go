@@ -10,7 +10,10 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel/internal/kind"
+	"github.com/deskkit/deskkit/channel/internal/webhook"
 	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/outbox"
 )
 
@@ -52,11 +55,28 @@ type channelRow struct {
 	LastFailureStatus    *int    `bun:"last_failure_status"`
 	LastFailureError     *string `bun:"last_failure_error"`
 	LastFailureErrorJSON *string `bun:"last_failure_error_json"`
+	// PreviousSecretEnc is a webhook's secret that a rotation replaced,
+	// sealed, and PreviousUntil (Unix ms) when it stops signing; both nil
+	// when no overlap runs (see RotateSecret).
+	PreviousSecretEnc *string `bun:"previous_secret_enc"`
+	PreviousUntil     *int64  `bun:"previous_secret_until_ms"`
+	// Signing is what signs a webhook's requests: nil for its HMAC secret
+	// alone. Ed25519KeyEnc is its ed25519 signing key, sealed, and
+	// Ed25519PublicKey the key's public key; PreviousKeyEnc the key a
+	// rotation replaced, signing until PreviousUntil.
+	Signing          *string `bun:"signing"`
+	Ed25519KeyEnc    *string `bun:"ed25519_key_enc"`
+	Ed25519PublicKey *string `bun:"ed25519_public_key"`
+	PreviousKeyEnc   *string `bun:"previous_ed25519_key_enc"`
 }
 
+// unsealedColumns are the columns List and Get leave out: the sealed keys,
+// which they never show.
+var unsealedColumns = []string{"secret_enc", "previous_secret_enc", "ed25519_key_enc", "previous_ed25519_key_enc"}
+
 // Add stores a new channel for p's tenant and returns it with its id; a
-// WEBHOOK channel's answer also carries its new signing secret, which is
-// shown this once. in.ID must be 0. A WORKPLACE_CHAT channel takes an
+// WEBHOOK channel's answer also carries its new signing secret, which only
+// RevealSecret and RotateSecret show again. in.ID must be 0. A WORKPLACE_CHAT channel takes an
 // optional DingTalk signing secret in in.Secret; no other type takes one.
 //
 // Only admins, and principals the Config's Authorizer allows, may add.
@@ -119,6 +139,9 @@ RETURNING id`, tenantID, string(ch.Type), ch.Name, deskkit.FoldName(ch.Name), ad
 		return Added{}, writeError("add", err)
 	}
 	ch.Enabled, ch.Health = true, HealthHealthy
+	if ownsSecret(ch.Type) {
+		ch.Signing = SigningHMAC
+	}
 	ch.RateLimit = in.RateLimit
 	ch.InFlightLimit, _ = r.worker.Limits()
 	if ch.Events == nil {
@@ -154,8 +177,8 @@ RETURNING n`, tenantID, string(t), quota).Scan(ctx, &n)
 
 // Replace overwrites the name and address of p's tenant's channel in.ID,
 // validated exactly as Add validates them, and returns the channel. The
-// type cannot change. A WEBHOOK channel keeps its signing secret; for a
-// WORKPLACE_CHAT channel, in.Secret nil keeps the stored secret, "" removes
+// type cannot change. A WEBHOOK channel keeps its signing secret
+// (RotateSecret changes it); for a WORKPLACE_CHAT channel, in.Secret nil keeps the stored secret, "" removes
 // it and any other value replaces it.
 //
 // Errors: those of Add but the quota (ErrForbidden for a principal who may
@@ -197,7 +220,8 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var stored channelRow
 		err := tx.NewSelect().Model(&stored).Column("channel_type", "enabled", "disabled_reason", "disabled_reason_json", "disabled_at_ms",
-			"disabled_by", "failing_since_ms", "failed_attempts", "last_failure_status", "last_failure_error", "last_failure_error_json").
+			"disabled_by", "failing_since_ms", "failed_attempts", "last_failure_status", "last_failure_error", "last_failure_error_json",
+			"signing", "ed25519_public_key", "previous_secret_until_ms").
 			Where("c.tenant_id = ? AND c.id = ?", tenantID, ch.ID).
 			Scan(ctx)
 		switch {
@@ -209,6 +233,19 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 			return deskkit.Invalid("channelType", "cannot change from %s to %s; delete the channel and add a new one", stored.Type, ch.Type)
 		}
 		ch.Enabled = stored.Enabled
+		if ownsSecret(ch.Type) {
+			ch.Signing = SigningHMAC
+			if stored.Signing != nil {
+				ch.Signing = Signing(*stored.Signing)
+			}
+			if stored.Ed25519PublicKey != nil {
+				ch.PublicKey = *stored.Ed25519PublicKey
+			}
+		}
+		if u := stored.PreviousUntil; u != nil && *u > now {
+			t := time.UnixMilli(*u).UTC()
+			ch.PreviousSecretUntil = &t
+		}
 		var reason deskkit.Text
 		reason, ch.DisabledDate = disabled(stored)
 		ch.DisabledReason = r.reader(ctx).Write(reason)
@@ -222,6 +259,10 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 			Set("events = ?", encodeEvents(ch.Events)).
 			Set("updated_at_ms = ?", now).
 			Set("version = version + 1"). // the worker's cache sees the change
+			// A rotation's overlap that has ended goes with the write.
+			Set("previous_secret_enc = CASE WHEN previous_secret_until_ms > ? THEN previous_secret_enc END", now).
+			Set("previous_ed25519_key_enc = CASE WHEN previous_secret_until_ms > ? THEN previous_ed25519_key_enc END", now).
+			Set("previous_secret_until_ms = CASE WHEN previous_secret_until_ms > ? THEN previous_secret_until_ms END", now).
 			Where("c.tenant_id = ? AND c.id = ? AND c.channel_type = ?", tenantID, ch.ID, string(ch.Type))
 		// Only a sent secret touches the column, so that a replace that
 		// keeps the secret cannot write back one read before a parallel
@@ -309,7 +350,7 @@ func (r *ChannelRegistry) list(ctx context.Context, p deskkit.Principal, t Type)
 	}
 	var rows []channelRow
 	q := r.db.NewSelect().Model(&rows).
-		ExcludeColumn("secret_enc").
+		ExcludeColumn(unsealedColumns...).
 		Where("c.tenant_id = ?", tenantID).
 		OrderExpr("c.id")
 	if t != "" {
@@ -388,7 +429,7 @@ func (r *ChannelRegistry) get(ctx context.Context, p deskkit.Principal, id int64
 	}
 	var row channelRow
 	err = r.db.NewSelect().Model(&row).
-		ExcludeColumn("secret_enc").
+		ExcludeColumn(unsealedColumns...).
 		Where("c.tenant_id = ? AND c.id = ?", tenantID, id).
 		Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -479,10 +520,27 @@ func (r *ChannelRegistry) deleteChannel(ctx context.Context, p deskkit.Principal
 }
 
 // storedChannel is a channel with its secret decrypted ("" if none), for
-// the senders.
+// the senders; during a rotation's overlap, with the secret it replaced
+// and when that stops signing.
 type storedChannel struct {
 	Channel
-	Secret string
+	Secret        string
+	Previous      string
+	PreviousUntil time.Time
+	// Key and PreviousKey are a webhook's ed25519 signing keys ("whsk_"),
+	// as Secret and Previous are its HMAC secrets.
+	Key, PreviousKey string
+}
+
+// target is s as its kind sends to it: the kind's target, with the
+// previous secret of a rotation's overlap.
+func (s storedChannel) target(k kind.Kind) notify.Target {
+	t := k.Target(s.Name, s.Address, s.Secret)
+	if s.Key != "" {
+		t = webhook.WithKey(t, s.Key)
+	}
+	t.Previous, t.PreviousUntil, t.PreviousKey = s.Previous, s.PreviousUntil, s.PreviousKey
+	return t
 }
 
 // stored returns the tenant's channel id, or ErrNotFound.
@@ -606,6 +664,40 @@ func (r *ChannelRegistry) openRow(l deskkit.Localizer, tenantID int64, row chann
 	if row.SecretEnc != nil {
 		if s.Secret, err = r.seal.open(*row.SecretEnc, sealAAD(tenantID, row.Type, fieldSecret)); err != nil {
 			return storedChannel{}, fmt.Errorf("channel %d secret: %w", row.ID, err)
+		}
+	}
+	if row.PreviousUntil != nil {
+		s.PreviousUntil = time.UnixMilli(*row.PreviousUntil).UTC()
+		if s.PreviousUntil.After(r.cfg.Now()) {
+			until := s.PreviousUntil
+			s.PreviousSecretUntil = &until
+		}
+	}
+	// Read when the row was read whole (List and Get leave it out): the
+	// senders check PreviousUntil at each send, so that an overlap ends on
+	// time for a channel the worker keeps opened.
+	if row.PreviousSecretEnc != nil && s.PreviousSecretUntil != nil {
+		if s.Previous, err = r.seal.open(*row.PreviousSecretEnc, sealAAD(tenantID, row.Type, fieldPreviousSecret)); err != nil {
+			return storedChannel{}, fmt.Errorf("channel %d previous secret: %w", row.ID, err)
+		}
+	}
+	if ownsSecret(row.Type) {
+		s.Signing = SigningHMAC
+		if row.Signing != nil {
+			s.Signing = Signing(*row.Signing)
+		}
+		if row.Ed25519PublicKey != nil {
+			s.PublicKey = *row.Ed25519PublicKey
+		}
+	}
+	if row.Ed25519KeyEnc != nil {
+		if s.Key, err = r.seal.open(*row.Ed25519KeyEnc, sealAAD(tenantID, row.Type, fieldKey)); err != nil {
+			return storedChannel{}, fmt.Errorf("channel %d key: %w", row.ID, err)
+		}
+	}
+	if row.PreviousKeyEnc != nil && s.PreviousSecretUntil != nil {
+		if s.PreviousKey, err = r.seal.open(*row.PreviousKeyEnc, sealAAD(tenantID, row.Type, fieldPreviousKey)); err != nil {
+			return storedChannel{}, fmt.Errorf("channel %d previous key: %w", row.ID, err)
 		}
 	}
 	return s, nil

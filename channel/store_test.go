@@ -121,6 +121,9 @@ func on(c Channel) Channel {
 	if c.InFlightLimit == 0 {
 		c.InFlightLimit = DefaultMaxInFlightPerChannel // a new channel's: the floor
 	}
+	if c.Type == Webhook && c.Signing == "" {
+		c.Signing = SigningHMAC // a new webhook's
+	}
 	return c
 }
 
@@ -726,7 +729,7 @@ func TestStoreStoredHelpers(t *testing.T) {
 		ding := f.add(t, f.ann, Input{Type: "DINGTALK", Name: "ding", Address: dingTalkURL, Secret: str(dingSecret)})
 		mail := f.add(t, f.ann, Input{Type: "EMAIL", Name: "mail", Address: "a@example.com, b@example.com"})
 		eve := f.add(t, f.eve, Input{Type: "WEBHOOK", Name: "hook", Address: hookURL(2)})
-		wantHook := unflowed(storedChannel(hook))
+		wantHook := unflowed(storedChannel{Channel: hook.Channel, Secret: hook.Secret})
 		wantDing := unflowed(storedChannel{Channel: ding.Channel, Secret: dingSecret})
 		wantMail := unflowed(storedChannel{Channel: on(Channel{ID: mail.ID, Type: Email, Name: "mail", Address: "a@example.com,b@example.com"})})
 
@@ -745,7 +748,7 @@ func TestStoreStoredHelpers(t *testing.T) {
 		}{
 			{10, WorkplaceChat, "ding", wantDing, true},
 			{10, Webhook, "hook", wantHook, true},
-			{20, Webhook, "hook", unflowed(storedChannel(eve)), true},
+			{20, Webhook, "hook", unflowed(storedChannel{Channel: eve.Channel, Secret: eve.Secret}), true},
 			{10, Webhook, "ding", storedChannel{}, false}, // the name is of another type
 			{10, Webhook, "Hook", wantHook, true},         // names are unique without case
 			{30, Webhook, "hook", storedChannel{}, false},

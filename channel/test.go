@@ -105,8 +105,15 @@ func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Inpu
 	res.MessageID = msg.ID
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
-	if err := r.sendOnce(ctx, k, k.Target(c.Name, c.Address, signing), msg); err != nil {
-		return TestResult{}, publicError(err, storedChannel{Channel: c, Secret: signing})
+	target := storedChannel{Channel: c, Secret: signing}
+	if ownSecret && signing == stored.Secret {
+		// The stored channel's keys sign, as every delivery is signed: its
+		// ed25519 key too, and during a rotation's overlap the ones they
+		// replaced.
+		target.Key, target.Previous, target.PreviousKey, target.PreviousUntil = stored.Key, stored.Previous, stored.PreviousKey, stored.PreviousUntil
+	}
+	if err := r.sendOnce(ctx, k, target.target(k), msg); err != nil {
+		return TestResult{}, publicError(err, target)
 	}
 	return res, nil
 }

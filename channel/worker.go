@@ -466,6 +466,13 @@ func redactions(c storedChannel) []string {
 		}
 	}
 	spell(c.Secret)
+	spell(strings.TrimPrefix(c.Secret, "whsec_"))
+	spell(c.Previous)
+	spell(strings.TrimPrefix(c.Previous, "whsec_"))
+	spell(c.Key)
+	spell(strings.TrimPrefix(c.Key, "whsk_"))
+	spell(c.PreviousKey)
+	spell(strings.TrimPrefix(c.PreviousKey, "whsk_"))
 	for _, part := range kindOf(c.Type).Hidden(c.Address) {
 		spell(part)
 	}

@@ -27,7 +27,7 @@ func channelRoutes(r ChannelService) []operation {
 		op("deleteEventChannel", http.MethodDelete, "/event/channel/{id}", deleteEventChannelDoc, h.delete),
 		op("testEventChannel", http.MethodPost, "/event/channel/test", testEventChannelDoc, h.test),
 	}
-	return ops
+	return append(ops, secretRoutes(r)...)
 }
 
 type channelHandlers struct {
@@ -292,7 +292,10 @@ var addEventChannelDoc = &doc{
 		cannot exceed it.
 
 		A webhook gets a signing secret, whsec_ and the base64 of 32 random bytes: it is in this
-		answer and never again (it is stored encrypted). Every webhook request carries webhook-id,
+		answer, stored encrypted, and shown again only to an admin who reveals it (POST
+		/event/channel/{id}/secret/reveal, recorded as an event); POST
+		/event/channel/{id}/secret/rotate replaces it, the old one signing beside the new one for
+		an overlap. Every webhook request carries webhook-id,
 		webhook-timestamp and webhook-signature headers (Standard Webhooks), which any Standard
 		Webhooks library checks with it. {kinds.takers} channels take a secret of the client's in
 		secret, write-only: {kinds.secrets} No other type takes one.
@@ -306,7 +309,7 @@ var addEventChannelDoc = &doc{
 		another special-purpose range. Host names are resolved, and every address they resolve to
 		checked, when a message is sent.
 	`),
-	ok: "OK. data is the new channel, and a webhook's signing secret, shown this once.",
+	ok: "OK. data is the new channel, and a webhook's signing secret.",
 	errors: []errDoc{
 		{key: KeyValidation},            // ChannelBadRequest
 		{key: KeyChannelAddressBlocked}, // ChannelBadRequest
@@ -314,7 +317,7 @@ var addEventChannelDoc = &doc{
 		{key: KeyChannelNameTaken},     // ChannelAddConflict
 		{key: KeyChannelQuotaExceeded}, // ChannelAddConflict
 	},
-	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 0, "attemptsSucceeded24h": 0, "successShare24h": null, "disabledBy": null, "disabledByName": "", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
+	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 0, "attemptsSucceeded24h": 0, "successShare24h": null, "disabledBy": null, "disabledByName": "", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
 	more: map[string]example{
 		"wecom":    {summary: "A WeCom robot, by alias", body: raw(`{"channelType": "WECHAT", "name": "Team room", "address": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"}`)},
 		"dingtalk": {summary: "A signed DingTalk robot", body: raw(`{"channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": "SECxxxxxxxx"}`)},
@@ -331,7 +334,8 @@ var replaceEventChannelDoc = &doc{
 		replace channels: anyone else is 403 forbidden, asked before anything is read or written. id
 		is required (400 without), as a number or a string of digits. The type cannot change: a
 		different channelType (after aliases) is 400, and an id that names no channel of the tenant
-		(never was, deleted, another tenant's) is 404. A webhook keeps its signing secret; for a
+		(never was, deleted, another tenant's) is 404. A webhook keeps its signing secret (POST
+		/event/channel/{id}/secret/rotate changes it); for a
 		{kinds.takers} channel, secret absent or null keeps the stored one, "" removes it, and a new
 		value replaces it.
 	`),
@@ -343,7 +347,7 @@ var replaceEventChannelDoc = &doc{
 		channelMissing,
 		{key: KeyChannelNameTaken, when: "Another channel of the tenant has the name."},
 	},
-	example: example{body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}`)},
+	example: example{body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}`)},
 	more: map[string]example{
 		"idAsString": {summary: "The id as a string, unsigned", body: raw(`{"id": "43", "channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": ""}`)},
 	},
@@ -371,7 +375,7 @@ var listEventChannelsDoc = &doc{
 		raises channel.failing, once per episode, to the tenant's other channels.
 	`),
 	ok:      "OK. data is the list; [] if there are none.",
-	example: example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}, {"id": 43, "channelType": "WEBHOOK", "name": "Billing hook", "address": "https://billing.example.com/hooks", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 2, "pausedUntil": null, "health": "failing", "failingSince": "2026-11-23T08:12:00Z", "failedAttempts": 4, "lastStatusCode": 500, "lastError": "the webhook answered 500 Internal Server Error", "attempts24h": 20, "attemptsSucceeded24h": 16, "successShare24h": 0.8, "disabledBy": null, "disabledByName": ""}]`)},
+	example: example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}, {"id": 43, "channelType": "WEBHOOK", "name": "Billing hook", "address": "https://billing.example.com/hooks", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 2, "pausedUntil": null, "previousSecretUntil": null, "health": "failing", "failingSince": "2026-11-23T08:12:00Z", "failedAttempts": 4, "lastStatusCode": 500, "lastError": "the webhook answered 500 Internal Server Error", "attempts24h": 20, "attemptsSucceeded24h": 16, "successShare24h": 0.8, "disabledBy": null, "disabledByName": ""}]`)},
 }
 
 var getEventChannelDoc = &doc{
@@ -390,7 +394,7 @@ var getEventChannelDoc = &doc{
 	errors: []errDoc{
 		channelMissing,
 	},
-	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}`)},
+	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}`)},
 }
 
 var deleteEventChannelDoc = &doc{

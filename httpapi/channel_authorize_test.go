@@ -44,7 +44,7 @@ func TestChannelAuthorize(t *testing.T) {
 		if d := cmp.Diff(want, e.list(t, "admin", "WEBHOOK")); d != "" {
 			t.Errorf("admin's webhooks (-want +got):\n%s", d)
 		}
-		masked := []channel.Channel{{ID: hook.ID, Type: channel.Webhook, Name: "ops", Address: "https://hooks.example.com/***", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}}
+		masked := []channel.Channel{{ID: hook.ID, Type: channel.Webhook, Name: "ops", Address: "https://hooks.example.com/***", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC}}
 		if d := cmp.Diff(masked, e.list(t, "alice", "WEBHOOK", "t0k", "/deskkit")); d != "" {
 			t.Errorf("alice's webhooks (-want +got):\n%s", d)
 		}

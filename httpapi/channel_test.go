@@ -326,7 +326,7 @@ func TestChannelLifecycle(t *testing.T) {
 		e.call(t, http.MethodPost, channelPath, "alice",
 			`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`).wantOK(t, &hook)
 		webhookSecret(t, hook.Secret)
-		if diff := cmp.Diff(channel.Channel{ID: hook.ID, Type: channel.Webhook, Name: "Ops hook", Address: "https://hooks.example.com/deskkit", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}, hook.Channel); diff != "" || hook.ID < 1 {
+		if diff := cmp.Diff(channel.Channel{ID: hook.ID, Type: channel.Webhook, Name: "Ops hook", Address: "https://hooks.example.com/deskkit", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC}, hook.Channel); diff != "" || hook.ID < 1 {
 			t.Errorf("added webhook (-want +got):\n%s", diff)
 		}
 
@@ -373,10 +373,11 @@ func TestChannelLifecycle(t *testing.T) {
 		var replaced channel.Channel
 		e.call(t, http.MethodPut, channelPath, "bob", fmt.Sprintf(
 			`{"id": "%d", "channelType": "WEBHOOK", "name": "Ops hook 2", "address": "https://hooks.example.com/v2"}`, hook.ID)).wantOK(t, &replaced)
-		wantHook := channel.Channel{ID: hook.ID, Type: channel.Webhook, Name: "Ops hook 2", Address: "https://hooks.example.com/v2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}
+		wantHook := channel.Channel{ID: hook.ID, Type: channel.Webhook, Name: "Ops hook 2", Address: "https://hooks.example.com/v2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC}
 		if diff := cmp.Diff(wantHook, replaced); diff != "" {
 			t.Errorf("replaced (-want +got):\n%s", diff)
 		}
+		replaced = channel.Channel{} // a robot's answer has no signing to overwrite the webhook's
 		e.call(t, http.MethodPut, channelPath, "alice", fmt.Sprintf(
 			`{"id": %d, "channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=tok2"}`, ding.ID)).wantOK(t, &replaced)
 		wantDing := channel.Channel{ID: ding.ID, Type: channel.WorkplaceChat, Name: "Ding room", Address: "https://oapi.dingtalk.com/robot/send?access_token=tok2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}
@@ -847,7 +848,7 @@ func wantAdded(name, address string) func(t *testing.T, data json.RawMessage) {
 		if err := json.Unmarshal(data, &a); err != nil {
 			t.Fatalf("data %s: %v", data, err)
 		}
-		if diff := cmp.Diff(channel.Channel{ID: a.ID, Type: channel.Webhook, Name: name, Address: address, Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}, a.Channel); diff != "" || a.ID < 1 {
+		if diff := cmp.Diff(channel.Channel{ID: a.ID, Type: channel.Webhook, Name: name, Address: address, Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC}, a.Channel); diff != "" || a.ID < 1 {
 			t.Errorf("added (-want +got):\n%s", diff)
 		}
 		webhookSecret(t, a.Secret)
@@ -918,13 +919,13 @@ var channelResponseCases = []responseCase{
 	{name: "replace", op: "replaceEventChannel", method: http.MethodPut, target: path(channelPath), prepare: storedWebhook,
 		body: replaceBody("WEBHOOK", "Ops hook 2", "https://hooks.example.com/v2"), token: "bob", reqValid: true, wantStatus: 200,
 		wantData: func(fx fixture) any {
-			return channel.Channel{ID: fx.channel.ID, Type: channel.Webhook, Name: "Ops hook 2", Address: "https://hooks.example.com/v2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}
+			return channel.Channel{ID: fx.channel.ID, Type: channel.Webhook, Name: "Ops hook 2", Address: "https://hooks.example.com/v2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC}
 		}},
 	{name: "replace id as a string", op: "replaceEventChannel", method: http.MethodPut, target: path(channelPath), prepare: storedWebhook,
 		body:  fill(`{"id": "{channelId}", "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/v3"}`),
 		token: "alice", reqValid: true, wantStatus: 200,
 		wantData: func(fx fixture) any {
-			return channel.Channel{ID: fx.channel.ID, Type: channel.Webhook, Name: "Ops hook", Address: "https://hooks.example.com/v3", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}
+			return channel.Channel{ID: fx.channel.ID, Type: channel.Webhook, Name: "Ops hook", Address: "https://hooks.example.com/v3", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC}
 		}},
 	{name: "replace without id", op: "replaceEventChannel", method: http.MethodPut, target: path(channelPath),
 		body: channelBody("WEBHOOK", "a", "https://hooks.example.com/"), token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},

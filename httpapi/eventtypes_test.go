@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/trash"
@@ -122,17 +123,23 @@ func TestEventCatalogue(t *testing.T) {
 		for _, ty := range en {
 			names = append(names, ty.Type)
 		}
-		want := []string{"build.broken", "channel.disabled", "invoice.paid", "sprint.cleared", "sprint.restored", "sprint.trashed",
-			"task.cleared", "task.restored", "task.trashed", "trash.cleared", "trash.purged", "trash.restored",
-			"user.email.changed", "user.mobile.changed"}
+		// The services' types and the host's, in name order.
+		var want []string
+		for _, ty := range slices.Concat(channel.EventTypes(), trash.EventTypes(), verify.EventTypes(), hostTypes) {
+			want = append(want, ty.Name)
+		}
+		slices.Sort(want)
 		if d := cmp.Diff(want, names); d != "" {
 			t.Fatalf("catalogue (-want +got):\n%s", d)
 		}
 		if len(zh) != len(en) {
 			t.Fatalf("%d types in Chinese, %d in English", len(zh), len(en))
 		}
-		wantService := map[string]string{"build.broken": "host", "channel.disabled": "channel", "invoice.paid": "billing",
+		wantService := map[string]string{"build.broken": "host", "invoice.paid": "billing",
 			"user.email.changed": "verify", "user.mobile.changed": "verify"}
+		for _, ty := range channel.EventTypes() {
+			wantService[ty.Name] = "channel"
+		}
 		for i, ty := range en {
 			ws, ok := wantService[ty.Type]
 			if !ok {

@@ -65,6 +65,10 @@ func TestIDSpellingEverywhere(t *testing.T) {
 	query := map[string]string{
 		"POST /api/v1/event/channel/{id}/recover": "?since=2026-01-01T00:00:00Z",
 	}
+	// The bodies of the operations that need one.
+	bodies := map[string]string{
+		"POST /api/v1/event/channel/{id}/secret/rotate": "{}",
+	}
 	targets := map[string]string{
 		"DELETE /api/v1/task/trash projectId":                   "/api/v1/task/trash?projectId=%s",
 		"PATCH /api/v1/task/trash/back projectId":               "/api/v1/task/trash/back?projectId=%s",
@@ -111,7 +115,7 @@ func TestIDSpellingEverywhere(t *testing.T) {
 					value = url.PathEscape(value)
 				}
 				path := strings.Replace(strings.Replace(target, "%k", key, 1), "%s", value, 1)
-				a := e.call(t, method, path, "admin", "")
+				a := e.call(t, method, path, "admin", bodies[name])
 				if rule == "" {
 					if a.status == http.StatusBadRequest {
 						t.Errorf("%s %s: 400 %q, want it taken", method, path, a.msg)

@@ -70,7 +70,8 @@ var schemaDocs = map[reflect.Type]struct{ name, description string }{
 	reflect.TypeFor[verify.Sent]():              {"CodeSent", "A code went out."},
 	reflect.TypeFor[verify.Link]():              {"Link", "The proof a successful check gives."},
 	reflect.TypeFor[channel.Channel]():          {"Channel", "A channel, never with a secret."},
-	reflect.TypeFor[channel.Added]():            {"ChannelAdded", "The added channel; a webhook's also with its signing secret, shown this once."},
+	reflect.TypeFor[channel.Added]():            {"ChannelAdded", "The added channel; a webhook's also with its signing secret."},
+	reflect.TypeFor[channel.SigningSecret]():    {"ChannelSigningSecret", "A webhook's current signing secret, and how long the secret it replaced still signs beside it."},
 	reflect.TypeFor[channel.TestResult]():       {"ChannelTestSent", "The test message went out and the far end took it."},
 	reflect.TypeFor[channel.Delivery]():         {"EventDelivery", "One event's delivery to one channel."},
 	reflect.TypeFor[channel.DeliveryPage]():     {"EventDeliveryPage", "One page of a channel's deliveries, newest first, and how many match in all."},
@@ -85,6 +86,7 @@ var schemaDocs = map[reflect.Type]struct{ name, description string }{
 	reflect.TypeFor[channelAddBody]():           {"ChannelAdd", ""},
 	reflect.TypeFor[channelReplaceBody]():       {"ChannelReplace", ""},
 	reflect.TypeFor[channelTestBody]():          {"ChannelTest", ""},
+	reflect.TypeFor[secretRotateBody]():         {"ChannelSecretRotation", ""},
 	reflect.TypeFor[errorEnvelope]():            {"ErrorEnvelope", ""},
 	reflect.TypeFor[errorKey]():                 {"ErrorKey", ""},
 	reflect.TypeFor[smsBizKey]():                {"SmsBizKey", "What an SMS code is for: each bizKey is a namespace of its own."},
@@ -96,6 +98,7 @@ var schemaDocs = map[reflect.Type]struct{ name, description string }{
 	reflect.TypeFor[channelTypeInput]():         {"ChannelTypeInput", ""},
 	reflect.TypeFor[trash.TargetType]():         {"TargetType", ""},
 	reflect.TypeFor[channel.Type]():             {"ChannelType", ""},
+	reflect.TypeFor[channel.Signing]():          {"ChannelSigning", ""},
 	reflect.TypeFor[*none]():                    {"Null", ""},
 	reflect.TypeFor[int]():                      {"Count", ""},
 	reflect.TypeFor[int64]():                    {"Count64", ""},
@@ -116,6 +119,8 @@ var enumDocs = map[reflect.Type]struct {
 }{
 	reflect.TypeFor[trash.TargetType](): {[]any{string(trash.TargetTask), string(trash.TargetSprint)}, "What the entry holds: a task or a sprint."},
 	reflect.TypeFor[channel.Type]():     {channelTypes(), kindDocs.Replace("The kind of a channel, as answers write it. {kinds}")},
+	reflect.TypeFor[channel.Signing](): {[]any{string(channel.SigningHMAC), string(channel.SigningEd25519), string(channel.SigningBoth)},
+		"What signs a webhook's requests, as Standard Webhooks lays out its signatures: hmac, a v1, signature (HMAC-SHA256 under the whsec_ secret, which the receiver holds too); ed25519, a v1a, signature (under a signing key that never leaves the server; the receiver verifies with its whpk_ public key, which cannot sign); hmac+ed25519, both on every request."},
 }
 
 func channelTypes() []any {

@@ -56,7 +56,8 @@ type VerifyService interface {
 // /event/channel/type/{channelType} and /event/channel/{id}, DELETE
 // /event/channel/{id}, PATCH
 // /event/channel/{id}/enable and /disable), test messages (POST
-// /event/channel/test), the event catalogue (GET /event/types), and
+// /event/channel/test), a webhook's signing secret (POST
+// /event/channel/{id}/secret/reveal and /rotate), the event catalogue (GET /event/types), and
 // deliveries (GET /event/channel/{id}/deliveries and .../hourly, POST
 // /event/channel/{id}/recover, GET /event/delivery/{id}/attempts, POST
 // /event/delivery/{id}/resend).
@@ -70,6 +71,8 @@ type ChannelService interface {
 	Enable(ctx context.Context, p deskkit.Principal, id int64) (channel.Channel, error)
 	Disable(ctx context.Context, p deskkit.Principal, id int64) (channel.Channel, error)
 	Test(ctx context.Context, p deskkit.Principal, in channel.Input) (channel.TestResult, error)
+	RevealSecret(ctx context.Context, p deskkit.Principal, id int64) (channel.SigningSecret, error)
+	RotateSecret(ctx context.Context, p deskkit.Principal, id int64, rot channel.SecretRotation) (channel.SigningSecret, error)
 	EventTypes() []deskkit.EventType
 	Deliveries(ctx context.Context, p deskkit.Principal, channelID int64, status string, pageNo, pageSize int) (channel.DeliveryPage, error)
 	DeliveryCounts(ctx context.Context, p deskkit.Principal, channelID int64, hours int) ([]channel.HourlyDeliveries, error)

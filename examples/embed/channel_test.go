@@ -390,9 +390,9 @@ func TestChannelEvents(t *testing.T) {
 		{"key-alan", []channel.Channel{}},
 		{"key-ada", []channel.Channel{
 			// Healthy, every attempt of the day a success.
-			{ID: added.ID, Type: channel.Webhook, Name: "Ops", Address: rc.URL + "/hook", Enabled: true, Events: []string{}, InFlightLimit: 4,
+			{ID: added.ID, Type: channel.Webhook, Name: "Ops", Address: rc.URL + "/hook", Enabled: true, Events: []string{}, InFlightLimit: 4, Signing: channel.SigningHMAC,
 				Health: channel.HealthHealthy, Attempts24h: 2, AttemptsSucceeded24h: 2, SuccessShare24h: &all},
-			{ID: deletions.ID, Type: channel.Webhook, Name: "Deletions", Address: onlyHost.URL + "/hook", Enabled: true, Events: []string{eventTaskDeleted}, InFlightLimit: 4,
+			{ID: deletions.ID, Type: channel.Webhook, Name: "Deletions", Address: onlyHost.URL + "/hook", Enabled: true, Events: []string{eventTaskDeleted}, InFlightLimit: 4, Signing: channel.SigningHMAC,
 				Health: channel.HealthHealthy, Attempts24h: 1, AttemptsSucceeded24h: 1, SuccessShare24h: &all},
 		}},
 	} {

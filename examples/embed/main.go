@@ -27,7 +27,7 @@
 // Start the example with private networks allowed (the SSRF guard refuses
 // loopback otherwise), run a receiver on localhost that prints what it
 // gets and answers 204, add a webhook channel (the answer holds its
-// signing secret, shown this once), send it a test event, delete a task,
+// signing secret, shown then), send it a test event, delete a task,
 // and read the channel's deliveries and their attempts:
 //
 //	EMBED_CHANNEL_ALLOW_PRIVATE_NETWORKS=true go run ./examples/embed

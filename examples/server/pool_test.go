@@ -372,6 +372,15 @@ func poolCases(base string, mail *smtptest.Server, sms *gateway, recv *sink) []p
 		{route(post, "/event/channel/test"), func(_ *testing.T, u poolUser) poolRequest {
 			return poolRequest{path: "/api/v1/event/channel/test", body: map[string]any{"channelType": "WEBHOOK", "name": "hook", "address": recv.URL + "/hook", "id": u.hook}}
 		}},
+		// A reveal publishes its event, a rotation writes the channel and
+		// publishes in one transaction: neither may wait for a second
+		// connection.
+		{route(post, "/event/channel/{id}/secret/reveal"), func(_ *testing.T, u poolUser) poolRequest {
+			return poolRequest{path: fmt.Sprintf("/api/v1/event/channel/%d/secret/reveal", u.hook)}
+		}},
+		{route(post, "/event/channel/{id}/secret/rotate"), func(_ *testing.T, u poolUser) poolRequest {
+			return poolRequest{path: fmt.Sprintf("/api/v1/event/channel/%d/secret/rotate", u.hook), body: map[string]any{"overlapSeconds": 60}}
+		}},
 		{route(patch, "/event/channel/{id}/disable"), func(t *testing.T, u poolUser) poolRequest {
 			return poolRequest{path: fmt.Sprintf("/api/v1/event/channel/%d/disable", robot(t, u, "disabled"))}
 		}},

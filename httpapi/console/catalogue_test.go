@@ -23,7 +23,7 @@ import (
 // parser.
 var templateFuncs = func() map[string]any {
 	m := map[string]any{}
-	for _, n := range []string{"static", "base", "docs", "hasDocs", "openapi", "product", "logo", "accent", "date", "datePtr", "percent", "deref", "deliveryStatus", "gender", "t", "tf", "lang", "langs", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "len", "print", "printf", "index", "slice", "html", "js", "urlquery", "call"} {
+	for _, n := range []string{"static", "base", "docs", "hasDocs", "openapi", "product", "logo", "accent", "date", "datePtr", "percent", "deref", "deliveryStatus", "gender", "signing", "t", "tf", "lang", "langs", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "len", "print", "printf", "index", "slice", "html", "js", "urlquery", "call"} {
 		m[n] = func() {}
 	}
 	return m

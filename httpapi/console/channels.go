@@ -17,6 +17,7 @@ import (
 
 // channelRoutes registers the channel pages: the list, the add and replace
 // forms, tests, enabling and disabling, deletion through a confirmation,
+// a webhook's signing secret revealed (through a confirmation) and rotated,
 // a channel's deliveries with its chart, a delivery's attempts, resend and
 // recover. Every read and change is the registry call the API makes
 // (httpapi/channel.go, httpapi/event.go) with the session's principal, so
@@ -32,8 +33,10 @@ func (c *Console) channelRoutes() {
 	c.page(ScopeChannels, "POST "+c.base+"channels/{id}", c.replaceChannel)
 	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/test", c.testChannel)
 	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/enable", c.switchChannel(true))
-	c.page(ScopeChannels, "GET "+c.base+"channels/{id}/{action}", c.confirmChannel) // disable, delete
+	c.page(ScopeChannels, "GET "+c.base+"channels/{id}/{action}", c.confirmChannel) // disable, delete, reveal
 	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/disable", c.switchChannel(false))
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/reveal", c.revealSecret)
+	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/rotate", c.rotateSecret)
 	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/delete", c.deleteChannel)
 	c.page(ScopeChannels, "POST "+c.base+"channels/{id}/recover", c.recoverChannel)
 	c.page(ScopeChannels, "GET "+c.base+"deliveries/{id}", c.deliveryPage)
@@ -241,7 +244,8 @@ func (c *Console) newChannelPage(w http.ResponseWriter, r *http.Request, s *cons
 	c.render(w, r, s, http.StatusOK, "channels_form", c.formView(r, f, false))
 }
 
-// addedView is the page after an add: the secret, shown this once.
+// addedView is the page after an add: the secret, shown on this page (an
+// admin may reveal it again later).
 type addedView struct {
 	Channel channel.Channel
 	Secret  string
@@ -369,7 +373,7 @@ func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *cons
 		redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, id))
 		return
 	}
-	if !okID || (action != "disable" && action != "delete") {
+	if !okID || (action != "disable" && action != "delete" && action != "reveal") {
 		c.noSuchPage(w, r, s)
 		return
 	}
@@ -379,10 +383,14 @@ func (c *Console) confirmChannel(w http.ResponseWriter, r *http.Request, s *cons
 		return
 	}
 	v := channelConfirmView{Channel: ch, Action: action, Back: c.backToChannels(r.URL.Query().Get("back"), ch.ID)}
-	if action == "disable" {
+	switch action {
+	case "reveal":
+		v.Question = c.tr(r, "Reveal the signing secret of webhook “%s”? Whoever sees it can sign requests that its receiver takes. The reveal is recorded: the tenant's channels hear of it (channel.secret.revealed).", ch.Name)
+		v.Button = c.tr(r, "Reveal the secret")
+	case "disable":
 		v.Question = c.tr(r, "Disable channel “%s”? It gets no new deliveries until it is enabled again, its pending deliveries end FAILED, and the tenant's other channels hear of it (channel.disabled).", ch.Name)
 		v.Button = c.tr(r, "Disable channel")
-	} else {
+	default:
 		v.Question = c.tr(r, "Delete channel “%s” for good? Its pending deliveries end FAILED, and its log goes with the retention.", ch.Name)
 		if ti, ok := channel.TypeInfoOf(ch.Type); ok && ti.OwnSecret {
 			v.Question += " " + c.tr(r, "A webhook added again gets a new secret.")
@@ -478,6 +486,11 @@ type channelView struct {
 	Next      string
 	Since     string // the recover form's default: a day ago, UTC
 	Admin     bool
+	// OwnSecret: the channel's type has a signing secret of deskkit's,
+	// which the page offers to reveal and rotate.
+	OwnSecret bool
+	Overlaps  any
+	Signings  any
 }
 
 func (c *Console) channelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
@@ -499,7 +512,10 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 	q := r.URL.Query()
 	v := channelView{Channel: ch, TypeLabel: c.channelTypeLabel(r, ch.Type), Test: test, Statuses: deliveryStatuses,
 		Status: q.Get("status"), PageNo: 1, Admin: s.Principal.Admin,
-		Since: c.cfg.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02T15:04")}
+		Since: c.cfg.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02T15:04"), Overlaps: overlapChoices, Signings: signingChoices}
+	if ti, ok := channel.TypeInfoOf(ch.Type); ok {
+		v.OwnSecret = ti.OwnSecret
+	}
 	if p := q.Get("page"); p != "" {
 		n, err := httpapi.ParseInt("page", p, 1, channel.MaxPageNo)
 		if err != nil {
@@ -616,4 +632,97 @@ func (c *Console) resendDelivery(w http.ResponseWriter, r *http.Request, s *cons
 	}
 	setFlash(w, r, c.tr(r, "Delivery %d of %s is due now: one more attempt.", d.ID, d.EventType))
 	redirect(w, r, fmt.Sprintf("%schannels/%d#delivery-%d", c.base, d.ChannelID, d.ID))
+}
+
+// secretView is the page that shows a webhook's signing secret once: after
+// a reveal, or a rotation (Rotated).
+type secretView struct {
+	Channel channel.Channel
+	channel.SigningSecret
+	Rotated bool
+}
+
+// overlapChoices are the rotate form's overlaps, in seconds as the API
+// takes them; the default (a day) is channel.DefaultSecretOverlap.
+var overlapChoices = []struct {
+	Seconds int64
+	Label   string
+}{
+	{0, text("None: the old secret stops at once")}, {3600, text("1 hour")}, {86400, text("1 day")},
+	{3 * 86400, text("3 days")}, {7 * 86400, text("7 days")},
+}
+
+// signingChoices are the ways a webhook signs, as the rotate form offers
+// them and the channel's page names them.
+var signingChoices = []struct {
+	Value channel.Signing
+	Label string
+}{
+	{channel.SigningHMAC, text("HMAC-SHA256 with a shared secret (v1)")},
+	{channel.SigningEd25519, text("Ed25519: the receiver holds a public key (v1a)")},
+	{channel.SigningBoth, text("Both: each request carries the two signatures")},
+}
+
+// signingLabel is the words of s (its form choice's); s itself when it
+// is none of them.
+func signingLabel(s channel.Signing) string {
+	for _, c := range signingChoices {
+		if c.Value == s {
+			return c.Label
+		}
+	}
+	return string(s)
+}
+
+// revealSecret shows the webhook's signing secret, as POST
+// /event/channel/{id}/secret/reveal answers it (the registry records the
+// reveal), in the answer of the POST: in no URL and no later page.
+func (c *Console) revealSecret(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	id, ok := c.pathID(w, r, s, "id")
+	if !ok {
+		return
+	}
+	ch, err := c.findChannel(r, s, id)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	sec, err := c.cfg.Channels.RevealSecret(r.Context(), s.Principal, id)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	c.render(w, r, s, http.StatusOK, "channels_secret", secretView{Channel: ch, SigningSecret: sec})
+}
+
+// rotateSecret rotates the webhook's signing secret from the channel
+// page's form, as POST /event/channel/{id}/secret/rotate does, and shows
+// the new secret.
+func (c *Console) rotateSecret(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	id, ok := c.pathID(w, r, s, "id")
+	if !ok {
+		return
+	}
+	ch, err := c.findChannel(r, s, id)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	rot := channel.SecretRotation{Secret: strings.TrimSpace(r.PostForm.Get("secret")), Signing: channel.Signing(r.PostForm.Get("signing"))}
+	if v := r.PostForm.Get("overlap"); v != "" {
+		n, err := httpapi.ParseInt("overlap", v, 0, int(channel.MaxSecretOverlap/time.Second))
+		if err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		d := time.Duration(n) * time.Second
+		rot.Overlap = &d
+	}
+	sec, err := c.cfg.Channels.RotateSecret(r.Context(), s.Principal, id, rot)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	ch.PreviousSecretUntil, ch.Signing, ch.PublicKey = sec.PreviousSecretUntil, sec.Signing, sec.PublicKey
+	c.render(w, r, s, http.StatusOK, "channels_secret", secretView{Channel: ch, SigningSecret: sec, Rotated: true})
 }

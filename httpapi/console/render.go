@@ -137,7 +137,8 @@ func (c *Console) parsePages(a *assets, tag language.Tag) (map[string]*pageTempl
 			return template.CSS("--accent: " + c.cfg.AccentColor)
 		},
 		"date": formatDate,
-		// deliveryStatus and gender give a stored value's text, for t.
+		// deliveryStatus, gender and signing give a stored value's text,
+		// for t.
 		"deliveryStatus": deliveryStatusLabel,
 		"gender":         genderLabel,
 		// percent writes a share (0 to 1) as a whole percentage, rounded
@@ -155,6 +156,7 @@ func (c *Console) parsePages(a *assets, tag language.Tag) (map[string]*pageTempl
 			}
 			return *p
 		},
+		"signing": signingLabel,
 		"datePtr": func(t *time.Time) string {
 			if t == nil {
 				return ""

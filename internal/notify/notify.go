@@ -39,9 +39,25 @@ type Target struct {
 	// Address is the URL, or for e-mail a comma-separated list of
 	// addresses: "a@x.com,b@y.com".
 	Address string
-	// Secret is the webhook's "whsec_" signing secret, or DingTalk's
-	// optional "SEC..." one; "" for the others.
+	// Secret is the webhook's "whsec_" signing secret (HMAC; "" for a
+	// webhook that signs with Key alone), or DingTalk's optional "SEC..."
+	// one; "" for the others.
 	Secret string
+	// Previous is, during a webhook's rotation, the secret that Secret
+	// replaced, and PreviousUntil when it stops signing: until then each
+	// message carries both signatures, Secret's first, space-separated in
+	// webhook-signature, as Standard Webhooks lays out. "" for none; a
+	// time past PreviousUntil (by the Sender's clock) signs with Secret
+	// alone.
+	Previous      string
+	PreviousUntil time.Time
+	// Key is a webhook's ed25519 signing key ("whsk_", see
+	// NewSigningKey), which signs beside Secret (or alone, when Secret is
+	// "") with a "v1a," signature; "" for none. PreviousKey is, during a
+	// rotation's overlap, the key it replaced, which signs until
+	// PreviousUntil as Previous does.
+	Key         string
+	PreviousKey string
 	// Only, for e-mail, limits the send to those addresses of Address
 	// that it lists (a retry sends only to the addresses that failed);
 	// nil sends to every address.

@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -115,3 +116,50 @@ func TestNewMessageID(t *testing.T) {
 
 // fixedNow is the clock of the tests that need one.
 var fixedNow = time.Date(2024, 5, 1, 8, 30, 15, 0, time.UTC)
+
+// TestSigningKey: a new signing key is whsk_ and the base64 of a 32-byte
+// seed, its public key whpk_ and the base64 of the ed25519 public key, and
+// SignEd25519 writes "v1a," and a signature over id.timestamp.body that
+// the public key verifies (and another key does not); malformed keys are
+// refused naming "key".
+func TestSigningKey(t *testing.T) {
+	key, err := notify.NewSigningKey()
+	if err != nil || !strings.HasPrefix(key, "whsk_") {
+		t.Fatalf("NewSigningKey() = %q, %v", key, err)
+	}
+	pk, err := notify.PublicKeyOf(key)
+	if err != nil || !strings.HasPrefix(pk, "whpk_") {
+		t.Fatalf("PublicKeyOf = %q, %v", pk, err)
+	}
+	pub, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(pk, "whpk_"))
+	if err != nil || len(pub) != ed25519.PublicKeySize {
+		t.Fatalf("public key %q: %d bytes, %v", pk, len(pub), err)
+	}
+	priv, err := notify.ParseSigningKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"type":"channel.test"}`)
+	sig := notify.SignEd25519(priv, "msg_abc", fixedNow, body)
+	raw, ok := strings.CutPrefix(sig, "v1a,")
+	if !ok {
+		t.Fatalf("signature %q lacks v1a,", sig)
+	}
+	b, _ := base64.StdEncoding.DecodeString(raw)
+	msg := []byte("msg_abc.1714552215." + string(body))
+	if !ed25519.Verify(pub, msg, b) {
+		t.Error("the public key does not verify the signature")
+	}
+	other, _ := notify.NewSigningKey()
+	opk, _ := notify.PublicKeyOf(other)
+	ob, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(opk, "whpk_"))
+	if ed25519.Verify(ob, msg, b) {
+		t.Error("another key's public key verifies the signature")
+	}
+	for _, bad := range []string{"", "whsec_" + strings.TrimPrefix(key, "whsk_"), "whsk_", "whsk_" + base64.StdEncoding.EncodeToString(make([]byte, 64))} {
+		var ie *deskkit.InputError
+		if _, err := notify.ParseSigningKey(bad); !errors.As(err, &ie) || ie.Field != "key" {
+			t.Errorf("ParseSigningKey(%q) = %v, want an InputError for key", bad, err)
+		}
+	}
+}

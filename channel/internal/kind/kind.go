@@ -72,8 +72,9 @@ type Info struct {
 	// for a kind that takes none from a client.
 	SecretHint deskkit.Text
 	// OwnSecret says that deskkit makes each channel's signing secret
-	// (NewSecret), shown once when it is added and never taken from a
-	// client: a channel added again gets a new one.
+	// (NewSecret), shown when it is added (and again to an admin who
+	// reveals or rotates it) and never taken from a client at its add: a
+	// channel added again gets a new one.
 	OwnSecret bool
 	// Doc is the kind in the API's reference, in English.
 	Doc Doc

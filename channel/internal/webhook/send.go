@@ -2,10 +2,12 @@ package webhook
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -22,26 +24,74 @@ type body struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// parsed is what a target's URL and secret parse to, once for the sends
-// of a batch: the URL (never changed by a send) and the signer, holding
-// the decoded key.
+// parsed is what a target's URL and keys parse to, once for the sends
+// of a batch: the URL (never changed by a send), the HMAC signer, holding
+// the decoded secret (nil without one), and the ed25519 key (nil without
+// one).
 type parsed struct {
 	url    *url.URL
 	signer *standardwebhooks.Webhook
+	key    ed25519.PrivateKey
 }
 
-// parse parses t's address and secret; its errors are those a send
-// returns.
+// parse parses t's address, secret and key; its errors are those a send
+// returns. A webhook signs with its secret, its key, or both: one of them
+// at least.
 func parse(t notify.Target) (parsed, error) {
 	u, err := notify.ParseURL(t.Address)
 	if err != nil {
 		return parsed{}, err
 	}
-	signer, err := notify.NewSigner(t.Secret)
-	if err != nil {
-		return parsed{}, err
+	p := parsed{url: u}
+	if t.Secret != "" || t.Key == "" {
+		if p.signer, err = notify.NewSigner(t.Secret); err != nil {
+			return parsed{}, err
+		}
 	}
-	return parsed{u, signer}, nil
+	if t.Key != "" {
+		if p.key, err = notify.ParseSigningKey(t.Key); err != nil {
+			return parsed{}, err
+		}
+	}
+	return p, nil
+}
+
+// sign is the webhook-signature of a message: a "v1," signature under the
+// secret and a "v1a," one under the key, as the target has them, and
+// during a rotation's overlap the previous secret's and key's after them,
+// space-separated as Standard Webhooks lays out.
+func sign(t notify.Target, p parsed, id string, now time.Time, body []byte) (string, error) {
+	var sigs []string
+	if p.signer != nil {
+		sig, err := p.signer.Sign(id, now, body)
+		if err != nil {
+			return "", err
+		}
+		sigs = append(sigs, sig)
+	}
+	if p.key != nil {
+		sigs = append(sigs, notify.SignEd25519(p.key, id, now, body))
+	}
+	if now.Before(t.PreviousUntil) {
+		// Parsed per send: previous keys sign only during an overlap,
+		// and parsing one costs a base64 decoding (and an ed25519 key's
+		// derivation).
+		if t.Previous != "" {
+			old, err := notify.Sign(t.Previous, id, now, body)
+			if err != nil {
+				return "", err
+			}
+			sigs = append(sigs, old)
+		}
+		if t.PreviousKey != "" {
+			k, err := notify.ParseSigningKey(t.PreviousKey)
+			if err != nil {
+				return "", err
+			}
+			sigs = append(sigs, notify.SignEd25519(k, id, now, body))
+		}
+	}
+	return strings.Join(sigs, " "), nil
 }
 
 // Target is the channel's target with its URL and secret parsed once for
@@ -54,8 +104,22 @@ func (Kind) Target(name, address, secret string) notify.Target {
 	return t
 }
 
-// Send POSTs m as a Standard Webhooks message signed with t.Secret. Any
-// 2xx is success.
+// WithKey is t, a webhook's target, signing with its ed25519 key too (or
+// alone, when t has no secret), and parsed again.
+func WithKey(t notify.Target, key string) notify.Target {
+	t.Key, t.Parsed = key, nil
+	if p, err := parse(t); err == nil {
+		t.Parsed = p
+	}
+	return t
+}
+
+// Send POSTs m as a Standard Webhooks message signed with t.Secret
+// (HMAC, "v1,") and t.Key (ed25519, "v1a,"), those it has, and while a
+// rotation's overlap runs (until t.PreviousUntil by the sender's clock)
+// with the previous ones too: "v1,<new> v1,<old>" in webhook-signature,
+// as Standard Webhooks sends several signatures, so that a receiver
+// holding any of them verifies it. Any 2xx is success.
 func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notify.Message) (notify.Reply, error) {
 	if err := s.CheckHTTP("webhook"); err != nil {
 		return notify.Reply{}, err
@@ -79,7 +143,7 @@ func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notif
 	// refuse signatures older than a few minutes, and a retry is a new
 	// attempt of an old event.
 	now := s.Clock()
-	sig, err := p.signer.Sign(m.ID, now, b)
+	sig, err := sign(t, p, m.ID, now, b)
 	if err != nil {
 		return notify.Reply{}, err
 	}

@@ -7,7 +7,11 @@
 // without user information or fragment, stored as sent. Each channel gets
 // a "whsec_" secret when it is added, and every message is signed with it
 // as Standard Webhooks lays out (webhook-id, webhook-timestamp and
-// webhook-signature headers over {"type", "timestamp", "data"}); a test
+// webhook-signature headers over {"type", "timestamp", "data"}); a
+// webhook may sign with an ed25519 key ("v1a,") instead of its secret or
+// beside it; during a rotation's overlap, with the previous secret and
+// key too, the signatures space-separated in webhook-signature, the new
+// ones first; a test
 // of an address other than the stored channel's is signed with a
 // throwaway secret, returned to the caller. Masked, an address shows its
 // scheme and host and "/***".
