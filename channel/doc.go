@@ -16,16 +16,12 @@
 //	go reg.Run(ctx)                                     // in every process
 //	err = reg.Publish(ctx, tx, tenantID, deskkit.Event{Type: "task.trashed", Title: "..."})
 //
-// The package's Example adds a webhook and delivers an event to it, which
-// the receiver verifies with a Standard Webhooks library;
-// ExampleChannelRegistry_Publish publishes an event in the caller's
-// transaction, as the trash does in the host's delete.
+// The package's examples add a webhook and deliver to it, and publish an
+// event in the caller's transaction, as the trash does.
 //
-// The Mailer is the host's deskkit.Mailer, the one shape of e-mail every
-// service shares: verify/smtp's *smtp.Mailer is one, so one mail server
-// serves both (the reference server does this). Without a
-// Mailer, e-mail channels can be stored, and their messages fail with a
-// DeliveryError saying that no mail server is configured.
+// The Mailer is the host's deskkit.Mailer (verify/smtp's is one, so one
+// mail server serves both). Without one, e-mail channels can be stored,
+// and their messages fail with a DeliveryError saying so.
 //
 // # Channel types
 //
@@ -72,9 +68,8 @@
 //   - A tenant may have 5 webhooks, 20 e-mail channels, 10 of each
 //     robot and 10 Slack webhooks (Type.Quota), also under parallel adds;
 //     over quota is a *QuotaError.
-//   - Replace keeps the id and refuses a change of type: delete the
-//     channel and add a new one, since the secret and the quota belong to
-//     the type.
+//   - Replace keeps the id and refuses a change of type (the secret and
+//     the quota belong to the type).
 //   - Every query filters on the principal's tenant: another tenant's
 //     channel is ErrNotFound, as an unknown one is.
 //   - Channels decide where a tenant's events go, so by default only admins
@@ -108,14 +103,12 @@
 // Webhook requests follow Standard Webhooks (https://www.standardwebhooks.com):
 // headers webhook-id ("msg_" and a unique id, the same on a retry of the
 // same message), webhook-timestamp (Unix seconds) and webhook-signature
-// ("v1," and the base64 HMAC-SHA256 of "id.timestamp.body" under the
-// decoded secret, or for a webhook that signs with ed25519 "v1a," and the
-// base64 ed25519 signature of the same; several space-separated during a
-// rotation's overlap or when both sign), and the JSON body {"type", "timestamp", "data"}. Any 2xx
-// is success; a redirect is never followed. Robots succeed only on a JSON
-// reply with errcode 0: WeCom and DingTalk answer HTTP 200 with a non-zero
-// errcode when they refuse. E-mail succeeds when the mail server takes
-// every address.
+// ("v1," HMAC-SHA256 or "v1a," ed25519 signatures of "id.timestamp.body",
+// space-separated when several sign), and the JSON body {"type",
+// "timestamp", "data"}. Any 2xx is success; a redirect is never followed.
+// A robot succeeds only on its service's success code (WeCom and DingTalk
+// answer 200 when they refuse), Slack on "ok", e-mail when the mail server
+// takes every address.
 //
 // A message has Config.Timeout (10 s) in all. A failure is a
 // *DeliveryError (errors.Is ErrDeliveryFailed) whose message says what the
@@ -124,38 +117,13 @@
 //
 // # Signing secrets
 //
-// A webhook gets its signing secret when it is added; Replace keeps it.
-// RevealSecret shows it again to an admin (or whom the Authorizer allows
-// ActionRevealSecret): each reveal publishes channel.secret.revealed to
-// the tenant's channels, with the user as actor, and writes a log line
-// without the secret, before the secret is returned. RotateSecret
-// (ActionRotateSecret) gives the webhook a new secret, the client's
-// ("whsec_" and the base64 of 32 bytes) or one the registry makes, and
-// keeps the old one signing beside it for an overlap (SecretRotation:
-// DefaultSecretOverlap, a day, unless given; at most MaxSecretOverlap, 7
-// days; 0 ends it at once): until then every delivery and test carries
-// both signatures, the new one first, space-separated in
-// webhook-signature ("v1,<new> v1,<old>"), as Standard Webhooks lays out,
-// so that a receiver holding either secret verifies every request, and
-// moves to the new one within the overlap (Channel.PreviousSecretUntil
-// says until when). After it only the new secret signs; the old one is
-// cleared from the row by the channel's next write or by Purge. The old
-// secret is sealed as the current one is, under a field of its own, so
-// that the server secret's rotation (Config.PreviousSecret) covers it
-// too. A rotation publishes channel.secret.rotated and is logged, never
-// with a secret.
-//
-// A webhook may sign with ed25519 (Standard Webhooks' "v1a," signatures)
-// instead of HMAC or beside it (Signing: SigningHMAC, every webhook's at
-// first, SigningEd25519, SigningBoth), chosen by a rotation
-// (SecretRotation.Signing): a rotation to a scheme with ed25519 makes a
-// new signing key, sealed as the secret is (its own field) and never
-// shown, and shows its public key ("whpk_", Channel.PublicKey,
-// SigningSecret.PublicKey), with which receivers verify and which cannot
-// sign. Under the overlap rule, whatever signed before keeps signing
-// beside the new keys, so that a receiver moves from HMAC to ed25519, or
-// back, as it moves from one secret to the next. A webhook that signs with
-// ed25519 alone has no HMAC secret: its reveal answers the public key.
+// A webhook keeps its signing secret across Replace. RevealSecret shows it
+// again and RotateSecret replaces it, the old one signing beside the new
+// for an overlap (a day by default, at most 7 days) so that receivers move
+// over without a failed delivery; a webhook may sign with ed25519 ("v1a,",
+// Channel.Signing, Channel.PublicKey) instead of HMAC or beside it. Each
+// reveal and rotation is an event (channel.secret.revealed, .rotated) and
+// a log line, never with a secret. Their docs give the rules.
 //
 // Test sends one real message through a channel as given, so that it can
 // be tried before it is saved; a stored secret signs only a message to the
@@ -200,15 +168,12 @@
 // one) are written in it for the robots and e-mail when they are
 // delivered; the webhook's JSON, machine-read, never changes.
 //
-// Every attempt is logged, with what the channel's address and secret
-// hold masked (see Attempt). Deliveries, Attempts and DeliveryCounts read
-// the log; Resend (one more attempt now) and Recover (queue a channel's
-// FAILED deliveries again) act on it, throttled per tenant
-// (Config.ResendsPerMinute); Enable and Disable act on a channel.
+// Every attempt is logged, masked (see Attempt). Deliveries, Attempts and
+// DeliveryCounts read the log; Resend and Recover act on it, throttled
+// per tenant (Config.ResendsPerMinute).
 //
 // Deliver and Send make one synchronous attempt per channel, outside the
-// queue and the log: for a host that wants an answer at once. Most want
-// Publish.
+// queue and the log, for a host that wants an answer at once.
 //
 // # Operating
 //
@@ -221,19 +186,15 @@
 // set, for poolers that keep no prepared statements. SQLite, one process,
 // needs none of this.
 //
-// Config.MeterProvider and Config.TracerProvider (nil: the global
-// providers, which record nothing until the host installs some) get a
-// span per operation and per delivery attempt, the events published, the
-// attempts' outcomes and durations and, while Run runs, the outbox's depth
-// and oldest due age: Config.MeterProvider lists each instrument.
+// Config.MeterProvider and Config.TracerProvider (nil: the global ones)
+// get spans of operations and attempts and the outbox's instruments:
+// Config.MeterProvider lists them.
 //
 // # Errors
 //
-// The registry's errors are sentinels and typed errors, matched with
-// errors.Is and errors.As: ErrNameTaken, ErrQuotaExceeded (a *QuotaError),
-// ErrChannelDisabled, ErrAddressBlocked, and ErrDeliveryFailed (a
-// *DeliveryError). Each also matches its class (deskkit.ErrConflict,
-// deskkit.ErrInvalid, deskkit.ErrUnavailable), so that httpapi gives each
-// a status and a key of its own. Invalid input is a *deskkit.InputError
-// naming the field.
+// ErrNameTaken, ErrQuotaExceeded (a *QuotaError), ErrChannelDisabled,
+// ErrAddressBlocked and ErrDeliveryFailed (a *DeliveryError) each also
+// match their class (deskkit.ErrConflict, ErrInvalid, ErrUnavailable), so
+// that httpapi gives each a status and a key. Invalid input is a
+// *deskkit.InputError naming the field.
 package channel
