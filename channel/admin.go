@@ -208,11 +208,12 @@ func (r *ChannelRegistry) disableChannel(ctx context.Context, p deskkit.Principa
 	if err := deskkit.CheckID("id", id); err != nil {
 		return Channel{}, err
 	}
+	actor := r.actor(ctx, tenantID, p.UserID)
 	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := r.exists(ctx, tx, tenantID, id); err != nil {
 			return err
 		}
-		_, err := r.disable(ctx, tx, tenantID, id, disableCause{cause: causeUser, userID: p.UserID}, &deskkit.Actor{ID: p.UserID})
+		_, err := r.disable(ctx, tx, tenantID, id, disableCause{cause: causeUser, userID: p.UserID}, actor)
 		return err
 	})
 	if err != nil {

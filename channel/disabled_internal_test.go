@@ -32,9 +32,13 @@ func TestDisabledEventTexts(t *testing.T) {
 		{disableCause{cause: causeFailures, failing: 5 * 24 * time.Hour, attempts: 12, lastError: deskkit.Textf("connection refused")}, nil, language.English,
 			`Channel "Ops" was disabled`, "Disabled by deskkit: deliveries failed for 5 days (12 attempts); the last: connection refused. It gets no events until an admin enables it again."},
 		{disableCause{cause: causeUser, userID: 3}, ann, language.SimplifiedChinese,
-			`通道 "Ops" 已禁用`, "已被用户 3 禁用：由用户 3 禁用。管理员重新启用前，该通道不会再收到事件。"},
+			`通道 "Ops" 已禁用`, "已被 Ann 禁用。管理员重新启用前，该通道不会再收到事件。"},
 		{disableCause{cause: causeUser, userID: 3}, ann, language.English,
-			`Channel "Ops" was disabled`, "Disabled by user 3: disabled by user 3. It gets no events until an admin enables it again."},
+			`Channel "Ops" was disabled`, "Disabled by Ann. It gets no events until an admin enables it again."},
+		{disableCause{cause: causeUser, userID: 3}, &deskkit.Actor{ID: 3}, language.English,
+			`Channel "Ops" was disabled`, "Disabled by user 3. It gets no events until an admin enables it again."},
+		{disableCause{cause: causeUser, userID: 3}, &deskkit.Actor{ID: 3}, language.SimplifiedChinese,
+			`通道 "Ops" 已禁用`, "已被用户 3 禁用。管理员重新启用前，该通道不会再收到事件。"},
 	} {
 		h, b := disabledTexts("Ops", tc.actor, tc.cause.text())
 		ev := deskkit.Event{Type: EventChannelDisabled, Heading: h, Body: b}

@@ -113,11 +113,15 @@ func EventTypes() []deskkit.EventType {
 
 // disabledTexts are the heading and body of channel.disabled, published
 // by a channel's name and actor (nil: deskkit itself), for reason, the
-// cause's message.
+// cause's message, which a user's disable does not repeat: the body names
+// the user, by name when the host's directory knows it.
 func disabledTexts(name string, actor *deskkit.Actor, reason deskkit.Text) (title, text deskkit.Text) {
 	title = deskkit.Textf("Channel %q was disabled", clipRunes(name, 100))
-	if actor != nil {
-		return title, deskkit.Textf("Disabled by user %d: %s. It gets no events until an admin enables it again.", actor.ID, reason)
+	switch {
+	case actor != nil && actor.Name != "":
+		return title, deskkit.Textf("Disabled by %s. It gets no events until an admin enables it again.", clipRunes(actor.Name, 100))
+	case actor != nil:
+		return title, deskkit.Textf("Disabled by user %d. It gets no events until an admin enables it again.", actor.ID)
 	}
 	return title, deskkit.Textf("Disabled by deskkit: %s. It gets no events until an admin enables it again.", reason)
 }

@@ -137,6 +137,24 @@ func (r *ChannelRegistry) withHealth(ctx context.Context, tenantID int64, chans 
 	return nil
 }
 
+// actor is the user userID of the tenant as an event's actor (a disable,
+// a reveal, a rotation), named by Config.Users when it knows the user; it
+// is asked before any transaction, and a failure of it leaves the actor
+// unnamed (logged).
+func (r *ChannelRegistry) actor(ctx context.Context, tenantID, userID int64) *deskkit.Actor {
+	a := &deskkit.Actor{ID: userID}
+	if r.cfg.Users == nil {
+		return a
+	}
+	names, err := r.cfg.Users.ResolveUsers(ctx, r.db, tenantID, []int64{userID})
+	if err != nil {
+		r.cfg.Logger.WarnContext(ctx, "channel: resolve an event's actor", slog.Any("error", err))
+		return a
+	}
+	a.Name = names[userID].Name
+	return a
+}
+
 // raiseFailing publishes channel.failing for the tenant's channel id,
 // through tx, the flush's transaction that counted its failure, if no
 // other flush did for the running episode: the mark is set by a

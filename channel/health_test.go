@@ -33,6 +33,27 @@ func (u fakeUsers) ResolveUsers(_ context.Context, _ bun.IDB, _ int64, ids []int
 // healthSchedule: five attempts, 10 and then 30 minutes apart (+-10 %).
 var healthSchedule = []time.Duration{0, 10 * time.Minute, 30 * time.Minute, 30 * time.Minute, 30 * time.Minute}
 
+// disabledEvents returns the data of the channel.disabled events rc got.
+func disabledEvents(t *testing.T, rc *receiver) []channel.ChannelDisabledData {
+	t.Helper()
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var out []channel.ChannelDisabledData
+	for _, b := range rc.bodies {
+		var body struct {
+			Type string
+			Data channel.ChannelDisabledData
+		}
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Fatal(err)
+		}
+		if body.Type == channel.EventChannelDisabled {
+			out = append(out, body.Data)
+		}
+	}
+	return out
+}
+
 // failingEvents returns the data of the channel.failing events rc got.
 func failingEvents(t *testing.T, rc *receiver) []channel.ChannelFailingData {
 	t.Helper()
@@ -158,6 +179,11 @@ func TestChannelHealth(t *testing.T) {
 		}
 		if g := f.channel(t, hook.ID); g.Health != channel.HealthDisabled || g.DisabledByName != "Ann Lee" {
 			t.Errorf("listed disabled: %+v", g)
+		}
+		// channel.disabled names her, once.
+		f.run(t)
+		if ev := disabledEvents(t, f.recv); len(ev) != 1 || ev[0].Actor == nil || ev[0].Actor.ID != 1 || ev[0].Actor.Name != "Ann Lee" {
+			t.Errorf("channel.disabled %+v, want one, by Ann Lee", ev)
 		}
 		// Enabled again: healthy, nobody's.
 		if c, err := f.r.Enable(ctx, f.ann, hook.ID); err != nil || c.Health != channel.HealthHealthy || c.DisabledBy != nil || c.DisabledByName != "" || c.FailingSince != nil {

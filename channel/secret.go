@@ -186,7 +186,7 @@ func (r *ChannelRegistry) revealSecret(ctx context.Context, p deskkit.Principal,
 		return SigningSecret{}, errNoOwnSecret(s.Type)
 	}
 	now := r.cfg.Now()
-	actor := &deskkit.Actor{ID: p.UserID}
+	actor := r.actor(ctx, tenantID, p.UserID)
 	err = r.Publish(ctx, r.db, tenantID, deskkit.Event{
 		ID:      deskkit.NewEventID(),
 		Type:    EventSecretRevealed,
@@ -290,7 +290,7 @@ func (r *ChannelRegistry) rotateSecret(ctx context.Context, p deskkit.Principal,
 		ms := t.UnixMilli()
 		until = &ms
 	}
-	actor := &deskkit.Actor{ID: p.UserID}
+	actor := r.actor(ctx, tenantID, p.UserID)
 	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		var row channelRow
 		q := tx.NewSelect().Model(&row).Column("id", "channel_type", "name", "secret_enc", "ed25519_key_enc", "signing").
