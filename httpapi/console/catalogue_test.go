@@ -299,3 +299,102 @@ func TestCatalogueKeepsGlossary(t *testing.T) {
 		t.Error(f)
 	}
 }
+
+// asciiPunct is the punctuation a template must not write beside a
+// translated text: Chinese writes its own (，。：；！？), which the
+// catalogue's translation carries.
+var asciiPunct = regexp.MustCompile(`^[.,:;!?]|[.,:;!?(]$`)
+
+// punctuationFaults are the texts of the template src that write ASCII
+// punctuation right after or right before a translated text, and how many
+// texts stand beside a translated one.
+func punctuationFaults(t *testing.T, name, src string) (faults []string, beside int) {
+	t.Helper()
+	trees, err := parse.Parse(name, src, "{{", "}}", templateFuncs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	translated := func(n parse.Node) bool {
+		a, ok := n.(*parse.ActionNode)
+		if !ok || a.Pipe == nil || len(a.Pipe.Cmds) == 0 || len(a.Pipe.Cmds[0].Args) == 0 {
+			return false
+		}
+		id, ok := a.Pipe.Cmds[0].Args[0].(*parse.IdentifierNode)
+		return ok && (id.Ident == "t" || id.Ident == "tf")
+	}
+	var walk func(parse.Node)
+	walk = func(node parse.Node) {
+		switch x := node.(type) {
+		case *parse.ListNode:
+			if x == nil {
+				return
+			}
+			for i, c := range x.Nodes {
+				walk(c)
+				text, ok := c.(*parse.TextNode)
+				if !ok {
+					continue
+				}
+				s := strings.TrimSpace(string(text.Text))
+				prev := i > 0 && translated(x.Nodes[i-1])
+				next := i+1 < len(x.Nodes) && translated(x.Nodes[i+1])
+				if prev || next {
+					beside++
+				}
+				if s != "" && (prev && asciiPunct.MatchString(s[:1]) || next && asciiPunct.MatchString(s[len(s)-1:])) {
+					faults = append(faults, string(text.Text))
+				}
+			}
+		case *parse.IfNode:
+			walk(x.List)
+			walk(x.ElseList)
+		case *parse.RangeNode:
+			walk(x.List)
+			walk(x.ElseList)
+		case *parse.WithNode:
+			walk(x.List)
+			walk(x.ElseList)
+		}
+	}
+	for _, tree := range trees {
+		walk(tree.Root)
+	}
+	return faults, beside
+}
+
+// TestTemplatesPunctuateThroughCatalogue fails on a template that writes
+// ASCII punctuation right after a translated text ({{t "Saved"}}.) or
+// right before one (: {{t "a code"}}): the punctuation belongs in the
+// catalogue's text, so that Chinese gets its own.
+func TestTemplatesPunctuateThroughCatalogue(t *testing.T) {
+	for src, want := range map[string]int{
+		`<p>{{t "Saved"}}.</p>`:                          1,
+		`<p><b>x</b>, {{t "and more"}}</p>`:              1,
+		`<p>{{if .A}}{{t "Saved"}}!{{end}}</p>`:          1,
+		`<p>{{t "Saved"}}{{t "."}} {{t "Next"}}</p>`:     0,
+		`<p>{{.Name}}, {{.Other}}. <b>{{t "x"}}</b></p>`: 0,
+	} {
+		if faults, _ := punctuationFaults(t, "case", src); len(faults) != want {
+			t.Errorf("%s: faults %q, want %d", src, faults, want)
+		}
+	}
+	names, err := fs.Glob(embedded, "templates/*.html")
+	if err != nil || len(names) < 10 {
+		t.Fatalf("templates: %v, %d", err, len(names))
+	}
+	checked := 0
+	for _, n := range names {
+		b, err := embedded.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		faults, beside := punctuationFaults(t, n, string(b))
+		checked += beside
+		for _, f := range faults {
+			t.Errorf("%s: %q beside a translated text writes ASCII punctuation: put it in the catalogue's text", n, f)
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("only %d texts beside a translated one: the walk is broken", checked)
+	}
+}
