@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -44,6 +45,34 @@ func TestDisabledEventTexts(t *testing.T) {
 		ev := deskkit.Event{Type: EventChannelDisabled, Heading: h, Body: b}
 		if title, text := ev.Message(msgs, tc.tag); title != tc.title || text != tc.text {
 			t.Errorf("%s %v: %q / %q, want %q / %q", tc.cause.cause, tc.tag, title, text, tc.title, tc.text)
+		}
+	}
+}
+
+// TestSecretEventBodies: a reveal's and a rotation's body name the user,
+// by name when the directory knows it, in every language.
+func TestSecretEventBodies(t *testing.T) {
+	msgs, err := deskkit.NewMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	named, unnamed := &deskkit.Actor{ID: 3, Name: "Ann Lee"}, &deskkit.Actor{ID: 3}
+	for _, tc := range []struct {
+		body   deskkit.Text
+		tag    language.Tag
+		prefix string
+	}{
+		{revealedBody(named), language.English, "Revealed by Ann Lee. Whoever saw it"},
+		{revealedBody(unnamed), language.English, "Revealed by user 3. Whoever saw it"},
+		{revealedBody(named), language.SimplifiedChinese, "由 Ann Lee 查看。"},
+		{rotatedBody(named, nil), language.English, "Rotated by Ann Lee. The old secret stopped signing at once."},
+		{rotatedBody(unnamed, &until), language.English, "Rotated by user 3. Until 2026-11-24 10:00 UTC the old secret"},
+		{rotatedBody(named, &until), language.SimplifiedChinese, "由 Ann Lee 轮换。2026-11-24 10:00 UTC 之前"},
+		{rotatedBody(unnamed, nil), language.SimplifiedChinese, "由用户 3 轮换。"},
+	} {
+		if got := tc.body.LocalizedMessage(msgs, tc.tag); !strings.HasPrefix(got, tc.prefix) {
+			t.Errorf("%v: %q, want it to start %q", tc.tag, got, tc.prefix)
 		}
 	}
 }

@@ -141,6 +141,30 @@ func secretEventTypes() []deskkit.EventType {
 	}}
 }
 
+// revealedBody is channel.secret.revealed's body: who revealed the secret,
+// by name when the host's directory knows the user.
+func revealedBody(a *deskkit.Actor) deskkit.Text {
+	if a.Name != "" {
+		return deskkit.Textf("Revealed by %s. Whoever saw it can sign requests that the webhook's receiver takes: rotate the secret if that was not meant to happen.", clipRunes(a.Name, 100))
+	}
+	return deskkit.Textf("Revealed by user %d. Whoever saw it can sign requests that the webhook's receiver takes: rotate the secret if that was not meant to happen.", a.ID)
+}
+
+// rotatedBody is channel.secret.rotated's body: who rotated the secret, by
+// name when the host's directory knows the user, and until when the old
+// one signs (nil: it stopped at once).
+func rotatedBody(a *deskkit.Actor, until *time.Time) deskkit.Text {
+	switch {
+	case until == nil && a.Name != "":
+		return deskkit.Textf("Rotated by %s. The old secret stopped signing at once.", clipRunes(a.Name, 100))
+	case until == nil:
+		return deskkit.Textf("Rotated by user %d. The old secret stopped signing at once.", a.ID)
+	case a.Name != "":
+		return deskkit.Textf("Rotated by %s. Until %s the old secret signs beside the new one; then only the new one signs.", clipRunes(a.Name, 100), until.Format("2006-01-02 15:04 UTC"))
+	}
+	return deskkit.Textf("Rotated by user %d. Until %s the old secret signs beside the new one; then only the new one signs.", a.ID, until.Format("2006-01-02 15:04 UTC"))
+}
+
 // errNoOwnSecret is the refusal of a reveal or a rotation of a channel of
 // type t, whose secret (if any) deskkit does not make.
 func errNoOwnSecret(t Type) error {
@@ -192,7 +216,7 @@ func (r *ChannelRegistry) revealSecret(ctx context.Context, p deskkit.Principal,
 		Type:    EventSecretRevealed,
 		Time:    now,
 		Heading: deskkit.Textf("The signing secret of webhook %q was revealed", clipRunes(s.Name, 100)),
-		Body:    deskkit.Textf("Revealed by user %d. Whoever saw it can sign requests that the webhook's receiver takes: rotate the secret if that was not meant to happen.", p.UserID),
+		Body:    revealedBody(actor),
 		Data:    ChannelSecretData{ChannelID: id, Name: s.Name, Actor: actor},
 	})
 	if err != nil {
@@ -381,10 +405,7 @@ func (r *ChannelRegistry) rotateSecret(ctx context.Context, p deskkit.Principal,
 		if err != nil {
 			return err
 		}
-		body := deskkit.Textf("Rotated by user %d. The old secret stopped signing at once.", p.UserID)
-		if out.PreviousSecretUntil != nil {
-			body = deskkit.Textf("Rotated by user %d. Until %s the old secret signs beside the new one; then only the new one signs.", p.UserID, out.PreviousSecretUntil.Format("2006-01-02 15:04 UTC"))
-		}
+		body := rotatedBody(actor, out.PreviousSecretUntil)
 		return r.Publish(ctx, tx, tenantID, deskkit.Event{
 			ID:      deskkit.NewEventID(),
 			Type:    EventSecretRotated,
