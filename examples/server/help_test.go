@@ -37,7 +37,7 @@ func TestHelpNamesCommandsAndSecrets(t *testing.T) {
 		{"serve -h", []string{"serve", "-h"}, false, []string{"Flags of serve", "-retention",
 			"-metrics-addr", envMetricsAddr, "-sms-templates", "-sms-sign-name", "-tencent-sms-app-id", "aliyun or tencent", "-pprof", envPprof, envOTLPEndpoint, envOTLPTracesEndpoint, "-default-language", envDefaultLanguage}},
 		{"help", []string{"help"}, true, []string{"Flags of serve", "-addr"}},
-		{"help token", []string{"help", "token"}, true, []string{"Flags of token", "-username", "-revoke", "-locale", "-tenant-locale", "-console", "-portal"}},
+		{"help token", []string{"help", "token"}, true, []string{"Flags of token", "-username", "-revoke", "-locale", "-tenant-locale", "-time-zone", "-tenant-time-zone", "-console", "-portal"}},
 		{"help seed", []string{"help", "seed"}, true, []string{"Flags of seed", "-entries"}},
 		{"token -h", []string{"token", "-h"}, false, []string{"Flags of token", "-tenant"}},
 	} {

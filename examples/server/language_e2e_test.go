@@ -11,6 +11,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/examples/server/internal/directory"
+	"github.com/deskkit/deskkit/internal/database"
 )
 
 // langAnswer is an answer as a language test reads it.
@@ -242,6 +246,41 @@ func TestTokenLocaleValidated(t *testing.T) {
 		err := run(context.Background(), append([]string{"token", "-database-url", rawURL}, args...), io.Discard, &stderr, env(nil))
 		if err == nil || !strings.Contains(err.Error(), "BCP 47") {
 			t.Errorf("%q: %v, want a BCP 47 error", args, err)
+		}
+	}
+}
+
+// token refuses a time zone that is no IANA zone name, naming the flag,
+// and stores one that is, which the directory then gives the console.
+func TestTokenTimeZoneValidated(t *testing.T) {
+	rawURL := "sqlite:" + t.TempDir() + "/d.db"
+	for _, c := range []struct{ flag, zone string }{
+		{"-time-zone", "Mars/Olympus_Mons"}, {"-time-zone", "Local"}, {"-tenant-time-zone", "../../etc/passwd"}, {"-tenant-time-zone", "UTC+8"},
+	} {
+		var stderr strings.Builder
+		err := run(context.Background(), []string{"token", "-database-url", rawURL, "-tenant", "acme", "-username", "ann", c.flag, c.zone}, io.Discard, &stderr, env(nil))
+		if err == nil || !strings.Contains(err.Error(), c.flag+":") || !strings.Contains(err.Error(), "IANA time zone") {
+			t.Errorf("%s %q: %v, want an error naming the flag and the rule", c.flag, c.zone, err)
+		}
+	}
+	issueFor(t, rawURL, "-tenant", "acme", "-username", "ann", "-time-zone", "Asia/Shanghai", "-tenant-time-zone", "Europe/Paris")
+	issueFor(t, rawURL, "-tenant", "acme", "-username", "bob")
+	db, err := database.Open(rawURL, database.Options{MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	dir, err := directory.New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		user         int64
+		want, tenant string
+	}{{1, "Asia/Shanghai", "Europe/Paris"}, {2, "", "Europe/Paris"}} {
+		user, tenant, err := dir.TimeZones(context.Background(), deskkit.Principal{TenantID: 1, UserID: c.user})
+		if err != nil || user != c.want || tenant != c.tenant {
+			t.Errorf("user %d: %q, %q, %v; want %q, %q", c.user, user, tenant, err, c.want, c.tenant)
 		}
 	}
 }

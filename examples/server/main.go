@@ -74,6 +74,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	// The time zones the console shows times in, and the token
+	// subcommand's -time-zone checks, load on a machine without a zone
+	// database too.
+	_ "time/tzdata"
 
 	"github.com/uptrace/bun"
 

@@ -41,6 +41,8 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	country := fs.String("country", "", "ISO 3166-1 region of -mobile, such as CN or US")
 	locale := fs.String("locale", "", "set the user's preferred language, a valid BCP 47 tag such as en or zh-CN, which API answers use when the request's Accept-Language names none the server has (one it has no messages in is stored, with a warning); \"\" leaves it as it is")
 	tenantLocale := fs.String("tenant-locale", "", "set the tenant's default language (a valid BCP 47 tag: en, zh-CN; one the server has no messages in is stored, with a warning), for its users without one of their own and its channels' event messages; \"\" leaves it as it is")
+	timeZone := fs.String("time-zone", "", "set the user's time zone, an IANA name such as Asia/Shanghai or UTC, which the web console shows times in; \"\" leaves it as it is")
+	tenantTimeZone := fs.String("tenant-time-zone", "", "set the tenant's time zone (an IANA name: Asia/Shanghai, UTC), for its users without one of their own; \"\" leaves it as it is")
 	revoke := fs.Bool("revoke", false, "revoke the token read from stdin (its first line) instead of issuing one")
 	consoleLink := fs.Bool("console", false, "print a one-time sign-in link to the web console (valid "+readableDuration(console.DefaultLinkTTL)+", single use) instead of the token; the token it signs in with expires with the session ("+readableDuration(console.DefaultLinkTTL+console.DefaultSessionTTL)+") unless -ttl says otherwise")
 	portal := fs.String("portal", "", "print a portal link instead of the token: it opens a console session for the user limited to SCOPES, comma-separated, of trash, channels and profile (valid "+readableDuration(console.DefaultPortalLinkTTL)+", single use; the session lasts "+readableDuration(console.DefaultSessionTTL)+" and issues no token); it is signed with the server secret, so run it with the server's "+envSecret+" when the server has one")
@@ -50,7 +52,7 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	if *revoke {
-		for _, name := range []string{"tenant", "username", "admin", "ttl", "email", "mobile", "country", "locale", "tenant-locale", "console", "portal", "base-url"} {
+		for _, name := range []string{"tenant", "username", "admin", "ttl", "email", "mobile", "country", "locale", "tenant-locale", "time-zone", "tenant-time-zone", "console", "portal", "base-url"} {
 			if fs.given(name) {
 				return fmt.Errorf("-revoke takes the token on stdin and no -%s", name)
 			}
@@ -113,6 +115,12 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *tenantLocale, err = directory.CheckLocale("tenantLocale", *tenantLocale); err != nil {
 		return fmt.Errorf("-tenant-locale: %w", err)
 	}
+	if err := directory.CheckTimeZone("timeZone", *timeZone); err != nil {
+		return fmt.Errorf("-time-zone: %w", err)
+	}
+	if err := directory.CheckTimeZone("tenantTimeZone", *tenantTimeZone); err != nil {
+		return fmt.Errorf("-tenant-time-zone: %w", err)
+	}
 	warnLocale(ctx, logger, "-locale", *locale)
 	warnLocale(ctx, logger, "-tenant-locale", *tenantLocale)
 	// Without -admin the role stays as it is: leaving a flag out must not
@@ -151,6 +159,11 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		tenant.Locale = *tenantLocale
 	}
+	if *tenantTimeZone != "" {
+		if err := dir.SetTenantTimeZone(ctx, tenant.ID, *tenantTimeZone); err != nil {
+			return fmt.Errorf("-tenant-time-zone: %w", err)
+		}
+	}
 	user, err := dir.EnsureUserRole(ctx, tenant.ID, *username, role)
 	if err != nil {
 		return fmt.Errorf("-username: %w", err)
@@ -160,6 +173,11 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return fmt.Errorf("-locale: %w", err)
 		}
 		user.Locale = *locale
+	}
+	if *timeZone != "" {
+		if err := dir.SetUserTimeZone(ctx, tenant.ID, user.ID, *timeZone); err != nil {
+			return fmt.Errorf("-time-zone: %w", err)
+		}
 	}
 	if m.E164 != "" {
 		if err := dir.SetMobile(ctx, nil, tenant.ID, user.ID, m.E164, m.Country); err != nil {
@@ -191,6 +209,12 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if tenant.Locale != "" {
 		attrs = append(attrs, slog.String("tenantLocale", tenant.Locale))
+	}
+	if *timeZone != "" {
+		attrs = append(attrs, slog.String("timeZone", *timeZone))
+	}
+	if *tenantTimeZone != "" {
+		attrs = append(attrs, slog.String("tenantTimeZone", *tenantTimeZone))
 	}
 	if ttl > 0 {
 		attrs = append(attrs, slog.String("expiresAt", expiresAt(now, ttl).Format(time.RFC3339)))

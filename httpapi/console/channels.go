@@ -484,7 +484,7 @@ type channelView struct {
 	Pages     int
 	Prev      string
 	Next      string
-	Since     string // the recover form's default: a day ago, UTC
+	Since     string // the recover form's default: a day ago, in the reader's time zone
 	Admin     bool
 	// OwnSecret: the channel's type has a signing secret of deskkit's,
 	// which the page offers to reveal and rotate.
@@ -512,7 +512,7 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 	q := r.URL.Query()
 	v := channelView{Channel: ch, TypeLabel: c.channelTypeLabel(r, ch.Type), Test: test, Statuses: deliveryStatuses,
 		Status: q.Get("status"), PageNo: 1, Admin: s.Principal.Admin,
-		Since: c.cfg.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02T15:04"), Overlaps: overlapChoices, Signings: signingChoices}
+		Since: localInput(c.cfg.Now().Add(-24*time.Hour), c.zoneOf(r)), Overlaps: overlapChoices, Signings: signingChoices}
 	if ti, ok := channel.TypeInfoOf(ch.Type); ok {
 		v.OwnSecret = ti.OwnSecret
 	}
@@ -534,7 +534,7 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 		c.fail(w, r, s, err)
 		return
 	}
-	v.Page, v.Chart = page, newChart(counts, func(f string, a ...any) string { return c.tr(r, f, a...) })
+	v.Page, v.Chart = page, newChart(counts, c.zoneOf(r), func(f string, a ...any) string { return c.tr(r, f, a...) })
 	v.Pages = int((page.Total + deliveriesPageSize - 1) / deliveriesPageSize)
 	link := func(n int) string {
 		u := url.Values{}
@@ -566,9 +566,10 @@ func (c *Console) recoverChannel(w http.ResponseWriter, r *http.Request, s *cons
 		return
 	}
 	raw := strings.TrimSpace(r.PostForm.Get("since"))
-	since, err := parseSince(raw)
+	loc := c.zoneOf(r)
+	since, err := parseLocal("since", raw, loc)
 	if err != nil {
-		c.plainErrorIn(w, r, s, http.StatusBadRequest, c.tr(r, "Since must be a date and time such as 2026-11-24T09:00 (UTC)."))
+		c.plainErrorIn(w, r, s, http.StatusBadRequest, c.tr(r, "Since must be a date and time such as 2026-11-24T09:00 (%s).", offsetName(c.cfg.Now(), loc)))
 		return
 	}
 	n, err := c.cfg.Channels.Recover(r.Context(), s.Principal, id, since)
@@ -577,23 +578,11 @@ func (c *Console) recoverChannel(w http.ResponseWriter, r *http.Request, s *cons
 		return
 	}
 	if n == 1 {
-		setFlash(w, r, c.tr(r, "Queued 1 failed delivery since %s again, with the whole retry schedule.", since.Format("2006-01-02 15:04 UTC")))
+		setFlash(w, r, c.tr(r, "Queued 1 failed delivery since %s again, with the whole retry schedule.", formatIn(since, loc)))
 	} else {
-		setFlash(w, r, c.tr(r, "Queued %d failed deliveries since %s again, each with the whole retry schedule.", n, since.Format("2006-01-02 15:04 UTC")))
+		setFlash(w, r, c.tr(r, "Queued %d failed deliveries since %s again, each with the whole retry schedule.", n, formatIn(since, loc)))
 	}
 	redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, id))
-}
-
-// parseSince reads the recover form's moment: a datetime-local value
-// (read as UTC), a date, or a date as the API takes it (httpapi.ParseTime:
-// RFC 3339, with its refusals of impossible offsets).
-func parseSince(s string) (time.Time, error) {
-	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
-			return t, nil
-		}
-	}
-	return httpapi.ParseTime("since", s)
 }
 
 // deliveryView is a delivery's page: its attempts.

@@ -64,22 +64,27 @@ type chartHour struct {
 // round1 keeps one decimal of a coordinate.
 func round1(f float64) float64 { return math.Round(f*10) / 10 }
 
-// niceCeil is the least of 1, 2, 5 times a power of ten at or above n.
-func niceCeil(n int) int {
-	if n <= 4 {
-		return 4
-	}
+// niceScale is the scale of a chart whose tallest bar is n: its step,
+// the least of 1, 2, 5 times a power of ten that takes n in four steps,
+// and its top, the least multiple of step at or above n (4 at least), so
+// that every line of the scale is a round number: 0/5/10, never
+// 0/2/5/7/10.
+func niceScale(n int) (top, step int) {
 	for p := 1; ; p *= 10 {
 		for _, m := range []int{1, 2, 5} {
-			if m*p >= n {
-				return m * p
+			if step = m * p; 4*step >= n {
+				top = max((n+step-1)/step*step, step)
+				if step == 1 {
+					top = max(top, 4)
+				}
+				return top, step
 			}
 		}
 	}
 }
 
 // newChart lays out counts, oldest hour first.
-func newChart(counts []channel.HourlyDeliveries, tr func(string, ...any) string) chart {
+func newChart(counts []channel.HourlyDeliveries, loc *time.Location, tr func(string, ...any) string) chart {
 	if len(counts) > chartMaxBars {
 		counts = counts[len(counts)-chartMaxBars:]
 	}
@@ -91,19 +96,19 @@ func newChart(counts []channel.HourlyDeliveries, tr func(string, ...any) string)
 		c.Total.Failed += h.Failed
 		c.Total.Pending += h.Pending
 	}
-	c.Max = niceCeil(most)
+	top, step := niceScale(most)
+	c.Max = top
 	plotH := float64(chartHeight - chartBottom - chartTop)
 	base := float64(chartHeight - chartBottom)
 	scale := plotH / float64(c.Max)
-	for i := 0; i <= 4; i++ {
-		v := c.Max * i / 4
+	for v := 0; v <= top; v += step {
 		c.Ticks = append(c.Ticks, chartTick{Y: round1(base - float64(v)*scale), Label: v})
 	}
 	n := max(len(counts), 1)
 	slot := float64(chartWidth-chartLeft) / float64(n)
 	for i, h := range counts {
 		b := chartBar{X: round1(float64(chartLeft) + float64(i)*slot + chartBarGap/2), W: round1(slot - chartBarGap),
-			Title: tr("%s: %d succeeded, %d failed, %d pending", h.Hour.UTC().Format("15:04"), h.Succeeded, h.Failed, h.Pending)}
+			Title: tr("%s: %d succeeded, %d failed, %d pending", h.Hour.In(loc).Format("15:04"), h.Succeeded, h.Failed, h.Pending)}
 		y := base
 		for _, seg := range []struct {
 			n     int
@@ -118,7 +123,7 @@ func newChart(counts []channel.HourlyDeliveries, tr func(string, ...any) string)
 		}
 		c.Bars = append(c.Bars, b)
 		if i%6 == 0 || i == len(counts)-1 {
-			hr := chartHour{X: round1(b.X + b.W/2), Label: h.Hour.UTC().Format("15:04"), Anchor: "middle"}
+			hr := chartHour{X: round1(b.X + b.W/2), Label: h.Hour.In(loc).Format("15:04"), Anchor: "middle"}
 			if i == len(counts)-1 {
 				hr.X, hr.Anchor = round1(b.X+b.W), "end"
 			}
@@ -127,10 +132,10 @@ func newChart(counts []channel.HourlyDeliveries, tr func(string, ...any) string)
 	}
 	from, to := "", ""
 	if len(counts) > 0 {
-		from = counts[0].Hour.UTC().Format("2006-01-02 15:04")
-		to = counts[len(counts)-1].Hour.UTC().Add(time.Hour).Format("2006-01-02 15:04")
+		from = counts[0].Hour.In(loc).Format("2006-01-02 15:04")
+		to = formatIn(counts[len(counts)-1].Hour.Add(time.Hour), loc)
 	}
-	c.Summary = tr("From %s to %s UTC: %d deliveries succeeded, %d failed, %d pending; the busiest hour had %d.",
+	c.Summary = tr("From %s to %s: %d deliveries succeeded, %d failed, %d pending; the busiest hour had %d.",
 		from, to, c.Total.Succeeded, c.Total.Failed, c.Total.Pending, most)
 	return c
 }

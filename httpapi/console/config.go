@@ -164,6 +164,12 @@ type Config struct {
 	// after Accept-Language; when nil, Authenticator or Names is asked if
 	// it implements LocaleResolver.
 	Locales LocaleResolver
+	// Zones, optional, gives the time zones of the user and the tenant,
+	// which pages show times in and read the filters' times in; without
+	// one, the zone the reader picked in the footer (ZoneParam,
+	// ZoneCookie), else UTC. When nil, Authenticator or Names is asked if
+	// it implements ZoneResolver. The API answers in UTC whatever the zone.
+	Zones ZoneResolver
 
 	// The services, as the API takes them (httpapi.Config): a host that
 	// wraps one (audit, metrics, a permission check) passes the wrapper
@@ -237,6 +243,13 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Zones == nil {
+		if zr, ok := c.Authenticator.(ZoneResolver); ok && c.Authenticator != nil {
+			c.Zones = zr
+		} else if zr, ok := c.Names.(ZoneResolver); ok && c.Names != nil {
+			c.Zones = zr
+		}
 	}
 	if c.BasePath == "" {
 		c.BasePath = DefaultBasePath

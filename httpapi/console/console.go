@@ -137,6 +137,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = c.withClient(r)
 	c.switchLanguage(w, r)
 	r = c.withLanguage(r)
+	r = c.switchZone(w, r)
 	if !cleanPath(r) {
 		// A ServeMux would redirect to the cleaned path, which may leave the
 		// console (/console/../api/v1/...): answer 404 instead, as the API does.

@@ -162,11 +162,13 @@
 // Config.Authenticator or Config.Names implementing it), asked only when
 // the request names no language the pages have; a lookup that fails fails
 // the page as it fails an API request (a 503 to retry for an outage). Pages
-// carry <html lang="en"> or lang="zh-CN"; dates keep their format
-// ("2026-11-24 09:00 UTC"), and machine words (channel and event types,
-// delivery statuses, bizKeys, field names) stay as the API writes them.
-// Texts that come from stored data (a channel's disabled reason, names) are
-// shown as stored.
+// carry <html lang="en"> or lang="zh-CN"; machine words (event types,
+// bizKeys, field names) stay as the API writes them, and stored texts (a
+// channel's disabled reason, names) as stored.
+//
+// Times read and show in the reader's time zone with its offset ("17:00
+// UTC+8"), named in the footer: see ZoneResolver and ZoneParam. A host
+// without the system's zone database imports time/tzdata.
 //
 // The console's texts are keyed by their English text, as deskkit's
 // messages are, and their Simplified Chinese is the console's own
@@ -193,8 +195,6 @@
 //
 // # Testing
 //
-// The package's tests drive the handler over httptest on SQLite and
-// PostgreSQL (demotions, forged links, spoofed proxy headers); the
-// reference server's and the embedding example's drive it in headless
-// Chromium through chromedp, portal links included.
+// The tests drive the handler over httptest on SQLite and PostgreSQL, and
+// in headless Chromium (the reference server's and the embedding example's).
 package console

@@ -97,9 +97,6 @@ func (c *Console) serveAsset(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
 }
 
-// formatDate is how pages show an instant: to the minute, in UTC, said so.
-func formatDate(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
-
 // pageTemplate is one page parsed with the layout.
 type pageTemplate struct {
 	t *template.Template
@@ -136,7 +133,6 @@ func (c *Console) parsePages(a *assets, tag language.Tag) (map[string]*pageTempl
 			}
 			return template.CSS("--accent: " + c.cfg.AccentColor)
 		},
-		"date": formatDate,
 		// deliveryStatus, gender and signing give a stored value's text,
 		// for t.
 		"deliveryStatus": deliveryStatusLabel,
@@ -157,12 +153,6 @@ func (c *Console) parsePages(a *assets, tag language.Tag) (map[string]*pageTempl
 			return *p
 		},
 		"signing": signingLabel,
-		"datePtr": func(t *time.Time) string {
-			if t == nil {
-				return ""
-			}
-			return formatDate(*t)
-		},
 	}
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(embedded, "templates/layout.html")
 	if err != nil {
@@ -218,7 +208,21 @@ type view struct {
 	ErrorKey string
 	Nav      sections // the sections the navigation links to
 	Data     any
+	// Zone is the time zone the page's times are in, for the footer;
+	// Date, DatePtr and In write times in it.
+	Zone zoneView
+	loc  *time.Location
 }
+
+// Date writes t in the page's time zone: {{$.Date .CreatedDate}}.
+func (v view) Date(t time.Time) string { return formatIn(t, v.loc) }
+
+// DatePtr writes *t in the page's time zone; "" for nil.
+func (v view) DatePtr(t *time.Time) string { return v.In(nil).DatePtr(t) }
+
+// In gives a sub-template x with the page's time zone: {{template "health"
+// ($.In .Channel)}}, which reads .V and writes .Date.
+func (v view) In(x any) zoned { return zoned{V: x, loc: v.loc} }
 
 // render writes page name in the layout with status. s is nil for pages
 // shown signed out. A pending flash message is shown and consumed.
@@ -256,7 +260,8 @@ func (c *Console) renderError(w http.ResponseWriter, r *http.Request, s *console
 	if d, ok := data.(errorView); ok && ev.Message == "" {
 		ev = d
 	}
-	v := view{Session: s, Data: data, Error: ev.Message, ErrorKey: ev.Key, Flash: takeFlash(w, r)}
+	v := view{Session: s, Data: data, Error: ev.Message, ErrorKey: ev.Key, Flash: takeFlash(w, r),
+		Zone: c.zoneViewOf(r), loc: c.zoneOf(r)}
 	if s != nil {
 		v.CSRF = s.CSRF
 		v.Nav = c.navFor(s)

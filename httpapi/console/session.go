@@ -69,6 +69,7 @@ func (c *Console) page(scope Scope, pattern string, h pageFunc) {
 			c.fail(w, r, s, err)
 			return
 		}
+		r = c.withHostZone(r, s.Principal)
 		if scope != "" && !s.may(scope) {
 			c.render(w, r, s, http.StatusForbidden, "error", errorView{Message: c.tr(r, "This page is not part of what you were given access to.")})
 			return

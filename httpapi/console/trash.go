@@ -52,7 +52,7 @@ type trashForm struct {
 	Project string
 	Name    string
 	Type    string
-	Deleted string // yyyy-mm-dd, UTC
+	Deleted string // yyyy-mm-dd, a day in the reader's time zone
 	Sort    string
 	Size    int
 	PageNo  int
@@ -83,7 +83,7 @@ type trashView struct {
 // Every value is escaped with html.EscapeString, which is right for text
 // and for the double-quoted attribute values it is written into; URLs are
 // built from numbers and url.QueryEscape.
-func trashRowsHTML(base string, es []trash.Entry, back string, projects map[int64]string, tr func(string, ...any) string) template.HTML {
+func trashRowsHTML(base string, es []trash.Entry, back string, projects map[int64]string, loc *time.Location, tr func(string, ...any) string) template.HTML {
 	q := "?back=" + url.QueryEscape(back)
 	// The words of every row, in the page's language, once.
 	lName, lProject, lBy, lDeleted := html.EscapeString(tr("Name")), html.EscapeString(tr("Project")), html.EscapeString(tr("Deleted by")), html.EscapeString(tr("Deleted"))
@@ -100,7 +100,7 @@ func trashRowsHTML(base string, es []trash.Entry, back string, projects map[int6
 		}
 		purged := kept
 		if e.PurgeDate != nil {
-			purged = formatDate(*e.PurgeDate)
+			purged = formatIn(*e.PurgeDate, loc)
 		}
 		restore := html.EscapeString(base + "trash/" + id + "/restore" + q)
 		clear := html.EscapeString(base + "trash/" + id + "/clear" + q)
@@ -108,7 +108,7 @@ func trashRowsHTML(base string, es []trash.Entry, back string, projects map[int6
 			`<td data-label="` + lName + `">` + name + `</td>` +
 			`<td data-label="` + lProject + `">` + html.EscapeString(projectName(projects, e.ProjectID)) + `</td>` +
 			`<td data-label="` + lBy + `">` + html.EscapeString(by) + `</td>` +
-			`<td data-label="` + lDeleted + `"><time datetime="` + e.DeletedDate.UTC().Format(time.RFC3339) + `">` + formatDate(e.DeletedDate) + `</time></td>` +
+			`<td data-label="` + lDeleted + `"><time datetime="` + e.DeletedDate.UTC().Format(time.RFC3339) + `">` + formatIn(e.DeletedDate, loc) + `</time></td>` +
 			`<td data-label="` + lPurged + `">` + purged + `</td>` +
 			`<td data-label="` + lActions + `"><div class="actions">` +
 			`<a class="button secondary" href="` + restore + `" aria-label="` + html.EscapeString(tr("Restore %s", e.TargetName)) + `">` + lRestore + `</a> ` +
@@ -133,7 +133,7 @@ func sprint(t trash.TargetType) bool { return t == trash.TargetSprint }
 // returns what is wrong with it: the project, page and size by the API's
 // rules for projectId, pageNo and pageSize (httpapi.ParseID, ParseInt),
 // the rest, which only the form takes, as a formError.
-func parseTrashForm(q url.Values, tr func(string, ...any) string) (trashForm, trash.Query, int64, error) {
+func parseTrashForm(q url.Values, loc *time.Location, tr func(string, ...any) string) (trashForm, trash.Query, int64, error) {
 	f := trashForm{
 		Project: strings.TrimSpace(q.Get("project")),
 		Name:    strings.TrimSpace(q.Get("name")),
@@ -162,7 +162,7 @@ func parseTrashForm(q url.Values, tr func(string, ...any) string) (trashForm, tr
 	query.ProjectID = project
 	query.TargetName = f.Name
 	if f.Deleted != "" {
-		day, err := time.Parse("2006-01-02", f.Deleted)
+		day, err := time.ParseInLocation("2006-01-02", f.Deleted, loc)
 		if err != nil {
 			return f, query, 0, formError(tr("Deleted on must be a date such as 2026-11-24."))
 		}
@@ -220,7 +220,7 @@ func (f trashForm) values(pageNo int) string {
 
 func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
 	tr := func(format string, args ...any) string { return c.tr(r, format, args...) }
-	form, query, project, err := parseTrashForm(r.URL.Query(), tr)
+	form, query, project, err := parseTrashForm(r.URL.Query(), c.zoneOf(r), tr)
 	v := trashView{Form: form, Sorts: trashSorts, Sizes: trashPageSizes, Types: trashTypes, Project: project, Back: c.base + "trash"}
 	if qs := form.values(form.PageNo); qs != "" {
 		v.Back += "?" + qs
@@ -248,7 +248,7 @@ func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSe
 	if project > 0 {
 		v.ProjectLabel = c.projectLabel(r, names, project)
 	}
-	v.Rows = trashRowsHTML(c.base, page.List, v.Back, names, tr)
+	v.Rows = trashRowsHTML(c.base, page.List, v.Back, names, c.zoneOf(r), tr)
 	v.Pages = int((page.Total + int64(form.Size) - 1) / int64(form.Size))
 	if form.PageNo > 1 {
 		v.Prev = c.base + "trash?" + form.values(form.PageNo-1)

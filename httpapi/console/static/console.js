@@ -11,6 +11,15 @@
     // within the site, so the SameSite=Strict cookie it sets is kept.
     var f = document.querySelector("form[data-autosubmit]");
     if (f) { f.requestSubmit ? f.requestSubmit() : f.submit(); }
+    // The footer's time zone picker, while the reader has picked none,
+    // preselects the browser's zone: one click keeps it.
+    var z = document.querySelector("select[data-browser-zone]");
+    var tz = window.Intl && Intl.DateTimeFormat().resolvedOptions().timeZone;
+    if (z && tz && tz !== z.value) {
+      var found = Array.prototype.some.call(z.options, function (o) { return o.value === tz; });
+      if (!found) { z.add(new Option(tz, tz), 1); }
+      z.value = tz;
+    }
   });
   // A select marked data-submit-on-change submits its form when changed
   // (the channel form's type); without script its button does.

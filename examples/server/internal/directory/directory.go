@@ -1194,6 +1194,72 @@ func (d *Directory) Locales(ctx context.Context, p deskkit.Principal) (user, ten
 	return user, tenant, nil
 }
 
+// MaxTimeZoneLength bounds an IANA time zone name.
+const MaxTimeZoneLength = 64
+
+// CheckTimeZone checks that zone is an IANA time zone name the server can
+// load ("Asia/Shanghai", "UTC"), or "" for none; field names it in the
+// refusal.
+func CheckTimeZone(field, zone string) error {
+	if zone == "" {
+		return nil
+	}
+	if len(zone) > MaxTimeZoneLength || zone == "Local" || strings.ContainsAny(zone, ". \\") {
+		return deskkit.Invalid(field, "must be an IANA time zone name of at most %d characters, such as Asia/Shanghai or UTC", MaxTimeZoneLength)
+	}
+	if _, err := time.LoadLocation(zone); err != nil {
+		return deskkit.Invalid(field, "must be an IANA time zone name of at most %d characters, such as Asia/Shanghai or UTC", MaxTimeZoneLength)
+	}
+	return nil
+}
+
+// SetUserTimeZone sets the time zone of user id of the tenant ("" for
+// none; see CheckTimeZone). It returns ErrNotFound for an unknown user.
+func (d *Directory) SetUserTimeZone(ctx context.Context, tenantID, id int64, zone string) error {
+	if err := CheckTimeZone("timeZone", zone); err != nil {
+		return err
+	}
+	res, err := d.db.ExecContext(ctx, `UPDATE deskkit_users SET time_zone = ? WHERE tenant_id = ? AND id = ?`, zone, tenantID, id)
+	if err != nil {
+		return fmt.Errorf("directory: set time zone: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("directory: user %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// SetTenantTimeZone sets the time zone of the tenant ("" for none; see
+// CheckTimeZone). It returns ErrNotFound for an unknown tenant.
+func (d *Directory) SetTenantTimeZone(ctx context.Context, tenantID int64, zone string) error {
+	if err := CheckTimeZone("tenantTimeZone", zone); err != nil {
+		return err
+	}
+	res, err := d.db.ExecContext(ctx, `UPDATE deskkit_tenants SET time_zone = ? WHERE id = ?`, zone, tenantID)
+	if err != nil {
+		return fmt.Errorf("directory: set tenant time zone: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("directory: tenant %d: %w", tenantID, ErrNotFound)
+	}
+	return nil
+}
+
+// TimeZones returns the time zones of p's user and of p's tenant, "" where
+// none is set: the directory is a console.ZoneResolver. An unknown user
+// answers "", "".
+func (d *Directory) TimeZones(ctx context.Context, p deskkit.Principal) (user, tenant string, err error) {
+	err = d.db.QueryRowContext(ctx, `SELECT u.time_zone, tn.time_zone FROM deskkit_users AS u `+
+		`JOIN deskkit_tenants AS tn ON tn.id = u.tenant_id WHERE u.tenant_id = ? AND u.id = ?`, p.TenantID, p.UserID).Scan(&user, &tenant)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("directory: read time zones: %w", err)
+	}
+	return user, tenant, nil
+}
+
 // TenantLocale returns the default locale of the tenant, "" if none is set
 // or the tenant is unknown: channel.Config.TenantLanguage.
 func (d *Directory) TenantLocale(ctx context.Context, tenantID int64) (string, error) {
