@@ -573,13 +573,25 @@ const actionables = `(function () {
   return out;
 })()`
 
+// goDurations finds, in the page's text, a Go duration written as Go
+// writes one ("10m", "6m56s", "1m0s", "1.5s", "300ms") rather than for a
+// person (deskkit.DurationText: "10 minutes", "6 分钟 56 秒").
+const goDurations = `(function () {
+  var main = document.querySelector("main") || document.body;
+  var re = /(?<![\w.\/:+-])(?=\d)(\d+h)?(\d+m(?!s))?(\d+(\.\d+)?(s|ms|µs|ns))?(?<=[hmsµ])(?![\w\/:-]|\.\d)/g;
+  return (main.innerText.match(re) || []).slice(0, 5);
+})()`
+
 // inspect screenshots the page at both widths, runs the accessibility
-// probe, and tabs through the page to see every action reached by the
-// keyboard.
+// probe, checks that no Go duration reaches the reader, and tabs through
+// the page to see every action reached by the keyboard.
 func (tb *tab) inspect(name string) {
 	tb.t.Helper()
 	if problems := evalIn[[]string](tb, a11yProbe); len(problems) > 0 {
 		tb.t.Errorf("%s: accessibility:\n  %s", name, strings.Join(problems, "\n  "))
+	}
+	if found := evalIn[[]string](tb, goDurations); len(found) > 0 {
+		tb.t.Errorf("%s: Go durations where a reader wants words: %q", name, found)
 	}
 	want := evalIn[[]string](tb, actionables)
 	reached := map[string]bool{}
