@@ -288,7 +288,6 @@ func TestInspectShowsNoSecretOrSignature(t *testing.T) {
 	})
 }
 
-
 func header(h []channel.Header, name string) string {
 	for _, kv := range h {
 		if kv.Name == name {
