@@ -323,3 +323,75 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// Robots: each attempt's request shows the robot's address with its key
+// masked and the message as sent, kept once per event and rendering
+// however many attempts sent it, with DingTalk's sign masked everywhere.
+func TestInspectRobots(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newEvFixture(t, db, channel.Config{})
+		ctx := context.Background()
+		secret := "SECrobotsecret0123"
+		ding := f.add(t, f.ann, "DINGTALK", "alerts", f.recv.URL+"/robot/send?access_token=d1ngt0ken", &secret)
+		wecom := f.add(t, f.ann, "WECHAT", "wecom", f.recv.URL+"/cgi-bin/webhook/send?key=w3c0mkey", nil)
+		ev := newEvent("task.trashed")
+		f.recv.answer(http.StatusOK, `{"errcode":-1,"errmsg":"system busy"}`)
+		f.publish(t, 10, ev)
+		f.run(t)
+		f.clock.Advance(2 * time.Minute)
+		f.recv.answer(http.StatusOK, `{"errcode":0,"errmsg":"ok"}`)
+		f.run(t)
+		var signs []string
+		f.recv.mu.Lock()
+		for _, r := range f.recv.reqs {
+			if s := r.URL.Query().Get("sign"); s != "" {
+				signs = append(signs, s)
+			}
+		}
+		f.recv.mu.Unlock()
+		if len(signs) != 2 {
+			t.Fatalf("DingTalk got %d signed messages, want 2", len(signs))
+		}
+		var answers []string
+		for _, c := range []struct {
+			id   int64
+			url  string
+			text string
+		}{
+			{ding.ID, f.recv.URL + "/robot/send?access_token=***", "Task 7 was trashed"},
+			{wecom.ID, f.recv.URL + "/cgi-bin/webhook/send?key=***", "Task 7 was trashed"},
+		} {
+			d, err := f.r.Inspect(ctx, f.ann, deliveryOf(t, f.r, f.ann, c.id, ev.ID).ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Attempts) != 2 || d.Delivery.Status != channel.DeliverySucceeded {
+				t.Fatalf("%d: %+v", c.id, d)
+			}
+			for _, a := range d.Attempts {
+				if a.Request.URL != c.url || !strings.Contains(a.Request.Body, c.text) || a.Request.Body != d.Attempts[0].Request.Body {
+					t.Errorf("%d: request %+v", c.id, a.Request)
+				}
+			}
+			if d.Attempts[0].Response.Error == "" || d.Attempts[1].Response.Body != `{"errcode":0,"errmsg":"ok"}` {
+				t.Errorf("%d: answers %+v", c.id, d.Attempts)
+			}
+			if d.Event.Title != "Task 7 was trashed" || d.Event.Text != "by Ann" || d.Event.Language != "en" {
+				t.Errorf("%d: event %+v", c.id, d.Event)
+			}
+			b, _ := json.Marshal(d)
+			answers = append(answers, string(b))
+		}
+		var kept int
+		if err := db.NewRaw("SELECT COUNT(*) FROM deskkit_outbox_bodies").Scan(ctx, &kept); err != nil || kept != 2 {
+			t.Errorf("bodies kept: %d, want one per robot (%v)", kept, err)
+		}
+		wantNoLeak(t, "answers", strings.Join(answers, "\n"), append(signs, "d1ngt0ken", "w3c0mkey", secret)...)
+		wantNoLeak(t, "stored", storedTexts(t, db), append(signs, "d1ngt0ken", "w3c0mkey", secret)...)
+		var exchanges []string
+		if err := db.NewRaw("SELECT COALESCE(exchange, '') FROM deskkit_outbox_attempts").Scan(ctx, &exchanges); err != nil {
+			t.Fatal(err)
+		}
+		wantNoLeak(t, "exchanges", strings.Join(exchanges, "\n"), append(signs, "d1ngt0ken", "w3c0mkey", secret)...)
+	})
+}

@@ -23,3 +23,12 @@ CREATE TABLE deskkit_outbox_bodies (
 );
 --bun:split
 CREATE INDEX deskkit_outbox_bodies_created_idx ON deskkit_outbox_bodies (created_at_ms);
+{{- if .Postgres}}
+--bun:split
+-- Written once and deleted by age, as deskkit_outbox_events (see
+-- 20261202000002_lean_tables).
+ALTER TABLE deskkit_outbox_bodies SET (
+    autovacuum_vacuum_scale_factor = 0.05,
+    autovacuum_vacuum_insert_scale_factor = 0.05
+);
+{{- end}}
