@@ -393,5 +393,14 @@ func TestInspectRobots(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantNoLeak(t, "exchanges", strings.Join(exchanges, "\n"), append(signs, "d1ngt0ken", "w3c0mkey", secret)...)
+
+		// Past the log's retention, the bodies go with their events.
+		f.clock.Advance(channel.DefaultLogRetention + time.Hour)
+		if err := channel.Housekeep(ctx, f.r); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.NewRaw("SELECT COUNT(*) FROM deskkit_outbox_bodies").Scan(ctx, &kept); err != nil || kept != 0 {
+			t.Errorf("bodies kept after the retention: %d (%v)", kept, err)
+		}
 	})
 }
