@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ import (
 const (
 	maxKeptHeaders     = 50
 	maxHeaderValueKept = 512
+	maxHeaderBytesKept = 4096 // names and values of one request's or reply's headers together
 )
 
 // DeliveryDetail is one delivery inspected: the delivery, its channel,
@@ -163,6 +165,7 @@ func signatures(req *notify.Request) []string {
 	if req.URL != nil {
 		for _, v := range req.URL.Query()["sign"] {
 			add(v)
+			add(url.QueryEscape(v)) // as the query wrote it
 		}
 	}
 	var body struct {
@@ -176,8 +179,10 @@ func signatures(req *notify.Request) []string {
 }
 
 // keptHeaders are h as an attempt keeps them: in name order, at most
-// maxKeptHeaders, credentials as ***, the others masked by parts and cut.
+// maxKeptHeaders and maxHeaderBytesKept, credentials as ***, the others
+// masked by parts and cut.
 func keptHeaders(h http.Header, parts []string) [][2]string {
+	size := 0
 	names := slices.Sorted(func(yield func(string) bool) {
 		for k := range h {
 			if !yield(k) {
@@ -196,6 +201,9 @@ func keptHeaders(h http.Header, parts []string) [][2]string {
 				v = masked
 			} else {
 				v = cutUTF8(mask(v, parts), maxHeaderValueKept)
+			}
+			if size += len(name) + len(v); size > maxHeaderBytesKept {
+				return out
 			}
 			out = append(out, [2]string{name, v})
 		}
