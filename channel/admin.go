@@ -72,7 +72,8 @@ type DeliveryPage struct {
 // Attempt is one attempt of a delivery.
 //
 // Every attempt is logged: its start, duration, status, the client-safe
-// reason of a failure, and the first 1 KiB of the reply (valid UTF-8; for
+// reason of a failure, and the first 4 KiB of the reply (valid UTF-8; 1
+// KiB for attempts recorded before deskkit kept 4; for
 // e-mail, which addresses the server took), with what the channel's
 // address and secret hold masked as "***" before it is stored, in the
 // reply and in the reason (robots quote their URL in refusals, and
@@ -86,7 +87,10 @@ type DeliveryPage struct {
 // reasons of Test and Deliver. A principal who sees addresses masked also
 // sees every URL in an attempt's error, a delivery's lastError and a
 // disabled reason masked as a webhook's address is (https://HOST/***).
-// What deskkit sent is never logged.
+// The request's signatures (webhook-signature, a robot's sign) are masked
+// in the reply and the reason too, should the far end echo them. What
+// deskkit sent is kept for Inspect, with its signatures and credentials
+// masked, and never written to a log line.
 //
 // A delivery's log keeps its newest MaxAttemptsKept (100) attempts:
 // recording one more deletes the oldest past the bound, so that resends,
@@ -104,10 +108,10 @@ type Attempt struct {
 	// Error says why the attempt failed; "" if it succeeded. It is
 	// written in the reader's language, as Channel.DisabledReason is.
 	Error string `json:"error" description:"Why it failed; empty if it succeeded."`
-	// Response is the start of the reply: at most 1 KiB of valid UTF-8,
+	// Response is the start of the reply: at most 4 KiB of valid UTF-8,
 	// with what the channel's address and secret hold (a robot's key)
 	// masked as "***"; for e-mail, which addresses the mail server took.
-	Response string `json:"response" maxLength:"1024" description:"The start of the reply: at most 1 KiB of valid UTF-8, with what the channel's address and secret hold masked as ***; for e-mail, which addresses the mail server took."`
+	Response string `json:"response" maxLength:"4096" description:"The start of the reply: at most 4 KiB of valid UTF-8 (1 KiB for attempts recorded before deskkit kept 4), with what the channel's address and secret hold masked as ***; for e-mail, which addresses the mail server took."`
 }
 
 // delivery is in as the API shows it, its error written by l (the

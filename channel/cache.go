@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,15 @@ func (o *opened) redact(text string) string {
 	}
 	o.listed.Do(func() { o.redactions = redactions(o.storedChannel) })
 	return mask(text, o.redactions)
+}
+
+// parts are o's redactions and then sigs (a request's signatures): what
+// an attempt's exchange masks.
+func (o *opened) parts(sigs []string) []string {
+	o.listed.Do(func() { o.redactions = redactions(o.storedChannel) })
+	out := slices.Concat(o.redactions, sigs)
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
 }
 
 // channelCache keeps the channels the worker opened, across batches, by

@@ -285,6 +285,11 @@ type TestResult struct {
 	// Secret is the throwaway signing secret of a webhook test that named
 	// no stored channel, so that the receiver can check the signature.
 	Secret string `json:"secret,omitempty" pattern:"^whsec_[A-Za-z0-9+/]{43}=$" description:"Only for a webhook test that named no stored channel (by id, or by type and name): the throwaway secret that signed it, so that the receiver can check the signature."`
+	// StatusCode is the reply's HTTP status; 0 for e-mail.
+	StatusCode int `json:"statusCode" minimum:"0" description:"The reply's HTTP status; 0 for e-mail."`
+	// Response is the start of the reply, as an attempt keeps it (see
+	// DeliveryError.Response).
+	Response string `json:"response" maxLength:"4096" description:"The start of the reply: at most 4 KiB of valid UTF-8, with what the channel's address, secret and signature hold masked as ***."`
 }
 
 // Errors the registry returns. Each of its own also matches its class,

@@ -16,6 +16,7 @@ import (
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel/internal/kind"
 	"github.com/deskkit/deskkit/internal/notify"
+	"github.com/deskkit/deskkit/internal/outbox"
 )
 
 // Bounds of an Event.
@@ -240,7 +241,8 @@ func (r *ChannelRegistry) send(ctx context.Context, c storedChannel, msg notify.
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	k := kindOf(c.Type)
-	err := publicError(r.sendOnce(ctx, k, c.target(k), msg), c)
+	rep, err := r.sendOnce(ctx, k, c.target(k), msg)
+	err = publicReply(err, c, rep)
 	if err != nil {
 		r.cfg.Logger.WarnContext(ctx, "channel delivery failed",
 			slog.Int64("channel", c.ID), slog.String("type", string(c.Type)),
@@ -261,13 +263,34 @@ func deliveryReason(err error) string {
 
 // sendOnce is a send of msg, checked and with its data compacted, to t
 // by kind k.
-func (r *ChannelRegistry) sendOnce(ctx context.Context, k kind.Kind, t notify.Target, msg notify.Message) error {
+func (r *ChannelRegistry) sendOnce(ctx context.Context, k kind.Kind, t notify.Target, msg notify.Message) (notify.Reply, error) {
 	msg, err := notify.Checked(msg)
 	if err != nil {
-		return err
+		return notify.Reply{}, err
 	}
-	_, err = k.Send(ctx, r.sender, t, msg)
+	return k.Send(ctx, r.sender, t, msg)
+}
+
+// publicReply is publicError(err, c) with the request's signatures masked
+// in its texts too, and the start of the reply (see shownReply) in its
+// Response.
+func publicReply(err error, c storedChannel, rep notify.Reply) error {
+	err = publicError(err, c)
+	var de *DeliveryError
+	if errors.As(err, &de) {
+		sigs := signatures(rep.Request)
+		de.Reason = de.Reason.MapStrings(func(s string) string { return mask(s, sigs) })
+		de.Errmsg = mask(de.Errmsg, sigs)
+		de.Response = shownReply(c, rep)
+	}
 	return err
+}
+
+// shownReply is the start of rep's body as an attempt keeps it: at most
+// outbox.MaxResponseBytes of valid UTF-8, with what c's address and
+// secret hold and the request's signatures masked.
+func shownReply(c storedChannel, rep notify.Reply) string {
+	return cutUTF8(mask(redact(string(rep.Body), c), signatures(rep.Request)), outbox.MaxResponseBytes)
 }
 
 // Purge deletes the test and resend throttles' closed windows, and clears

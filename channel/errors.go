@@ -53,6 +53,10 @@ type DeliveryError struct {
 	// matches ErrAddressBlocked (class deskkit.ErrInvalid) rather than
 	// ErrDeliveryFailed (class deskkit.ErrUnavailable).
 	Blocked bool
+	// Response is the start of the reply, as an attempt keeps it: at most
+	// 4 KiB of valid UTF-8, with what the channel's address and secret
+	// and the request's signatures hold masked as ***; "" without one.
+	Response string
 	// Err is the underlying error, if any: for logs, never for the client.
 	Err error
 }

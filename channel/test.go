@@ -112,9 +112,11 @@ func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Inpu
 		// replaced.
 		target.Key, target.Previous, target.PreviousKey, target.PreviousUntil = stored.Key, stored.Previous, stored.PreviousKey, stored.PreviousUntil
 	}
-	if err := r.sendOnce(ctx, k, target.target(k), msg); err != nil {
-		return TestResult{}, publicError(err, target)
+	rep, err := r.sendOnce(ctx, k, target.target(k), msg)
+	if err != nil {
+		return TestResult{}, publicReply(err, target, rep)
 	}
+	res.StatusCode, res.Response = rep.Status, shownReply(target, rep)
 	return res, nil
 }
 

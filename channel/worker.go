@@ -361,7 +361,11 @@ func (r *ChannelRegistry) attempt(ctx context.Context, c *opened, msg notify.Mes
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	rep, err := c.kind.Send(ctx, r.sender, t, msg)
-	o := outbox.Outcome{StatusCode: rep.Status, Response: c.redact(string(rep.Body))}
+	// What the reply must not show: the channel's secrets and address,
+	// and the request's signatures (a far end that echoes its request).
+	sigs := signatures(rep.Request)
+	o := outbox.Outcome{StatusCode: rep.Status, Response: mask(c.redact(string(rep.Body)), sigs)}
+	o.Exchange, o.Body = c.kept(rep, msg, c.parts(sigs))
 	if len(rep.Accepted) > 0 {
 		o.Response = "the mail server took the message for " + strings.Join(rep.Accepted, ", ")
 	}
@@ -372,7 +376,7 @@ func (r *ChannelRegistry) attempt(ctx context.Context, c *opened, msg notify.Mes
 		o.OK = true
 	case errors.As(err, &f):
 		// A robot's errmsg may quote its URL, key and all.
-		o.Error, o.RetryAfter = c.redactText(f.Reason), f.RetryAfter
+		o.Error, o.RetryAfter = c.redactText(f.Reason).MapStrings(func(s string) string { return mask(s, sigs) }), f.RetryAfter
 		o.Final = f.Blocked() || c.kind.Classify(f) != kind.Retry
 		o.Busy = overloaded(f)
 		if len(f.Recipients) > 0 {

@@ -438,7 +438,7 @@ var testEventChannelDoc = &doc{
 		send 20 test messages a minute (the host may set another number), a test of an e-mail
 		channel counting one per address: one more is 429 too_many_requests with Retry-After.
 	`),
-	ok: "OK. The far end took the message; data names it, and for a webhook test without a stored channel gives the throwaway secret that signed it.",
+	ok: "OK. The far end took the message; data names it, gives the reply's status and start (4 KiB at most, masked as attempts are), and for a webhook test without a stored channel the throwaway secret that signed it.",
 	errors: []errDoc{
 		{key: KeyValidation},            // ChannelBadRequest
 		{key: KeyChannelAddressBlocked}, // ChannelBadRequest
@@ -447,7 +447,7 @@ var testEventChannelDoc = &doc{
 		{key: KeyTooManyRequests, when: "The tenant sent as many test messages this minute as allowed (20 by default; the host may set another number): the test route is no relay. Retry after Retry-After seconds."},
 		{key: KeyChannelTestFailed, when: "The channel did not take the test message: the far end answered a non-2xx status (any 3xx included: redirects are not followed), a robot answered an error code, the mail server refused, or the far end could not be reached (connection refused, no answer within 10 seconds...). msg says what the far end answered. Nothing is wrong with deskkit: fix the address or the far end, then test again."},
 	},
-	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"messageId": "msg_2p7Kq0xTzcmSJxqWwYQ4nUkD3Fa", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
+	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"messageId": "msg_2p7Kq0xTzcmSJxqWwYQ4nUkD3Fa", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q=", "statusCode": 204, "response": ""}`)},
 	more: map[string]example{
 		"stored": {summary: "A stored channel, by id", body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`)},
 	},

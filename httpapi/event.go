@@ -22,6 +22,7 @@ func eventRoutes(s ChannelService) []operation {
 		op("listEventDeliveries", http.MethodGet, "/event/channel/{id}/deliveries", listEventDeliveriesDoc, h.deliveries),
 		op("countEventDeliveriesHourly", http.MethodGet, "/event/channel/{id}/deliveries/hourly", countEventDeliveriesHourlyDoc, h.hourly),
 		op("recoverEventDeliveries", http.MethodPost, "/event/channel/{id}/recover", recoverEventDeliveriesDoc, h.recover),
+		op("getEventDelivery", http.MethodGet, "/event/delivery/{id}", getEventDeliveryDoc, h.inspect),
 		op("listEventAttempts", http.MethodGet, "/event/delivery/{id}/attempts", listEventAttemptsDoc, h.attempts),
 		op("resendEventDelivery", http.MethodPost, "/event/delivery/{id}/resend", resendEventDeliveryDoc, h.resend),
 	}
@@ -135,6 +136,10 @@ func (h eventHandlers) recover(ctx context.Context, p deskkit.Principal, req rec
 
 func (h eventHandlers) attempts(ctx context.Context, p deskkit.Principal, req deliveryIDRequest) ([]channel.Attempt, error) {
 	return h.s.Attempts(ctx, p, req.ID)
+}
+
+func (h eventHandlers) inspect(ctx context.Context, p deskkit.Principal, req deliveryIDRequest) (channel.DeliveryDetail, error) {
+	return h.s.Inspect(ctx, p, req.ID)
 }
 
 func (h eventHandlers) resend(ctx context.Context, p deskkit.Principal, req deliveryIDRequest) (channel.Delivery, error) {
@@ -267,10 +272,41 @@ var recoverEventDeliveriesDoc = &doc{
 var listEventAttemptsDoc = &doc{
 	tag:         "event",
 	summary:     "List a delivery's attempts",
-	description: "Every attempt of the caller's tenant's delivery id, oldest first: when it started, how long it took, the HTTP status of the reply (0 without one), why it failed, and the first KiB of the reply (valid UTF-8; what the channel's address and secret hold is masked, in every spelling: as written, percent-decoded and percent-encoded). An attempt whose worker died before it ended has no row: its number is skipped. The newest " + strconv.Itoa(channel.MaxAttemptsKept) + " attempts of a delivery are kept (only resends make more): the oldest go as new ones are recorded.",
+	description: "Every attempt of the caller's tenant's delivery id, oldest first: when it started, how long it took, the HTTP status of the reply (0 without one), why it failed, and the first 4 KiB of the reply (1 KiB for attempts recorded before deskkit kept 4; valid UTF-8; what the channel's address and secret hold is masked, in every spelling: as written, percent-decoded and percent-encoded, and so are the request's signatures). GET /event/delivery/{id} gives each attempt's request and headers too. An attempt whose worker died before it ended has no row: its number is skipped. The newest " + strconv.Itoa(channel.MaxAttemptsKept) + " attempts of a delivery are kept (only resends make more): the oldest go as new ones are recorded.",
 	ok:          "OK. data is the list.",
 	errors:      []errDoc{channelAdminOnly, deliveryMissing},
 	example:     example{data: raw(`[{"attemptNo": 1, "startedDate": "2026-11-23T10:00:00Z", "durationMs": 41, "statusCode": 500, "error": "the webhook answered 500 Internal Server Error", "response": "oops"}, {"attemptNo": 2, "startedDate": "2026-11-23T10:00:05Z", "durationMs": 12, "statusCode": 200, "error": "", "response": "ok"}]`)},
+}
+
+var getEventDeliveryDoc = &doc{
+	tag:     "event",
+	summary: "Inspect a delivery",
+	description: prose(`
+		The caller's tenant's delivery id with everything needed to debug it: the delivery, its
+		channel (its name empty once deleted), the event as it was sent (id, type, time, the payload
+		a webhook receives byte for byte, and the title and text robots and e-mail got, in the
+		language of the newest attempt), and every attempt kept, oldest first, with its request
+		(method, the address masked as https://HOST/*** or with a robot's key as ***, the headers in
+		name order, the body as sent) and its answer (status, headers, the first 4 KiB of the body
+		as stored, duration, and the error in the reader's language). webhook-signature,
+		Authorization, Cookie and Set-Cookie always show as ***, and a signature or secret the far
+		end echoes in its reply's body or headers is masked before it is stored; a reader who may
+		not see addresses sees every request header but Content-Type, User-Agent, webhook-id and
+		webhook-timestamp as ***, and every URL in an error masked. What was sent is kept once per
+		rendering, not per attempt: a webhook's body is the event's own, and a robot's or an
+		e-mail's message is kept once per event and language. Attempts recorded before deskkit kept
+		requests have an empty request, and a 1 KiB body.
+	`),
+	ok:     "OK. data is the delivery inspected.",
+	errors: []errDoc{channelAdminOnly, deliveryMissing},
+	example: example{data: raw(`{"delivery": ` + exampleDelivery + `, "channel": {"id": 42, "channelType": "WEBHOOK", "name": "Ops hook"}, ` +
+		`"event": {"id": "msg_2p7kq0xtzcmsjxqwwyq4nukd3f", "type": "task.trashed", "time": "2026-11-23T10:00:00Z", ` +
+		`"payload": {"type": "task.trashed", "timestamp": "2026-11-23T10:00:00Z", "data": {"tenantId": 1, "actor": {"id": 7, "name": "Ada"}, "projectId": 3, "trashId": 41, "targetType": "TASK", "targetId": 1200, "targetName": "Fix login"}}, ` +
+		`"language": "en", "title": "Task deleted: Fix login", "text": "Ada deleted the task **Fix login**. It is in the trash."}, ` +
+		`"attempts": [{"attemptNo": 1, "startedDate": "2026-11-23T10:00:00Z", ` +
+		`"request": {"method": "POST", "url": "https://hooks.example.com/***", "headers": [{"name": "Content-Type", "value": "application/json"}, {"name": "Webhook-Id", "value": "msg_2p7kq0xtzcmsjxqwwyq4nukd3f"}, {"name": "Webhook-Signature", "value": "***"}, {"name": "Webhook-Timestamp", "value": "1795428000"}], ` +
+		`"body": "{\"type\":\"task.trashed\",\"timestamp\":\"2026-11-23T10:00:00Z\",\"data\":{\"tenantId\":1,\"actor\":{\"id\":7,\"name\":\"Ada\"},\"projectId\":3,\"trashId\":41,\"targetType\":\"TASK\",\"targetId\":1200,\"targetName\":\"Fix login\"}}"}, ` +
+		`"response": {"statusCode": 500, "headers": [{"name": "Content-Type", "value": "text/plain"}], "body": "oops", "durationMs": 41, "error": "the webhook answered 500 Internal Server Error"}}]}`)},
 }
 
 var resendEventDeliveryDoc = &doc{

@@ -235,6 +235,22 @@ func init() {
 		},
 		eventIDCases("recoverEventDeliveries", http.MethodPost, onChannel("/recover"+since), storedWebhook),
 
+		// GET /event/delivery/{id}
+		[]responseCase{
+			{name: "inspect", op: "getEventDelivery", method: http.MethodGet, target: deliveryOp(""), prepare: published,
+				token: "bob", reqValid: true, wantStatus: 200,
+				checkData: func(t *testing.T, data json.RawMessage) {
+					var d channel.DeliveryDetail
+					if err := json.Unmarshal(data, &d); err != nil {
+						t.Fatalf("data %s: %v", data, err)
+					}
+					if d.Delivery.ID == 0 || d.Event.ID == "" || len(d.Event.Payload) == 0 || d.Channel.Name == "" || len(d.Attempts) != 0 {
+						t.Errorf("inspected %s", data)
+					}
+				}},
+		},
+		eventIDCases("getEventDelivery", http.MethodGet, onDelivery(""), published),
+
 		// GET /event/delivery/{id}/attempts
 		[]responseCase{
 			{name: "attempts", op: "listEventAttempts", method: http.MethodGet, target: deliveryOp("/attempts"), prepare: published,

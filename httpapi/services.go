@@ -59,7 +59,7 @@ type VerifyService interface {
 // /event/channel/test), a webhook's signing secret (POST
 // /event/channel/{id}/secret/reveal and /rotate), the event catalogue (GET /event/types), and
 // deliveries (GET /event/channel/{id}/deliveries and .../hourly, POST
-// /event/channel/{id}/recover, GET /event/delivery/{id}/attempts, POST
+// /event/channel/{id}/recover, GET /event/delivery/{id} and its attempts, POST
 // /event/delivery/{id}/resend).
 type ChannelService interface {
 	Add(ctx context.Context, p deskkit.Principal, in channel.Input) (channel.Added, error)
@@ -78,6 +78,7 @@ type ChannelService interface {
 	DeliveryCounts(ctx context.Context, p deskkit.Principal, channelID int64, hours int) ([]channel.HourlyDeliveries, error)
 	Recover(ctx context.Context, p deskkit.Principal, channelID int64, since time.Time) (int, error)
 	Attempts(ctx context.Context, p deskkit.Principal, deliveryID int64) ([]channel.Attempt, error)
+	Inspect(ctx context.Context, p deskkit.Principal, deliveryID int64) (channel.DeliveryDetail, error)
 	Resend(ctx context.Context, p deskkit.Principal, deliveryID int64) (channel.Delivery, error)
 	// DeliveryTotalsAll serves no route: the console's channel list shows
 	// every channel's totals with it (the console takes these interfaces

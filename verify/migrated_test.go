@@ -26,7 +26,7 @@ func TestNewNamesAMissingMigration(t *testing.T) {
 				return err
 			},
 			Migrate:     func(ctx context.Context, db *bun.DB) error { return verify.Migrate(ctx, db) },
-			Tables:      []string{"deskkit_verify_codes", "deskkit_verify_links", "deskkit_verify_limits", "deskkit_outbox_events", "deskkit_outbox_deliveries", "deskkit_outbox_attempts", "deskkit_outbox_targets", "deskkit_outbox_workers", "deskkit_outbox_migrations", "deskkit_verify_migrations"},
+			Tables:      []string{"deskkit_verify_codes", "deskkit_verify_links", "deskkit_verify_limits", "deskkit_outbox_events", "deskkit_outbox_deliveries", "deskkit_outbox_attempts", "deskkit_outbox_targets", "deskkit_outbox_workers", "deskkit_outbox_bodies", "deskkit_outbox_migrations", "deskkit_verify_migrations"},
 			NewestTable: "deskkit_outbox_migrations", NewestVersion: "20261201000001", NewestLabel: "20261201000001_in_flight_count",
 			AtLeastChecked: 6,
 		})

@@ -200,7 +200,7 @@ func TestConsoleChannels(t *testing.T) {
 		tb.waitPage(chPath, "#deliveries", deliveryStatus(1, "FAILED"), "the second delivery to fail")
 		tb.inspect("channels-channel")
 		tb.submit("#attempts", chromedp.Click(chromedp.CSS(`#delivery-list tbody tr:first-child a[href^="/console/deliveries/"]`)))
-		codes := evalIn[[]string](tb, `Array.from(document.querySelectorAll("#attempts tbody td.code")).map(function (td) { return td.textContent.trim(); })`)
+		codes := evalIn[[]string](tb, `Array.from(document.querySelectorAll("#attempts .code[data-code]")).map(function (p) { return p.dataset.code; })`)
 		if strings.Join(codes, ",") != "500,500,500" {
 			t.Errorf("attempts answered %v, want three 500s", codes)
 		}

@@ -121,8 +121,10 @@ func TestConsoleChinese(t *testing.T) {
 		}
 		tb.inspect("channels-channel-zh-CN")
 		tb.submit("#attempts", chromedp.Click(chromedp.CSS(`#delivery-list tbody tr:first-child a[href^="/console/deliveries/"]`)))
-		tb.wantChinese("h1", "的各次尝试")
-		tb.wantChinese("#attempts thead", "状态码")
+		tb.wantChinese("h1", "推送")
+		tb.wantChinese("#back", "返回通道“ops”")
+		tb.wantChinese("#attempts .code", "状态码：200")
+		tb.wantChinese("#event-h", "推送的事件")
 		tb.inspect("channels-delivery-zh-CN")
 		tb.open("/console/channels", "#channels")
 		tb.wantChinese("h1", "通道")

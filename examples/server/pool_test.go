@@ -398,6 +398,9 @@ func poolCases(base string, mail *smtptest.Server, sms *gateway, recv *sink) []p
 		{route(post, "/event/channel/{id}/recover"), func(_ *testing.T, u poolUser) poolRequest {
 			return poolRequest{path: fmt.Sprintf("/api/v1/event/channel/%d/recover?since=2026-01-01T00:00:00Z", u.hook)}
 		}},
+		{route(get, "/event/delivery/{id}"), func(t *testing.T, u poolUser) poolRequest {
+			return poolRequest{path: fmt.Sprintf("/api/v1/event/delivery/%d", delivery(t, u))}
+		}},
 		{route(get, "/event/delivery/{id}/attempts"), func(t *testing.T, u poolUser) poolRequest {
 			return poolRequest{path: fmt.Sprintf("/api/v1/event/delivery/%d/attempts", delivery(t, u))}
 		}},

@@ -1,6 +1,8 @@
 package console
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -160,6 +162,8 @@ type testOutcome struct {
 	Secret    string // the throwaway secret of a webhook test
 	Reason    string // why the far end did not take it
 	Key       string // the eKey the API answers then (channel_test_failed)
+	Status    int    // the reply's HTTP status; 0 without one
+	Response  string // the start of the reply, masked as attempts' are
 }
 
 // formView fills the events the form offers from the registry's catalogue.
@@ -317,10 +321,10 @@ func (c *Console) test(r *http.Request, s *consoleSession, in channel.Input) (te
 	var de *channel.DeliveryError
 	switch {
 	case err == nil:
-		return testOutcome{OK: true, MessageID: res.MessageID, Secret: res.Secret}, shownProblem{Status: http.StatusOK}
+		return testOutcome{OK: true, MessageID: res.MessageID, Secret: res.Secret, Status: res.StatusCode, Response: res.Response}, shownProblem{Status: http.StatusOK}
 	case errors.As(err, &de) && !de.Blocked:
 		p := c.problem(r, de)
-		return testOutcome{Reason: p.Message, Key: p.Key}, shownProblem{Status: p.Status}
+		return testOutcome{Reason: p.Message, Key: p.Key, Status: de.Status, Response: de.Response}, shownProblem{Status: p.Status}
 	}
 	return testOutcome{}, c.problem(r, err)
 }
@@ -585,11 +589,32 @@ func (c *Console) recoverChannel(w http.ResponseWriter, r *http.Request, s *cons
 	redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, id))
 }
 
-// deliveryView is a delivery's page: its attempts.
+// deliveryView is a delivery's page: the event as sent and each attempt's
+// request beside its answer.
 type deliveryView struct {
-	ID       int64
-	Channel  int64 // the channel the person came from, for the way back; 0 if unknown
-	Attempts []channel.Attempt
+	channel.DeliveryDetail
+	ID        int64
+	TypeLabel string // the channel's type, for people; "" once deleted
+	Status    string // the delivery's status, for people
+	Payload   string // the event's payload, pretty-printed
+	Attempts  []attemptView
+}
+
+// attemptView is one attempt: its request's and its answer's bodies
+// pretty-printed where they are JSON.
+type attemptView struct {
+	channel.AttemptDetail
+	RequestBody  string
+	ResponseBody string
+}
+
+// pretty is s indented when it is JSON, else s as it is.
+func pretty(s string) string {
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(s), "", "  ") != nil {
+		return s
+	}
+	return b.String()
 }
 
 func (c *Console) deliveryPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
@@ -597,14 +622,18 @@ func (c *Console) deliveryPage(w http.ResponseWriter, r *http.Request, s *consol
 	if !ok {
 		return
 	}
-	attempts, err := c.cfg.Channels.Attempts(r.Context(), s.Principal, id)
+	d, err := c.cfg.Channels.Inspect(r.Context(), s.Principal, id)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
 	}
-	v := deliveryView{ID: id, Attempts: attempts}
-	if ch, err := httpapi.ParseID("channel", r.URL.Query().Get("channel")); err == nil {
-		v.Channel = ch
+	v := deliveryView{DeliveryDetail: d, ID: id, Status: deliveryStatusLabel(d.Delivery.Status), Payload: pretty(string(d.Event.Payload))}
+	if d.Channel.Type != "" {
+		v.TypeLabel = c.channelTypeLabel(r, d.Channel.Type)
+	}
+	for i := len(d.Attempts) - 1; i >= 0; i-- { // the newest first
+		a := d.Attempts[i]
+		v.Attempts = append(v.Attempts, attemptView{AttemptDetail: a, RequestBody: pretty(a.Request.Body), ResponseBody: pretty(a.Response.Body)})
 	}
 	c.render(w, r, s, http.StatusOK, "channels_delivery", v)
 }

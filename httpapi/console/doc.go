@@ -143,8 +143,10 @@
 //   - Channels (admins): every channel with its state and last day's
 //     deliveries; add, replace, test, enable, disable and delete; per
 //     channel its deliveries, a chart of 24 hours (SVG, with a table as its
-//     text alternative) and "recover failures since"; per delivery its
-//     attempts and a resend.
+//     text alternative) and "recover failures since"; a test's reply; per
+//     delivery the event as sent (its payload pretty-printed) and each
+//     attempt's request beside its answer, secrets and signatures masked,
+//     with a way back to its channel, and a resend.
 //   - Profile: edit it; change the e-mail address or mobile number as a
 //     guided flow in the API's order, with the limits' messages.
 //   - API reference: the served OpenAPI document (Config.OpenAPIURL)

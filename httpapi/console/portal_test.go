@@ -359,9 +359,11 @@ func TestEmptyReply(t *testing.T) {
 	rec := httptest.NewRecorder()
 	s := &consoleSession{Principal: deskkit.Principal{TenantID: 1, UserID: 1, Admin: true}, Scopes: scopesAll, CSRF: "x"}
 	f.c.render(rec, httptest.NewRequest(http.MethodGet, "/console/deliveries/1", nil), s, http.StatusOK, "channels_delivery",
-		deliveryView{ID: 1, Attempts: []channel.Attempt{{AttemptNo: 1, StatusCode: 204}, {AttemptNo: 2, StatusCode: 200, Response: "ok"}}})
+		deliveryView{ID: 1, Attempts: []attemptView{
+			{AttemptDetail: channel.AttemptDetail{AttemptNo: 2, Response: channel.AttemptResponse{StatusCode: 200, Body: "ok"}}, ResponseBody: "ok"},
+			{AttemptDetail: channel.AttemptDetail{AttemptNo: 1, Response: channel.AttemptResponse{StatusCode: 204}}}}})
 	body := rec.Body.String()
-	if !strings.Contains(body, `<td data-label="Reply"><span class="note">(empty)</span></td>`) || !strings.Contains(body, `<pre class="reply">ok</pre>`) {
+	if !strings.Contains(body, `<p class="note">(empty)</p>`) || !strings.Contains(body, `<pre class="reply" tabindex="0">ok</pre>`) {
 		t.Errorf("replies:\n%s", body)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -78,6 +79,21 @@ type Reply struct {
 	// Accepted lists, for e-mail, the addresses whose message the mail
 	// server took, in the target's order.
 	Accepted []string
+	// Header is the reply's headers; nil for e-mail, or without a reply.
+	Header http.Header
+	// Request is what the send sent, nil when it sent nothing (a malformed
+	// target): for HTTP kinds the request as it went, signature and all;
+	// for e-mail its subject and text, with Method "SMTP". Whoever keeps
+	// or shows it masks what it holds of the channel's secrets.
+	Request *Request
+}
+
+// Request is a request a send made, as it went.
+type Request struct {
+	Method string // "POST"; "SMTP" for e-mail
+	URL    *url.URL
+	Header http.Header
+	Body   []byte
 }
 
 // Message is one event to deliver. The same Message sent again (a retry)
@@ -145,7 +161,14 @@ func ReplyOf(r *safehttp.Reply) Reply {
 	if r == nil {
 		return Reply{}
 	}
-	return Reply{Status: r.Status, Body: r.Body}
+	return Reply{Status: r.Status, Body: r.Body, Header: r.Header}
+}
+
+// Answered is ReplyOf(r), the answer to a POST of body with h to u.
+func Answered(u *url.URL, h http.Header, body []byte, r *safehttp.Reply) Reply {
+	rep := ReplyOf(r)
+	rep.Request = &Request{Method: http.MethodPost, URL: u, Header: h, Body: body}
+	return rep
 }
 
 // Clock is the time by s.Now.

@@ -52,9 +52,9 @@ func (s *Sender) PostRobotAs(ctx context.Context, who deskkit.Text, u *url.URL, 
 	h.Set("Content-Type", "application/json")
 	r, f := s.Post(ctx, who, u, h, b)
 	if f != nil {
-		return ReplyOf(r), f
+		return Answered(u, h, b, r), f
 	}
-	return ReplyOf(r), robotFailure(who, r, fields, explain)
+	return Answered(u, h, b, r), robotFailure(who, r, fields, explain)
 }
 
 // robotFailure reads a robot's 2xx reply: nil for code 0, the failure

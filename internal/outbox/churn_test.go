@@ -31,7 +31,12 @@ var leanOptions = map[string][]string{
 	"deskkit_outbox_attempts": {"autovacuum_vacuum_insert_scale_factor=0.05", "autovacuum_vacuum_scale_factor=0.05"},
 	"deskkit_outbox_targets":  targetsOptions,
 	"deskkit_outbox_workers":  nil,
+	"deskkit_outbox_bodies":   bodiesOptions,
 }
+
+// bodiesOptions are deskkit_outbox_bodies' own, set by the migration that
+// creates it (20261207000001_inspection): written once, deleted by age.
+var bodiesOptions = []string{"autovacuum_vacuum_insert_scale_factor=0.05", "autovacuum_vacuum_scale_factor=0.05"}
 
 // targetsOptions are deskkit_outbox_targets' own, set by the migration
 // that creates it (20261203000001_target_flow): its updates are HOT.
@@ -99,6 +104,7 @@ func TestLeanTables(t *testing.T) {
 			empty[table] = nil
 		}
 		empty["deskkit_outbox_targets"] = targetsOptions
+		empty["deskkit_outbox_bodies"] = bodiesOptions
 		if d.Postgres {
 			if got := reloptions(t, db); !maps.EqualFunc(got, empty, slices.Equal) {
 				t.Fatalf("before the migration: %v; want none", got)

@@ -258,7 +258,8 @@ func (w *Worker) recordOn(ctx context.Context, db bun.IDB, batch []done) ([]int6
 		o := d.Outcome
 		r := recordRow{ID: d.Delivery.ID, Token: d.Delivery.token, Status: w.status(d.Delivery, o), Step: d.Delivery.step,
 			Code: nullInt(o.StatusCode), Err: d.errText, ErrJSON: d.errJSON, Attempt: d.Delivery.Attempt,
-			Started: d.started.UnixMilli(), Took: d.took.Milliseconds(), Response: nullString(o.Response)}
+			Started: d.started.UnixMilli(), Took: d.took.Milliseconds(), Response: nullString(o.Response),
+			Exchange: nullString(o.Exchange)}
 		if r.Status == Pending {
 			r.Step++
 			delay := w.jitter(w.cfg.Schedule[r.Step])
@@ -312,6 +313,9 @@ func (w *Worker) recordOn(ctx context.Context, db bun.IDB, batch []done) ([]int6
 		if len(results) == 0 {
 			return nil
 		}
+		if err := keepBodies(ctx, tx, results, now); err != nil {
+			return err
+		}
 		return w.cfg.Handler.Recorded(ctx, tx, results)
 	})
 	if err == nil {
@@ -338,6 +342,7 @@ type recordRow struct {
 	Started  int64   `json:"started"`
 	Took     int64   `json:"took"`
 	Response *string `json:"resp"`
+	Exchange *string `json:"exch"`
 }
 
 // recordStates is the UPDATE of a flush's deliveries from v (recordRow's
@@ -352,8 +357,8 @@ RETURNING deskkit_outbox_deliveries.id`
 
 // recordAttempts is the INSERT of the attempts' rows from v, of the
 // deliveries in recorded.
-const recordAttempts = `INSERT INTO deskkit_outbox_attempts (delivery_id, attempt_no, started_at_ms, duration_ms, status_code, error, error_json, response)
-SELECT v.id, v.att, v.started, v.took, v.code, v.err, v.errj, v.resp FROM v WHERE v.id IN (SELECT id FROM recorded)`
+const recordAttempts = `INSERT INTO deskkit_outbox_attempts (delivery_id, attempt_no, started_at_ms, duration_ms, status_code, error, error_json, response, exchange)
+SELECT v.id, v.att, v.started, v.took, v.code, v.err, v.errj, v.resp, v.exch FROM v WHERE v.id IN (SELECT id FROM recorded)`
 
 // recordPostgres writes a flush on PostgreSQL in one statement of
 // data-modifying WITH queries, whose text does not change with the flush
@@ -364,7 +369,7 @@ SELECT v.id, v.att, v.started, v.took, v.code, v.err, v.errj, v.resp FROM v WHER
 func (w *Worker) recordPostgres() string {
 	return `WITH v AS (
   SELECT * FROM json_to_recordset(CAST(?0 AS json)) AS v (id bigint, token varchar(40), status varchar(16), step integer,
-    due bigint, code integer, err text, errj text, fin bigint, att integer, started bigint, took bigint, resp text)
+    due bigint, code integer, err text, errj text, fin bigint, att integer, started bigint, took bigint, resp text, exch text)
 ), s AS (
   SELECT * FROM json_to_recordset(CAST(?1 AS json)) AS s (tenant_id bigint, target_id bigint, in_flight_limit double precision,
     latency_ms double precision, last_oks integer, last_busy integer, paused_until_ms bigint, changed_at_ms bigint)
@@ -448,15 +453,15 @@ func (w *Worker) recordPG(ctx context.Context, tx bun.Tx, rows []recordRow, sign
 func (w *Worker) recordSQLite(ctx context.Context, tx bun.Tx, rows []recordRow, signals []flowSignal, now time.Time) ([]int64, []float64, error) {
 	var (
 		values strings.Builder
-		args   = make([]any, 0, 13*len(rows))
+		args   = make([]any, 0, 14*len(rows))
 	)
-	values.WriteString("WITH v (id, token, status, step, due, code, err, errj, fin, att, started, took, resp) AS (VALUES ")
+	values.WriteString("WITH v (id, token, status, step, due, code, err, errj, fin, att, started, took, resp, exch) AS (VALUES ")
 	for i, r := range rows {
 		if i > 0 {
 			values.WriteString(", ")
 		}
-		values.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		args = append(args, r.ID, r.Token, r.Status, r.Step, r.Due, r.Code, r.Err, r.ErrJSON, r.Finished, r.Attempt, r.Started, r.Took, r.Response)
+		values.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, r.ID, r.Token, r.Status, r.Step, r.Due, r.Code, r.Err, r.ErrJSON, r.Finished, r.Attempt, r.Started, r.Took, r.Response, r.Exchange)
 	}
 	values.WriteString(")\n")
 	var ids []int64

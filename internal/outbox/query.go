@@ -125,6 +125,10 @@ type Attempt struct {
 	StatusCode int          // 0 if there was no reply
 	Error      deskkit.Text // the zero Text if it succeeded
 	Response   string       // the reply's first MaxResponseBytes
+	// Exchange is the Outcome's Exchange: what the attempt sent and the
+	// reply's headers, as the kind's handler wrote them; "" for attempts
+	// recorded without one.
+	Exchange string
 }
 
 // attemptRow is a row of deskkit_outbox_attempts.
@@ -136,6 +140,7 @@ type attemptRow struct {
 	Error      *string `bun:"error"`
 	ErrorJSON  *string `bun:"error_json"`
 	Response   *string `bun:"response"`
+	Exchange   *string `bun:"exchange"`
 }
 
 // Attempts returns the attempts of the tenant's delivery deliveryID,
@@ -143,7 +148,7 @@ type attemptRow struct {
 func Attempts(ctx context.Context, db bun.IDB, tenantID, deliveryID int64) ([]Attempt, error) {
 	var rows []attemptRow
 	err := db.NewSelect().TableExpr("deskkit_outbox_attempts AS a").
-		ColumnExpr("a.attempt_no, a.started_at_ms, a.duration_ms, a.status_code, a.error, a.error_json, a.response").
+		ColumnExpr("a.attempt_no, a.started_at_ms, a.duration_ms, a.status_code, a.error, a.error_json, a.response, a.exchange").
 		Where("a.delivery_id = ?", deliveryID).
 		Where("EXISTS (SELECT 1 FROM deskkit_outbox_deliveries AS d WHERE d.id = a.delivery_id AND d.tenant_id = ?)", tenantID).
 		OrderExpr("a.attempt_no").Scan(ctx, &rows)
@@ -159,6 +164,9 @@ func Attempts(ctx context.Context, db bun.IDB, tenantID, deliveryID int64) ([]At
 		out[i].Error = ReadText(r.Error, r.ErrorJSON)
 		if r.Response != nil {
 			out[i].Response = *r.Response
+		}
+		if r.Exchange != nil {
+			out[i].Exchange = *r.Exchange
 		}
 	}
 	return out, nil
@@ -299,7 +307,7 @@ func FailPending(ctx context.Context, db bun.IDB, tenantID int64, kind string, t
 
 // Purge deletes what is older than before: attempts started before it,
 // finished deliveries that finished before it, events created before it
-// that no delivery refers to any more, and the flow of targets without a
+// that no delivery refers to any more, the bodies kept of events gone, and the flow of targets without a
 // rate of their own that no flush touched since (their limits start again
 // at the floor; a notice's user, a deleted host's target), each in batches of batchSize
 // rows per statement so that no statement holds many locks. It returns how
@@ -314,6 +322,10 @@ func Purge(ctx context.Context, db bun.IDB, before time.Time, batchSize int) (in
 		`DELETE FROM deskkit_outbox_events WHERE (tenant_id, event_id) IN
   (SELECT e.tenant_id, e.event_id FROM deskkit_outbox_events e WHERE e.created_at_ms < ?
      AND NOT EXISTS (SELECT 1 FROM deskkit_outbox_deliveries d WHERE d.tenant_id = e.tenant_id AND d.event_id = e.event_id)
+   LIMIT ?)`,
+		`DELETE FROM deskkit_outbox_bodies WHERE (tenant_id, event_id, body_key) IN
+  (SELECT b.tenant_id, b.event_id, b.body_key FROM deskkit_outbox_bodies b WHERE b.created_at_ms < ?
+     AND NOT EXISTS (SELECT 1 FROM deskkit_outbox_events e WHERE e.tenant_id = b.tenant_id AND e.event_id = b.event_id)
    LIMIT ?)`,
 		`DELETE FROM deskkit_outbox_targets WHERE (kind, tenant_id, target_id) IN
   (SELECT kind, tenant_id, target_id FROM deskkit_outbox_targets WHERE changed_at_ms < ? AND rate_per_s IS NULL LIMIT ?)`,

@@ -48,8 +48,9 @@ const (
 	// MaxRetryAfter caps how far a far end's Retry-After pushes the next
 	// attempt out.
 	MaxRetryAfter = 24 * time.Hour
-	// MaxResponseBytes is how much of a reply an attempt keeps.
-	MaxResponseBytes = 1024
+	// MaxResponseBytes is how much of a reply an attempt keeps: 4 KiB
+	// (1 KiB before issue 32; attempts recorded before keep their 1 KiB).
+	MaxResponseBytes = 4096
 	// maxErrorBytes bounds an attempt's error text.
 	maxErrorBytes = 1000
 	// refillWait is how long a worker with a backlog and an idle slot
@@ -100,6 +101,13 @@ type Outcome struct {
 	// Response is the start of the reply, cut to MaxResponseBytes of
 	// valid UTF-8 by the worker; never a secret.
 	Response string
+	// Exchange is what the attempt sent and the reply's headers, as JSON
+	// the kind's handler writes and reads (see Attempt.Exchange), recorded
+	// with the attempt; "" for none. Never a secret or a signature.
+	Exchange string
+	// Body is the body the attempt sent, kept once per event and
+	// Body.Key (see Bodies), not once per attempt; nil keeps none.
+	Body *Body
 	// Final ends the delivery FAILED now, without the schedule's further
 	// attempts (a blocked address, a channel that is gone or disabled).
 	Final bool

@@ -40,7 +40,9 @@ func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notif
 			"-- \n" + deskkit.Textf("Sent by %s to the e-mail channel %q.", app, t.Name).LocalizedMessage(m.Messages, m.Lang),
 	}
 	f := &notify.Failure{}
-	var rep notify.Reply
+	// The same message goes to every address: the request is its
+	// subject and text.
+	rep := notify.Reply{Request: &notify.Request{Method: "SMTP", Body: []byte("Subject: " + msg.Subject + "\n\n" + msg.Text)}}
 	var whys deskkit.Text // "a: why; b: why"
 	var failed int
 	var errs []error

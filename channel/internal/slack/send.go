@@ -68,14 +68,14 @@ func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notif
 	r, f := s.Post(ctx, deskkit.Textf("Slack"), u, h, b)
 	if f != nil {
 		explain(f, r)
-		return notify.ReplyOf(r), f
+		return notify.Answered(u, h, b, r), f
 	}
 	if strings.TrimSpace(string(r.Body)) != ok {
 		f := &notify.Failure{Status: r.Status}
 		f.Reason = deskkit.Textf("Slack answered %s but not \"ok\": is the address a Slack incoming webhook?", statusText(r.Status))
-		return notify.ReplyOf(r), f
+		return notify.Answered(u, h, b, r), f
 	}
-	return notify.ReplyOf(r), nil
+	return notify.Answered(u, h, b, r), nil
 }
 
 // message is m as the webhook's JSON for the channel named name.

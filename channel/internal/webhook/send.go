@@ -94,6 +94,16 @@ func sign(t notify.Target, p parsed, id string, now time.Time, body []byte) (str
 	return strings.Join(sigs, " "), nil
 }
 
+// Body is the JSON body of a webhook message of type typ at t with
+// data (compact; nil sends {}): what Send posts, the same on every
+// attempt, and what a delivery's inspection shows as sent.
+func Body(typ string, t time.Time, data json.RawMessage) ([]byte, error) {
+	if data == nil {
+		data = json.RawMessage("{}")
+	}
+	return notify.Marshal(body{Type: typ, Timestamp: t.UTC(), Data: data})
+}
+
 // Target is the channel's target with its URL and secret parsed once for
 // the sends of a batch; as it is when they do not parse (its sends fail).
 func (Kind) Target(name, address, secret string) notify.Target {
@@ -135,7 +145,7 @@ func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notif
 	if data == nil {
 		data = json.RawMessage("{}")
 	}
-	b, err := notify.Marshal(body{Type: m.Type, Timestamp: m.Time.UTC(), Data: data})
+	b, err := Body(m.Type, m.Time, data)
 	if err != nil {
 		return notify.Reply{}, err
 	}
@@ -154,7 +164,7 @@ func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notif
 	h.Set("webhook-signature", sig)
 	r, f := s.Post(ctx, deskkit.Textf("the webhook"), p.url, h, b)
 	if f != nil {
-		return notify.ReplyOf(r), f
+		return notify.Answered(p.url, h, b, r), f
 	}
-	return notify.ReplyOf(r), nil
+	return notify.Answered(p.url, h, b, r), nil
 }

@@ -1,0 +1,3 @@
+DROP TABLE deskkit_outbox_bodies;
+--bun:split
+ALTER TABLE deskkit_outbox_attempts DROP COLUMN exchange;
