@@ -46,7 +46,9 @@
 // An admin principal, or one the Authorizer lets manage the project, may
 // restore and clear any entry of the project. Anyone else may restore or
 // clear only entries they deleted or created (ErrForbidden otherwise), and
-// RestoreAll and ClearAll act on just those entries.
+// RestoreAll and ClearAll act on just those entries. Allowed and
+// ProjectRights answer by that rule before acting, so a page offers only
+// what it may (Projects lists the projects with entries, for a picker).
 //
 // Cascades follow the same rule, with one deliberate exception:
 //

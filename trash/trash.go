@@ -679,7 +679,7 @@ func (t *Trash) authorize(ctx context.Context, p deskkit.Principal, id int64) (e
 	if err != nil {
 		return row{}, false, err
 	}
-	if !manage && e.DeletedBy != p.UserID && e.CreatedBy != p.UserID {
+	if !mayAct(p, manage, e.DeletedBy, e.CreatedBy) {
 		return e, false, ErrForbidden // e for the metrics' kind only
 	}
 	return e, manage, nil

@@ -220,6 +220,8 @@ func TestConformance(t *testing.T) {
 			{"HooksBeforeLocks", testHooksBeforeLocks},
 			{"SearchOneConnection", testSearchOneConnection},
 			{"SearchTotals", testSearchTotals},
+			{"RightsMatchActions", testRightsMatchActions},
+			{"ProjectsVisible", testProjectsVisible},
 		}
 		// Each case migrates the shared database once more (a no-op after the
 		// first) and works in a project of its own, so cases do not meet.

@@ -159,12 +159,14 @@ func run() error {
 		opts.Secret = []byte(s)
 	}
 	opts.AllowPrivateNetworks = os.Getenv("EMBED_CHANNEL_ALLOW_PRIVATE_NETWORKS") == "true"
-	app, err := newApp(context.Background(), db, opts)
+	ln, err := net.Listen("tcp", "127.0.0.1:8081")
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:8081")
+	opts.AppURL = "http://" + ln.Addr().String()
+	app, err := newApp(context.Background(), db, opts)
 	if err != nil {
+		ln.Close()
 		return err
 	}
 	log.Printf("listening on http://%s", ln.Addr())
@@ -346,6 +348,11 @@ type appOptions struct {
 	// ConsoleFrameAncestors are the origins whose pages may frame the
 	// console's; none if nil.
 	ConsoleFrameAncestors []string
+	// AppURL is where the host's pages are served, such as
+	// http://127.0.0.1:8081: its origin is the console's one host origin,
+	// and its /app page the portal links' return URL (the console's "Back
+	// to Embed"). Empty: links carry no return URL.
+	AppURL string
 }
 
 // newApp creates the host's tables and deskkit's, and a few tasks and
@@ -444,7 +451,7 @@ func newApp(ctx context.Context, db *bun.DB, opts *appOptions) (*host, error) {
 	if h.console, err = newConsole(db, o.Secret, h.sessions, tr, v, chans, o); err != nil {
 		return nil, err
 	}
-	(&appPages{h: h, sessions: h.sessions, console: h.console, logger: o.Logger}).routes(mux)
+	(&appPages{h: h, sessions: h.sessions, console: h.console, logger: o.Logger, appURL: strings.TrimSuffix(o.AppURL, "/")}).routes(mux)
 	inner := h.handler
 	// The console gets its paths as they came: the mux would redirect an
 	// unclean path (/manage/../tasks) rather than refuse it.

@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 
 	"github.com/uptrace/bun"
@@ -92,6 +93,16 @@ func newConsole(db *bun.DB, secret []byte, sessions *hostSessions, tr *trash.Tra
 	if err != nil {
 		return nil, err
 	}
+	// The host's own origin is where the console's "Back to Embed" may
+	// lead; the console refuses a link's return URL of any other.
+	var origins []string
+	if o.AppURL != "" {
+		u, err := url.Parse(o.AppURL)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return nil, fmt.Errorf("embed: AppURL %q must be an http(s) URL such as http://127.0.0.1:8081", o.AppURL)
+		}
+		origins = []string{u.Scheme + "://" + u.Host}
+	}
 	return console.New(&console.Config{
 		DB: db, Secret: key,
 		Principals: hostPrincipals{db: db, keys: o.Keys},
@@ -107,6 +118,7 @@ func newConsole(db *bun.DB, secret []byte, sessions *hostSessions, tr *trash.Tra
 		BasePath: consoleBase, NoDocs: true,
 		ProductName: "Embed", AccentColor: "#6a1b9a",
 		FrameAncestors: o.ConsoleFrameAncestors,
+		HostOrigins:    origins,
 	})
 }
 
@@ -177,6 +189,7 @@ type appPages struct {
 	sessions *hostSessions
 	console  *console.Console
 	logger   *slog.Logger
+	appURL   string // appOptions.AppURL: the return URL's base
 }
 
 var appPage = template.Must(template.New("app").Parse(`<!doctype html>
@@ -251,7 +264,14 @@ func (a *appPages) manage(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	link, err := a.console.PortalLink(r.Context(), p, scope)
+	// The link leads back to the host's app page; following Trash then
+	// Webhooks in one browser keeps both tabs open (one console session
+	// holds every scope its links opened for the same user).
+	req := console.PortalRequest{Principal: p, Scopes: []console.Scope{scope}}
+	if a.appURL != "" {
+		req.ReturnURL = a.appURL + "/app"
+	}
+	link, err := a.console.PortalLinkFor(r.Context(), req)
 	if err != nil {
 		a.logger.ErrorContext(r.Context(), "embed: portal link", slog.Any("error", err))
 		http.Error(w, "internal error", http.StatusInternalServerError)

@@ -169,7 +169,7 @@ func TestPortalInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	app, err := newApp(context.Background(), db, &appOptions{ConsoleFrameAncestors: []string{partner.URL}})
+	app, err := newApp(context.Background(), db, &appOptions{ConsoleFrameAncestors: []string{partner.URL}, AppURL: base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestPortalInChromium(t *testing.T) {
 	// "Trash": the portal link's page posts itself and the trash opens.
 	b.do(chromedp.Click(chromedp.CSS("#open-trash")))
 	b.at("/manage/trash", "#results")
-	if who := b.text(".who"); who != "Ada Lovelace · Acme · admin" {
+	if who := b.text(".who"); who != "User: Ada Lovelace · Tenant: Acme · Role: administrator" {
 		t.Errorf("the header names %q, want the host's names", who)
 	}
 	if title := eval[string](b, "document.title"); title != "Trash · Embed" {
@@ -209,6 +209,13 @@ func TestPortalInChromium(t *testing.T) {
 	}
 	if eval[bool](b, `!!document.querySelector('nav a[href="/manage/channels"], nav a[href="/manage/profile"]')`) {
 		t.Error("a trash link's navigation offers other pages")
+	}
+	// The way back to the host, in the header.
+	if href := eval[string](b, `document.querySelector("#back-to-host")?.getAttribute("href") ?? ""`); href != base+"/app" {
+		t.Errorf("the header's way back leads to %q, want %q", href, base+"/app")
+	}
+	if txt := b.text("#back-to-host"); txt != "Back to Embed" {
+		t.Errorf("the way back reads %q", txt)
 	}
 	// The channels are not part of a trash link.
 	b.do(chromedp.Navigate(base + "/manage/channels"))
@@ -231,6 +238,16 @@ func TestPortalInChromium(t *testing.T) {
 	}
 	b.do(chromedp.SetValue(chromedp.CSS("#c-type"), "WORKPLACE_CHAT"))
 	b.at("/manage/channels/new?type=WORKPLACE_CHAT", "#c-secret")
+	// The Trash tab still works after the Webhooks button: one session
+	// holds both scopes, and its navigation offers both.
+	b.do(chromedp.Navigate(base + "/manage/trash"))
+	b.at("/manage/trash", "#results")
+	if !eval[bool](b, `!!document.querySelector('nav a[href="/manage/channels"]') && !!document.querySelector('nav a[href="/manage/trash"]')`) {
+		t.Error("after both buttons the navigation lacks a page")
+	}
+	// "Back to Embed" leads to the host's page.
+	b.do(chromedp.Click(chromedp.CSS("#back-to-host")))
+	b.at("/app", "#open-trash")
 	if n := eval[int](b, `window.__csp.length`); n != 0 {
 		t.Errorf("CSP violations: %v", eval[[]string](b, `window.__csp`))
 	}
@@ -258,8 +275,15 @@ func TestPortalInChromium(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS("#host-signout")))
 	b.at("/app", "#key")
 	b.do(chromedp.Navigate(base + "/manage/channels"))
-	until[bool](b, `location.pathname === "/manage/signin" && !!document.querySelector("[role=status]")`)
-	if msg := b.text("[role=status]"); !strings.Contains(msg, "you may no longer use these pages") {
+	b.at("/manage/channels", "#ended-message")
+	if msg := b.text("#ended-message"); !strings.Contains(msg, "you may no longer use these pages") {
 		t.Errorf("after signing out of the host: %q", msg)
+	}
+	// The ended page leads back to the host, not to a token sign-in.
+	if href := eval[string](b, `document.querySelector("#back-to-host")?.getAttribute("href") ?? ""`); href != base+"/app" {
+		t.Errorf("the ended page's way back leads to %q", href)
+	}
+	if eval[bool](b, `!!document.querySelector('a[href^="/manage/signin"], form[action="/manage/signin"]')`) {
+		t.Error("the ended page offers the token sign-in")
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -67,8 +68,10 @@ func TestHostPrincipals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.Request.URL.Path != "/manage/signin" {
-		t.Errorf("a removed user's console session went on to %s", res.Request.URL.Path)
+	// The session ends: the page says so (401), and is no trash page.
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "Your session ended") {
+		t.Errorf("a removed user's console session went on to %s: %d", res.Request.URL.Path, res.StatusCode)
 	}
 }

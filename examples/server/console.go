@@ -24,7 +24,9 @@ import (
 // with a key derived from the server secret. Behind -trusted-proxies the
 // console's limits and cookies follow the client the proxies name, as the
 // API's logs do. The sign-in page shows the token command as this server
-// is invoked.
+// is invoked. Projects and sprints show by the demo host's names
+// (demoNames); a portal link's -return URL must be on one of
+// -host-origins.
 func newConsole(db *bun.DB, dir *directory.Directory, tr httpapi.TrashService, v httpapi.VerifyService, reg httpapi.ChannelService, secret []byte, cfg appConfig) (*console.Console, error) {
 	cmd := serverInvocation(os.Args[0])
 	key, err := portalSecret(secret)
@@ -33,8 +35,9 @@ func newConsole(db *bun.DB, dir *directory.Directory, tr httpapi.TrashService, v
 	}
 	return console.New(&console.Config{
 		DB: db, Principals: dir, Authenticator: dir, TokenHash: directory.TokenHash, Secret: key,
-		Names: consoleNames{dir}, TrustedProxies: cfg.TrustedProxies,
-		Trash: tr, Verifier: v, Channels: reg,
+		Names: consoleNames{dir}, Projects: demoNames{db}, Sprints: demoNames{db}, TrustedProxies: cfg.TrustedProxies,
+		HostOrigins: cfg.HostOrigins,
+		Trash:       tr, Verifier: v, Channels: reg,
 		Logger: cfg.Logger, Now: cfg.Now,
 		TokenCommand: cmd + " token -tenant TENANT -username USERNAME",
 		LinkCommand:  cmd + " token -tenant TENANT -username USERNAME -console",

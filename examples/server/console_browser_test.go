@@ -688,7 +688,7 @@ func TestConsoleTrash(t *testing.T) {
 
 		// Restore it through the confirmation; the API answers the task.
 		tb.submit("#confirm", chromedp.Click(chromedp.CSS(`#results tbody a[href*="/restore"]`)))
-		if q := tb.text("#question"); !strings.Contains(q, "Restore task “Alpha report” to project 1?") {
+		if q := tb.text("#question"); !strings.Contains(q, "Restore task “Alpha report” to project Website?") {
 			t.Errorf("confirmation: %q", q)
 		}
 		tb.inspect("trash-confirm")
@@ -713,7 +713,7 @@ func TestConsoleTrash(t *testing.T) {
 			t.Errorf("button: %q", b)
 		}
 		tb.submit("[role=status]", chromedp.Click(chromedp.CSS("#confirm")))
-		if msg := tb.text("[role=status]"); msg != "Cleared 2 entries of project 1." {
+		if msg := tb.text("[role=status]"); msg != "Cleared 2 entries of project Website." {
 			t.Errorf("after clear: %q", msg)
 		}
 		var page struct{ Total int64 }
@@ -737,11 +737,26 @@ func TestConsoleTrash(t *testing.T) {
 		tb.wantRefusal("[role=alert]", "The resource does not exist.", "resource_not_found")
 		tb.inspect("trash-not-found")
 
-		// 403: a member may not clear an entry someone else deleted.
+		// 403: a member may not clear an entry someone else deleted: the
+		// confirmation says so and offers no button, and a form posted
+		// anyway is refused as the API refuses it.
 		tb.submit("#token", chromedp.Click(chromedp.CSS("form.signout button")))
 		tb.signIn(member)
-		tb.open(fmt.Sprintf("/console/trash/%d/clear", other), "#confirm")
-		tb.submit("[role=alert]", chromedp.Click(chromedp.CSS("#confirm")))
+		tb.open(fmt.Sprintf("/console/trash/%d/clear", other), "#refusal")
+		if evalIn[bool](tb, `!!document.querySelector("#confirm")`) {
+			t.Error("the member is offered to clear an entry someone else deleted")
+		}
+		if msg := tb.text("#refusal"); !strings.HasPrefix(msg, "You may not do this: only the person who deleted or created it") {
+			t.Errorf("the refused confirmation says %q", msg)
+		}
+		csrf := evalIn[string](tb, `document.querySelector('input[name="csrf"]').value`)
+		tb.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(function () {
+  const f = document.createElement("form");
+  f.method = "post"; f.action = %s;
+  const i = document.createElement("input"); i.name = "csrf"; i.value = %s; f.appendChild(i);
+  document.body.appendChild(f); f.submit();
+})()`, jsString(fmt.Sprintf("/console/trash/%d/clear", other)), jsString(csrf))))
+		tb.waitFor(`location.pathname.endsWith("/clear") && !!document.querySelector("[role=alert]")`)
 		status, env := call(t, base, member, http.MethodDelete, fmt.Sprintf("/api/v1/task/trash/%d", other), nil)
 		if status != http.StatusForbidden {
 			t.Errorf("the API answers the member %d; the console must refuse what the API refuses", status)

@@ -77,7 +77,7 @@ func TestConsoleChinese(t *testing.T) {
 		}
 		tb.inspect("trash-zh-CN")
 		tb.submit("#confirm", chromedp.Click(chromedp.CSS(`#results tbody a[href*="/restore"]`)))
-		tb.wantChinese("#question", "恢复到项目 1 吗？")
+		tb.wantChinese("#question", "恢复到项目“Website”吗？")
 		tb.wantChinese("#confirm", "恢复任务")
 		tb.inspect("trash-confirm-zh-CN")
 		tb.submit("[role=status]", chromedp.Click(chromedp.CSS("#confirm")))

@@ -63,6 +63,7 @@ const (
 	envRequestTimeout     = "DESKKIT_REQUEST_TIMEOUT"
 	envDefaultLanguage    = "DESKKIT_DEFAULT_LANGUAGE"
 	envTrustedProxies     = "DESKKIT_TRUSTED_PROXIES"
+	envHostOrigins        = "DESKKIT_HOST_ORIGINS"
 )
 
 // serveConfig is the serve command's configuration.
@@ -75,6 +76,7 @@ type serveConfig struct {
 	requestTimeout time.Duration    // httpapi.DefaultRequestTimeout if 0
 	language       string           // the server's default language: "en" or "zh-CN"
 	trustedProxies []string         // -trusted-proxies: addresses and CIDR prefixes
+	hostOrigins    []string         // -host-origins: where portal links may lead back to
 	verify         verifyConfig
 	channel        channelConfig
 	telemetry      telemetryConfig
@@ -100,6 +102,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs.fromEnv("default-language", envDefaultLanguage)
 	fs.Var(proxiesFlag{&cfg.trustedProxies}, "trusted-proxies", "comma-separated IP addresses and CIDR prefixes of the reverse proxies in front of the server (10.0.0.0/8,192.0.2.7): from them the client's address comes from Forwarded or X-Forwarded-For and https from Forwarded proto= or X-Forwarded-Proto, for the console's limits and Secure cookies and the logs and traces; empty, the connection's address and TLS")
 	fs.fromEnv("trusted-proxies", envTrustedProxies)
+	addHostOriginsFlag(fs, &cfg.hostOrigins)
 	verifyEnv := addVerifyFlags(fs, &cfg.verify)
 	addChannelFlags(fs, &cfg.channel)
 	telemetryEnv := addTelemetryFlags(fs, &cfg.telemetry)
@@ -168,7 +171,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 	defer db.Close()
 	a, err := newApp(db, appConfig{
 		Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout, DefaultLanguage: cfg.language, Verify: cfg.verify, Channel: cfg.channel,
-		TrustedProxies: cfg.trustedProxies, MeterProvider: tel.meters, TracerProvider: tel.tracers,
+		TrustedProxies: cfg.trustedProxies, HostOrigins: cfg.hostOrigins, MeterProvider: tel.meters, TracerProvider: tel.tracers,
 	})
 	if err != nil {
 		return err
@@ -401,6 +404,41 @@ func (f proxiesFlag) Set(s string) error {
 	return nil
 }
 
+// originsFlag is -host-origins: a comma-separated list of origins
+// (scheme://host[:port]), each checked as the console checks
+// Config.HostOrigins.
+type originsFlag struct{ list *[]string }
+
+func (f originsFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ",")
+}
+
+func (f originsFlag) Set(s string) error {
+	var list []string
+	for e := range strings.SplitSeq(s, ",") {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Hostname() == "" {
+			return fmt.Errorf("%q must be an origin such as https://app.example.com or http://localhost:3000 (scheme://host[:port], no path)", e)
+		}
+		list = append(list, e)
+	}
+	*f.list = list
+	return nil
+}
+
+// addHostOriginsFlag adds -host-origins to a command: serve's, and
+// token's, whose portal links the server must accept.
+func addHostOriginsFlag(fs *flagSet, list *[]string) {
+	fs.Var(originsFlag{list}, "host-origins", "comma-separated origins of the host application that embeds the console (https://app.example.com,http://localhost:3000): a portal link's -return URL must be on one of them exactly (scheme, host and port), and the console shows it as \"Back to\" the product; empty, links take no return URL")
+	fs.fromEnv("host-origins", envHostOrigins)
+}
+
 // appConfig is what an app needs beyond the database; tests set the clock.
 type appConfig struct {
 	Logger         *slog.Logger
@@ -416,6 +454,9 @@ type appConfig struct {
 	// TrustedProxies are -trusted-proxies, for the API's Config and the
 	// console's: whose forwarding headers name the client.
 	TrustedProxies []string
+	// HostOrigins are -host-origins, the console's: the origins a portal
+	// link's return URL (token -portal -return) may be on.
+	HostOrigins []string
 	// MeterProvider takes the server's own instruments (the database
 	// pool's); nil records none.
 	MeterProvider metric.MeterProvider

@@ -46,13 +46,16 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	revoke := fs.Bool("revoke", false, "revoke the token read from stdin (its first line) instead of issuing one")
 	consoleLink := fs.Bool("console", false, "print a one-time sign-in link to the web console (valid "+readableDuration(console.DefaultLinkTTL)+", single use) instead of the token; the token it signs in with expires with the session ("+readableDuration(console.DefaultLinkTTL+console.DefaultSessionTTL)+") unless -ttl says otherwise")
 	portal := fs.String("portal", "", "print a portal link instead of the token: it opens a console session for the user limited to SCOPES, comma-separated, of trash, channels and profile (valid "+readableDuration(console.DefaultPortalLinkTTL)+", single use; the session lasts "+readableDuration(console.DefaultSessionTTL)+" and issues no token); it is signed with the server secret, so run it with the server's "+envSecret+" when the server has one")
+	returnURL := fs.String("return", "", "with -portal: the host's page the console's \"Back to\" link leads to (an http or https URL on one of -host-origins); the link is refused otherwise")
+	var hostOrigins []string
+	addHostOriginsFlag(fs, &hostOrigins)
 	baseURLFlag := fs.String("base-url", "", "the server's URL, which the -console or -portal link starts with (default http:// and "+envAddr+", or "+defaultAddr+")")
 	dbURL := fs.databaseURL()
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *revoke {
-		for _, name := range []string{"tenant", "username", "admin", "ttl", "email", "mobile", "country", "locale", "tenant-locale", "time-zone", "tenant-time-zone", "console", "portal", "base-url"} {
+		for _, name := range []string{"tenant", "username", "admin", "ttl", "email", "mobile", "country", "locale", "tenant-locale", "time-zone", "tenant-time-zone", "console", "portal", "base-url", "return", "host-origins"} {
 			if fs.given(name) {
 				return fmt.Errorf("-revoke takes the token on stdin and no -%s", name)
 			}
@@ -70,6 +73,8 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return errors.New("-base-url goes with -console or -portal")
 	case fs.given("portal") && *consoleLink:
 		return errors.New("-portal and -console exclude each other: -console signs in with a new token to the whole console, -portal opens a session limited to its scopes")
+	case fs.given("return") && !fs.given("portal"):
+		return errors.New("-return goes with -portal: it is where the portal's session leads back to")
 	case fs.given("portal") && fs.given("ttl"):
 		return errors.New("-ttl goes with a token, and -portal issues none: its link is valid " + readableDuration(console.DefaultPortalLinkTTL) + " and its session lasts " + readableDuration(console.DefaultSessionTTL))
 	}
@@ -80,6 +85,13 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if fs.given("portal") {
 		if scopes, err = portalScopes(*portal); err != nil {
 			return err
+		}
+		// -return is checked before anything is written, by the rule the
+		// console applies when it signs the link.
+		if *returnURL != "" {
+			if err := console.CheckReturnURL(*returnURL, hostOrigins); err != nil {
+				return fmt.Errorf("-return: %s (-host-origins, %s)", returnRule(err), envHostOrigins)
+			}
 		}
 		// The server's secret: DESKKIT_SECRET, checked as serve checks it,
 		// or else the one kept in the database, read below.
@@ -192,7 +204,7 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		user.Email = *email
 	}
 	if scopes != nil {
-		return printPortalLink(ctx, db, user, tenant, scopes, secret, base, now, stdout, logger)
+		return printPortalLink(ctx, db, user, tenant, portalOptions{scopes: scopes, returnURL: *returnURL, hostOrigins: hostOrigins}, secret, base, now, stdout, logger)
 	}
 	token, err := dir.IssueTokenTTL(ctx, user, ttl)
 	if err != nil {
@@ -235,6 +247,14 @@ func tokenCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return err
 }
 
+// returnRule is the rule a -return URL broke, in the flag's words.
+func returnRule(err error) string {
+	if ie, ok := errors.AsType[*deskkit.InputError](err); ok {
+		return ie.Rule.String()
+	}
+	return err.Error()
+}
+
 // portalScopes reads -portal's comma-separated scopes.
 func portalScopes(list string) ([]console.Scope, error) {
 	known := []console.Scope{console.ScopeTrash, console.ScopeChannels, console.ScopeProfile}
@@ -275,15 +295,27 @@ func readStoredSecret(ctx context.Context, db *bun.DB) ([]byte, error) {
 	return []byte(s), nil
 }
 
-// printPortalLink prints a portal link for user, limited to scopes, signed
-// as the server signs them: through a console built as serve builds it,
-// over the same database and secret, so the running server opens it.
-func printPortalLink(ctx context.Context, db *bun.DB, user directory.User, tenant directory.Tenant, scopes []console.Scope, secret []byte, base string, now time.Time, stdout io.Writer, logger *slog.Logger) error {
-	a, err := newApp(db, appConfig{Logger: logger, Now: func() time.Time { return now }, Verify: verifyConfig{secret: secret}})
+// portalOptions are -portal's scopes, -return and -host-origins.
+type portalOptions struct {
+	scopes      []console.Scope
+	returnURL   string
+	hostOrigins []string
+}
+
+// printPortalLink prints a portal link for user, limited to o's scopes and
+// leading back to o's return URL, signed as the server signs them: through
+// a console built as serve builds it, over the same database and secret,
+// so the running server opens it (when it has the same -host-origins).
+func printPortalLink(ctx context.Context, db *bun.DB, user directory.User, tenant directory.Tenant, o portalOptions, secret []byte, base string, now time.Time, stdout io.Writer, logger *slog.Logger) error {
+	scopes := o.scopes
+	a, err := newApp(db, appConfig{Logger: logger, Now: func() time.Time { return now }, Verify: verifyConfig{secret: secret}, HostOrigins: o.hostOrigins})
 	if err != nil {
 		return err
 	}
-	link, err := a.console.PortalLink(ctx, deskkit.Principal{TenantID: tenant.ID, UserID: user.ID, Admin: user.Admin}, scopes...)
+	link, err := a.console.PortalLinkFor(ctx, console.PortalRequest{
+		Principal: deskkit.Principal{TenantID: tenant.ID, UserID: user.ID, Admin: user.Admin},
+		Scopes:    scopes, ReturnURL: o.returnURL,
+	})
 	if err != nil {
 		return fmt.Errorf("-portal: %w", err)
 	}

@@ -110,6 +110,14 @@ type ProjectNamer interface {
 	ProjectNames(ctx context.Context, tenant int64, ids []int64) (map[int64]string, error)
 }
 
+// SprintNamer is an optional hook: the names of sprints, which the trash
+// page shows beside the tasks that belong to them.
+type SprintNamer interface {
+	// SprintNames returns the names of those of ids that are sprints of
+	// tenant; an id left out, or an error (logged), shows no sprint.
+	SprintNames(ctx context.Context, tenant int64, ids []int64) (map[int64]string, error)
+}
+
 // Config is what the console serves from: the database of its sessions,
 // how people sign in, the service objects the API mounts, and how the
 // pages look and where they are.
@@ -135,9 +143,11 @@ type Config struct {
 	// deskkit.ErrUnavailable shows the page "try again" and keeps the
 	// session; any other error ends the session.
 	Allow func(ctx context.Context, p deskkit.Principal) error
-	// Names and Projects, optional, name users, tenants and projects.
+	// Names, Projects and Sprints, optional, name users, tenants,
+	// projects and sprints: pages show names where they would show ids.
 	Names    Namer
 	Projects ProjectNamer
+	Sprints  SprintNamer
 
 	// Messages writes the pages in the reader's language: deskkit's
 	// (English and Simplified Chinese) with the console's texts when nil.
@@ -175,6 +185,12 @@ type Config struct {
 	// wraps one (audit, metrics, a permission check) passes the wrapper
 	// to both, and the pages go through it as the API calls do. Nil (or
 	// an interface holding a nil pointer) hides the pages.
+	//
+	// A Trash that also has *trash.Trash's Allowed, ProjectRights and
+	// Projects methods (a wrapper passes them on) has its pages offer only
+	// the actions the reader may take, by the rule its actions enforce,
+	// and a named list of projects to pick; without them every action is
+	// offered (and refused on confirming) and a project is picked by id.
 	Trash    httpapi.TrashService   // the trash page
 	Verifier httpapi.VerifyService  // the profile pages
 	Channels httpapi.ChannelService // the channel pages
@@ -204,6 +220,12 @@ type Config struct {
 	// may show the console in a frame (Content-Security-Policy
 	// frame-ancestors). Empty: none may, and X-Frame-Options is DENY.
 	FrameAncestors []string
+	// HostOrigins are the host application's origins (scheme://host[:port],
+	// as FrameAncestors) that a portal link's ReturnURL may lead back to:
+	// PortalLinkFor refuses a ReturnURL of any other origin (the match is
+	// exact: scheme, host and port), and a page shows a stored one only
+	// while its origin is still listed. Empty: links take no ReturnURL.
+	HostOrigins []string
 	// TrustedProxies are the reverse proxies in front of the console
 	// whose forwarding headers tell the client: IP addresses and CIDR
 	// prefixes ("10.0.0.0/8", "192.0.2.7"), as httpapi.Config's. Through
@@ -332,6 +354,11 @@ func (c Config) validate() error {
 	for i, o := range c.FrameAncestors {
 		if err := validOrigin(o); err != nil {
 			return fmt.Errorf("console: Config.FrameAncestors[%d]: %w", i, err)
+		}
+	}
+	for i, o := range c.HostOrigins {
+		if err := validOrigin(o); err != nil {
+			return fmt.Errorf("console: Config.HostOrigins[%d]: %w", i, err)
 		}
 	}
 	if _, err := httpapi.ParseProxies(c.TrustedProxies); err != nil {

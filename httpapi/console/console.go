@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -330,14 +331,14 @@ func cut(s string, n int) string {
 	return s
 }
 
-// nameSession fills the names the header shows for s: the session's, or
-// the ids.
+// nameSession fills the names the header shows for s, each after its
+// label (User: Ann Lee · Tenant: Acme): the session's, or the ids.
 func (c *Console) nameSession(r *http.Request, s *consoleSession) {
 	if s.UserName == "" {
-		s.UserName = c.tr(r, "User %d", s.Principal.UserID)
+		s.UserName = strconv.FormatInt(s.Principal.UserID, 10)
 	}
 	if s.TenantName == "" {
-		s.TenantName = c.tr(r, "tenant %d", s.Principal.TenantID)
+		s.TenantName = strconv.FormatInt(s.Principal.TenantID, 10)
 	}
 }
 

@@ -57,6 +57,23 @@
 // (Principals, Allow) and the limits, and only then is the link used up,
 // in the limits' transaction: a refusal leaves it valid.
 //
+// One browser holds one session, and it holds every scope the links opened
+// in it for the same principal (tenant, user and admin flag): a host's
+// Trash button then its Webhooks button leave both pages open. Each link
+// opens a session with a new id holding the old one's scopes and its own;
+// a link for anyone else, or a token sign-in, replaces the session and
+// keeps nothing of it. (Two links redeemed at the same instant in one
+// browser may leave it one of the two sessions: follow the button again.)
+//
+// PortalLinkFor takes a PortalRequest with a ReturnURL, the host's page to
+// go back to: it must be an http(s) URL whose origin is exactly (scheme,
+// host, port) one of Config.HostOrigins, or the link is refused with an
+// error naming returnUrl (we refuse rather than drop it, so that a host's
+// mistake shows at once). It is signed into the link and kept with the
+// session, and shown as "Back to <Config.ProductName>" in the header and on
+// the pages of an ended session and of an expired or used link; a portal
+// session that ends is such a page, never the token sign-in.
+//
 // # Who a session acts for
 //
 // Config.Principals (PrincipalResolver, required) tells who a user is now;
@@ -75,21 +92,16 @@
 // With Config.Authenticator (the API's, with AuthenticateHash) a person
 // can also sign in by pasting a bearer token, or through a one-time link
 // made by CreateLink (the reference server's `token -console`). Such a
-// session opens every page and looks its token up again on every request:
-// a revoked or expired token ends it. The sign-in page shows
-// Config.TokenCommand and LinkCommand; without an Authenticator it only
-// says to come back through the host.
+// session opens every page and checks its token on every request; the
+// sign-in page shows Config.TokenCommand and LinkCommand.
 //
 // # Sessions
 //
-// A session is a row of the console's table: the SHA-256 of a random
-// 256-bit id (the cookie holds the id; the database only its hash), the
-// principal, its scopes, and 12 hours of life from sign-in
-// (Config.SessionTTL). The cookie is HttpOnly and SameSite=Strict; it is
-// Secure, and named with the __Host- prefix, when the client came over
-// https: TLS to this server, or a proxy of Config.TrustedProxies saying so
-// (Forwarded proto=https, X-Forwarded-Proto). Signing out deletes the row.
-// The console never holds authority of its own.
+// A session is a row: the SHA-256 of a random 256-bit id (the cookie holds
+// the id), the principal, its scopes, and Config.SessionTTL (12 hours) of
+// life. The cookie is HttpOnly and SameSite=Strict; Secure, and named
+// __Host-, when the client came over https (TLS, or a proxy of
+// Config.TrustedProxies saying so). Signing out deletes the row.
 //
 // # Forms, cross-site requests and limits
 //
@@ -98,19 +110,15 @@
 // time. Independently, http.CrossOriginProtection refuses unsafe requests
 // a browser marks as cross-site, sign-in and portal links included.
 //
-// Sign-in limits, in the database so they hold across replicas
-// (Config.SignIn*): valid sign-ins per user, invalid tokens and links per
-// client address (checked before the next is looked up), sessions per
-// tenant. No number of invalid attempts refuses another's valid one.
-// The client address is the connection's or, from a peer listed in
-// Config.TrustedProxies, the one its Forwarded or X-Forwarded-For gives
-// (httpapi.Proxies); any other peer's headers are never read.
+// Sign-in limits (Config.SignIn*, in the database): valid sign-ins per
+// user, invalid tokens and links per client address, sessions per tenant;
+// no number of invalid attempts refuses another's valid one. The address
+// is the connection's, or behind Config.TrustedProxies the one they give.
 //
 // # Theming and framing
 //
-// Config.ProductName, LogoURL and AccentColor set the header, the titles
-// and the colour of links and buttons; BasePath and DocsPath place the
-// pages. Every answer carries a Content-Security-Policy that allows script
+// Config.ProductName, LogoURL and AccentColor set the header, titles and
+// colours; BasePath and DocsPath place the pages. Every answer carries a Content-Security-Policy that allows script
 // only from the console's origin (no inline or eval'd script; inline
 // styles are allowed, which Redoc and the accent colour need), images from
 // the console's origin and the logo's, Referrer-Policy: no-referrer (a
@@ -122,24 +130,26 @@
 // frame the console from pages of the same site (app.example.com and
 // desk.example.com).
 //
-// Pages are Cache-Control: no-store; static files are served under a path
-// carrying a hash of their content, cached for a year. Paths are served as
-// written: an unclean path (//, . or .. segments, escapes) is a 404 page,
-// never a redirect.
+// Pages are Cache-Control: no-store; static files, under a path carrying
+// their hash, are cached a year. An unclean path is a 404, never a
+// redirect.
 //
 // # Names
 //
-// The header shows the user's and the tenant's names from Config.Names,
-// asked once when a session opens and kept with it (a rename shows at the
-// next sign-in; a page pays no lookup), and the trash shows projects by the
-// names Config.Projects gives, asked once per page for all the projects on
-// it; without them, or for what they do not know, ids.
+// The header shows "User: …", "Tenant: …" and the role, by the names
+// Config.Names gives, asked once when a session opens and kept with it.
+// The trash shows projects (its picker included) and the sprints of tasks
+// by the names Config.Projects and Config.Sprints give, asked once per page
+// for all of them; without them, or for what they do not know, ids.
 //
 // # Pages
 //
 //   - Trash: search a project's trash by name, type and deletion date,
 //     sorted and paged; restore or clear an entry, or a whole project's
-//     trash after a confirmation stating the count.
+//     trash after a confirmation stating the count. With a trash service
+//     that can tell (Config.Trash), only the actions the reader may take
+//     are offered, by the rule the actions enforce (trash.Trash.Allowed,
+//     ProjectRights); one that would do nothing is a notice, not a success.
 //   - Channels (admins): every channel with its state and last day's
 //     deliveries; add, replace, test, enable, disable and delete; per
 //     channel its deliveries, a chart of 24 hours (SVG, with a table as its
@@ -156,28 +166,20 @@
 //
 // Every page comes in English and Simplified Chinese, written in the
 // reader's language, chosen as the API chooses (httpapi.Languages): the one
-// switched to in every page's footer (the query parameter LanguageParam,
-// "?lang=zh-CN", kept in the cookie LanguageCookie), then the request's
-// Accept-Language, then the session's user's preferred locale and its
-// tenant's default locale, then Config.DefaultLanguage ("en" if empty). The
-// locales come from the host's LocaleResolver (Config.Locales, or
-// Config.Authenticator or Config.Names implementing it), asked only when
-// the request names no language the pages have; a lookup that fails fails
-// the page as it fails an API request (a 503 to retry for an outage). Pages
-// carry <html lang="en"> or lang="zh-CN"; machine words (event types,
-// bizKeys, field names) stay as the API writes them, and stored texts (a
-// channel's disabled reason, names) as stored.
+// switched to in the footer (LanguageParam, kept in LanguageCookie), then
+// Accept-Language, then the user's and the tenant's locales (the host's
+// LocaleResolver: Config.Locales, or Config.Authenticator or Config.Names
+// implementing it; a lookup that fails fails the page as an API request),
+// then Config.DefaultLanguage ("en" if empty). Stored texts (names, a
+// channel's disabled reason) are shown as stored. Times read and show in
+// the reader's time zone with its offset ("17:00 UTC+8"), named in the
+// footer: see ZoneResolver and ZoneParam (a host without the system's zone
+// database imports time/tzdata).
 //
-// Times read and show in the reader's time zone with its offset ("17:00
-// UTC+8"), named in the footer: see ZoneResolver and ZoneParam. A host
-// without the system's zone database imports time/tzdata.
-//
-// The console's texts are keyed by their English text, as deskkit's
-// messages are, and their Simplified Chinese is the console's own
-// catalogue, embedded; the package's tests fail when a text of a template,
-// of the Go code or of a script lacks its translation, or when the
-// catalogue holds one no page writes. A host adds a language or rewords a
-// text with catalogues of its own (Config.Messages says how).
+// Texts are keyed by their English text; their Simplified Chinese is the
+// console's embedded catalogue, which tests keep complete and punctuated
+// by the catalogue alone. A host adds a language or rewords a text with
+// catalogues of its own (Config.Messages says how).
 //
 // # Errors
 //
@@ -185,18 +187,13 @@
 // one naming the missing table and Migrate when the database lacks the
 // console's tables (one query of the catalogue, within 5 s). PortalLink
 // returns ErrNoSecret without Config.Secret, an error wrapping
-// deskkit.ErrInvalid for a principal without tenant or user, no scope or a
-// scope whose pages are not served, and a database error otherwise.
+// deskkit.ErrInvalid for a principal without tenant or user, no scope, a
+// scope not served or a ReturnURL off Config.HostOrigins, and a database
+// error otherwise.
 //
-// # Storage
+// # Storage and tests
 //
-// Migrate creates the console's tables (sessions, one-time links, portal
-// links, sign-in limits: deskkit_console_*) on SQLite and PostgreSQL under
-// its own migrations table (deskkit_console_migrations). Times are Unix
-// milliseconds. Expired sessions and links are deleted at each sign-in.
-//
-// # Testing
-//
-// The tests drive the handler over httptest on SQLite and PostgreSQL, and
-// in headless Chromium (the reference server's and the embedding example's).
+// Migrate creates the console's tables (deskkit_console_*) on SQLite and
+// PostgreSQL; expired rows are deleted at each sign-in. Tests drive the
+// handler on both databases, and in Chromium through the reference server.
 package console

@@ -142,12 +142,12 @@ func Example() {
 	signedOut = true
 	res, _ = browser.Get(srv.URL + "/manage/trash")
 	res.Body.Close()
-	fmt.Println("after sign-out:", res.Request.URL.Path)
+	fmt.Println("after sign-out:", res.Request.URL.Path, res.StatusCode)
 	// Output:
 	// link page: /manage/portal 200
 	// opened: /manage/trash 200
 	// channels: 404
-	// after sign-out: /manage/signin
+	// after sign-out: /manage/trash 401
 }
 
 // hostLocales is the host's directory answering the locales of a

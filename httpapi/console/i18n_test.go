@@ -110,7 +110,7 @@ func TestPagesInBothLanguages(t *testing.T) {
 				[]string{"<h1>回收站</h1>", "共 1 条记录。", `aria-label="恢复 Fix login"`, "永久保留", "已删除的任务，第 1 页，共 1 页", `data-label="删除人"`, "2026-11-24 09:00 UTC"},
 				[]string{"<h1>登录</h1>", "访问令牌"},
 				[]string{"控制台中没有此页面。"},
-				[]string{"确定将任务“Fix login”恢复到项目 1 吗？", "恢复任务</button>"}},
+				[]string{"确定将任务“Fix login”恢复到项目“1”吗？", "恢复任务</button>"}},
 			{"zh-Hans", "zh-CN", []string{"<h1>回收站</h1>"}, nil, nil, nil},
 			{"zh", "zh-CN", []string{"<h1>回收站</h1>"}, nil, nil, nil},
 			{"fr, zh;q=0.4", "zh-CN", []string{"<h1>回收站</h1>"}, nil, nil, nil},

@@ -46,7 +46,30 @@ var ErrNoSecret = errors.New("console: Config.Secret is not set, so portal links
 type portalClaims struct {
 	Nonce     string `json:"n"`
 	ExpiresMS int64  `json:"e"`
+	// ReturnURL is the host's page the session goes back to, checked
+	// against Config.HostOrigins when the link was made. Signed, so that
+	// the expired and used-link pages may offer it too.
+	ReturnURL string `json:"r,omitempty"`
 }
+
+// PortalRequest is what a portal link opens: a session for Principal
+// limited to Scopes (at least one), going back to ReturnURL.
+type PortalRequest struct {
+	Principal deskkit.Principal
+	Scopes    []Scope
+	// ReturnURL, optional, is the host's page the reader goes back to:
+	// an absolute http or https URL whose origin (scheme, host and port,
+	// exactly) is one of Config.HostOrigins. The console's header shows it
+	// as "Back to <product>" (Config.ProductName), and so do the pages
+	// that say a session ended or a link expired or was used. A URL of
+	// another origin is refused when the link is made, never dropped
+	// silently; a stored one whose origin has left Config.HostOrigins since
+	// is not shown.
+	ReturnURL string
+}
+
+// maxReturnURL is the longest ReturnURL a link takes, in bytes.
+const maxReturnURL = 2048
 
 // PortalLink mints a link that opens a console session for p limited to
 // scopes (at least one): the path and query to append to the console's
@@ -63,6 +86,15 @@ type portalClaims struct {
 // a scope whose pages this console does not serve; a database error
 // otherwise.
 func (c *Console) PortalLink(ctx context.Context, p deskkit.Principal, scopes ...Scope) (string, error) {
+	return c.PortalLinkFor(ctx, PortalRequest{Principal: p, Scopes: scopes})
+}
+
+// PortalLinkFor is PortalLink with the options of req: its ReturnURL too.
+// A ReturnURL that breaks PortalRequest's rule is an error wrapping
+// deskkit.ErrInvalid (a *deskkit.InputError naming returnUrl), and no link
+// is made.
+func (c *Console) PortalLinkFor(ctx context.Context, req PortalRequest) (string, error) {
+	p, scopes := req.Principal, req.Scopes
 	if c.cfg.Secret == nil {
 		return "", ErrNoSecret
 	}
@@ -75,6 +107,11 @@ func (c *Console) PortalLink(ctx context.Context, p deskkit.Principal, scopes ..
 	for _, s := range scopes {
 		if !c.serves(s) {
 			return "", fmt.Errorf("console: scope %q is not one this console serves (%s): %w", s, c.servedScopes(), deskkit.ErrInvalid)
+		}
+	}
+	if req.ReturnURL != "" {
+		if err := c.checkReturnURL(req.ReturnURL); err != nil {
+			return "", err
 		}
 	}
 	raw := make([]byte, linkCodeBytes)
@@ -90,12 +127,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?)`, hashHex([]byte(nonce)), p.TenantID, p.UserID, boo
 	if err != nil {
 		return "", fmt.Errorf("console: store portal link: %w", err)
 	}
-	return c.base + "portal?t=" + url.QueryEscape(c.signClaims(portalClaims{Nonce: nonce, ExpiresMS: expires.UnixMilli()})), nil
+	return c.base + "portal?t=" + url.QueryEscape(c.signClaims(portalClaims{Nonce: nonce, ExpiresMS: expires.UnixMilli(), ReturnURL: req.ReturnURL})), nil
 }
 
 // signClaims writes claims as base64url(JSON) "." base64url(HMAC).
 func (c *Console) signClaims(cl portalClaims) string {
-	b, _ := json.Marshal(cl) // two plain fields: cannot fail
+	b, _ := json.Marshal(cl) // plain fields: cannot fail
 	body := base64.RawURLEncoding.EncodeToString(b)
 	return body + "." + base64.RawURLEncoding.EncodeToString(c.mac(body))
 }
@@ -109,6 +146,13 @@ func (c *Console) mac(body string) []byte {
 
 // verifyClaims checks t's signature and expiry, and returns its claims.
 func (c *Console) verifyClaims(t string) (portalClaims, bool) {
+	cl, ok := c.signedClaims(t)
+	return cl, ok && cl.ExpiresMS > c.cfg.Now().UnixMilli()
+}
+
+// signedClaims checks t's signature, not its expiry, and returns its
+// claims.
+func (c *Console) signedClaims(t string) (portalClaims, bool) {
 	var cl portalClaims
 	if c.cfg.Secret == nil {
 		return cl, false
@@ -126,9 +170,74 @@ func (c *Console) verifyClaims(t string) (portalClaims, bool) {
 	}
 	b, ok := decodeStrict(body)
 	if !ok || json.Unmarshal(b, &cl) != nil || cl.Nonce == "" {
-		return cl, false
+		return portalClaims{}, false
 	}
-	return cl, cl.ExpiresMS > c.cfg.Now().UnixMilli()
+	return cl, true
+}
+
+// checkReturnURL checks a link's return URL by PortalRequest's rule.
+func (c *Console) checkReturnURL(s string) error {
+	return CheckReturnURL(s, c.cfg.HostOrigins)
+}
+
+// CheckReturnURL checks s as PortalLinkFor checks a PortalRequest's
+// ReturnURL against hostOrigins (Config.HostOrigins): an absolute http or
+// https URL of at most 2048 bytes, without user information, whose origin
+// is exactly one of hostOrigins. A host checks a URL with it before it
+// does anything else (the reference server's token command does); the
+// error is a *deskkit.InputError naming returnUrl.
+func CheckReturnURL(s string, hostOrigins []string) error {
+	origin, ok := urlOrigin(s)
+	if !ok {
+		return deskkit.Invalid("returnUrl", "must be an absolute http or https URL of at most %d bytes, without user name or password", maxReturnURL)
+	}
+	if !slices.ContainsFunc(hostOrigins, func(o string) bool { return strings.EqualFold(o, origin) }) {
+		if len(hostOrigins) == 0 {
+			return deskkit.Invalid("returnUrl", "is not accepted: the console lists no host origins to return to (Config.HostOrigins)")
+		}
+		return deskkit.Invalid("returnUrl", "must be on one of the host's origins: %s", strings.Join(hostOrigins, ", "))
+	}
+	return nil
+}
+
+// urlOrigin is the origin (scheme://host[:port], lower case) of s, an
+// absolute http or https URL without user information or control
+// characters and at most maxReturnURL bytes long.
+func urlOrigin(s string) (string, bool) {
+	if len(s) > maxReturnURL || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == ' ' || r == '\\' }) {
+		return "", false
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" || u.Hostname() == "" {
+		return "", false
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), true
+}
+
+// returnURL is s if a page may show it: its origin is still one of
+// Config.HostOrigins; else "".
+func (c *Console) returnURL(s string) string {
+	if s == "" {
+		return ""
+	}
+	if CheckReturnURL(s, c.cfg.HostOrigins) == nil {
+		return s
+	}
+	return ""
+}
+
+// endedView is the page of a session or link that opens nothing (any
+// more): what happened, and the way back to the host.
+type endedView struct {
+	Title, Message string
+	Return         string // the host's page, "" when unknown
+}
+
+// renderEnded answers the page of a session or link that ended, signed
+// out: no sign-in form (a portal's reader has no token), the way back to
+// the host when its link named one.
+func (c *Console) renderEnded(w http.ResponseWriter, r *http.Request, status int, title, msg, returnURL string) {
+	c.render(w, r, nil, status, "ended", endedView{Title: title, Message: msg, Return: c.returnURL(returnURL)})
 }
 
 func boolInt(b bool) int {
@@ -204,13 +313,29 @@ type portalView struct {
 func (c *Console) portalPage(w http.ResponseWriter, r *http.Request) {
 	t := r.URL.Query().Get("t")
 	if _, ok := c.verifyClaims(t); !ok {
-		c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgPortalInvalid))
+		c.linkEnded(w, r, t)
 		return
 	}
 	c.render(w, r, nil, http.StatusOK, "portal", portalView{Token: t})
 }
 
-const msgPortalInvalid = "This link is not valid: it was used already, has expired or is mistyped. Go back to the application that sent you here and open the page again."
+const msgPortalInvalid = "This link is not valid: it was used already, has expired or is mistyped."
+
+// linkEnded answers a link that opens nothing, saying why as far as its
+// signature lets the console tell: expired (signed, past its time), used
+// (signed, its row gone) or not valid (anything else), with the way back
+// to the host its signed claims name.
+func (c *Console) linkEnded(w http.ResponseWriter, r *http.Request, t string) {
+	cl, ok := c.signedClaims(t)
+	switch {
+	case !ok:
+		c.renderEnded(w, r, http.StatusUnauthorized, c.tr(r, "Link not valid"), c.tr(r, msgPortalInvalid), "")
+	case cl.ExpiresMS <= c.cfg.Now().UnixMilli():
+		c.renderEnded(w, r, http.StatusUnauthorized, c.tr(r, "Link expired"), c.tr(r, "This link has expired: a link works for a short time after it is made."), cl.ReturnURL)
+	default:
+		c.renderEnded(w, r, http.StatusUnauthorized, c.tr(r, "Link used"), c.tr(r, "This link was used already: a link opens these pages once."), cl.ReturnURL)
+	}
+}
 
 // portalRow is a row of deskkit_console_portal_links.
 type portalRow struct {
@@ -239,9 +364,10 @@ func (c *Console) redeemPortal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	cl, ok := c.verifyClaims(r.PostForm.Get("t"))
+	t := r.PostForm.Get("t")
+	cl, ok := c.verifyClaims(t)
 	if !ok {
-		c.invalidLink(w, r)
+		c.invalidLink(w, r, t)
 		return
 	}
 	nonceHash := hashHex([]byte(cl.Nonce))
@@ -249,7 +375,7 @@ func (c *Console) redeemPortal(w http.ResponseWriter, r *http.Request) {
 	err := c.cfg.DB.NewRaw(`SELECT tenant_id, user_id, admin, scopes FROM deskkit_console_portal_links WHERE nonce_hash = ? AND expires_ms > ?`,
 		nonceHash, c.cfg.Now().UnixMilli()).Scan(ctx, &row)
 	if errors.Is(err, sql.ErrNoRows) {
-		c.invalidLink(w, r) // used already: its sender pays as a forger does
+		c.invalidLink(w, r, t) // used already: its sender pays as a forger does
 		return
 	}
 	if err != nil {
@@ -262,18 +388,18 @@ func (c *Console) redeemPortal(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := c.current(ctx, deskkit.Principal{TenantID: row.TenantID, UserID: row.UserID, Admin: row.Admin != 0})
 	if errors.Is(err, errRefused) {
-		c.plainError(w, r, http.StatusForbidden, c.tr(r, msgNotAllowed))
+		c.renderEnded(w, r, http.StatusForbidden, c.tr(r, "Not allowed"), c.tr(r, msgNotAllowed), cl.ReturnURL)
 		return
 	}
 	if err != nil {
 		c.fail(w, r, nil, err)
 		return
 	}
-	err = c.open(ctx, w, r, p, "", row.Scopes, func(ctx context.Context, tx bun.Tx) error {
+	err = c.open(ctx, w, r, p, "", row.Scopes, c.returnURL(cl.ReturnURL), func(ctx context.Context, tx bun.Tx) error {
 		return useRow(ctx, tx, `DELETE FROM deskkit_console_portal_links WHERE nonce_hash = ? AND expires_ms > ?`, nonceHash, c.cfg.Now().UnixMilli())
 	})
 	if errors.Is(err, errLinkUsed) {
-		c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgPortalInvalid))
+		c.linkEnded(w, r, t)
 		return
 	}
 	if err != nil {
@@ -304,7 +430,7 @@ func useRow(ctx context.Context, tx bun.Tx, query string, args ...any) error {
 // address in a limit of its own (SignInsPerClient per SignInWindow), and
 // 429 once that is spent. Valid links, limited per user, never pay for
 // these.
-func (c *Console) invalidLink(w http.ResponseWriter, r *http.Request) {
+func (c *Console) invalidLink(w http.ResponseWriter, r *http.Request, t string) {
 	n, win := c.cfg.SignInsPerClient, c.cfg.SignInWindow
 	limits := []limiter.Limit{{Key: "invalid-link:" + clientAddress(r), Max: n, Window: win,
 		Msg: deskkit.Textf(text("at most %d invalid links from one address every %s"), n, deskkit.DurationText(win))}}
@@ -315,7 +441,7 @@ func (c *Console) invalidLink(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, err)
 		return
 	}
-	c.plainError(w, r, http.StatusUnauthorized, c.tr(r, msgPortalInvalid))
+	c.linkEnded(w, r, t)
 }
 
 // takeUserAttempt counts a redemption of a valid portal link against its

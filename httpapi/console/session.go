@@ -36,6 +36,10 @@ type consoleSession struct {
 	// UserName and TenantName are what the header shows (Config.Names),
 	// the ids when no name is known.
 	UserName, TenantName string
+	// ReturnURL is the host's page the header's "Back to <product>" goes
+	// to: the one the portal links carried, shown only while its origin is
+	// one of Config.HostOrigins; "" for none.
+	ReturnURL string
 	// CSRF is the token every form that changes something carries in its
 	// field "csrf" (the layout's template "csrf" writes it).
 	CSRF      string
@@ -95,7 +99,11 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead
 }
 
-// signedOut answers a request to a signed-in page without a session.
+// signedOut answers a request to a signed-in page without a session. A
+// portal session that ended (expired, or refused by the host) answers a
+// page that says so, with the way back to the host when its links gave
+// one: never the token sign-in page, which a portal's reader has no token
+// for.
 func (c *Console) signedOut(w http.ResponseWriter, r *http.Request, err error) {
 	if !errors.Is(err, errNoSession) && !errors.Is(err, deskkit.ErrUnauthenticated) {
 		c.fail(w, r, nil, err)
@@ -103,6 +111,14 @@ func (c *Console) signedOut(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if _, cerr := r.Cookie(sessionCookieName(r)); cerr == nil {
 		c.clearSessionCookie(w, r)
+	}
+	if ended, ok := errors.AsType[*sessionEnded](err); ok && ended.portal {
+		msg := c.tr(r, "Your session has expired.")
+		if errors.Is(err, errNotAllowed) {
+			msg = c.tr(r, "Your session ended: you may no longer use these pages.")
+		}
+		c.renderEnded(w, r, http.StatusUnauthorized, c.tr(r, "Session ended"), msg, ended.returnURL)
+		return
 	}
 	if errors.Is(err, errNotAllowed) {
 		setFlash(w, r, c.tr(r, "Your session ended: you may no longer use these pages."))
@@ -138,7 +154,19 @@ type sessionRow struct {
 	TenantName string `bun:"tenant_name"`
 	CreatedMS  int64  `bun:"created_ms"`
 	ExpiresMS  int64  `bun:"expires_ms"`
+	ReturnURL  string `bun:"return_url"`
 }
+
+// sessionEnded is a session that ended on this request (expired, or
+// refused): its row is deleted. It wraps why (errNoSession for an expiry).
+type sessionEnded struct {
+	err       error
+	portal    bool   // opened by a portal link
+	returnURL string // the host's page it went back to, "" for none
+}
+
+func (e *sessionEnded) Error() string { return e.err.Error() }
+func (e *sessionEnded) Unwrap() error { return e.err }
 
 // may tells whether s may open pages of scope.
 func (s *consoleSession) may(scope Scope) bool {
@@ -165,14 +193,23 @@ func (c *Console) session(r *http.Request) (*consoleSession, error) {
 	}
 	ctx := r.Context()
 	idHash := hashHex(raw)
-	var row sessionRow
-	err = c.cfg.DB.NewRaw(`SELECT id_hash, token_hash, tenant_id, user_id, admin, scopes, user_name, tenant_name, created_ms, expires_ms
-FROM deskkit_console_sessions WHERE id_hash = ? AND expires_ms > ?`, idHash, c.cfg.Now().UnixMilli()).Scan(ctx, &row)
+	row, err := c.readSession(ctx, idHash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNoSession
 	}
 	if err != nil {
-		return nil, fmt.Errorf("console: read session: %w", err)
+		return nil, err
+	}
+	ended := func(why error) error {
+		return &sessionEnded{err: why, portal: row.TokenHash == "", returnURL: c.returnURL(row.ReturnURL)}
+	}
+	if row.ExpiresMS <= c.cfg.Now().UnixMilli() {
+		// Read to say "expired" and the way back rather than "who are
+		// you?"; sign-ins purge the rows that nobody comes back for.
+		if err := c.deleteSession(ctx, idHash); err != nil {
+			return nil, err
+		}
+		return nil, ended(errNoSession)
 	}
 	p := deskkit.Principal{TenantID: row.TenantID, UserID: row.UserID, Admin: row.Admin != 0}
 	if row.TokenHash != "" {
@@ -197,42 +234,76 @@ FROM deskkit_console_sessions WHERE id_hash = ? AND expires_ms > ?`, idHash, c.c
 		if derr := c.deleteSession(ctx, idHash); derr != nil {
 			return nil, derr
 		}
-		return nil, err
+		return nil, ended(err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("console: authenticate session: %w", err)
 	}
 	return &consoleSession{Principal: p, Scopes: splitScopes(row.Scopes), Portal: row.TokenHash == "",
-		UserName: row.UserName, TenantName: row.TenantName,
+		UserName: row.UserName, TenantName: row.TenantName, ReturnURL: c.returnURL(row.ReturnURL),
 		CSRF: csrfToken(raw), ExpiresAt: time.UnixMilli(row.ExpiresMS).UTC(), idHash: idHash}, nil
 }
 
 // sessionIDBytes is the size of a session id: 256 random bits.
 const sessionIDBytes = 32
 
+// readSession reads the session row whose id hashes to idHash, expired or
+// not.
+func (c *Console) readSession(ctx context.Context, idHash string) (sessionRow, error) {
+	var row sessionRow
+	err := c.cfg.DB.NewRaw(`SELECT id_hash, token_hash, tenant_id, user_id, admin, scopes, user_name, tenant_name, created_ms, expires_ms, return_url
+FROM deskkit_console_sessions WHERE id_hash = ?`, idHash).Scan(ctx, &row)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return row, fmt.Errorf("console: read session: %w", err)
+	}
+	return row, err
+}
+
 // startSession opens a session for the principal p of the token whose
-// hash is tokenHash, or ("" and scopes) of a portal link, and sets its
-// cookie.
-func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash, scopes string) error {
+// hash is tokenHash, or ("" and scopes) of a portal link, going back to
+// returnURL, and sets its cookie.
+//
+// A session the browser held already ends: one browser, one session, and
+// an id planted before sign-in (session fixation) never gains rights. A
+// portal link for the principal of the browser's live portal session (the
+// same tenant, user and admin flag) opens a session holding that session's
+// scopes and its own, so that a host's Trash and Webhooks buttons keep
+// each other's pages open; its return URL, if it has none, is the old
+// session's. A link for anyone else, and every token sign-in, replaces the
+// session and keeps nothing of it. Either way the new session has a new
+// id: scopes are never added to an id that existed before.
+func (c *Console) startSession(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash, scopes, returnURL string) error {
 	raw := make([]byte, sessionIDBytes)
 	if _, err := rand.Read(raw); err != nil {
 		return fmt.Errorf("console: random session id: %w", err)
 	}
-	// A session the browser held already ends: one browser, one session,
-	// and an id planted before sign-in (session fixation) never gains rights.
+	now := c.cfg.Now()
 	if ck, err := r.Cookie(sessionCookieName(r)); err == nil {
 		if old, ok := decodeStrict(ck.Value); ok && len(old) == sessionIDBytes {
-			if err := c.deleteSession(ctx, hashHex(old)); err != nil {
+			oldHash := hashHex(old)
+			if tokenHash == "" {
+				row, err := c.readSession(ctx, oldHash)
+				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+				if err == nil && row.TokenHash == "" && row.ExpiresMS > now.UnixMilli() &&
+					row.TenantID == p.TenantID && row.UserID == p.UserID && row.Admin == boolInt(p.Admin) {
+					scopes = joinScopes(append(splitScopes(row.Scopes), splitScopes(scopes)...))
+					if returnURL == "" {
+						returnURL = row.ReturnURL
+					}
+				}
+			}
+			if err := c.deleteSession(ctx, oldHash); err != nil {
 				return err
 			}
 		}
 	}
 	userName, tenantName := c.names(ctx, p)
-	now := c.cfg.Now()
 	expires := now.Add(c.cfg.SessionTTL)
-	_, err := c.cfg.DB.NewRaw(`INSERT INTO deskkit_console_sessions (id_hash, token_hash, tenant_id, user_id, admin, scopes, user_name, tenant_name, created_ms, expires_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, hashHex(raw), tokenHash, p.TenantID, p.UserID, boolInt(p.Admin), scopes, userName, tenantName,
-		now.UnixMilli(), expires.UnixMilli()).Exec(ctx)
+	_, err := c.cfg.DB.NewRaw(`INSERT INTO deskkit_console_sessions (id_hash, token_hash, tenant_id, user_id, admin, scopes, user_name, tenant_name, created_ms, expires_ms, return_url)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, hashHex(raw), tokenHash, p.TenantID, p.UserID, boolInt(p.Admin), scopes, userName, tenantName,
+		now.UnixMilli(), expires.UnixMilli(), returnURL).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("console: store session: %w", err)
 	}

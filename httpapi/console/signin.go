@@ -97,7 +97,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err = c.current(ctx, p)
 	if err == nil {
-		err = c.open(ctx, w, r, p, c.cfg.TokenHash(token), "", nil)
+		err = c.open(ctx, w, r, p, c.cfg.TokenHash(token), "", "", nil)
 	}
 	if errors.Is(err, errRefused) {
 		again(http.StatusForbidden, c.tr(r, msgNotAllowed))
@@ -115,7 +115,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 // if not nil, runs in the limit's transaction: the link the session comes
 // from, used up (errLinkUsed if another request used it first), so that a
 // refusal by the limit leaves the link unused.
-func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash, scopes string, use func(context.Context, bun.Tx) error) error {
+func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Request, p deskkit.Principal, tokenHash, scopes, returnURL string, use func(context.Context, bun.Tx) error) error {
 	now := c.cfg.Now().UnixMilli()
 	var limits []limiter.Limit
 	if n := c.cfg.SignInsPerTenant; n > 0 {
@@ -140,7 +140,7 @@ func (c *Console) open(ctx context.Context, w http.ResponseWriter, r *http.Reque
 			return err
 		}
 	}
-	if err := c.startSession(ctx, w, r, p, tokenHash, scopes); err != nil {
+	if err := c.startSession(ctx, w, r, p, tokenHash, scopes, returnURL); err != nil {
 		return err
 	}
 	c.purgeExpired(ctx, now)
@@ -340,7 +340,7 @@ func (c *Console) redeemLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p, err = c.current(ctx, p); err == nil {
-		err = c.open(ctx, w, r, p, tokenHash, "", func(ctx context.Context, tx bun.Tx) error {
+		err = c.open(ctx, w, r, p, tokenHash, "", "", func(ctx context.Context, tx bun.Tx) error {
 			return useRow(ctx, tx, `DELETE FROM deskkit_console_links WHERE code_hash = ? AND expires_ms > ?`, codeHash, c.cfg.Now().UnixMilli())
 		})
 	}

@@ -1,8 +1,10 @@
 package console
 
 import (
+	"context"
 	"html"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -26,6 +28,24 @@ func (c *Console) trashRoutes() {
 	c.page(ScopeTrash, "POST "+c.base+"trash/{id}/{action}", c.actOnEntry)
 	c.page(ScopeTrash, "GET "+c.base+"trash/project/{project}/{action}", c.confirmProject)
 	c.page(ScopeTrash, "POST "+c.base+"trash/project/{project}/{action}", c.actOnProject)
+}
+
+// trashRights is what *trash.Trash answers beside httpapi.TrashService:
+// what a principal may do, by the rule its actions enforce, asked before a
+// page offers an action. A Config.Trash without it (a host's own service,
+// or a wrapper that does not pass these methods on) gets every action
+// offered and a project number to type, as before; its actions still
+// refuse what they refuse.
+type trashRights interface {
+	Allowed(ctx context.Context, p deskkit.Principal, es []trash.Entry) ([]trash.EntryRights, error)
+	ProjectRights(ctx context.Context, p deskkit.Principal, projectID int64) (trash.Rights, error)
+	Projects(ctx context.Context, p deskkit.Principal) ([]trash.ProjectCount, error)
+}
+
+// rights is Config.Trash's trashRights, or nil.
+func (c *Console) rights() trashRights {
+	r, _ := c.cfg.Trash.(trashRights)
+	return r
 }
 
 // Page sizes the search offers, and its default.
@@ -68,12 +88,18 @@ type trashView struct {
 	// ProjectLabel names the project picked: its name when the host
 	// resolves it (Config.Projects), "project ID" otherwise.
 	ProjectLabel string
-	Result       *trash.Page
-	Rows         template.HTML // the result table's rows (trashRowsHTML)
-	Pages        int
-	Prev         string // URL of the page before, "" on the first
-	Next         string
-	Back         string // this page's URL, where actions come back to
+	// Rights is what the reader may do with the picked project's trash;
+	// nil when the service cannot tell (every action is offered).
+	Rights *trash.Rights
+	// Projects are the projects to pick from, named; nil when the service
+	// cannot list them (a number is typed instead).
+	Projects []projectOption
+	Result   *trash.Page
+	Rows     template.HTML // the result table's rows (trashRowsHTML)
+	Pages    int
+	Prev     string // URL of the page before, "" on the first
+	Next     string
+	Back     string // this page's URL, where actions come back to
 }
 
 // trashRowsHTML writes the result table's rows. It is Go rather than a
@@ -83,15 +109,19 @@ type trashView struct {
 // Every value is escaped with html.EscapeString, which is right for text
 // and for the double-quoted attribute values it is written into; URLs are
 // built from numbers and url.QueryEscape.
-func trashRowsHTML(base string, es []trash.Entry, back string, projects map[int64]string, loc *time.Location, tr func(string, ...any) string) template.HTML {
+//
+// rights, if not nil, says which actions each row offers (the reader's,
+// trash.Allowed); a row with none says so.
+func trashRowsHTML(base string, es []trash.Entry, rights []trash.EntryRights, back string, projects, sprints map[int64]string, loc *time.Location, tr func(string, ...any) string) template.HTML {
 	q := "?back=" + url.QueryEscape(back)
 	// The words of every row, in the page's language, once.
 	lName, lProject, lBy, lDeleted := html.EscapeString(tr("Name")), html.EscapeString(tr("Project")), html.EscapeString(tr("Deleted by")), html.EscapeString(tr("Deleted"))
 	lPurged, lActions, kept := html.EscapeString(tr("Purged")), html.EscapeString(tr("Actions")), html.EscapeString(tr("kept until cleared"))
 	lRestore, lClear := html.EscapeString(tr("Restore…")), html.EscapeString(tr("Clear…"))
+	lNone := html.EscapeString(tr("Only its deleter, its creator or a project manager may restore or clear it."))
 	var b strings.Builder
 	b.Grow(len(es) * 900)
-	for _, e := range es {
+	for i, e := range es {
 		id := strconv.FormatInt(e.ID, 10)
 		name := html.EscapeString(e.TargetName)
 		by := e.DeletedByName
@@ -102,20 +132,40 @@ func trashRowsHTML(base string, es []trash.Entry, back string, projects map[int6
 		if e.PurgeDate != nil {
 			purged = formatIn(*e.PurgeDate, loc)
 		}
-		restore := html.EscapeString(base + "trash/" + id + "/restore" + q)
-		clear := html.EscapeString(base + "trash/" + id + "/clear" + q)
+		may := trash.EntryRights{Restore: true, Clear: true}
+		if rights != nil {
+			may = rights[i]
+		}
+		if e.SprintID != nil {
+			if sn := sprints[*e.SprintID]; sn != "" {
+				name += `<span class="note detail sprint-of">` + html.EscapeString(tr("in sprint “%s”", sn)) + `</span>`
+			}
+		}
+		var actions string
+		if may.Restore {
+			actions += `<a class="button secondary" href="` + html.EscapeString(base+"trash/"+id+"/restore"+q) + `" aria-label="` + html.EscapeString(tr("Restore %s", e.TargetName)) + `">` + lRestore + `</a> `
+		}
+		if may.Clear {
+			actions += `<a class="button quiet-danger" href="` + html.EscapeString(base+"trash/"+id+"/clear"+q) + `" aria-label="` + html.EscapeString(tr("Clear %s", e.TargetName)) + `">` + lClear + `</a>`
+		}
+		if actions == "" {
+			actions = `<span class="note no-actions">` + lNone + `</span>`
+		}
 		b.WriteString(`<tr id="entry-` + id + `">` +
 			`<td data-label="` + lName + `">` + name + `</td>` +
 			`<td data-label="` + lProject + `">` + html.EscapeString(projectName(projects, e.ProjectID)) + `</td>` +
 			`<td data-label="` + lBy + `">` + html.EscapeString(by) + `</td>` +
 			`<td data-label="` + lDeleted + `"><time datetime="` + e.DeletedDate.UTC().Format(time.RFC3339) + `">` + formatIn(e.DeletedDate, loc) + `</time></td>` +
 			`<td data-label="` + lPurged + `">` + purged + `</td>` +
-			`<td data-label="` + lActions + `"><div class="actions">` +
-			`<a class="button secondary" href="` + restore + `" aria-label="` + html.EscapeString(tr("Restore %s", e.TargetName)) + `">` + lRestore + `</a> ` +
-			`<a class="button quiet-danger" href="` + clear + `" aria-label="` + html.EscapeString(tr("Clear %s", e.TargetName)) + `">` + lClear + `</a>` +
-			"</div></td></tr>\n")
+			`<td data-label="` + lActions + `"><div class="actions">` + actions + "</div></td></tr>\n")
 	}
 	return template.HTML(b.String()) // every value above is escaped
+}
+
+// projectOption is a project the search form offers.
+type projectOption struct {
+	Value string // its id
+	Label string // its name, and how many entries it has
 }
 
 type trashType struct {
@@ -235,6 +285,7 @@ func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSe
 		return
 	}
 	v.Result = &page
+	ctx := r.Context()
 	ids := make([]int64, 0, len(page.List)+1)
 	if project > 0 {
 		ids = append(ids, project)
@@ -244,11 +295,43 @@ func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSe
 			ids = append(ids, e.ProjectID)
 		}
 	}
-	names := c.projectNames(r.Context(), s.Principal.TenantID, ids)
-	if project > 0 {
-		v.ProjectLabel = c.projectLabel(r, names, project)
+	var rows []trash.EntryRights
+	if rt := c.rights(); rt != nil {
+		if rows, err = rt.Allowed(ctx, s.Principal, page.List); err != nil {
+			c.renderProblem(w, r, s, "trash", v, c.problem(r, err))
+			return
+		}
+		if project > 0 {
+			pr, err := rt.ProjectRights(ctx, s.Principal, project)
+			if err != nil {
+				c.renderProblem(w, r, s, "trash", v, c.problem(r, err))
+				return
+			}
+			v.Rights = &pr
+		}
+		ps, err := rt.Projects(ctx, s.Principal)
+		if err != nil {
+			c.renderProblem(w, r, s, "trash", v, c.problem(r, err))
+			return
+		}
+		for _, p := range ps {
+			if !slices.Contains(ids, p.ProjectID) {
+				ids = append(ids, p.ProjectID)
+			}
+		}
+		names := c.projectNames(ctx, s.Principal.TenantID, ids)
+		v.Projects = projectOptions(ps, project, names, tr)
+		v.Rows = trashRowsHTML(c.base, page.List, rows, v.Back, names, c.sprintNames(ctx, s.Principal.TenantID, page.List), c.zoneOf(r), tr)
+		if project > 0 {
+			v.ProjectLabel = c.projectLabel(r, names, project)
+		}
+	} else {
+		names := c.projectNames(ctx, s.Principal.TenantID, ids)
+		v.Rows = trashRowsHTML(c.base, page.List, nil, v.Back, names, c.sprintNames(ctx, s.Principal.TenantID, page.List), c.zoneOf(r), tr)
+		if project > 0 {
+			v.ProjectLabel = c.projectLabel(r, names, project)
+		}
 	}
-	v.Rows = trashRowsHTML(c.base, page.List, v.Back, names, c.zoneOf(r), tr)
 	v.Pages = int((page.Total + int64(form.Size) - 1) / int64(form.Size))
 	if form.PageNo > 1 {
 		v.Prev = c.base + "trash?" + form.values(form.PageNo-1)
@@ -257,6 +340,25 @@ func (c *Console) trashPage(w http.ResponseWriter, r *http.Request, s *consoleSe
 		v.Next = c.base + "trash?" + form.values(form.PageNo+1)
 	}
 	c.render(w, r, s, http.StatusOK, "trash", v)
+}
+
+// projectOptions are the projects the search form offers: those with
+// entries (ps), named, and the one picked if it has none.
+func projectOptions(ps []trash.ProjectCount, picked int64, names map[int64]string, tr func(string, ...any) string) []projectOption {
+	out := make([]projectOption, 0, len(ps)+1)
+	found := false
+	for _, p := range ps {
+		found = found || p.ProjectID == picked
+		label := tr("%s (%d entries)", projectName(names, p.ProjectID), p.Entries)
+		if p.Entries == 1 {
+			label = tr("%s (%d entry)", projectName(names, p.ProjectID), p.Entries)
+		}
+		out = append(out, projectOption{Value: strconv.FormatInt(p.ProjectID, 10), Label: label})
+	}
+	if picked > 0 && !found {
+		out = append(out, projectOption{Value: strconv.FormatInt(picked, 10), Label: projectName(names, picked)})
+	}
+	return out
 }
 
 // trashConfirmView is a confirmation page's data.
@@ -270,7 +372,12 @@ type trashConfirmView struct {
 	Changed     bool  // the count changed since the person confirmed
 	Back        string
 	Question    string
-	Button      string
+	// Button is the confirming button's text; "" offers none (Refusal
+	// says why).
+	Button string
+	// Refusal, if set, says why the action is not offered: the reader
+	// may not do it, or it would do nothing.
+	Refusal string
 }
 
 // backTo is where an action returns: a trash search URL the form carried,
@@ -343,16 +450,32 @@ func (c *Console) confirmEntry(w http.ResponseWriter, r *http.Request, s *consol
 		c.fail(w, r, s, err)
 		return
 	}
+	names := c.projectNames(r.Context(), s.Principal.TenantID, []int64{e.ProjectID})
 	v := trashConfirmView{Action: action, Entry: &e, Project: e.ProjectID, Back: c.backTo(r.URL.Query().Get("back")),
-		ProjectName: projectName(c.projectNames(r.Context(), s.Principal.TenantID, []int64{e.ProjectID}), e.ProjectID)}
+		ProjectName: projectName(names, e.ProjectID)}
 	name := c.tr(r, "task “%s”", e.TargetName)
 	if sprint(e.TargetType) {
 		name = c.tr(r, "sprint “%s”", e.TargetName)
 	}
+	if rt := c.rights(); rt != nil {
+		may, err := rt.Allowed(r.Context(), s.Principal, []trash.Entry{e})
+		if err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		if action == "restore" && !may[0].Restore || action == "clear" && !may[0].Clear {
+			v.Refusal = c.tr(r, "You may not do this: only the person who deleted or created it, or who manages the project, may restore or clear it.")
+			if may[0].Restore {
+				v.Refusal = c.tr(r, "You may not clear this sprint: it holds deleted tasks of other people, which only a project manager may clear.")
+			}
+			c.render(w, r, s, http.StatusForbidden, "trash_confirm", v)
+			return
+		}
+	}
 	if action == "restore" {
-		v.Question = c.tr(r, "Restore %s to project %d?", name, e.ProjectID)
+		v.Question = c.tr(r, "Restore %s to %s?", name, c.projectLabel(r, names, e.ProjectID))
 		if e.TargetType == trash.TargetTask && e.SprintID != nil {
-			v.Question += " " + c.tr(r, "If its sprint is in the trash too, the sprint comes back with it.")
+			v.Question = joinSentences(v.Question, c.tr(r, "If its sprint is in the trash too, the sprint comes back with it."))
 		}
 		v.Button = c.tr(r, "Restore task")
 		if sprint(e.TargetType) {
@@ -361,7 +484,7 @@ func (c *Console) confirmEntry(w http.ResponseWriter, r *http.Request, s *consol
 	} else {
 		v.Question = c.tr(r, "Clear %s for good? It cannot be restored afterwards.", name)
 		if sprint(e.TargetType) {
-			v.Question += " " + c.tr(r, "The tasks that went with the sprint are cleared too.")
+			v.Question = joinSentences(v.Question, c.tr(r, "The tasks that went with the sprint are cleared too."))
 		}
 		v.Button = c.tr(r, "Clear task for good")
 		if sprint(e.TargetType) {
@@ -409,19 +532,43 @@ func (c *Console) confirmProject(w http.ResponseWriter, r *http.Request, s *cons
 	if !ok {
 		return
 	}
-	n, err := c.cfg.Trash.Count(r.Context(), s.Principal, project)
+	rights, err := c.projectRights(r, s, project)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
 	}
-	c.render(w, r, s, http.StatusOK, "trash_confirm", c.projectConfirm(r, action, project, c.projectLabelOf(r, s, project), n, false, c.backTo(r.URL.Query().Get("back")), s.Principal))
+	v := c.projectConfirm(r, action, project, c.projectLabelOf(r, s, project), rights, false, c.backTo(r.URL.Query().Get("back")))
+	status := http.StatusOK
+	if v.Refusal != "" {
+		status = http.StatusConflict
+	}
+	c.render(w, r, s, status, "trash_confirm", v)
+}
+
+// projectRights is what s may do with project's trash: the service's
+// answer (trashRights), or, from a service that cannot tell, the count of
+// the whole project with Manage as the admin flag.
+func (c *Console) projectRights(r *http.Request, s *consoleSession, project int64) (trash.Rights, error) {
+	if rt := c.rights(); rt != nil {
+		return rt.ProjectRights(r.Context(), s.Principal, project)
+	}
+	n, err := c.cfg.Trash.Count(r.Context(), s.Principal, project)
+	return trash.Rights{Manage: s.Principal.Admin, Entries: n}, err
 }
 
 // projectConfirm is the confirmation of a project-wide action, stating
-// the count.
-func (c *Console) projectConfirm(r *http.Request, action string, project int64, label string, n int64, changed bool, back string, p deskkit.Principal) trashConfirmView {
+// the count of the entries it would take for the reader (rights); with
+// none, it offers no button and says why.
+func (c *Console) projectConfirm(r *http.Request, action string, project int64, label string, rights trash.Rights, changed bool, back string) trashConfirmView {
+	n := rights.Entries
 	v := trashConfirmView{Action: action, Project: project, Count: n, Changed: changed, Back: back}
 	switch {
+	case n == 0 && rights.Manage:
+		v.Refusal = c.tr(r, "%s has nothing in the trash: there is nothing to do.", capital(label))
+		return v
+	case n == 0:
+		v.Refusal = c.tr(r, "None of the entries of %s's trash is yours to restore or clear: only the people who deleted or created them, or who manage the project, may.", label)
+		return v
 	case action == "restore" && n == 1:
 		v.Question = c.tr(r, "Restore all %d entry (tasks and sprints) of %s's trash?", n, label)
 		v.Button = c.tr(r, "Restore %d entry", n)
@@ -435,8 +582,8 @@ func (c *Console) projectConfirm(r *http.Request, action string, project int64, 
 		v.Question = c.tr(r, "Clear all %d entries (tasks and sprints) of %s's trash for good? They cannot be restored afterwards.", n, label)
 		v.Button = c.tr(r, "Clear %d entries for good", n)
 	}
-	if !p.Admin {
-		v.Question += " " + c.tr(r, "Unless you manage the project, only the entries you deleted or created are affected.")
+	if !rights.Manage {
+		v.Question = joinSentences(v.Question, c.tr(r, "You do not manage this project: these are the entries you deleted or created, and only they are affected."))
 	}
 	return v
 }
@@ -455,13 +602,14 @@ func (c *Console) actOnProject(w http.ResponseWriter, r *http.Request, s *consol
 		c.plainErrorIn(w, r, s, http.StatusBadRequest, c.tr(r, "The confirmation has no count; open the confirmation again."))
 		return
 	}
-	n, err := c.cfg.Trash.Count(ctx, s.Principal, project)
+	rights, err := c.projectRights(r, s, project)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
 	}
-	if n != confirmed {
-		c.render(w, r, s, http.StatusConflict, "trash_confirm", c.projectConfirm(r, action, project, c.projectLabelOf(r, s, project), n, true, back, s.Principal))
+	label := c.projectLabelOf(r, s, project)
+	if rights.Entries != confirmed || rights.Entries == 0 {
+		c.render(w, r, s, http.StatusConflict, "trash_confirm", c.projectConfirm(r, action, project, label, rights, rights.Entries != confirmed, back))
 		return
 	}
 	var done int
@@ -475,14 +623,21 @@ func (c *Console) actOnProject(w http.ResponseWriter, r *http.Request, s *consol
 		return
 	}
 	switch {
+	case done == 0:
+		// Someone else took the entries between the count and the action:
+		// nothing was done, and the page says so, not as a success.
+		v := trashConfirmView{Action: action, Project: project, Back: back,
+			Refusal: c.tr(r, "Nothing was done: the entries of %s's trash were restored or cleared by someone else meanwhile.", label)}
+		c.render(w, r, s, http.StatusConflict, "trash_confirm", v)
+		return
 	case action == "restore" && done == 1:
-		setFlash(w, r, c.tr(r, "Restored %d entry of project %d.", done, project))
+		setFlash(w, r, c.tr(r, "Restored %d entry of %s.", done, label))
 	case action == "restore":
-		setFlash(w, r, c.tr(r, "Restored %d entries of project %d.", done, project))
+		setFlash(w, r, c.tr(r, "Restored %d entries of %s.", done, label))
 	case done == 1:
-		setFlash(w, r, c.tr(r, "Cleared %d entry of project %d.", done, project))
+		setFlash(w, r, c.tr(r, "Cleared %d entry of %s.", done, label))
 	default:
-		setFlash(w, r, c.tr(r, "Cleared %d entries of project %d.", done, project))
+		setFlash(w, r, c.tr(r, "Cleared %d entries of %s.", done, label))
 	}
 	redirect(w, r, back)
 }
@@ -506,6 +661,29 @@ func projectName(names map[int64]string, id int64) string {
 // "project 7".
 func (c *Console) projectLabel(r *http.Request, names map[int64]string, id int64) string {
 	return c.tr(r, "project %s", projectName(names, id))
+}
+
+// sprintNames asks Config.Sprints for the names of the sprints the tasks
+// of es belong to; nil without the hook or on an error (logged).
+func (c *Console) sprintNames(ctx context.Context, tenant int64, es []trash.Entry) map[int64]string {
+	if c.cfg.Sprints == nil {
+		return nil
+	}
+	var ids []int64
+	for _, e := range es {
+		if e.SprintID != nil && !slices.Contains(ids, *e.SprintID) {
+			ids = append(ids, *e.SprintID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	names, err := c.cfg.Sprints.SprintNames(ctx, tenant, ids)
+	if err != nil {
+		c.cfg.Logger.WarnContext(ctx, "console: sprint names", slog.Any("error", err))
+		return nil
+	}
+	return names
 }
 
 // projectLabelOf is projectLabel for one project of s's tenant.

@@ -1,0 +1,1 @@
+ALTER TABLE deskkit_console_sessions DROP COLUMN return_url;
