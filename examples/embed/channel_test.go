@@ -523,7 +523,7 @@ func TestEventsSurviveRestart(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("delete: %d %s", rec.Code, rec.Body)
 	}
-	page, err := first.channels.Deliveries(context.Background(), ada, added.ID, channel.DeliveryPending, 1, 10)
+	page, err := first.channels.Deliveries(context.Background(), ada, added.ID, channel.DeliveryFilter{Status: channel.DeliveryPending}, 1, 10)
 	if err != nil || page.Total != 2 {
 		t.Fatalf("pending deliveries before the stop: %+v %v, want 2", page, err)
 	}
@@ -541,7 +541,7 @@ func TestEventsSurviveRestart(t *testing.T) {
 		t.Errorf("events after the restart (-want +got):\n%s", diff)
 	}
 	stop()
-	page, err = second.channels.Deliveries(context.Background(), ada, added.ID, channel.DeliverySucceeded, 1, 10)
+	page, err = second.channels.Deliveries(context.Background(), ada, added.ID, channel.DeliveryFilter{Status: channel.DeliverySucceeded}, 1, 10)
 	if err != nil || page.Total != 2 {
 		t.Errorf("succeeded deliveries after the restart: %+v %v, want 2", page, err)
 	}

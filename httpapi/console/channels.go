@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
 )
@@ -479,13 +480,24 @@ type channelView struct {
 	Chart     chart
 	Statuses  any
 	Status    string
-	Page      channel.DeliveryPage
-	PageNo    int
-	Pages     int
-	Prev      string
-	Next      string
-	Since     string // the recover form's default: a day ago, UTC
-	Admin     bool
+	// Types are the event types the filter offers: those of the catalogue
+	// that the channel's subscription takes, with what it names exactly
+	// beside them; Type is the one chosen ("" for every type).
+	Types []string
+	Type  string
+	// From and To are the time range as typed (datetime-local values, in
+	// Zone); Zone names the reader's time zone, in which they are read.
+	From, To string
+	Zone     string
+	// Filtered: a filter beyond the status is set.
+	Filtered bool
+	Page     channel.DeliveryPage
+	PageNo   int
+	Pages    int
+	Prev     string
+	Next     string
+	Since    string // the recover form's default: a day ago, UTC
+	Admin    bool
 	// OwnSecret: the channel's type has a signing secret of deskkit's,
 	// which the page offers to reveal and rotate.
 	OwnSecret bool
@@ -507,12 +519,18 @@ func (c *Console) channelPage(w http.ResponseWriter, r *http.Request, s *console
 }
 
 // showChannel writes the channel's page: its facts, the chart of its last
-// day, and a page of its deliveries under the status filter.
+// day, and a page of its deliveries under the filter (status, event type,
+// from and to, the times read in the reader's zone). A filter the
+// registry refuses is the page again with its message, answered 400.
 func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *consoleSession, ch channel.Channel, status int, test *testOutcome) {
 	q := r.URL.Query()
+	zone := c.zoneOf(r)
 	v := channelView{Channel: ch, TypeLabel: c.channelTypeLabel(r, ch.Type), Test: test, Statuses: deliveryStatuses,
-		Status: q.Get("status"), PageNo: 1, Admin: s.Principal.Admin,
+		Status: q.Get("status"), Type: q.Get("type"), From: strings.TrimSpace(q.Get("from")), To: strings.TrimSpace(q.Get("to")),
+		Zone: zone.String(), PageNo: 1, Admin: s.Principal.Admin,
 		Since: c.cfg.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02T15:04"), Overlaps: overlapChoices, Signings: signingChoices}
+	v.Filtered = v.Type != "" || v.From != "" || v.To != ""
+	v.Types = c.filterTypes(ch, v.Type)
 	if ti, ok := channel.TypeInfoOf(ch.Type); ok {
 		v.OwnSecret = ti.OwnSecret
 	}
@@ -524,7 +542,23 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 		}
 		v.PageNo = n
 	}
-	page, err := c.cfg.Channels.Deliveries(r.Context(), s.Principal, ch.ID, v.Status, v.PageNo, deliveriesPageSize)
+	f, err := c.deliveryFilter(r, v, zone)
+	var page channel.DeliveryPage
+	if err == nil {
+		page, err = c.cfg.Channels.Deliveries(r.Context(), s.Principal, ch.ID, f, v.PageNo, deliveriesPageSize)
+	}
+	var bad *deskkit.InputError
+	if errors.As(err, &bad) {
+		// The page, with the filter as typed and its refusal above it.
+		counts, cerr := c.cfg.Channels.DeliveryCounts(r.Context(), s.Principal, ch.ID, chartHours)
+		if cerr != nil {
+			c.fail(w, r, s, cerr)
+			return
+		}
+		v.Chart = newChart(counts, func(f string, a ...any) string { return c.tr(r, f, a...) })
+		c.renderProblem(w, r, s, "channels_channel", v, c.problem(r, err))
+		return
+	}
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -538,8 +572,10 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 	v.Pages = int((page.Total + deliveriesPageSize - 1) / deliveriesPageSize)
 	link := func(n int) string {
 		u := url.Values{}
-		if v.Status != "" {
-			u.Set("status", v.Status)
+		for _, kv := range [][2]string{{"status", v.Status}, {"type", v.Type}, {"from", v.From}, {"to", v.To}} {
+			if kv[1] != "" {
+				u.Set(kv[0], kv[1])
+			}
 		}
 		if n > 1 {
 			u.Set("page", strconv.Itoa(n))
@@ -556,6 +592,85 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 		v.Next = link(v.PageNo + 1)
 	}
 	c.render(w, r, s, status, "channels_channel", v)
+}
+
+// deliveryFilter is the filter of v, its times read in zone: a
+// datetime-local value (2026-11-24T09:00, seconds allowed) or a date as
+// the API takes it (httpapi.ParseTime). A time that is neither is a
+// *deskkit.InputError naming its field.
+func (c *Console) deliveryFilter(r *http.Request, v channelView, zone *time.Location) (channel.DeliveryFilter, error) {
+	f := channel.DeliveryFilter{Status: v.Status}
+	if v.Type != "" {
+		f.Types = []string{v.Type}
+	}
+	var err error
+	if f.From, err = parseLocal("from", v.From, zone); err != nil {
+		return f, err
+	}
+	f.To, err = parseLocal("to", v.To, zone)
+	return f, err
+}
+
+// parseLocal reads a time of a filter: "" is the zero time; a
+// datetime-local value is read in zone; else a date as the API takes it.
+func parseLocal(field, s string, zone *time.Location) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05"} {
+		if t, err := time.ParseInLocation(layout, s, zone); err == nil {
+			return t, nil
+		}
+	}
+	if t, err := httpapi.ParseTime(field, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, deskkit.Invalid(field, "must be a date and time such as 2026-11-24T09:00")
+}
+
+// filterTypes are the event types the deliveries filter offers for ch:
+// the catalogue's types that its subscription takes (all of them for a
+// channel that takes every event), the exact types it names that the
+// catalogue lacks, and chosen, if it is none of them, sorted.
+func (c *Console) filterTypes(ch channel.Channel, chosen string) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(t string) {
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, t := range c.cfg.Channels.EventTypes() {
+		if subscribes(ch.Events, t.Name) {
+			add(t.Name)
+		}
+	}
+	for _, e := range ch.Events {
+		if !strings.HasSuffix(e, ".*") {
+			add(e)
+		}
+	}
+	add(chosen)
+	slices.Sort(out)
+	return out
+}
+
+// subscribes reports whether a subscription (types and prefixes ending in
+// ".*"; empty for every event) takes events of type t.
+func subscribes(events []string, t string) bool {
+	if len(events) == 0 {
+		return true
+	}
+	for _, e := range events {
+		if e == t {
+			return true
+		}
+		if p, ok := strings.CutSuffix(e, "*"); ok && strings.HasSuffix(p, ".") && strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // recoverChannel queues the channel's failed deliveries since a moment
