@@ -179,7 +179,7 @@ var resendThrottled = errDoc{name: "ResendThrottled", key: KeyTooManyRequests, w
 
 var channelIsDisabled = errDoc{key: KeyChannelDisabled, when: "The channel is disabled: it gets no deliveries until an admin enables it again (PATCH /event/channel/{id}/enable)."}
 
-const exampleChannel = `{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": ["task.*"], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}`
+const exampleChannel = `{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": ["task.*"], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "headers": [], "disabledBy": null, "disabledByName": ""}`
 
 const exampleDelivery = `{"id": 9001, "channelId": 42, "eventId": "msg_2p7kq0xtzcmsjxqwwyq4nukd3f", "eventType": "task.trashed", "status": "SUCCEEDED", "attempts": 3, "nextAttemptDate": null, "lastStatusCode": 200, "lastError": "", "createdDate": "2026-11-23T10:00:00Z", "finishedDate": "2026-11-23T10:05:06Z"}`
 
@@ -244,7 +244,7 @@ var disableEventChannelDoc = &doc{
 	`),
 	ok:      "OK. data is the channel as stored now, with the reason and date.",
 	errors:  []errDoc{channelAdminOnly, channelMissing},
-	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": false, "events": [], "disabledReason": "disabled by user 7", "disabledDate": "2026-11-23T10:00:00Z", "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "disabled", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 3, "attemptsSucceeded24h": 3, "successShare24h": 1, "disabledBy": 7, "disabledByName": "Ann Lee"}`)},
+	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": false, "events": [], "disabledReason": "disabled by user 7", "disabledDate": "2026-11-23T10:00:00Z", "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "disabled", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 3, "attemptsSucceeded24h": 3, "successShare24h": 1, "headers": [], "disabledBy": 7, "disabledByName": "Ann Lee"}`)},
 }
 
 var listEventDeliveriesDoc = &doc{

@@ -391,9 +391,9 @@ func TestChannelEvents(t *testing.T) {
 		{"key-ada", []channel.Channel{
 			// Healthy, every attempt of the day a success.
 			{ID: added.ID, Type: channel.Webhook, Name: "Ops", Address: rc.URL + "/hook", Enabled: true, Events: []string{}, InFlightLimit: 4, Signing: channel.SigningHMAC,
-				Health: channel.HealthHealthy, Attempts24h: 2, AttemptsSucceeded24h: 2, SuccessShare24h: &all},
+				Health: channel.HealthHealthy, Attempts24h: 2, AttemptsSucceeded24h: 2, SuccessShare24h: &all, Headers: []channel.Header{}},
 			{ID: deletions.ID, Type: channel.Webhook, Name: "Deletions", Address: onlyHost.URL + "/hook", Enabled: true, Events: []string{eventTaskDeleted}, InFlightLimit: 4, Signing: channel.SigningHMAC,
-				Health: channel.HealthHealthy, Attempts24h: 1, AttemptsSucceeded24h: 1, SuccessShare24h: &all},
+				Health: channel.HealthHealthy, Attempts24h: 1, AttemptsSucceeded24h: 1, SuccessShare24h: &all, Headers: []channel.Header{}},
 		}},
 	} {
 		status, b := h.do(c.key, http.MethodGet, path, nil)

@@ -47,6 +47,7 @@ func (c *Console) channelRoutes() {
 // typeChoice is a channel type the forms offer, in the reader's words.
 type typeChoice struct {
 	Value, Label, Field, Hint, SecretHint string
+	Headers                               bool // it sends custom headers
 }
 
 // channelTypes are the types the forms offer: the registry's, in its
@@ -55,7 +56,7 @@ func (c *Console) channelTypes(r *http.Request) []typeChoice {
 	l := c.localizer(r)
 	var out []typeChoice
 	for _, ti := range channel.TypeInfos() {
-		ch := typeChoice{Value: string(ti.Type), Label: l.Write(ti.Label), Field: l.Write(ti.Field), Hint: capital(l.Write(ti.Hint))}
+		ch := typeChoice{Value: string(ti.Type), Label: l.Write(ti.Label), Field: l.Write(ti.Field), Hint: capital(l.Write(ti.Hint)), Headers: ti.Headers}
 		if !ti.SecretHint.IsZero() {
 			ch.SecretHint = l.Write(ti.SecretHint)
 		}
@@ -131,7 +132,21 @@ type channelForm struct {
 	Events       []string // the registered types ticked
 	More         string   // other types and prefixes, comma-separated
 	RateLimit    string   // messages a second, as typed; "" for none
+	// Headers are the custom headers' rows that were filled in, in
+	// order (a row with neither name nor value is dropped).
+	Headers []channel.Header
 }
+
+// headerRow is a row of the form's custom headers, numbered from 1.
+type headerRow struct {
+	No          int
+	Name, Value string
+}
+
+// blankHeaderRows is how many empty name/value rows the form offers
+// beyond the channel's headers (at most channel.MaxHeaders rows in all):
+// the form needs no script to add a row; for more, save and edit again.
+const blankHeaderRows = 3
 
 // eventChoice is a registered event type the form offers.
 type eventChoice struct {
@@ -148,6 +163,9 @@ type channelFormView struct {
 	Field      string // the address field's label
 	TypeHint   string // what its address is
 	SecretHint string // the secret its type takes; "" for none
+	// HeaderRows are the custom headers' rows, the form's and blank ones,
+	// for a type that sends custom headers; nil otherwise.
+	HeaderRows []headerRow
 	// Events are the catalogue's types, by service.
 	Events []eventGroup
 	Edit   bool
@@ -170,6 +188,15 @@ func (c *Console) formView(r *http.Request, f channelForm, edit bool) channelFor
 	for _, ct := range v.Types {
 		if ct.Value == f.Type {
 			v.TypeLabel, v.Field, v.TypeHint, v.SecretHint = ct.Label, ct.Field, ct.Hint, ct.SecretHint
+			if ct.Headers {
+				rows := slices.Clone(f.Headers)
+				for i := 0; i < blankHeaderRows && len(rows) < channel.MaxHeaders; i++ {
+					rows = append(rows, channel.Header{})
+				}
+				for i, h := range rows {
+					v.HeaderRows = append(v.HeaderRows, headerRow{No: i + 1, Name: h.Name, Value: h.Value})
+				}
+			}
 		}
 	}
 	known := map[string]bool{}
@@ -204,6 +231,19 @@ func readChannelForm(r *http.Request) channelForm {
 		More:         r.PostForm.Get("more"),
 		RateLimit:    strings.TrimSpace(r.PostForm.Get("rateLimit")),
 	}
+	names, values := r.PostForm["headerName"], r.PostForm["headerValue"]
+	for i := range max(len(names), len(values)) {
+		var h channel.Header
+		if i < len(names) {
+			h.Name = strings.TrimSpace(names[i])
+		}
+		if i < len(values) {
+			h.Value = values[i]
+		}
+		if h.Name != "" || strings.TrimSpace(h.Value) != "" {
+			f.Headers = append(f.Headers, h)
+		}
+	}
 	return f
 }
 
@@ -224,6 +264,9 @@ func (f channelForm) input() channel.Input {
 		}
 	}
 	in.Events = events
+	// Never nil: a test of the form sends the form's headers, not the
+	// stored channel's.
+	in.Headers = append([]channel.Header{}, f.Headers...)
 	if f.RateLimit != "" {
 		// A text that is no number is NaN, which the registry refuses
 		// with its message naming rateLimit, as the API's.
@@ -283,7 +326,7 @@ func (c *Console) editChannelPage(w http.ResponseWriter, r *http.Request, s *con
 		c.fail(w, r, s, err)
 		return
 	}
-	f := channelForm{ID: ch.ID, Type: string(ch.Type), Name: ch.Name, Address: ch.Address, Events: ch.Events}
+	f := channelForm{ID: ch.ID, Type: string(ch.Type), Name: ch.Name, Address: ch.Address, Events: ch.Events, Headers: ch.Headers}
 	if ch.RateLimit > 0 {
 		f.RateLimit = strconv.FormatFloat(ch.RateLimit, 'f', -1, 64)
 	}
@@ -498,6 +541,9 @@ type channelView struct {
 	Next     string
 	Since    string // the recover form's default: a day ago, UTC
 	Admin    bool
+	// Headers: the channel's type sends custom headers, which the page
+	// lists (values masked as the registry answered them).
+	Headers bool
 	// OwnSecret: the channel's type has a signing secret of deskkit's,
 	// which the page offers to reveal and rotate.
 	OwnSecret bool
@@ -532,7 +578,7 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 	v.Filtered = v.Type != "" || v.From != "" || v.To != ""
 	v.Types = c.filterTypes(ch, v.Type)
 	if ti, ok := channel.TypeInfoOf(ch.Type); ok {
-		v.OwnSecret = ti.OwnSecret
+		v.OwnSecret, v.Headers = ti.OwnSecret, ti.Headers
 	}
 	if p := q.Get("page"); p != "" {
 		n, err := httpapi.ParseInt("page", p, 1, channel.MaxPageNo)
