@@ -17,7 +17,7 @@ import (
 type Header struct {
 	_ struct{} `additionalProperties:"false" description:"A custom HTTP header sent with every request of the channel."`
 	// Name is the header's name: an HTTP token (letters, digits and
-	// !#$%&'*+-.^_`|~), 1 to MaxHeaderNameBytes bytes, stored as written
+	// !#$%&'*+-.^_|~), 1 to MaxHeaderNameBytes bytes, stored as written
 	// and sent in HTTP's canonical form (x-api-key as X-Api-Key); names
 	// differ without case, so two headers of one name are refused.
 	Name string `json:"name" minLength:"1" maxLength:"100" pattern:"^[!#$%&'*+.^_|~0-9A-Za-z-]+$" example:"Authorization" description:"The header's name: an HTTP token of 1 to 100 bytes (letters, digits and !#$%&'*+-.^_|~). Not a hop-by-hop header (Connection, Keep-Alive, Proxy-Authenticate, Proxy-Authorization, Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade), not Host, Content-Length, Content-Type or Expect, and none of the webhook-* headers the signature uses; unique without case."`
@@ -90,7 +90,7 @@ func checkHeaderName(field, name string) (string, error) {
 	}
 	for i := 0; i < len(name); i++ {
 		if !tokenByte(name[i]) {
-			return "", deskkit.Invalid(field, "must be an HTTP header name: letters, digits and %s, without spaces", "!#$%&'*+-.^_`|~")
+			return "", deskkit.Invalid(field, "must be an HTTP header name: letters, digits and %s, without spaces", "!#$%&'*+-.^_|~")
 		}
 	}
 	key := http.CanonicalHeaderKey(name)
@@ -119,14 +119,15 @@ func checkHeaderValue(field, value string) (string, error) {
 	return strings.Trim(value, " "), nil
 }
 
-// tokenByte reports whether c may appear in an HTTP token (RFC 9110
-// section 5.6.2).
+// tokenByte reports whether c may appear in a header's name: an HTTP
+// token's bytes (RFC 9110 section 5.6.2) but the backquote, which the
+// OpenAPI document's pattern cannot carry, and no real header uses.
 func tokenByte(c byte) bool {
 	switch {
 	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		return true
 	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+	return strings.IndexByte("!#$%&'*+-.^_|~", c) >= 0
 }
 
 // errNoHeaders refuses headers for type t, naming the types that take them.

@@ -169,6 +169,7 @@ func TestCustomHeadersRefused(t *testing.T) {
 			{"empty name", []channel.Header{ok, {Name: "", Value: "v"}}, "headers[1].name", "is required"},
 			{"space in name", []channel.Header{{Name: "X Api", Value: "v"}}, "headers[0].name", "HTTP header name"},
 			{"colon in name", []channel.Header{{Name: "X-Api:", Value: "v"}}, "headers[0].name", "HTTP header name"},
+			{"backquote in name", []channel.Header{{Name: "X`Api", Value: "v"}}, "headers[0].name", "HTTP header name"},
 			{"non-ASCII name", []channel.Header{{Name: "X-Clé", Value: "v"}}, "headers[0].name", "HTTP header name"},
 			{"long name", []channel.Header{{Name: strings.Repeat("x", 101), Value: "v"}}, "headers[0].name", "at most 100 bytes"},
 			{"host", []channel.Header{{Name: "host", Value: "evil.example"}}, "headers[0].name", "cannot be given"},
