@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -268,25 +269,74 @@ func (r *ChannelRegistry) shown(ctx context.Context, p deskkit.Principal, tenant
 	return chans[0], nil
 }
 
-// Deliveries returns one page of p's tenant's channel's deliveries,
-// newest first: those of status (DeliveryPending, DeliverySucceeded,
-// DeliveryFailed), or all for "". pageNo counts from 1 (0 means 1, at most
+// DeliveryFilter picks which of a channel's deliveries Deliveries
+// returns. The zero value picks them all.
+type DeliveryFilter struct {
+	// Status is DeliveryPending, DeliverySucceeded or DeliveryFailed; ""
+	// for every status.
+	Status string
+	// Types, when not empty, keeps the deliveries of events of these types
+	// (exact types, not prefixes: at most MaxFilterTypes, each as an event
+	// type is written, lower case letters, digits, '.', '_' and '-').
+	// Types no longer registered are allowed: their deliveries are kept.
+	Types []string
+	// From and To, when not zero, keep the deliveries created at or after
+	// From and before To (From alone: since then; To alone: until then).
+	// From after To, or equal to it, is refused.
+	From, To time.Time
+}
+
+// MaxFilterTypes is how many event types one DeliveryFilter may name.
+const MaxFilterTypes = 20
+
+// check validates f, naming the field of the API that carries it: status,
+// eventType, from or to.
+func (f DeliveryFilter) check() error {
+	switch f.Status {
+	case "", DeliveryPending, DeliverySucceeded, DeliveryFailed:
+	default:
+		return deskkit.Invalid("status", "must be PENDING, SUCCEEDED or FAILED, or absent for every delivery")
+	}
+	if len(f.Types) > MaxFilterTypes {
+		return deskkit.Invalid("eventType", "must name at most %d event types", MaxFilterTypes)
+	}
+	for _, t := range f.Types {
+		if !validEventType(t) {
+			return deskkit.Invalid("eventType", "has %q, which is no event type: an event type is 1 to %d lower case letters, digits, '.', '_' and '-'", t, MaxEventTypeBytes)
+		}
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
+		return deskkit.Invalid("from", "must be before to (from %s, to %s)", f.From.UTC().Format(time.RFC3339), f.To.UTC().Format(time.RFC3339))
+	}
+	for _, b := range []struct {
+		name string
+		t    time.Time
+	}{{"from", f.From}, {"to", f.To}} {
+		if !b.t.IsZero() && (b.t.UTC().Year() < 1 || b.t.UTC().Year() > 9999) {
+			return deskkit.Invalid(b.name, "must be a date between the years 1 and 9999 in UTC")
+		}
+	}
+	return nil
+}
+
+// Deliveries returns one page of p's tenant's channel's deliveries that f
+// picks, newest first. pageNo counts from 1 (0 means 1, at most
 // MaxPageNo); pageSize is 1 to MaxPageSize (0 means DefaultPageSize).
 //
 // Only admins, and principals the Authorizer allows ActionViewDeliveries,
 // may.
 //
 // Errors: ErrUnauthenticated; ErrForbidden; a *deskkit.InputError naming
-// channelId, status, pageNo or pageSize; ErrNotFound for a channel the
-// tenant does not have.
-func (r *ChannelRegistry) Deliveries(ctx context.Context, p deskkit.Principal, channelID int64, status string, pageNo, pageSize int) (DeliveryPage, error) {
+// channelId, status, eventType, from, to, pageNo or pageSize; ErrNotFound
+// for a channel the tenant does not have.
+func (r *ChannelRegistry) Deliveries(ctx context.Context, p deskkit.Principal, channelID int64, f DeliveryFilter, pageNo, pageSize int) (DeliveryPage, error) {
 	ctx, call := r.ops.Start(ctx, "channel.Deliveries", "")
-	v, err := r.deliveries(ctx, p, channelID, status, pageNo, pageSize)
+	v, err := r.deliveries(ctx, p, channelID, f, pageNo, pageSize)
 	call.End(err)
 	return v, err
 }
 
-func (r *ChannelRegistry) deliveries(ctx context.Context, p deskkit.Principal, channelID int64, status string, pageNo, pageSize int) (DeliveryPage, error) {
+func (r *ChannelRegistry) deliveries(ctx context.Context, p deskkit.Principal, channelID int64, f DeliveryFilter, pageNo, pageSize int) (DeliveryPage, error) {
 	tenantID, err := r.authorize(ctx, p, ActionViewDeliveries)
 	if err != nil {
 		return DeliveryPage{}, err
@@ -294,10 +344,8 @@ func (r *ChannelRegistry) deliveries(ctx context.Context, p deskkit.Principal, c
 	if err := deskkit.CheckID("channelId", channelID); err != nil {
 		return DeliveryPage{}, err
 	}
-	switch status {
-	case "", DeliveryPending, DeliverySucceeded, DeliveryFailed:
-	default:
-		return DeliveryPage{}, deskkit.Invalid("status", "must be PENDING, SUCCEEDED or FAILED, or absent for every delivery")
+	if err := f.check(); err != nil {
+		return DeliveryPage{}, err
 	}
 	switch {
 	case pageNo == 0:
@@ -314,7 +362,9 @@ func (r *ChannelRegistry) deliveries(ctx context.Context, p deskkit.Principal, c
 	if err := r.exists(ctx, r.db, tenantID, channelID); err != nil {
 		return DeliveryPage{}, err
 	}
-	total, infos, err := outbox.List(ctx, r.db, tenantID, outboxKind, channelID, status, (pageNo-1)*pageSize, pageSize)
+	total, infos, err := outbox.List(ctx, r.db, tenantID, outboxKind, channelID,
+		outbox.Filter{Status: f.Status, Types: slices.Compact(slices.Sorted(slices.Values(f.Types))), From: f.From, To: f.To},
+		(pageNo-1)*pageSize, pageSize)
 	if err != nil {
 		return DeliveryPage{}, fmt.Errorf("channel: %w", err)
 	}
@@ -365,7 +415,12 @@ func (r *ChannelRegistry) attempts(ctx context.Context, p deskkit.Principal, del
 	if err := deskkit.CheckID("id", deliveryID); err != nil {
 		return nil, err
 	}
-	if _, err := r.delivery(ctx, tenantID, deliveryID); err != nil {
+	in, err := r.delivery(ctx, tenantID, deliveryID)
+	if err != nil {
+		return nil, err
+	}
+	now, err := r.answerMasks(ctx, tenantID, in.TargetID)
+	if err != nil {
 		return nil, err
 	}
 	list, err := outbox.Attempts(ctx, r.db, tenantID, deliveryID)
@@ -380,12 +435,30 @@ func (r *ChannelRegistry) attempts(ctx context.Context, p deskkit.Principal, del
 	l := r.reader(ctx)
 	for i, a := range list {
 		out[i] = Attempt{AttemptNo: a.No, StartedDate: a.Started.UTC(), DurationMs: a.Duration.Milliseconds(),
-			StatusCode: a.StatusCode, Error: l.Write(a.Error), Response: a.Response}
+			StatusCode: a.StatusCode, Error: l.Write(a.Error), Response: mask(a.Response, now)}
 		if !full {
 			out[i].Error = maskURLs(out[i].Error)
 		}
 	}
 	return out, nil
+}
+
+// answerMasks are what the tenant's channel id holds now (its secrets,
+// signing keys, address and headers, as redact spells them), which an
+// attempt's stored reply is masked of again when answered: a reply is
+// masked as it is recorded of what the channel held when the attempt was
+// claimed, and a far end that echoes a secret rotated in while the
+// attempt ran would otherwise show the new one. None for a channel
+// deleted since.
+func (r *ChannelRegistry) answerMasks(ctx context.Context, tenantID, channelID int64) ([]string, error) {
+	s, err := r.stored(ctx, tenantID, channelID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return redactions(s), nil
 }
 
 // Resend makes one more attempt of p's tenant's delivery id due now,

@@ -198,6 +198,10 @@ type Channel struct {
 	// "whpk_" and the base64 of 32 bytes, for its receiver; "" when it
 	// signs with HMAC alone. The signing key itself is never shown.
 	PublicKey string `json:"publicKey,omitempty" pattern:"^whpk_[A-Za-z0-9+/]{43}=$" description:"WEBHOOK signing with ed25519 only: the public key, whpk_ and the base64 of 32 bytes, with which the receiver verifies the v1a, signatures. Not a secret; the signing key is never shown."`
+	// Headers are the channel's custom HTTP headers (see Input.Headers),
+	// in the order given; empty (never nil in an answer) for none. A
+	// principal who sees addresses masked sees each value as "***".
+	Headers []Header `json:"headers" maxItems:"10" description:"WEBHOOK: the custom HTTP headers sent with every request and test, in the order given; [] for none (and for the other types). To a user who sees addresses masked, each value is ***."`
 }
 
 // Health is a channel's state at a glance (Channel.Health).
@@ -268,6 +272,14 @@ type Input struct {
 	// MaxRateLimit: 0 for none (Config.RateLimit applies). A replace
 	// replaces it too. A test ignores it.
 	RateLimit float64
+	// Headers are custom HTTP headers sent with every delivery attempt
+	// and test: at most MaxHeaders, only for the types that send them
+	// (WEBHOOK; TypeInfo.Headers), each checked as Header says, with
+	// errors naming headers[i].name or headers[i].value. A replace
+	// replaces them (nil: none). A test sends the ones given, or, when
+	// it gives none (nil) and names a stored channel whose address it
+	// has, that channel's: stored values never go to another address.
+	Headers []Header
 }
 
 // Added is the answer to an add: the channel and, for a webhook, its

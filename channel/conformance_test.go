@@ -89,7 +89,20 @@ func conform(t *testing.T, db *bun.DB, fake kindtest.Fake) {
 		t.Errorf("MaskAddress(%s) shows the address whole: %s", info.Type, masked)
 	}
 
-	// Replaced: the name changes, the secret stays.
+	// Custom headers: a kind takes them as its TypeInfo says; one that
+	// does not refuses them naming the field, and keeps the channel as
+	// it was.
+	withHeaders := channel.Input{ID: added.ID, Type: fake.Type, Name: "conformance", Address: address,
+		Headers: []channel.Header{{Name: "X-Conformance", Value: "yes"}}}
+	got, err := f.r.Replace(ctx, f.ann, withHeaders)
+	switch {
+	case info.Headers && (err != nil || len(got.Headers) != 1 || got.Headers[0].Value != "yes"):
+		t.Fatalf("Replace with headers: %+v, %v; want them taken", got.Headers, err)
+	case !info.Headers && !isInputError(err, "headers"):
+		t.Fatalf("Replace with headers: %v; want an input error naming headers", err)
+	}
+
+	// Replaced: the name changes, the secret stays, the headers go.
 	in := channel.Input{ID: added.ID, Type: fake.Type, Name: "conformance 2", Address: address}
 	if _, err := f.r.Replace(ctx, f.ann, in); err != nil {
 		t.Fatalf("Replace: %v", err)
@@ -118,7 +131,7 @@ func conform(t *testing.T, db *bun.DB, fake kindtest.Fake) {
 	// A message the service refuses (here: not holding what it must) is a
 	// failed test that says so.
 	far.Expect(signing, kindtest.Want{Title: "a title no message has", Type: "no.type"})
-	_, err := f.r.Test(ctx, f.ann, in)
+	_, err = f.r.Test(ctx, f.ann, in)
 	var de *channel.DeliveryError
 	if !errors.Is(err, channel.ErrDeliveryFailed) || !errors.As(err, &de) || de.ClientMessage() == "" {
 		t.Errorf("a refused test: %v, want ErrDeliveryFailed saying why", err)

@@ -115,6 +115,9 @@ const (
 	// and the one a rotation replaced.
 	fieldKey         = "ed25519-key"
 	fieldPreviousKey = "previous-ed25519-key"
+	// fieldHeaders is a webhook's custom headers, a JSON list of [name,
+	// value] pairs (encodeHeaders).
+	fieldHeaders = "headers"
 )
 
 // sealAAD binds a sealed value to its row's tenant, type and field: the

@@ -80,23 +80,26 @@
 //     robots included. Every user of the tenant may list them, a non-admin
 //     with addresses masked (MaskAddress). A host with other rules sets
 //     Config.Authorizer (see Authorizer).
-//   - Signing secrets and addresses are stored encrypted under a key
-//     derived from the server secret, and never logged; a webhook's
-//     signing secret is shown in the answer to its add (Added), and
-//     again only by RevealSecret or RotateSecret (see Signing secrets).
-//     After a rotation of the server secret, keep the previous one in
-//     Config.PreviousSecret (New says for how long).
+//   - Signing secrets, addresses and custom headers are stored encrypted
+//     under a key derived from the server secret, and never logged; a
+//     webhook's signing secret is shown in the answer to its add (Added),
+//     and again only by RevealSecret or RotateSecret (see Signing
+//     secrets). After a rotation of the server secret, keep the previous
+//     one in Config.PreviousSecret (New says for how long).
+//   - A webhook sends up to 10 custom headers (Input.Headers, Header's
+//     rules) with every attempt and test. Their values are treated as
+//     secrets (an Authorization token): sealed as the address is, kept out
+//     of logs and stored replies, and shown as *** wherever the address is
+//     masked. Other types refuse them (TypeInfo.Headers).
 //   - Outbound requests never reach loopback, private networks, link-local
 //     or cloud metadata addresses: the SSRF guard checks a host written as
 //     an IP address (or "localhost") when the channel is saved
 //     (ErrAddressBlocked), and every address a name resolves to when a
 //     message is sent. Config.AllowPrivateNetworks opens loopback and
 //     private networks for development and tests.
-//   - No code path holds a connection of the pool (a transaction) while it
-//     asks the pool for another, so a pool of one connection serves every
-//     operation, one at a time: the registry reads and authorizes before
-//     its transactions, and Publish writes only through the transaction it
-//     is handed.
+//   - No code path holds a pooled connection (a transaction) while it asks
+//     the pool for another: a pool of one connection serves every
+//     operation, one at a time.
 //
 // # Sending
 //
@@ -111,9 +114,8 @@
 // takes every address.
 //
 // A message has Config.Timeout (10 s) in all. A failure is a
-// *DeliveryError (errors.Is ErrDeliveryFailed) whose message says what the
-// far end answered, and whose Retryable field says whether trying later
-// may help.
+// *DeliveryError (ErrDeliveryFailed) saying what the far end answered and
+// whether trying later may help (Retryable).
 //
 // # Signing secrets
 //
@@ -163,12 +165,11 @@
 // examples/server/README.md ("Event channels in detail") gives what a
 // delivery costs the database and the measured throughput.
 //
-// When Config.TenantLanguage says that a tenant reads another language,
-// events published with a Heading (deskkit's own, and a host's that has
-// one) are written in it for the robots and e-mail when they are
-// delivered; the webhook's JSON, machine-read, never changes.
+// Config.TenantLanguage writes events with a Heading in a tenant's
+// language for the robots and e-mail; the webhook's JSON never changes.
 //
-// Every attempt is logged, masked (see Attempt). Deliveries, Attempts and
+// Every attempt is logged, masked (see Attempt). Deliveries (filtered by
+// DeliveryFilter: status, event types, a creation range), Attempts and
 // DeliveryCounts read the log; Resend and Recover act on it, throttled
 // per tenant (Config.ResendsPerMinute).
 //
@@ -187,8 +188,7 @@
 // needs none of this.
 //
 // Config.MeterProvider and Config.TracerProvider (nil: the global ones)
-// get spans of operations and attempts and the outbox's instruments:
-// Config.MeterProvider lists them.
+// get spans and the outbox's instruments: Config.MeterProvider lists them.
 //
 // # Errors
 //

@@ -124,7 +124,7 @@ func (f *evFixture) run(t *testing.T) int {
 
 func (f *evFixture) deliveries(t *testing.T, channelID int64) []channel.Delivery {
 	t.Helper()
-	page, err := f.r.Deliveries(context.Background(), f.ann, channelID, "", 1, 100)
+	page, err := f.r.Deliveries(context.Background(), f.ann, channelID, channel.DeliveryFilter{}, 1, 100)
 	if err != nil {
 		t.Fatalf("deliveries of %d: %v", channelID, err)
 	}
@@ -751,7 +751,7 @@ func TestResendRecover(t *testing.T) {
 		if n := f.run(t); n != 1 {
 			t.Fatalf("claimed %d after recover", n)
 		}
-		page, err := f.r.Deliveries(ctx, f.ann, hook.ID, channel.DeliveryFailed, 0, 0)
+		page, err := f.r.Deliveries(ctx, f.ann, hook.ID, channel.DeliveryFilter{Status: channel.DeliveryFailed}, 0, 0)
 		if err != nil || page.Total != 1 || page.List[0].EventType != "task.trashed" {
 			t.Errorf("failed deliveries after recover: %+v, %v", page, err)
 		}
@@ -781,11 +781,11 @@ func TestDeliveriesPaging(t *testing.T) {
 			ids = append(ids, ev.ID)
 			f.publish(t, 10, ev)
 		}
-		page, err := f.r.Deliveries(ctx, f.ann, hook.ID, "", 2, 2)
+		page, err := f.r.Deliveries(ctx, f.ann, hook.ID, channel.DeliveryFilter{}, 2, 2)
 		if err != nil || page.Total != 5 || len(page.List) != 2 || page.List[0].EventID != ids[2] || page.List[1].EventID != ids[1] {
 			t.Errorf("page 2 of 2: %+v, %v", page, err)
 		}
-		page, err = f.r.Deliveries(ctx, f.ann, hook.ID, channel.DeliverySucceeded, 1, 10)
+		page, err = f.r.Deliveries(ctx, f.ann, hook.ID, channel.DeliveryFilter{Status: channel.DeliverySucceeded}, 1, 10)
 		if err != nil || page.Total != 0 || page.List == nil {
 			t.Errorf("succeeded: %+v, %v", page, err)
 		}
@@ -801,12 +801,78 @@ func TestDeliveriesPaging(t *testing.T) {
 			{"", 1, -1, "pageSize"},
 			{"", 1, channel.MaxPageSize + 1, "pageSize"},
 		} {
-			if _, err := f.r.Deliveries(ctx, f.ann, hook.ID, c.status, c.pageNo, c.size); !isInputError(err, c.field) {
+			if _, err := f.r.Deliveries(ctx, f.ann, hook.ID, channel.DeliveryFilter{Status: c.status}, c.pageNo, c.size); !isInputError(err, c.field) {
 				t.Errorf("deliveries %q %d %d: %v; want an input error for %s", c.status, c.pageNo, c.size, err, c.field)
 			}
 		}
-		if _, err := f.r.Deliveries(ctx, f.ann, 0, "", 1, 10); !isInputError(err, "channelId") {
+		if _, err := f.r.Deliveries(ctx, f.ann, 0, channel.DeliveryFilter{}, 1, 10); !isInputError(err, "channelId") {
 			t.Errorf("deliveries of channel 0: %v", err)
+		}
+	})
+}
+
+// Deliveries filters by status, event types and a creation range (from
+// inclusive, to exclusive), each alone and together, and refuses a bad
+// filter naming its field, before it reads anything.
+func TestDeliveriesFilter(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newEvFixture(t, db, channel.Config{})
+		ctx := context.Background()
+		hook := f.add(t, f.ann, "WEBHOOK", "hook", f.recv.URL+"/hook", nil)
+		start := f.clock.Now()
+		var ids []string
+		for i := range 4 {
+			ev := newEvent([]string{"task.trashed", "task.restored"}[i%2])
+			ids = append(ids, ev.ID)
+			f.publish(t, 10, ev)
+			f.clock.Advance(time.Hour)
+		}
+		at := func(h int) time.Time { return start.Add(time.Duration(h) * time.Hour) }
+		for _, c := range []struct {
+			name string
+			f    channel.DeliveryFilter
+			want []string
+		}{
+			{"every", channel.DeliveryFilter{}, []string{ids[3], ids[2], ids[1], ids[0]}},
+			{"type", channel.DeliveryFilter{Types: []string{"task.restored"}}, []string{ids[3], ids[1]}},
+			{"type given twice", channel.DeliveryFilter{Types: []string{"task.restored", "task.restored"}}, []string{ids[3], ids[1]}},
+			{"from", channel.DeliveryFilter{From: at(2)}, []string{ids[3], ids[2]}},
+			{"to", channel.DeliveryFilter{To: at(1)}, []string{ids[0]}},
+			{"range and type", channel.DeliveryFilter{From: at(1), To: at(3), Types: []string{"task.trashed"}}, []string{ids[2]}},
+			{"range and status", channel.DeliveryFilter{From: at(1), Status: channel.DeliverySucceeded}, nil},
+			{"range and pending", channel.DeliveryFilter{From: at(3), Status: channel.DeliveryPending}, []string{ids[3]}},
+		} {
+			page, err := f.r.Deliveries(ctx, f.ann, hook.ID, c.f, 1, 10)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			var got []string
+			for _, d := range page.List {
+				got = append(got, d.EventID)
+			}
+			if !slices.Equal(got, c.want) || page.Total != int64(len(c.want)) {
+				t.Errorf("%s: %d %v, want %v", c.name, page.Total, got, c.want)
+			}
+		}
+		many := make([]string, channel.MaxFilterTypes+1)
+		for i := range many {
+			many[i] = fmt.Sprintf("t.%d", i)
+		}
+		for _, c := range []struct {
+			name  string
+			f     channel.DeliveryFilter
+			field string
+		}{
+			{"bad type", channel.DeliveryFilter{Types: []string{"Task.Trashed"}}, "eventType"},
+			{"empty type", channel.DeliveryFilter{Types: []string{""}}, "eventType"},
+			{"too many types", channel.DeliveryFilter{Types: many}, "eventType"},
+			{"from after to", channel.DeliveryFilter{From: at(2), To: at(1)}, "from"},
+			{"from equal to", channel.DeliveryFilter{From: at(2), To: at(2)}, "from"},
+			{"year 10000", channel.DeliveryFilter{To: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, "to"},
+		} {
+			if _, err := f.r.Deliveries(ctx, f.ann, hook.ID, c.f, 1, 10); !isInputError(err, c.field) {
+				t.Errorf("%s: %v; want an input error for %s", c.name, err, c.field)
+			}
 		}
 	})
 }
@@ -869,7 +935,7 @@ func TestEventsAuthorization(t *testing.T) {
 			out := map[string]error{}
 			_, out["enable"] = f.r.Enable(ctx, p, hook.ID)
 			_, out["disable"] = f.r.Disable(ctx, p, hook.ID)
-			_, out["deliveries"] = f.r.Deliveries(ctx, p, hook.ID, "", 1, 10)
+			_, out["deliveries"] = f.r.Deliveries(ctx, p, hook.ID, channel.DeliveryFilter{}, 1, 10)
 			_, out["attempts"] = f.r.Attempts(ctx, p, d.ID)
 			_, out["resend"] = f.r.Resend(ctx, p, d.ID)
 			_, out["recover"] = f.r.Recover(ctx, p, hook.ID, since)

@@ -88,7 +88,7 @@ type SentRequest struct {
 	// credential show as ***; to a reader who may not see addresses, every
 	// value but Content-Type, User-Agent, webhook-id and
 	// webhook-timestamp does.
-	Headers []Header `json:"headers" description:"The request's headers, in name order: webhook-signature and credentials always as ***, and to a reader who may not see addresses every value but Content-Type, User-Agent, webhook-id and webhook-timestamp."`
+	Headers []MessageHeader `json:"headers" description:"The request's headers, in name order: webhook-signature and credentials always as ***, and to a reader who may not see addresses every value but Content-Type, User-Agent, webhook-id and webhook-timestamp."`
 	// Body is the body as sent (a signature in it masked); "" when it
 	// is no longer kept.
 	Body string `json:"body" description:"The body as sent: a webhook's is the event's payload; a robot's JSON or an e-mail's subject and text, kept once per event and language. A signature in it shows as ***. Empty when nothing was kept."`
@@ -100,7 +100,7 @@ type AttemptResponse struct {
 	// StatusCode is the reply's HTTP status; 0 without a reply.
 	StatusCode int `json:"statusCode" minimum:"0" description:"The reply's HTTP status; 0 without one (e-mail, a timeout, a refused connection)."`
 	// Headers are the reply's headers, masked as its body is.
-	Headers []Header `json:"headers" description:"The reply's headers, in name order, masked as the body is (an echoed webhook-signature and Set-Cookie as ***)."`
+	Headers []MessageHeader `json:"headers" description:"The reply's headers, in name order, masked as the body is (an echoed webhook-signature and Set-Cookie as ***)."`
 	// Body is the reply's start, as Attempt.Response.
 	Body       string `json:"body" maxLength:"4096" description:"The start of the reply as stored: at most 4 KiB of valid UTF-8 (1 KiB for attempts before deskkit kept 4), with what the channel's address, secret and the request's signatures hold masked as ***; for e-mail, which addresses the mail server took."`
 	DurationMs int64  `json:"durationMs" minimum:"0" description:"How long the attempt took, in milliseconds."`
@@ -108,8 +108,8 @@ type AttemptResponse struct {
 	Error string `json:"error" description:"Why it failed, in the reader's language; empty if it succeeded."`
 }
 
-// Header is one header of a request or a reply.
-type Header struct {
+// MessageHeader is one header of a request sent or a reply received.
+type MessageHeader struct {
 	_     struct{} `additionalProperties:"false" description:"A header."`
 	Name  string   `json:"name" description:"Its name, in canonical form."`
 	Value string   `json:"value" description:"Its value; *** where masked."`
@@ -299,8 +299,10 @@ func (r *ChannelRegistry) inspect(ctx context.Context, p deskkit.Principal, deli
 	l := r.reader(ctx)
 	out := DeliveryDetail{Delivery: delivery(l, in, full), Channel: DeliveryChannel{ID: in.TargetID},
 		Event: DeliveredEvent{ID: in.EventID, Type: in.EventType}}
+	var now []string // what the channel holds now, masked again: see answerMasks
 	if s, err := r.stored(ctx, tenantID, in.TargetID); err == nil {
 		out.Channel.Type, out.Channel.Name = s.Type, s.Name
+		now = redactions(s)
 	} else if !errors.Is(err, ErrNotFound) {
 		return DeliveryDetail{}, err
 	}
@@ -356,13 +358,16 @@ func (r *ChannelRegistry) inspect(ctx context.Context, p deskkit.Principal, deli
 		x := xs[i]
 		d := AttemptDetail{AttemptNo: a.No, StartedDate: a.Started.UTC(),
 			Request: SentRequest{Method: x.Method, URL: x.URL, Headers: shownHeaders(x.Header, full, true)},
-			Response: AttemptResponse{StatusCode: a.StatusCode, Headers: shownHeaders(x.Reply, full, false), Body: a.Response,
+			Response: AttemptResponse{StatusCode: a.StatusCode, Headers: shownHeaders(x.Reply, full, false), Body: mask(a.Response, now),
 				DurationMs: a.Duration.Milliseconds(), Error: l.Write(a.Error)}}
 		switch {
 		case x.Event && out.Event.Payload != nil:
 			d.Request.Body = string(out.Event.Payload)
 		case x.Body != "":
 			d.Request.Body = bodies[x.Body]
+		}
+		for j, h := range d.Response.Headers {
+			d.Response.Headers[j].Value = mask(h.Value, now)
 		}
 		if !full {
 			d.Response.Error = maskURLs(d.Response.Error)
@@ -388,14 +393,14 @@ func compact(data json.RawMessage) json.RawMessage {
 // shownHeaders are kept headers as a reader sees them: whole to one who
 // sees addresses (credentials were masked when kept), else, for a
 // request's, every value but plainHeaders' as ***.
-func shownHeaders(h [][2]string, full, request bool) []Header {
-	out := make([]Header, len(h))
+func shownHeaders(h [][2]string, full, request bool) []MessageHeader {
+	out := make([]MessageHeader, len(h))
 	for i, kv := range h {
 		v := kv[1]
 		if request && !full && !plainHeaders[kv[0]] {
 			v = masked
 		}
-		out[i] = Header{Name: kv[0], Value: v}
+		out[i] = MessageHeader{Name: kv[0], Value: v}
 	}
 	return out
 }

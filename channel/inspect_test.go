@@ -288,7 +288,7 @@ func TestInspectShowsNoSecretOrSignature(t *testing.T) {
 	})
 }
 
-func header(h []channel.Header, name string) string {
+func header(h []channel.MessageHeader, name string) string {
 	for _, kv := range h {
 		if kv.Name == name {
 			return kv.Value
@@ -300,7 +300,7 @@ func header(h []channel.Header, name string) string {
 // deliveryOf is the delivery of event eventID to channelID.
 func deliveryOf(t *testing.T, r *channel.ChannelRegistry, p deskkit.Principal, channelID int64, eventID string) channel.Delivery {
 	t.Helper()
-	page, err := r.Deliveries(context.Background(), p, channelID, "", 1, 10)
+	page, err := r.Deliveries(context.Background(), p, channelID, channel.DeliveryFilter{}, 1, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

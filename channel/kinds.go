@@ -105,6 +105,9 @@ type TypeInfo struct {
 	// RotateSecret, which only such types have: a channel added again gets
 	// a new one.
 	OwnSecret bool
+	// Headers says that channels of the type send custom HTTP headers
+	// (Input.Headers); only such types take them.
+	Headers bool
 	// Summary, AddressDoc, SecretDoc and TestDoc are English sentences for
 	// an API reference: what the type is, its address's rules, the secret
 	// a client may give ("" for none), and what a test of it sends.
@@ -119,7 +122,7 @@ func TypeInfos() []TypeInfo {
 		in := k.Info()
 		out[i] = TypeInfo{
 			Type: Type(in.Type), Aliases: slices.Clone(in.Aliases), Quota: in.Quota,
-			Label: in.Label, Field: in.Field, Hint: in.Hint, SecretHint: in.SecretHint, OwnSecret: in.OwnSecret,
+			Label: in.Label, Field: in.Field, Hint: in.Hint, SecretHint: in.SecretHint, OwnSecret: in.OwnSecret, Headers: in.Headers,
 			Summary: in.Doc.Summary, AddressDoc: in.Doc.Address, SecretDoc: in.Doc.Secret, TestDoc: in.Doc.Test,
 		}
 	}

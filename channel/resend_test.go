@@ -27,7 +27,7 @@ func failedDelivery(t *testing.T, f *evFixture, p deskkit.Principal, name string
 	f.recv.answer(http.StatusInternalServerError, "")
 	f.publish(t, p.TenantID, newEvent("task.trashed"))
 	f.run(t)
-	page, err := f.r.Deliveries(context.Background(), p, hook.ID, "", 1, 10)
+	page, err := f.r.Deliveries(context.Background(), p, hook.ID, channel.DeliveryFilter{}, 1, 10)
 	if err != nil || len(page.List) != 1 || page.List[0].Status != channel.DeliveryFailed {
 		t.Fatalf("after the only attempt: %+v, %v", page, err)
 	}

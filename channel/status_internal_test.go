@@ -53,7 +53,7 @@ func TestMalformedEventFails(t *testing.T) {
 		if n, err := r.runOnce(ctx); n != 1 || err != nil {
 			t.Fatalf("run once: %d, %v", n, err)
 		}
-		page, err := r.Deliveries(ctx, f.ann, hook.ID, DeliveryFailed, 1, 10)
+		page, err := r.Deliveries(ctx, f.ann, hook.ID, DeliveryFilter{Status: DeliveryFailed}, 1, 10)
 		if err != nil || page.Total != 1 || !strings.HasPrefix(page.List[0].LastError, "the event is malformed") || hits.Load() != 0 {
 			t.Errorf("deliveries %+v, %v; %d sends", page, err, hits.Load())
 		}

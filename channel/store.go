@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -68,6 +69,9 @@ type channelRow struct {
 	Ed25519KeyEnc    *string `bun:"ed25519_key_enc"`
 	Ed25519PublicKey *string `bun:"ed25519_public_key"`
 	PreviousKeyEnc   *string `bun:"previous_ed25519_key_enc"`
+	// HeadersEnc are a webhook's custom headers, sealed (fieldHeaders);
+	// nil for none.
+	HeadersEnc *string `bun:"headers_enc"`
 }
 
 // unsealedColumns are the columns List and Get leave out: the sealed keys,
@@ -110,6 +114,9 @@ func (r *ChannelRegistry) add(ctx context.Context, p deskkit.Principal, in Input
 	if err := checkRateLimit(in.RateLimit); err != nil {
 		return Added{}, err
 	}
+	if ch.Headers, err = normalizeHeaders(ch.Type, in.Headers); err != nil {
+		return Added{}, err
+	}
 	var added Added
 	if added.Secret, err = kindOf(ch.Type).NewSecret(); err != nil {
 		return Added{}, fmt.Errorf("channel: add: %w", err)
@@ -120,15 +127,19 @@ func (r *ChannelRegistry) add(ctx context.Context, p deskkit.Principal, in Input
 	if err != nil {
 		return Added{}, err
 	}
+	headersEnc, err := r.sealHeaders(tenantID, ch.Type, ch.Headers)
+	if err != nil {
+		return Added{}, err
+	}
 	now := r.now()
 	err = deskkit.RunInTx(ctx, r.db, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := takeQuota(ctx, tx, tenantID, ch.Type); err != nil {
 			return err
 		}
 		err := tx.NewRaw(`INSERT INTO deskkit_channels
-    (tenant_id, channel_type, name, name_folded, address_enc, secret_enc, events, created_at_ms, updated_at_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-RETURNING id`, tenantID, string(ch.Type), ch.Name, deskkit.FoldName(ch.Name), addressEnc, secretEnc,
+    (tenant_id, channel_type, name, name_folded, address_enc, secret_enc, headers_enc, events, created_at_ms, updated_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+RETURNING id`, tenantID, string(ch.Type), ch.Name, deskkit.FoldName(ch.Name), addressEnc, secretEnc, headersEnc,
 			encodeEvents(ch.Events), now, now).Scan(ctx, &ch.ID)
 		if err != nil || in.RateLimit == 0 {
 			return err
@@ -146,6 +157,9 @@ RETURNING id`, tenantID, string(ch.Type), ch.Name, deskkit.FoldName(ch.Name), ad
 	ch.InFlightLimit, _ = r.worker.Limits()
 	if ch.Events == nil {
 		ch.Events = []string{}
+	}
+	if ch.Headers == nil {
+		ch.Headers = []Header{}
 	}
 	added.Channel = ch
 	return added, nil
@@ -212,7 +226,14 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 	if err := checkRateLimit(in.RateLimit); err != nil {
 		return Channel{}, err
 	}
+	if ch.Headers, err = normalizeHeaders(ch.Type, in.Headers); err != nil {
+		return Channel{}, err
+	}
 	addressEnc, secretEnc, err := r.sealRow(tenantID, ch.Type, ch.Address, secret)
+	if err != nil {
+		return Channel{}, err
+	}
+	headersEnc, err := r.sealHeaders(tenantID, ch.Type, ch.Headers)
 	if err != nil {
 		return Channel{}, err
 	}
@@ -256,6 +277,7 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 			Set("name = ?", ch.Name).
 			Set("name_folded = ?", deskkit.FoldName(ch.Name)).
 			Set("address_enc = ?", addressEnc).
+			Set("headers_enc = ?", headersEnc).
 			Set("events = ?", encodeEvents(ch.Events)).
 			Set("updated_at_ms = ?", now).
 			Set("version = version + 1"). // the worker's cache sees the change
@@ -286,6 +308,9 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 	}
 	if ch.Events == nil {
 		ch.Events = []string{}
+	}
+	if ch.Headers == nil {
+		ch.Headers = []Header{}
 	}
 	chans := []Channel{ch}
 	if err := r.withFlow(ctx, tenantID, chans); err != nil {
@@ -380,7 +405,12 @@ func (r *ChannelRegistry) list(ctx context.Context, p deskkit.Principal, t Type)
 // address and the URLs of a disabled reason masked unless full.
 func listed(s storedChannel, full bool) Channel {
 	c := s.Channel
+	c.Headers = slices.Clone(s.Headers)
+	if c.Headers == nil {
+		c.Headers = []Header{}
+	}
 	if !full {
+		c.Headers = maskedHeaders(s.Headers)
 		c.Address = MaskAddress(s.Type, s.Address)
 		c.DisabledReason = maskURLs(s.DisabledReason)
 		c.LastError = maskURLs(s.LastError)
@@ -540,6 +570,9 @@ func (s storedChannel) target(k kind.Kind) notify.Target {
 		t = webhook.WithKey(t, s.Key)
 	}
 	t.Previous, t.PreviousUntil, t.PreviousKey = s.Previous, s.PreviousUntil, s.PreviousKey
+	for _, h := range s.Headers {
+		t.Headers = append(t.Headers, [2]string{h.Name, h.Value})
+	}
 	return t
 }
 
@@ -645,6 +678,19 @@ func (r *ChannelRegistry) sealRow(tenantID int64, t Type, address string, secret
 	return addressEnc, secretEnc, nil
 }
 
+// sealHeaders seals a channel's custom headers for the row of the tenant;
+// nil for none.
+func (r *ChannelRegistry) sealHeaders(tenantID int64, t Type, hs []Header) (*string, error) {
+	if len(hs) == 0 {
+		return nil, nil
+	}
+	s, err := r.seal.seal(encodeHeaders(hs), sealAAD(tenantID, t, fieldHeaders))
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
 // openRow decrypts a row of the tenant; l writes its disabled reason.
 func (r *ChannelRegistry) openRow(l deskkit.Localizer, tenantID int64, row channelRow) (storedChannel, error) {
 	address, err := r.seal.open(row.AddressEnc, sealAAD(tenantID, row.Type, fieldAddress))
@@ -657,6 +703,15 @@ func (r *ChannelRegistry) openRow(l deskkit.Localizer, tenantID int64, row chann
 	}
 	s := storedChannel{Channel: Channel{ID: row.ID, Type: row.Type, Name: row.Name, Address: address,
 		Enabled: row.Enabled, Events: events}}
+	if row.HeadersEnc != nil {
+		plain, err := r.seal.open(*row.HeadersEnc, sealAAD(tenantID, row.Type, fieldHeaders))
+		if err != nil {
+			return storedChannel{}, fmt.Errorf("channel %d headers: %w", row.ID, err)
+		}
+		if s.Headers, err = decodeHeaders(plain); err != nil {
+			return storedChannel{}, fmt.Errorf("channel %d: %w", row.ID, err)
+		}
+	}
 	var reason deskkit.Text
 	reason, s.DisabledDate = disabled(row)
 	s.DisabledReason = l.Write(reason)

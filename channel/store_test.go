@@ -124,6 +124,9 @@ func on(c Channel) Channel {
 	if c.Type == Webhook && c.Signing == "" {
 		c.Signing = SigningHMAC // a new webhook's
 	}
+	if c.Headers == nil {
+		c.Headers = []Header{} // answers write none as []
+	}
 	return c
 }
 
@@ -131,6 +134,9 @@ func on(c Channel) Channel {
 // List and Get add (withFlow).
 func unflowed(s storedChannel) storedChannel {
 	s.InFlightLimit = 0
+	if len(s.Headers) == 0 {
+		s.Headers = nil // read as none, not as an answer's []
+	}
 	return s
 }
 

@@ -85,7 +85,7 @@ func TestStoredMessagesInReadersLanguage(t *testing.T) {
 			}
 		}
 
-		page, err := f.r.Deliveries(zh, f.ann, hook.ID, "", 1, 10)
+		page, err := f.r.Deliveries(zh, f.ann, hook.ID, channel.DeliveryFilter{}, 1, 10)
 		if err != nil || len(page.List) != 2 {
 			t.Fatalf("deliveries: %+v, %v", page, err)
 		}
@@ -115,7 +115,7 @@ func TestStoredMessagesInReadersLanguage(t *testing.T) {
 		ok := f.add(t, f.ann, "WEBHOOK", "other", f.recv.URL+"/other", nil)
 		f.publish(t, 10, newEvent("task.trashed"))
 		f.run(t)
-		if l, err := f.r.Deliveries(zh, f.ann, ok.ID, "", 1, 10); err != nil || len(l.List) != 1 || l.List[0].LastError != lastZH {
+		if l, err := f.r.Deliveries(zh, f.ann, ok.ID, channel.DeliveryFilter{}, 1, 10); err != nil || len(l.List) != 1 || l.List[0].LastError != lastZH {
 			t.Errorf("a failed delivery in Chinese: %+v, %v", l, err)
 		}
 		if d := f.only(t, ok.ID); d.LastError != lastEN {
@@ -137,7 +137,7 @@ func TestStoredMessagesInReadersLanguage(t *testing.T) {
 		if c := get(zh); c.DisabledReason != failedEN {
 			t.Errorf("an old reason in Chinese: %q, want the English as stored", c.DisabledReason)
 		}
-		l, err := f.r.Deliveries(zh, f.ann, ok.ID, "", 1, 10)
+		l, err := f.r.Deliveries(zh, f.ann, ok.ID, channel.DeliveryFilter{}, 1, 10)
 		if err != nil || len(l.List) != 1 || l.List[0].LastError != lastEN {
 			t.Fatalf("an old last error in Chinese: %+v, %v", l, err)
 		}
@@ -177,7 +177,7 @@ func TestDeliveryErrorMaskedInChinese(t *testing.T) {
 
 		f.publish(t, 10, newEvent("task.trashed"))
 		f.run(t)
-		d, err := f.r.Deliveries(zh, f.ann, robot.ID, "", 1, 10)
+		d, err := f.r.Deliveries(zh, f.ann, robot.ID, channel.DeliveryFilter{}, 1, 10)
 		if err != nil || len(d.List) != 1 || d.List[0].LastError != wantZH {
 			t.Fatalf("the delivery in Chinese: %+v, %v", d, err)
 		}

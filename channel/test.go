@@ -25,6 +25,10 @@ const TestEventType = "channel.test"
 // (10s by default) in all: a TestEventType event to a webhook, markdown to
 // the robots, a message to each e-mail address.
 //
+// A webhook's message carries in.Headers, or, when in.Headers is nil, the
+// headers of the stored channel named as below, on the same terms as its
+// secret (the address must be that channel's).
+//
 // A webhook's message is signed with the secret of the stored channel that
 // in.ID names, or else of the tenant's channel of that type and name, when
 // in.Address is that channel's address; otherwise with a throwaway secret,
@@ -62,6 +66,10 @@ func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Inpu
 		}
 	}
 	c, secret, err := r.normalize(p, in)
+	if err != nil {
+		return TestResult{}, err
+	}
+	headers, err := normalizeHeaders(c.Type, in.Headers)
 	if err != nil {
 		return TestResult{}, err
 	}
@@ -105,6 +113,12 @@ func (r *ChannelRegistry) test(ctx context.Context, p deskkit.Principal, in Inpu
 	res.MessageID = msg.ID
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
+	// The headers given, or, when none were (nil), the stored channel's,
+	// on the terms of its secret: its values may be secrets too.
+	if in.Headers == nil && ownSecret {
+		headers = stored.Headers
+	}
+	c.Headers = headers
 	target := storedChannel{Channel: c, Secret: signing}
 	if ownSecret && signing == stored.Secret {
 		// The stored channel's keys sign, as every delivery is signed: its

@@ -480,6 +480,17 @@ func redactions(c storedChannel) []string {
 	for _, part := range kindOf(c.Type).Hidden(c.Address) {
 		spell(part)
 	}
+	// Custom headers' values may be secrets (a token after "Bearer "):
+	// each value, and each of its space-separated parts of 16 bytes or
+	// more, as a far end might echo it.
+	for _, h := range c.Headers {
+		spell(h.Value)
+		for part := range strings.FieldsSeq(h.Value) {
+			if len(part) >= 16 {
+				spell(part)
+			}
+		}
+	}
 	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
 }

@@ -121,8 +121,9 @@ func (channelTypeInput) PrepareJSONSchema(s *jsonschema.Schema) error {
 //	{kinds.takers}     the types that take one: "WORKPLACE_CHAT"
 //	{kinds.tests}      each type and what its test sends
 //	{kinds.quotas}     "5 WEBHOOK, 20 EMAIL, ... channels"
+//	{kinds.headers}    the types that send custom headers: "WEBHOOK"
 var kindDocs = func() *strings.Replacer {
-	var summaries, aliases, addresses, secrets, takers, tests, quotas []string
+	var summaries, aliases, addresses, secrets, takers, tests, quotas, headers []string
 	for _, ti := range channel.TypeInfos() {
 		t := string(ti.Type)
 		for _, a := range ti.Aliases {
@@ -135,6 +136,9 @@ var kindDocs = func() *strings.Replacer {
 			takers = append(takers, t)
 		}
 		tests = append(tests, t+": "+ti.TestDoc+".")
+		if ti.Headers {
+			headers = append(headers, t)
+		}
 		quotas = append(quotas, strconv.Itoa(ti.Quota)+" "+t)
 	}
 	return strings.NewReplacer(
@@ -145,6 +149,7 @@ var kindDocs = func() *strings.Replacer {
 		"{kinds.takers}", englishList(takers),
 		"{kinds.tests}", strings.Join(tests, " "),
 		"{kinds.quotas}", englishList(quotas)+" channels",
+		"{kinds.headers}", englishList(headers),
 	)
 }()
 
@@ -180,6 +185,7 @@ type (
 		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"Taken by {kinds.takers} only. {kinds.secrets} Write-only: stored encrypted, never shown. On a replace, absent or null keeps the stored secret and \"\" removes it. Other types take none (absent, null or \"\")."`
 		Events  []subscribedEvent `json:"events" nullable:"true" maxItems:"50" description:"The subscription: registered event types (GET /event/types) and prefixes ending in .* that match at least one (task.*), duplicates dropped; absent, null or [] means every event. An unknown type is 400. A replace replaces it; a test ignores it."`
 		Rate    float64           `json:"rateLimit" minimum:"0" maximum:"1000" description:"The channel's own limit in messages a second (fractions allowed: 0.5 is one every 2 s), sends spaced evenly across every server; absent, null or 0 for none, when the server's default applies. A replace replaces it; a test ignores it."`
+		Headers []channel.Header  `json:"headers" nullable:"true" maxItems:"10" description:"Custom HTTP headers sent with every delivery attempt and test, in this order: at most 10, taken by {kinds.headers} only (another type answers 400 naming headers). Each name an HTTP token, neither hop-by-hop, nor Host, Content-Length, Content-Type, Expect, nor webhook-*; unique without case; each value without control characters. A refusal names headers[i].name or headers[i].value. Values are stored encrypted and answered as *** to users who see addresses masked. Absent, null or [] for none."`
 	}
 	channelReplaceBody struct {
 		_       struct{}          `additionalProperties:"false" description:"A channel's new state: id names it; channelType must be its type."`
@@ -190,6 +196,7 @@ type (
 		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"Taken by {kinds.takers} only, as an add takes it. Absent or null keeps the stored secret and \"\" removes it. Other types take none (absent, null or \"\")."`
 		Events  []subscribedEvent `json:"events" nullable:"true" maxItems:"50" description:"The subscription, as an add takes it; it replaces the stored one."`
 		Rate    float64           `json:"rateLimit" minimum:"0" maximum:"1000" description:"The channel's own limit in messages a second, as an add takes it; it replaces the stored one (absent, null or 0: none)."`
+		Headers []channel.Header  `json:"headers" nullable:"true" maxItems:"10" description:"Custom HTTP headers, as an add takes them; they replace the stored ones (absent, null or []: none). Values are sent whole: a value answered as *** must be sent again as it is."`
 	}
 	channelTestBody struct {
 		_       struct{}          `additionalProperties:"false" description:"Where to send a test message; id optionally names the stored channel whose signing secret signs it."`
@@ -200,6 +207,7 @@ type (
 		Secret  *string           `json:"secret" maxLength:"200" writeOnly:"true" description:"Taken by {kinds.takers} only: the secret that signs the message, as an add takes it; absent or null signs with the stored channel's, if the address is its address."`
 		Events  []subscribedEvent `json:"events" nullable:"true" maxItems:"50" description:"Ignored by a test."`
 		Rate    float64           `json:"rateLimit" minimum:"0" maximum:"1000" description:"Ignored by a test."`
+		Headers []channel.Header  `json:"headers" nullable:"true" maxItems:"10" description:"Custom HTTP headers the test message carries, checked as an add checks them; absent or null sends the stored channel's (named by id, or by type and name) when the address is its address, and none otherwise: stored values never go to another address."`
 	}
 )
 
@@ -216,7 +224,7 @@ type channelTestRequest struct {
 }
 
 // channelInput is a body as the registry takes it.
-func channelInput(id channelID, typ channelTypeInput, name, address string, secret *string, events []subscribedEvent, rate float64) (channel.Input, error) {
+func channelInput(id channelID, typ channelTypeInput, name, address string, secret *string, events []subscribedEvent, rate float64, headers []channel.Header) (channel.Input, error) {
 	n, err := id.int64()
 	if err != nil {
 		return channel.Input{}, err
@@ -228,7 +236,7 @@ func channelInput(id channelID, typ channelTypeInput, name, address string, secr
 			evs[i] = string(e)
 		}
 	}
-	return channel.Input{ID: n, Type: string(typ), Name: name, Address: address, Secret: secret, Events: evs, RateLimit: rate}, nil
+	return channel.Input{ID: n, Type: string(typ), Name: name, Address: address, Secret: secret, Events: evs, RateLimit: rate, Headers: headers}, nil
 }
 
 type channelTypeRequest struct {
@@ -242,7 +250,7 @@ type channelIDRequest struct {
 
 func (h channelHandlers) add(ctx context.Context, p deskkit.Principal, req channelAddRequest) (channel.Added, error) {
 	b := req.Body
-	in, err := channelInput(b.ID.channelID, b.Type, b.Name, b.Address, b.Secret, b.Events, b.Rate)
+	in, err := channelInput(b.ID.channelID, b.Type, b.Name, b.Address, b.Secret, b.Events, b.Rate, b.Headers)
 	if err != nil {
 		return channel.Added{}, err
 	}
@@ -251,7 +259,7 @@ func (h channelHandlers) add(ctx context.Context, p deskkit.Principal, req chann
 
 func (h channelHandlers) replace(ctx context.Context, p deskkit.Principal, req channelReplaceRequest) (channel.Channel, error) {
 	b := req.Body
-	in, err := channelInput(b.ID, b.Type, b.Name, b.Address, b.Secret, b.Events, b.Rate)
+	in, err := channelInput(b.ID, b.Type, b.Name, b.Address, b.Secret, b.Events, b.Rate, b.Headers)
 	if err != nil {
 		return channel.Channel{}, err
 	}
@@ -272,7 +280,7 @@ func (h channelHandlers) delete(ctx context.Context, p deskkit.Principal, req ch
 
 func (h channelHandlers) test(ctx context.Context, p deskkit.Principal, req channelTestRequest) (channel.TestResult, error) {
 	b := req.Body
-	in, err := channelInput(b.ID, b.Type, b.Name, b.Address, b.Secret, b.Events, b.Rate)
+	in, err := channelInput(b.ID, b.Type, b.Name, b.Address, b.Secret, b.Events, b.Rate, b.Headers)
 	if err != nil {
 		return channel.TestResult{}, err
 	}
@@ -317,7 +325,7 @@ var addEventChannelDoc = &doc{
 		{key: KeyChannelNameTaken},     // ChannelAddConflict
 		{key: KeyChannelQuotaExceeded}, // ChannelAddConflict
 	},
-	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 0, "attemptsSucceeded24h": 0, "successShare24h": null, "disabledBy": null, "disabledByName": "", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
+	example: example{body: raw(`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "headers": [{"name": "Authorization", "value": "Bearer 7f3c9a2e41d8"}]}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 0, "attemptsSucceeded24h": 0, "successShare24h": null, "headers": [{"name": "Authorization", "value": "Bearer 7f3c9a2e41d8"}], "disabledBy": null, "disabledByName": "", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Yky8RcJk3Q="}`)},
 	more: map[string]example{
 		"wecom":    {summary: "A WeCom robot, by alias", body: raw(`{"channelType": "WECHAT", "name": "Team room", "address": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"}`)},
 		"dingtalk": {summary: "A signed DingTalk robot", body: raw(`{"channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": "SECxxxxxxxx"}`)},
@@ -347,7 +355,7 @@ var replaceEventChannelDoc = &doc{
 		channelMissing,
 		{key: KeyChannelNameTaken, when: "Another channel of the tenant has the name."},
 	},
-	example: example{body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}`)},
+	example: example{body: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2"}`), data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit/v2", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "headers": [], "disabledBy": null, "disabledByName": ""}`)},
 	more: map[string]example{
 		"idAsString": {summary: "The id as a string, unsigned", body: raw(`{"id": "43", "channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=XXXXXX", "secret": ""}`)},
 	},
@@ -375,7 +383,7 @@ var listEventChannelsDoc = &doc{
 		raises channel.failing, once per episode, to the tenant's other channels.
 	`),
 	ok:      "OK. data is the list; [] if there are none.",
-	example: example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}, {"id": 43, "channelType": "WEBHOOK", "name": "Billing hook", "address": "https://billing.example.com/hooks", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 2, "pausedUntil": null, "previousSecretUntil": null, "health": "failing", "failingSince": "2026-11-23T08:12:00Z", "failedAttempts": 4, "lastStatusCode": 500, "lastError": "the webhook answered 500 Internal Server Error", "attempts24h": 20, "attemptsSucceeded24h": 16, "successShare24h": 0.8, "disabledBy": null, "disabledByName": ""}]`)},
+	example: example{data: raw(`[{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "headers": [], "disabledBy": null, "disabledByName": ""}, {"id": 43, "channelType": "WEBHOOK", "name": "Billing hook", "address": "https://billing.example.com/hooks", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 2, "pausedUntil": null, "previousSecretUntil": null, "health": "failing", "failingSince": "2026-11-23T08:12:00Z", "failedAttempts": 4, "lastStatusCode": 500, "lastError": "the webhook answered 500 Internal Server Error", "attempts24h": 20, "attemptsSucceeded24h": 16, "successShare24h": 0.8, "headers": [], "disabledBy": null, "disabledByName": ""}]`)},
 }
 
 var getEventChannelDoc = &doc{
@@ -394,7 +402,7 @@ var getEventChannelDoc = &doc{
 	errors: []errDoc{
 		channelMissing,
 	},
-	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}`)},
+	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": [], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "headers": [], "disabledBy": null, "disabledByName": ""}`)},
 }
 
 var deleteEventChannelDoc = &doc{

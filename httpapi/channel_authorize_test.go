@@ -21,7 +21,7 @@ func TestChannelAuthorize(t *testing.T) {
 		e := newChannelEnv(t, db, channel.Config{Authorizer: registryDefault{}})
 		var hook channel.Added
 		e.call(t, http.MethodPost, channelPath, "admin",
-			`{"channelType": "WEBHOOK", "name": "ops", "address": "https://hooks.example.com/deskkit?token=t0k"}`).wantOK(t, &hook)
+			`{"channelType": "WEBHOOK", "name": "ops", "address": "https://hooks.example.com/deskkit?token=t0k", "headers": [{"name": "Authorization", "value": "Bearer s3cr3t-value"}]}`).wantOK(t, &hook)
 		var robot channel.Added
 		e.call(t, http.MethodPost, channelPath, "admin",
 			`{"channelType": "WECHAT", "name": "robot", "address": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=wecom-key-4711"}`).wantOK(t, &robot)
@@ -40,15 +40,19 @@ func TestChannelAuthorize(t *testing.T) {
 			})
 		}
 
+		if len(hook.Headers) != 1 || hook.Headers[0].Value != "Bearer s3cr3t-value" {
+			t.Errorf("the add's answer: headers %+v", hook.Headers)
+		}
 		want := []channel.Channel{hook.Channel}
 		if d := cmp.Diff(want, e.list(t, "admin", "WEBHOOK")); d != "" {
 			t.Errorf("admin's webhooks (-want +got):\n%s", d)
 		}
-		masked := []channel.Channel{{ID: hook.ID, Type: channel.Webhook, Name: "ops", Address: "https://hooks.example.com/***", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC}}
-		if d := cmp.Diff(masked, e.list(t, "alice", "WEBHOOK", "t0k", "/deskkit")); d != "" {
+		masked := []channel.Channel{{ID: hook.ID, Type: channel.Webhook, Name: "ops", Address: "https://hooks.example.com/***", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC,
+			Headers: []channel.Header{{Name: "Authorization", Value: "***"}}}}
+		if d := cmp.Diff(masked, e.list(t, "alice", "WEBHOOK", "t0k", "/deskkit", "s3cr3t")); d != "" {
 			t.Errorf("alice's webhooks (-want +got):\n%s", d)
 		}
-		robots := []channel.Channel{{ID: robot.ID, Type: channel.EnterpriseChat, Name: "robot", Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}}
+		robots := []channel.Channel{{ID: robot.ID, Type: channel.EnterpriseChat, Name: "robot", Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Headers: []channel.Header{}}}
 		if d := cmp.Diff(robots, e.list(t, "alice", "WECHAT", "wecom-key-4711")); d != "" {
 			t.Errorf("alice's robots (-want +got):\n%s", d)
 		}

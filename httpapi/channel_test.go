@@ -326,7 +326,7 @@ func TestChannelLifecycle(t *testing.T) {
 		e.call(t, http.MethodPost, channelPath, "alice",
 			`{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit"}`).wantOK(t, &hook)
 		webhookSecret(t, hook.Secret)
-		if diff := cmp.Diff(channel.Channel{ID: hook.ID, Type: channel.Webhook, Name: "Ops hook", Address: "https://hooks.example.com/deskkit", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC}, hook.Channel); diff != "" || hook.ID < 1 {
+		if diff := cmp.Diff(channel.Channel{ID: hook.ID, Type: channel.Webhook, Name: "Ops hook", Address: "https://hooks.example.com/deskkit", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC, Headers: []channel.Header{}}, hook.Channel); diff != "" || hook.ID < 1 {
 			t.Errorf("added webhook (-want +got):\n%s", diff)
 		}
 
@@ -343,9 +343,9 @@ func TestChannelLifecycle(t *testing.T) {
 		e.call(t, http.MethodPost, channelPath, "alice",
 			`{"channelType": "EMAIL", "name": "On call", "address": "ann@Example.COM, bob@example.com,ann@example.com"}`).wantOK(t, &mail)
 		want := []channel.Added{
-			{Channel: channel.Channel{ID: wecom.ID, Type: channel.EnterpriseChat, Name: "Team room", Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=abc", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}},
-			{Channel: channel.Channel{ID: ding.ID, Type: channel.WorkplaceChat, Name: "Ding room", Address: "https://oapi.dingtalk.com/robot/send?access_token=tok", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}},
-			{Channel: channel.Channel{ID: mail.ID, Type: channel.Email, Name: "On call", Address: "ann@example.com,bob@example.com", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}},
+			{Channel: channel.Channel{ID: wecom.ID, Type: channel.EnterpriseChat, Name: "Team room", Address: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=abc", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Headers: []channel.Header{}}},
+			{Channel: channel.Channel{ID: ding.ID, Type: channel.WorkplaceChat, Name: "Ding room", Address: "https://oapi.dingtalk.com/robot/send?access_token=tok", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Headers: []channel.Header{}}},
+			{Channel: channel.Channel{ID: mail.ID, Type: channel.Email, Name: "On call", Address: "ann@example.com,bob@example.com", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Headers: []channel.Header{}}},
 		}
 		if diff := cmp.Diff(want, []channel.Added{wecom, ding, mail}); diff != "" {
 			t.Errorf("added (-want +got):\n%s", diff)
@@ -373,14 +373,14 @@ func TestChannelLifecycle(t *testing.T) {
 		var replaced channel.Channel
 		e.call(t, http.MethodPut, channelPath, "bob", fmt.Sprintf(
 			`{"id": "%d", "channelType": "WEBHOOK", "name": "Ops hook 2", "address": "https://hooks.example.com/v2"}`, hook.ID)).wantOK(t, &replaced)
-		wantHook := channel.Channel{ID: hook.ID, Type: channel.Webhook, Name: "Ops hook 2", Address: "https://hooks.example.com/v2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC}
+		wantHook := channel.Channel{ID: hook.ID, Type: channel.Webhook, Name: "Ops hook 2", Address: "https://hooks.example.com/v2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC, Headers: []channel.Header{}}
 		if diff := cmp.Diff(wantHook, replaced); diff != "" {
 			t.Errorf("replaced (-want +got):\n%s", diff)
 		}
 		replaced = channel.Channel{} // a robot's answer has no signing to overwrite the webhook's
 		e.call(t, http.MethodPut, channelPath, "alice", fmt.Sprintf(
 			`{"id": %d, "channelType": "DINGTALK", "name": "Ding room", "address": "https://oapi.dingtalk.com/robot/send?access_token=tok2"}`, ding.ID)).wantOK(t, &replaced)
-		wantDing := channel.Channel{ID: ding.ID, Type: channel.WorkplaceChat, Name: "Ding room", Address: "https://oapi.dingtalk.com/robot/send?access_token=tok2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy}
+		wantDing := channel.Channel{ID: ding.ID, Type: channel.WorkplaceChat, Name: "Ding room", Address: "https://oapi.dingtalk.com/robot/send?access_token=tok2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Headers: []channel.Header{}}
 		if diff := cmp.Diff(wantDing, replaced); diff != "" {
 			t.Errorf("replaced (-want +got):\n%s", diff)
 		}
@@ -455,6 +455,12 @@ func TestChannelBadRequests(t *testing.T) {
 			{"e-mail eleven addresses", "POST", channelPath, `{"channelType": "EMAIL", "name": "a", "address": "` + elevenMails + `"}`, 400, httpapi.KeyValidation, "address"},
 			{"secret on a webhook", "POST", channelPath, `{"channelType": "WEBHOOK", "name": "a", "address": "https://hooks.example.com/", "secret": "SECabc"}`, 400, httpapi.KeyValidation, "secret"},
 			{"secret not DingTalk's", "POST", channelPath, `{"channelType": "DINGTALK", "name": "a", "address": "https://oapi.dingtalk.com/robot/send?access_token=t", "secret": "abc"}`, 400, httpapi.KeyValidation, "secret"},
+			{"header named Host", "POST", channelPath, `{"channelType": "WEBHOOK", "name": "a", "address": "https://hooks.example.com/", "headers": [{"name": "X-Ok", "value": "1"}, {"name": "Host", "value": "evil"}]}`, 400, httpapi.KeyValidation, "headers[1].name"},
+			{"header webhook-id", "PUT", channelPath, `{"id": ` + id + `, "channelType": "WEBHOOK", "name": "a", "address": "https://hooks.example.com/", "headers": [{"name": "webhook-id", "value": "x"}]}`, 400, httpapi.KeyValidation, "headers[0].name"},
+			{"header value with a line break", "POST", channelTestPath, `{"channelType": "WEBHOOK", "name": "a", "address": "https://hooks.example.com/", "headers": [{"name": "X-A", "value": "a\r\nHost: x"}]}`, 400, httpapi.KeyValidation, "headers[0].value"},
+			{"headers on e-mail", "POST", channelPath, `{"channelType": "EMAIL", "name": "a", "address": "ann@example.com", "headers": [{"name": "X-A", "value": "1"}]}`, 400, httpapi.KeyValidation, "headers"},
+			{"header unknown field", "POST", channelPath, `{"channelType": "WEBHOOK", "name": "a", "address": "https://hooks.example.com/", "headers": [{"name": "X-A", "value": "1", "secret": true}]}`, 400, httpapi.KeyValidation, "headers.secret"},
+			{"headers an object", "POST", channelPath, `{"channelType": "WEBHOOK", "name": "a", "address": "https://hooks.example.com/", "headers": {"X-A": "1"}}`, 400, httpapi.KeyValidation, "headers"},
 			{"id on an add", "POST", channelPath, `{"id": 5, "channelType": "WEBHOOK", "name": "a", "address": "https://hooks.example.com/"}`, 400, httpapi.KeyValidation, "id"},
 			{"name taken", "POST", channelPath, `{"channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/b"}`, 409, httpapi.KeyChannelNameTaken, ""},
 			{"name taken by another type", "POST", channelPath, `{"channelType": "EMAIL", "name": "Ops hook", "address": "ops@example.com"}`, 409, httpapi.KeyChannelNameTaken, ""},
@@ -848,7 +854,7 @@ func wantAdded(name, address string) func(t *testing.T, data json.RawMessage) {
 		if err := json.Unmarshal(data, &a); err != nil {
 			t.Fatalf("data %s: %v", data, err)
 		}
-		if diff := cmp.Diff(channel.Channel{ID: a.ID, Type: channel.Webhook, Name: name, Address: address, Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC}, a.Channel); diff != "" || a.ID < 1 {
+		if diff := cmp.Diff(channel.Channel{ID: a.ID, Type: channel.Webhook, Name: name, Address: address, Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC, Headers: []channel.Header{}}, a.Channel); diff != "" || a.ID < 1 {
 			t.Errorf("added (-want +got):\n%s", diff)
 		}
 		webhookSecret(t, a.Secret)
@@ -919,13 +925,13 @@ var channelResponseCases = []responseCase{
 	{name: "replace", op: "replaceEventChannel", method: http.MethodPut, target: path(channelPath), prepare: storedWebhook,
 		body: replaceBody("WEBHOOK", "Ops hook 2", "https://hooks.example.com/v2"), token: "bob", reqValid: true, wantStatus: 200,
 		wantData: func(fx fixture) any {
-			return channel.Channel{ID: fx.channel.ID, Type: channel.Webhook, Name: "Ops hook 2", Address: "https://hooks.example.com/v2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC}
+			return channel.Channel{ID: fx.channel.ID, Type: channel.Webhook, Name: "Ops hook 2", Address: "https://hooks.example.com/v2", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC, Headers: []channel.Header{}}
 		}},
 	{name: "replace id as a string", op: "replaceEventChannel", method: http.MethodPut, target: path(channelPath), prepare: storedWebhook,
 		body:  fill(`{"id": "{channelId}", "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/v3"}`),
 		token: "alice", reqValid: true, wantStatus: 200,
 		wantData: func(fx fixture) any {
-			return channel.Channel{ID: fx.channel.ID, Type: channel.Webhook, Name: "Ops hook", Address: "https://hooks.example.com/v3", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC}
+			return channel.Channel{ID: fx.channel.ID, Type: channel.Webhook, Name: "Ops hook", Address: "https://hooks.example.com/v3", Enabled: true, Events: []string{}, InFlightLimit: 4, Health: channel.HealthHealthy, Signing: channel.SigningHMAC, Headers: []channel.Header{}}
 		}},
 	{name: "replace without id", op: "replaceEventChannel", method: http.MethodPut, target: path(channelPath),
 		body: channelBody("WEBHOOK", "a", "https://hooks.example.com/"), token: "alice", wantStatus: 400, wantKey: httpapi.KeyValidation},

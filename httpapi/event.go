@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
@@ -40,6 +41,9 @@ type deliveryIDRequest struct {
 type deliveriesRequest struct {
 	ID       int64  `path:"id" minimum:"1" example:"42" description:"Id of the channel."`
 	Status   string `query:"status" enum:"PENDING,SUCCEEDED,FAILED" example:"FAILED" description:"Only deliveries in this status; absent or empty for all."`
+	Types    string `query:"eventType" maxLength:"2020" pattern:"^[a-z0-9._-]+(,[a-z0-9._-]+)*$" example:"task.trashed,task.restored" description:"Only deliveries of events of these types: one type, or up to 20 separated by commas (exact types, not prefixes; types no longer in the catalogue are allowed). Absent or empty for every type."`
+	From     string `query:"from" pattern:"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])| ([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9])$" example:"2026-11-22T00:00:00Z" description:"Only deliveries created at or after this moment. RFC 3339 (2026-11-22T00:00:00Z; T and Z also in lower case; offsets up to ±23:59) or yyyy-MM-dd HH:mm:ss, read as UTC. Must be before to."`
+	To       string `query:"to" pattern:"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])| ([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9])$" example:"2026-11-23T00:00:00Z" description:"Only deliveries created before this moment; written as from."`
 	PageNo   int    `query:"pageNo" minimum:"1" maximum:"100000" default:"1" example:"1" description:"1-based page number."`
 	PageSize int    `query:"pageSize" minimum:"1" maximum:"2000" default:"10" example:"20" description:"Deliveries per page."`
 }
@@ -112,7 +116,33 @@ func (h eventHandlers) disable(ctx context.Context, p deskkit.Principal, req cha
 }
 
 func (h eventHandlers) deliveries(ctx context.Context, p deskkit.Principal, req deliveriesRequest) (channel.DeliveryPage, error) {
-	return h.s.Deliveries(ctx, p, req.ID, req.Status, req.PageNo, req.PageSize)
+	f, err := req.filter()
+	if err != nil {
+		return channel.DeliveryPage{}, err
+	}
+	return h.s.Deliveries(ctx, p, req.ID, f, req.PageNo, req.PageSize)
+}
+
+// filter reads the request's filters: eventType split at its commas, from
+// and to by ParseTime. The registry checks the rest (the types' syntax,
+// from before to).
+func (req deliveriesRequest) filter() (channel.DeliveryFilter, error) {
+	f := channel.DeliveryFilter{Status: req.Status}
+	if req.Types != "" {
+		f.Types = strings.Split(req.Types, ",")
+	}
+	var err error
+	if req.From != "" {
+		if f.From, err = ParseTime("from", req.From); err != nil {
+			return f, err
+		}
+	}
+	if req.To != "" {
+		if f.To, err = ParseTime("to", req.To); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
 }
 
 // hourlyDefault is the hours of an hourly count that names none: a day.
@@ -154,7 +184,7 @@ var resendThrottled = errDoc{name: "ResendThrottled", key: KeyTooManyRequests, w
 
 var channelIsDisabled = errDoc{key: KeyChannelDisabled, when: "The channel is disabled: it gets no deliveries until an admin enables it again (PATCH /event/channel/{id}/enable)."}
 
-const exampleChannel = `{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": ["task.*"], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "disabledBy": null, "disabledByName": ""}`
+const exampleChannel = `{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": true, "events": ["task.*"], "disabledReason": "", "disabledDate": null, "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "healthy", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 12, "attemptsSucceeded24h": 12, "successShare24h": 1, "headers": [], "disabledBy": null, "disabledByName": ""}`
 
 const exampleDelivery = `{"id": 9001, "channelId": 42, "eventId": "msg_2p7kq0xtzcmsjxqwwyq4nukd3f", "eventType": "task.trashed", "status": "SUCCEEDED", "attempts": 3, "nextAttemptDate": null, "lastStatusCode": 200, "lastError": "", "createdDate": "2026-11-23T10:00:00Z", "finishedDate": "2026-11-23T10:05:06Z"}`
 
@@ -219,15 +249,18 @@ var disableEventChannelDoc = &doc{
 	`),
 	ok:      "OK. data is the channel as stored now, with the reason and date.",
 	errors:  []errDoc{channelAdminOnly, channelMissing},
-	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": false, "events": [], "disabledReason": "disabled by user 7", "disabledDate": "2026-11-23T10:00:00Z", "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "disabled", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 3, "attemptsSucceeded24h": 3, "successShare24h": 1, "disabledBy": 7, "disabledByName": "Ann Lee"}`)},
+	example: example{data: raw(`{"id": 42, "channelType": "WEBHOOK", "name": "Ops hook", "address": "https://hooks.example.com/deskkit", "enabled": false, "events": [], "disabledReason": "disabled by user 7", "disabledDate": "2026-11-23T10:00:00Z", "rateLimit": 0, "inFlightLimit": 4, "pausedUntil": null, "previousSecretUntil": null, "health": "disabled", "failingSince": null, "failedAttempts": 0, "lastStatusCode": 0, "lastError": "", "attempts24h": 3, "attemptsSucceeded24h": 3, "successShare24h": 1, "headers": [], "disabledBy": 7, "disabledByName": "Ann Lee"}`)},
 }
 
 var listEventDeliveriesDoc = &doc{
 	tag:     "event",
 	summary: "List a channel's deliveries",
 	description: prose(`
-		One page of the deliveries of the caller's tenant's channel id, newest first, and how many
-		match in all. A delivery is one event to this channel: PENDING while attempts remain
+		One page of the deliveries of the caller's tenant's channel id, newest first (by the time
+		they were created), and how many match in all. The filters combine: status, eventType (one
+		type or up to 20 separated by commas), and a time range of creation, from (inclusive) to
+		(exclusive), each RFC 3339; from must be before to. A filter that is malformed, or from at
+		or after to, is a 400 whose message names the parameter and its rule. A delivery is one event to this channel: PENDING while attempts remain
 		(nextAttemptDate says when the next is due), SUCCEEDED once the channel took it, FAILED when
 		the retry schedule ran out, the channel was disabled or deleted, or the address was blocked.
 		Attempts are made at 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (the host may set
@@ -235,7 +268,7 @@ var listEventDeliveriesDoc = &doc{
 		Deliveries and attempts are kept 30 days after they finish.
 	`),
 	ok:      "OK. data is the page.",
-	errors:  []errDoc{{key: KeyValidation}, channelAdminOnly, channelMissing},
+	errors:  []errDoc{{key: KeyValidation, when: "A parameter is malformed (a status, an event type, a time), from is at or after to, or pageNo or pageSize is out of range; the message names the parameter and the rule."}, channelAdminOnly, channelMissing},
 	example: example{data: raw(`{"total": 1, "list": [` + exampleDelivery + `]}`)},
 }
 

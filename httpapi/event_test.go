@@ -35,7 +35,7 @@ func published(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatalf("publish: %v", err)
 	}
-	page, err := e.ch.reg.Deliveries(t.Context(), alice, e.fx.channel.ID, "", 1, 10)
+	page, err := e.ch.reg.Deliveries(t.Context(), alice, e.fx.channel.ID, channel.DeliveryFilter{}, 1, 10)
 	if err != nil || len(page.List) != 1 {
 		t.Fatalf("deliveries: %v %+v", err, page)
 	}
@@ -71,6 +71,20 @@ func wantChannelState(enabled bool) func(t *testing.T, data json.RawMessage) {
 		}
 		if c.Enabled != enabled || (c.DisabledDate == nil) != enabled || (c.DisabledReason == "") != enabled {
 			t.Errorf("channel %s, want enabled %v", data, enabled)
+		}
+	}
+}
+
+// wantDeliveries checks a page of deliveries that holds n.
+func wantDeliveries(n int) func(t *testing.T, data json.RawMessage) {
+	return func(t *testing.T, data json.RawMessage) {
+		t.Helper()
+		var page channel.DeliveryPage
+		if err := json.Unmarshal(data, &page); err != nil {
+			t.Fatalf("data %s: %v", data, err)
+		}
+		if page.Total != int64(n) || len(page.List) != n {
+			t.Errorf("deliveries %s, want %d", data, n)
 		}
 	}
 }
@@ -186,6 +200,23 @@ func init() {
 				}},
 			{name: "deliveries bad status", op: "listEventDeliveries", method: http.MethodGet, target: channelOp("/deliveries?status=LOST"), prepare: storedWebhook,
 				token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
+			{name: "deliveries filtered", op: "listEventDeliveries", method: http.MethodGet,
+				target: channelOp("/deliveries?eventType=task.trashed," + channel.EventChannelDisabled + "&from=2000-01-01T00:00:00Z&to=2100-01-01+00:00:00"), prepare: published,
+				token: "bob", reqValid: true, wantStatus: 200, checkData: wantDeliveries(1)},
+			{name: "deliveries of another type", op: "listEventDeliveries", method: http.MethodGet, target: channelOp("/deliveries?eventType=task.trashed"), prepare: published,
+				token: "bob", reqValid: true, wantStatus: 200, checkData: wantDeliveries(0)},
+			{name: "deliveries before from", op: "listEventDeliveries", method: http.MethodGet, target: channelOp("/deliveries?from=2100-01-01T00:00:00%2B08:00"), prepare: published,
+				token: "bob", reqValid: true, wantStatus: 200, checkData: wantDeliveries(0)},
+			{name: "deliveries bad type", op: "listEventDeliveries", method: http.MethodGet, target: channelOp("/deliveries?eventType=Task.Trashed"), prepare: storedWebhook,
+				token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
+			{name: "deliveries empty type", op: "listEventDeliveries", method: http.MethodGet, target: channelOp("/deliveries?eventType=task.trashed,,x"), prepare: storedWebhook,
+				token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
+			{name: "deliveries bad from", op: "listEventDeliveries", method: http.MethodGet, target: channelOp("/deliveries?from=yesterday"), prepare: storedWebhook,
+				token: "bob", wantStatus: 400, wantKey: httpapi.KeyValidation},
+			{name: "deliveries bad to", op: "listEventDeliveries", method: http.MethodGet, target: channelOp("/deliveries?to=2026-02-30T00:00:00Z"), prepare: storedWebhook,
+				token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
+			{name: "deliveries from after to", op: "listEventDeliveries", method: http.MethodGet, target: channelOp("/deliveries?from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z"), prepare: storedWebhook,
+				token: "bob", reqValid: true, wantStatus: 400, wantKey: httpapi.KeyValidation},
 		},
 		eventIDCases("listEventDeliveries", http.MethodGet, onChannel("/deliveries"), storedWebhook),
 
@@ -313,7 +344,7 @@ func TestResendThrottle(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		page, err := e.host.reg.Deliveries(t.Context(), alice, added.ID, "", 1, 10)
+		page, err := e.host.reg.Deliveries(t.Context(), alice, added.ID, channel.DeliveryFilter{}, 1, 10)
 		if err != nil || len(page.List) != 1 {
 			t.Fatalf("deliveries: %+v, %v", page, err)
 		}
@@ -379,4 +410,28 @@ func TestResendThrottle(t *testing.T) {
 		e.host.clock.Advance(35 * time.Second)
 		e.call(t, http.MethodPost, target, "alice", "").wantOK(t, &channel.Delivery{})
 	})
+}
+
+// TestDeliveryFiltersNameTheParameter: a bad filter of the deliveries is a
+// 400 envelope whose message names the parameter and its rule, in English
+// and Chinese; the registry is not asked past the refusal.
+func TestDeliveryFiltersNameTheParameter(t *testing.T) {
+	e := setup(t)
+	storedWebhook(t, e)
+	base := eventChannelPath + "/" + strconv.FormatInt(e.fx.channel.ID, 10) + "/deliveries?"
+	for _, c := range []struct{ query, want string }{
+		{"eventType=Task", `eventType has "Task", which is no event type`},
+		{"eventType=a,,b", `eventType has "", which is no event type`},
+		{"eventType=" + strings.Repeat("t,", 20) + "t", "eventType must name at most 20 event types"},
+		{"from=yesterday", "from must be a date as RFC 3339"},
+		{"to=2026-13-01T00:00:00Z", "to must be a date and time that exist"},
+		{"from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z", "from must be before to"},
+		{"from=2026-11-01T00:00:00Z&to=2026-11-01T00:00:00Z", "from must be before to"},
+		{"from=2026-11-01T00:00:00Z&from=2026-11-01T00:00:00Z", "from must be given once"},
+	} {
+		a := e.call(t, http.MethodGet, base+c.query, "bob", "")
+		if a.status != http.StatusBadRequest || a.key != httpapi.KeyValidation || !strings.Contains(a.msg, c.want) {
+			t.Errorf("%s: %d %s %q, want 400 with %q", c.query, a.status, a.key, a.msg, c.want)
+		}
+	}
 }

@@ -74,7 +74,7 @@ type ChannelService interface {
 	RevealSecret(ctx context.Context, p deskkit.Principal, id int64) (channel.SigningSecret, error)
 	RotateSecret(ctx context.Context, p deskkit.Principal, id int64, rot channel.SecretRotation) (channel.SigningSecret, error)
 	EventTypes() []deskkit.EventType
-	Deliveries(ctx context.Context, p deskkit.Principal, channelID int64, status string, pageNo, pageSize int) (channel.DeliveryPage, error)
+	Deliveries(ctx context.Context, p deskkit.Principal, channelID int64, f channel.DeliveryFilter, pageNo, pageSize int) (channel.DeliveryPage, error)
 	DeliveryCounts(ctx context.Context, p deskkit.Principal, channelID int64, hours int) ([]channel.HourlyDeliveries, error)
 	Recover(ctx context.Context, p deskkit.Principal, channelID int64, since time.Time) (int, error)
 	Attempts(ctx context.Context, p deskkit.Principal, deliveryID int64) ([]channel.Attempt, error)

@@ -114,7 +114,7 @@ func TestServicesWrappedAndFaked(t *testing.T) {
 	code, env := get("GET", "/api/v1/event/channel/type/WEBHOOK")
 	want := []any{map[string]any{"id": 7.0, "channelType": "WEBHOOK", "name": "ops", "address": "https://hooks.example.com/x", "enabled": true, "events": []any{}, "disabledReason": "", "disabledDate": nil, "rateLimit": 0.0, "inFlightLimit": 0.0, "pausedUntil": nil, "previousSecretUntil": nil,
 		"health": "", "failingSince": nil, "failedAttempts": 0.0, "lastStatusCode": 0.0, "lastError": "", "attempts24h": 0.0,
-		"attemptsSucceeded24h": 0.0, "successShare24h": nil, "disabledBy": nil, "disabledByName": ""}}
+		"attemptsSucceeded24h": 0.0, "successShare24h": nil, "disabledBy": nil, "disabledByName": "", "headers": nil}}
 	if code != 200 || !cmp.Equal(env["data"], any(want)) || !cmp.Equal(listed, []string{"WEBHOOK"}) {
 		t.Errorf("list from the fake: %d %v, listed %v", code, env, listed)
 	}

@@ -469,7 +469,7 @@ func (h *deskkitHost) waitNoPending(ctx context.Context, chans []chanRef) error 
 	return waitFor(ctx, func() (bool, error) {
 		for len(left) > 0 {
 			c := left[0]
-			page, err := h.reg.Deliveries(ctx, admin(c.tenant), c.id, channel.DeliveryPending, 1, 1)
+			page, err := h.reg.Deliveries(ctx, admin(c.tenant), c.id, channel.DeliveryFilter{Status: channel.DeliveryPending}, 1, 1)
 			if err != nil {
 				return false, fmt.Errorf("count pending deliveries: %w", err)
 			}
@@ -488,7 +488,7 @@ func (h *deskkitHost) waitNoPending(ctx context.Context, chans []chanRef) error 
 func (h *deskkitHost) claims(ctx context.Context, chans []chanRef) (deliveries, attempts, unsucceeded int, err error) {
 	for _, c := range chans {
 		for pageNo := 1; ; pageNo++ {
-			page, err := h.reg.Deliveries(ctx, admin(c.tenant), c.id, "", pageNo, channel.MaxPageSize)
+			page, err := h.reg.Deliveries(ctx, admin(c.tenant), c.id, channel.DeliveryFilter{}, pageNo, channel.MaxPageSize)
 			if err != nil {
 				return 0, 0, 0, fmt.Errorf("list deliveries: %w", err)
 			}

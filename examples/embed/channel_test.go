@@ -391,9 +391,9 @@ func TestChannelEvents(t *testing.T) {
 		{"key-ada", []channel.Channel{
 			// Healthy, every attempt of the day a success.
 			{ID: added.ID, Type: channel.Webhook, Name: "Ops", Address: rc.URL + "/hook", Enabled: true, Events: []string{}, InFlightLimit: 4, Signing: channel.SigningHMAC,
-				Health: channel.HealthHealthy, Attempts24h: 2, AttemptsSucceeded24h: 2, SuccessShare24h: &all},
+				Health: channel.HealthHealthy, Attempts24h: 2, AttemptsSucceeded24h: 2, SuccessShare24h: &all, Headers: []channel.Header{}},
 			{ID: deletions.ID, Type: channel.Webhook, Name: "Deletions", Address: onlyHost.URL + "/hook", Enabled: true, Events: []string{eventTaskDeleted}, InFlightLimit: 4, Signing: channel.SigningHMAC,
-				Health: channel.HealthHealthy, Attempts24h: 1, AttemptsSucceeded24h: 1, SuccessShare24h: &all},
+				Health: channel.HealthHealthy, Attempts24h: 1, AttemptsSucceeded24h: 1, SuccessShare24h: &all, Headers: []channel.Header{}},
 		}},
 	} {
 		status, b := h.do(c.key, http.MethodGet, path, nil)
@@ -523,7 +523,7 @@ func TestEventsSurviveRestart(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("delete: %d %s", rec.Code, rec.Body)
 	}
-	page, err := first.channels.Deliveries(context.Background(), ada, added.ID, channel.DeliveryPending, 1, 10)
+	page, err := first.channels.Deliveries(context.Background(), ada, added.ID, channel.DeliveryFilter{Status: channel.DeliveryPending}, 1, 10)
 	if err != nil || page.Total != 2 {
 		t.Fatalf("pending deliveries before the stop: %+v %v, want 2", page, err)
 	}
@@ -541,7 +541,7 @@ func TestEventsSurviveRestart(t *testing.T) {
 		t.Errorf("events after the restart (-want +got):\n%s", diff)
 	}
 	stop()
-	page, err = second.channels.Deliveries(context.Background(), ada, added.ID, channel.DeliverySucceeded, 1, 10)
+	page, err = second.channels.Deliveries(context.Background(), ada, added.ID, channel.DeliveryFilter{Status: channel.DeliverySucceeded}, 1, 10)
 	if err != nil || page.Total != 2 {
 		t.Errorf("succeeded deliveries after the restart: %+v %v, want 2", page, err)
 	}

@@ -169,7 +169,7 @@ func TestServeShutdown(t *testing.T) {
 	if _, err := http.Get(h.base + "/tasks"); err == nil {
 		t.Error("serve's server still answers after serve returned")
 	}
-	page, err := h.app.channels.Deliveries(context.Background(), deskkit.Principal{UserID: 1, TenantID: 1, Admin: true}, added.ID, "", 1, 10)
+	page, err := h.app.channels.Deliveries(context.Background(), deskkit.Principal{UserID: 1, TenantID: 1, Admin: true}, added.ID, channel.DeliveryFilter{}, 1, 10)
 	if err != nil || page.Total != 2 {
 		t.Fatalf("deliveries: %+v %v, want 2", page, err)
 	}

@@ -55,7 +55,7 @@ func seedPortalTenant(t *testing.T, f *fixture, token, marker string, project in
 	var d struct{ TrashID int64 }
 	f.ok(token, http.MethodDelete, fmt.Sprintf("/api/v1/demo/task/%d", c.ID), nil, &d)
 	pt.trashID = d.TrashID
-	page, err := f.app.channels.Deliveries(ctx, p, ch.ID, "", 1, 10)
+	page, err := f.app.channels.Deliveries(ctx, p, ch.ID, channel.DeliveryFilter{}, 1, 10)
 	if err != nil || len(page.List) == 0 {
 		t.Fatalf("deliveries of %s: %v %+v", marker, err, page)
 	}

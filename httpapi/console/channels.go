@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
 )
@@ -48,6 +49,7 @@ func (c *Console) channelRoutes() {
 // typeChoice is a channel type the forms offer, in the reader's words.
 type typeChoice struct {
 	Value, Label, Field, Hint, SecretHint string
+	Headers                               bool // it sends custom headers
 }
 
 // channelTypes are the types the forms offer: the registry's, in its
@@ -56,7 +58,7 @@ func (c *Console) channelTypes(r *http.Request) []typeChoice {
 	l := c.localizer(r)
 	var out []typeChoice
 	for _, ti := range channel.TypeInfos() {
-		ch := typeChoice{Value: string(ti.Type), Label: l.Write(ti.Label), Field: l.Write(ti.Field), Hint: capital(l.Write(ti.Hint))}
+		ch := typeChoice{Value: string(ti.Type), Label: l.Write(ti.Label), Field: l.Write(ti.Field), Hint: capital(l.Write(ti.Hint)), Headers: ti.Headers}
 		if !ti.SecretHint.IsZero() {
 			ch.SecretHint = l.Write(ti.SecretHint)
 		}
@@ -132,7 +134,21 @@ type channelForm struct {
 	Events       []string // the registered types ticked
 	More         string   // other types and prefixes, comma-separated
 	RateLimit    string   // messages a second, as typed; "" for none
+	// Headers are the custom headers' rows that were filled in, in
+	// order (a row with neither name nor value is dropped).
+	Headers []channel.Header
 }
+
+// headerRow is a row of the form's custom headers, numbered from 1.
+type headerRow struct {
+	No          int
+	Name, Value string
+}
+
+// blankHeaderRows is how many empty name/value rows the form offers
+// beyond the channel's headers (at most channel.MaxHeaders rows in all):
+// the form needs no script to add a row; for more, save and edit again.
+const blankHeaderRows = 3
 
 // eventChoice is a registered event type the form offers.
 type eventChoice struct {
@@ -149,6 +165,9 @@ type channelFormView struct {
 	Field      string // the address field's label
 	TypeHint   string // what its address is
 	SecretHint string // the secret its type takes; "" for none
+	// HeaderRows are the custom headers' rows, the form's and blank ones,
+	// for a type that sends custom headers; nil otherwise.
+	HeaderRows []headerRow
 	// Events are the catalogue's types, by service.
 	Events []eventGroup
 	Edit   bool
@@ -173,6 +192,15 @@ func (c *Console) formView(r *http.Request, f channelForm, edit bool) channelFor
 	for _, ct := range v.Types {
 		if ct.Value == f.Type {
 			v.TypeLabel, v.Field, v.TypeHint, v.SecretHint = ct.Label, ct.Field, ct.Hint, ct.SecretHint
+			if ct.Headers {
+				rows := slices.Clone(f.Headers)
+				for i := 0; i < blankHeaderRows && len(rows) < channel.MaxHeaders; i++ {
+					rows = append(rows, channel.Header{})
+				}
+				for i, h := range rows {
+					v.HeaderRows = append(v.HeaderRows, headerRow{No: i + 1, Name: h.Name, Value: h.Value})
+				}
+			}
 		}
 	}
 	known := map[string]bool{}
@@ -207,6 +235,19 @@ func readChannelForm(r *http.Request) channelForm {
 		More:         r.PostForm.Get("more"),
 		RateLimit:    strings.TrimSpace(r.PostForm.Get("rateLimit")),
 	}
+	names, values := r.PostForm["headerName"], r.PostForm["headerValue"]
+	for i := range max(len(names), len(values)) {
+		var h channel.Header
+		if i < len(names) {
+			h.Name = strings.TrimSpace(names[i])
+		}
+		if i < len(values) {
+			h.Value = values[i]
+		}
+		if h.Name != "" || strings.TrimSpace(h.Value) != "" {
+			f.Headers = append(f.Headers, h)
+		}
+	}
 	return f
 }
 
@@ -227,6 +268,9 @@ func (f channelForm) input() channel.Input {
 		}
 	}
 	in.Events = events
+	// Never nil: a test of the form sends the form's headers, not the
+	// stored channel's.
+	in.Headers = append([]channel.Header{}, f.Headers...)
 	if f.RateLimit != "" {
 		// A text that is no number is NaN, which the registry refuses
 		// with its message naming rateLimit, as the API's.
@@ -286,7 +330,7 @@ func (c *Console) editChannelPage(w http.ResponseWriter, r *http.Request, s *con
 		c.fail(w, r, s, err)
 		return
 	}
-	f := channelForm{ID: ch.ID, Type: string(ch.Type), Name: ch.Name, Address: ch.Address, Events: ch.Events}
+	f := channelForm{ID: ch.ID, Type: string(ch.Type), Name: ch.Name, Address: ch.Address, Events: ch.Events, Headers: ch.Headers}
 	if ch.RateLimit > 0 {
 		f.RateLimit = strconv.FormatFloat(ch.RateLimit, 'f', -1, 64)
 	}
@@ -483,13 +527,27 @@ type channelView struct {
 	Chart     chart
 	Statuses  any
 	Status    string
-	Page      channel.DeliveryPage
-	PageNo    int
-	Pages     int
-	Prev      string
-	Next      string
-	Since     string // the recover form's default: a day ago, in the reader's time zone
-	Admin     bool
+	// Types are the event types the filter offers: those of the catalogue
+	// that the channel's subscription takes, with what it names exactly
+	// beside them; Type is the one chosen ("" for every type).
+	Types []string
+	Type  string
+	// From and To are the time range as typed (datetime-local values, in
+	// Zone); Zone names the reader's time zone, in which they are read.
+	From, To string
+	Zone     string
+	// Filtered: a filter beyond the status is set.
+	Filtered bool
+	Page     channel.DeliveryPage
+	PageNo   int
+	Pages    int
+	Prev     string
+	Next     string
+	Since    string // the recover form's default: a day ago, in the reader's time zone
+	Admin    bool
+	// Headers: the channel's type sends custom headers, which the page
+	// lists (values masked as the registry answered them).
+	Headers bool
 	// OwnSecret: the channel's type has a signing secret of deskkit's,
 	// which the page offers to reveal and rotate.
 	OwnSecret bool
@@ -511,14 +569,20 @@ func (c *Console) channelPage(w http.ResponseWriter, r *http.Request, s *console
 }
 
 // showChannel writes the channel's page: its facts, the chart of its last
-// day, and a page of its deliveries under the status filter.
+// day, and a page of its deliveries under the filter (status, event type,
+// from and to, the times read in the reader's zone). A filter the
+// registry refuses is the page again with its message, answered 400.
 func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *consoleSession, ch channel.Channel, status int, test *testOutcome) {
 	q := r.URL.Query()
+	zone := c.zoneOf(r)
 	v := channelView{Channel: ch, TypeLabel: c.channelTypeLabel(r, ch.Type), Test: test, Statuses: deliveryStatuses,
-		Status: q.Get("status"), PageNo: 1, Admin: s.Principal.Admin,
-		Since: localInput(c.cfg.Now().Add(-24*time.Hour), c.zoneOf(r)), Overlaps: overlapChoices, Signings: signingChoices}
+		Status: q.Get("status"), Type: q.Get("type"), From: strings.TrimSpace(q.Get("from")), To: strings.TrimSpace(q.Get("to")),
+		Zone: c.zoneViewOf(r).Label(), PageNo: 1, Admin: s.Principal.Admin,
+		Since: localInput(c.cfg.Now().Add(-24*time.Hour), zone), Overlaps: overlapChoices, Signings: signingChoices}
+	v.Filtered = v.Type != "" || v.From != "" || v.To != ""
+	v.Types = c.filterTypes(ch, v.Type)
 	if ti, ok := channel.TypeInfoOf(ch.Type); ok {
-		v.OwnSecret = ti.OwnSecret
+		v.OwnSecret, v.Headers = ti.OwnSecret, ti.Headers
 	}
 	if p := q.Get("page"); p != "" {
 		n, err := httpapi.ParseInt("page", p, 1, channel.MaxPageNo)
@@ -528,7 +592,23 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 		}
 		v.PageNo = n
 	}
-	page, err := c.cfg.Channels.Deliveries(r.Context(), s.Principal, ch.ID, v.Status, v.PageNo, deliveriesPageSize)
+	f, err := c.deliveryFilter(r, v, zone)
+	var page channel.DeliveryPage
+	if err == nil {
+		page, err = c.cfg.Channels.Deliveries(r.Context(), s.Principal, ch.ID, f, v.PageNo, deliveriesPageSize)
+	}
+	var bad *deskkit.InputError
+	if errors.As(err, &bad) {
+		// The page, with the filter as typed and its refusal above it.
+		counts, cerr := c.cfg.Channels.DeliveryCounts(r.Context(), s.Principal, ch.ID, chartHours)
+		if cerr != nil {
+			c.fail(w, r, s, cerr)
+			return
+		}
+		v.Chart = newChart(counts, zone, func(f string, a ...any) string { return c.tr(r, f, a...) })
+		c.renderProblem(w, r, s, "channels_channel", v, c.problem(r, err))
+		return
+	}
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -542,8 +622,10 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 	v.Pages = int((page.Total + deliveriesPageSize - 1) / deliveriesPageSize)
 	link := func(n int) string {
 		u := url.Values{}
-		if v.Status != "" {
-			u.Set("status", v.Status)
+		for _, kv := range [][2]string{{"status", v.Status}, {"type", v.Type}, {"from", v.From}, {"to", v.To}} {
+			if kv[1] != "" {
+				u.Set(kv[0], kv[1])
+			}
 		}
 		if n > 1 {
 			u.Set("page", strconv.Itoa(n))
@@ -560,6 +642,80 @@ func (c *Console) showChannel(w http.ResponseWriter, r *http.Request, s *console
 		v.Next = link(v.PageNo + 1)
 	}
 	c.render(w, r, s, status, "channels_channel", v)
+}
+
+// deliveryFilter is the filter of v, its times read in zone: a
+// datetime-local value (2026-11-24T09:00, seconds allowed) or a date as
+// the API takes it (httpapi.ParseTime). A time that is neither is a
+// *deskkit.InputError naming its field.
+func (c *Console) deliveryFilter(r *http.Request, v channelView, zone *time.Location) (channel.DeliveryFilter, error) {
+	f := channel.DeliveryFilter{Status: v.Status}
+	if v.Type != "" {
+		f.Types = []string{v.Type}
+	}
+	var err error
+	if f.From, err = parseFilterTime("from", v.From, zone); err != nil {
+		return f, err
+	}
+	f.To, err = parseFilterTime("to", v.To, zone)
+	return f, err
+}
+
+// parseFilterTime reads a time of a filter: "" is the zero time; else
+// as parseLocal, in zone.
+func parseFilterTime(field, s string, zone *time.Location) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := parseLocal(field, s, zone); err == nil {
+		return t, nil
+	}
+	return time.Time{}, deskkit.Invalid(field, "must be a date and time such as 2026-11-24T09:00")
+}
+
+// filterTypes are the event types the deliveries filter offers for ch:
+// the catalogue's types that its subscription takes (all of them for a
+// channel that takes every event), the exact types it names that the
+// catalogue lacks, and chosen, if it is none of them, sorted.
+func (c *Console) filterTypes(ch channel.Channel, chosen string) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(t string) {
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, t := range c.cfg.Channels.EventTypes() {
+		if subscribes(ch.Events, t.Name) {
+			add(t.Name)
+		}
+	}
+	for _, e := range ch.Events {
+		if !strings.HasSuffix(e, ".*") {
+			add(e)
+		}
+	}
+	add(chosen)
+	slices.Sort(out)
+	return out
+}
+
+// subscribes reports whether a subscription (types and prefixes ending in
+// ".*"; empty for every event) takes events of type t.
+func subscribes(events []string, t string) bool {
+	if len(events) == 0 {
+		return true
+	}
+	for _, e := range events {
+		if e == t {
+			return true
+		}
+		if p, ok := strings.CutSuffix(e, "*"); ok && strings.HasSuffix(p, ".") && strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // recoverChannel queues the channel's failed deliveries since a moment

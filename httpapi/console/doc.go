@@ -151,16 +151,16 @@
 //     are offered, by the rule the actions enforce (trash.Trash.Allowed,
 //     ProjectRights); one that would do nothing is a notice, not a success.
 //   - Channels (admins): every channel with its state and last day's
-//     deliveries; add, replace, test, enable, disable and delete; per
-//     channel its deliveries, a chart of 24 hours (SVG, with a table as its
-//     text alternative) and "recover failures since"; a test's reply; per
-//     delivery the event as sent (its payload pretty-printed) and each
-//     attempt's request beside its answer, secrets and signatures masked,
-//     with a way back to its channel, and a resend.
+//     deliveries; add (a webhook's custom headers as name/value rows, its
+//     own and three blank), replace, test, enable, disable, delete; per
+//     channel its deliveries by status, event type and time (in the
+//     reader's zone), a 24-hour chart (SVG, a table as its text) and
+//     "recover failures since"; a test's reply; per delivery the event as
+//     sent and each attempt's request beside its answer, secrets and
+//     signatures masked, with a way back to its channel, and a resend.
 //   - Profile: edit it; change the e-mail address or mobile number as a
 //     guided flow in the API's order, with the limits' messages.
-//   - API reference: the served OpenAPI document (Config.OpenAPIURL)
-//     rendered by Redoc; Config.NoDocs turns it off.
+//   - API reference: Redoc of Config.OpenAPIURL; Config.NoDocs turns it off.
 //
 // # Languages
 //

@@ -59,6 +59,10 @@ type Target struct {
 	// PreviousUntil as Previous does.
 	Key         string
 	PreviousKey string
+	// Headers are a webhook's custom HTTP headers, name and value, sent
+	// with every request as given; nil for none. Their values may be
+	// secrets: nothing logs them.
+	Headers [][2]string
 	// Only, for e-mail, limits the send to those addresses of Address
 	// that it lists (a retry sends only to the addresses that failed);
 	// nil sends to every address.

@@ -294,7 +294,7 @@ func TestBatchClaimedAndRecordedTogether(t *testing.T) {
 		if diff := cmp.Diff([]int{8}, h.flushes); diff != "" {
 			t.Errorf("flushes (-want +got):\n%s", diff)
 		}
-		total, list, err := List(ctx, db, 1, "test", 3, "", 0, 10)
+		total, list, err := List(ctx, db, 1, "test", 3, Filter{}, 0, 10)
 		if err != nil || total != 1 {
 			t.Fatalf("List: %v, %d", err, total)
 		}

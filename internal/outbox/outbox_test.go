@@ -158,7 +158,7 @@ func runOnce(t *testing.T, w *Worker) int {
 
 func only(t *testing.T, db bun.IDB) Info {
 	t.Helper()
-	total, list, err := List(context.Background(), db, 1, "test", 7, "", 0, 10)
+	total, list, err := List(context.Background(), db, 1, "test", 7, Filter{}, 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestFailureEnds(t *testing.T) {
 		s.outcomes[1] = Outcome{Error: deskkit.Plain("blocked"), Final: true}
 		enqueue(t, db, event("msg_g"), clock.Now(), 8)
 		runOnce(t, w)
-		_, list, err := List(context.Background(), db, 1, "test", 8, Failed, 0, 10)
+		_, list, err := List(context.Background(), db, 1, "test", 8, Filter{Status: Failed}, 0, 10)
 		if err != nil || len(list) != 1 || list[0].Attempts != 1 {
 			t.Fatalf("final outcome: %v %+v", err, list)
 		}

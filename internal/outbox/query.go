@@ -77,13 +77,33 @@ func selectInfo(db bun.IDB) *bun.SelectQuery {
 		ColumnExpr(infoColumns)
 }
 
-// List returns one page of a target's deliveries, newest first, and how
-// many there are in all; status "" means any.
-func List(ctx context.Context, db bun.IDB, tenantID int64, kind string, targetID int64, status string, offset, limit int) (int, []Info, error) {
+// Filter narrows a target's deliveries: Status "" means any; Types, when
+// not empty, keeps those of the events of these types; From and To, when
+// not zero, keep those created at or after From and before To.
+type Filter struct {
+	Status   string
+	Types    []string
+	From, To time.Time
+}
+
+// List returns one page of a target's deliveries under f, newest first,
+// and how many match in all. The time range reads
+// deskkit_outbox_target_created_idx; the types are matched on the event
+// each delivery joins (its primary key).
+func List(ctx context.Context, db bun.IDB, tenantID int64, kind string, targetID int64, f Filter, offset, limit int) (int, []Info, error) {
 	filter := func(q *bun.SelectQuery) *bun.SelectQuery {
 		q = q.Where("d.tenant_id = ? AND d.kind = ? AND d.target_id = ?", tenantID, kind, targetID)
-		if status != "" {
-			q = q.Where("d.status = ?", status)
+		if f.Status != "" {
+			q = q.Where("d.status = ?", f.Status)
+		}
+		if !f.From.IsZero() {
+			q = q.Where("d.created_at_ms >= ?", f.From.UnixMilli())
+		}
+		if !f.To.IsZero() {
+			q = q.Where("d.created_at_ms < ?", f.To.UnixMilli())
+		}
+		if len(f.Types) > 0 {
+			q = q.Where("EXISTS (SELECT 1 FROM deskkit_outbox_events AS t WHERE t.tenant_id = d.tenant_id AND t.event_id = d.event_id AND t.event_type IN (?))", bun.List(f.Types))
 		}
 		return q
 	}
@@ -93,7 +113,7 @@ func List(ctx context.Context, db bun.IDB, tenantID int64, kind string, targetID
 	}
 	var rows []infoRow
 	if total > offset {
-		if err := filter(selectInfo(db)).OrderExpr("d.id DESC").Offset(offset).Limit(limit).Scan(ctx, &rows); err != nil {
+		if err := filter(selectInfo(db)).OrderExpr("d.created_at_ms DESC, d.id DESC").Offset(offset).Limit(limit).Scan(ctx, &rows); err != nil {
 			return 0, nil, fmt.Errorf("outbox: list deliveries: %w", err)
 		}
 	}

@@ -18,7 +18,7 @@ type HourCounts struct {
 // Hourly counts a target's deliveries created in each of hours hours from
 // from (an hour's start), by status: one statement, grouped by the hour
 // and the status, reading the target's rows through
-// deskkit_outbox_target_idx (at most the retention's worth). The answer has
+// deskkit_outbox_target_created_idx (at most the retention's worth). The answer has
 // one element per hour, oldest first, empty hours included.
 func Hourly(ctx context.Context, db bun.IDB, tenantID int64, kind string, targetID int64, from time.Time, hours int) ([]HourCounts, error) {
 	const hourMS = int64(time.Hour / time.Millisecond)

@@ -15,7 +15,7 @@ type StatusCounts struct {
 
 // Totals counts the deliveries of kind of every target of tenant created
 // in [from, until), by target and status, in one statement: grouped by the
-// target alone, which deskkit_outbox_target_idx yields in order (no sort),
+// target alone, which deskkit_outbox_target_created_idx yields in order (no sort),
 // with a sum per status. Targets without deliveries are absent.
 func Totals(ctx context.Context, db bun.IDB, tenantID int64, kind string, from, until time.Time) (map[int64]StatusCounts, error) {
 	var rows []struct {

@@ -76,6 +76,10 @@ type Info struct {
 	// reveals or rotates it) and never taken from a client at its add: a
 	// channel added again gets a new one.
 	OwnSecret bool
+	// Headers says that the kind sends a channel's custom HTTP headers
+	// (the channel's Input.Headers) with each of its messages, tests
+	// included; the registry refuses headers for a kind without it.
+	Headers bool
 	// Doc is the kind in the API's reference, in English.
 	Doc Doc
 	// Messages are the kind's own catalogues (messages/zh-Hans.json):

@@ -158,6 +158,11 @@ func (Kind) Send(ctx context.Context, s *notify.Sender, t notify.Target, m notif
 		return notify.Reply{}, err
 	}
 	h := http.Header{}
+	// The channel's own headers first: the registry refused every name
+	// set below, and Set would replace one anyway.
+	for _, kv := range t.Headers {
+		h.Add(kv[0], kv[1])
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("webhook-id", m.ID)
 	h.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))

@@ -122,3 +122,37 @@ func TestWebhookRetryKeepsID(t *testing.T) {
 		t.Error("the retry reused the first attempt's signature")
 	}
 }
+
+// TestWebhookCustomHeaders: a channel's custom headers go with the
+// request as given, beside the webhook's own, and the signature still
+// verifies; a custom header of a name the webhook sets (which the
+// registry refuses anyway) never replaces the webhook's.
+func TestWebhookCustomHeaders(t *testing.T) {
+	secret, _ := notify.NewWebhookSecret()
+	wh, _ := standardwebhooks.NewWebhook(secret)
+	far := kindtest.StartFarEnd(t, kindtest.Answer(http.StatusOK, "ok"))
+	s := kindtest.NewSender(t)
+	s.Now = func() time.Time { return kindtest.FixedNow }
+	m := kindtest.Message()
+	d := kindtest.Dest{Kind: kindtest.KindWebhook, Name: "ops", Address: far.URL + "/hook", Secret: secret,
+		Headers: [][2]string{{"Authorization", "Bearer t0k3n"}, {"x-tenant", "acme"}, {"webhook-id", "forged"}, {"Content-Type", "text/plain"}}}
+	if err := s.Send(context.Background(), d, m); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	req := far.Only(t)
+	if got := req.Header.Get("Authorization"); got != "Bearer t0k3n" {
+		t.Errorf("Authorization = %q", got)
+	}
+	if got := req.Header.Values("X-Tenant"); len(got) != 1 || got[0] != "acme" {
+		t.Errorf("X-Tenant = %q", got)
+	}
+	if got := req.Header.Values("webhook-id"); len(got) != 1 || got[0] != m.ID {
+		t.Errorf("webhook-id = %q, want the message's id alone", got)
+	}
+	if got := req.Header.Values("Content-Type"); len(got) != 1 || got[0] != "application/json" {
+		t.Errorf("Content-Type = %q", got)
+	}
+	if err := wh.VerifyIgnoringTimestamp(req.Body, req.Header); err != nil {
+		t.Errorf("the signature does not verify beside custom headers: %v", err)
+	}
+}

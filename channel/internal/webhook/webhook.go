@@ -14,7 +14,9 @@
 // ones first; a test
 // of an address other than the stored channel's is signed with a
 // throwaway secret, returned to the caller. Masked, an address shows its
-// scheme and host and "/***".
+// scheme and host and "/***". A channel's custom headers (Target.Headers,
+// checked by the registry) go with every request, before the webhook's
+// own, which they can never replace.
 //
 // # Errors
 //
@@ -49,7 +51,7 @@ var _ kind.Kind = Kind{}
 // Info names the kind: 5 webhooks a tenant.
 func (Kind) Info() kind.Info {
 	return kind.Info{
-		Type: "WEBHOOK", Quota: 5, Name: "webhook", OwnSecret: true,
+		Type: "WEBHOOK", Quota: 5, Name: "webhook", OwnSecret: true, Headers: true,
 		Label: deskkit.Textf("Webhook"),
 		Field: deskkit.Textf("Address (URL)"),
 		Hint:  deskkit.Textf("An http or https URL that gets a signed POST (Standard Webhooks)."),

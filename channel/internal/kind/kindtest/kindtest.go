@@ -186,6 +186,8 @@ type Dest struct {
 	Kind                  kind.Kind
 	Name, Address, Secret string
 	Only                  []string
+	// Headers are the channel's custom headers (notify.Target.Headers).
+	Headers [][2]string
 }
 
 // Sender sends to a Dest as the registry sends to a channel: the Message
@@ -205,7 +207,7 @@ func (s Sender) SendReply(ctx context.Context, d Dest, m notify.Message) (notify
 		return notify.Reply{}, err
 	}
 	t := d.Kind.Target(d.Name, d.Address, d.Secret)
-	t.Only = d.Only
+	t.Only, t.Headers = d.Only, d.Headers
 	return d.Kind.Send(ctx, s.Sender, t, m)
 }
 

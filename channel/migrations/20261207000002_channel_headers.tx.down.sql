@@ -1,0 +1,1 @@
+ALTER TABLE deskkit_channels DROP COLUMN headers_enc;
