@@ -2,6 +2,7 @@ package dbtest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -13,6 +14,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit/internal/database"
 )
 
 // EnvRequireHA, set to 1, turns the skip of a test that needs a
@@ -157,4 +162,40 @@ logfile = %s
 	p := *u
 	p.Host = addr
 	return p.String()
+}
+
+// Database creates a fresh PostgreSQL database on the test server for t
+// and returns its URL; it is dropped (WITH (FORCE)) when t ends. For
+// tests that go through PgBouncer, which lends server sessions and so
+// cannot keep OpenPostgres's per-connection search_path.
+func Database(t testing.TB) string {
+	t.Helper()
+	dsn := RequirePostgres(t)
+	name := "deskkit_test_db_" + randomHex(6)
+	ctx := context.Background()
+	admin := database.OpenPostgres(dsn, adminPool)
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE ?", bun.Ident(name)); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		cleanup := database.OpenPostgres(dsn, adminPool)
+		defer cleanup.Close()
+		// DROP DATABASE asks for a checkpoint, which on a busy shared
+		// server can outlast pgdriver's read timeout: asked again, a few
+		// times, before the test reports it.
+		var err error
+		for range 5 {
+			if _, err = cleanup.ExecContext(context.Background(), "DROP DATABASE IF EXISTS ? WITH (FORCE)", bun.Ident(name)); err == nil {
+				return
+			}
+		}
+		t.Errorf("drop database %s: %v", name, err)
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
 }
