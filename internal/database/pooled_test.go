@@ -114,3 +114,22 @@ func TestTransactionPoolingRefusesSQLite(t *testing.T) {
 		t.Fatal("TransactionPooling on SQLite was accepted")
 	}
 }
+
+// TestTransactionPoolingApplicationName: PgBouncer 1.18 takes the one
+// startup parameter pgdriver may send besides user and database,
+// application_name, without ignore_startup_parameters.
+func TestTransactionPoolingApplicationName(t *testing.T) {
+	pooled := dbtest.PgBouncer(t, dbtest.RequirePostgres(t))
+	db, err := database.Open(pooled+"&application_name=deskkit-test", database.Options{MaxOpenConns: 1, TransactionPooling: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var name string
+	if err := db.NewRaw("SELECT current_setting('application_name')").Scan(context.Background(), &name); err != nil {
+		t.Fatal(err)
+	}
+	if name != "deskkit-test" {
+		t.Errorf("application_name = %q, want deskkit-test", name)
+	}
+}
