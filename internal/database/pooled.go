@@ -105,6 +105,9 @@ func (cn *pooledConn) BeginTx(ctx context.Context, opts driver.TxOptions) (drive
 		begin += " READ ONLY"
 	}
 	if _, err := cn.Conn.ExecContext(ctx, begin+"; "+strings.TrimSuffix(cn.local, " "), nil); err != nil {
+		// A SET LOCAL that failed after BEGIN leaves an aborted
+		// transaction, which would hold PgBouncer's server session.
+		_, _ = cn.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil)
 		return nil, err
 	}
 	cn.inTx.Store(true)
