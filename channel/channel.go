@@ -560,9 +560,13 @@ type Config struct {
 	// PlainStatements turns off the preparation of the statement Publish
 	// runs on PostgreSQL (prepared once per connection, so that PostgreSQL
 	// does not plan it again for every event: most of its cost; the
-	// statement is the same either way). Set it when connections go
-	// through a pooler that does not keep prepared statements, such as
-	// PgBouncer in transaction mode before 1.21.
+	// statement is the same either way), and of the delivery worker's
+	// claim and flush; and Run then LISTENs only on ListenDB, never on
+	// db. Set it when connections go through a pooler that keeps no
+	// session, such as PgBouncer in transaction mode: db must then also
+	// set no session parameter of its own (statement_timeout and the like
+	// go per transaction, with SET LOCAL), and Migrate runs on a direct
+	// connection, since it holds a session's advisory lock.
 	//
 	// Unprepared, PostgreSQL plans the statement again for every event,
 	// and a trash.Add that publishes takes about 1.7 times one that does
@@ -572,6 +576,16 @@ type Config struct {
 	// prepared on the transaction's own connection, and until the first
 	// preparation succeeds Publish runs the same statement unprepared.
 	PlainStatements bool
+	// ListenDB, if set, is the pool Run LISTENs on for the publishers'
+	// NOTIFY (see Wake-up in the package doc): a direct connection to
+	// the PostgreSQL db reaches, when db goes through a pooler in
+	// transaction mode, which cannot keep a LISTEN. One connection of it
+	// is held while Run runs, and another is taken now and then for the
+	// listener's pings. Without it, Run listens on db, or with
+	// PlainStatements not at all: the worker then finds deliveries
+	// published by other processes by its poll (within a second), and
+	// those of its own process at once.
+	ListenDB *bun.DB
 
 	// TenantLanguage, if set, tells the language a tenant reads its
 	// channels' messages in: a BCP 47 tag or an Accept-Language value
@@ -847,7 +861,11 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	}
 	r.publishes = outbox.NewEnqueuer(db, outboxKind, targets)
 	r.publishesExcept = outbox.NewEnqueuer(db, outboxKind, targets+exceptTarget)
+	if c.ListenDB != nil && !r.pg {
+		return nil, errors.New("channel: Config.ListenDB is for PostgreSQL; SQLite has no LISTEN")
+	}
 	r.worker, err = outbox.NewWorker(db, outbox.Config{
+		PlainStatements:   c.PlainStatements,
 		Kind:              outboxKind,
 		Handler:           (*handler)(r),
 		Concurrency:       c.Concurrency,

@@ -183,9 +183,9 @@
 // own autovacuum settings, which act only with autovacuum on (PostgreSQL's
 // default); examples/server/README.md ("Operating the outbox") says what
 // an operator checks and what to do without autovacuum. Publish's
-// statement is prepared per connection unless Config.PlainStatements is
-// set, for poolers that keep no prepared statements. SQLite, one process,
-// needs none of this.
+// statement, the worker's claim and its flush are prepared unless
+// Config.PlainStatements is set, for PgBouncer in transaction mode (see
+// Config.ListenDB). SQLite, one process, needs none of this.
 //
 // Config.MeterProvider and Config.TracerProvider (nil: the global ones)
 // get spans and the outbox's instruments: Config.MeterProvider lists them.

@@ -122,7 +122,8 @@ const (
 // builds each event's message once.
 //
 // Wake-up. On PostgreSQL over bun's pgdriver, Run LISTENs for the
-// publishers' NOTIFY, sent at commit; a lost listener connection is
+// publishers' NOTIFY, sent at commit (on Config.ListenDB if set; with
+// Config.PlainStatements and no ListenDB it does not listen); a lost listener connection is
 // logged and established again. Every process also polls every second,
 // and a publish wakes its own process's worker directly (again 20 and 200
 // ms later when it publishes in a transaction, whose commit comes after):
@@ -145,12 +146,27 @@ func (r *ChannelRegistry) Run(ctx context.Context) error {
 		defer func() { _ = reg.Unregister() }()
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { outbox.Listen(ctx, r.db, r.cfg.Logger, r.worker) })
+	if ldb := r.listenDB(); ldb != nil {
+		wg.Go(func() { outbox.Listen(ctx, ldb, r.cfg.Logger, r.worker) })
+	}
 	wg.Go(func() { r.kicks(ctx) })
 	wg.Go(func() { r.housekeeping(ctx) })
 	r.worker.Run(ctx)
 	wg.Wait()
 	return nil
+}
+
+// listenDB is the pool Run listens on: Config.ListenDB, else the
+// registry's own unless Config.PlainStatements is set (a pooler in
+// transaction mode keeps no LISTEN), else none.
+func (r *ChannelRegistry) listenDB() *bun.DB {
+	if r.cfg.ListenDB != nil {
+		return r.cfg.ListenDB
+	}
+	if r.cfg.PlainStatements {
+		return nil
+	}
+	return r.db
 }
 
 // kicks wakes the worker after publishes in a transaction: at once, for a

@@ -90,13 +90,14 @@ func (v *Verifier) enqueueNotice(ctx context.Context, tx bun.Tx, u User, n notic
 // each notice sent to sent if it is not nil.
 func (v *Verifier) newNoticeWorker(sent *atomic.Int64) (*outbox.Worker, error) {
 	return outbox.NewWorker(v.db, outbox.Config{
-		Kind:        noticeKind,
-		Handler:     noticeHandler{v: v, sent: sent},
-		Concurrency: noticeConcurrency,
-		Lease:       noticeLease,
-		Schedule:    noticeSchedule,
-		Now:         v.cfg.Now,
-		Logger:      v.cfg.Logger,
+		PlainStatements: v.cfg.PlainStatements,
+		Kind:            noticeKind,
+		Handler:         noticeHandler{v: v, sent: sent},
+		Concurrency:     noticeConcurrency,
+		Lease:           noticeLease,
+		Schedule:        noticeSchedule,
+		Now:             v.cfg.Now,
+		Logger:          v.cfg.Logger,
 
 		MeterProvider:  v.cfg.MeterProvider,
 		TracerProvider: v.cfg.TracerProvider,
@@ -121,6 +122,18 @@ func (v *Verifier) noticeCommitted(ctx context.Context) {
 
 // How Run works, in detail (the doc comment below says the contract):
 //
+// listenDB is the pool Run listens on: Config.ListenDB, else v's own
+// unless Config.PlainStatements is set, else none.
+func (v *Verifier) listenDB() *bun.DB {
+	if v.cfg.ListenDB != nil {
+		return v.cfg.ListenDB
+	}
+	if v.cfg.PlainStatements {
+		return nil
+	}
+	return v.db
+}
+
 // Run sends the notices to old addresses, and records the outcomes of
 // code sends that the database could not take when they ended (see
 // SendSMS), until ctx is done. It claims each due notice before it sends
@@ -151,7 +164,9 @@ func (v *Verifier) Run(ctx context.Context) error {
 	v.runs.Add(1)
 	defer v.runs.Add(-1)
 	var wg sync.WaitGroup
-	wg.Go(func() { outbox.Listen(ctx, v.db, v.cfg.Logger, v.notices) })
+	if ldb := v.listenDB(); ldb != nil {
+		wg.Go(func() { outbox.Listen(ctx, ldb, v.cfg.Logger, v.notices) })
+	}
 	wg.Go(func() { v.runSettles(ctx) })
 	v.notices.Run(ctx)
 	wg.Wait()

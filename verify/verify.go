@@ -215,6 +215,17 @@ type Config struct {
 	// verify.notice.
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
+	// PlainStatements is for a db that goes through a pooler keeping no
+	// session, such as PgBouncer in transaction mode: the notice worker
+	// prepares no statement, and Run LISTENs only on ListenDB. db must
+	// then set no session parameter of its own, and Migrate runs on a
+	// direct connection (it holds a session's advisory lock).
+	PlainStatements bool
+	// ListenDB, if set, is a direct pool to the PostgreSQL of db that Run
+	// LISTENs on for committed notices. Without it, Run listens on db,
+	// or with PlainStatements not at all: its worker then finds the
+	// notices of other processes by its once-a-second look.
+	ListenDB *bun.DB
 }
 
 // withDefaults returns a copy of c (nil: of the zero Config) with the
@@ -352,6 +363,9 @@ func New(db *bun.DB, dir Directory, sms SMSSender, mail deskkit.Mailer, secret [
 	}
 	if err := migrate.Check(db, "verify.New", "verify.Migrate", tables, outbox.Migrations, migrations); err != nil {
 		return nil, err
+	}
+	if c.ListenDB != nil && !d.Postgres {
+		return nil, errors.New("verify: Config.ListenDB is for PostgreSQL; SQLite has no LISTEN")
 	}
 	v := &Verifier{db: db, postgres: d.Postgres, dir: dir, sms: sms, mail: mail, cfg: *c, templates: ts, settles: newSettleQueue()}
 	v.ops, v.tel = newTelemetry(*c)

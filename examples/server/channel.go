@@ -269,6 +269,8 @@ func newChannels(db *bun.DB, secret []byte, dir *directory.Directory, cfg appCon
 		TenantLanguageTTL:     cfg.Channel.languageTTL,
 		Logger:                cfg.Logger,
 		Now:                   cfg.Now,
+		PlainStatements:       cfg.PlainStatements,
+		ListenDB:              cfg.ListenDB,
 		TenantLanguage: func(ctx context.Context, tenantID int64) (string, error) {
 			locale, err := dir.TenantLocale(ctx, tenantID)
 			if locale == "" && err == nil {

@@ -625,8 +625,13 @@ func TestDurableKill9(t *testing.T) {
 		t.Skip("waits for the lease of the deliveries in flight at the kill (over a minute)")
 	}
 	rawURL := postgresDatabase(t)
+	durableKill9(t, rawURL, durableVars(rawURL))
+}
+
+// durableKill9 is TestDurableKill9 on the database of rawURL (where
+// tokens are issued), the servers started with vars.
+func durableKill9(t *testing.T, rawURL string, vars map[string]string) {
 	bin := buildServer(t)
-	vars := durableVars(rawURL)
 	rcv := startReceiver(t, nil)
 	first := startProc(t, bin, vars)
 	ann, _ := issue(t, rawURL, "-tenant", "acme", "-username", "ann", "-admin")
@@ -912,14 +917,20 @@ func TestDurableDatabaseCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cuts the database for 10 s and may wait for leases (over a minute)")
 	}
-	rawURL := postgresDatabase(t)
+	durableDatabaseCut(t, postgresDatabase(t), durableVars)
+}
+
+// durableDatabaseCut is TestDurableDatabaseCut on the database of rawURL
+// (where tokens are issued), the server started with varsOf(the URL of
+// the database through the proxy that the test cuts).
+func durableDatabaseCut(t *testing.T, rawURL string, varsOf func(proxied string) map[string]string) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	proxy := newTCPProxy(t, u.Host)
 	u.Host = proxy.addr()
-	vars := durableVars(u.String())
+	vars := varsOf(u.String())
 	rcv := startReceiver(t, nil)
 	base, logs := startServer(t, vars)
 	ann, _ := issue(t, rawURL, "-tenant", "acme", "-username", "ann", "-admin")

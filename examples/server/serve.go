@@ -64,12 +64,17 @@ const (
 	envDefaultLanguage    = "DESKKIT_DEFAULT_LANGUAGE"
 	envTrustedProxies     = "DESKKIT_TRUSTED_PROXIES"
 	envHostOrigins        = "DESKKIT_HOST_ORIGINS"
+	envDBTransactionPool  = "DESKKIT_DATABASE_TRANSACTION_POOLING"
+	envDatabaseMigrateURL = "DESKKIT_DATABASE_MIGRATE_URL"
+	envDatabaseListenURL  = "DESKKIT_DATABASE_LISTEN_URL"
 )
 
 // serveConfig is the serve command's configuration.
 type serveConfig struct {
 	addr           string
 	databaseURL    string
+	migrateURL     string // -database-migrate-url: a direct URL for the migrations; "" for databaseURL
+	listenURL      string // -database-listen-url: a direct URL for LISTEN; ""  for databaseURL, or none when pooled
 	retention      time.Duration
 	demo           bool
 	db             database.Options // pool size and statement timeout; 0 means deskkit's defaults
@@ -88,13 +93,19 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs.StringVar(&cfg.addr, "addr", defaultAddr, "listen address")
 	fs.fromEnv("addr", envAddr)
 	dbURL := fs.databaseURL()
+	fs.BoolVar(&cfg.db.TransactionPooling, "database-transaction-pooling", false, "-database-url goes through a pooler in transaction mode (PgBouncer pool_mode = transaction): no statement is prepared, the statement timeout is set in each transaction (SET LOCAL), no LISTEN on it; needs -database-migrate-url, and -database-listen-url for wake-ups (else workers poll)")
+	fs.fromEnv("database-transaction-pooling", envDBTransactionPool)
+	fs.StringVar(&cfg.migrateURL, "database-migrate-url", "", "a direct postgres:// URL of the same database (not through PgBouncer) that the migrations run on, holding their session advisory lock; unset, -database-url; required with -database-transaction-pooling")
+	fs.fromEnv("database-migrate-url", envDatabaseMigrateURL)
+	fs.StringVar(&cfg.listenURL, "database-listen-url", "", "a direct postgres:// URL of the same database that the delivery workers LISTEN on for committed events (two connections); unset, -database-url, or none with -database-transaction-pooling: the workers then poll, and an event published through another replica waits up to a second")
+	fs.fromEnv("database-listen-url", envDatabaseListenURL)
 	fs.Var(durationFlag{&cfg.retention}, "retention", "purge trash entries deleted longer ago than this, e.g. 720h; 0 keeps them")
 	fs.fromEnv("retention", envRetention)
 	fs.BoolVar(&cfg.demo, "demo", true, "create the demo tenant and admin user; print a token for it on first start")
 	fs.fromEnv("demo", envDemo)
 	fs.Var(countFlag{&cfg.db.MaxOpenConns}, "db-max-conns", "most database connections the server opens; 0 means 4 x GOMAXPROCS")
 	fs.fromEnv("db-max-conns", envDBMaxConns)
-	fs.Var(durationFlag{&cfg.db.StatementTimeout}, "db-statement-timeout", "PostgreSQL statement_timeout of every connection; 0 means "+database.DefaultStatementTimeout.String())
+	fs.Var(durationFlag{&cfg.db.StatementTimeout}, "db-statement-timeout", "PostgreSQL statement_timeout of every connection (of every transaction with -database-transaction-pooling); 0 means "+database.DefaultStatementTimeout.String())
 	fs.fromEnv("db-statement-timeout", envDBStatementTimeout)
 	fs.Var(durationFlag{&cfg.requestTimeout}, "request-timeout", "deadline of every API request, past which it answers 503; 0 means "+httpapi.DefaultRequestTimeout.String())
 	fs.fromEnv("request-timeout", envRequestTimeout)
@@ -124,6 +135,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return err
 	}
 	cfg.databaseURL = *dbURL
+	if err := checkDatabaseURLs(cfg); err != nil {
+		return err
+	}
 	return serve(ctx, cfg, stdout, logger)
 }
 
@@ -164,12 +178,22 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 		defer cancel()
 		tel.close(sctx)
 	}()
-	db, err := openDBWith(ctx, cfg.databaseURL, cfg.db)
+	db, err := openServeDB(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	var listenDB *bun.DB
+	if cfg.listenURL != "" {
+		// Two listeners (channels, notices), each on a connection of its
+		// own, and their pings through this pool.
+		if listenDB, err = database.Open(cfg.listenURL, database.Options{MaxOpenConns: 2, StatementTimeout: cfg.db.StatementTimeout}); err != nil {
+			return fmt.Errorf("-database-listen-url: %w", err)
+		}
+		defer listenDB.Close()
+	}
 	a, err := newApp(db, appConfig{
+		PlainStatements: cfg.db.TransactionPooling, ListenDB: listenDB,
 		Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout, DefaultLanguage: cfg.language, Verify: cfg.verify, Channel: cfg.channel,
 		TrustedProxies: cfg.trustedProxies, HostOrigins: cfg.hostOrigins, MeterProvider: tel.meters, TracerProvider: tel.tracers,
 	})
@@ -358,6 +382,57 @@ func openDBWith(ctx context.Context, rawURL string, o database.Options) (*bun.DB
 	return db, nil
 }
 
+// checkDatabaseURLs checks the database flags together: pooling and the
+// direct URLs are PostgreSQL's, and a pooled -database-url needs a direct
+// one for the migrations.
+func checkDatabaseURLs(cfg serveConfig) error {
+	pg := func(u string) bool {
+		return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+	}
+	for _, f := range []struct{ name, url string }{{"-database-migrate-url", cfg.migrateURL}, {"-database-listen-url", cfg.listenURL}} {
+		if f.url == "" {
+			continue
+		}
+		if !pg(cfg.databaseURL) {
+			return fmt.Errorf("%s: only for PostgreSQL, and -database-url is not a postgres:// URL", f.name)
+		}
+		if !pg(f.url) {
+			return fmt.Errorf("%s: must be a postgres:// URL of the same database, reaching PostgreSQL directly (not through PgBouncer)", f.name)
+		}
+	}
+	if !cfg.db.TransactionPooling {
+		return nil
+	}
+	if !pg(cfg.databaseURL) {
+		return errors.New("-database-transaction-pooling: only for PostgreSQL behind PgBouncer, and -database-url is not a postgres:// URL")
+	}
+	if cfg.migrateURL == "" {
+		return errors.New("-database-migrate-url: required with -database-transaction-pooling: the migrations hold a session advisory lock, which a pooler in transaction mode does not keep; give a postgres:// URL of the same database that reaches PostgreSQL directly")
+	}
+	return nil
+}
+
+// openServeDB opens serve's database: migrated on -database-migrate-url
+// when one is given (on a pool of two of its own, closed before the
+// server serves), else as openDBWith does.
+func openServeDB(ctx context.Context, cfg serveConfig) (*bun.DB, error) {
+	if cfg.migrateURL == "" {
+		return openDBWith(ctx, cfg.databaseURL, cfg.db)
+	}
+	mo := cfg.db
+	mo.TransactionPooling, mo.MaxOpenConns = false, 2
+	mdb, err := database.Open(cfg.migrateURL, mo)
+	if err != nil {
+		return nil, fmt.Errorf("-database-migrate-url: %w", err)
+	}
+	err = migrateAll(ctx, mdb)
+	mdb.Close()
+	if err != nil {
+		return nil, err
+	}
+	return database.Open(cfg.databaseURL, cfg.db)
+}
+
 // countFlag is a count (a pool size, a limit): a non-negative integer, 0
 // for the default.
 type countFlag struct{ n *int }
@@ -463,6 +538,11 @@ type appConfig struct {
 	// TracerProvider takes bun's query spans, and requests continue an
 	// incoming W3C traceparent; nil traces nothing.
 	TracerProvider trace.TracerProvider
+	// PlainStatements is -database-transaction-pooling, for the channels
+	// and the verifier; ListenDB is -database-listen-url's pool, nil
+	// without one.
+	PlainStatements bool
+	ListenDB        *bun.DB
 }
 
 // app is the server's services wired together over one migrated database.

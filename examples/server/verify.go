@@ -527,6 +527,7 @@ func newVerifier(db *bun.DB, users verifyUsers, secret []byte, events deskkit.Pu
 	}
 	vc := cfg.Verify.limits
 	vc.PreviousSecret, vc.Logger, vc.Now, vc.Publisher = cfg.Verify.previous, cfg.Logger, cfg.Now, events
+	vc.PlainStatements, vc.ListenDB = cfg.PlainStatements, cfg.ListenDB
 	return verify.New(db, users, sms, mail, secret, &vc)
 }
 

@@ -54,6 +54,14 @@ type Options struct {
 	MaxOpenConns     int           // DefaultMaxOpenConns() if 0
 	StatementTimeout time.Duration // DefaultStatementTimeout if 0; PostgreSQL only
 	DialTimeout      time.Duration // DefaultDialTimeout if 0; PostgreSQL only
+	// TransactionPooling opens PostgreSQL for a pooler in transaction
+	// mode (PgBouncer's pool_mode = transaction) between deskkit and the
+	// server: the statement timeout and max_parallel_workers_per_gather
+	// are set with SET LOCAL in every transaction, and in front of every
+	// statement run outside one, rather than once per session; preparing
+	// a statement fails with ErrPrepared. Such a pool cannot LISTEN or
+	// migrate (both need a session): open a direct one for those.
+	TransactionPooling bool
 }
 
 func (o Options) withDefaults() Options {
@@ -79,6 +87,9 @@ func Open(rawURL string, o Options) (*bun.DB, error) {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
 		return OpenPostgres(rawURL, o), nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
+		if o.TransactionPooling {
+			return nil, errors.New("database: transaction pooling is for PostgreSQL behind PgBouncer, not SQLite")
+		}
 		return OpenSQLite(strings.TrimPrefix(rawURL, "sqlite:"), o)
 	default:
 		return nil, fmt.Errorf("database URL must start with postgres://, postgresql:// or sqlite:, got %q", redact(rawURL))
@@ -106,11 +117,19 @@ func PostgresOptions(o Options) []pgdriver.Option {
 	}
 }
 
-// OpenPostgres opens PostgreSQL through bun's pgdriver.
+// OpenPostgres opens PostgreSQL through bun's pgdriver; with
+// o.TransactionPooling, through a connector that keeps no session state
+// (see Options).
 func OpenPostgres(dsn string, o Options) *bun.DB {
 	o = o.withDefaults()
-	opts := append([]pgdriver.Option{pgdriver.WithDSN(dsn)}, PostgresOptions(o)...)
-	sqldb := sql.OpenDB(pgdriver.NewConnector(opts...))
+	var sqldb *sql.DB
+	if o.TransactionPooling {
+		c := pgdriver.NewConnector(pgdriver.WithDSN(dsn), pgdriver.WithDialTimeout(o.DialTimeout), pgdriver.WithConnParams(nil))
+		sqldb = sql.OpenDB(newPooledConnector(c, o))
+	} else {
+		opts := append([]pgdriver.Option{pgdriver.WithDSN(dsn)}, PostgresOptions(o)...)
+		sqldb = sql.OpenDB(pgdriver.NewConnector(opts...))
+	}
 	Bound(sqldb, o)
 	return bun.NewDB(sqldb, pgdialect.New())
 }

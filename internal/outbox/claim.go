@@ -525,9 +525,10 @@ func (w *Worker) phase(ctx context.Context) target {
 // prepareClaim prepares the claim's statement on PostgreSQL, unless that
 // is done: planning it costs as much as running it. It takes a connection
 // of the pool: Run calls it before it claims, holding none. On failure the
-// claims run unprepared (each planned again).
+// claims run unprepared (each planned again), as they do with
+// Config.PlainStatements.
 func (w *Worker) prepareClaim(ctx context.Context) {
-	if !w.pg || w.claimStmt.Load() != nil {
+	if !w.pg || w.cfg.PlainStatements || w.claimStmt.Load() != nil {
 		return
 	}
 	s, err := w.db.DB.PrepareContext(ctx, numbered(claimPostgres))

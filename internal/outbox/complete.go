@@ -384,9 +384,10 @@ UNION ALL SELECT NULL, tenant_id, target_id, in_flight_limit FROM flow`
 
 // prepareRecord prepares recordPostgres, unless that is done. Like
 // prepareClaim, it takes a connection of the pool: Run calls it holding
-// none. On failure flushes run it unprepared.
+// none. On failure, and with Config.PlainStatements, flushes run it
+// unprepared.
 func (w *Worker) prepareRecord(ctx context.Context) {
-	if !w.pg || w.recordStmt.Load() != nil {
+	if !w.pg || w.cfg.PlainStatements || w.recordStmt.Load() != nil {
 		return
 	}
 	s, err := w.db.DB.PrepareContext(ctx, numbered(w.recordPostgres()))

@@ -25,7 +25,10 @@ func (w *Worker) Listening() bool { return w.listening.Load() > 0 }
 // within milliseconds, as it does while no listener holds. It returns
 // when ctx is done, at once if db is not PostgreSQL over pgdriver
 // (workers then find deliveries by their poll, and in-process publishers
-// wake them directly).
+// wake them directly). db must reach PostgreSQL directly, not through a
+// pooler in transaction mode, which keeps no LISTEN: a worker whose pool
+// goes through one (Config.PlainStatements) is given a direct pool here,
+// or no Listen at all. The listener's own pings go through db too.
 func Listen(ctx context.Context, db *bun.DB, log *slog.Logger, workers ...*Worker) {
 	if _, ok := db.Driver().(pgdriver.Driver); !ok {
 		return

@@ -232,6 +232,12 @@ type Config struct {
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
 	SpanName       string
+	// PlainStatements turns off the preparation of the claim and of the
+	// flush on PostgreSQL, for a pool behind a pooler that keeps no
+	// session (PgBouncer in transaction mode): both then run as plain
+	// statements, planned again each time. A Listen for such a worker
+	// must be given a direct connection's pool, not this one.
+	PlainStatements bool
 }
 
 // withDefaults returns c with every zero field set to its default.
