@@ -290,7 +290,7 @@ func publicReply(err error, c storedChannel, rep notify.Reply) error {
 // outbox.MaxResponseBytes of valid UTF-8, with what c's address and
 // secret hold and the request's signatures masked.
 func shownReply(c storedChannel, rep notify.Reply) string {
-	return cutUTF8(mask(redact(string(rep.Body), c), signatures(rep.Request)), outbox.MaxResponseBytes)
+	return outbox.Cut(mask(redact(string(rep.Body), c), signatures(rep.Request)), outbox.MaxResponseBytes)
 }
 
 // Purge deletes the test and resend throttles' closed windows, and clears

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/text/language"
 
@@ -200,7 +199,7 @@ func keptHeaders(h http.Header, parts []string) [][2]string {
 			if credentialHeaders[name] {
 				v = masked
 			} else {
-				v = cutUTF8(mask(v, parts), maxHeaderValueKept)
+				v = outbox.Cut(mask(v, parts), maxHeaderValueKept)
 			}
 			if size += len(name) + len(v); size > maxHeaderBytesKept {
 				return out
@@ -209,19 +208,6 @@ func keptHeaders(h http.Header, parts []string) [][2]string {
 		}
 	}
 	return out
-}
-
-// cutUTF8 is s cut to at most n bytes of valid UTF-8, without NUL.
-func cutUTF8(s string, n int) string {
-	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // kept is what an attempt to c that sent rep.Request keeps of it: the

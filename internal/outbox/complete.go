@@ -48,7 +48,7 @@ func storedError(t deskkit.Text) (english, js *string) {
 		return nil, nil
 	}
 	full := t.String()
-	en := cut(full, maxErrorBytes)
+	en := Cut(full, maxErrorBytes)
 	if en != full {
 		return &en, nil
 	}

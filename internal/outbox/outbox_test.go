@@ -1080,7 +1080,7 @@ func TestErrorRecordedAsMessage(t *testing.T) {
 			t.Fatal(err)
 		}
 		zh := msgs.Match("zh")
-		if want := cut("the webhook answered "+long, maxErrorBytes); a[1].Error.String() != want || a[1].Error.LocalizedMessage(msgs, zh) != want {
+		if want := Cut("the webhook answered "+long, maxErrorBytes); a[1].Error.String() != want || a[1].Error.LocalizedMessage(msgs, zh) != want {
 			t.Errorf("the long error is kept as %q", a[1].Error)
 		}
 		if got := in.LastError.LocalizedMessage(msgs, zh); got != "Webhook 返回 503 Service Unavailable" {

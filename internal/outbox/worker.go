@@ -880,7 +880,7 @@ func (w *Worker) attempt(actx context.Context, q queued, record func(done)) {
 		w.pause(d, o.RetryAfter)
 	}
 	took := time.Since(clock)
-	o.Response = cut(o.Response, MaxResponseBytes)
+	o.Response = Cut(o.Response, MaxResponseBytes)
 	// From now on the attempt no longer runs: the worker's claims do not
 	// count its lease toward the target's cap (flush forgets it once
 	// recorded, so it is known before the flusher has it).
@@ -1103,9 +1103,9 @@ func (w *Worker) jitter(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * f)
 }
 
-// cut returns s cut to at most n bytes of valid UTF-8, invalid bytes
-// replaced.
-func cut(s string, n int) string {
+// Cut returns s cut to at most n bytes of valid UTF-8, invalid bytes and
+// NUL replaced: what an attempt's stored texts hold.
+func Cut(s string, n int) string {
 	// PostgreSQL's text holds no NUL: a reply with one would fail its
 	// flush, and every flush of its outcome after it.
 	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
