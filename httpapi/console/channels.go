@@ -320,14 +320,25 @@ func (c *Console) addChannel(w http.ResponseWriter, r *http.Request, s *consoleS
 	redirect(w, r, fmt.Sprintf("%schannels/%d", c.base, added.ID))
 }
 
-func (c *Console) editChannelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+// channelOf is the channel the path's id names, as s's principal may see
+// it; false when the answer is written already (a bad id, a lookup that
+// failed).
+func (c *Console) channelOf(w http.ResponseWriter, r *http.Request, s *consoleSession) (channel.Channel, bool) {
 	id, ok := c.pathID(w, r, s, "id")
 	if !ok {
-		return
+		return channel.Channel{}, false
 	}
 	ch, err := c.findChannel(r, s, id)
 	if err != nil {
 		c.fail(w, r, s, err)
+		return channel.Channel{}, false
+	}
+	return ch, true
+}
+
+func (c *Console) editChannelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
+	ch, ok := c.channelOf(w, r, s)
+	if !ok {
 		return
 	}
 	f := channelForm{ID: ch.ID, Type: string(ch.Type), Name: ch.Name, Address: ch.Address, Events: ch.Events, Headers: ch.Headers}
@@ -387,13 +398,8 @@ func (c *Console) testForm(w http.ResponseWriter, r *http.Request, s *consoleSes
 // testChannel tests the stored channel, signed with its own secret, and
 // shows its page with the far end's answer.
 func (c *Console) testChannel(w http.ResponseWriter, r *http.Request, s *consoleSession) {
-	id, ok := c.pathID(w, r, s, "id")
+	ch, ok := c.channelOf(w, r, s)
 	if !ok {
-		return
-	}
-	ch, err := c.findChannel(r, s, id)
-	if err != nil {
-		c.fail(w, r, s, err)
 		return
 	}
 	out, p := c.test(r, s, channel.Input{ID: ch.ID, Type: string(ch.Type), Name: ch.Name, Address: ch.Address})
@@ -556,13 +562,8 @@ type channelView struct {
 }
 
 func (c *Console) channelPage(w http.ResponseWriter, r *http.Request, s *consoleSession) {
-	id, ok := c.pathID(w, r, s, "id")
+	ch, ok := c.channelOf(w, r, s)
 	if !ok {
-		return
-	}
-	ch, err := c.findChannel(r, s, id)
-	if err != nil {
-		c.fail(w, r, s, err)
 		return
 	}
 	c.showChannel(w, r, s, ch, http.StatusOK, nil)
@@ -852,16 +853,11 @@ func signingLabel(s channel.Signing) string {
 // /event/channel/{id}/secret/reveal answers it (the registry records the
 // reveal), in the answer of the POST: in no URL and no later page.
 func (c *Console) revealSecret(w http.ResponseWriter, r *http.Request, s *consoleSession) {
-	id, ok := c.pathID(w, r, s, "id")
+	ch, ok := c.channelOf(w, r, s)
 	if !ok {
 		return
 	}
-	ch, err := c.findChannel(r, s, id)
-	if err != nil {
-		c.fail(w, r, s, err)
-		return
-	}
-	sec, err := c.cfg.Channels.RevealSecret(r.Context(), s.Principal, id)
+	sec, err := c.cfg.Channels.RevealSecret(r.Context(), s.Principal, ch.ID)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -873,13 +869,8 @@ func (c *Console) revealSecret(w http.ResponseWriter, r *http.Request, s *consol
 // page's form, as POST /event/channel/{id}/secret/rotate does, and shows
 // the new secret.
 func (c *Console) rotateSecret(w http.ResponseWriter, r *http.Request, s *consoleSession) {
-	id, ok := c.pathID(w, r, s, "id")
+	ch, ok := c.channelOf(w, r, s)
 	if !ok {
-		return
-	}
-	ch, err := c.findChannel(r, s, id)
-	if err != nil {
-		c.fail(w, r, s, err)
 		return
 	}
 	rot := channel.SecretRotation{Secret: strings.TrimSpace(r.PostForm.Get("secret")), Signing: channel.Signing(r.PostForm.Get("signing"))}
@@ -892,7 +883,7 @@ func (c *Console) rotateSecret(w http.ResponseWriter, r *http.Request, s *consol
 		d := time.Duration(n) * time.Second
 		rot.Overlap = &d
 	}
-	sec, err := c.cfg.Channels.RotateSecret(r.Context(), s.Principal, id, rot)
+	sec, err := c.cfg.Channels.RotateSecret(r.Context(), s.Principal, ch.ID, rot)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
