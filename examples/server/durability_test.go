@@ -25,6 +25,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/internal/outbox"
 )
 
@@ -624,7 +625,7 @@ func TestDurableKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the lease of the deliveries in flight at the kill (over a minute)")
 	}
-	rawURL := postgresDatabase(t)
+	rawURL := dbtest.Database(t)
 	durableKill9(t, rawURL, durableVars(rawURL))
 }
 
@@ -794,7 +795,7 @@ func duplicated(rcv *receiver) map[string]int {
 // publishes 1,000 events across both: nobody dies, so every event reaches
 // the receiver exactly once, each delivery attempted once.
 func TestDurableTwoReplicas(t *testing.T) {
-	rawURL := postgresDatabase(t)
+	rawURL := dbtest.Database(t)
 	bin := buildServer(t)
 	vars := durableVars(rawURL)
 	rcv := startReceiver(t, nil)
@@ -917,7 +918,7 @@ func TestDurableDatabaseCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cuts the database for 10 s and may wait for leases (over a minute)")
 	}
-	durableDatabaseCut(t, postgresDatabase(t), durableVars)
+	durableDatabaseCut(t, dbtest.Database(t), durableVars)
 }
 
 // durableDatabaseCut is TestDurableDatabaseCut on the database of rawURL

@@ -16,6 +16,7 @@ import (
 
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/dbtest"
 )
 
 // tcpProxy forwards loopback connections to target until cut: then it drops
@@ -121,7 +122,7 @@ func (p *tcpProxy) close() {
 // than once per request, and once the database is back the same app serves
 // again, without a restart.
 func TestDatabaseOutage(t *testing.T) {
-	rawURL := postgresDatabase(t)
+	rawURL := dbtest.Database(t)
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		t.Fatal(err)

@@ -296,7 +296,7 @@ func TestDurableKill9PgBouncer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the lease of the deliveries in flight at the kill (over a minute)")
 	}
-	rawURL := postgresDatabase(t)
+	rawURL := dbtest.Database(t)
 	durableKill9(t, rawURL, pgbouncerVars(dbtest.PgBouncer(t, rawURL), rawURL))
 }
 
@@ -308,7 +308,7 @@ func TestDurableDatabaseCutPgBouncer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cuts the database for 10 s and may wait for leases (over a minute)")
 	}
-	durableDatabaseCut(t, postgresDatabase(t), func(proxied string) map[string]string {
+	durableDatabaseCut(t, dbtest.Database(t), func(proxied string) map[string]string {
 		return pgbouncerVars(dbtest.PgBouncer(t, proxied), proxied)
 	})
 }

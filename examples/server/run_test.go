@@ -4,20 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/internal/database"
@@ -34,46 +28,8 @@ func eachURL(t *testing.T, fn func(t *testing.T, rawURL string)) {
 		fn(t, "sqlite:"+filepath.Join(t.TempDir(), "deskkit.db"))
 	})
 	t.Run("postgres", func(t *testing.T) {
-		fn(t, postgresDatabase(t))
+		fn(t, dbtest.Database(t))
 	})
-}
-
-func postgresDatabase(t *testing.T) string {
-	t.Helper()
-	dsn := dbtest.RequirePostgres(t)
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "deskkit_server_test_" + hex.EncodeToString(b)
-	admin := database.OpenPostgres(dsn, database.Options{MaxOpenConns: 2})
-	defer admin.Close()
-	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE ?", bun.Ident(name)); err != nil {
-		// The test role may lack CREATEDB where schemas are all dbtest needs.
-		if os.Getenv(dbtest.EnvRequirePostgres) == "1" {
-			t.Fatalf("create database: %v", err)
-		}
-		t.Skipf("cannot create a database, skipping: %v", err)
-	}
-	t.Cleanup(func() {
-		cleanup := database.OpenPostgres(dsn, database.Options{MaxOpenConns: 2})
-		defer cleanup.Close()
-		// DROP DATABASE asks for a checkpoint, which on a busy shared
-		// server can outlast pgdriver's 10 s read timeout: a drop that timed
-		// out may still finish, so it is asked again with IF EXISTS, a few
-		// times, before the test reports it.
-		var err error
-		for range 5 {
-			if _, err = cleanup.ExecContext(context.Background(), "DROP DATABASE IF EXISTS ? WITH (FORCE)", bun.Ident(name)); err == nil {
-				return
-			}
-		}
-		t.Errorf("drop database %s: %v", name, err)
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 // env is a getenv over a map.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/dbtest"
 )
 
 // slowGateway is an SMS gateway that holds each message until the test
@@ -64,7 +65,7 @@ func (g *slowGateway) hold(t *testing.T) string {
 // passes once the database is back, and a send that did not go out gives
 // its limits back, so its retry goes through at once.
 func TestVerifySendDuringOutage(t *testing.T) {
-	rawURL := postgresDatabase(t)
+	rawURL := dbtest.Database(t)
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		t.Fatal(err)

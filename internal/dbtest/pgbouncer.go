@@ -176,7 +176,12 @@ func Database(t testing.TB) string {
 	admin := database.OpenPostgres(dsn, adminPool)
 	defer admin.Close()
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE ?", bun.Ident(name)); err != nil {
-		t.Fatalf("create database: %v", err)
+		// The test role may lack CREATEDB where schemas are all EachDB
+		// needs: a skip, unless PostgreSQL is required.
+		if os.Getenv(EnvRequirePostgres) == "1" {
+			t.Fatalf("create database: %v", err)
+		}
+		t.Skipf("cannot create a database, skipping: %v", err)
 	}
 	t.Cleanup(func() {
 		cleanup := database.OpenPostgres(dsn, adminPool)
