@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -65,26 +64,11 @@ func PgBouncer(t testing.TB, direct string) string {
 	if u.User != nil && u.User.Username() != "" {
 		name = u.User.Username()
 	}
-	dir, err := os.MkdirTemp("", "deskkit-pgbouncer-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	listen := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	dir := ownedDir(t, "deskkit-pgbouncer-")
+	listen := freePort(t)
 	runAs := ""
-	var uid, gid int
-	if os.Geteuid() == 0 {
-		pg, err := user.Lookup("postgres")
-		if err != nil {
-			t.Fatalf("pgbouncer refuses to run as root, and there is no postgres user to run it as: %v", err)
-		}
-		uid, _ = strconv.Atoi(pg.Uid)
-		gid, _ = strconv.Atoi(pg.Gid)
+	uid, gid, asRoot := postgresIDs(t, "pgbouncer")
+	if asRoot {
 		runAs = "user = postgres\n"
 	}
 	ini := fmt.Sprintf(`[databases]
@@ -114,8 +98,8 @@ logfile = %s
 			t.Fatal(err)
 		}
 	}
-	if runAs != "" {
-		for _, p := range []string{dir, filepath.Join(dir, "pgbouncer.ini"), filepath.Join(dir, "userlist.txt")} {
+	if asRoot {
+		for _, p := range []string{filepath.Join(dir, "pgbouncer.ini"), filepath.Join(dir, "userlist.txt")} {
 			if err := os.Chown(p, uid, gid); err != nil {
 				t.Fatal(err)
 			}
@@ -139,25 +123,9 @@ logfile = %s
 		}
 	})
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(listen))
-	// Wait until PgBouncer accepts connections, or has exited.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			log, _ := os.ReadFile(filepath.Join(dir, "pgbouncer.log"))
-			t.Fatalf("pgbouncer exited: %v\n%s\n%s", err, out.String(), log)
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "pgbouncer.log"))
-			t.Fatalf("pgbouncer did not listen on %s within 15 s:\n%s", addr, log)
-		}
+	if !waitListening(addr, 15*time.Second, exited) {
+		log, _ := os.ReadFile(filepath.Join(dir, "pgbouncer.log"))
+		t.Fatalf("pgbouncer did not listen on %s within 15 s:\n%s\n%s", addr, out.String(), log)
 	}
 	p := *u
 	p.Host = addr
