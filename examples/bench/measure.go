@@ -153,6 +153,16 @@ func (c cost) replicaCPUms() float64 { return msPer(c.ReplicaCPU, c.Items) }
 // pgCPUms is PostgreSQL's CPU per item in milliseconds.
 func (c cost) pgCPUms() float64 { return msPer(c.PGCPU, c.Items) }
 
+// perPGCore is the items a second one PostgreSQL core would sustain at
+// pgCPUms a item: 1,000 ms over it. It leaves out what else bounds a
+// database (its disk's flushes, lock waits), so it is a ceiling.
+func (c cost) perPGCore() float64 {
+	if c.PGCPU <= 0 {
+		return 0
+	}
+	return float64(time.Second) / (float64(c.PGCPU) / float64(c.Items))
+}
+
 // totalCPUms is the CPU of the replicas and PostgreSQL per item.
 func (c cost) totalCPUms() float64 { return msPer(c.ReplicaCPU+c.PGCPU, c.Items) }
 

@@ -180,7 +180,7 @@ func report(w io.Writer, o options, res *results) {
 	serverTable(w, o, reps)
 
 	fmt.Fprintf(w, "### 6. Cost per delivery (deskkit) and per job (River)\n\n")
-	fmt.Fprintf(w, "CPU from /proc (utime+stime); PostgreSQL is the backends of the scenario's database and the server's own processes; WAL flushes are pg_stat_wal.wal_sync, cluster-wide (other databases' commits count too).\n\n")
+	fmt.Fprintf(w, "CPU from /proc (utime+stime); PostgreSQL is the backends of the scenario's database and the server's own processes; WAL flushes are pg_stat_wal.wal_sync, cluster-wide (other databases' commits count too). \"Per PostgreSQL core /s\" is 1,000 ms over PostgreSQL's CPU ms: the deliveries (jobs) a second one PostgreSQL core sustains, a ceiling that leaves out the disk's flushes and lock waits.\n\n")
 	rows = nil
 	costRow := func(name string, get func(r *repResult) *drainResult) []string {
 		fig := func(f func(c cost) float64, decimals int) string {
@@ -188,7 +188,7 @@ func report(w io.Writer, o options, res *results) {
 				return drainFigure(get(r), func(d *drainResult) float64 { return f(d.Cost) })
 			}), decimals)
 		}
-		return []string{name, fig(cost.replicaCPUms, 3), fig(cost.pgCPUms, 3), fig(cost.totalCPUms, 3), fig(cost.statementsPer, 2), fig(cost.walSyncsPer, 3)}
+		return []string{name, fig(cost.replicaCPUms, 3), fig(cost.pgCPUms, 3), fig(cost.perPGCore, 0), fig(cost.totalCPUms, 3), fig(cost.statementsPer, 2), fig(cost.walSyncsPer, 3)}
 	}
 	for _, n := range o.replicas {
 		rows = append(rows, costRow(fmt.Sprintf("deskkit, %d replica(s)", n), func(r *repResult) *drainResult { return r.Deskkit[n] }))
@@ -197,7 +197,7 @@ func report(w io.Writer, o options, res *results) {
 		rows = append(rows, costRow(fmt.Sprintf("River same POST, %d replica(s)", n), func(r *repResult) *drainResult { return r.River[n] }))
 	}
 	rows = append(rows, costRow("River trivial job, 1 replica", func(r *repResult) *drainResult { return r.RiverTrivial }))
-	table(w, []string{"system", "replica CPU ms", "PostgreSQL CPU ms", "total CPU ms", "statements", "WAL flushes"}, rows)
+	table(w, []string{"system", "replica CPU ms", "PostgreSQL CPU ms", "per PostgreSQL core /s", "total CPU ms", "statements", "WAL flushes"}, rows)
 
 	fmt.Fprintf(w, "### 7. deskkit claim conflicts\n\n")
 	fmt.Fprintf(w, "(sum(attempts) - deliveries) / deliveries after each drain; every attempt succeeded (deliveries not SUCCEEDED: %s).\n\n",
