@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
 	"github.com/deskkit/deskkit/trash"
@@ -311,4 +314,125 @@ func TestDurableDatabaseCutPgBouncer(t *testing.T) {
 	durableDatabaseCut(t, dbtest.Database(t), func(proxied string) map[string]string {
 		return pgbouncerVars(dbtest.PgBouncer(t, proxied), proxied)
 	})
+}
+
+// TestPgBouncerConsole walks the web console through a real PgBouncer in
+// transaction mode, as TestPgBouncerEveryRoute walks the API: a token
+// sign-in and a portal link (sessions, their limits), every page with the
+// ids of what exists, and every form (the trash's actions one by one and
+// for a project, the channel's add, replace, test, disable, enable, secret
+// reveal and rotation, recover, a delivery's resend, the profile's edit,
+// sign-out). None may answer 5xx, and the changes the forms made are in
+// the database (a statement that needs a session, or a prepared one,
+// fails through the pooler).
+func TestPgBouncerConsole(t *testing.T) {
+	p := newPooledApp(t, database.Options{MaxOpenConns: 8})
+	f := &fixture{t: t, db: p.db, app: p.app, clock: &clock{now: time.Now()}, admin: p.admin, adminP: p.adminP}
+	srv := httptest.NewServer(f.app.handler)
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	pt := seedPortalTenant(t, f, f.admin, "Bouncer", 1)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(recv.Close)
+	var other struct{ ID int64 }
+	f.ok(f.admin, http.MethodPost, "/api/v1/demo/task", map[string]any{"projectId": 1, "name": "Bouncer second"}, &other)
+	var second struct{ TrashID int64 }
+	f.ok(f.admin, http.MethodDelete, fmt.Sprintf("/api/v1/demo/task/%d", other.ID), nil, &second)
+
+	// A token sign-in, then a portal link: both sessions live in the
+	// database, through the pooler.
+	b := newPortalBrowser(t, srv.URL)
+	b.send(http.MethodGet, "/console/signin", nil)
+	if status, body := b.send(http.MethodPost, "/console/signin", url.Values{"token": {f.admin}, "csrf": {b.csrf}}); status != http.StatusSeeOther {
+		t.Fatalf("token sign-in through PgBouncer: %d\n%s", status, body)
+	}
+	link, err := f.app.console.PortalLink(ctx, pt.p, console.ScopeTrash, console.ScopeChannels, console.ScopeProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = newPortalBrowser(t, srv.URL)
+	if status, body := b.open(link); status != http.StatusSeeOther {
+		t.Fatalf("portal link through PgBouncer: %d\n%s", status, body)
+	}
+
+	ch, trashed, project := pt.channelID, pt.trashID, pt.project
+	for _, path := range []string{"/console/", "/console/trash", fmt.Sprintf("/console/trash?project=%d", project), "/console/trash?name=Bouncer",
+		fmt.Sprintf("/console/trash/%d/restore", trashed), fmt.Sprintf("/console/trash/%d/clear", trashed),
+		fmt.Sprintf("/console/trash/project/%d/restore", project), fmt.Sprintf("/console/trash/project/%d/clear", project),
+		"/console/channels", "/console/channels/new", fmt.Sprintf("/console/channels/%d", ch), fmt.Sprintf("/console/channels/%d/edit", ch),
+		fmt.Sprintf("/console/channels/%d/disable", ch), fmt.Sprintf("/console/channels/%d/delete", ch), fmt.Sprintf("/console/channels/%d/reveal", ch),
+		fmt.Sprintf("/console/channels/%d?status=FAILED", ch), fmt.Sprintf("/console/deliveries/%d", pt.deliveryID),
+		"/console/profile", "/console/profile/email", "/console/profile/mobile",
+	} {
+		if status, body := b.send(http.MethodGet, path, nil); status != http.StatusOK {
+			t.Errorf("GET %s through PgBouncer: %d\n%s", path, status, body)
+		}
+	}
+
+	since := time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04")
+	me, err := f.app.verify.Detail(ctx, pt.p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := url.Values{"was": {"1"}}
+	for k, v := range map[string]string{"username": me.Username, "firstName": me.FirstName, "lastName": me.LastName, "fullName": me.FullName,
+		"landline": me.Landline, "avatar": me.Avatar, "title": me.Title, "gender": me.Gender, "address": me.Address} {
+		profile.Set(k, v)
+		profile.Set("was."+k, v)
+	}
+	profile.Set("title", "Bouncer title")
+	for _, tc := range []struct {
+		path string
+		form url.Values
+		want int
+	}{
+		{fmt.Sprintf("/console/trash/%d/restore", trashed), url.Values{}, http.StatusSeeOther},
+		// The project holds the second task alone now: cleared with its count.
+		{fmt.Sprintf("/console/trash/project/%d/clear", project), url.Values{"count": {"1"}}, http.StatusSeeOther},
+		{"/console/channels", url.Values{"channelType": {"WEBHOOK"}, "name": {"Bouncer added"}, "address": {"https://hooks.example.com/added"}}, http.StatusCreated},
+		{fmt.Sprintf("/console/channels/%d", ch), url.Values{"channelType": {"WEBHOOK"}, "name": {"Bouncer renamed"}, "address": {recv.URL + "/hook"}, "do": {"save"}}, http.StatusSeeOther},
+		{fmt.Sprintf("/console/channels/%d/test", ch), url.Values{}, http.StatusOK},
+		{fmt.Sprintf("/console/channels/%d/disable", ch), url.Values{}, http.StatusSeeOther},
+		{fmt.Sprintf("/console/channels/%d/enable", ch), url.Values{}, http.StatusSeeOther},
+		{fmt.Sprintf("/console/channels/%d/reveal", ch), url.Values{}, http.StatusOK},
+		{fmt.Sprintf("/console/channels/%d/rotate", ch), url.Values{"overlap": {"0"}}, http.StatusOK},
+		{fmt.Sprintf("/console/channels/%d/recover", ch), url.Values{"since": {since}}, http.StatusSeeOther},
+		{fmt.Sprintf("/console/deliveries/%d/resend", pt.deliveryID), url.Values{}, http.StatusSeeOther},
+		{"/console/profile", profile, http.StatusSeeOther},
+		{"/console/signout", url.Values{}, http.StatusSeeOther},
+	} {
+		tc.form.Set("csrf", b.csrf)
+		if status, body := b.send(http.MethodPost, tc.path, tc.form); status != tc.want {
+			t.Errorf("POST %s through PgBouncer: %d, want %d\n%s", tc.path, status, tc.want, body)
+		}
+	}
+
+	// What the forms changed is in the database.
+	got, err := f.app.channels.Get(ctx, pt.p, ch)
+	if err != nil || got.Name != "Bouncer renamed" || !got.Enabled {
+		t.Errorf("the channel after the forms: %v %+v", err, got)
+	}
+	if _, err := f.app.trash.Get(ctx, pt.p, trashed); !errors.Is(err, trash.ErrNotFound) {
+		t.Errorf("the restored entry: %v, want trash.ErrNotFound", err)
+	}
+	if _, err := f.app.trash.Get(ctx, pt.p, second.TrashID); !errors.Is(err, trash.ErrNotFound) {
+		t.Errorf("the cleared entry: %v, want trash.ErrNotFound", err)
+	}
+	list, err := f.app.channels.List(ctx, pt.p, "WEBHOOK")
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := false
+	for _, c := range list {
+		added = added || c.Name == "Bouncer added"
+	}
+	if !added {
+		t.Errorf("the channel the form added is not listed: %+v", list)
+	}
+	if me, err = f.app.verify.Detail(ctx, pt.p); err != nil || me.Title != "Bouncer title" {
+		t.Errorf("the profile after the form: %v %+v", err, me)
+	}
+	if status, _ := b.send(http.MethodGet, "/console/trash", nil); status == http.StatusOK {
+		t.Error("the console still answers after sign-out")
+	}
 }
