@@ -66,7 +66,6 @@ unix_socket_directories = '%s'
 shared_buffers = 16MB
 max_connections = 30
 fsync = off
-synchronous_commit = off
 full_page_writes = off
 wal_level = replica
 max_wal_senders = 4
