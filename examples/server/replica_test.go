@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/deskkit/deskkit/internal/database"
+	"github.com/deskkit/deskkit/internal/dbtest"
+	"github.com/deskkit/deskkit/internal/readroute"
+	"github.com/deskkit/deskkit/trash"
+)
+
+// standbyReads counts the statements bun runs on the standby's pool: the
+// services' reads (the router's own position checks bypass bun's hooks).
+type standbyReads struct{ n atomic.Int64 }
+
+func (c *standbyReads) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	return ctx
+}
+
+func (c *standbyReads) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	if e.Err == nil {
+		c.n.Add(1)
+	}
+}
+
+var _ bun.QueryHook = (*standbyReads)(nil)
+
+// replicaApp is the server's app over a private primary, reading from a
+// streaming standby (-database-read-url), with a counter of the reads
+// the standby served.
+type replicaApp struct {
+	*fixture
+	replica dbtest.Replica
+	reads   *standbyReads
+	primary *bun.DB
+	standby *bun.DB
+}
+
+func newReplicaApp(t *testing.T) *replicaApp {
+	t.Helper()
+	r := dbtest.StartReplica(t)
+	ctx := context.Background()
+	o := database.Options{MaxOpenConns: 8}
+	cfg := serveConfig{databaseURL: r.PrimaryURL, readURL: r.StandbyURL, db: o}
+	if err := checkDatabaseURLs(cfg); err != nil {
+		t.Fatal(err)
+	}
+	primary, err := openServeDB(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { primary.Close() })
+	standby, err := database.Open(r.StandbyURL, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { standby.Close() })
+	if err := r.WaitReplayed(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ra := &replicaApp{replica: r, reads: &standbyReads{}, primary: primary, standby: standby}
+	ra.fixture = ra.newFixture(t, "")
+	return ra
+}
+
+// newFixture is a server replica over the primary and the standby, with
+// a clock of its own; token "" makes the demo's first token, else it is
+// the admin's token that the first replica made.
+func (ra *replicaApp) newFixture(t *testing.T, token string) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	clk := &clock{now: time.Now()}
+	a, err := newApp(ra.primary, appConfig{Logger: slog.New(slog.DiscardHandler), Now: clk.Now,
+		ReadDB: ra.standby.WithQueryHook(ra.reads), Verify: verifyConfig{secret: []byte("0123456789abcdef0123456789abcdef-replica")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, db: ra.primary, app: a, clock: clk, admin: token}
+	if token == "" {
+		if f.admin, err = a.demoToken(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.adminP, err = a.dir.Authenticate(ctx, f.admin); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// replicaTries is how many restore-then-search rounds
+// TestReadReplicaOwnWrites runs.
+const replicaTries = 1000
+
+// TestReadReplicaOwnWrites: through the reference server's API over a
+// real streaming standby, a task deleted and restored is, at once, found
+// in the trash and then gone from it, replicaTries times, with no stale
+// answer; and the standby serves the reads: in the steady state every
+// search is read there.
+func TestReadReplicaOwnWrites(t *testing.T) {
+	ra := newReplicaApp(t)
+	f := ra.fixture
+	task := f.createTask(1, nil, "Replica")
+	staleIn, staleGone, onStandby := 0, 0, 0
+	search := func() trash.Page {
+		before := ra.reads.n.Load()
+		p := f.search("targetType=TASK&targetName=replica")
+		if ra.reads.n.Load() > before {
+			onStandby++
+		}
+		return p
+	}
+	for range replicaTries {
+		d := f.delete("task", task)
+		if p := search(); p.Total != 1 || p.List[0].ID != d.TrashID {
+			staleIn++
+		}
+		f.ok(f.admin, http.MethodPatch, fmt.Sprintf("/api/v1/task/trash/%d/back", d.TrashID), nil, nil)
+		if p := search(); p.Total != 0 {
+			staleGone++
+		}
+	}
+	t.Logf("stale reads: %d after a delete, %d after a restore, of %d tries each; the standby served %d of %d searches (%.1f%%)",
+		staleIn, staleGone, replicaTries, onStandby, 2*replicaTries, 100*float64(onStandby)/float64(2*replicaTries))
+	if staleIn+staleGone != 0 {
+		t.Errorf("%d stale reads after a delete and %d after a restore, of %d each", staleIn, staleGone, replicaTries)
+	}
+	// The steady state: the demo host's delete ran in its own
+	// transaction, so the tenant's reads wait for the primary's position
+	// for trash's pending window; past it, and with the standby caught up,
+	// every search reads the standby.
+	f.clock.Advance(time.Minute)
+	if err := ra.replica.WaitReplayed(context.Background(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	before := ra.reads.n.Load()
+	const steady = 20
+	for range steady {
+		if p := f.search("targetType=TASK&targetName=replica"); p.Total != 0 {
+			t.Fatalf("steady search: %+v", p)
+		}
+		var n int64
+		f.ok(f.admin, http.MethodGet, "/api/v1/task/trash/count?projectId=1", nil, &n)
+	}
+	if got := ra.reads.n.Load() - before; got < 2*steady {
+		t.Errorf("in the steady state the standby served %d of %d reads", got, 2*steady)
+	}
+}
+
+// TestReadReplicaStoppedStandby: a standby that stops replaying while
+// another server replica writes gets no more reads once its lag passes
+// the bound (-database-read-max-lag, 1 s), and the reads answer fresh
+// data from the primary.
+func TestReadReplicaStoppedStandby(t *testing.T) {
+	ra := newReplicaApp(t)
+	f := ra.fixture
+	other := ra.newFixture(t, f.admin)
+	task := other.createTask(1, nil, "Paused")
+	ctx := context.Background()
+	if err := ra.replica.WaitReplayed(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	before := ra.reads.n.Load()
+	if p := f.search("targetType=TASK&targetName=paused"); p.Total != 0 {
+		t.Fatalf("before the delete: %+v", p)
+	}
+	if ra.reads.n.Load() == before {
+		t.Fatal("with the standby replaying, the search was not read there")
+	}
+	if err := ra.replica.PauseReplay(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ra.replica.ResumeReplay(context.Background()) })
+	d := other.delete("task", task) // through the other replica: f has no mark
+	const step = 10 * time.Millisecond
+	var moved time.Duration
+	for ; ; moved += step {
+		before = ra.reads.n.Load()
+		p := f.search("targetType=TASK&targetName=paused")
+		if ra.reads.n.Load() == before {
+			if p.Total != 1 || p.List[0].ID != d.TrashID {
+				t.Fatalf("the primary answered %+v", p)
+			}
+			break
+		}
+		if moved > readroute.DefaultMaxLag {
+			t.Fatalf("%s after the write, past the bound, a search was read on the stopped standby", moved)
+		}
+		f.clock.Advance(step)
+	}
+	t.Logf("every read went to the primary %s after the stopped standby's first unreplayed write (bound %s, ratio %.2f)",
+		moved, readroute.DefaultMaxLag, float64(moved)/float64(readroute.DefaultMaxLag))
+	before = ra.reads.n.Load()
+	for range 10 {
+		if p := f.search("targetType=TASK&targetName=paused"); p.Total != 1 {
+			t.Fatalf("while paused: %+v", p)
+		}
+	}
+	if got := ra.reads.n.Load() - before; got != 0 {
+		t.Errorf("while the standby lags past the bound, it served %d reads", got)
+	}
+	if err := ra.replica.ResumeReplay(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ra.replica.WaitReplayed(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Second)
+	before = ra.reads.n.Load()
+	if p := f.search("targetType=TASK&targetName=paused"); p.Total != 1 || ra.reads.n.Load() == before {
+		t.Errorf("after the resume: %+v, the standby served %d", p, ra.reads.n.Load()-before)
+	}
+}
+
+// TestServeReadReplica runs the serve command as a user would, with
+// -database-read-url: the printed curl line answers, a task deleted and
+// restored through the API is in the trash and then gone at once.
+func TestServeReadReplica(t *testing.T) {
+	r := dbtest.StartReplica(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outR, outW := io.Pipe()
+	var stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-db-max-conns", "4", "-database-url", r.PrimaryURL,
+			"-database-read-url", r.StandbyURL, "-database-read-max-lag", "2s"}, outW, &stderr, env(nil))
+		outW.Close()
+	}()
+	curl := regexp.MustCompile(`curl -H 'Authorization: Bearer (dk_[A-Za-z0-9_-]{43})' '(http://127\.0\.0\.1:\d+)/api/v1/task/trash/search`)
+	sc := bufio.NewScanner(outR)
+	var m []string
+	for m == nil && sc.Scan() {
+		m = curl.FindStringSubmatch(sc.Text())
+	}
+	if m == nil {
+		t.Fatalf("no curl line printed; run returned %v\n%s", <-done, stderr.String())
+	}
+	go io.Copy(io.Discard, outR) //nolint:errcheck // drain whatever else is printed
+	token, base := m[1], m[2]
+	call := func(method, path string, body any, out any) {
+		t.Helper()
+		var rd io.Reader
+		if body != nil {
+			j, _ := json.Marshal(body)
+			rd = bytes.NewReader(j)
+		}
+		req, _ := http.NewRequestWithContext(ctx, method, base+path, rd)
+		req.Header.Set("Authorization", "Bearer "+token)
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var env struct {
+			Code string          `json:"code"`
+			Data json.RawMessage `json:"data"`
+		}
+		b, _ := io.ReadAll(res.Body)
+		if err := json.Unmarshal(b, &env); err != nil || res.StatusCode != http.StatusOK || env.Code != "S" {
+			t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
+		}
+		if out != nil {
+			if err := json.Unmarshal(env.Data, out); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var c created
+	call(http.MethodPost, "/api/v1/demo/task", map[string]any{"projectId": 1, "name": "Served"}, &c)
+	for range 20 {
+		var d deleted
+		call(http.MethodDelete, fmt.Sprintf("/api/v1/demo/task/%d", c.ID), nil, &d)
+		var p trash.Page
+		call(http.MethodGet, "/api/v1/task/trash/search?targetType=TASK&targetName=served", nil, &p)
+		if p.Total != 1 {
+			t.Fatalf("after the delete: total %d", p.Total)
+		}
+		call(http.MethodPatch, fmt.Sprintf("/api/v1/task/trash/%d/back", d.TrashID), nil, nil)
+		call(http.MethodGet, "/api/v1/task/trash/search?targetType=TASK&targetName=served", nil, &p)
+		if p.Total != 0 {
+			t.Fatalf("after the restore: total %d", p.Total)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run: %v", err)
+	}
+	if logs := stderr.String(); !strings.Contains(logs, `"msg":"stopped"`) {
+		t.Errorf("logs lack stopped:\n%s", logs)
+	}
+}
