@@ -27,8 +27,8 @@ import (
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/internal/database"
-	"github.com/deskkit/deskkit/internal/readroute"
 	"github.com/deskkit/deskkit/internal/migrate"
+	"github.com/deskkit/deskkit/internal/readroute"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
 )
@@ -76,8 +76,8 @@ const (
 type serveConfig struct {
 	addr           string
 	databaseURL    string
-	migrateURL     string // -database-migrate-url: a direct URL for the migrations; "" for databaseURL
-	listenURL      string // -database-listen-url: a direct URL for LISTEN; ""  for databaseURL, or none when pooled
+	migrateURL     string        // -database-migrate-url: a direct URL for the migrations; "" for databaseURL
+	listenURL      string        // -database-listen-url: a direct URL for LISTEN; ""  for databaseURL, or none when pooled
 	readURL        string        // -database-read-url: a hot standby for reads that may be a moment stale; "" for none
 	readMaxLag     time.Duration // -database-read-max-lag: readroute.DefaultMaxLag if 0
 	retention      time.Duration
