@@ -13,6 +13,28 @@ import (
 	"github.com/deskkit/deskkit/internal/readroute"
 )
 
+// TestStandby runs the router's tests over one private primary and its
+// streaming standby (each takes seconds to start); each uses tenants of
+// its own and resumes replay when it ends.
+func TestStandby(t *testing.T) {
+	r, primary, standby := replica(t)
+	for _, tc := range []struct {
+		name string
+		fn   func(t *testing.T, r dbtest.Replica, primary, standby *bun.DB)
+	}{
+		{"ReadYourWrites", testReadYourWrites},
+		{"PausedStandbyOwnWrite", testPausedStandbyOwnWrite},
+		{"LagBound", testLagBound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := r.WaitReplayed(context.Background(), time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			tc.fn(t, r, primary, standby)
+		})
+	}
+}
+
 // replica starts a private primary and standby with a table t(tenant,
 // v) replayed on both, and returns their pools.
 func replica(t *testing.T) (dbtest.Replica, *bun.DB, *bun.DB) {
@@ -46,12 +68,11 @@ func count(t *testing.T, rt *readroute.Router, tenant int64) (n int, onStandby b
 	return n, rt.Stats().Standby > before.Standby
 }
 
-// TestReadYourWrites: a read of a tenant right after its write, noted
+// testReadYourWrites: a read of a tenant right after its write, noted
 // with Wrote, always sees it (against a real streaming standby), and the
 // standby serves reads: a router that sent everything to the primary
 // fails the test.
-func TestReadYourWrites(t *testing.T) {
-	_, primary, standby := replica(t)
+func testReadYourWrites(t *testing.T, _ dbtest.Replica, primary, standby *bun.DB) {
 	ctx := context.Background()
 	rt, err := readroute.New(primary, standby, readroute.Config{Now: clocktest.New(time.Now()).Now})
 	if err != nil {
@@ -84,11 +105,10 @@ func TestReadYourWrites(t *testing.T) {
 	}
 }
 
-// TestLagBound: writes made elsewhere (not noted with Wrote) while the
+// testLagBound: writes made elsewhere (not noted with Wrote) while the
 // standby does not replay send every read to the primary once they are
 // older than MaxLag; replaying again, the standby gets the reads back.
-func TestLagBound(t *testing.T) {
-	r, primary, standby := replica(t)
+func testLagBound(t *testing.T, r dbtest.Replica, primary, standby *bun.DB) {
 	ctx := context.Background()
 	clock := clocktest.New(time.Now())
 	const lag, refresh = time.Second, 100 * time.Millisecond
@@ -140,11 +160,10 @@ func TestLagBound(t *testing.T) {
 	}
 }
 
-// TestPausedStandbyOwnWrite: a tenant's own write that the standby does
+// testPausedStandbyOwnWrite: a tenant's own write that the standby does
 // not replay sends its reads to the primary after the bounded wait; other
 // tenants keep reading the standby within the lag bound.
-func TestPausedStandbyOwnWrite(t *testing.T) {
-	r, primary, standby := replica(t)
+func testPausedStandbyOwnWrite(t *testing.T, r dbtest.Replica, primary, standby *bun.DB) {
 	ctx := context.Background()
 	rt, err := readroute.New(primary, standby, readroute.Config{Now: clocktest.New(time.Now()).Now, MaxWait: 20 * time.Millisecond})
 	if err != nil {
