@@ -379,3 +379,91 @@ func testReadReplicaChannels(t *testing.T, ra *replicaApp) {
 		t.Error("the standby served no channel read")
 	}
 }
+
+// TestReadReplicaFlagsChecked: each bad use of -database-read-url and
+// -database-read-max-lag is refused before anything opens, naming the
+// flag and the rule.
+func TestReadReplicaFlagsChecked(t *testing.T) {
+	pg := "postgres://postgres@127.0.0.1:1/x?sslmode=disable"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-database-url", "sqlite:x.db", "-database-read-url", pg}, "-database-read-url: only for PostgreSQL"},
+		{[]string{"-database-url", pg, "-database-read-url", "sqlite:y.db"}, "-database-read-url: must be a postgres:// URL"},
+		{[]string{"-database-url", pg, "-database-read-max-lag", "2s"}, "-database-read-max-lag: only with -database-read-url"},
+		{[]string{"-database-url", pg, "-database-read-url", pg, "-database-read-max-lag", "-1s"}, `invalid value "-1s" for flag -database-read-max-lag`},
+	} {
+		var stderr bytes.Buffer
+		err := run(context.Background(), append([]string{"serve"}, tc.args...), &bytes.Buffer{}, &stderr, env(nil))
+		// A value the flag refuses is told on stderr, as the flag package does.
+		if err == nil || !strings.Contains(err.Error()+stderr.String(), tc.want) {
+			t.Errorf("%q: %v %s, want an error with %q", tc.args, err, stderr.String(), tc.want)
+		}
+	}
+}
+
+// TestReadReplicaPooled: with -database-transaction-pooling, the read
+// pool goes through PgBouncer in transaction mode too, opened as
+// -database-url is: nothing is prepared on it, and the trash and the
+// channels still read their own writes from the standby.
+func TestReadReplicaPooled(t *testing.T) {
+	r := dbtest.StartReplica(t)
+	ctx := context.Background()
+	pooledPrimary, pooledStandby := dbtest.PgBouncer(t, r.PrimaryURL), dbtest.PgBouncer(t, r.StandbyURL)
+	o := database.Options{MaxOpenConns: 4, TransactionPooling: true}
+	cfg := serveConfig{databaseURL: pooledPrimary, migrateURL: r.PrimaryURL, readURL: pooledStandby, db: o}
+	if err := checkDatabaseURLs(cfg); err != nil {
+		t.Fatal(err)
+	}
+	primary, err := openServeDB(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { primary.Close() })
+	standby, err := database.Open(pooledStandby, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { standby.Close() })
+	if err := r.WaitReplayed(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	reads := &standbyReads{}
+	clk := &clock{now: time.Now()}
+	a, err := newApp(primary, appConfig{Logger: slog.New(slog.DiscardHandler), Now: clk.Now, PlainStatements: true,
+		ReadDB: standby.WithQueryHook(reads), Verify: verifyConfig{secret: []byte("0123456789abcdef0123456789abcdef-replica")},
+		Channel: channelConfig{allowPrivate: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, db: primary, app: a, clock: clk}
+	if f.admin, err = a.demoToken(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var ch struct {
+		ID int64 `json:"id"`
+	}
+	f.ok(f.admin, http.MethodPost, "/api/v1/event/channel", map[string]any{"channelType": "WEBHOOK", "name": "pooled", "address": "http://127.0.0.1:9/hook"}, &ch)
+	task := f.createTask(1, nil, "Pooled")
+	for i := range 20 {
+		d := f.delete("task", task)
+		if p := f.search("targetType=TASK&targetName=pooled"); p.Total != 1 {
+			t.Fatalf("round %d, after the delete: %+v", i, p)
+		}
+		f.ok(f.admin, http.MethodPatch, fmt.Sprintf("/api/v1/task/trash/%d/back", d.TrashID), nil, nil)
+		if p := f.search("targetType=TASK&targetName=pooled"); p.Total != 0 {
+			t.Fatalf("round %d, after the restore: %+v", i, p)
+		}
+		var page struct {
+			Total int64 `json:"total"`
+		}
+		if f.ok(f.admin, http.MethodGet, fmt.Sprintf("/api/v1/event/channel/%d/deliveries?pageSize=1", ch.ID), nil, &page); page.Total != int64(2*(i+1)) {
+			t.Fatalf("round %d: %d deliveries", i, page.Total)
+		}
+	}
+	if reads.n.Load() == 0 {
+		t.Error("through PgBouncer, the standby served no read")
+	}
+	t.Logf("through PgBouncer: %d statements on the standby", reads.n.Load())
+}
