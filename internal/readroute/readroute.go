@@ -146,6 +146,9 @@ type sample struct {
 	seen time.Time
 }
 
+// wroteTimeout bounds Wrote's one statement.
+const wroteTimeout = 2 * time.Second
+
 // maxSamples bounds Router.unseen; past it, newer positions are not kept,
 // which can only make the lag look longer.
 const maxSamples = 256
@@ -290,7 +293,12 @@ func (r *Router) Wrote(ctx context.Context, tenant int64) {
 	if r == nil || r.standby == nil {
 		return
 	}
-	lsn, err := r.position(context.WithoutCancel(ctx), r.primary, "pg_current_wal_lsn()")
+	// The write has committed: the position is wanted even if the
+	// request has just been cancelled, but not for longer than a short
+	// bound (else the tenant is marked pending).
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wroteTimeout)
+	defer cancel()
+	lsn, err := r.position(pctx, r.primary, "pg_current_wal_lsn()")
 	if err != nil || lsn == 0 {
 		r.Pending(tenant)
 		return
