@@ -42,7 +42,9 @@
 // A read that fails on the standby with a lost connection, an
 // unavailable server or a recovery conflict (SQLSTATE 40001) runs again
 // on the primary, and the standby is taken as down until the next
-// refresh: a failing standby costs no 503.
+// refresh: a failing standby costs no 503. The checks are bounded: a
+// standby that hangs delays the read that refreshes by at most 2 s, and
+// a read waiting for its tenant's write by at most MaxWait.
 //
 // The guarantee needs the primary's commits to wait for their WAL to be
 // written (synchronous_commit = on, local or remote_*, PostgreSQL's
@@ -146,8 +148,12 @@ type sample struct {
 	seen time.Time
 }
 
-// wroteTimeout bounds Wrote's one statement.
-const wroteTimeout = 2 * time.Second
+// wroteTimeout bounds Wrote's one statement; checkTimeout the two of a
+// refresh of the lag.
+const (
+	wroteTimeout = 2 * time.Second
+	checkTimeout = 2 * time.Second
+)
 
 // maxSamples bounds Router.unseen; past it, newer positions are not kept,
 // which can only make the lag look longer.
@@ -248,8 +254,10 @@ func (r *Router) onStandby(ctx context.Context, tenant int64) bool {
 // await polls the standby until it has replayed need, for at most
 // MaxWait, and reports whether it has.
 func (r *Router) await(ctx context.Context, tenant int64, need uint64) bool {
-	deadline := time.NewTimer(r.cfg.MaxWait)
-	defer deadline.Stop()
+	// The bound covers the polls themselves: a standby that hangs costs
+	// the read MaxWait, not a dial timeout.
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.MaxWait)
+	defer cancel()
 	pause := time.Millisecond
 	for {
 		lsn, err := r.position(ctx, r.standby, "pg_last_wal_replay_lsn()")
@@ -266,9 +274,6 @@ func (r *Router) await(ctx context.Context, tenant int64, need uint64) bool {
 		poll := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
-			poll.Stop()
-			return false
-		case <-deadline.C:
 			poll.Stop()
 			return false
 		case <-poll.C:
@@ -368,6 +373,10 @@ func (r *Router) refreshStatus(ctx context.Context) {
 		return
 	}
 	defer r.refresh.Unlock()
+	// Bounded, so that a standby that hangs delays one read by at most
+	// that, once per Refresh, and is then taken as down.
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
 	primary, perr := r.position(ctx, r.primary, "pg_current_wal_lsn()")
 	replay, serr := r.position(ctx, r.standby, "pg_last_wal_replay_lsn()")
 	r.mu.Lock()

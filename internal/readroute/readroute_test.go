@@ -2,6 +2,8 @@ package readroute_test
 
 import (
 	"context"
+	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,6 +214,56 @@ func TestStandbyDown(t *testing.T) {
 		var one int
 		if err := rt.Do(ctx, 1, func(db bun.IDB) error { return db.QueryRowContext(ctx, "SELECT 1").Scan(&one) }); err != nil || one != 1 {
 			t.Fatalf("read with the standby down: %d, %v", one, err)
+		}
+	}
+	if s := rt.Stats(); s.Standby != 0 || s.Primary != 3 {
+		t.Fatalf("stats %+v, want 3 reads on the primary", s)
+	}
+}
+
+// TestStandbyHangs: a standby that accepts connections and never answers
+// costs no error either: the check gives up within its bound and every
+// read goes to the primary.
+func TestStandbyHangs(t *testing.T) {
+	dsn := dbtest.RequirePostgres(t)
+	primary := database.OpenPostgres(dsn, database.Options{MaxOpenConns: 2})
+	defer primary.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	hung := database.OpenPostgres("postgres://postgres@"+ln.Addr().String()+"/x?sslmode=disable", database.Options{MaxOpenConns: 2})
+	defer hung.Close()
+	rt, err := readroute.New(primary, hung, readroute.Config{Now: clocktest.New(time.Now()).Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for range 3 {
+		var one int
+		if err := rt.Do(ctx, 1, func(db bun.IDB) error { return db.QueryRowContext(ctx, "SELECT 1").Scan(&one) }); err != nil || one != 1 {
+			t.Fatalf("read with the standby hung: %d, %v", one, err)
 		}
 	}
 	if s := rt.Stats(); s.Standby != 0 || s.Primary != 3 {
