@@ -24,6 +24,8 @@ type Replica struct {
 	// PrimaryURL and StandbyURL reach database postgres of each, as user
 	// postgres (trust authentication on 127.0.0.1).
 	PrimaryURL, StandbyURL string
+
+	home, standbyDir string
 }
 
 // StartReplica starts a small private primary (initdb as the postgres
@@ -104,6 +106,7 @@ log_min_messages = warning
 	r := Replica{
 		PrimaryURL: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pport),
 		StandbyURL: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", sport),
+		home:       home, standbyDir: standbyDir,
 	}
 	if err := r.WaitReplayed(context.Background(), time.Minute); err != nil {
 		t.Fatalf("the standby does not catch up: %v", err)
@@ -170,6 +173,17 @@ func (r Replica) ResumeReplay(ctx context.Context) error {
 	defer standby.Close()
 	_, err := standby.ExecContext(ctx, "SELECT pg_wal_replay_resume()")
 	return err
+}
+
+// StopStandby stops the standby at once (pg_ctl stop -m immediate): its
+// connections break, and it refuses new ones.
+func (r Replica) StopStandby(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(pgBin, "pg_ctl"), "stop", "-D", r.standbyDir, "-m", "immediate", "-w")
+	asPostgres(t, cmd, r.home)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pg_ctl stop: %v\n%s", err, out)
+	}
 }
 
 // mkOwned makes dir, owned by the postgres user when the test runs as root.

@@ -184,7 +184,7 @@ func (r *Router) Stats() Stats {
 	return Stats{Standby: r.standbyReads.Load(), Primary: r.primaryReads.Load()}
 }
 
-// Do runs the read fn for tenant on the pool Read picks; if it fails on
+// Do runs the read fn for tenant on the pool the rules pick; if it fails on
 // the standby in a way that says the standby, not the read, is at fault
 // (StandbyFault), it runs again on the primary.
 func (r *Router) Do(ctx context.Context, tenant int64, fn func(db bun.IDB) error) error {

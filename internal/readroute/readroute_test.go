@@ -27,6 +27,7 @@ func TestStandby(t *testing.T) {
 		{"ReadYourWrites", testReadYourWrites},
 		{"PausedStandbyOwnWrite", testPausedStandbyOwnWrite},
 		{"LagBound", testLagBound},
+		{"StandbyDies", testStandbyDies}, // last: it stops the standby
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := r.WaitReplayed(context.Background(), time.Minute); err != nil {
@@ -206,6 +207,35 @@ func testPausedStandbyOwnWrite(t *testing.T, r dbtest.Replica, primary, standby 
 	}
 	if n, on := count(t, rt, 4); on || n != 1 {
 		t.Fatalf("pending write: %d rows, on the standby %v", n, on)
+	}
+}
+
+// testStandbyDies: a read the router sends to a standby that has just
+// died (the router's last check found it up) fails there and runs again
+// on the primary: no error reaches the caller, and the next reads go to
+// the primary.
+func testStandbyDies(t *testing.T, r dbtest.Replica, primary, standby *bun.DB) {
+	ctx := context.Background()
+	rt, err := readroute.New(primary, standby, readroute.Config{Now: clocktest.New(time.Now()).Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, on := count(t, rt, 5); !on {
+		t.Fatal("with the standby up, the read went to the primary")
+	}
+	r.StopStandby(t)
+	for range 3 {
+		var n int
+		if err := rt.Do(ctx, 5, func(db bun.IDB) error {
+			return db.QueryRowContext(ctx, "SELECT count(*) FROM t WHERE tenant = 5").Scan(&n)
+		}); err != nil {
+			t.Fatalf("read with the standby just died: %v", err)
+		}
+	}
+	// The first read after the stop: on the standby (failed), then again
+	// on the primary; the other two on the primary alone.
+	if s := rt.Stats(); s.Standby != 2 || s.Primary != 3 {
+		t.Fatalf("stats %+v, want 2 on the standby (one failed) and 3 on the primary", s)
 	}
 }
 
