@@ -151,6 +151,7 @@ func (r *ChannelRegistry) Enable(ctx context.Context, p deskkit.Principal, id in
 	ctx, call := r.ops.Start(ctx, "channel.Enable", "")
 	v, err := r.enableChannel(ctx, p, id)
 	call.End(err)
+	r.wrote(ctx, p, err)
 	return v, err
 }
 
@@ -202,6 +203,7 @@ func (r *ChannelRegistry) Disable(ctx context.Context, p deskkit.Principal, id i
 	ctx, call := r.ops.Start(ctx, "channel.Disable", "")
 	v, err := r.disableChannel(ctx, p, id)
 	call.End(err)
+	r.wrote(ctx, p, err)
 	return v, err
 }
 
@@ -260,10 +262,10 @@ func (r *ChannelRegistry) shown(ctx context.Context, p deskkit.Principal, tenant
 		return Channel{}, err
 	}
 	chans := []Channel{listed(s, full)}
-	if err := r.withFlow(ctx, tenantID, chans); err != nil {
+	if err := r.withFlow(ctx, r.db, tenantID, chans); err != nil {
 		return Channel{}, err
 	}
-	if err := r.withHealth(ctx, tenantID, chans); err != nil {
+	if err := r.withHealth(ctx, r.db, tenantID, chans); err != nil {
 		return Channel{}, err
 	}
 	return chans[0], nil
@@ -359,14 +361,22 @@ func (r *ChannelRegistry) deliveries(ctx context.Context, p deskkit.Principal, c
 	case pageSize < 1 || pageSize > MaxPageSize:
 		return DeliveryPage{}, deskkit.Invalid("pageSize", "must be an integer between 1 and %d", MaxPageSize)
 	}
-	if err := r.exists(ctx, r.db, tenantID, channelID); err != nil {
-		return DeliveryPage{}, err
-	}
-	total, infos, err := outbox.List(ctx, r.db, tenantID, outboxKind, channelID,
-		outbox.Filter{Status: f.Status, Types: slices.Compact(slices.Sorted(slices.Values(f.Types))), From: f.From, To: f.To},
-		(pageNo-1)*pageSize, pageSize)
+	var total int
+	var infos []outbox.Info
+	err = r.reads.Do(ctx, tenantID, func(db bun.IDB) (err error) {
+		if err := r.exists(ctx, db, tenantID, channelID); err != nil {
+			return err
+		}
+		total, infos, err = outbox.List(ctx, db, tenantID, outboxKind, channelID,
+			outbox.Filter{Status: f.Status, Types: slices.Compact(slices.Sorted(slices.Values(f.Types))), From: f.From, To: f.To},
+			(pageNo-1)*pageSize, pageSize)
+		if err != nil {
+			return fmt.Errorf("channel: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return DeliveryPage{}, fmt.Errorf("channel: %w", err)
+		return DeliveryPage{}, err
 	}
 	full, err := r.may(ctx, p, ActionViewAddresses)
 	if err != nil {
@@ -380,8 +390,8 @@ func (r *ChannelRegistry) deliveries(ctx context.Context, p deskkit.Principal, c
 }
 
 // delivery returns the tenant's channel delivery id, or ErrNotFound.
-func (r *ChannelRegistry) delivery(ctx context.Context, tenantID, id int64) (outbox.Info, error) {
-	in, err := outbox.Get(ctx, r.db, tenantID, id)
+func (r *ChannelRegistry) delivery(ctx context.Context, db bun.IDB, tenantID, id int64) (outbox.Info, error) {
+	in, err := outbox.Get(ctx, db, tenantID, id)
 	switch {
 	case errors.Is(err, outbox.ErrNotFound):
 		return outbox.Info{}, ErrNotFound
@@ -415,17 +425,23 @@ func (r *ChannelRegistry) attempts(ctx context.Context, p deskkit.Principal, del
 	if err := deskkit.CheckID("id", deliveryID); err != nil {
 		return nil, err
 	}
-	in, err := r.delivery(ctx, tenantID, deliveryID)
+	var in outbox.Info
+	var list []outbox.Attempt
+	err = r.reads.Do(ctx, tenantID, func(db bun.IDB) (err error) {
+		if in, err = r.delivery(ctx, db, tenantID, deliveryID); err != nil {
+			return err
+		}
+		if list, err = outbox.Attempts(ctx, db, tenantID, deliveryID); err != nil {
+			return fmt.Errorf("channel: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	now, err := r.answerMasks(ctx, tenantID, in.TargetID)
 	if err != nil {
 		return nil, err
-	}
-	list, err := outbox.Attempts(ctx, r.db, tenantID, deliveryID)
-	if err != nil {
-		return nil, fmt.Errorf("channel: %w", err)
 	}
 	full, err := r.may(ctx, p, ActionViewAddresses)
 	if err != nil {
@@ -479,6 +495,7 @@ func (r *ChannelRegistry) Resend(ctx context.Context, p deskkit.Principal, deliv
 	ctx, call := r.ops.Start(ctx, "channel.Resend", "")
 	v, err := r.resend(ctx, p, deliveryID)
 	call.End(err)
+	r.wrote(ctx, p, err)
 	return v, err
 }
 
@@ -494,7 +511,7 @@ func (r *ChannelRegistry) resend(ctx context.Context, p deskkit.Principal, deliv
 	if err != nil {
 		return Delivery{}, err
 	}
-	in, err := r.delivery(ctx, tenantID, deliveryID)
+	in, err := r.delivery(ctx, r.db, tenantID, deliveryID)
 	if err != nil {
 		return Delivery{}, err
 	}
@@ -535,6 +552,7 @@ func (r *ChannelRegistry) Recover(ctx context.Context, p deskkit.Principal, chan
 	ctx, call := r.ops.Start(ctx, "channel.Recover", "")
 	v, err := r.recoverFailed(ctx, p, channelID, since)
 	call.End(err)
+	r.wrote(ctx, p, err)
 	return v, err
 }
 

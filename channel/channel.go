@@ -22,6 +22,7 @@ import (
 	"github.com/deskkit/deskkit/internal/migrate"
 	"github.com/deskkit/deskkit/internal/notify"
 	"github.com/deskkit/deskkit/internal/outbox"
+	"github.com/deskkit/deskkit/internal/readroute"
 	"github.com/deskkit/deskkit/internal/safehttp"
 	"github.com/deskkit/deskkit/internal/telemetry"
 )
@@ -586,6 +587,27 @@ type Config struct {
 	// published by other processes by its poll (within a second), and
 	// those of its own process at once.
 	ListenDB *bun.DB
+	// ReadDB is an optional PostgreSQL hot standby of db (a streaming
+	// read replica) for the reads that may be a moment stale: List,
+	// ListAll, Get, Deliveries, Attempts, DeliveryCounts and
+	// DeliveryTotalsAll (the event types are registered in code and read
+	// nothing). A tenant reads its own writes: after Add, Replace, Delete,
+	// Enable, Disable, Resend, Recover, Test, RevealSecret, RotateSecret or
+	// a Publish given the database, this registry sends the tenant's
+	// reads to db until the standby has replayed the write (waiting up to
+	// 100 ms for it); a Publish in the caller's transaction sends them to
+	// db's position at read time for 10 s. Whatever this process wrote,
+	// reads go to db while the standby's replay lag is over ReadMaxLag or
+	// it does not answer; a read the standby fails runs again on db. What
+	// the delivery worker records (attempts, outcomes) reaches the
+	// standby's readers within the lag bound. Open ReadDB as db is opened
+	// (with PlainStatements, nothing is prepared on it either). Nil reads
+	// everything from db. The rules are in examples/server/README.md
+	// (Read replica).
+	ReadDB *bun.DB
+	// ReadMaxLag is the replay lag past which ReadDB gets no reads; 1 s
+	// if 0.
+	ReadMaxLag time.Duration
 
 	// TenantLanguage, if set, tells the language a tenant reads its
 	// channels' messages in: a BCP 47 tag or an Accept-Language value
@@ -745,6 +767,7 @@ func DefaultRetrySchedule() []time.Duration { return slices.Clone(outbox.Default
 // sharing one database: quotas, names and the test and resend throttles are kept there.
 type ChannelRegistry struct {
 	db     *bun.DB
+	reads  *readroute.Router // the reads Config.ReadDB may serve: db, or it
 	cfg    Config
 	seal   *sealer
 	sender *notify.Sender
@@ -864,6 +887,17 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	if c.ListenDB != nil && !r.pg {
 		return nil, errors.New("channel: Config.ListenDB is for PostgreSQL; SQLite has no LISTEN")
 	}
+	if c.ReadDB != nil {
+		if rd, err := migrate.DialectOf(c.ReadDB); err != nil || !rd.Postgres || !r.pg {
+			return nil, errors.New("channel: Config.ReadDB is for a PostgreSQL standby of a PostgreSQL db")
+		}
+	}
+	if c.ReadMaxLag < 0 {
+		return nil, errors.New("channel: ReadMaxLag must not be negative")
+	}
+	if r.reads, err = readroute.New(db, c.ReadDB, readroute.Config{Now: c.Now, MaxLag: c.ReadMaxLag}); err != nil {
+		return nil, err
+	}
 	r.worker, err = outbox.NewWorker(db, outbox.Config{
 		PlainStatements:   c.PlainStatements,
 		Kind:              outboxKind,
@@ -967,4 +1001,12 @@ func tenant(p deskkit.Principal) (int64, error) {
 		return 0, ErrUnauthenticated
 	}
 	return p.TenantID, nil
+}
+
+// wrote tells the read router that p's tenant wrote, after an operation
+// that ended with err: nil, or an error that may follow a commit.
+func (r *ChannelRegistry) wrote(ctx context.Context, p deskkit.Principal, err error) {
+	if p.Valid() && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrForbidden) && !errors.Is(err, deskkit.ErrInvalid) && !errors.Is(err, ErrUnauthenticated) {
+		r.reads.Wrote(ctx, p.TenantID)
+	}
 }

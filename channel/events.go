@@ -414,6 +414,14 @@ func (r *ChannelRegistry) Publish(ctx context.Context, db bun.IDB, tenantID int6
 	ctx, call := r.ops.Start(ctx, "channel.Publish", "")
 	err := r.publish(ctx, db, tenantID, ev, 0)
 	call.End(err)
+	if err == nil {
+		switch db.(type) {
+		case bun.Tx, *bun.Tx:
+			r.reads.Pending(tenantID) // the caller commits it, later
+		default:
+			r.reads.Wrote(ctx, tenantID)
+		}
+	}
 	return err
 }
 

@@ -100,7 +100,7 @@ func setHealth(l deskkit.Localizer, s *storedChannel, row channelRow) {
 // withHealth adds to chans, the tenant's channels, their attempts of the
 // last 24 hours (one query for all of them) and the names of the users
 // who disabled them (one call of Config.Users).
-func (r *ChannelRegistry) withHealth(ctx context.Context, tenantID int64, chans []Channel) error {
+func (r *ChannelRegistry) withHealth(ctx context.Context, db bun.IDB, tenantID int64, chans []Channel) error {
 	ids := make([]int64, len(chans))
 	var users []int64
 	for i, c := range chans {
@@ -109,13 +109,13 @@ func (r *ChannelRegistry) withHealth(ctx context.Context, tenantID int64, chans 
 			users = append(users, *c.DisabledBy)
 		}
 	}
-	counts, err := outbox.AttemptTotals(ctx, r.db, tenantID, outboxKind, ids, r.cfg.Now().Add(-24*time.Hour))
+	counts, err := outbox.AttemptTotals(ctx, db, tenantID, outboxKind, ids, r.cfg.Now().Add(-24*time.Hour))
 	if err != nil {
 		return fmt.Errorf("channel: %w", err)
 	}
 	var names map[int64]deskkit.UserInfo
 	if len(users) > 0 && r.cfg.Users != nil {
-		if names, err = r.cfg.Users.ResolveUsers(ctx, r.db, tenantID, users); err != nil {
+		if names, err = r.cfg.Users.ResolveUsers(ctx, db, tenantID, users); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

@@ -274,7 +274,7 @@ func (r *ChannelRegistry) inspect(ctx context.Context, p deskkit.Principal, deli
 	if err := deskkit.CheckID("id", deliveryID); err != nil {
 		return DeliveryDetail{}, err
 	}
-	in, err := r.delivery(ctx, tenantID, deliveryID)
+	in, err := r.delivery(ctx, r.db, tenantID, deliveryID)
 	if err != nil {
 		return DeliveryDetail{}, err
 	}

@@ -191,6 +191,7 @@ func (r *ChannelRegistry) RevealSecret(ctx context.Context, p deskkit.Principal,
 	ctx, call := r.ops.Start(ctx, "channel.RevealSecret", "")
 	v, err := r.revealSecret(ctx, p, id)
 	call.End(err)
+	r.wrote(ctx, p, err)
 	return v, err
 }
 
@@ -264,6 +265,7 @@ func (r *ChannelRegistry) RotateSecret(ctx context.Context, p deskkit.Principal,
 	ctx, call := r.ops.Start(ctx, "channel.RotateSecret", "")
 	v, err := r.rotateSecret(ctx, p, id, rot)
 	call.End(err)
+	r.wrote(ctx, p, err)
 	return v, err
 }
 

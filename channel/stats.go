@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/outbox"
 )
@@ -47,13 +49,19 @@ func (r *ChannelRegistry) DeliveryCounts(ctx context.Context, p deskkit.Principa
 	if hours < 1 || hours > MaxStatsHours {
 		return nil, deskkit.Invalid("hours", "must be an integer between 1 and %d", MaxStatsHours)
 	}
-	if err := r.exists(ctx, r.db, tenantID, channelID); err != nil {
-		return nil, err
-	}
 	from := r.cfg.Now().UTC().Truncate(time.Hour).Add(-time.Duration(hours-1) * time.Hour)
-	counts, err := outbox.Hourly(ctx, r.db, tenantID, outboxKind, channelID, from, hours)
+	var counts []outbox.HourCounts
+	err = r.reads.Do(ctx, tenantID, func(db bun.IDB) (err error) {
+		if err := r.exists(ctx, db, tenantID, channelID); err != nil {
+			return err
+		}
+		if counts, err = outbox.Hourly(ctx, db, tenantID, outboxKind, channelID, from, hours); err != nil {
+			return fmt.Errorf("channel: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("channel: %w", err)
+		return nil, err
 	}
 	out := make([]HourlyDeliveries, len(counts))
 	for i, c := range counts {

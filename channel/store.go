@@ -93,6 +93,7 @@ func (r *ChannelRegistry) Add(ctx context.Context, p deskkit.Principal, in Input
 	ctx, call := r.ops.Start(ctx, "channel.Add", "")
 	v, err := r.add(ctx, p, in)
 	call.End(err)
+	r.wrote(ctx, p, err)
 	return v, err
 }
 
@@ -202,6 +203,7 @@ func (r *ChannelRegistry) Replace(ctx context.Context, p deskkit.Principal, in I
 	ctx, call := r.ops.Start(ctx, "channel.Replace", "")
 	v, err := r.replace(ctx, p, in)
 	call.End(err)
+	r.wrote(ctx, p, err)
 	return v, err
 }
 
@@ -313,10 +315,10 @@ func (r *ChannelRegistry) replace(ctx context.Context, p deskkit.Principal, in I
 		ch.Headers = []Header{}
 	}
 	chans := []Channel{ch}
-	if err := r.withFlow(ctx, tenantID, chans); err != nil {
+	if err := r.withFlow(ctx, r.db, tenantID, chans); err != nil {
 		return Channel{}, err
 	}
-	if err := r.withHealth(ctx, tenantID, chans); err != nil {
+	if err := r.withHealth(ctx, r.db, tenantID, chans); err != nil {
 		return Channel{}, err
 	}
 	return chans[0], nil
@@ -373,29 +375,33 @@ func (r *ChannelRegistry) list(ctx context.Context, p deskkit.Principal, t Type)
 	if err != nil {
 		return nil, err
 	}
-	var rows []channelRow
-	q := r.db.NewSelect().Model(&rows).
-		ExcludeColumn(unsealedColumns...).
-		Where("c.tenant_id = ?", tenantID).
-		OrderExpr("c.id")
-	if t != "" {
-		q = q.Where("c.channel_type = ?", string(t))
-	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, fmt.Errorf("channel: list: %w", err)
-	}
-	stored, err := r.openRows(r.reader(ctx), tenantID, rows)
+	var out []Channel
+	err = r.reads.Do(ctx, tenantID, func(db bun.IDB) error {
+		var rows []channelRow
+		q := db.NewSelect().Model(&rows).
+			ExcludeColumn(unsealedColumns...).
+			Where("c.tenant_id = ?", tenantID).
+			OrderExpr("c.id")
+		if t != "" {
+			q = q.Where("c.channel_type = ?", string(t))
+		}
+		if err := q.Scan(ctx); err != nil {
+			return fmt.Errorf("channel: list: %w", err)
+		}
+		stored, err := r.openRows(r.reader(ctx), tenantID, rows)
+		if err != nil {
+			return err
+		}
+		out = make([]Channel, len(stored))
+		for i, s := range stored {
+			out[i] = listed(s, full)
+		}
+		if err := r.withFlow(ctx, db, tenantID, out); err != nil {
+			return err
+		}
+		return r.withHealth(ctx, db, tenantID, out)
+	})
 	if err != nil {
-		return nil, err
-	}
-	out := make([]Channel, len(stored))
-	for i, s := range stored {
-		out[i] = listed(s, full)
-	}
-	if err := r.withFlow(ctx, tenantID, out); err != nil {
-		return nil, err
-	}
-	if err := r.withHealth(ctx, tenantID, out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -457,26 +463,30 @@ func (r *ChannelRegistry) get(ctx context.Context, p deskkit.Principal, id int64
 	if err != nil {
 		return Channel{}, err
 	}
-	var row channelRow
-	err = r.db.NewSelect().Model(&row).
-		ExcludeColumn(unsealedColumns...).
-		Where("c.tenant_id = ? AND c.id = ?", tenantID, id).
-		Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Channel{}, ErrNotFound
-	}
+	var chans []Channel
+	err = r.reads.Do(ctx, tenantID, func(db bun.IDB) error {
+		var row channelRow
+		err := db.NewSelect().Model(&row).
+			ExcludeColumn(unsealedColumns...).
+			Where("c.tenant_id = ? AND c.id = ?", tenantID, id).
+			Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("channel: get: %w", err)
+		}
+		s, err := r.openRow(r.reader(ctx), tenantID, row)
+		if err != nil {
+			return err
+		}
+		chans = []Channel{listed(s, full)}
+		if err := r.withFlow(ctx, db, tenantID, chans); err != nil {
+			return err
+		}
+		return r.withHealth(ctx, db, tenantID, chans)
+	})
 	if err != nil {
-		return Channel{}, fmt.Errorf("channel: get: %w", err)
-	}
-	s, err := r.openRow(r.reader(ctx), tenantID, row)
-	if err != nil {
-		return Channel{}, err
-	}
-	chans := []Channel{listed(s, full)}
-	if err := r.withFlow(ctx, tenantID, chans); err != nil {
-		return Channel{}, err
-	}
-	if err := r.withHealth(ctx, tenantID, chans); err != nil {
 		return Channel{}, err
 	}
 	return chans[0], nil
@@ -492,6 +502,7 @@ func (r *ChannelRegistry) Delete(ctx context.Context, p deskkit.Principal, id in
 	ctx, call := r.ops.Start(ctx, "channel.Delete", "")
 	err := r.deleteChannel(ctx, p, id)
 	call.End(err)
+	r.wrote(ctx, p, err)
 	return err
 }
 
@@ -815,12 +826,12 @@ func (r *ChannelRegistry) setRateLimit(ctx context.Context, tx bun.Tx, tenantID,
 
 // withFlow fills in chans' rate limits, in-flight limits and pauses, as
 // the outbox keeps them for the tenant's channels: one query.
-func (r *ChannelRegistry) withFlow(ctx context.Context, tenantID int64, chans []Channel) error {
+func (r *ChannelRegistry) withFlow(ctx context.Context, db bun.IDB, tenantID int64, chans []Channel) error {
 	ids := make([]int64, len(chans))
 	for i, c := range chans {
 		ids[i] = c.ID
 	}
-	states, err := outbox.TargetStates(ctx, r.db, outboxKind, tenantID, ids)
+	states, err := outbox.TargetStates(ctx, db, outboxKind, tenantID, ids)
 	if err != nil {
 		return fmt.Errorf("channel: %w", err)
 	}

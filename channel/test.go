@@ -52,6 +52,7 @@ func (r *ChannelRegistry) Test(ctx context.Context, p deskkit.Principal, in Inpu
 	ctx, call := r.ops.Start(ctx, "channel.Test", "")
 	v, err := r.test(ctx, p, in)
 	call.End(err)
+	r.wrote(ctx, p, err)
 	return v, err
 }
 

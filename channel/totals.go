@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/outbox"
 )
@@ -39,9 +41,16 @@ func (r *ChannelRegistry) DeliveryTotalsAll(ctx context.Context, p deskkit.Princ
 		return nil, deskkit.Invalid("hours", "must be an integer between 1 and %d", MaxStatsHours)
 	}
 	from := r.cfg.Now().UTC().Truncate(time.Hour).Add(-time.Duration(hours-1) * time.Hour)
-	counts, err := outbox.Totals(ctx, r.db, tenantID, outboxKind, from, from.Add(time.Duration(hours)*time.Hour))
+	var counts map[int64]outbox.StatusCounts
+	err = r.reads.Do(ctx, tenantID, func(db bun.IDB) (err error) {
+		counts, err = outbox.Totals(ctx, db, tenantID, outboxKind, from, from.Add(time.Duration(hours)*time.Hour))
+		if err != nil {
+			return fmt.Errorf("channel: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("channel: %w", err)
+		return nil, err
 	}
 	out := make(map[int64]DeliveryTotals, len(counts))
 	for id, c := range counts {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/internal/migrate"
+	"github.com/deskkit/deskkit/internal/readroute"
 	"github.com/deskkit/deskkit/internal/telemetry"
 )
 
@@ -75,6 +76,24 @@ type Config struct {
 	// ManualReader and SpanRecorder.
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
+	// ReadDB is an optional PostgreSQL hot standby of db (a streaming
+	// read replica) for the reads that may be a moment stale: Search,
+	// Count and Get. A principal's tenant reads its own writes: after
+	// Restore, Clear, RestoreAll, ClearAll or Add, this Trash sends the
+	// tenant's reads to db until the standby has replayed the write
+	// (waiting up to 100 ms for it); Add in the host's transaction sends
+	// them to db's position at read time for 10 s. Whatever this process
+	// wrote, reads go to db while the standby's replay lag is over
+	// ReadMaxLag or it does not answer; a read the standby fails runs
+	// again on db. Purges by retention reach the standby's readers within
+	// the lag bound. Open ReadDB as db is opened (a pool behind PgBouncer
+	// in transaction mode prepares nothing here either). Nil reads
+	// everything from db. The rules are in examples/server/README.md
+	// (Read replica).
+	ReadDB *bun.DB
+	// ReadMaxLag is the replay lag past which ReadDB gets no reads; 1 s
+	// if 0.
+	ReadMaxLag time.Duration
 }
 
 // withDefaults returns a copy of c (nil: of the zero Config) with the
@@ -102,6 +121,9 @@ func (c *Config) validate() error {
 	if c.Retention < 0 {
 		return errors.New("trash: Retention must not be negative")
 	}
+	if c.ReadMaxLag < 0 {
+		return errors.New("trash: ReadMaxLag must not be negative")
+	}
 	return checkPublisher(c.Publisher)
 }
 
@@ -124,6 +146,7 @@ type Trash struct {
 	cfg      Config
 	postgres bool
 	ops      telemetry.Ops
+	reads    *readroute.Router // Search, Count and Get: db, or Config.ReadDB
 }
 
 // New returns a trash over db, whose schema Migrate has created, with the
@@ -151,10 +174,19 @@ func New(db *bun.DB, restorer Restorer, cfg *Config) (*Trash, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	if c.ReadDB != nil {
+		if rd, err := migrate.DialectOf(c.ReadDB); err != nil || !rd.Postgres || !d.Postgres {
+			return nil, errors.New("trash: ReadDB is for a PostgreSQL standby of a PostgreSQL db")
+		}
+	}
 	if err := migrate.Check(db, "trash.New", "trash.Migrate", tables, migrations); err != nil {
 		return nil, err
 	}
-	return &Trash{db: db, restorer: restorer, cfg: *c, postgres: d.Postgres, ops: newOps(*c)}, nil
+	reads, err := readroute.New(db, c.ReadDB, readroute.Config{Now: c.Now, MaxLag: c.ReadMaxLag})
+	if err != nil {
+		return nil, err
+	}
+	return &Trash{db: db, restorer: restorer, cfg: *c, postgres: d.Postgres, ops: newOps(*c), reads: reads}, nil
 }
 
 // tables are the tables Migrate creates, which New checks for.
@@ -229,6 +261,14 @@ func (t *Trash) Add(ctx context.Context, db bun.IDB, p deskkit.Principal, e NewE
 	call.Kind = kindOf(e.TargetType)
 	v, err := t.addEntry(ctx, db, p, e)
 	call.End(err)
+	if err == nil {
+		switch db.(type) {
+		case bun.Tx, *bun.Tx:
+			t.reads.Pending(p.TenantID) // the host commits it, later
+		default:
+			t.reads.Wrote(ctx, p.TenantID)
+		}
+	}
 	return v, err
 }
 
@@ -329,25 +369,30 @@ func (t *Trash) get(ctx context.Context, call *telemetry.Call, p deskkit.Princip
 	if !p.Valid() {
 		return Entry{}, ErrUnauthenticated
 	}
-	r, err := t.read(ctx, p, id)
+	var es []Entry
+	err := t.reads.Do(ctx, p.TenantID, func(db bun.IDB) error {
+		r, err := t.read(ctx, db, p, id)
+		if err != nil {
+			return err
+		}
+		call.Kind = kindOf(r.TargetType)
+		es = []Entry{r.entry(t.cfg.Retention)}
+		if t.cfg.Users != nil {
+			return t.resolveUsers(ctx, db, p.TenantID, es, true)
+		}
+		return nil
+	})
 	if err != nil {
 		return Entry{}, err
-	}
-	call.Kind = kindOf(r.TargetType)
-	es := []Entry{r.entry(t.cfg.Retention)}
-	if t.cfg.Users != nil {
-		if err := t.resolveUsers(ctx, p.TenantID, es, true); err != nil {
-			return Entry{}, err
-		}
 	}
 	return es[0], nil
 }
 
 // read returns entry id of p's tenant if p may see its project, else
 // ErrNotFound. It asks the ProjectViewer, so it runs outside transactions.
-func (t *Trash) read(ctx context.Context, p deskkit.Principal, id int64) (row, error) {
+func (t *Trash) read(ctx context.Context, db bun.IDB, p deskkit.Principal, id int64) (row, error) {
 	var r row
-	err := t.db.NewSelect().Model(&r).Where("t.id = ? AND t.tenant_id = ?", id, p.TenantID).Scan(ctx)
+	err := db.NewSelect().Model(&r).Where("t.id = ? AND t.tenant_id = ?", id, p.TenantID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return row{}, ErrNotFound
 	}
@@ -396,12 +441,16 @@ func (t *Trash) checkVisible(ctx context.Context, p deskkit.Principal, projectID
 // tenant-wide total over a million entries costs a few hundred counter rows.
 func (t *Trash) Count(ctx context.Context, p deskkit.Principal, projectID int64) (int64, error) {
 	ctx, call := t.ops.Start(ctx, "trash.Count", "count")
-	v, err := t.count(ctx, p, projectID)
+	var v int64
+	err := t.reads.Do(ctx, p.TenantID, func(db bun.IDB) (err error) {
+		v, err = t.count(ctx, db, p, projectID)
+		return err
+	})
 	call.End(err)
 	return v, err
 }
 
-func (t *Trash) count(ctx context.Context, p deskkit.Principal, projectID int64) (int64, error) {
+func (t *Trash) count(ctx context.Context, db bun.IDB, p deskkit.Principal, projectID int64) (int64, error) {
 	if !p.Valid() {
 		return 0, ErrUnauthenticated
 	}
@@ -415,7 +464,7 @@ func (t *Trash) count(ctx context.Context, p deskkit.Principal, projectID int64)
 	// count is little more than its token lookup and this read, so bun's
 	// query builder would be a large share of it.
 	var n int64
-	if err := t.db.QueryRowContext(ctx, countSQL, p.TenantID, projectID).Scan(&n); err != nil {
+	if err := db.QueryRowContext(ctx, countSQL, p.TenantID, projectID).Scan(&n); err != nil {
 		return 0, fmt.Errorf("trash: count: %w", err)
 	}
 	return n, nil
@@ -428,8 +477,8 @@ const countSQL = `SELECT coalesce(sum(entries), 0) FROM deskkit_trash_counts WHE
 // counted reads deskkit_trash_counts, which triggers keep exact: the entries
 // of a tenant, of one type unless typ is "", of the given projects unless
 // projects is nil (every project).
-func (t *Trash) counted(ctx context.Context, tenantID int64, typ TargetType, projects []int64) (int64, error) {
-	q := t.db.NewSelect().Table("deskkit_trash_counts").ColumnExpr("coalesce(sum(entries), 0)").Where("tenant_id = ?", tenantID)
+func (t *Trash) counted(ctx context.Context, db bun.IDB, tenantID int64, typ TargetType, projects []int64) (int64, error) {
+	q := db.NewSelect().Table("deskkit_trash_counts").ColumnExpr("coalesce(sum(entries), 0)").Where("tenant_id = ?", tenantID)
 	if typ != "" {
 		q = q.Where("target_type = ?", typ)
 	}
@@ -459,12 +508,16 @@ func (t *Trash) counted(ctx context.Context, tenantID int64, typ TargetType, pro
 func (t *Trash) Search(ctx context.Context, p deskkit.Principal, q Query) (Page, error) {
 	ctx, call := t.ops.Start(ctx, "trash.Search", "search")
 	call.Kind = kindOf(q.TargetType)
-	v, err := t.search(ctx, p, q)
+	var v Page
+	err := t.reads.Do(ctx, p.TenantID, func(db bun.IDB) (err error) {
+		v, err = t.search(ctx, db, p, q)
+		return err
+	})
 	call.End(err)
 	return v, err
 }
 
-func (t *Trash) search(ctx context.Context, p deskkit.Principal, q Query) (Page, error) {
+func (t *Trash) search(ctx context.Context, db bun.IDB, p deskkit.Principal, q Query) (Page, error) {
 	if !p.Valid() {
 		return Page{}, ErrUnauthenticated
 	}
@@ -502,9 +555,9 @@ func (t *Trash) search(ctx context.Context, p deskkit.Principal, q Query) (Page,
 	// common orders), then read the page's rows. Deep offsets then skip
 	// index entries instead of whole rows.
 	var rows []row
-	ids := filtered(t.db.NewSelect().TableExpr("deskkit_trash AS t").Column("t.id")).
+	ids := filtered(db.NewSelect().TableExpr("deskkit_trash AS t").Column("t.id")).
 		OrderExpr(pl.order).Limit(pl.limit).Offset(pl.offset)
-	if err := t.db.NewSelect().Model(&rows).Where("t.id IN (?)", ids).OrderExpr(pl.order).Scan(ctx); err != nil {
+	if err := db.NewSelect().Model(&rows).Where("t.id IN (?)", ids).OrderExpr(pl.order).Scan(ctx); err != nil {
 		return Page{}, fmt.Errorf("trash: search: %w", err)
 	}
 	// The total, after the page and on the same single connection's worth
@@ -516,11 +569,11 @@ func (t *Trash) search(ctx context.Context, p deskkit.Principal, q Query) (Page,
 	case len(rows) < pl.limit && (len(rows) > 0 || pl.offset == 0):
 		total = int64(pl.offset + len(rows))
 	case pl.counted:
-		if total, err = t.counted(ctx, p.TenantID, q.TargetType, projects); err != nil {
+		if total, err = t.counted(ctx, db, p.TenantID, q.TargetType, projects); err != nil {
 			return Page{}, fmt.Errorf("trash: search total: %w", err)
 		}
 	default:
-		n, err := filtered(t.db.NewSelect().TableExpr("deskkit_trash AS t")).Count(ctx)
+		n, err := filtered(db.NewSelect().TableExpr("deskkit_trash AS t")).Count(ctx)
 		if err != nil {
 			return Page{}, fmt.Errorf("trash: search total: %w", err)
 		}
@@ -528,7 +581,7 @@ func (t *Trash) search(ctx context.Context, p deskkit.Principal, q Query) (Page,
 	}
 	page := Page{Total: total, List: entries(rows, t.cfg.Retention)}
 	if t.cfg.Users != nil && len(page.List) > 0 {
-		if err := t.resolveUsers(ctx, p.TenantID, page.List, pl.detailed); err != nil {
+		if err := t.resolveUsers(ctx, db, p.TenantID, page.List, pl.detailed); err != nil {
 			return Page{}, err
 		}
 	}
@@ -537,7 +590,7 @@ func (t *Trash) search(ctx context.Context, p deskkit.Principal, q Query) (Page,
 
 // resolveUsers fills the deleters' names of es, and with detailed also the
 // creators' names and both avatars, in one call of the UserResolver.
-func (t *Trash) resolveUsers(ctx context.Context, tenantID int64, es []Entry, detailed bool) error {
+func (t *Trash) resolveUsers(ctx context.Context, db bun.IDB, tenantID int64, es []Entry, detailed bool) error {
 	ids := make([]int64, 0, 2*len(es))
 	for _, e := range es {
 		ids = append(ids, e.DeletedBy)
@@ -546,7 +599,7 @@ func (t *Trash) resolveUsers(ctx context.Context, tenantID int64, es []Entry, de
 		}
 	}
 	slices.Sort(ids)
-	users, err := t.cfg.Users.ResolveUsers(ctx, t.db, tenantID, slices.Compact(ids))
+	users, err := t.cfg.Users.ResolveUsers(ctx, db, tenantID, slices.Compact(ids))
 	if err != nil {
 		return fmt.Errorf("trash: resolve users: %w", err)
 	}
@@ -577,6 +630,7 @@ func (t *Trash) Restore(ctx context.Context, p deskkit.Principal, id int64) erro
 	ctx, call := t.ops.Start(ctx, "trash.Restore", "restore")
 	err := t.restore(ctx, call, p, id)
 	call.End(err)
+	t.wrote(ctx, p, err)
 	return err
 }
 
@@ -633,6 +687,7 @@ func (t *Trash) Clear(ctx context.Context, p deskkit.Principal, id int64) error 
 	ctx, call := t.ops.Start(ctx, "trash.Clear", "clear")
 	err := t.clear(ctx, call, p, id)
 	call.End(err)
+	t.wrote(ctx, p, err)
 	return err
 }
 
@@ -671,7 +726,7 @@ func (t *Trash) clear(ctx context.Context, call *telemetry.Call, p deskkit.Princ
 // for the entry the transaction then takes by id, or finds gone. manage
 // reports whether p may manage the entry's whole project.
 func (t *Trash) authorize(ctx context.Context, p deskkit.Principal, id int64) (e row, manage bool, err error) {
-	e, err = t.read(ctx, p, id)
+	e, err = t.read(ctx, t.db, p, id) // the primary: the decision is for a write
 	if err != nil {
 		return row{}, false, err
 	}
@@ -702,6 +757,14 @@ func (t *Trash) canManage(ctx context.Context, p deskkit.Principal, projectID in
 // inTx runs fn in a transaction, again if PostgreSQL rolls it back for a
 // deadlock or a serialization failure. fn does database work through tx
 // only (and the Restorer must too), so running it again is safe.
+// wrote tells the read router that p's tenant wrote, after an operation
+// that ended with err: nil, or an error after batches that committed.
+func (t *Trash) wrote(ctx context.Context, p deskkit.Principal, err error) {
+	if p.Valid() && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrForbidden) && !errors.Is(err, ErrInvalid) {
+		t.reads.Wrote(ctx, p.TenantID)
+	}
+}
+
 func (t *Trash) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	return deskkit.RunInTx(ctx, t.db, nil, fn)
 }
@@ -780,6 +843,7 @@ func (t *Trash) RestoreAll(ctx context.Context, p deskkit.Principal, projectID i
 	ctx, call := t.ops.Start(ctx, "trash.RestoreAll", "restore_project")
 	v, err := t.restoreAll(ctx, p, projectID)
 	call.End(err)
+	t.wrote(ctx, p, err)
 	return v, err
 }
 
@@ -803,6 +867,7 @@ func (t *Trash) ClearAll(ctx context.Context, p deskkit.Principal, projectID int
 	ctx, call := t.ops.Start(ctx, "trash.ClearAll", "clear_project")
 	v, err := t.clearAll(ctx, p, projectID)
 	call.End(err)
+	t.wrote(ctx, p, err)
 	return v, err
 }
 

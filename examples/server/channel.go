@@ -271,6 +271,8 @@ func newChannels(db *bun.DB, secret []byte, dir *directory.Directory, cfg appCon
 		Now:                   cfg.Now,
 		PlainStatements:       cfg.PlainStatements,
 		ListenDB:              cfg.ListenDB,
+		ReadDB:                cfg.ReadDB,
+		ReadMaxLag:            cfg.ReadMaxLag,
 		TenantLanguage: func(ctx context.Context, tenantID int64) (string, error) {
 			locale, err := dir.TenantLocale(ctx, tenantID)
 			if locale == "" && err == nil {

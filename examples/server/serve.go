@@ -28,6 +28,7 @@ import (
 	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/migrate"
+	"github.com/deskkit/deskkit/internal/readroute"
 	"github.com/deskkit/deskkit/trash"
 	"github.com/deskkit/deskkit/verify"
 )
@@ -67,14 +68,18 @@ const (
 	envDBTransactionPool  = "DESKKIT_DATABASE_TRANSACTION_POOLING"
 	envDatabaseMigrateURL = "DESKKIT_DATABASE_MIGRATE_URL"
 	envDatabaseListenURL  = "DESKKIT_DATABASE_LISTEN_URL"
+	envDatabaseReadURL    = "DESKKIT_DATABASE_READ_URL"
+	envDatabaseReadLag    = "DESKKIT_DATABASE_READ_MAX_LAG"
 )
 
 // serveConfig is the serve command's configuration.
 type serveConfig struct {
 	addr           string
 	databaseURL    string
-	migrateURL     string // -database-migrate-url: a direct URL for the migrations; "" for databaseURL
-	listenURL      string // -database-listen-url: a direct URL for LISTEN; ""  for databaseURL, or none when pooled
+	migrateURL     string        // -database-migrate-url: a direct URL for the migrations; "" for databaseURL
+	listenURL      string        // -database-listen-url: a direct URL for LISTEN; ""  for databaseURL, or none when pooled
+	readURL        string        // -database-read-url: a hot standby for reads that may be a moment stale; "" for none
+	readMaxLag     time.Duration // -database-read-max-lag: readroute.DefaultMaxLag if 0
 	retention      time.Duration
 	demo           bool
 	db             database.Options // pool size and statement timeout; 0 means deskkit's defaults
@@ -99,6 +104,10 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs.fromEnv("database-migrate-url", envDatabaseMigrateURL)
 	fs.StringVar(&cfg.listenURL, "database-listen-url", "", "a direct postgres:// URL of the same database that the delivery workers LISTEN on for committed events (two connections); unset, -database-url, or none with -database-transaction-pooling: the workers then poll, and an event published through another replica waits up to a second")
 	fs.fromEnv("database-listen-url", envDatabaseListenURL)
+	fs.StringVar(&cfg.readURL, "database-read-url", "", "a postgres:// URL of a hot standby streaming from -database-url's PostgreSQL, for reads that may be a moment stale (trash search, count and get; channel lists, deliveries, attempts, hourly counts, event types); a tenant's reads after its own write through this server go to the primary until the standby has replayed it (waiting up to 100 ms), and every read does while the standby lags more than -database-read-max-lag or does not answer; opened as -database-url is (pool size, statement timeout, -database-transaction-pooling); unset, every read goes to -database-url")
+	fs.fromEnv("database-read-url", envDatabaseReadURL)
+	fs.Var(durationFlag{&cfg.readMaxLag}, "database-read-max-lag", "replay lag of -database-read-url past which every read goes to -database-url; 0 means "+readroute.DefaultMaxLag.String())
+	fs.fromEnv("database-read-max-lag", envDatabaseReadLag)
 	fs.Var(durationFlag{&cfg.retention}, "retention", "purge trash entries deleted longer ago than this, e.g. 720h; 0 keeps them")
 	fs.fromEnv("retention", envRetention)
 	fs.BoolVar(&cfg.demo, "demo", true, "create the demo tenant and admin user; print a token for it on first start")
@@ -192,8 +201,15 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer, logger *slog.
 		}
 		defer listenDB.Close()
 	}
+	var readDB *bun.DB
+	if cfg.readURL != "" {
+		if readDB, err = database.Open(cfg.readURL, cfg.db); err != nil {
+			return fmt.Errorf("-database-read-url: %w", err)
+		}
+		defer readDB.Close()
+	}
 	a, err := newApp(db, appConfig{
-		PlainStatements: cfg.db.TransactionPooling, ListenDB: listenDB,
+		PlainStatements: cfg.db.TransactionPooling, ListenDB: listenDB, ReadDB: readDB, ReadMaxLag: cfg.readMaxLag,
 		Logger: logger, Retention: cfg.retention, RequestTimeout: cfg.requestTimeout, DefaultLanguage: cfg.language, Verify: cfg.verify, Channel: cfg.channel,
 		TrustedProxies: cfg.trustedProxies, HostOrigins: cfg.hostOrigins, MeterProvider: tel.meters, TracerProvider: tel.tracers,
 	})
@@ -389,6 +405,15 @@ func checkDatabaseURLs(cfg serveConfig) error {
 	pg := func(u string) bool {
 		return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
 	}
+	if cfg.readURL != "" && !pg(cfg.databaseURL) {
+		return errors.New("-database-read-url: only for PostgreSQL, and -database-url is not a postgres:// URL (SQLite has no replica)")
+	}
+	if cfg.readURL != "" && !pg(cfg.readURL) {
+		return errors.New("-database-read-url: must be a postgres:// URL of a hot standby streaming from -database-url's PostgreSQL")
+	}
+	if cfg.readMaxLag != 0 && cfg.readURL == "" {
+		return errors.New("-database-read-max-lag: only with -database-read-url")
+	}
 	for _, f := range []struct{ name, url string }{{"-database-migrate-url", cfg.migrateURL}, {"-database-listen-url", cfg.listenURL}} {
 		if f.url == "" {
 			continue
@@ -543,6 +568,11 @@ type appConfig struct {
 	// without one.
 	PlainStatements bool
 	ListenDB        *bun.DB
+	// ReadDB is -database-read-url's pool, nil without one, for the
+	// trash's and the channels' reads; ReadMaxLag is
+	// -database-read-max-lag.
+	ReadDB     *bun.DB
+	ReadMaxLag time.Duration
 }
 
 // app is the server's services wired together over one migrated database.
@@ -572,6 +602,9 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	}
 	if cfg.TracerProvider != nil {
 		db = traceQueries(db, cfg.TracerProvider)
+		if cfg.ReadDB != nil {
+			cfg.ReadDB = traceQueries(cfg.ReadDB, cfg.TracerProvider)
+		}
 	}
 	dir, err := directory.New(db, &directory.Config{Now: cfg.Now})
 	if err != nil {
@@ -598,7 +631,8 @@ func newApp(db *bun.DB, cfg appConfig) (*app, error) {
 	if err := reg.RegisterEventTypes(slices.Concat(trash.EventTypes(), verify.EventTypes(), demoEventTypes())...); err != nil {
 		return nil, err
 	}
-	tr, err := trash.New(db, demo, &trash.Config{Users: trashUsers{dir}, Now: cfg.Now, Retention: cfg.Retention, Publisher: reg})
+	tr, err := trash.New(db, demo, &trash.Config{Users: trashUsers{dir}, Now: cfg.Now, Retention: cfg.Retention, Publisher: reg,
+		ReadDB: cfg.ReadDB, ReadMaxLag: cfg.ReadMaxLag})
 	if err != nil {
 		return nil, err
 	}
