@@ -16,6 +16,7 @@ package database
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -84,15 +85,26 @@ func Open(rawURL string, o Options) (*bun.DB, error) {
 		return nil, errors.New("database: pool size and timeouts must not be negative")
 	}
 	switch {
-	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return OpenPostgres(rawURL, o), nil
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"), keywordDSN(rawURL):
+		if keywordDSN(rawURL) {
+			u, err := keywordURL(rawURL)
+			if err != nil {
+				return nil, err
+			}
+			rawURL = u
+		}
+		t, err := parsePostgres(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		return openTarget(t, o), nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		if o.TransactionPooling {
 			return nil, errors.New("database: transaction pooling is for PostgreSQL behind PgBouncer, not SQLite")
 		}
 		return OpenSQLite(strings.TrimPrefix(rawURL, "sqlite:"), o)
 	default:
-		return nil, fmt.Errorf("database URL must start with postgres://, postgresql:// or sqlite:, got %q", redact(rawURL))
+		return nil, fmt.Errorf("database URL must start with postgres://, postgresql:// or sqlite: (or be PostgreSQL's keyword form, host=... dbname=...), got %q", redact(rawURL))
 	}
 }
 
@@ -119,17 +131,38 @@ func PostgresOptions(o Options) []pgdriver.Option {
 
 // OpenPostgres opens PostgreSQL through bun's pgdriver; with
 // o.TransactionPooling, through a connector that keeps no session state
-// (see Options).
+// (see Options). dsn may list several hosts (see Open); one that Open
+// would refuse is given to pgdriver as it is.
 func OpenPostgres(dsn string, o Options) *bun.DB {
-	o = o.withDefaults()
-	var sqldb *sql.DB
-	if o.TransactionPooling {
-		c := pgdriver.NewConnector(pgdriver.WithDSN(dsn), pgdriver.WithDialTimeout(o.DialTimeout), pgdriver.WithConnParams(nil))
-		sqldb = sql.OpenDB(newPooledConnector(c, o))
-	} else {
-		opts := append([]pgdriver.Option{pgdriver.WithDSN(dsn)}, PostgresOptions(o)...)
-		sqldb = sql.OpenDB(pgdriver.NewConnector(opts...))
+	t, err := parsePostgres(dsn)
+	if err != nil {
+		t = pgTarget{dsn: dsn}
 	}
+	return openTarget(t, o)
+}
+
+// openTarget opens t: one pgdriver connector, whose dialer tries t's
+// hosts when it lists several or wants a read-write session (see
+// hostDialer), wrapped for a pooler in transaction mode with
+// o.TransactionPooling, its connections guarded against a server turned
+// read-only (see guardConn).
+func openTarget(t pgTarget, o Options) *bun.DB {
+	o = o.withDefaults()
+	opts := []pgdriver.Option{pgdriver.WithDSN(t.dsn)}
+	if o.TransactionPooling {
+		opts = append(opts, pgdriver.WithDialTimeout(o.DialTimeout), pgdriver.WithConnParams(nil))
+	} else {
+		opts = append(opts, PostgresOptions(o)...)
+	}
+	if t.multi() {
+		d := newHostDialer(t, o)
+		opts = append(opts, func(c *pgdriver.Config) { c.Dialer = d.dial })
+	}
+	var c driver.Connector = pgdriver.NewConnector(opts...)
+	if o.TransactionPooling {
+		c = newPooledConnector(c.(*pgdriver.Connector), o)
+	}
+	sqldb := sql.OpenDB(guardConnector{inner: c})
 	Bound(sqldb, o)
 	return bun.NewDB(sqldb, pgdialect.New())
 }
