@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/internal/dbtest"
+)
+
+// TestFailover (issue 33): the reference server, as a user runs it on a
+// pg_auto_failover formation's multi-host URL (target_session_attrs=
+// read-write), survives its primary being killed (kill -9 of the node's
+// pg_autoctl and postgres, as a crash) and the secondary promoted, under
+// deletes (each publishing task.trashed) and a running drain to a
+// webhook receiver: no delete answered 200 loses its effect, no committed
+// event goes undelivered, duplicates are only what the delivery records
+// explain, and the API answers 503 with Retry-After (never 500) while
+// there is no primary, for no longer than the formation's own failover
+// (kill to the first write the new primary commits, probed directly)
+// plus 5 s.
+func TestFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a pg_auto_failover formation, fails it over, and may wait for a lease (over a minute)")
+	}
+	f := dbtest.StartFormation(t)
+	rcv := startReceiver(t, nil)
+	base, logs := startServer(t, durableVars(f.URL))
+	ann, _ := issue(t, f.URL, "-tenant", "acme", "-username", "ann", "-admin")
+	hook := addWebhook(t, base, ann, "sink", rcv, "/hook", nil)
+
+	const (
+		clients     = 4
+		beforeKill  = 60 // acknowledged deletes
+		afterServes = 60 // acknowledged deletes once the new primary serves
+	)
+	d := &deleter{base: base, token: ann, client: &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true},
+	}, acked: map[int64]bool{}, other: map[int]int{}}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if !d.createAndDelete(t) {
+					// A client backs off a little on 503 rather than
+					// hammer a server whose database is gone.
+					select {
+					case <-stop:
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+			}
+		})
+	}
+	stopped := false
+	halt := func() {
+		if !stopped {
+			stopped = true
+			close(stop)
+			wg.Wait()
+		}
+	}
+	defer halt()
+
+	waitFor(t, rcv, time.Minute, func() bool { return d.ackedCount() >= beforeKill }, func() string {
+		return fmt.Sprintf("only %d deletes acknowledged before the kill", d.ackedCount())
+	})
+	old := f.Primary()
+	if old < 0 {
+		t.Fatal("the formation has no primary")
+	}
+	inFlight := deliveryTotal(t, base, ann, hook, channel.DeliveryPending)
+	killedAt := time.Now()
+	f.KillNode(old)
+	// The formation's own failover time: until the other node commits a
+	// write, probed with fresh connections.
+	waitFor(t, nil, 2*time.Minute, func() bool { return f.Writable(1 - old) }, func() string {
+		states, err := f.States()
+		return fmt.Sprintf("no new primary: states %v %v", states, err)
+	})
+	formation := time.Since(killedAt)
+	ackedAtPromotion := d.ackedCount()
+	waitFor(t, rcv, 2*time.Minute, func() bool { return d.ackedCount() >= ackedAtPromotion+afterServes }, func() string {
+		return fmt.Sprintf("only %d deletes acknowledged since the new primary took writes", d.ackedCount()-ackedAtPromotion)
+	})
+	halt()
+
+	d.mu.Lock()
+	first, last, n503, noRetryAfter := d.first503, d.last503, d.other[http.StatusServiceUnavailable], d.noRetryAfter
+	for status, n := range d.other {
+		if status != http.StatusServiceUnavailable {
+			t.Errorf("%d requests answered %d, want 200 or (without a primary) 503", n, status)
+		}
+	}
+	acked := make([]int64, 0, len(d.acked))
+	for id := range d.acked {
+		acked = append(acked, id)
+	}
+	d.mu.Unlock()
+	if n503 == 0 {
+		t.Error("no request answered 503 after the kill: the failover went unseen")
+	}
+	if noRetryAfter > 0 {
+		t.Errorf("%d answers 503 without Retry-After", noRetryAfter)
+	}
+	var outage time.Duration
+	if n503 > 0 {
+		outage = last.Sub(first)
+	}
+	limit := formation + 5*time.Second
+
+	// Every acknowledged delete has its effect on the new primary: the
+	// task is gone from GET (trashed).
+	lostAcked := 0
+	for _, id := range acked {
+		if status, _ := call(t, base, ann, http.MethodGet, fmt.Sprintf("/api/v1/demo/task/%d", id), nil); status != http.StatusNotFound {
+			lostAcked++
+			if lostAcked <= 3 {
+				t.Errorf("task %d, whose delete answered 200, answers GET %d after the failover, want 404", id, status)
+			}
+		}
+	}
+
+	// Every event committed (a delivery of the hook on the new primary)
+	// arrives; a delivery claimed on the old primary and never recorded
+	// waits for its lease.
+	committed := deliveryIDs(t, base, ann, hook)
+	if len(committed) < len(acked) {
+		t.Errorf("%d deliveries on the new primary, fewer than the %d acknowledged deletes", len(committed), len(acked))
+	}
+	lease := 2*durableChannelTimeout + time.Minute
+	waitFor(t, rcv, lease+30*time.Second, func() bool { return len(rcv.missing(committed)) == 0 }, func() string {
+		m := rcv.missing(committed)
+		return fmt.Sprintf("%d of %d committed events never arrived, e.g. %v", len(m), len(committed), m[:min(3, len(m))])
+	})
+	waitDrained(t, base, ann, hook, lease+30*time.Second)
+	eventsLost := len(rcv.missing(committed))
+
+	// Duplicates: each explained by a recorded failed attempt or by an
+	// attempt in flight at the kill (claimed, its outcome never recorded).
+	distinct, dups, bad := rcv.tally()
+	if len(bad) > 0 {
+		t.Errorf("%d requests failed signature verification, e.g. %v", len(bad), bad[0])
+	}
+	explained := duplicates{}
+	if dups > 0 {
+		explained = attemptsExplain(t, base, ann, hook)(duplicated(rcv))
+		if len(explained.unexplained) > 0 {
+			t.Errorf("%d duplicates not explained by the delivery records: %v", dups, explained.unexplained)
+		}
+		if explained.lost > maxUnrecorded {
+			t.Errorf("%d duplicates from attempts in flight at the kill, want at most %d", explained.lost, maxUnrecorded)
+		}
+	}
+	// An event delivered from the old primary in the instant between its
+	// local commit and the secondary's acknowledgement is not on the new
+	// one (its delete did not answer 200): such a phantom is an attempt
+	// in flight at the kill too.
+	phantoms := 0
+	for id := range rcv.counts() {
+		if !committed[id] {
+			phantoms++
+		}
+	}
+	if phantoms > maxUnrecorded {
+		t.Errorf("%d events arrived that the new primary has no delivery of, want at most %d (attempts in flight at the kill)", phantoms, maxUnrecorded)
+	}
+
+	t.Logf("failover: formation %.1fs, 503s %.1fs (limit %.1fs, ratio %.2f), acked lost %d, events lost %d, duplicates %d (explained %d: %d failed attempts, %d in flight at the kill), phantoms %d; %d deletes acknowledged, %d answered 503, %d events, %d pending at the kill",
+		formation.Seconds(), outage.Seconds(), limit.Seconds(), outage.Seconds()/limit.Seconds(), lostAcked, eventsLost,
+		dups, explained.failed+explained.lost, explained.failed, explained.lost, phantoms, len(acked), n503, distinct, inFlight)
+	if outage > limit {
+		t.Errorf("503s for %s, longer than the formation's failover (%s) + 5 s", outage.Round(time.Millisecond), formation.Round(time.Millisecond))
+	}
+	if got := deliveryTotal(t, base, ann, hook, channel.DeliveryFailed); got != 0 {
+		t.Errorf("%d deliveries FAILED, want none", got)
+	}
+	if strings.Contains(logs.String(), `"status":500`) {
+		t.Errorf("a 500 in the server's log:\n%s", tail(logs.String(), 8000))
+	}
+}
+
+// deleter creates demo tasks and deletes them through the API, recording
+// the deletes answered 200 and, of the other answers, the 503s' times and
+// whether they had a Retry-After.
+type deleter struct {
+	base, token string
+	client      *http.Client
+
+	mu           sync.Mutex
+	acked        map[int64]bool // task ids whose delete answered 200
+	other        map[int]int    // status -> answers other than 200 (0: no answer)
+	first503     time.Time
+	last503      time.Time
+	noRetryAfter int
+	seq          atomic.Int64
+}
+
+// createAndDelete creates a task and deletes it; it reports false when an
+// answer was 503 (the client then backs off).
+func (d *deleter) createAndDelete(t *testing.T) bool {
+	var made struct{ ID int64 }
+	if !d.do(t, http.MethodPost, "/api/v1/demo/task", map[string]any{"projectId": 1, "name": fmt.Sprintf("T%d", d.seq.Add(1))}, &made) {
+		return false
+	}
+	var gone struct{ ID, TrashID int64 }
+	if !d.do(t, http.MethodDelete, fmt.Sprintf("/api/v1/demo/task/%d", made.ID), nil, &gone) {
+		// A delete that answered 503 may have committed all the same
+		// (its commit's answer lost): it is not counted either way.
+		return false
+	}
+	if gone.ID != made.ID || gone.TrashID == 0 {
+		t.Errorf("delete of task %d answered %+v", made.ID, gone)
+		return false
+	}
+	d.mu.Lock()
+	d.acked[made.ID] = true
+	d.mu.Unlock()
+	return true
+}
+
+// do sends one request and reports whether it answered 200 with code S,
+// decoding data into out.
+func (d *deleter) do(t *testing.T, method, path string, body, out any) bool {
+	var rd *bytes.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, err := http.NewRequest(method, d.base+path, rd)
+	if err != nil {
+		t.Error(err)
+		return false
+	}
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	req.Header.Set("Content-Type", "application/json")
+	started := time.Now()
+	res, err := d.client.Do(req)
+	if err != nil {
+		t.Errorf("%s %s: %v (the server must answer)", method, path, err)
+		d.mu.Lock()
+		d.other[0]++
+		d.mu.Unlock()
+		return false
+	}
+	defer res.Body.Close()
+	var env struct {
+		Code string
+		Data json.RawMessage
+	}
+	derr := json.NewDecoder(res.Body).Decode(&env)
+	if res.StatusCode == http.StatusOK && derr == nil && env.Code == "S" {
+		if err := json.Unmarshal(env.Data, out); err != nil {
+			t.Errorf("%s %s: data %s: %v", method, path, env.Data, err)
+			return false
+		}
+		return true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.other[res.StatusCode]++
+	if res.StatusCode == http.StatusServiceUnavailable {
+		if d.first503.IsZero() {
+			d.first503 = started
+		}
+		d.last503 = time.Now()
+		if res.Header.Get("Retry-After") == "" {
+			d.noRetryAfter++
+		}
+	}
+	return false
+}
+
+func (d *deleter) ackedCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.acked)
+}
+
+// deliveryIDs is the event ids of every delivery of the channel.
+func deliveryIDs(t *testing.T, base, token string, channelID int64) map[string]bool {
+	t.Helper()
+	ids := map[string]bool{}
+	for pageNo := 1; ; pageNo++ {
+		var page struct {
+			Total int
+			List  []channel.Delivery
+		}
+		ok(t, base, token, http.MethodGet, fmt.Sprintf("/api/v1/event/channel/%d/deliveries?pageNo=%d&pageSize=%d", channelID, pageNo, channel.MaxPageSize), nil, &page)
+		for _, dl := range page.List {
+			ids[dl.EventID] = true
+		}
+		if len(page.List) == 0 || len(ids) >= page.Total {
+			return ids
+		}
+	}
+}
