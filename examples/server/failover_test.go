@@ -190,6 +190,12 @@ func TestFailover(t *testing.T) {
 	if got := deliveryTotal(t, base, ann, hook, channel.DeliveryFailed); got != 0 {
 		t.Errorf("%d deliveries FAILED, want none", got)
 	}
+	// The delivery workers' LISTEN was rebuilt on the new primary: the
+	// listener's confirmation is a NOTIFY sent through the pool (on the
+	// primary) that came back on the listener's connection.
+	if !strings.Contains(logs.String(), "outbox: listener connection established again") {
+		t.Errorf("the listener was not established again after the failover:\n%s", tail(logs.String(), 4000))
+	}
 	if strings.Contains(logs.String(), `"status":500`) {
 		t.Errorf("a 500 in the server's log:\n%s", tail(logs.String(), 8000))
 	}

@@ -386,9 +386,7 @@ func openDBWith(ctx context.Context, rawURL string, o database.Options) (*bun.DB
 // direct URLs are PostgreSQL's, and a pooled -database-url needs a direct
 // one for the migrations.
 func checkDatabaseURLs(cfg serveConfig) error {
-	pg := func(u string) bool {
-		return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
-	}
+	pg := database.IsPostgres
 	for _, f := range []struct{ name, url string }{{"-database-migrate-url", cfg.migrateURL}, {"-database-listen-url", cfg.listenURL}} {
 		if f.url == "" {
 			continue

@@ -12,6 +12,27 @@
 // through that, and what it needs from elsewhere is read before the
 // transaction begins. With the pool bounded, a wait for a second
 // connection inside one may never end.
+//
+// # Several hosts, failover
+//
+// A PostgreSQL URL may list several hosts, as libpq's do:
+// postgres://u@h1:5432,h2:5433/db?target_session_attrs=read-write, or the
+// keyword form "host=h1,h2 port=5432,5433 dbname=db user=u
+// target_session_attrs=read-write". pgdriver takes one host and would
+// send target_session_attrs as a SET (which PostgreSQL refuses, 42704):
+// Open parses the list itself and gives pgdriver a dialer (hostDialer)
+// that tries the hosts in order, from the one that served last; with
+// read-write, a probe session asks each pg_is_in_recovery() and a standby
+// is passed over (ErrNoPrimary when every host is one). "any" takes the
+// first host that answers; any other value is refused. Each new
+// connection of the pool (and of outbox.Listen's listener, which takes
+// the pool's pgdriver connector) so reaches the primary of the moment,
+// after a failover too. It composes with Options.TransactionPooling (the
+// hosts are then the poolers').
+//
+// Every PostgreSQL connection is guarded (guardConn): one that answers a
+// write with 25006 (read-only: a demoted primary) is dropped, which
+// pgdriver does not do, and the error is a ReadOnlyError, an outage.
 package database
 
 import (
@@ -85,7 +106,7 @@ func Open(rawURL string, o Options) (*bun.DB, error) {
 		return nil, errors.New("database: pool size and timeouts must not be negative")
 	}
 	switch {
-	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"), keywordDSN(rawURL):
+	case IsPostgres(rawURL):
 		if keywordDSN(rawURL) {
 			u, err := keywordURL(rawURL)
 			if err != nil {
@@ -106,6 +127,13 @@ func Open(rawURL string, o Options) (*bun.DB, error) {
 	default:
 		return nil, fmt.Errorf("database URL must start with postgres://, postgresql:// or sqlite: (or be PostgreSQL's keyword form, host=... dbname=...), got %q", redact(rawURL))
 	}
+}
+
+// IsPostgres reports whether raw names a PostgreSQL database, as Open
+// takes it: a postgres:// or postgresql:// URL, or the keyword form
+// ("host=h1,h2 port=5432,5433 dbname=deskkit").
+func IsPostgres(raw string) bool {
+	return strings.HasPrefix(raw, "postgres://") || strings.HasPrefix(raw, "postgresql://") || keywordDSN(raw)
 }
 
 // PostgresOptions are the pgdriver options for o: the dial timeout, and
