@@ -387,6 +387,13 @@ func openDBWith(ctx context.Context, rawURL string, o database.Options) (*bun.DB
 // one for the migrations.
 func checkDatabaseURLs(cfg serveConfig) error {
 	pg := database.IsPostgres
+	for _, f := range []struct{ name, url string }{{"-database-url", cfg.databaseURL}, {"-database-migrate-url", cfg.migrateURL}, {"-database-listen-url", cfg.listenURL}} {
+		if pg(f.url) {
+			if err := database.CheckPostgres(f.url); err != nil {
+				return fmt.Errorf("%s: %w", f.name, err)
+			}
+		}
+	}
 	for _, f := range []struct{ name, url string }{{"-database-migrate-url", cfg.migrateURL}, {"-database-listen-url", cfg.listenURL}} {
 		if f.url == "" {
 			continue

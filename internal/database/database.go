@@ -107,17 +107,13 @@ func Open(rawURL string, o Options) (*bun.DB, error) {
 	}
 	switch {
 	case IsPostgres(rawURL):
-		if keywordDSN(rawURL) {
-			u, err := keywordURL(rawURL)
-			if err != nil {
-				return nil, err
-			}
-			rawURL = u
-		}
-		t, err := parsePostgres(rawURL)
-		if err != nil {
+		if err := CheckPostgres(rawURL); err != nil {
 			return nil, err
 		}
+		if keywordDSN(rawURL) {
+			rawURL, _ = keywordURL(rawURL)
+		}
+		t, _ := parsePostgres(rawURL)
 		return openTarget(t, o), nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		if o.TransactionPooling {
@@ -134,6 +130,21 @@ func Open(rawURL string, o Options) (*bun.DB, error) {
 // ("host=h1,h2 port=5432,5433 dbname=deskkit").
 func IsPostgres(raw string) bool {
 	return strings.HasPrefix(raw, "postgres://") || strings.HasPrefix(raw, "postgresql://") || keywordDSN(raw)
+}
+
+// CheckPostgres reports what Open would refuse in raw, a PostgreSQL URL
+// or keyword form (see IsPostgres): a bad host list, port or
+// target_session_attrs, with an error naming the parameter.
+func CheckPostgres(raw string) error {
+	if keywordDSN(raw) {
+		u, err := keywordURL(raw)
+		if err != nil {
+			return err
+		}
+		raw = u
+	}
+	_, err := parsePostgres(raw)
+	return err
 }
 
 // PostgresOptions are the pgdriver options for o: the dial timeout, and
