@@ -343,8 +343,12 @@ func (f *Formation) logs() string {
 // stop stops the nodes, then the monitor: SIGINT (pg_autoctl stops its
 // postgres with a fast shutdown), then SIGKILL to the group after 20 s.
 func (f *Formation) stop() {
-	for _, a := range append(append([]*autoctl{}, f.nodes...), f.monitor) {
-		if a == nil || a.killed {
+	for i, a := range append(append([]*autoctl{}, f.nodes...), f.monitor) {
+		if a == nil {
+			continue
+		}
+		if a.killed {
+			f.removeSocket(f.ports[i], filepath.Join(f.dir, a.name))
 			continue
 		}
 		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGINT)
@@ -354,5 +358,20 @@ func (f *Formation) stop() {
 			_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
 			<-a.exited
 		}
+	}
+}
+
+// removeSocket removes the Unix socket and its lock file that a killed
+// node's postgres left in /var/run/postgresql (a clean shutdown removes
+// them), if the lock names that node's data directory.
+func (f *Formation) removeSocket(port int, pgdata string) {
+	sock := fmt.Sprintf("/var/run/postgresql/.s.PGSQL.%d", port)
+	lock, err := os.ReadFile(sock + ".lock")
+	if err != nil {
+		return
+	}
+	if lines := strings.Split(string(lock), "\n"); len(lines) > 1 && lines[1] == pgdata {
+		_ = os.Remove(sock)
+		_ = os.Remove(sock + ".lock")
 	}
 }
