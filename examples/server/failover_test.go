@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/deskkit/deskkit/channel"
+	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
 )
 
@@ -31,6 +34,7 @@ func TestFailover(t *testing.T) {
 		t.Skip("starts a pg_auto_failover formation, fails it over, and may wait for a lease (over a minute)")
 	}
 	f := dbtest.StartFormation(t)
+	checkConnector(t, f)
 	var arrivalsMu sync.Mutex
 	arrivals := map[string][]time.Time{} // webhook-id -> when each request came
 	rcv := startReceiver(t, func(id string, n int) int {
@@ -397,4 +401,42 @@ func explainFailover(t *testing.T, base, token string, channelID int64, dups map
 		}
 	}
 	return failed, unrecorded, lostClaims, unexplained
+}
+
+// checkConnector checks the multi-host connector against the formation
+// before the failover: its URL reaches the primary; the secondary alone
+// with target_session_attrs=read-write answers ErrNoPrimary (an outage,
+// 503); with any, it serves as the standby it is.
+func checkConnector(t *testing.T, f *dbtest.Formation) {
+	t.Helper()
+	p := f.Primary()
+	if p < 0 {
+		t.Fatal("the formation has no primary")
+	}
+	ctx := context.Background()
+	db, err := database.Open(f.URL, database.Options{MaxOpenConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var recovery bool
+	if err := db.NewRaw("SELECT pg_is_in_recovery()").Scan(ctx, &recovery); err != nil || recovery {
+		t.Fatalf("through %s: in recovery %v, %v; want the primary", f.URL, recovery, err)
+	}
+	secondary, err := database.Open(f.NodeURL(1-p)+"&target_session_attrs=read-write", database.Options{MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer secondary.Close()
+	if err := secondary.PingContext(ctx); !errors.Is(err, database.ErrNoPrimary) || !database.Unavailable(err) {
+		t.Errorf("the secondary alone, read-write: %v; want ErrNoPrimary, Unavailable", err)
+	}
+	standby, err := database.Open(f.NodeURL(1-p)+"&target_session_attrs=any", database.Options{MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer standby.Close()
+	if err := standby.NewRaw("SELECT pg_is_in_recovery()").Scan(ctx, &recovery); err != nil || !recovery {
+		t.Errorf("the secondary alone, any: in recovery %v, %v; want the standby", recovery, err)
+	}
 }
