@@ -322,7 +322,7 @@ func (f *flagSet) given(name string) bool {
 }
 
 func (f *flagSet) databaseURL() *string {
-	p := f.String("database-url", defaultDatabaseURL, "database: postgres://... or sqlite:PATH")
+	p := f.String("database-url", defaultDatabaseURL, "database: sqlite:PATH, or postgres://user@host:port/db; a failover formation's hosts in turn, the primary first found: postgres://user@h1:p1,h2:p2/db?target_session_attrs=read-write (or host=h1,h2 port=p1,p2 dbname=db user=user target_session_attrs=read-write)")
 	f.fromEnv("database-url", envDatabaseURL)
 	return p
 }

@@ -50,6 +50,9 @@ func TestDatabaseFlagsChecked(t *testing.T) {
 		{[]string{"-database-url", "sqlite:x.db", "-database-migrate-url", pg}, "-database-migrate-url: only for PostgreSQL"},
 		{[]string{"-database-url", pg, "-database-listen-url", "mysql://x"}, "-database-listen-url: must be a postgres:// URL"},
 		{[]string{"-database-url", pg, "-database-transaction-pooling", "-database-migrate-url", "sqlite:x.db"}, "-database-migrate-url: must be a postgres:// URL"},
+		{[]string{"-database-url", "postgres://u@h1,h2/x?target_session_attrs=standby"}, "-database-url: database URL: target_session_attrs"},
+		{[]string{"-database-url", "host=h1,h2 port=1,2,3 dbname=x"}, "-database-url: database connection string: port"},
+		{[]string{"-database-url", pg, "-database-listen-url", "postgres://u@h1:99999/x"}, "-database-listen-url: database URL: host"},
 	} {
 		var stderr bytes.Buffer
 		err := run(context.Background(), append([]string{"serve"}, tc.args...), &bytes.Buffer{}, &stderr, env(nil))

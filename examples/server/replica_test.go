@@ -402,6 +402,8 @@ func TestReadReplicaFlagsChecked(t *testing.T) {
 		{[]string{"-database-url", "sqlite:x.db", "-database-read-url", pg}, "-database-read-url: only for PostgreSQL"},
 		{[]string{"-database-url", pg, "-database-read-url", "sqlite:y.db"}, "-database-read-url: must be a postgres:// URL"},
 		{[]string{"-database-url", pg, "-database-read-max-lag", "2s"}, "-database-read-max-lag: only with -database-read-url"},
+		{[]string{"-database-url", pg, "-database-read-url", "postgres://postgres@127.0.0.1:1,127.0.0.1:2/x?target_session_attrs=read-write"}, "-database-read-url: target_session_attrs=read-write reaches no standby"},
+		{[]string{"-database-url", pg, "-database-read-url", "postgres://postgres@127.0.0.1:1/x?target_session_attrs=standby"}, "-database-read-url: "},
 		{[]string{"-database-url", pg, "-database-read-url", pg, "-database-read-max-lag", "-1s"}, `invalid value "-1s" for flag -database-read-max-lag`},
 	} {
 		var stderr bytes.Buffer

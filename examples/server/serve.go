@@ -402,14 +402,22 @@ func openDBWith(ctx context.Context, rawURL string, o database.Options) (*bun.DB
 // direct URLs are PostgreSQL's, and a pooled -database-url needs a direct
 // one for the migrations.
 func checkDatabaseURLs(cfg serveConfig) error {
-	pg := func(u string) bool {
-		return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+	pg := database.IsPostgres
+	for _, f := range []struct{ name, url string }{{"-database-url", cfg.databaseURL}, {"-database-migrate-url", cfg.migrateURL}, {"-database-listen-url", cfg.listenURL}, {"-database-read-url", cfg.readURL}} {
+		if pg(f.url) {
+			if err := database.CheckPostgres(f.url); err != nil {
+				return fmt.Errorf("%s: %w", f.name, err)
+			}
+		}
 	}
 	if cfg.readURL != "" && !pg(cfg.databaseURL) {
 		return errors.New("-database-read-url: only for PostgreSQL, and -database-url is not a postgres:// URL (SQLite has no replica)")
 	}
 	if cfg.readURL != "" && !pg(cfg.readURL) {
 		return errors.New("-database-read-url: must be a postgres:// URL of a hot standby streaming from -database-url's PostgreSQL")
+	}
+	if cfg.readURL != "" && database.WantsPrimary(cfg.readURL) {
+		return errors.New("-database-read-url: target_session_attrs=read-write reaches no standby; name the hot standby (or several, with target_session_attrs=any)")
 	}
 	if cfg.readMaxLag != 0 && cfg.readURL == "" {
 		return errors.New("-database-read-max-lag: only with -database-read-url")

@@ -12,10 +12,32 @@
 // through that, and what it needs from elsewhere is read before the
 // transaction begins. With the pool bounded, a wait for a second
 // connection inside one may never end.
+//
+// # Several hosts, failover
+//
+// A PostgreSQL URL may list several hosts, as libpq's do:
+// postgres://u@h1:5432,h2:5433/db?target_session_attrs=read-write, or the
+// keyword form "host=h1,h2 port=5432,5433 dbname=db user=u
+// target_session_attrs=read-write". pgdriver takes one host and would
+// send target_session_attrs as a SET (which PostgreSQL refuses, 42704):
+// Open parses the list itself and gives pgdriver a dialer (hostDialer)
+// that tries the hosts in order, from the one that served last; with
+// read-write, a probe session asks each pg_is_in_recovery() and a standby
+// is passed over (ErrNoPrimary when every host is one). "any" takes the
+// first host that answers; any other value is refused. Each new
+// connection of the pool (and of outbox.Listen's listener, which takes
+// the pool's pgdriver connector) so reaches the primary of the moment,
+// after a failover too. It composes with Options.TransactionPooling (the
+// hosts are then the poolers').
+//
+// Every PostgreSQL connection is guarded (guardConn): one that answers a
+// write with 25006 (read-only: a demoted primary) is dropped, which
+// pgdriver does not do, and the error is a ReadOnlyError, an outage.
 package database
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -84,16 +106,60 @@ func Open(rawURL string, o Options) (*bun.DB, error) {
 		return nil, errors.New("database: pool size and timeouts must not be negative")
 	}
 	switch {
-	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return OpenPostgres(rawURL, o), nil
+	case IsPostgres(rawURL):
+		if err := CheckPostgres(rawURL); err != nil {
+			return nil, err
+		}
+		if keywordDSN(rawURL) {
+			rawURL, _ = keywordURL(rawURL)
+		}
+		t, _ := parsePostgres(rawURL)
+		return openTarget(t, o), nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		if o.TransactionPooling {
 			return nil, errors.New("database: transaction pooling is for PostgreSQL behind PgBouncer, not SQLite")
 		}
 		return OpenSQLite(strings.TrimPrefix(rawURL, "sqlite:"), o)
 	default:
-		return nil, fmt.Errorf("database URL must start with postgres://, postgresql:// or sqlite:, got %q", redact(rawURL))
+		return nil, fmt.Errorf("database URL must start with postgres://, postgresql:// or sqlite: (or be PostgreSQL's keyword form, host=... dbname=...), got %q", redact(rawURL))
 	}
+}
+
+// IsPostgres reports whether raw names a PostgreSQL database, as Open
+// takes it: a postgres:// or postgresql:// URL, or the keyword form
+// ("host=h1,h2 port=5432,5433 dbname=deskkit").
+func IsPostgres(raw string) bool {
+	return strings.HasPrefix(raw, "postgres://") || strings.HasPrefix(raw, "postgresql://") || keywordDSN(raw)
+}
+
+// CheckPostgres reports what Open would refuse in raw, a PostgreSQL URL
+// or keyword form (see IsPostgres): a bad host list, port or
+// target_session_attrs, with an error naming the parameter.
+func CheckPostgres(raw string) error {
+	if keywordDSN(raw) {
+		u, err := keywordURL(raw)
+		if err != nil {
+			return err
+		}
+		raw = u
+	}
+	_, err := parsePostgres(raw)
+	return err
+}
+
+// WantsPrimary reports whether raw, a PostgreSQL URL or keyword form that
+// CheckPostgres takes, asks for target_session_attrs=read-write: a pool
+// opened on it never reaches a standby.
+func WantsPrimary(raw string) bool {
+	if keywordDSN(raw) {
+		u, err := keywordURL(raw)
+		if err != nil {
+			return false
+		}
+		raw = u
+	}
+	t, err := parsePostgres(raw)
+	return err == nil && t.readWrite
 }
 
 // PostgresOptions are the pgdriver options for o: the dial timeout, and
@@ -119,17 +185,38 @@ func PostgresOptions(o Options) []pgdriver.Option {
 
 // OpenPostgres opens PostgreSQL through bun's pgdriver; with
 // o.TransactionPooling, through a connector that keeps no session state
-// (see Options).
+// (see Options). dsn may list several hosts (see Open); one that Open
+// would refuse is given to pgdriver as it is.
 func OpenPostgres(dsn string, o Options) *bun.DB {
-	o = o.withDefaults()
-	var sqldb *sql.DB
-	if o.TransactionPooling {
-		c := pgdriver.NewConnector(pgdriver.WithDSN(dsn), pgdriver.WithDialTimeout(o.DialTimeout), pgdriver.WithConnParams(nil))
-		sqldb = sql.OpenDB(newPooledConnector(c, o))
-	} else {
-		opts := append([]pgdriver.Option{pgdriver.WithDSN(dsn)}, PostgresOptions(o)...)
-		sqldb = sql.OpenDB(pgdriver.NewConnector(opts...))
+	t, err := parsePostgres(dsn)
+	if err != nil {
+		t = pgTarget{dsn: dsn}
 	}
+	return openTarget(t, o)
+}
+
+// openTarget opens t: one pgdriver connector, whose dialer tries t's
+// hosts when it lists several or wants a read-write session (see
+// hostDialer), wrapped for a pooler in transaction mode with
+// o.TransactionPooling, its connections guarded against a server turned
+// read-only (see guardConn).
+func openTarget(t pgTarget, o Options) *bun.DB {
+	o = o.withDefaults()
+	opts := []pgdriver.Option{pgdriver.WithDSN(t.dsn)}
+	if o.TransactionPooling {
+		opts = append(opts, pgdriver.WithDialTimeout(o.DialTimeout), pgdriver.WithConnParams(nil))
+	} else {
+		opts = append(opts, PostgresOptions(o)...)
+	}
+	if t.multi() {
+		d := newHostDialer(t, o)
+		opts = append(opts, func(c *pgdriver.Config) { c.Dialer = d.dial })
+	}
+	var c driver.Connector = pgdriver.NewConnector(opts...)
+	if o.TransactionPooling {
+		c = newPooledConnector(c.(*pgdriver.Connector), o)
+	}
+	sqldb := sql.OpenDB(guardConnector{inner: c})
 	Bound(sqldb, o)
 	return bun.NewDB(sqldb, pgdialect.New())
 }

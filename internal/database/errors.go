@@ -53,7 +53,9 @@ func Retryable(err error) bool { return txretry.Retryable(err) }
 // on was lost (closed by the server, a proxy or the network: EOF, a reset,
 // a broken pipe, a connection the driver had already closed, PostgreSQL's
 // connection errors and its "terminating connection" on a restart or
-// pg_terminate_backend) or could not be made, rather than that the
+// pg_terminate_backend, a connection dropped for answering as a
+// read-only server: ReadOnlyError) or could not be made (ErrNoPrimary
+// too), rather than that the
 // database answered the statement with an error. A transaction it cut was
 // rolled back, unless its COMMIT was under way (then it may have
 // committed), and may be tried again on another connection. A timeout is
@@ -64,6 +66,7 @@ func ConnLost(err error) bool {
 		return false
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, ErrNoPrimary) ||
 		errors.Is(err, sql.ErrConnDone) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNABORTED) {
@@ -77,7 +80,10 @@ func ConnLost(err error) bool {
 // Unavailable reports whether err means that the database could not answer
 // in time or at all, rather than that the request was wrong: the pool or a
 // statement ran out of time, the server is unreachable, refuses connections,
-// has too many clients, is shutting down, or cancelled the statement;
+// has too many clients, is shutting down, or cancelled the statement, or
+// is a standby that refused a write (25006, during a failover; see
+// ReadOnlyError) or the only kind of host a read-write URL found
+// (ErrNoPrimary);
 // SQLite's lock stayed busy past the busy timeout; the pool is closed. Such a request may
 // succeed later, and nothing it did was committed.
 func Unavailable(err error) bool {
@@ -94,6 +100,7 @@ func Unavailable(err error) bool {
 	if code := SQLSTATE(err); code != "" {
 		return strings.HasPrefix(code, "53") || // insufficient resources: too many connections, out of memory
 			code == "57014" || // statement timeout or cancel
+			code == "25006" || // read-only: a write reached a standby (a demoted primary) during a failover
 			code == "55P03" // lock not available (lock_timeout)
 	}
 	// modernc.org/sqlite: SQLITE_BUSY past the busy timeout. database/sql:

@@ -29,6 +29,10 @@ func (w *Worker) Listening() bool { return w.listening.Load() > 0 }
 // pooler in transaction mode, which keeps no LISTEN: a worker whose pool
 // goes through one (Config.PlainStatements) is given a direct pool here,
 // or no Listen at all. The listener's own pings go through db too.
+// Opened by internal/database on several hosts, db's pgdriver connector
+// dials the primary of the moment, so that a listener lost in a failover
+// is established again on the new primary (its confirmation, a ping sent
+// through db, comes back only on the server db writes to).
 func Listen(ctx context.Context, db *bun.DB, log *slog.Logger, workers ...*Worker) {
 	if _, ok := db.Driver().(pgdriver.Driver); !ok {
 		return
