@@ -272,20 +272,7 @@ type duplicates struct {
 func attemptsExplain(t *testing.T, base, token string, channelID int64) func(map[string]int) duplicates {
 	return func(dups map[string]int) duplicates {
 		t.Helper()
-		deliveryOf := map[string]channel.Delivery{}
-		for pageNo := 1; ; pageNo++ {
-			var page struct {
-				Total int
-				List  []channel.Delivery
-			}
-			ok(t, base, token, http.MethodGet, fmt.Sprintf("/api/v1/event/channel/%d/deliveries?pageNo=%d&pageSize=%d", channelID, pageNo, channel.MaxPageSize), nil, &page)
-			for _, d := range page.List {
-				deliveryOf[d.EventID] = d
-			}
-			if len(page.List) == 0 || len(deliveryOf) >= page.Total {
-				break
-			}
-		}
+		deliveryOf := deliveriesByEvent(t, base, token, channelID)
 		out := duplicates{unexplained: map[string]int{}}
 		for eventID, n := range dups {
 			d, found := deliveryOf[eventID]
@@ -1185,4 +1172,24 @@ func TestDurableFailingReceivers(t *testing.T) {
 			}
 		}
 	})
+}
+
+// deliveriesByEvent reads every delivery of the channel through the API,
+// page by page, by its event's id.
+func deliveriesByEvent(t *testing.T, base, token string, channelID int64) map[string]channel.Delivery {
+	t.Helper()
+	out := map[string]channel.Delivery{}
+	for pageNo := 1; ; pageNo++ {
+		var page struct {
+			Total int
+			List  []channel.Delivery
+		}
+		ok(t, base, token, http.MethodGet, fmt.Sprintf("/api/v1/event/channel/%d/deliveries?pageNo=%d&pageSize=%d", channelID, pageNo, channel.MaxPageSize), nil, &page)
+		for _, d := range page.List {
+			out[d.EventID] = d
+		}
+		if len(page.List) == 0 || len(out) >= page.Total {
+			return out
+		}
+	}
 }

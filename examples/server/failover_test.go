@@ -150,7 +150,10 @@ func TestFailover(t *testing.T) {
 	// Every event committed (a delivery of the hook on the new primary)
 	// arrives; a delivery claimed on the old primary and never recorded
 	// waits for its lease.
-	committed := deliveryIDs(t, base, ann, hook)
+	committed := map[string]bool{}
+	for id := range deliveriesByEvent(t, base, ann, hook) {
+		committed[id] = true
+	}
 	if len(committed) < len(acked) {
 		t.Errorf("%d deliveries on the new primary, fewer than the %d acknowledged deletes", len(committed), len(acked))
 	}
@@ -316,25 +319,6 @@ func (d *deleter) ackedCount() int {
 	return len(d.acked)
 }
 
-// deliveryIDs is the event ids of every delivery of the channel.
-func deliveryIDs(t *testing.T, base, token string, channelID int64) map[string]bool {
-	t.Helper()
-	ids := map[string]bool{}
-	for pageNo := 1; ; pageNo++ {
-		var page struct {
-			Total int
-			List  []channel.Delivery
-		}
-		ok(t, base, token, http.MethodGet, fmt.Sprintf("/api/v1/event/channel/%d/deliveries?pageNo=%d&pageSize=%d", channelID, pageNo, channel.MaxPageSize), nil, &page)
-		for _, dl := range page.List {
-			ids[dl.EventID] = true
-		}
-		if len(page.List) == 0 || len(ids) >= page.Total {
-			return ids
-		}
-	}
-}
-
 // explainFailover explains the duplicates dups (event id to arrivals,
 // arrivals their times) by the channel's delivery records, as
 // attemptsExplain does, and by claims lost with the old primary: an
@@ -343,20 +327,7 @@ func deliveryIDs(t *testing.T, base, token string, channelID int64) map[string]b
 func explainFailover(t *testing.T, base, token string, channelID int64, dups map[string]int, arrivals map[string][]time.Time) (failed, unrecorded, lostClaims int, unexplained map[string]string) {
 	t.Helper()
 	unexplained = map[string]string{}
-	deliveryOf := map[string]channel.Delivery{}
-	for pageNo := 1; ; pageNo++ {
-		var page struct {
-			Total int
-			List  []channel.Delivery
-		}
-		ok(t, base, token, http.MethodGet, fmt.Sprintf("/api/v1/event/channel/%d/deliveries?pageNo=%d&pageSize=%d", channelID, pageNo, channel.MaxPageSize), nil, &page)
-		for _, d := range page.List {
-			deliveryOf[d.EventID] = d
-		}
-		if len(page.List) == 0 || len(deliveryOf) >= page.Total {
-			break
-		}
-	}
+	deliveryOf := deliveriesByEvent(t, base, token, channelID)
 	for id, n := range dups {
 		d, found := deliveryOf[id]
 		if !found {

@@ -48,14 +48,21 @@ type replicaApp struct {
 	reads   *standbyReads
 	primary *bun.DB
 	standby *bun.DB
+	plain   bool // -database-transaction-pooling: nothing prepared
 }
 
 func newReplicaApp(t *testing.T) *replicaApp {
 	t.Helper()
 	r := dbtest.StartReplica(t)
+	return openReplicaApp(t, r, serveConfig{databaseURL: r.PrimaryURL, readURL: r.StandbyURL, db: database.Options{MaxOpenConns: 8}})
+}
+
+// openReplicaApp opens cfg's database and read pool as serve does, waits
+// until the standby has replayed the migrations, and makes the first
+// server replica over them.
+func openReplicaApp(t *testing.T, r dbtest.Replica, cfg serveConfig) *replicaApp {
+	t.Helper()
 	ctx := context.Background()
-	o := database.Options{MaxOpenConns: 8}
-	cfg := serveConfig{databaseURL: r.PrimaryURL, readURL: r.StandbyURL, db: o}
 	if err := checkDatabaseURLs(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +71,7 @@ func newReplicaApp(t *testing.T) *replicaApp {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { primary.Close() })
-	standby, err := database.Open(r.StandbyURL, o)
+	standby, err := database.Open(cfg.readURL, cfg.db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +79,7 @@ func newReplicaApp(t *testing.T) *replicaApp {
 	if err := r.WaitReplayed(ctx, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	ra := &replicaApp{replica: r, reads: &standbyReads{}, primary: primary, standby: standby}
+	ra := &replicaApp{replica: r, reads: &standbyReads{}, primary: primary, standby: standby, plain: cfg.db.TransactionPooling}
 	ra.fixture = ra.newFixture(t, "")
 	return ra
 }
@@ -84,7 +91,7 @@ func (ra *replicaApp) newFixture(t *testing.T, token string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	clk := &clock{now: time.Now()}
-	a, err := newApp(ra.primary, appConfig{Logger: slog.New(slog.DiscardHandler), Now: clk.Now,
+	a, err := newApp(ra.primary, appConfig{Logger: slog.New(slog.DiscardHandler), Now: clk.Now, PlainStatements: ra.plain,
 		ReadDB: ra.standby.WithQueryHook(ra.reads), Verify: verifyConfig{secret: []byte("0123456789abcdef0123456789abcdef-replica")},
 		Channel: channelConfig{allowPrivate: true}})
 	if err != nil {
@@ -421,38 +428,10 @@ func TestReadReplicaFlagsChecked(t *testing.T) {
 // channels still read their own writes from the standby.
 func TestReadReplicaPooled(t *testing.T) {
 	r := dbtest.StartReplica(t)
-	ctx := context.Background()
 	pooledPrimary, pooledStandby := dbtest.PgBouncer(t, r.PrimaryURL), dbtest.PgBouncer(t, r.StandbyURL)
-	o := database.Options{MaxOpenConns: 4, TransactionPooling: true}
-	cfg := serveConfig{databaseURL: pooledPrimary, migrateURL: r.PrimaryURL, readURL: pooledStandby, db: o}
-	if err := checkDatabaseURLs(cfg); err != nil {
-		t.Fatal(err)
-	}
-	primary, err := openServeDB(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { primary.Close() })
-	standby, err := database.Open(pooledStandby, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { standby.Close() })
-	if err := r.WaitReplayed(ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	reads := &standbyReads{}
-	clk := &clock{now: time.Now()}
-	a, err := newApp(primary, appConfig{Logger: slog.New(slog.DiscardHandler), Now: clk.Now, PlainStatements: true,
-		ReadDB: standby.WithQueryHook(reads), Verify: verifyConfig{secret: []byte("0123456789abcdef0123456789abcdef-replica")},
-		Channel: channelConfig{allowPrivate: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, db: primary, app: a, clock: clk}
-	if f.admin, err = a.demoToken(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ra := openReplicaApp(t, r, serveConfig{databaseURL: pooledPrimary, migrateURL: r.PrimaryURL, readURL: pooledStandby,
+		db: database.Options{MaxOpenConns: 4, TransactionPooling: true}})
+	f, reads := ra.fixture, ra.reads
 	var ch struct {
 		ID int64 `json:"id"`
 	}

@@ -136,29 +136,27 @@ func IsPostgres(raw string) bool {
 // or keyword form (see IsPostgres): a bad host list, port or
 // target_session_attrs, with an error naming the parameter.
 func CheckPostgres(raw string) error {
+	_, err := parseAny(raw)
+	return err
+}
+
+// parseAny takes apart raw in either form CheckPostgres takes.
+func parseAny(raw string) (pgTarget, error) {
 	if keywordDSN(raw) {
 		u, err := keywordURL(raw)
 		if err != nil {
-			return err
+			return pgTarget{}, err
 		}
 		raw = u
 	}
-	_, err := parsePostgres(raw)
-	return err
+	return parsePostgres(raw)
 }
 
 // WantsPrimary reports whether raw, a PostgreSQL URL or keyword form that
 // CheckPostgres takes, asks for target_session_attrs=read-write: a pool
 // opened on it never reaches a standby.
 func WantsPrimary(raw string) bool {
-	if keywordDSN(raw) {
-		u, err := keywordURL(raw)
-		if err != nil {
-			return false
-		}
-		raw = u
-	}
-	t, err := parsePostgres(raw)
+	t, err := parseAny(raw)
 	return err == nil && t.readWrite
 }
 
