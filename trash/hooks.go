@@ -122,7 +122,9 @@ func (s ProjectScope) Contains(id int64) bool { return s.All || slices.Contains(
 // on.
 //
 // db is what to query through: the transaction that Add was handed (the
-// host's own), or the trash's database outside any transaction. Inside a
+// host's own), or the trash's database outside any transaction; for a
+// search or a Get with Config.ReadDB set, the pool that read the entries,
+// which may be the standby. Inside a
 // transaction, that transaction holds a connection of the pool, and a
 // resolver that asked the pool for another would wait for one that may
 // never come free (with a pool of one, never): a resolver that reads the

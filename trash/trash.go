@@ -754,9 +754,6 @@ func (t *Trash) canManage(ctx context.Context, p deskkit.Principal, projectID in
 	return ok, nil
 }
 
-// inTx runs fn in a transaction, again if PostgreSQL rolls it back for a
-// deadlock or a serialization failure. fn does database work through tx
-// only (and the Restorer must too), so running it again is safe.
 // wrote tells the read router that p's tenant wrote, after an operation
 // that ended with err: nil, or an error after batches that committed.
 func (t *Trash) wrote(ctx context.Context, p deskkit.Principal, err error) {
@@ -765,6 +762,9 @@ func (t *Trash) wrote(ctx context.Context, p deskkit.Principal, err error) {
 	}
 }
 
+// inTx runs fn in a transaction, again if PostgreSQL rolls it back for a
+// deadlock or a serialization failure. fn does database work through tx
+// only (and the Restorer must too), so running it again is safe.
 func (t *Trash) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	return deskkit.RunInTx(ctx, t.db, nil, fn)
 }
