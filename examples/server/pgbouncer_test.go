@@ -281,17 +281,29 @@ func BenchmarkPgBouncerDrain(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	drainOver(b, ddb, direct.channels, tenant, 200, got, done, want) // warm both
+	// The direct pool with PlainStatements, as through PgBouncer: what
+	// unprepared statements cost, told apart from the pooler's hop.
+	plain, err := newApp(ddb, appConfig{Logger: slog.New(slog.DiscardHandler), PlainStatements: true,
+		Verify: verifyConfig{secret: []byte("0123456789abcdef0123456789abcdef-pgbouncer")}, Channel: channelConfig{allowPrivate: true}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	drainOver(b, ddb, direct.channels, tenant, 200, got, done, want) // warm all three
+	drainOver(b, ddb, plain.channels, tenant, 200, got, done, want)
 	drainOver(b, p.db, p.app.channels, tenant, 200, got, done, want)
-	var wallDirect, wallPooled time.Duration
+	var wallDirect, wallPlain, wallPooled time.Duration
 	b.ResetTimer()
 	for b.Loop() {
 		wallDirect += drainOver(b, ddb, direct.channels, tenant, pgbDrainEvents, got, done, want)
+		wallPlain += drainOver(b, ddb, plain.channels, tenant, pgbDrainEvents, got, done, want)
 		wallPooled += drainOver(b, p.db, p.app.channels, tenant, pgbDrainEvents, got, done, want)
 	}
 	per := func(d time.Duration) float64 { return float64(b.N*5*pgbDrainEvents) / d.Seconds() }
 	b.ReportMetric(per(wallDirect), "direct-deliveries/s")
+	b.ReportMetric(per(wallPlain), "direct-plain-deliveries/s")
 	b.ReportMetric(per(wallPooled), "pgbouncer-deliveries/s")
+	b.ReportMetric(per(wallPlain)/per(wallDirect), "plain/direct")
+	b.ReportMetric(per(wallPooled)/per(wallPlain), "pgbouncer/plain")
 	b.ReportMetric(per(wallPooled)/per(wallDirect), "pgbouncer/direct")
 }
 
