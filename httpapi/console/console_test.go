@@ -21,6 +21,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/deskkit/deskkit"
+	"github.com/deskkit/deskkit/channel"
 	"github.com/deskkit/deskkit/httpapi"
 	"github.com/deskkit/deskkit/internal/clocktest"
 	"github.com/deskkit/deskkit/internal/dbtest"
@@ -491,4 +492,24 @@ func TestSentence(t *testing.T) {
 			t.Errorf("sentence(%q, %v) = %q, want %q", tc.in, tc.upper, got, tc.want)
 		}
 	}
+}
+
+// setupChannels is setup with a channel registry over db (migrated) as
+// Config.Channels, on the fixture's clock.
+func setupChannels(t *testing.T, db *bun.DB) (*fixture, *channel.ChannelRegistry) {
+	t.Helper()
+	if err := channel.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	var reg *channel.ChannelRegistry
+	f := setup(t, db, func(c *Config) {
+		var err error
+		reg, err = channel.New(db, []byte("0123456789abcdef0123456789abcdef-console"), nil,
+			&channel.Config{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Channels = reg
+	}, false)
+	return f, reg
 }

@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -25,19 +24,7 @@ import (
 func TestDeliveryFilterForm(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := channel.Migrate(ctx, db); err != nil {
-			t.Fatal(err)
-		}
-		var reg *channel.ChannelRegistry
-		f := setup(t, db, func(c *Config) {
-			var err error
-			reg, err = channel.New(db, []byte("0123456789abcdef0123456789abcdef-console"), nil,
-				&channel.Config{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Channels = reg
-		}, false)
+		f, reg := setupChannels(t, db)
 		if err := reg.RegisterEventTypes(
 			deskkit.EventType{Name: "task.trashed", Description: "A task was deleted.", Example: map[string]any{}},
 			deskkit.EventType{Name: "task.restored", Description: "A task was restored.", Example: map[string]any{}},

@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -27,19 +26,7 @@ import (
 func TestHeaderFields(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := channel.Migrate(ctx, db); err != nil {
-			t.Fatal(err)
-		}
-		var reg *channel.ChannelRegistry
-		f := setup(t, db, func(c *Config) {
-			var err error
-			reg, err = channel.New(db, []byte("0123456789abcdef0123456789abcdef-console"), nil,
-				&channel.Config{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Channels = reg
-		}, false)
+		f, reg := setupChannels(t, db)
 		ada := deskkit.Principal{TenantID: 1, UserID: 1, Admin: true}
 		ck := f.signIn(f.token)
 		csrf := f.csrf(ck)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"html"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,19 +24,7 @@ import (
 func TestSecretPages(t *testing.T) {
 	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := channel.Migrate(ctx, db); err != nil {
-			t.Fatal(err)
-		}
-		var reg *channel.ChannelRegistry
-		f := setup(t, db, func(c *Config) {
-			var err error
-			reg, err = channel.New(db, []byte("0123456789abcdef0123456789abcdef-console"), nil,
-				&channel.Config{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Channels = reg
-		}, false)
+		f, reg := setupChannels(t, db)
 		ada := deskkit.Principal{TenantID: 1, UserID: 1, Admin: true}
 		added, err := reg.Add(ctx, ada, channel.Input{Type: "WEBHOOK", Name: "Ops hook", Address: "https://hooks.example.com/ops"})
 		if err != nil {
