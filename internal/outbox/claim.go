@@ -53,8 +53,9 @@ import (
 // a target beyond them waits for the next claims, at most a round of the
 // targets, not behind a backlog. A target's rows are read in the index's
 // order, due time alone: a tie-break on the id would sort every due row
-// of the target. Run prepares the statement once (prepareClaim): planning
-// it costs as much as running it.
+// of the target. It runs inside the function deskkit_outbox_claim
+// (functions.go), whose plan PostgreSQL keeps for the server session:
+// planning it costs as much as running it.
 //
 // The cap holds across replicas on PostgreSQL: a claim takes a
 // transaction-scoped advisory lock on each target it reaches
@@ -429,7 +430,7 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 		if err := w.db.ScanRows(ctx, res, &rows); err != nil {
 			return nil, err
 		}
-	} else if err := w.db.NewRaw(claimPostgres, args...).Scan(ctx, &rows); err != nil {
+	} else if err := w.db.NewRaw(claimCall, args...).Scan(ctx, &rows); err != nil {
 		return nil, err
 	}
 	// The next claim steps on from the last target this one reached, or
@@ -522,18 +523,18 @@ func (w *Worker) phase(ctx context.Context) target {
 	return target{lo.Int64 + min(int64(w.cfg.Rand()*float64(span)), span-1), math.MinInt64}
 }
 
-// prepareClaim prepares the claim's statement on PostgreSQL, unless that
-// is done: planning it costs as much as running it. It takes a connection
-// of the pool: Run calls it before it claims, holding none. On failure the
-// claims run unprepared (each planned again), as they do with
-// Config.PlainStatements.
+// prepareClaim prepares the claim's call of its function (claimCall) on
+// PostgreSQL, unless that is done. It takes a connection of the pool: Run
+// calls it before it claims, holding none. On failure the claims send the
+// call unprepared, as they do with Config.PlainStatements; the function's
+// plan is kept either way.
 func (w *Worker) prepareClaim(ctx context.Context) {
 	if !w.pg || w.cfg.PlainStatements || w.claimStmt.Load() != nil {
 		return
 	}
-	s, err := w.db.DB.PrepareContext(ctx, numbered(claimPostgres))
+	s, err := w.db.DB.PrepareContext(ctx, numbered(claimCall))
 	if err != nil {
-		w.cfg.Logger.WarnContext(ctx, "outbox: prepare the claim; claims run unprepared", slog.Any("error", err))
+		w.cfg.Logger.WarnContext(ctx, "outbox: prepare the claim's call; claims send it unprepared", slog.Any("error", err))
 		return
 	}
 	if !w.claimStmt.CompareAndSwap(nil, s) {

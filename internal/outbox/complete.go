@@ -244,8 +244,9 @@ func (w *Worker) freshConn(ctx context.Context) (bun.Conn, error) {
 // recordOn writes the outcomes of batch through db in one transaction:
 // the deliveries' new states (each only while its lease token matches),
 // the attempts' rows of those, the targets' flow (flowUpsert), and the
-// handler's. On PostgreSQL the first three are one prepared statement
-// (recordPostgres): a flush of one or two outcomes, the usual flush at a
+// handler's. On PostgreSQL the first three are one statement
+// (recordPostgres, in the function deskkit_outbox_record, whose plan
+// PostgreSQL keeps for the session: functions.go): a flush of one or two outcomes, the usual flush at a
 // steady 100 events a second, cost about 0.9 ms of PostgreSQL's CPU
 // written out as VALUES (most of it planning a text seen once), which is
 // as much as the rest of the delivery. It returns the deliveries whose
@@ -362,8 +363,8 @@ SELECT v.id, v.att, v.started, v.took, v.code, v.err, v.errj, v.resp, v.exch FRO
 
 // recordPostgres writes a flush on PostgreSQL in one statement of
 // data-modifying WITH queries, whose text does not change with the flush
-// (the outcomes and signals come as JSON), so that it is prepared once
-// (prepareRecord): ?0 the outcomes (recordRow), ?1 the signals
+// (the outcomes and signals come as JSON), so that it is planned once per
+// server session, as the body of deskkit_outbox_record: ?0 the outcomes (recordRow), ?1 the signals
 // (flowRecord), ?2 the kind, ?3 and ?4 the in-flight floor and ceiling.
 // Its rows are the ids recorded, then the targets' new limits.
 func (w *Worker) recordPostgres() string {
@@ -382,17 +383,17 @@ SELECT id, NULL::bigint AS tenant_id, NULL::bigint AS target_id, NULL::double pr
 UNION ALL SELECT NULL, tenant_id, target_id, in_flight_limit FROM flow`
 }
 
-// prepareRecord prepares recordPostgres, unless that is done. Like
-// prepareClaim, it takes a connection of the pool: Run calls it holding
-// none. On failure, and with Config.PlainStatements, flushes run it
-// unprepared.
+// prepareRecord prepares the flush's call of its function (recordCall),
+// unless that is done. Like prepareClaim, it takes a connection of the
+// pool: Run calls it holding none. On failure, and with
+// Config.PlainStatements, flushes send the call unprepared.
 func (w *Worker) prepareRecord(ctx context.Context) {
 	if !w.pg || w.cfg.PlainStatements || w.recordStmt.Load() != nil {
 		return
 	}
-	s, err := w.db.DB.PrepareContext(ctx, numbered(w.recordPostgres()))
+	s, err := w.db.DB.PrepareContext(ctx, numbered(recordCall))
 	if err != nil {
-		w.cfg.Logger.WarnContext(ctx, "outbox: prepare the flush; flushes run unprepared", slog.Any("error", err))
+		w.cfg.Logger.WarnContext(ctx, "outbox: prepare the flush's call; flushes send it unprepared", slog.Any("error", err))
 		return
 	}
 	if !w.recordStmt.CompareAndSwap(nil, s) {
@@ -417,7 +418,7 @@ func (w *Worker) recordPG(ctx context.Context, tx bun.Tx, rows []recordRow, sign
 	if stmt := w.recordStmt.Load(); stmt != nil {
 		res, err = tx.Tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
 	} else {
-		res, err = tx.QueryContext(ctx, tx.NewRaw(w.recordPostgres(), args...).String())
+		res, err = tx.QueryContext(ctx, tx.NewRaw(recordCall, args...).String())
 	}
 	if err != nil {
 		return nil, nil, err

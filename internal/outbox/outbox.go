@@ -68,8 +68,9 @@
 // Config.FlushEvery (5 ms) for others, or less once Config.FlushSize (100)
 // have come, and a flush records all of them in one transaction: the
 // deliveries' new states, the attempts' rows and the targets' flow (one
-// prepared statement on PostgreSQL, whose outcomes come as JSON, so that
-// a flush of one outcome is not planned anew), and the handler's Recorded
+// statement on PostgreSQL, whose outcomes come as JSON, in a function
+// whose plan PostgreSQL keeps, so that a flush of one outcome is not
+// planned anew, through PgBouncer too), and the handler's Recorded
 // for the whole flush. A process that dies
 // between an attempt and its flush has those attempts made again when
 // their leases end (at least once); nothing else is made twice. A flush

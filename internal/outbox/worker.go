@@ -232,11 +232,13 @@ type Config struct {
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
 	SpanName       string
-	// PlainStatements turns off the preparation of the claim and of the
-	// flush on PostgreSQL, for a pool behind a pooler that keeps no
-	// session (PgBouncer in transaction mode): both then run as plain
-	// statements, planned again each time. A Listen for such a worker
-	// must be given a direct connection's pool, not this one.
+	// PlainStatements turns off the preparation of the calls of the
+	// claim's and the flush's functions on PostgreSQL, for a pool behind
+	// a pooler that keeps no session (PgBouncer in transaction mode):
+	// both calls are then sent as plain statements. The functions keep
+	// their plans in the server sessions either way (functions.go). A
+	// Listen for such a worker must be given a direct connection's pool,
+	// not this one.
 	PlainStatements bool
 }
 
@@ -344,11 +346,12 @@ type Worker struct {
 	sleep func(ctx context.Context, d time.Duration) error
 
 	claimClock claimClock
-	// claimStmt is the claim's prepared statement: on PostgreSQL nil
-	// until Run prepared it, on SQLite until the first claim did.
+	// claimStmt is the claim's prepared statement: on PostgreSQL its
+	// function's call, nil until Run prepared it; on SQLite claimSQLite,
+	// nil until the first claim prepared it.
 	claimStmt atomic.Pointer[sql.Stmt]
-	// recordStmt is the flush's prepared statement on PostgreSQL
-	// (prepareRecord); nil until prepared, and on SQLite.
+	// recordStmt is the flush's prepared call of its function on
+	// PostgreSQL (prepareRecord); nil until prepared, and on SQLite.
 	recordStmt atomic.Pointer[sql.Stmt]
 	// capped is whether the last claim may have left due deliveries for
 	// a cap (a target's in-flight, a tenant's slots): on SQLite a flush,
