@@ -562,8 +562,10 @@ type Config struct {
 	// runs on PostgreSQL (prepared once per connection, so that PostgreSQL
 	// does not plan it again for every event: most of its cost; the
 	// statement is the same either way), and of the delivery worker's
-	// claim and flush; and Run then LISTENs only on ListenDB, never on
-	// db. Set it when connections go through a pooler that keeps no
+	// calls of its claim and flush (PL/pgSQL functions that Migrate
+	// defines, whose plans PostgreSQL keeps in each server session, which
+	// a pooler keeps too: they are planned once either way); and Run then
+	// LISTENs only on ListenDB, never on db. Set it when connections go through a pooler that keeps no
 	// session, such as PgBouncer in transaction mode: db must then also
 	// set no session parameter of its own (statement_timeout and the like
 	// go per transaction, with SET LOCAL), and Migrate runs on a direct

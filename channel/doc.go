@@ -182,10 +182,10 @@
 // across replicas. On PostgreSQL, Migrate gives the outbox's tables their
 // own autovacuum settings, which act only with autovacuum on (PostgreSQL's
 // default); examples/server/README.md ("Operating the outbox") says what
-// an operator checks and what to do without autovacuum. Publish's
-// statement, the worker's claim and its flush are prepared unless
-// Config.PlainStatements is set, for PgBouncer in transaction mode (see
-// Config.ListenDB). SQLite, one process, needs none of this.
+// an operator checks and what to do without autovacuum. Publish is
+// prepared unless Config.PlainStatements (PgBouncer; see Config.ListenDB);
+// the worker's claim and flush keep their plans either way, in functions
+// Migrate defines. SQLite, one process, needs none of this.
 //
 // Config.MeterProvider and Config.TracerProvider (nil: the global ones)
 // get spans and the outbox's instruments: Config.MeterProvider lists them.

@@ -217,7 +217,8 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 	// PlainStatements is for a db that goes through a pooler keeping no
 	// session, such as PgBouncer in transaction mode: the notice worker
-	// prepares no statement, and Run LISTENs only on ListenDB. db must
+	// prepares no statement (its claim and flush keep their plans in
+	// functions Migrate defines), and Run LISTENs only on ListenDB. db must
 	// then set no session parameter of its own, and Migrate runs on a
 	// direct connection (it holds a session's advisory lock).
 	PlainStatements bool

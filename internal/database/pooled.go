@@ -5,7 +5,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 
 	"github.com/uptrace/bun/driver/pgdriver"
@@ -24,10 +23,15 @@ var ErrPrepared = errors.New("database: prepared statements are off on a pool op
 // session is lent to a client for one transaction only. Nothing it sends
 // outlives a transaction: it sets no session parameter after connecting;
 // each transaction starts with SET LOCAL of the statement timeout and of
-// max_parallel_workers_per_gather (in BEGIN's round trip), and a
-// statement run outside a transaction is sent with them in front, in the
-// same simple query, which PostgreSQL runs as one implicit transaction;
-// preparing a statement fails with ErrPrepared. pgdriver sends its
+// max_parallel_workers_per_gather, and a statement run outside a
+// transaction is sent with them in front, in the same simple query,
+// which PostgreSQL runs as one implicit transaction; preparing a
+// statement fails with ErrPrepared. A transaction's BEGIN and its SET
+// LOCALs go in front of its first statement, in that statement's simple
+// query: every round trip through the pooler costs a hop more than a
+// direct one, and this saves one per transaction (a flush of the
+// delivery workers is BEGIN, one statement and COMMIT). A transaction
+// that runs no statement sends nothing, not even its COMMIT. pgdriver sends its
 // arguments inline (the simple query protocol), so no statement is
 // prepared behind the caller's back.
 type pooledConnector struct {
@@ -64,11 +68,15 @@ func (c *pooledConnector) Driver() driver.Driver { return c.inner.Driver() }
 
 // pooledConn is one pgdriver connection of a pooled pool. inTx is set
 // between BeginTx and the transaction's end: statements inside one run
-// as they are, after BEGIN's SET LOCAL.
+// as they are, the first with begin in front.
 type pooledConn struct {
 	*pgdriver.Conn
 	local string
 	inTx  atomic.Bool
+	// begin is the BEGIN and SET LOCALs of the transaction begun, until
+	// its first statement carries them; "" once sent, and outside one.
+	// database/sql uses a connection from one goroutine at a time.
+	begin string
 }
 
 var (
@@ -92,7 +100,8 @@ func (cn *pooledConn) Begin() (driver.Tx, error) {
 	return cn.BeginTx(context.Background(), driver.TxOptions{})
 }
 
-// BeginTx begins a transaction and sets its locals in one round trip.
+// BeginTx begins a transaction: its BEGIN and SET LOCALs wait for its
+// first statement (wrap).
 func (cn *pooledConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	begin := "BEGIN"
 	switch level := isolationName(opts.Isolation); {
@@ -104,12 +113,10 @@ func (cn *pooledConn) BeginTx(ctx context.Context, opts driver.TxOptions) (drive
 	if opts.ReadOnly {
 		begin += " READ ONLY"
 	}
-	if _, err := cn.Conn.ExecContext(ctx, begin+"; "+strings.TrimSuffix(cn.local, " "), nil); err != nil {
-		// A SET LOCAL that failed after BEGIN leaves an aborted
-		// transaction, which would hold PgBouncer's server session.
-		_, _ = cn.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil)
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	cn.begin = begin + "; " + cn.local
 	cn.inTx.Store(true)
 	return pooledTx{cn}, nil
 }
@@ -133,12 +140,19 @@ func isolationName(l driver.IsolationLevel) string {
 }
 
 // wrap is query as it is sent: with the locals in front outside a
-// transaction.
+// transaction, with the BEGIN and locals in front as a transaction's
+// first statement. The BEGIN counts as sent from then on: a statement
+// that fails, even before it reached the server, is followed by the
+// caller's ROLLBACK, which PostgreSQL answers with a warning alone when
+// no transaction is open.
 func (cn *pooledConn) wrap(query string) string {
-	if cn.inTx.Load() {
-		return query
+	if !cn.inTx.Load() {
+		return cn.local + query
 	}
-	return cn.local + query
+	if cn.begin != "" {
+		query, cn.begin = cn.begin+query, ""
+	}
+	return query
 }
 
 func (cn *pooledConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -155,8 +169,14 @@ type pooledTx struct{ cn *pooledConn }
 func (tx pooledTx) Commit() error   { return tx.end("COMMIT") }
 func (tx pooledTx) Rollback() error { return tx.end("ROLLBACK") }
 
+// end sends stmt, unless the transaction sent nothing: then there is
+// nothing to commit or roll back.
 func (tx pooledTx) end(stmt string) error {
 	defer tx.cn.inTx.Store(false)
+	if tx.cn.begin != "" {
+		tx.cn.begin = ""
+		return nil
+	}
 	_, err := tx.cn.Conn.ExecContext(context.Background(), stmt, nil)
 	return err
 }

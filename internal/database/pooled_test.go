@@ -133,3 +133,108 @@ func TestTransactionPoolingApplicationName(t *testing.T) {
 		t.Errorf("application_name = %q, want deskkit-test", name)
 	}
 }
+
+// TestTransactionPoolingLazyBegin checks the transactions of a pool with
+// TransactionPooling, whose BEGIN goes out with their first statement:
+// the statements of one transaction share it (one transaction id, and a
+// rollback undoes the first), a transaction whose first statement fails
+// rolls back and leaves its connection serving, and one that runs no
+// statement commits and rolls back without error.
+func TestTransactionPoolingLazyBegin(t *testing.T) {
+	direct := dbtest.RequirePostgres(t)
+	pooled := dbtest.PgBouncer(t, direct)
+	db, err := database.Open(pooled, database.Options{MaxOpenConns: 1, TransactionPooling: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	table := "deskkit_lazy_begin_test"
+	if _, err := db.ExecContext(ctx, "CREATE TABLE "+table+" (n integer)"); err != nil {
+		t.Fatal(err)
+	}
+	defer db.ExecContext(context.WithoutCancel(ctx), "DROP TABLE "+table) //nolint:errcheck // the test's database is dropped anyway
+
+	var first, second int64
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewRaw("SELECT txid_current()").Scan(ctx, &first); err != nil {
+			return err
+		}
+		return tx.NewRaw("SELECT txid_current()").Scan(ctx, &second)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != second {
+		t.Errorf("one transaction's statements ran in transactions %d and %d", first, second)
+	}
+
+	errUndo := errors.New("undo")
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+" VALUES (1)"); err != nil {
+			return err
+		}
+		return errUndo
+	})
+	if !errors.Is(err, errUndo) {
+		t.Fatal(err)
+	}
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SELECT 1/0"); database.SQLSTATE(err) != "22012" {
+			t.Errorf("a failing first statement: %v, want 22012", err)
+		}
+		return errUndo
+	})
+	if !errors.Is(err, errUndo) {
+		t.Fatal(err)
+	}
+	for _, opts := range []*sql.TxOptions{nil, {ReadOnly: true}} {
+		if err := db.RunInTx(ctx, opts, func(context.Context, bun.Tx) error { return nil }); err != nil {
+			t.Errorf("a transaction without statements (%+v): %v", opts, err)
+		}
+		if err := db.RunInTx(ctx, opts, func(context.Context, bun.Tx) error { return errUndo }); !errors.Is(err, errUndo) {
+			t.Errorf("a transaction without statements rolled back (%+v): %v", opts, err)
+		}
+	}
+	var n int
+	if err := db.NewRaw("SELECT count(*) FROM "+table).Scan(ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d rows after the rolled-back insert, want 0", n)
+	}
+	// The one connection is out of every transaction: a statement
+	// outside one commits on its own.
+	if _, err := db.ExecContext(ctx, "INSERT INTO "+table+" VALUES (2)"); err != nil {
+		t.Fatal(err)
+	}
+	var status string
+	if err := db.NewRaw("SELECT CASE WHEN count(*) = 1 THEN 'committed' ELSE 'missing' END FROM "+table).Scan(ctx, &status); err != nil {
+		t.Fatal(err)
+	}
+	if status != "committed" {
+		t.Errorf("a statement after the transactions: %s", status)
+	}
+}
+
+// BenchmarkTransactionPoolingTx runs a transaction of one statement (the
+// shape of a delivery worker's flush: BEGIN, a statement, COMMIT) through
+// a real PgBouncer in transaction mode, on a pool with TransactionPooling.
+func BenchmarkTransactionPoolingTx(b *testing.B) {
+	pooled := dbtest.PgBouncer(b, dbtest.RequirePostgres(b))
+	db, err := database.Open(pooled, database.Options{MaxOpenConns: 1, TransactionPooling: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for b.Loop() {
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			var n int
+			return tx.NewRaw("SELECT 1").Scan(ctx, &n)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
