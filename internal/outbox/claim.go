@@ -215,8 +215,8 @@ moved AS (
 SELECT c.*, s.not_before AS not_before_ms, s.rate, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms, e.title, e.body, e.data, e.messages,
   last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.found,
   EXISTS (SELECT 1 FROM room WHERE room <= 0) OR EXISTS (SELECT 1 FROM ranked r
-    JOIN json_each_text(CAST(?5 AS json)) h ON h.key = CAST(r.tenant_id AS text)
-    WHERE r.turn > ?4 - CAST(h.value AS integer)) AS capped,
+    LEFT JOIN json_each_text(CAST(?5 AS json)) h ON h.key = CAST(r.tenant_id AS text)
+    WHERE r.turn > ?4 - COALESCE(CAST(h.value AS integer), 0)) AS capped,
   NOT EXISTS (SELECT 1 FROM room r WHERE r.free > (SELECT count(*) FROM claimed c
     WHERE c.tenant_id = r.tenant_id AND c.target_id = r.target_id)) AS full
 FROM (SELECT t.tenant_id, t.target_id, (SELECT max(i) FROM targets) AS found FROM targets t WHERE t.i < ?11 ORDER BY t.i DESC LIMIT 1) last
@@ -291,8 +291,8 @@ SELECT p.id, p.tenant_id, p.target_id, CASE WHEN p.rate > 0 THEN p.rate END AS r
   CASE WHEN p.rate > 0 THEN p.start + (p.target_turn - 1) * 1000.0 / p.rate END AS not_before_ms,
   last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.found,
   EXISTS (SELECT 1 FROM room WHERE room <= 0) OR EXISTS (SELECT 1 FROM ranked r
-    JOIN json_each(?5) h ON h.key = CAST(r.tenant_id AS TEXT)
-    WHERE r.turn > ?4 - h.value) AS capped
+    LEFT JOIN json_each(?5) h ON h.key = CAST(r.tenant_id AS TEXT)
+    WHERE r.turn > ?4 - COALESCE(h.value, 0)) AS capped
 FROM (SELECT t.tenant_id, t.target_id, (SELECT max(i) FROM targets) AS found FROM targets t
   WHERE t.i < ?11 ORDER BY t.i DESC LIMIT 1) last
 LEFT JOIN pick p ON true

@@ -291,6 +291,30 @@ func TestClaimTellsCappedOnEachDB(t *testing.T) {
 	})
 }
 
+// TestClaimTellsTenantCapped: a claim that leaves a tenant's due
+// deliveries beyond its slots says it is capped though the tenant held
+// none of them before it (it was told only of tenants that held some),
+// so that Run waits for an attempt to end rather than claiming again at
+// once for nothing: a lone tenant's drain made every other claim empty.
+func TestClaimTellsTenantCapped(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		migrated(t, db)
+		clock := clocktest.New(t0)
+		for i := range 2 {
+			enqueue(t, db, tenantEvent(3, fmt.Sprintf("msg_c%d", i)), clock.Now(), 10, 11)
+		}
+		w := fairWorker(t, db, newScript(), clock, Config{Concurrency: 8, TenantSlots: 3, TargetInFlight: 2})
+		batch, err := w.claim(ctx, 8, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(batch) != 3 || !w.capped.Load() {
+			t.Errorf("took %d, capped %v; want the tenant's 3 slots' worth and capped", len(batch), w.capped.Load())
+		}
+	})
+}
+
 // TestSQLiteClaimOnOneConnection: on a pool of one connection the SQLite
 // claim prepares its statement before its transaction takes the
 // connection, and runs it in the transaction on that connection: claims,

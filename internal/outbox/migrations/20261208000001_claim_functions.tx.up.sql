@@ -95,8 +95,8 @@ moved AS (
 SELECT c.*, s.not_before AS not_before_ms, s.rate, e.event_id IS NOT NULL AS has_event, e.event_type, e.occurred_at_ms, e.title, e.body, e.data, e.messages,
   last.tenant_id AS last_tenant_id, last.target_id AS last_target_id, last.found,
   EXISTS (SELECT 1 FROM room WHERE room <= 0) OR EXISTS (SELECT 1 FROM ranked r
-    JOIN json_each_text(CAST($6 AS json)) h ON h.key = CAST(r.tenant_id AS text)
-    WHERE r.turn > $5 - CAST(h.value AS integer)) AS capped,
+    LEFT JOIN json_each_text(CAST($6 AS json)) h ON h.key = CAST(r.tenant_id AS text)
+    WHERE r.turn > $5 - COALESCE(CAST(h.value AS integer), 0)) AS capped,
   NOT EXISTS (SELECT 1 FROM room r WHERE r.free > (SELECT count(*) FROM claimed c
     WHERE c.tenant_id = r.tenant_id AND c.target_id = r.target_id)) AS full
 FROM (SELECT t.tenant_id, t.target_id, (SELECT max(i) FROM targets) AS found FROM targets t WHERE t.i < $12 ORDER BY t.i DESC LIMIT 1) last
