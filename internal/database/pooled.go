@@ -31,9 +31,9 @@ var ErrPrepared = errors.New("database: prepared statements are off on a pool op
 // query: every round trip through the pooler costs a hop more than a
 // direct one, and this saves one per transaction (a flush of the
 // delivery workers is BEGIN, one statement and COMMIT). A transaction
-// that runs no statement sends nothing, not even its COMMIT. pgdriver sends its
-// arguments inline (the simple query protocol), so no statement is
-// prepared behind the caller's back.
+// that runs no statement sends nothing, not even its COMMIT. pgdriver
+// sends its arguments inline (the simple query protocol), so no
+// statement is prepared behind the caller's back.
 type pooledConnector struct {
 	inner *pgdriver.Connector
 	// local is the SET LOCAL statements that start every transaction,

@@ -246,12 +246,13 @@ func (w *Worker) freshConn(ctx context.Context) (bun.Conn, error) {
 // the attempts' rows of those, the targets' flow (flowUpsert), and the
 // handler's. On PostgreSQL the first three are one statement
 // (recordPostgres, in the function deskkit_outbox_record, whose plan
-// PostgreSQL keeps for the session: functions.go): a flush of one or two outcomes, the usual flush at a
-// steady 100 events a second, cost about 0.9 ms of PostgreSQL's CPU
-// written out as VALUES (most of it planning a text seen once), which is
-// as much as the rest of the delivery. It returns the deliveries whose
-// leases had ended (their outcomes are dropped). The flow counts every
-// attempt of the batch, a dropped outcome's too: its receiver answered.
+// PostgreSQL keeps for the session: functions.go): a flush of one or two
+// outcomes, the usual flush at a steady 100 events a second, cost about
+// 0.9 ms of PostgreSQL's CPU written out as VALUES (most of it planning a
+// text seen once), which is as much as the rest of the delivery. It
+// returns the deliveries whose leases had ended (their outcomes are
+// dropped). The flow counts every attempt of the batch, a dropped
+// outcome's too: its receiver answered.
 func (w *Worker) recordOn(ctx context.Context, db bun.IDB, batch []done) ([]int64, error) {
 	now := w.cfg.Now()
 	rows := make([]recordRow, len(batch))
@@ -364,8 +365,9 @@ SELECT v.id, v.att, v.started, v.took, v.code, v.err, v.errj, v.resp, v.exch FRO
 // recordPostgres writes a flush on PostgreSQL in one statement of
 // data-modifying WITH queries, whose text does not change with the flush
 // (the outcomes and signals come as JSON), so that it is planned once per
-// server session, as the body of deskkit_outbox_record: ?0 the outcomes (recordRow), ?1 the signals
-// (flowRecord), ?2 the kind, ?3 and ?4 the in-flight floor and ceiling.
+// server session, as the body of deskkit_outbox_record: ?0 the outcomes
+// (recordRow), ?1 the signals (flowRecord), ?2 the kind, ?3 and ?4 the
+// in-flight floor and ceiling.
 // Its rows are the ids recorded, then the targets' new limits.
 func (w *Worker) recordPostgres() string {
 	return `WITH v AS (
