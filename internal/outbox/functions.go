@@ -22,7 +22,9 @@ import (
 // when a migration last defined them: a change to claimPostgres,
 // recordPostgres or flowUpsert takes a new migration that defines the
 // functions again, which TestFunctionsMigrated asks for with the text to
-// write (functionsSQL).
+// write (functionsSQL). One that changes their parameters or columns
+// drops them first: CREATE OR REPLACE cannot change a function's result
+// type, and would add a function beside one of other parameters.
 
 // claimCall calls deskkit_outbox_claim with claimPostgres's arguments.
 const claimCall = `SELECT * FROM deskkit_outbox_claim(CAST(?0 AS varchar), CAST(?1 AS bigint), CAST(?2 AS integer),
