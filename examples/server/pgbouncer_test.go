@@ -298,8 +298,8 @@ func TestPgBouncerDrain(t *testing.T) {
 func BenchmarkPgBouncerDrain(b *testing.B) { benchPgBouncerDrain(b, 1) }
 
 // BenchmarkPgBouncerDrainTenants is BenchmarkPgBouncerDrain with the
-// 4,000 events spread over 4 tenants of 5 webhooks each: a drain bound by
-// CPU more than by the round trips of one tenant's batches.
+// 4,000 events spread over 4 tenants of 5 webhooks each, whose claims
+// take more at a time than one tenant's slots allow.
 func BenchmarkPgBouncerDrainTenants(b *testing.B) { benchPgBouncerDrain(b, 4) }
 
 // benchPgBouncerDrain is the two benchmarks above over n tenants.
