@@ -26,15 +26,30 @@ import (
 // drops them first: CREATE OR REPLACE cannot change a function's result
 // type, and would add a function beside one of other parameters.
 
-// claimCall calls deskkit_outbox_claim with claimPostgres's arguments.
-const claimCall = `SELECT * FROM deskkit_outbox_claim(CAST(?0 AS varchar), CAST(?1 AS bigint), CAST(?2 AS integer),
-  CAST(?3 AS integer), CAST(?4 AS integer), CAST(?5 AS text), CAST(?6 AS bigint), CAST(?7 AS varchar), CAST(?8 AS bigint),
-  CAST(?9 AS bigint), CAST(?10 AS bigint), CAST(?11 AS integer), CAST(?12 AS bigint[]), CAST(?13 AS integer),
-  CAST(?14 AS double precision), CAST(?15 AS bigint))`
+// claimParams and recordParams are the types of the functions'
+// parameters: claimPostgres's and recordPostgres's arguments, in order.
+var (
+	claimParams = []string{"varchar", "bigint", "integer", "integer", "integer", "text", "bigint", "varchar",
+		"bigint", "bigint", "bigint", "integer", "bigint[]", "integer", "double precision", "bigint"}
+	recordParams = []string{"text", "text", "varchar", "integer", "integer"}
+)
 
-// recordCall calls deskkit_outbox_record with recordPostgres's arguments.
-const recordCall = `SELECT * FROM deskkit_outbox_record(CAST(?0 AS text), CAST(?1 AS text), CAST(?2 AS varchar),
-  CAST(?3 AS integer), CAST(?4 AS integer))`
+// claimCall and recordCall call the functions with the statements'
+// arguments.
+var (
+	claimCall  = callSQL("deskkit_outbox_claim", claimParams)
+	recordCall = callSQL("deskkit_outbox_record", recordParams)
+)
+
+// callSQL is a call of the function name whose parameters have the types
+// params, each argument (?0, ?1...) cast to its type.
+func callSQL(name string, params []string) string {
+	args := make([]string, len(params))
+	for i, t := range params {
+		args[i] = fmt.Sprintf("CAST(?%d AS %s)", i, t)
+	}
+	return "SELECT * FROM " + name + "(" + strings.Join(args, ", ") + ")"
+}
 
 // functionsSQL is the PostgreSQL part of the migration that defines
 // deskkit_outbox_claim and deskkit_outbox_record from the statements of
@@ -51,19 +66,18 @@ func functionsSQL() string {
 -- claimPostgres and recordPostgres; TestFunctionsMigrated checks that the
 -- latest migration defining them holds the build's statements.
 `)
-	fn := func(name, params, returns, body string) {
+	fn := func(name string, params []string, returns, body string) {
 		fmt.Fprintf(&b, "CREATE OR REPLACE FUNCTION %s(%s)\nRETURNS TABLE (%s)\nLANGUAGE plpgsql VOLATILE AS $fn$\n#variable_conflict use_column\nBEGIN\nRETURN QUERY %s;\nEND\n$fn$;\n",
-			name, params, returns, numbered(body))
+			name, strings.Join(params, ", "), returns, numbered(body))
 	}
-	fn("deskkit_outbox_claim",
-		"varchar, bigint, integer, integer, integer, text, bigint, varchar, bigint, bigint, bigint, integer, bigint[], integer, double precision, bigint",
+	fn("deskkit_outbox_claim", claimParams,
 		`id bigint, tenant_id bigint, event_id varchar, kind varchar, target_id bigint, payload text, attempts integer, step integer,
   not_before_ms double precision, rate double precision, has_event boolean, event_type varchar, occurred_at_ms bigint,
   title text, body text, data text, messages text, last_tenant_id bigint, last_target_id bigint, found integer,
   capped boolean, "full" boolean`,
 		claimPostgres)
 	b.WriteString("--bun:split\n")
-	fn("deskkit_outbox_record", "text, text, varchar, integer, integer",
+	fn("deskkit_outbox_record", recordParams,
 		"id bigint, tenant_id bigint, target_id bigint, in_flight_limit double precision",
 		pg.recordPostgres())
 	return b.String()
