@@ -72,18 +72,25 @@ func setup(t *testing.T, db *bun.DB) *fixture {
 
 func (f *fixture) token(tenant, username string, admin bool) string {
 	f.t.Helper()
+	return issueToken(f.t, f.app, tenant, username, admin)
+}
+
+// issueToken makes sure tenant and its user username exist in a's
+// directory (admin or not) and issues a token for the user.
+func issueToken(tb testing.TB, a *app, tenant, username string, admin bool) string {
+	tb.Helper()
 	ctx := context.Background()
-	tn, err := f.app.dir.EnsureTenant(ctx, tenant)
+	tn, err := a.dir.EnsureTenant(ctx, tenant)
 	if err != nil {
-		f.t.Fatal(err)
+		tb.Fatal(err)
 	}
-	u, err := f.app.dir.EnsureUser(ctx, tn.ID, username, admin)
+	u, err := a.dir.EnsureUser(ctx, tn.ID, username, admin)
 	if err != nil {
-		f.t.Fatal(err)
+		tb.Fatal(err)
 	}
-	token, err := f.app.dir.IssueToken(ctx, u)
+	token, err := a.dir.IssueToken(ctx, u)
 	if err != nil {
-		f.t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return token
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/deskkit/deskkit"
 	"github.com/deskkit/deskkit/channel"
-	"github.com/deskkit/deskkit/examples/server/internal/directory"
 	"github.com/deskkit/deskkit/httpapi/console"
 	"github.com/deskkit/deskkit/internal/database"
 	"github.com/deskkit/deskkit/internal/dbtest"
@@ -238,19 +237,8 @@ func drainRig(tb testing.TB, p *pooledApp, n int) (tenants []int64, got *atomic.
 	for i := range n {
 		admin := p.adminP
 		if i > 0 {
-			tenant, err := p.app.dir.EnsureTenant(ctx, fmt.Sprintf("drain%d", i))
-			if err != nil {
-				tb.Fatal(err)
-			}
-			user, err := p.app.dir.EnsureUserRole(ctx, tenant.ID, "drainer", directory.Role{Admin: true})
-			if err != nil {
-				tb.Fatal(err)
-			}
-			token, err := p.app.dir.IssueTokenIfNone(ctx, user, 0)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			if admin, err = p.app.dir.Authenticate(ctx, token); err != nil {
+			var err error
+			if admin, err = p.app.dir.Authenticate(ctx, issueToken(tb, p.app, fmt.Sprintf("drain%d", i), "drainer", true)); err != nil {
 				tb.Fatal(err)
 			}
 		}
