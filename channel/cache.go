@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -172,8 +173,9 @@ func (c *channelCache) len() int {
 	return c.lru.Len()
 }
 
-// versionRow is what Open reads of every channel of a batch: enough to
-// tell whether its cached copy is current.
+// versionRow is what Open knows of every channel of a batch, from the
+// claim (stateSQL) or read: enough to tell whether its cached copy is
+// current.
 type versionRow struct {
 	TenantID int64 `bun:"tenant_id"`
 	ID       int64 `bun:"id"`
@@ -190,25 +192,73 @@ type versionedRow struct {
 	Version    int64 `bun:"version"`
 }
 
+// stateSQL is the worker's outbox.Config.TargetState: what a batch needs
+// of each claimed delivery's channel to tell whether its cached copy is
+// current, read by the claim in its own round trip (on PostgreSQL, where
+// a read of its own cost a batch one more round trip, through a pooler
+// too): "version enabled failing", the last two as 1 or 0, or "gone" for
+// a deleted channel. parseState reads it.
+const stateSQL = `COALESCE((SELECT CAST(ch.version AS text)` +
+	` || CASE WHEN ch.enabled THEN ' 1' ELSE ' 0' END || CASE WHEN ch.failed_attempts <> 0 THEN ' 1' ELSE ' 0' END` +
+	` FROM deskkit_channels AS ch WHERE ch.tenant_id = c.tenant_id AND ch.id = c.target_id), 'gone')`
+
+// stateGone is stateSQL's state of a deleted channel.
+const stateGone = "gone"
+
+// parseState reads a state of stateSQL of the channel k; ok is false for a
+// deleted one.
+func parseState(k channelKey, s string) (v versionRow, ok bool, err error) {
+	if s == stateGone {
+		return versionRow{}, false, nil
+	}
+	f := strings.Split(s, " ")
+	if len(f) == 3 && (f[1] == "0" || f[1] == "1") && (f[2] == "0" || f[2] == "1") {
+		if v.Version, err = strconv.ParseInt(f[0], 10, 64); err == nil {
+			v.TenantID, v.ID, v.Enabled, v.Failing = k.tenantID, k.id, f[1] == "1", f[2] == "1"
+			return v, true, nil
+		}
+	}
+	return versionRow{}, false, fmt.Errorf("channel: the claim's state of channel %d, %q, is not \"version enabled failing\"", k.id, s)
+}
+
 // openChannels returns those of keys that name a channel, opened: from the
 // cache where the channel's version has not changed, else read and opened
-// again. A channel absent from the answer was deleted. It costs one query
-// for the versions of every channel of keys, whatever their tenants, and
-// one more for the rows of those that changed, if any.
-func (r *ChannelRegistry) openChannels(ctx context.Context, keys []channelKey) (map[channelKey]*opened, error) {
+// again. A channel absent from the answer was deleted. claimed holds what
+// the claim read of some of keys' channels (stateSQL); the versions of
+// the others are read in one query, whatever their tenants (none when the
+// worker claimed the batch). The rows of those that changed, if any, are
+// read in one more.
+func (r *ChannelRegistry) openChannels(ctx context.Context, keys []channelKey, claimed map[channelKey]string) (map[channelKey]*opened, error) {
 	chans := make(map[channelKey]*opened, len(keys))
 	if len(keys) == 0 {
 		return chans, nil
 	}
-	join, args := joinKeys(keys)
 	var current []versionRow
-	err := r.db.NewSelect().
-		ColumnExpr("c.tenant_id, c.id, c.version, c.enabled, c.failed_attempts <> 0 AS failing").
-		TableExpr("deskkit_channels AS c").
-		Join(join, args...).
-		Scan(ctx, &current)
-	if err != nil {
-		return nil, fmt.Errorf("channel: read versions: %w", err)
+	var unread []channelKey
+	for _, k := range keys {
+		s, ok := claimed[k]
+		if !ok {
+			unread = append(unread, k)
+			continue
+		}
+		v, there, err := parseState(k, s)
+		if err != nil {
+			return nil, err
+		}
+		if there {
+			current = append(current, v)
+		}
+	}
+	if len(unread) > 0 {
+		join, args := joinKeys(unread)
+		err := r.db.NewSelect().
+			ColumnExpr("c.tenant_id, c.id, c.version, c.enabled, c.failed_attempts <> 0 AS failing").
+			TableExpr("deskkit_channels AS c").
+			Join(join, args...).
+			Scan(ctx, &current)
+		if err != nil {
+			return nil, fmt.Errorf("channel: read versions: %w", err)
+		}
 	}
 	var stale []channelKey
 	there := make(map[channelKey]bool, len(current))
@@ -230,7 +280,7 @@ func (r *ChannelRegistry) openChannels(ctx context.Context, keys []channelKey) (
 	if len(stale) == 0 {
 		return chans, nil
 	}
-	join, args = joinKeys(stale)
+	join, args := joinKeys(stale)
 	var rows []versionedRow
 	if err := r.db.NewSelect().Model(&rows).Join(join, args...).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("channel: read: %w", err)

@@ -84,10 +84,12 @@ func (rc *cacheReceiver) got() []cacheReq {
 }
 
 // countingHook counts the statements that read deskkit_channels.
+// countingHook counts Open's reads of deskkit_channels: the statements
+// that read it, but for the claim's (which reads the outbox's tables too).
 type countingHook struct{ n atomic.Int64 }
 
 func (h *countingHook) BeforeQuery(ctx context.Context, e *bun.QueryEvent) context.Context {
-	if strings.HasPrefix(e.Query, "SELECT") && strings.Contains(e.Query, "deskkit_channels") {
+	if strings.HasPrefix(e.Query, "SELECT") && strings.Contains(e.Query, "deskkit_channels") && !strings.Contains(e.Query, "deskkit_outbox") {
 		h.n.Add(1)
 	}
 	return ctx
@@ -372,6 +374,98 @@ func TestCacheVersionBumps(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A batch the worker claims brings its channels' versions from the claim
+// (stateSQL): Open reads deskkit_channels only for the rows of the
+// channels that changed, and not at all when none did. A channel changed
+// or disabled after the publish is opened again or not sent to; a
+// delivery of one tenant naming another's channel finds it gone, and
+// sends nothing.
+func TestCacheStatesFromClaim(t *testing.T) {
+	dbtest.EachDB(t, func(t *testing.T, db *bun.DB) {
+		f := newCacheFixture(t, db)
+		ctx := context.Background()
+		a1 := f.add(t, f.ann, Input{Type: "WEBHOOK", Name: "a1", Address: f.recv.URL + "/a1"})
+		e1 := f.add(t, f.eve, Input{Type: "WEBHOOK", Name: "e1", Address: f.recv.URL + "/e1"})
+		// run publishes to both tenants, runs one batch, and returns
+		// Open's reads of deskkit_channels and the paths sent to.
+		run := func(step string, want int) (int64, []string) {
+			t.Helper()
+			f.publish(t, 10)
+			f.publish(t, 20)
+			sent := len(f.recv.got())
+			before := f.reads.n.Load()
+			if n := f.run(t); n != want {
+				t.Fatalf("%s: %d attempts, want %d", step, n, want)
+			}
+			var paths []string
+			for _, r := range f.recv.got()[sent:] {
+				paths = append(paths, r.path)
+			}
+			slices.Sort(paths)
+			return f.reads.n.Load() - before, paths
+		}
+		if reads, paths := run("first", 2); reads != 1 || !slices.Equal(paths, []string{"/a1", "/e1"}) {
+			t.Errorf("first batch: %d reads, sent to %v; want 1 read (the rows), /a1 and /e1", reads, paths)
+		}
+		if reads, paths := run("unchanged", 2); reads != 0 || !slices.Equal(paths, []string{"/a1", "/e1"}) {
+			t.Errorf("unchanged: %d reads, sent to %v; want none, /a1 and /e1", reads, paths)
+		}
+		if _, err := f.r.Replace(ctx, f.eve, Input{ID: e1.ID, Type: "WEBHOOK", Name: "e1", Address: f.recv.URL + "/e1b"}); err != nil {
+			t.Fatal(err)
+		}
+		if reads, paths := run("replaced", 2); reads != 1 || !slices.Equal(paths, []string{"/a1", "/e1b"}) {
+			t.Errorf("after a replace: %d reads, sent to %v; want 1, /a1 and /e1b", reads, paths)
+		}
+
+		// Disabled by hand between the publish and the claim, its
+		// version left as it was (Disable ends its deliveries itself):
+		// the claim's state says so, and nothing is sent.
+		f.publish(t, 10)
+		if _, err := db.NewRaw("UPDATE deskkit_channels SET enabled = ? WHERE id = ?", false, a1.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		sent := len(f.recv.got())
+		if n := f.run(t); n != 1 || len(f.recv.got()) != sent {
+			t.Errorf("disabled after the publish: %d attempts, %d requests; want 1 and none", n, len(f.recv.got())-sent)
+		}
+		if _, err := db.NewRaw("UPDATE deskkit_channels SET enabled = ? WHERE id = ?", true, a1.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		// A delivery of tenant 20 to tenant 10's channel, written by hand.
+		_, _, err := outbox.NewEnqueuer(db, outboxKind, outbox.OneTarget).Enqueue(ctx, db, outbox.Event{TenantID: 20, ID: "msg_cross", Type: "task.trashed",
+			Time: f.clock.Now(), Title: "Task 7 was trashed", Data: json.RawMessage(`{"taskId":7}`)}, []any{a1.ID, nil}, f.clock.Now(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent = len(f.recv.got())
+		if n := f.run(t); n != 1 || len(f.recv.got()) != sent {
+			t.Errorf("another tenant's channel: %d attempts, %d requests; want 1 and none", n, len(f.recv.got())-sent)
+		}
+		var reason string
+		if err := db.NewRaw("SELECT last_error FROM deskkit_outbox_deliveries WHERE tenant_id = 20 AND target_id = ?", a1.ID).Scan(ctx, &reason); err != nil || reason != reasonDeleted.String() {
+			t.Errorf("another tenant's channel: last error %q (%v), want %q", reason, err, reasonDeleted.String())
+		}
+	})
+}
+
+// A state the claim read that is not stateSQL's fails the batch's open,
+// naming the channel; "gone" is a deleted channel.
+func TestParseState(t *testing.T) {
+	k := channelKey{10, 7}
+	if v, ok, err := parseState(k, "12 1 0"); err != nil || !ok || v != (versionRow{TenantID: 10, ID: 7, Version: 12, Enabled: true}) {
+		t.Errorf("12 1 0: %+v, %v, %v", v, ok, err)
+	}
+	if _, ok, err := parseState(k, stateGone); err != nil || ok {
+		t.Errorf("gone: %v, %v", ok, err)
+	}
+	for _, s := range []string{"", "12", "12 1", "x 1 0", "12 1 0 9", "12 2 0", "12  1 0", " 12 1 0"} {
+		if _, _, err := parseState(k, s); err == nil || !strings.Contains(err.Error(), "channel 7") {
+			t.Errorf("%q: %v, want an error naming channel 7", s, err)
+		}
+	}
 }
 
 // A batch's versions are read in one query, whatever its tenants; the

@@ -902,6 +902,7 @@ func New(db *bun.DB, secret []byte, mail deskkit.Mailer, cfg *Config) (*ChannelR
 	}
 	r.worker, err = outbox.NewWorker(db, outbox.Config{
 		PlainStatements:   c.PlainStatements,
+		TargetState:       stateSQL,
 		Kind:              outboxKind,
 		Handler:           (*handler)(r),
 		Concurrency:       c.Concurrency,

@@ -141,12 +141,12 @@ func BenchmarkOpenChannels(b *testing.B) {
 				}
 			})
 			b.Run("cached", func(b *testing.B) {
-				if _, err := r.openChannels(ctx, keys); err != nil {
+				if _, err := r.openChannels(ctx, keys, nil); err != nil {
 					b.Fatal(err)
 				}
 				defer reportCPU(b)()
 				for b.Loop() {
-					if chans, err := r.openChannels(ctx, keys); err != nil || len(chans) != len(keys) {
+					if chans, err := r.openChannels(ctx, keys, nil); err != nil || len(chans) != len(keys) {
 						b.Fatal(len(chans), err)
 					}
 				}
@@ -158,7 +158,7 @@ func BenchmarkOpenChannels(b *testing.B) {
 					clear(r.chans.items)
 					r.chans.lru.Init()
 					r.chans.mu.Unlock()
-					if chans, err := r.openChannels(ctx, keys); err != nil || len(chans) != len(keys) {
+					if chans, err := r.openChannels(ctx, keys, nil); err != nil || len(chans) != len(keys) {
 						b.Fatal(len(chans), err)
 					}
 				}

@@ -116,9 +116,10 @@ const (
 // deleted" or "channel disabled"). The outbound client keeps
 // Config.Concurrency idle connections per host alive. A worker keeps the
 // channels it opened (decrypted) across batches, up to a few thousand:
-// each claim reads only their versions, in one query, and reads and
-// decrypts again only a channel changed since, so a change to a channel
-// (its address, secret, enabled) is seen at the next claim. A batch
+// each claim reads only their versions, in the claim's own statement, and
+// the batch reads and decrypts again only a channel changed since, so a
+// change to a channel (its address, secret, enabled) is seen at the next
+// claim. A batch
 // builds each event's message once.
 //
 // Wake-up. On PostgreSQL over bun's pgdriver, Run LISTENs for the
@@ -238,20 +239,25 @@ type eventKey struct {
 	id       string
 }
 
-// Open reads the versions of the batch's channels, of every tenant, in
-// one query, and opens (reads and decrypts) again, in one more, only those
-// that changed since an earlier batch opened them (see channelCache); it
-// builds each event's message once.
+// Open takes the versions of the batch's channels from the claim, which
+// read them (stateSQL; a batch claimed otherwise has them read, of every
+// tenant, in one query), and opens (reads and decrypts) again, in one
+// query, only those that changed since an earlier batch opened them (see
+// channelCache); it builds each event's message once.
 func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(context.Context, outbox.Delivery) outbox.Outcome, error) {
 	r := (*ChannelRegistry)(h)
 	var keys []channelKey
 	seen := map[channelKey]bool{}
+	claimed := map[channelKey]string{}
 	msgs := map[eventKey]checked{}
 	langs := r.tenantLanguages(ctx, batch)
 	for _, d := range batch {
 		if k := (channelKey{d.TenantID, d.TargetID}); !seen[k] {
 			seen[k] = true
 			keys = append(keys, k)
+		}
+		if d.TargetState != nil {
+			claimed[channelKey{d.TenantID, d.TargetID}] = *d.TargetState
 		}
 		k := eventKey{d.TenantID, d.Event.ID}
 		if _, ok := msgs[k]; !ok {
@@ -264,7 +270,7 @@ func (h *handler) Open(ctx context.Context, batch []outbox.Delivery) (func(conte
 			msgs[k] = checked{m, notify.CheckMessage(m)}
 		}
 	}
-	chans, err := r.openChannels(ctx, keys)
+	chans, err := r.openChannels(ctx, keys, claimed)
 	if err != nil {
 		return nil, err
 	}
@@ -538,7 +544,7 @@ func caseHex(s string, to func(rune) rune) string {
 // their channels in one statement, which changes (and locks) only the
 // channels whose clocks run, and which is not sent at all when none of
 // the flush's channels had its clock running when its batch was opened
-// (the versions Open reads say so) or a failure since: the usual flush
+// (the versions its claim read say so) or a failure since: the usual flush
 // of a healthy channel costs no statement here. A clock another replica
 // started after that read is reset by a success of the next batch. The
 // failures are kept channel by channel, in

@@ -392,6 +392,9 @@ type claimedRow struct {
 	Body       string  `bun:"body"`
 	Data       string  `bun:"data"`
 	Messages   *string `bun:"messages"`
+
+	// TargetState is Config.TargetState's value for the row.
+	TargetState *string `bun:"target_state"`
 }
 
 // claim takes up to n due deliveries under a new lease, as the comment
@@ -430,7 +433,7 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 		if err := w.db.ScanRows(ctx, res, &rows); err != nil {
 			return nil, err
 		}
-	} else if err := w.db.NewRaw(claimCall, args...).Scan(ctx, &rows); err != nil {
+	} else if err := w.db.NewRaw(w.claimCall, args...).Scan(ctx, &rows); err != nil {
 		return nil, err
 	}
 	// The next claim steps on from the last target this one reached, or
@@ -454,6 +457,9 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 		if err := readEvents(ctx, w.db, rows); err != nil {
 			return nil, err
 		}
+		if err := readTargetStates(ctx, w.db, w.cfg.TargetState, rows); err != nil {
+			return nil, err
+		}
 	}
 	batch := make([]Delivery, 0, len(rows))
 	var orphans []int64
@@ -467,11 +473,12 @@ func (w *Worker) claim(ctx context.Context, n int, held map[int64]int) ([]Delive
 			continue
 		}
 		d := Delivery{
-			ID:       r.ID,
-			TenantID: r.TenantID,
-			Kind:     r.Kind,
-			TargetID: r.TargetID,
-			Attempt:  r.Attempts,
+			ID:          r.ID,
+			TenantID:    r.TenantID,
+			Kind:        r.Kind,
+			TargetID:    r.TargetID,
+			Attempt:     r.Attempts,
+			TargetState: r.TargetState,
 			Event: eventRow{
 				TenantID: r.TenantID, EventID: r.EventID, EventType: r.EventType, OccurredAt: r.OccurredAt,
 				Title: r.Title, Body: r.Body, Data: r.Data, Messages: r.Messages,
@@ -523,7 +530,7 @@ func (w *Worker) phase(ctx context.Context) target {
 	return target{lo.Int64 + min(int64(w.cfg.Rand()*float64(span)), span-1), math.MinInt64}
 }
 
-// prepareClaim prepares the claim's call of its function (claimCall) on
+// prepareClaim prepares the claim's call of its function (w.claimCall) on
 // PostgreSQL, unless that is done. It takes a connection of the pool: Run
 // calls it before it claims, holding none. On failure the claims send the
 // call unprepared, as they do with Config.PlainStatements; the function's
@@ -532,7 +539,7 @@ func (w *Worker) prepareClaim(ctx context.Context) {
 	if !w.pg || w.cfg.PlainStatements || w.claimStmt.Load() != nil {
 		return
 	}
-	s, err := w.db.DB.PrepareContext(ctx, numbered(claimCall))
+	s, err := w.db.DB.PrepareContext(ctx, numbered(w.claimCall))
 	if err != nil {
 		w.cfg.Logger.WarnContext(ctx, "outbox: prepare the claim's call; claims send it unprepared", slog.Any("error", err))
 		return
@@ -645,6 +652,37 @@ func readEvents(ctx context.Context, db bun.IDB, rows []claimedRow) error {
 		}
 		r := &rows[i]
 		r.HasEvent, r.EventType, r.OccurredAt, r.Title, r.Body, r.Data, r.Messages = true, e.EventType, e.OccurredAt, e.Title, e.Body, e.Data, e.Messages
+	}
+	return nil
+}
+
+// readTargetStates sets the TargetState of rows, claimed on SQLite, to
+// what the expression state (Config.TargetState) reads of each; nothing
+// without one.
+func readTargetStates(ctx context.Context, db bun.IDB, state string, rows []claimedRow) error {
+	if state == "" {
+		return nil
+	}
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	var states []struct {
+		ID    int64   `bun:"id"`
+		State *string `bun:"target_state"`
+	}
+	err := db.NewSelect().TableExpr("deskkit_outbox_deliveries AS c").
+		ColumnExpr("c.id").ColumnExpr(state+" AS target_state").
+		Where("c.id IN (?)", bun.List(ids)).Scan(ctx, &states)
+	if err != nil {
+		return fmt.Errorf("read the targets' states: %w", err)
+	}
+	byID := make(map[int64]*string, len(states))
+	for _, s := range states {
+		byID[s.ID] = s.State
+	}
+	for i := range rows {
+		rows[i].TargetState = byID[rows[i].ID]
 	}
 	return nil
 }

@@ -34,21 +34,32 @@ var (
 	recordParams = []string{"text", "text", "varchar", "integer", "integer"}
 )
 
-// claimCall and recordCall call the functions with the statements'
-// arguments.
+// claimFunc is the call of the claim's function with claimPostgres's
+// arguments, and recordCall a statement that calls the flush's with
+// recordPostgres's.
 var (
-	claimCall  = callSQL("deskkit_outbox_claim", claimParams)
-	recordCall = callSQL("deskkit_outbox_record", recordParams)
+	claimFunc  = funcCall("deskkit_outbox_claim", claimParams)
+	recordCall = "SELECT * FROM " + funcCall("deskkit_outbox_record", recordParams)
 )
 
-// callSQL is a call of the function name whose parameters have the types
-// params, each argument (?0, ?1...) cast to its type.
-func callSQL(name string, params []string) string {
+// funcCall is a call of the function name whose parameters have the
+// types params, each argument (?0, ?1...) cast to its type.
+func funcCall(name string, params []string) string {
 	args := make([]string, len(params))
 	for i, t := range params {
 		args[i] = fmt.Sprintf("CAST(?%d AS %s)", i, t)
 	}
-	return "SELECT * FROM " + name + "(" + strings.Join(args, ", ") + ")"
+	return name + "(" + strings.Join(args, ", ") + ")"
+}
+
+// claimCall is the statement that claims on PostgreSQL: a call of the
+// claim's function, with state (Config.TargetState) read beside the
+// function's columns for each row, which it names c.
+func claimCall(state string) string {
+	if state == "" {
+		return "SELECT * FROM " + claimFunc
+	}
+	return "SELECT c.*, " + state + " AS target_state FROM " + claimFunc + " AS c"
 }
 
 // functionsSQL is the PostgreSQL part of the migration that defines

@@ -73,6 +73,10 @@ type Delivery struct {
 	// Attempt is this attempt's number, from 1.
 	Attempt int
 	Event   Event
+	// TargetState is what Config.TargetState read of the target as the
+	// delivery was claimed; nil when it read NULL (the target is gone)
+	// or without Config.TargetState.
+	TargetState *string
 
 	step  int
 	token string
@@ -240,6 +244,17 @@ type Config struct {
 	// Listen for such a worker must be given a direct connection's pool,
 	// not this one.
 	PlainStatements bool
+	// TargetState, if set, is an SQL expression of type text that the
+	// claim reads for each delivery it takes, on both databases: the
+	// state of its target that the handler's Open needs (a channel's
+	// version and switches), so that Open need not read it in a round
+	// trip of its own after the claim's. It reads the delivery's row as c
+	// (c.tenant_id, c.target_id), filters by the tenant itself, holds no
+	// ?, and gives NULL for a target that is gone. On PostgreSQL it runs
+	// in the statement that calls the claim's function, before the
+	// function takes its snapshot; on SQLite in a query after the claim,
+	// as the events are read there. Delivery.TargetState holds it.
+	TargetState string
 }
 
 // withDefaults returns c with every zero field set to its default.
@@ -350,6 +365,8 @@ type Worker struct {
 	// function's call, nil until Run prepared it; on SQLite claimSQLite,
 	// nil until the first claim prepared it.
 	claimStmt atomic.Pointer[sql.Stmt]
+	// claimCall is the statement that claims on PostgreSQL (claimCall).
+	claimCall string
 	// recordStmt is the flush's prepared call of its function on
 	// PostgreSQL (prepareRecord); nil until prepared, and on SQLite.
 	recordStmt atomic.Pointer[sql.Stmt]
@@ -444,6 +461,7 @@ func NewWorker(db *bun.DB, cfg Config) (*Worker, error) {
 		paused:       map[target]time.Time{},
 		attempts:     map[int64]time.Time{},
 		id:           newToken(),
+		claimCall:    claimCall(c.TargetState),
 	}
 	w.capped.Store(true)
 	return w, nil
