@@ -468,8 +468,9 @@ func TestParseState(t *testing.T) {
 	}
 }
 
-// A batch's versions are read in one query, whatever its tenants; the
-// rows of the changed channels in one more; a channel deleted after the
+// A batch without the claim's states (opened here as the worker would
+// open one claimed without them) has its versions read in one query,
+// whatever its tenants; the rows of the changed channels in one more; a channel deleted after the
 // claim fails "channel deleted" and leaves the cache; two tenants never
 // reach each other's channels through it.
 func TestCacheQueriesAndTenants(t *testing.T) {

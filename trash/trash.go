@@ -442,21 +442,29 @@ func (t *Trash) checkVisible(ctx context.Context, p deskkit.Principal, projectID
 func (t *Trash) Count(ctx context.Context, p deskkit.Principal, projectID int64) (int64, error) {
 	ctx, call := t.ops.Start(ctx, "trash.Count", "count")
 	var v int64
-	err := t.reads.Do(ctx, p.TenantID, func(db bun.IDB) (err error) {
-		v, err = t.count(ctx, db, p, projectID)
-		return err
-	})
+	// The input is checked before a pool is picked (a read routed to the
+	// primary may first wait for the standby's replay).
+	err := checkCount(p, projectID)
+	if err == nil {
+		err = t.reads.Do(ctx, p.TenantID, func(db bun.IDB) (err error) {
+			v, err = t.count(ctx, db, p, projectID)
+			return err
+		})
+	}
 	call.End(err)
 	return v, err
 }
 
-func (t *Trash) count(ctx context.Context, db bun.IDB, p deskkit.Principal, projectID int64) (int64, error) {
+// checkCount checks Count's input.
+func checkCount(p deskkit.Principal, projectID int64) error {
 	if !p.Valid() {
-		return 0, ErrUnauthenticated
+		return ErrUnauthenticated
 	}
-	if err := deskkit.CheckID("projectId", projectID); err != nil {
-		return 0, err
-	}
+	return deskkit.CheckID("projectId", projectID)
+}
+
+// count is Count, its input checked, on db.
+func (t *Trash) count(ctx context.Context, db bun.IDB, p deskkit.Principal, projectID int64) (int64, error) {
 	if err := t.checkVisible(ctx, p, projectID); err != nil {
 		return 0, err
 	}
@@ -509,22 +517,30 @@ func (t *Trash) Search(ctx context.Context, p deskkit.Principal, q Query) (Page,
 	ctx, call := t.ops.Start(ctx, "trash.Search", "search")
 	call.Kind = kindOf(q.TargetType)
 	var v Page
-	err := t.reads.Do(ctx, p.TenantID, func(db bun.IDB) (err error) {
-		v, err = t.search(ctx, db, p, q)
-		return err
-	})
+	// The query is compiled (checked) before a pool is picked, as in Count.
+	pl, err := compileFor(p, q)
+	if err == nil {
+		err = t.reads.Do(ctx, p.TenantID, func(db bun.IDB) (err error) {
+			v, err = t.search(ctx, db, p, q, pl)
+			return err
+		})
+	}
 	call.End(err)
 	return v, err
 }
 
-func (t *Trash) search(ctx context.Context, db bun.IDB, p deskkit.Principal, q Query) (Page, error) {
+// compileFor checks Search's principal and compiles its query.
+func compileFor(p deskkit.Principal, q Query) (plan, error) {
 	if !p.Valid() {
-		return Page{}, ErrUnauthenticated
+		return plan{}, ErrUnauthenticated
 	}
-	pl, err := q.compile()
-	if err != nil {
-		return Page{}, err
-	}
+	return q.compile()
+}
+
+// search is Search of q, compiled to pl, on db. It adds the scope's
+// condition to a copy of pl's.
+func (t *Trash) search(ctx context.Context, db bun.IDB, p deskkit.Principal, q Query, pl plan) (Page, error) {
+	pl.conds = slices.Clone(pl.conds)
 	scope, err := t.visible(ctx, p)
 	if err != nil {
 		return Page{}, err
