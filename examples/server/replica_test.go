@@ -178,7 +178,7 @@ func testReadReplicaOwnWrites(t *testing.T, ra *replicaApp) {
 }
 
 // testReadReplicaStoppedStandby: a standby that stops replaying while
-// another server replica writes gets no more reads once its lag passes
+// another server replica writes gets no more reads once its lag reaches
 // the bound (-database-read-max-lag, 1 s), and the reads answer fresh
 // data from the primary.
 func testReadReplicaStoppedStandby(t *testing.T, ra *replicaApp) {
@@ -209,8 +209,8 @@ func testReadReplicaStoppedStandby(t *testing.T, ra *replicaApp) {
 			}
 			break
 		}
-		if moved > readroute.DefaultMaxLag {
-			t.Fatalf("%s after the write, past the bound, a search was read on the stopped standby", moved)
+		if moved >= readroute.DefaultMaxLag {
+			t.Fatalf("%s after the write, at the bound, a search was read on the stopped standby", moved)
 		}
 		f.clock.Advance(step)
 	}

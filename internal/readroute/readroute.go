@@ -31,7 +31,7 @@
 //     The lag is how long ago the oldest of them was seen (0 when the
 //     standby has replayed everything the primary had: an idle primary
 //     has no lag, whatever pg_last_xact_replay_timestamp says). While
-//     the lag is over Config.MaxLag, or the standby does not answer, or
+//     the lag is Config.MaxLag or more, or the standby does not answer, or
 //     is not in recovery (pg_last_wal_replay_lsn is NULL), every read
 //     goes to the primary. A position is taken as seen at the check
 //     before the one that saw it (it was written after that one), so the
@@ -88,7 +88,7 @@ const (
 // Config tunes a Router; the zero value means the defaults.
 type Config struct {
 	Now           func() time.Time // time.Now if nil
-	MaxLag        time.Duration    // DefaultMaxLag if 0: past it, reads go to the primary
+	MaxLag        time.Duration    // DefaultMaxLag if 0: from it on, reads go to the primary
 	MaxWait       time.Duration    // DefaultMaxWait if 0: how long a read waits for its tenant's write to replay
 	Refresh       time.Duration    // DefaultRefresh if 0: how old the cached lag may be
 	PendingWindow time.Duration    // DefaultPendingWindow if 0: see Pending
@@ -221,7 +221,7 @@ func (r *Router) onStandby(ctx context.Context, tenant int64) bool {
 	r.refreshStatus(ctx)
 	now := r.cfg.Now()
 	r.mu.Lock()
-	if !r.up || r.lagLocked(now) > r.cfg.MaxLag {
+	if !r.up || r.lagLocked(now) >= r.cfg.MaxLag {
 		r.mu.Unlock()
 		return false
 	}

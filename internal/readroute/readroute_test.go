@@ -130,11 +130,12 @@ func testLagBound(t *testing.T, r dbtest.Replica, primary, standby *bun.DB) {
 		t.Fatal(err)
 	}
 	// Step the clock by 10 ms: the reads may stay on the standby (stale)
-	// until the lag bound, and must all go to the primary past it.
+	// while the lag is under the bound, and must all go to the primary
+	// once it reaches it.
 	var moved time.Duration
 	for moved = 0; moved <= lag+refresh; moved += 10 * time.Millisecond {
 		n, on := count(t, rt, 2)
-		if on && moved > lag {
+		if on && moved >= lag {
 			t.Fatalf("%s after the write, past the bound, a read went to the standby", moved)
 		}
 		if !on {
