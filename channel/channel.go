@@ -599,9 +599,9 @@ type Config struct {
 	// reads to db until the standby has replayed the write (waiting up to
 	// 100 ms for it); a Publish in the caller's transaction sends them to
 	// db's position at read time for 10 s. Whatever this process wrote,
-	// reads go to db while the standby's replay lag is ReadMaxLag or
-	// more or it does not answer; a read the standby fails runs again on db. What
-	// the delivery worker records (attempts, outcomes) reaches the
+	// reads go to db while the standby's replay lag is ReadMaxLag or more
+	// or it does not answer; a read the standby fails runs again on db.
+	// What the delivery worker records (attempts, outcomes) reaches the
 	// standby's readers within the lag bound. Open ReadDB as db is opened
 	// (with PlainStatements, nothing is prepared on it either). Nil reads
 	// everything from db. The rules are in examples/server/README.md

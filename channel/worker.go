@@ -119,8 +119,7 @@ const (
 // each claim reads only their versions, in the claim's own statement, and
 // the batch reads and decrypts again only a channel changed since, so a
 // change to a channel (its address, secret, enabled) is seen at the next
-// claim. A batch
-// builds each event's message once.
+// claim. A batch builds each event's message once.
 //
 // Wake-up. On PostgreSQL over bun's pgdriver, Run LISTENs for the
 // publishers' NOTIFY, sent at commit (on Config.ListenDB if set; with

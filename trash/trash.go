@@ -83,9 +83,9 @@ type Config struct {
 	// tenant's reads to db until the standby has replayed the write
 	// (waiting up to 100 ms for it); Add in the host's transaction sends
 	// them to db's position at read time for 10 s. Whatever this process
-	// wrote, reads go to db while the standby's replay lag is
-	// ReadMaxLag or more or it does not answer; a read the standby fails runs
-	// again on db. Purges by retention reach the standby's readers within
+	// wrote, reads go to db while the standby's replay lag is ReadMaxLag
+	// or more or it does not answer; a read the standby fails runs again
+	// on db. Purges by retention reach the standby's readers within
 	// the lag bound. Open ReadDB as db is opened (a pool behind PgBouncer
 	// in transaction mode prepares nothing here either). Nil reads
 	// everything from db. The rules are in examples/server/README.md

@@ -74,8 +74,8 @@ type Delivery struct {
 	Attempt int
 	Event   Event
 	// TargetState is what Config.TargetState read of the target as the
-	// delivery was claimed; nil when it read NULL (the target is gone)
-	// or without Config.TargetState.
+	// delivery was claimed; nil when it read NULL, or without
+	// Config.TargetState.
 	TargetState *string
 
 	step  int
@@ -249,11 +249,14 @@ type Config struct {
 	// state of its target that the handler's Open needs (a channel's
 	// version and switches), so that Open need not read it in a round
 	// trip of its own after the claim's. It reads the delivery's row as c
-	// (c.tenant_id, c.target_id), filters by the tenant itself, holds no
-	// ?, and gives NULL for a target that is gone. On PostgreSQL it runs
-	// in the statement that calls the claim's function, before the
-	// function takes its snapshot; on SQLite in a query after the claim,
-	// as the events are read there. Delivery.TargetState holds it.
+	// (c.tenant_id, c.target_id), filters by the tenant itself and holds
+	// no ?. A NULL it gives is a nil Delivery.TargetState, as without
+	// TargetState: a handler that must tell a target that is gone from a
+	// state not read gives a value of its own for it (the channel
+	// registry's "gone"). On PostgreSQL it runs in the statement that
+	// calls the claim's function, whose snapshot is taken before the
+	// function's; on SQLite in a query after the claim, as the events are
+	// read there. Delivery.TargetState holds it.
 	TargetState string
 }
 
