@@ -210,7 +210,7 @@ func testReadReplicaStoppedStandby(t *testing.T, ra *replicaApp) {
 			break
 		}
 		if moved >= readroute.DefaultMaxLag {
-			t.Fatalf("%s after the write, at the bound, a search was read on the stopped standby", moved)
+			t.Fatalf("%s after the write, at or past the bound, a search was read on the stopped standby", moved)
 		}
 		f.clock.Advance(step)
 	}

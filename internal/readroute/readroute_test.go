@@ -136,7 +136,7 @@ func testLagBound(t *testing.T, r dbtest.Replica, primary, standby *bun.DB) {
 	for moved = 0; moved <= lag+refresh; moved += 10 * time.Millisecond {
 		n, on := count(t, rt, 2)
 		if on && moved >= lag {
-			t.Fatalf("%s after the write, past the bound, a read went to the standby", moved)
+			t.Fatalf("%s after the write, at or past the bound, a read went to the standby", moved)
 		}
 		if !on {
 			if n != 1 {
